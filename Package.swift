@@ -1,0 +1,32 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Dependency direction (see DESIGN "Shape"):
+//   checkout-driver → CheckoutCLI → CheckoutKit → Crypto / CCurl / LoopbackHTTP
+//   SandboxEmulator → Crypto / LoopbackHTTP   (never CheckoutKit: it is the other side of the wire)
+let package = Package(
+    name: "checkout-driver",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "checkout-driver", targets: ["checkout-driver"]),
+    ],
+    targets: [
+        .executableTarget(name: "checkout-driver", dependencies: ["CheckoutCLI"]),
+        .target(name: "CheckoutCLI", dependencies: ["CheckoutKit", "SandboxEmulator"]),
+        .target(name: "CheckoutKit", dependencies: ["CCurl", "Crypto", "LoopbackHTTP"]),
+        .target(name: "SandboxEmulator", dependencies: ["Crypto", "LoopbackHTTP"]),
+        .target(name: "LoopbackHTTP"),
+        .target(name: "Crypto", dependencies: ["COpenSSL"]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl",
+                       providers: [.apt(["libssl-dev"])]),
+
+        .testTarget(name: "CheckoutCLITests", dependencies: ["CheckoutCLI", "SandboxEmulator", "LoopbackHTTP", "Crypto"]),
+        .testTarget(name: "CheckoutKitTests", dependencies: ["CheckoutKit", "SandboxEmulator", "LoopbackHTTP"]),
+        .testTarget(name: "SandboxEmulatorTests", dependencies: ["SandboxEmulator", "LoopbackHTTP", "Crypto"]),
+        .testTarget(name: "LoopbackHTTPTests", dependencies: ["LoopbackHTTP"]),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
