@@ -1,0 +1,48 @@
+import CheckoutKit
+import Foundation
+
+/// The command line's entry point. The executable hands it the arguments and exits with its code.
+public enum CheckoutDriver {
+    public static let version = "0.1.0"
+
+    static var root: CommandSpec {
+        CommandSpec(
+            name: "checkout-driver",
+            abstract: "Drive native-app wallet checkouts against payment sandboxes — no phone needed.",
+            discussion: """
+                With no configuration every command runs against the built-in sandbox emulator (--env local).
+                Exit codes: 0 ok, 1 flow failed, 64 usage, 65 bad input data, 69 service unavailable,
+                70 internal error, 78 configuration missing.
+                """,
+            subcommands: [FlowCommands.spec, SandboxCommands.spec])
+    }
+
+    /// Parses, runs, and prints any error — the one place where diagnostics reach the user.
+    public static func main(arguments: [String]) async -> Int32 {
+        let console = Console.shared
+        let parser = Parser(root: root, globalOptions: GlobalOptions.specs)
+        do {
+            switch try parser.parse(arguments) {
+            case .version:
+                console.out("checkout-driver \(version)")
+                return 0
+            case .help(let command, let path):
+                console.out(Help.render(command, path: path, globalOptions: GlobalOptions.specs))
+                return 0
+            case .run(let command, let invocation):
+                return try await command.run!(invocation).rawValue
+            }
+        } catch {
+            report(error, console: console)
+            return error.code.rawValue
+        }
+    }
+
+    static func report(_ error: Diagnostic, console: Console) {
+        // Messages are built from configuration and responses; the redactor is the last line of defence,
+        // so mask any configured secret that might have slipped into one.
+        let redactor = Redactor(secrets: (try? ConfigurationLoader().load(environmentFlag: "sandbox", configPath: nil).secretValues) ?? [])
+        console.err("error: " + redactor.text(error.message))
+        if let hint = error.hint { console.err("hint: " + redactor.text(hint)) }
+    }
+}

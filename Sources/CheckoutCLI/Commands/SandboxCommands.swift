@@ -1,0 +1,47 @@
+import CheckoutKit
+import Foundation
+import SandboxEmulator
+
+/// `checkout-driver sandbox serve`: the emulator as a standalone server.
+enum SandboxCommands {
+    static var spec: CommandSpec {
+        CommandSpec(name: "sandbox", abstract: "Run the sandbox emulator.", subcommands: [serve])
+    }
+
+    static let serve = CommandSpec(
+        name: "serve", abstract: "Serve the sandbox emulator until interrupted (Ctrl-C).",
+        discussion: """
+            Prints its base URL on the first line of stdout, then serves every emulated provider plus
+            GET /_sandbox/health, GET /_sandbox/ledger and GET /_sandbox/requests.
+
+            FAULT INJECTION (--faults):
+            \(FaultSpec.help)
+            """,
+        options: [
+            OptionSpec("host", value: "ADDRESS", help: "Address to listen on.", default: "127.0.0.1"),
+            OptionSpec("port", value: "N", help: "Port to listen on; 0 picks a free one.", default: "0"),
+            OptionSpec("faults", value: "SPEC", help: "Inject faults (see below)."),
+            OptionSpec("webhook-url", value: "URL", help: "Where emulated providers POST their webhooks."),
+        ]
+    ) { invocation throws(Diagnostic) in
+        let port = try invocation.int("port", range: 0...65535) ?? 0
+        var faults = FaultSpec.none
+        if let text = invocation.string("faults") {
+            do { faults = try FaultSpec(parsing: text) } catch {
+                throw invocation.usage("--faults: \(error)")
+            }
+        }
+        let emulator: Emulator
+        do {
+            emulator = try Emulator(host: invocation.string("host") ?? "127.0.0.1", port: UInt16(port), faults: faults,
+                                    webhookURL: invocation.string("webhook-url"))
+        } catch {
+            throw .unavailable("cannot start the emulator: \(error)", hint: "pick another --port, or 0 for any free port")
+        }
+        emulator.start()
+        onTerminationSignals { emulator.shutdown() }
+        Console.shared.out(emulator.baseURL)
+        emulator.waitUntilShutdown()
+        return .ok
+    }
+}

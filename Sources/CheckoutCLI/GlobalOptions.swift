@@ -1,0 +1,49 @@
+import CheckoutKit
+import Foundation
+
+public enum OutputFormat: String, Sendable { case text, json, jsonl }
+
+/// Options every command accepts, anywhere on the command line (DESIGN "Command line").
+enum GlobalOptions {
+    static let specs: [OptionSpec] = [
+        OptionSpec("env", value: "NAME", help: "Environment: local (the embedded emulator), sandbox, or a profile from the config file. Also CHECKOUT_DRIVER_ENV.",
+                   default: nil),
+        OptionSpec("config", value: "FILE", help: "Config file with profiles [default: $XDG_CONFIG_HOME/checkout-driver/config.json]."),
+        OptionSpec("session", value: "FILE", help: "State file chaining invocations [default: $XDG_STATE_HOME/checkout-driver/<env>/state.json]."),
+        OptionSpec("format", value: "FORMAT", help: "Output format.", default: "text", choices: ["text", "json", "jsonl"]),
+        OptionSpec("verbose", short: "v", help: "Trace every request and response (redacted) to stderr."),
+        OptionSpec("quiet", short: "q", help: "Print only errors and results."),
+        OptionSpec("timeout", value: "SECONDS", help: "Timeout for each HTTP exchange.", default: "30"),
+        OptionSpec("deadline", value: "SECONDS", help: "Time budget for the whole flow."),
+        OptionSpec("record", value: "FILE.har", help: "Record every exchange (redacted) as HAR 1.2."),
+        OptionSpec("junit", value: "FILE", help: "Write a JUnit XML report."),
+    ]
+}
+
+/// The global options of one invocation, typed.
+struct GlobalSettings: Sendable {
+    var environment: String?
+    var configPath: String?
+    var sessionPath: String?
+    var format: OutputFormat
+    var verbose: Bool
+    var quiet: Bool
+    var timeout: Double
+    var deadline: Double?
+    var recordPath: String?
+    var junitPath: String?
+
+    init(_ invocation: Invocation) throws(Diagnostic) {
+        environment = invocation.string("env")
+        configPath = invocation.string("config")
+        sessionPath = invocation.string("session")
+        format = OutputFormat(rawValue: invocation.string("format") ?? "text") ?? .text
+        verbose = invocation.flag("verbose")
+        quiet = invocation.flag("quiet")
+        timeout = try invocation.seconds("timeout") ?? 30
+        deadline = try invocation.seconds("deadline")
+        recordPath = invocation.string("record")
+        junitPath = invocation.string("junit")
+        if verbose && quiet { throw invocation.usage("--verbose and --quiet contradict each other; pick one") }
+    }
+}

@@ -1,0 +1,54 @@
+/// Renders help from a command's declaration, so help can never drift from what the parser accepts.
+enum Help {
+    static func render(_ command: CommandSpec, path: [String], globalOptions: [OptionSpec]) -> String {
+        var out = "\(path.joined(separator: " ")) — \(command.abstract)\n\n"
+        var usage = "USAGE: \(path.joined(separator: " "))"
+        if !command.subcommands.isEmpty { usage += " <command>" }
+        for a in command.arguments { usage += a.optional ? " [\(a.name)]" : " \(a.name)" }
+        if !command.options.isEmpty || !globalOptions.isEmpty { usage += " [options]" }
+        out += usage + "\n"
+        if !command.discussion.isEmpty { out += "\n" + command.discussion + "\n" }
+        if !command.subcommands.isEmpty {
+            out += "\nCOMMANDS:\n"
+            let width = command.subcommands.map(\.name.count).max() ?? 0
+            for sub in command.subcommands {
+                out += "  " + sub.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + sub.abstract + "\n"
+            }
+        }
+        if !command.arguments.isEmpty {
+            out += "\nARGUMENTS:\n"
+            let width = command.arguments.map(\.name.count).max() ?? 0
+            for a in command.arguments {
+                out += "  " + a.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + a.help + "\n"
+            }
+        }
+        if !command.options.isEmpty { out += "\nOPTIONS:\n" + table(command.options) }
+        out += "\nGLOBAL OPTIONS:\n" + table(globalOptions + [
+            OptionSpec("help", short: "h", help: "Show help for this command."),
+            OptionSpec("version", help: "Print the version."),
+        ])
+        if !command.subcommands.isEmpty {
+            out += "\nRun '\(path.joined(separator: " ")) <command> --help' for a command's options.\n"
+        }
+        return out
+    }
+
+    private static func table(_ options: [OptionSpec]) -> String {
+        let rows = options.map { o -> (String, String) in
+            var left = o.short.map { "-\($0), " } ?? "    "
+            left += "--\(o.long)"
+            if let v = o.valueName { left += " \(v)" }
+            var right = o.help
+            if let choices = o.choices { right += " (\(choices.joined(separator: "|")))" }
+            if let d = o.defaultValue { right += " [default: \(d)]" }
+            if o.repeatable { right += " (repeatable)" }
+            return (left, right)
+        }
+        let width = min(rows.map(\.0.count).max() ?? 0, 32)
+        return rows.map { left, right in
+            left.count > width
+                ? "  \(left)\n  \(String(repeating: " ", count: width + 2))\(right)\n"
+                : "  \(left.padding(toLength: width + 2, withPad: " ", startingAt: 0))\(right)\n"
+        }.joined()
+    }
+}

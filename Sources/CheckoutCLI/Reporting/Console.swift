@@ -1,0 +1,66 @@
+import CheckoutKit
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Standard output and standard error, behind one lock so that reporters writing from different
+/// places never interleave half lines. Everything written here has already been redacted.
+final class Console: @unchecked Sendable {
+    // @unchecked: all mutable state (the progress line) is guarded by `lock`.
+    static let shared = Console()
+
+    private let lock = NSLock()
+    private var progressShown = false
+    let stderrIsTerminal = isatty(2) == 1
+    let stdoutIsTerminal = isatty(1) == 1
+    /// Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org).
+    let color: Bool
+
+    init() {
+        let noColor = ProcessInfo.processInfo.environment["NO_COLOR"].map { !$0.isEmpty } ?? false
+        color = isatty(1) == 1 && !noColor && ProcessInfo.processInfo.environment["TERM"] != "dumb"
+    }
+
+    func out(_ line: String) {
+        lock.withLock {
+            clearProgressLocked()
+            write(1, line + "\n")
+        }
+    }
+
+    func err(_ line: String) {
+        lock.withLock {
+            clearProgressLocked()
+            write(2, line + "\n")
+        }
+    }
+
+    /// A transient status line on a terminal's stderr, replaced by the next line written.
+    func progress(_ text: String) {
+        guard stderrIsTerminal else { return }
+        lock.withLock {
+            write(2, "\r\u{1B}[2K" + text)
+            progressShown = true
+        }
+    }
+
+    private func clearProgressLocked() {
+        if progressShown {
+            write(2, "\r\u{1B}[2K")
+            progressShown = false
+        }
+    }
+
+    private func write(_ fd: Int32, _ text: String) {
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n <= 0 { if errno == EINTR { continue }; return }
+            offset += n
+        }
+    }
+
+    func paint(_ text: String, _ code: String) -> String { color ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
+}

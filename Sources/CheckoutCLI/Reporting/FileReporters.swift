@@ -1,0 +1,107 @@
+import CheckoutKit
+import Foundation
+
+/// Writes a report file atomically with owner-only permissions.
+enum ReportFile {
+    static func write(_ text: String, to path: String, what: String) throws(Diagnostic) {
+        let url = URL(fileURLWithPath: path)
+        do {
+            try Data(text.utf8).write(to: url, options: .atomic)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        } catch {
+            throw .data("cannot write the \(what) to \(path): \(error.localizedDescription)", hint: "check the directory exists and is writable")
+        }
+    }
+}
+
+/// `--record FILE.har`.
+struct HARReporter: Reporter {
+    let path: String
+    let redactor: Redactor
+    private let entries = Collector<[JSON]>([])
+
+    init(path: String, redactor: Redactor) {
+        self.path = path
+        self.redactor = redactor
+    }
+
+    func handle(_ event: FlowEvent) {
+        guard case .exchange(let x) = event else { return }
+        let entry = HAR.entry(x, redactor: redactor)
+        entries.mutate { $0.append(entry) }
+    }
+
+    func finish() throws(Diagnostic) {
+        let doc = HAR.document(entries: entries.current, creatorVersion: CheckoutDriver.version)
+        try ReportFile.write(doc.serialized(pretty: true) + "\n", to: path, what: "HAR recording")
+    }
+}
+
+/// `--junit FILE`: a testsuite per flow, a testcase per step.
+struct JUnitReporter: Reporter {
+    let path: String
+    let redactor: Redactor
+    private let flows = Collector<[FlowResult]>([])
+
+    init(path: String, redactor: Redactor) {
+        self.path = path
+        self.redactor = redactor
+    }
+
+    func handle(_ event: FlowEvent) {
+        if case .flowFinished(let r) = event { flows.mutate { $0.append(r) } }
+    }
+
+    func finish() throws(Diagnostic) {
+        let results = flows.current
+        var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        let failures = results.flatMap(\.steps).filter { $0.outcome == .failed && !$0.optional }.count
+        let total = results.reduce(0) { $0 + $1.steps.count }
+        let time = results.reduce(0) { $0 + $1.duration }
+        xml += "<testsuites name=\"checkout-driver\" tests=\"\(total)\" failures=\"\(failures)\" time=\(attr(seconds(time)))>\n"
+        for flow in results {
+            let f = flow.steps.filter { $0.outcome == .failed && !$0.optional }.count
+            let skipped = flow.steps.filter { $0.outcome == .skipped }.count
+            xml += "  <testsuite name=\(attr(flow.name)) tests=\"\(flow.steps.count)\" failures=\"\(f)\" errors=\"0\" skipped=\"\(skipped)\" time=\(attr(seconds(flow.duration))) timestamp=\(attr(Format.timestamp(flow.startedAt)))>\n"
+            xml += "    <properties><property name=\"environment\" value=\(attr(flow.environment))/></properties>\n"
+            for step in flow.steps {
+                let name = (step.isFinally ? "finally " : "") + step.name
+                xml += "    <testcase classname=\(attr(flow.name)) name=\(attr(name)) time=\(attr(seconds(step.duration)))"
+                switch step.outcome {
+                case .passed: xml += "/>\n"
+                case .skipped: xml += ">\n      <skipped message=\(attr(step.message ?? "skipped"))/>\n    </testcase>\n"
+                case .failed:
+                    let message = redactor.text(step.message ?? "failed")
+                    let tag = step.optional ? "system-out" : "failure"
+                    if step.optional {
+                        xml += ">\n      <\(tag)>\(escape("optional step failed: " + message))</\(tag)>\n    </testcase>\n"
+                    } else {
+                        xml += ">\n      <failure message=\(attr(message)) type=\"StepFailed\">\(escape(message))</failure>\n    </testcase>\n"
+                    }
+                }
+            }
+            xml += "  </testsuite>\n"
+        }
+        xml += "</testsuites>\n"
+        try ReportFile.write(xml, to: path, what: "JUnit report")
+    }
+
+    private func seconds(_ s: Double) -> String { String(format: "%.3f", s) }
+    private func attr(_ s: String) -> String { "\"" + escape(s) + "\"" }
+
+    private func escape(_ s: String) -> String {
+        var out = ""
+        for ch in redactor.text(s).unicodeScalars {
+            switch ch {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            case _ where ch.value < 0x20 && ch != "\n" && ch != "\t" && ch != "\r": out += "?"
+            default: out.unicodeScalars.append(ch)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,68 @@
+import CheckoutKit
+import Foundation
+
+/// Human output: a line per step with its outcome and duration on stdout; on a terminal, a live
+/// progress line on stderr while a step runs.
+struct TextReporter: Reporter {
+    let console: Console
+    let quiet: Bool
+
+    func handle(_ event: FlowEvent) {
+        switch event {
+        case .flowStarted(let name, _, let steps):
+            if !quiet { console.out("flow \(name) (\(steps) steps)") }
+        case .stepStarted(let name, _, let isFinally):
+            console.progress("\(console.paint("…", "2")) \(isFinally ? "finally " : "")\(name)")
+        case .retrying(let step, let attempt, let delay, let reason):
+            if !quiet { console.err("  \(step): \(reason); attempt \(attempt) in \(Format.milliseconds(delay))") }
+        case .polling(let step, let poll, let reason):
+            console.progress("\(console.paint("…", "2")) \(step): poll \(poll), \(reason)")
+        case .note(let step, let message):
+            console.err("note: \(step): \(message)")
+        case .stepFinished(let r):
+            guard !quiet || r.outcome == .failed else { return }
+            let mark = switch r.outcome {
+            case .passed: console.paint("✓", "32")
+            case .failed: r.optional ? console.paint("!", "33") : console.paint("✗", "31")
+            case .skipped: console.paint("-", "2")
+            }
+            var line = "\(mark) \(r.isFinally ? "finally " : "")\(r.name)"
+            if let status = r.status { line += "  \(status)" }
+            if r.outcome != .skipped { line += "  \(Format.milliseconds(r.duration))" } else { line += "  skipped" }
+            if r.requests > 1 { line += "  (\(r.requests) requests)" }
+            if r.polls > 0 { line += "  (\(r.polls) polls)" }
+            if r.optional && r.outcome == .failed, let m = r.message { line += "  optional step failed: \(m)" }
+            console.out(line)
+        case .flowFinished(let r):
+            let verdict = r.passed ? console.paint("passed", "32") : console.paint("failed", "31")
+            let ran = r.steps.filter { $0.outcome != .skipped }.count
+            if !quiet || !r.passed { console.out("\(verdict): \(r.name), \(ran) steps in \(Format.milliseconds(r.duration))") }
+        case .exchange:
+            break
+        }
+    }
+}
+
+/// `-v`: every exchange, redacted, on stderr.
+struct TraceReporter: Reporter {
+    let console: Console
+    let redactor: Redactor
+
+    func handle(_ event: FlowEvent) {
+        guard case .exchange(let x) = event else { return }
+        var lines = ["> \(x.request.method) \(redactor.text(x.request.url))\(x.attempt > 1 ? "  (attempt \(x.attempt))" : "")"]
+        for h in redactor.headers(x.request.headers) { lines.append("> \(h.name): \(h.value)") }
+        if let body = x.request.body, !body.isEmpty {
+            lines.append("> " + redactor.body(body, contentType: x.request.headers["Content-Type"]))
+        }
+        switch x.outcome {
+        case .success(let r):
+            lines.append("< \(r.httpVersion) \(r.status)  \(Format.milliseconds(x.duration))\(r.reusedConnection ? "  (reused connection)" : "")")
+            for h in redactor.headers(r.headers) { lines.append("< \(h.name): \(h.value)") }
+            if !r.body.isEmpty { lines.append("< " + redactor.body(r.body, contentType: r.headers["Content-Type"])) }
+        case .failure(let e):
+            lines.append("! \(redactor.text(e.description))  \(Format.milliseconds(x.duration))")
+        }
+        console.err(lines.joined(separator: "\n"))
+    }
+}

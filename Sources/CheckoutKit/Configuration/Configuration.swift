@@ -1,0 +1,90 @@
+import Foundation
+
+/// Resolved configuration for one run: which environment, and every variable's value.
+///
+/// Precedence, highest first: command-line flags; for `--env local`, the embedded emulator's own
+/// endpoints and test credentials; the process environment; `.env` in the working directory; the
+/// profile's variables from the config file; built-in defaults.
+public struct Configuration: Sendable {
+    public enum Kind: String, Sendable { case local, sandbox }
+
+    /// A variable the driver knows about (DESIGN "Configuration variables").
+    public struct Variable: Sendable {
+        public var name: String
+        public var meaning: String
+        public var defaultValue: String?
+        /// Every variable is a secret except base URLs and the environment selector.
+        public var isSecret: Bool
+    }
+
+    public static let variables: [Variable] = [
+        .init(name: "CHECKOUT_DRIVER_ENV", meaning: "environment or profile when --env is absent", defaultValue: "local", isSecret: false),
+        .init(name: "EMULATOR_URL", meaning: "a standalone `sandbox serve` (raw emulator flows)", defaultValue: nil, isSecret: false),
+        .init(name: "CENTRA_API_URL", meaning: "the store's Storefront API endpoint", defaultValue: nil, isSecret: false),
+        .init(name: "CENTRA_TOKEN", meaning: "the plugin's Session-mode token", defaultValue: nil, isSecret: true),
+        .init(name: "CENTRA_SHARED_SECRET", meaning: "shared secret for expressCheckoutWidgets", defaultValue: nil, isSecret: true),
+        .init(name: "BAHN_API_URL", meaning: "Bahn base URL", defaultValue: "https://bn.cakedigibank.tech", isSecret: false),
+        .init(name: "BAHN_API_KEY", meaning: "Bn-Api-Key", defaultValue: nil, isSecret: true),
+        .init(name: "BAHN_SIGNING_KEY", meaning: "path to the PEM private key that signs JWS bodies", defaultValue: nil, isSecret: true),
+        .init(name: "BAHN_KEY_ID", meaning: "JWS kid, when Bahn assigned one", defaultValue: nil, isSecret: true),
+        .init(name: "BAHN_WEBHOOK_SECRET", meaning: "verifies webhook signatures (bahn listen)", defaultValue: nil, isSecret: true),
+        .init(name: "AFTERPAY_API_URL", meaning: "Afterpay Online API v2", defaultValue: "https://global-api-sandbox.afterpay.com", isSecret: false),
+        .init(name: "AFTERPAY_PLUS_URL", meaning: "sign / validate / v3 button host", defaultValue: "https://api-plus.us-sandbox.afterpay.com", isSecret: false),
+        .init(name: "AFTERPAY_MERCHANT_ID", meaning: "v2 Basic auth user", defaultValue: nil, isSecret: true),
+        .init(name: "AFTERPAY_SECRET_KEY", meaning: "v2 Basic auth password", defaultValue: nil, isSecret: true),
+        .init(name: "AFTERPAY_SHOP_MERCHANT_ID", meaning: "v3 button shopDirectoryMerchantId", defaultValue: nil, isSecret: true),
+        .init(name: "CASHAPP_API_URL", meaning: "Cash App Customer Request API", defaultValue: "https://sandbox.api.cash.app", isSecret: false),
+        .init(name: "CASHAPP_CLIENT_ID", meaning: "Pay Kit client id", defaultValue: "CAS-CI_AFTERPAY", isSecret: true),
+        .init(name: "BRAINTREE_CLIENT_API_URL", meaning: "client API host", defaultValue: "https://api.sandbox.braintreegateway.com", isSecret: false),
+        .init(name: "BRAINTREE_GRAPHQL_URL", meaning: "GraphQL API", defaultValue: "https://payments.sandbox.braintree-api.com/graphql", isSecret: false),
+        .init(name: "BRAINTREE_TOKENIZATION_KEY", meaning: "client-side authorization", defaultValue: nil, isSecret: true),
+        .init(name: "BRAINTREE_PUBLIC_KEY", meaning: "server-side Basic auth user", defaultValue: nil, isSecret: true),
+        .init(name: "BRAINTREE_PRIVATE_KEY", meaning: "server-side Basic auth password", defaultValue: nil, isSecret: true),
+    ]
+
+    /// The environment or profile name the user chose.
+    public var environment: String
+    public var kind: Kind
+    private var values: [String: String]
+    /// Where each value came from ("flag", "environment", ".env", "profile staging", "emulator", "default").
+    private var sources: [String: String]
+    /// A one-line description for the "environment: …" line every run prints.
+    public var summary: String
+
+    public init(environment: String, kind: Kind, values: [String: String], sources: [String: String] = [:], summary: String? = nil) {
+        self.environment = environment
+        self.kind = kind
+        self.values = values
+        self.sources = sources
+        self.summary = summary ?? environment
+    }
+
+    public func value(_ name: String) -> String? { values[name].flatMap { $0.isEmpty ? nil : $0 } }
+    public func source(of name: String) -> String? { sources[name] }
+
+    public mutating func set(_ name: String, _ value: String, source: String) {
+        values[name] = value
+        sources[name] = source
+    }
+
+    /// The values of every secret variable, for the redactor. Values of variables the driver doesn't know
+    /// are treated as secrets too unless they look like URLs.
+    public var secretValues: [String] {
+        let known = Dictionary(uniqueKeysWithValues: Self.variables.map { ($0.name, $0.isSecret) })
+        return values.compactMap { name, value in
+            let secret = known[name] ?? !(value.hasPrefix("http://") || value.hasPrefix("https://"))
+            return secret ? value : nil
+        }
+    }
+
+    /// The error for a variable the run needs and does not have (exit 78).
+    public func missing(_ name: String, neededBy: String) -> Diagnostic {
+        .configuration("\(name) is not set for environment '\(environment)' (needed by \(neededBy))",
+                       hint: "export \(name)=…, put it in ./.env or in the profile's \"variables\" in the config file; --env local needs none")
+    }
+
+    /// Stops the run before any request when a variable is missing.
+    public func require(_ names: [String], for purpose: String) throws(Diagnostic) {
+        for name in names where value(name) == nil { throw missing(name, neededBy: purpose) }
+    }
+}

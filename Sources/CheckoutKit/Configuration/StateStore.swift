@@ -1,0 +1,102 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The state file that chains separate invocations (captured ids, idempotency keys, spent tokens).
+///
+/// Every change is read-modify-write under an exclusive advisory lock (`flock` on a sibling `.lock`
+/// file, so that the rename below never swaps the locked inode away), and lands atomically: written to a
+/// temporary file in the same directory, flushed, renamed over the old one. Mode 0600. A file that
+/// does not parse is an error that names it — never silently reset, since it may hold the only record of
+/// an idempotency key.
+public struct StateStore: Sendable {
+    public let path: String
+    let redactor: Redactor?
+
+    public init(path: String, redactor: Redactor? = nil) {
+        self.path = path
+        self.redactor = redactor
+    }
+
+    /// `$XDG_STATE_HOME/checkout-driver/<env>/state.json` (XDG's default `~/.local/state`).
+    public static func defaultPath(environment: String, processEnvironment: [String: String]) -> String {
+        let base = processEnvironment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ((processEnvironment["HOME"] ?? NSHomeDirectory()) + "/.local/state")
+        return "\(base)/checkout-driver/\(environment)/state.json"
+    }
+
+    /// The current document (an empty object when the file does not exist yet).
+    public func read() throws(Diagnostic) -> JSON {
+        try withLock(exclusive: false) { () throws(Diagnostic) -> JSON in try load() }
+    }
+
+    /// Applies `change` to the document and writes the result, all under the lock.
+    @discardableResult
+    public func update<T>(_ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T {
+        try withLock(exclusive: true) { () throws(Diagnostic) -> T in
+            var document = try load()
+            let result = try change(&document)
+            try write(document)
+            return result
+        }
+    }
+
+    private func load() throws(Diagnostic) -> JSON {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            if FileManager.default.fileExists(atPath: path) {
+                throw .data("cannot read state file \(path)", hint: "check its permissions")
+            }
+            return .object([:])
+        }
+        guard let json = try? JSON.parse(data), case .object = json else {
+            throw .data("state file \(path) is corrupt (not a JSON object)",
+                        hint: "inspect it, then move it aside or delete it to start afresh (it may hold idempotency keys you still need)")
+        }
+        return json
+    }
+
+    private func write(_ document: JSON) throws(Diagnostic) {
+        // The state file is an output like any other: the one redactor gets the last word.
+        let safe = redactor?.json(document) ?? document
+        var bytes = Data(safe.serialized(pretty: true).utf8)
+        bytes.append(0x0A)
+        let directory = (path as NSString).deletingLastPathComponent
+        let temp = "\(directory)/.\((path as NSString).lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .data("cannot write state file in \(directory): \(String(cString: strerror(errno)))") }
+        let ok = bytes.withUnsafeBytes { buffer -> Bool in
+            var offset = 0
+            while offset < buffer.count {
+                let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if n <= 0 { return false }
+                offset += n
+            }
+            return fsync(fd) == 0
+        }
+        close(fd)
+        guard ok, rename(temp, path) == 0 else {
+            unlink(temp)
+            throw .data("cannot write state file \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    private func withLock<T>(exclusive: Bool, _ body: () throws(Diagnostic) -> T) throws(Diagnostic) -> T {
+        let directory = (path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .data("cannot create the state directory \(directory): \(error.localizedDescription)",
+                        hint: "pass --session FILE somewhere writable")
+        }
+        let fd = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .data("cannot open \(path).lock: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        while flock(fd, exclusive ? LOCK_EX : LOCK_SH) != 0 {
+            if errno != EINTR { throw .data("cannot lock \(path): \(String(cString: strerror(errno)))") }
+        }
+        defer { flock(fd, LOCK_UN) }
+        return try body()
+    }
+}

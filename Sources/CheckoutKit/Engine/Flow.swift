@@ -1,0 +1,121 @@
+import Foundation
+
+/// A flow: an ordered list of steps run by the one engine. Built-in flows and users' flow files are the
+/// same thing; every subcommand is a built-in flow plus parameters from its flags.
+public struct Flow: Sendable {
+    public var name: String
+    public var description: String
+    /// Declared variables with their defaults; `--var k=v` and subcommand flags override them.
+    public var vars: [String: JSON]
+    public var steps: [Step]
+    /// Steps that run after the main steps whether they passed or failed (a rollback, a cancel).
+    public var finally: [Step]
+    /// Seconds the whole flow may take; `--deadline` overrides.
+    public var deadline: Double?
+
+    public init(name: String, description: String = "", vars: [String: JSON] = [:], steps: [Step],
+                finally: [Step] = [], deadline: Double? = nil) {
+        self.name = name
+        self.description = description
+        self.vars = vars
+        self.steps = steps
+        self.finally = finally
+        self.deadline = deadline
+    }
+}
+
+public struct Step: Sendable {
+    public enum Action: Sendable {
+        /// A raw HTTP request; every string in it may hold `${…}` templates.
+        case request(RequestTemplate)
+        /// A provider operation from the registry, with its (templated) arguments.
+        case operation(name: String, arguments: JSON)
+    }
+
+    public var name: String
+    public var action: Action
+    /// Variable name → path into the step's output; captured values become `${vars.<name>}`.
+    public var capture: [String: JSONPath]
+    public var expect: Expectation
+    /// Overrides the default retry policy for this step's requests (the safety rules still apply).
+    public var retry: RetryPolicy?
+    public var until: Until?
+    /// A failure of an optional step is reported but does not fail the flow.
+    public var optional: Bool
+    /// Where the step sits in its flow file (`$.steps[2]`), for messages.
+    public var location: String
+
+    public init(name: String, action: Action, capture: [String: JSONPath] = [:], expect: Expectation = .init(),
+                retry: RetryPolicy? = nil, until: Until? = nil, optional: Bool = false, location: String = "") {
+        self.name = name
+        self.action = action
+        self.capture = capture
+        self.expect = expect
+        self.retry = retry
+        self.until = until
+        self.optional = optional
+        self.location = location
+    }
+}
+
+public struct RequestTemplate: Sendable {
+    public enum Body: Sendable {
+        case json(JSON)
+        case text(String)
+        case file(String)
+    }
+
+    public var method: String
+    public var url: String
+    public var headers: [(name: String, value: String)]
+    public var body: Body?
+
+    public init(method: String, url: String, headers: [(name: String, value: String)] = [], body: Body? = nil) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// A condition on a step's output document.
+public struct Condition: Sendable {
+    public enum Test: Sendable {
+        case equals(JSON)
+        case matches(String)
+        case exists(Bool)
+        case oneOf([JSON])
+    }
+
+    public var path: JSONPath
+    public var test: Test
+
+    public init(path: JSONPath, test: Test) {
+        self.path = path
+        self.test = test
+    }
+}
+
+public struct Expectation: Sendable {
+    /// Acceptable statuses; nil means any 2xx.
+    public var status: [Int]?
+    public var conditions: [Condition]
+
+    public init(status: [Int]? = nil, conditions: [Condition] = []) {
+        self.status = status
+        self.conditions = conditions
+    }
+}
+
+/// Poll the step until `condition` holds, every `interval` seconds, for at most `timeout` seconds.
+public struct Until: Sendable {
+    public var condition: Condition
+    public var interval: Double
+    public var timeout: Double
+
+    public init(condition: Condition, interval: Double = 1, timeout: Double = 30) {
+        self.condition = condition
+        self.interval = interval
+        self.timeout = timeout
+    }
+}

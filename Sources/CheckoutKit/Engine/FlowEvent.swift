@@ -1,0 +1,63 @@
+import Foundation
+
+/// One HTTP exchange as it happened (after every attempt, failed or not). Reporters redact it before
+/// anything leaves the process.
+public struct ExchangeRecord: Sendable {
+    public var step: String
+    public var attempt: Int
+    public var startedAt: Date
+    public var request: HTTPClientRequest
+    public var outcome: Result<HTTPClientResponse, TransportError>
+    /// Wall-clock seconds, including time spent in the driver around the transfer.
+    public var duration: Double
+}
+
+public struct StepResult: Sendable {
+    public enum Outcome: String, Sendable, Codable {
+        case passed, failed, skipped
+    }
+
+    public var name: String
+    public var isFinally: Bool
+    public var optional: Bool
+    public var outcome: Outcome
+    public var startedAt: Date
+    public var duration: Double
+    /// HTTP requests made, retries included.
+    public var requests: Int
+    public var polls: Int
+    public var status: Int?
+    public var message: String?
+    /// The step's output document, for `--format json`; reporters redact it.
+    public var output: JSON?
+}
+
+public struct FlowResult: Sendable {
+    public var name: String
+    public var environment: String
+    public var startedAt: Date
+    public var duration: Double
+    public var steps: [StepResult]
+    /// The failure that decided the outcome: the first failed required step (or a failed `finally` step).
+    public var failure: Diagnostic?
+    /// Values captured by the flow's steps.
+    public var captures: [String: JSON]
+
+    public var passed: Bool { failure == nil }
+    public var exitCode: ExitCode { failure?.code ?? .ok }
+}
+
+/// What the engine tells reporters, in order.
+public enum FlowEvent: Sendable {
+    case flowStarted(name: String, environment: String, steps: Int)
+    case stepStarted(name: String, index: Int, isFinally: Bool)
+    case exchange(ExchangeRecord)
+    case retrying(step: String, attempt: Int, delay: Double, reason: String)
+    case polling(step: String, poll: Int, reason: String)
+    /// A note from an operation worth showing the user (a warning, a hint about what happened).
+    case note(step: String, message: String)
+    case stepFinished(StepResult)
+    case flowFinished(FlowResult)
+}
+
+public typealias FlowEventSink = @Sendable (FlowEvent) -> Void

@@ -1,0 +1,338 @@
+import Foundation
+
+/// Reads a flow file (JSON) into a `Flow`, checking all of it before anything runs. Every error names the
+/// JSON path of the offending element, e.g. `$.steps[1].expect.status: expected an integer…`.
+public enum FlowFile {
+    public static func load(path: String, registry: OperationRegistry) throws(Diagnostic) -> Flow {
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw .data("cannot read flow file \(path): \(error.localizedDescription)",
+                        hint: "check the path; `checkout-driver flow list` shows the built-in flows")
+        }
+        return try decode(data, source: path, registry: registry)
+    }
+
+    public static func decode(_ data: Data, source: String, registry: OperationRegistry) throws(Diagnostic) -> Flow {
+        let json: JSON
+        do { json = try JSON.parse(data) } catch {
+            throw .data("\(source): not valid JSON: \(error)", hint: "a flow file is one JSON object; see README \"Flow files\"")
+        }
+        do {
+            return try FlowDecoder(registry: registry).flow(json, at: .root)
+        } catch let error as FlowDecoder.Problem {
+            throw .data("\(source): \(error.path): \(error.message)", hint: error.hint)
+        } catch {
+            throw .internalError("\(source): \(error)")
+        }
+    }
+}
+
+struct FlowDecoder {
+    struct Problem: Error {
+        let path: JSONPath
+        let message: String
+        var hint: String? = nil
+    }
+
+    let registry: OperationRegistry
+
+    func flow(_ json: JSON, at path: JSONPath) throws -> Flow {
+        let o = try object(json, at: path, allowed: ["name", "description", "vars", "steps", "finally", "deadline", "$schema"])
+        let name = try string(o["name"], at: path.appending("name"), required: true)!
+        let description = try string(o["description"], at: path.appending("description")) ?? ""
+        let vars = try o["vars"].map { try object($0, at: path.appending("vars"), allowed: nil) } ?? [:]
+        guard let stepsJSON = o["steps"] else { throw Problem(path: path, message: "missing required key 'steps'") }
+        let steps = try stepList(stepsJSON, at: path.appending("steps"))
+        if steps.isEmpty { throw Problem(path: path.appending("steps"), message: "a flow needs at least one step") }
+        let finallySteps = try o["finally"].map { try stepList($0, at: path.appending("finally")) } ?? []
+        let deadline = try o["deadline"].map { try seconds($0, at: path.appending("deadline")) }
+        let flow = Flow(name: name, description: description, vars: vars, steps: steps, finally: finallySteps, deadline: deadline)
+        try checkNames(flow, at: path)
+        return flow
+    }
+
+    private func stepList(_ json: JSON, at path: JSONPath) throws -> [Step] {
+        guard case .array(let items) = json else {
+            throw Problem(path: path, message: "expected an array of steps, found \(json.kindName)")
+        }
+        return try items.enumerated().map { try step($1, at: path.appending($0)) }
+    }
+
+    private func step(_ json: JSON, at path: JSONPath) throws -> Step {
+        let o = try object(json, at: path, allowed: ["name", "request", "use", "with", "capture", "expect", "retry", "until",
+                                                     "optional", "description"])
+        let name = try string(o["name"], at: path.appending("name"), required: true)!
+        guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) else {
+            throw Problem(path: path.appending("name"), message: "step name '\(name)' may hold only letters, digits, '-' and '_'",
+                          hint: "the name is used in ${steps.<name>.…} references")
+        }
+        let action: Step.Action
+        switch (o["request"], o["use"]) {
+        case (let r?, nil):
+            if o["with"] != nil { throw Problem(path: path.appending("with"), message: "'with' belongs to a 'use' step, not to a 'request'") }
+            action = .request(try request(r, at: path.appending("request")))
+        case (nil, let u?):
+            let opPath = path.appending("use")
+            let opName = try string(u, at: opPath, required: true)!
+            guard let op = registry[opName] else {
+                let known = registry.names
+                let suggestion = Suggest.closest(to: opName, in: known).map { "; did you mean '\($0)'?" } ?? ""
+                throw Problem(path: opPath, message: "unknown operation '\(opName)'\(suggestion)",
+                              hint: known.isEmpty ? nil : "operations: \(known.joined(separator: ", "))")
+            }
+            let args = o["with"] ?? .object([:])
+            try op.validate(arguments: args, at: path.appending("with"))
+            action = .operation(name: opName, arguments: args)
+        case (nil, nil):
+            throw Problem(path: path, message: "a step needs either 'request' (raw HTTP) or 'use' (a provider operation)")
+        case (.some, .some):
+            throw Problem(path: path, message: "a step has either 'request' or 'use', not both")
+        }
+        var capture: [String: JSONPath] = [:]
+        if let c = o["capture"] {
+            for (k, v) in try object(c, at: path.appending("capture"), allowed: nil) {
+                capture[k] = try jsonPath(v, at: path.appending("capture").appending(k))
+            }
+        }
+        let expect = try o["expect"].map { try expectation($0, at: path.appending("expect")) } ?? Expectation()
+        let retry = try o["retry"].map { try retryPolicy($0, at: path.appending("retry")) }
+        let until = try o["until"].map { try untilSpec($0, at: path.appending("until")) }
+        let optional = try bool(o["optional"], at: path.appending("optional")) ?? false
+        return Step(name: name, action: action, capture: capture, expect: expect, retry: retry, until: until,
+                    optional: optional, location: path.description)
+    }
+
+    private func request(_ json: JSON, at path: JSONPath) throws -> RequestTemplate {
+        let o = try object(json, at: path, allowed: ["method", "url", "headers", "json", "body", "bodyFile"])
+        let method = (try string(o["method"], at: path.appending("method")) ?? "GET").uppercased()
+        guard method.allSatisfy({ $0.isLetter }) else {
+            throw Problem(path: path.appending("method"), message: "'\(method)' is not an HTTP method")
+        }
+        let url = try string(o["url"], at: path.appending("url"), required: true)!
+        try checkTemplate(.string(url), at: path.appending("url"))
+        var headers: [(String, String)] = []
+        if let h = o["headers"] {
+            for (k, v) in try object(h, at: path.appending("headers"), allowed: nil).sorted(by: { $0.key < $1.key }) {
+                let value = try string(v, at: path.appending("headers").appending(k), required: true)!
+                try checkTemplate(.string(value), at: path.appending("headers").appending(k))
+                headers.append((k, value))
+            }
+        }
+        let bodies = ["json", "body", "bodyFile"].filter { o[$0] != nil }
+        if bodies.count > 1 {
+            throw Problem(path: path, message: "give one of 'json', 'body' or 'bodyFile', not \(bodies.joined(separator: " and "))")
+        }
+        var body: RequestTemplate.Body?
+        if let j = o["json"] {
+            try checkTemplate(j, at: path.appending("json"))
+            body = .json(j)
+        } else if let b = o["body"] {
+            body = .text(try string(b, at: path.appending("body"), required: true)!)
+        } else if let f = o["bodyFile"] {
+            body = .file(try string(f, at: path.appending("bodyFile"), required: true)!)
+        }
+        return RequestTemplate(method: method, url: url, headers: headers, body: body)
+    }
+
+    private func expectation(_ json: JSON, at path: JSONPath) throws -> Expectation {
+        let o = try object(json, at: path, allowed: ["status", "equals", "matches", "exists"])
+        var status: [Int]?
+        if let s = o["status"] {
+            switch s {
+            case .number: status = [try int(s, at: path.appending("status"), range: 100...599)]
+            case .array(let a): status = try a.enumerated().map { try int($1, at: path.appending("status").appending($0), range: 100...599) }
+            default: throw Problem(path: path.appending("status"), message: "expected a status code or an array of them, found \(s.kindName)")
+            }
+        }
+        var conditions: [Condition] = []
+        if let eq = o["equals"] {
+            for (k, v) in try object(eq, at: path.appending("equals"), allowed: nil).sorted(by: { $0.key < $1.key }) {
+                conditions.append(Condition(path: try jsonPath(.string(k), at: path.appending("equals").appending(k)), test: .equals(v)))
+            }
+        }
+        if let m = o["matches"] {
+            for (k, v) in try object(m, at: path.appending("matches"), allowed: nil).sorted(by: { $0.key < $1.key }) {
+                let p = path.appending("matches").appending(k)
+                conditions.append(Condition(path: try jsonPath(.string(k), at: p), test: .matches(try regex(v, at: p))))
+            }
+        }
+        if let e = o["exists"] {
+            guard case .array(let items) = e else {
+                throw Problem(path: path.appending("exists"), message: "expected an array of JSON paths, found \(e.kindName)")
+            }
+            for (i, item) in items.enumerated() {
+                conditions.append(Condition(path: try jsonPath(item, at: path.appending("exists").appending(i)), test: .exists(true)))
+            }
+        }
+        return Expectation(status: status, conditions: conditions)
+    }
+
+    private func untilSpec(_ json: JSON, at path: JSONPath) throws -> Until {
+        let o = try object(json, at: path, allowed: ["path", "equals", "matches", "exists", "in", "interval", "timeout"])
+        let p = try jsonPath(o["path"] ?? .null, at: path.appending("path"))
+        let tests = ["equals", "matches", "exists", "in"].filter { o[$0] != nil }
+        guard tests.count == 1 else {
+            throw Problem(path: path, message: "give exactly one of 'equals', 'matches', 'exists' or 'in'")
+        }
+        let test: Condition.Test
+        switch tests[0] {
+        case "equals": test = .equals(o["equals"]!)
+        case "matches": test = .matches(try regex(o["matches"]!, at: path.appending("matches")))
+        case "exists": test = .exists(try bool(o["exists"], at: path.appending("exists")) ?? true)
+        default:
+            guard case .array(let options) = o["in"]! else {
+                throw Problem(path: path.appending("in"), message: "expected an array of values")
+            }
+            test = .oneOf(options)
+        }
+        return Until(condition: Condition(path: p, test: test),
+                     interval: try o["interval"].map { try seconds($0, at: path.appending("interval")) } ?? 1,
+                     timeout: try o["timeout"].map { try seconds($0, at: path.appending("timeout")) } ?? 30)
+    }
+
+    private func retryPolicy(_ json: JSON, at path: JSONPath) throws -> RetryPolicy {
+        let o = try object(json, at: path, allowed: ["attempts", "interval", "backoff"])
+        let attempts = try o["attempts"].map { try int($0, at: path.appending("attempts"), range: 1...100) } ?? 3
+        let interval = try o["interval"].map { try seconds($0, at: path.appending("interval")) } ?? 0.2
+        let backoff = try o["backoff"].map { v -> Double in
+            guard let d = v.doubleValue, d >= 1, d <= 10 else {
+                throw Problem(path: path.appending("backoff"), message: "expected a factor between 1 and 10, found \(v)")
+            }
+            return d
+        } ?? 2
+        return RetryPolicy(attempts: attempts, interval: interval, backoff: backoff)
+    }
+
+    /// Step names are unique, and references only point backwards: a step can use what earlier steps
+    /// produced, `finally` steps can use anything.
+    private func checkNames(_ flow: Flow, at path: JSONPath) throws {
+        var seen: Set<String> = []
+        for (i, step) in (flow.steps + flow.finally).enumerated() {
+            let where_ = i < flow.steps.count ? path.appending("steps").appending(i) : path.appending("finally").appending(i - flow.steps.count)
+            if !seen.insert(step.name).inserted {
+                throw Problem(path: where_.appending("name"), message: "duplicate step name '\(step.name)'")
+            }
+        }
+        var known = Set(flow.vars.keys)
+        var earlier: Set<String> = []
+        let all = flow.steps.map { ($0, false) } + flow.finally.map { ($0, true) }
+        let everyStep = Set(all.map { $0.0.name })
+        let everyCapture = Set(all.flatMap { $0.0.capture.keys })
+        for (i, (step, isFinally)) in all.enumerated() {
+            let where_ = isFinally ? path.appending("finally").appending(i - flow.steps.count) : path.appending("steps").appending(i)
+            for segment in try references(of: step, at: where_) {
+                guard case .reference(let ref, let fallback, let source) = segment, fallback == nil else { continue }
+                switch ref {
+                case .steps(let name, _):
+                    let ok = isFinally ? everyStep.contains(name) : earlier.contains(name)
+                    if !ok {
+                        throw Problem(path: where_, message: "\(source) refers to step '\(name)', which \(everyStep.contains(name) ? "runs later" : "does not exist")")
+                    }
+                case .vars(let name, _):
+                    // Variables may also come from the command line (--var), so an undeclared name is only
+                    // an error here when nothing could define it; the runner re-checks with the real values.
+                    let ok = known.contains(name) || (isFinally && everyCapture.contains(name))
+                    if !ok && !everyCapture.contains(name) { continue }
+                    if !ok {
+                        throw Problem(path: where_, message: "\(source) is captured by a later step",
+                                      hint: "move the step that captures '\(name)' before this one")
+                    }
+                default: break
+                }
+            }
+            earlier.insert(step.name)
+            known.formUnion(step.capture.keys)
+        }
+    }
+
+    func references(of step: Step, at path: JSONPath) throws -> [Template.Segment] {
+        do {
+            switch step.action {
+            case .request(let r):
+                var refs = try Template.references(in: .string(r.url))
+                for h in r.headers { refs += try Template.references(in: .string(h.value)) }
+                switch r.body {
+                case .json(let j): refs += try Template.references(in: j)
+                case .text(let t), .file(let t): refs += try Template.references(in: .string(t))
+                case nil: break
+                }
+                return refs
+            case .operation(_, let args):
+                return try Template.references(in: args)
+            }
+        } catch {
+            throw Problem(path: path, message: error.description)
+        }
+    }
+
+    // MARK: - typed readers
+
+    private func checkTemplate(_ value: JSON, at path: JSONPath) throws {
+        do { _ = try Template.references(in: value) } catch { throw Problem(path: path, message: error.description) }
+    }
+
+    func object(_ json: JSON, at path: JSONPath, allowed: Set<String>?) throws -> [String: JSON] {
+        guard case .object(let o) = json else { throw Problem(path: path, message: "expected an object, found \(json.kindName)") }
+        if let allowed {
+            for key in o.keys.sorted() where !allowed.contains(key) {
+                let suggestion = Suggest.closest(to: key, in: Array(allowed)).map { "; did you mean '\($0)'?" } ?? ""
+                throw Problem(path: path.appending(key), message: "unknown key '\(key)'\(suggestion)",
+                              hint: "allowed here: \(allowed.filter { !$0.hasPrefix("$") }.sorted().joined(separator: ", "))")
+            }
+        }
+        return o
+    }
+
+    func string(_ json: JSON?, at path: JSONPath, required: Bool = false) throws -> String? {
+        guard let json else {
+            if required { throw Problem(path: path, message: "missing required string") }
+            return nil
+        }
+        guard case .string(let s) = json else { throw Problem(path: path, message: "expected a string, found \(json.kindName)") }
+        if required && s.isEmpty { throw Problem(path: path, message: "must not be empty") }
+        return s
+    }
+
+    func bool(_ json: JSON?, at path: JSONPath) throws -> Bool? {
+        guard let json else { return nil }
+        guard case .bool(let b) = json else { throw Problem(path: path, message: "expected true or false, found \(json.kindName)") }
+        return b
+    }
+
+    func int(_ json: JSON, at path: JSONPath, range: ClosedRange<Int>) throws -> Int {
+        guard let i = json.intValue, range.contains(i) else {
+            throw Problem(path: path, message: "expected an integer in \(range.lowerBound)…\(range.upperBound), found \(json)")
+        }
+        return i
+    }
+
+    func seconds(_ json: JSON, at path: JSONPath) throws -> Double {
+        if let d = json.doubleValue, d >= 0 { return d }
+        if let s = json.stringValue, let d = Duration.seconds(from: s) { return d }
+        throw Problem(path: path, message: "expected seconds (a number, or a string like \"500ms\", \"2s\", \"1m\"), found \(json)")
+    }
+
+    func jsonPath(_ json: JSON, at path: JSONPath) throws -> JSONPath {
+        guard case .string(let s) = json else { throw Problem(path: path, message: "expected a JSON path string, found \(json.kindName)") }
+        do { return try JSONPath(s) } catch { throw Problem(path: path, message: "\(error)") }
+    }
+
+    func regex(_ json: JSON, at path: JSONPath) throws -> String {
+        guard case .string(let s) = json else { throw Problem(path: path, message: "expected a regular expression string") }
+        do { _ = try NSRegularExpression(pattern: s) } catch {
+            throw Problem(path: path, message: "invalid regular expression '\(s)'")
+        }
+        return s
+    }
+}
+
+extension Duration {
+    /// "250ms", "2s", "1.5", "1m" → seconds.
+    public static func seconds(from text: String) -> Double? {
+        let t = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let (number, scale): (Substring, Double) =
+            t.hasSuffix("ms") ? (t.dropLast(2), 0.001) : t.hasSuffix("s") ? (t.dropLast(), 1) : t.hasSuffix("m") ? (t.dropLast(), 60) : (Substring(t), 1)
+        guard let v = Double(number), v >= 0, v.isFinite else { return nil }
+        return v * scale
+    }
+}

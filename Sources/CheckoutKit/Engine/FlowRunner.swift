@@ -1,0 +1,321 @@
+import Foundation
+
+/// Settings the command line gives every run.
+public struct RunSettings: Sendable {
+    public var environment: String
+    /// Seconds per HTTP exchange (`--timeout`).
+    public var requestTimeout: Double
+    /// Seconds for the whole flow (`--deadline`); nil falls back to the flow's own, then to none.
+    public var deadline: Double?
+    public var retry: RetryPolicy
+
+    public init(environment: String, requestTimeout: Double = 30, deadline: Double? = nil, retry: RetryPolicy = .default) {
+        self.environment = environment
+        self.requestTimeout = requestTimeout
+        self.deadline = deadline
+        self.retry = retry
+    }
+}
+
+/// The shared sequential flow engine: runs a flow's steps in order, then its `finally` steps, with one
+/// implementation of templating, retries, polling, expectations, captures and the deadline.
+public struct FlowRunner: Sendable {
+    public var client: HTTPClient
+    public var registry: OperationRegistry
+    public var settings: RunSettings
+    public var configuration: Configuration
+    public var state: StateStore?
+    public var redactor: Redactor
+    public var events: FlowEventSink
+
+    public init(client: HTTPClient, registry: OperationRegistry, settings: RunSettings, configuration: Configuration,
+                state: StateStore?, redactor: Redactor, events: @escaping FlowEventSink) {
+        self.client = client
+        self.registry = registry
+        self.settings = settings
+        self.configuration = configuration
+        self.state = state
+        self.redactor = redactor
+        self.events = events
+    }
+
+    /// Checks everything that can be checked without the network — every `${…}` reference, every
+    /// configuration variable — so that a mistake stops the run before the first request.
+    public func preflight(_ flow: Flow, vars overrides: [String: JSON]) throws(Diagnostic) {
+        let stateDocument = try state?.read() ?? .object([:])
+        let decoder = FlowDecoder(registry: registry)
+        var known = Set(flow.vars.keys).union(overrides.keys)
+        let allCaptures = Set((flow.steps + flow.finally).flatMap { $0.capture.keys })
+        for (index, step) in (flow.steps + flow.finally).enumerated() {
+            let isFinally = index >= flow.steps.count
+            let segments: [Template.Segment]
+            do { segments = try decoder.references(of: step, at: .root) } catch let p as FlowDecoder.Problem {
+                throw .data("\(step.location.isEmpty ? step.name : step.location): \(p.message)")
+            } catch { throw .internalError("\(error)") }
+            for case .reference(let ref, let fallback, let source) in segments where fallback == nil {
+                switch ref {
+                case .env(let name) where configuration.value(name) == nil:
+                    throw configuration.missing(name, neededBy: "\(source) in step '\(step.name)'")
+                case .vars(let name, _) where !known.contains(name) && !(isFinally && allCaptures.contains(name)):
+                    throw .data("step '\(step.name)': \(source) names an unknown variable",
+                                hint: "declare it in the flow's \"vars\", capture it in an earlier step, or pass --var \(name)=VALUE")
+                case .state(let path) where path.evaluate(stateDocument) == nil:
+                    throw .data("step '\(step.name)': \(source) is not in the state file \(state?.path ?? "(none)")",
+                                hint: "run the command that records it first, or pass the value explicitly")
+                default: break
+                }
+            }
+            known.formUnion(step.capture.keys)
+        }
+    }
+
+    public func run(_ flow: Flow, vars overrides: [String: JSON] = [:]) async -> FlowResult {
+        let started = Date()
+        let clock = ContinuousClock.now
+        var result = FlowResult(name: flow.name, environment: settings.environment, startedAt: started, duration: 0,
+                                steps: [], failure: nil, captures: [:])
+        events(.flowStarted(name: flow.name, environment: settings.environment, steps: flow.steps.count + flow.finally.count))
+        do { try preflight(flow, vars: overrides) } catch {
+            result.failure = error
+            result.duration = Date().timeIntervalSince(started)
+            events(.flowFinished(result))
+            return result
+        }
+
+        let deadlineSeconds = settings.deadline ?? flow.deadline
+        let deadline = Deadline(start: clock, seconds: deadlineSeconds)
+        var scope = TemplateScope(vars: flow.vars.merging(overrides) { $1 }, steps: [:],
+                                  env: { [configuration] in configuration.value($0) },
+                                  state: (try? state?.read()) ?? .object([:]))
+
+        for (index, step) in flow.steps.enumerated() {
+            if result.failure != nil {
+                result.steps.append(StepResult(name: step.name, isFinally: false, optional: step.optional, outcome: .skipped,
+                                               startedAt: Date(), duration: 0, requests: 0, polls: 0, status: nil,
+                                               message: "skipped after an earlier failure", output: nil))
+                events(.stepFinished(result.steps.last!))
+                continue
+            }
+            events(.stepStarted(name: step.name, index: index, isFinally: false))
+            let stepResult = await runStep(step, scope: &scope, deadline: deadline, captures: &result.captures)
+            result.steps.append(stepResult.result)
+            events(.stepFinished(stepResult.result))
+            if let failure = stepResult.failure, !step.optional { result.failure = failure }
+        }
+
+        // `finally` steps run whatever happened, each with a fresh allowance of one request timeout,
+        // so that a rollback still gets its chance after the flow's deadline has passed.
+        for (index, step) in flow.finally.enumerated() {
+            events(.stepStarted(name: step.name, index: flow.steps.count + index, isFinally: true))
+            let own = Deadline(start: .now, seconds: max(settings.requestTimeout, 5) * 2)
+            var stepResult = await runStep(step, scope: &scope, deadline: own, captures: &result.captures)
+            stepResult.result.isFinally = true
+            result.steps.append(stepResult.result)
+            events(.stepFinished(stepResult.result))
+            if let failure = stepResult.failure, !step.optional, result.failure == nil { result.failure = failure }
+        }
+        result.duration = Date().timeIntervalSince(started)
+        events(.flowFinished(result))
+        return result
+    }
+
+    private func runStep(_ step: Step, scope: inout TemplateScope, deadline: Deadline,
+                         captures: inout [String: JSON]) async -> (result: StepResult, failure: Diagnostic?) {
+        let started = Date()
+        let counter = ExchangeCounter()
+        let context = OperationContext(step: step.name, client: client, retry: step.retry ?? settings.retry,
+                                       requestTimeout: settings.requestTimeout, deadline: deadline,
+                                       configuration: configuration, state: state, redactor: redactor,
+                                       events: events, counter: counter)
+        var polls = 0
+        var output: StepOutput?
+        var failure: Diagnostic?
+        do throws(Diagnostic) {
+            let pollStart = ContinuousClock.now
+            while true {
+                output = try await perform(step, scope: scope, context: context)
+                guard let until = step.until else { break }
+                let value = until.condition.path.evaluate(output!.document)
+                if Self.holds(until.condition.test, value) { break }
+                polls += 1
+                let waited = (ContinuousClock.now - pollStart).seconds
+                let seen = value.map { $0.serialized() } ?? "missing"
+                if waited + until.interval > until.timeout {
+                    throw .failure("step '\(step.name)': \(until.condition.path) was \(seen) after \(polls) polls in \(Self.format(waited))s; wanted \(Self.describe(until.condition.test))",
+                                   hint: "raise the step's until.timeout if the service is just slow")
+                }
+                events(.polling(step: step.name, poll: polls, reason: "\(until.condition.path) is \(seen)"))
+                try await deadline.sleep(until.interval, during: step.name)
+            }
+            try check(step, output!, scope: scope)
+            for (name, path) in step.capture.sorted(by: { $0.key < $1.key }) {
+                guard let value = path.evaluate(output!.document) else {
+                    throw .failure("step '\(step.name)': cannot capture '\(name)': nothing at \(path) in the response")
+                }
+                captures[name] = value
+                scope.vars[name] = value
+            }
+            scope.steps[step.name] = output!.document
+        } catch {
+            failure = error
+            if let output { scope.steps[step.name] = output.document }
+        }
+        let result = StepResult(
+            name: step.name, isFinally: false, optional: step.optional, outcome: failure == nil ? .passed : .failed,
+            startedAt: started, duration: Date().timeIntervalSince(started), requests: counter.count, polls: polls,
+            status: output?.status, message: failure.map { redactor.text($0.message) }, output: output?.document)
+        return (result, failure)
+    }
+
+    private func perform(_ step: Step, scope: TemplateScope, context: OperationContext) async throws(Diagnostic) -> StepOutput {
+        switch step.action {
+        case .request(let template):
+            let request = try render(template, scope: scope, step: step)
+            let response = try await context.send { _ in request }
+            return StepOutput(document: Self.document(of: response), status: response.status)
+        case .operation(let name, let arguments):
+            guard let op = registry[name] else { throw .internalError("operation \(name) vanished from the registry") }
+            let rendered = try renderValue(arguments, scope: scope, step: step)
+            do { return try await op.body(rendered, context) } catch let d as Diagnostic { throw d } catch {
+                throw .internalError("\(name): \(error)")
+            }
+        }
+    }
+
+    private func render(_ template: RequestTemplate, scope: TemplateScope, step: Step) throws(Diagnostic) -> HTTPClientRequest {
+        let url = try renderText(template.url, scope: scope, step: step)
+        guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
+            throw .data("step '\(step.name)': URL \(redactor.text(url)) is not http(s)", hint: "start the url with a base such as ${env.EMULATOR_URL}")
+        }
+        var headers = HTTPHeaders()
+        for h in template.headers { headers.add(h.name, try renderText(h.value, scope: scope, step: step)) }
+        var body: Data?
+        switch template.body {
+        case .json(let j):
+            body = try renderValue(j, scope: scope, step: step).data
+            if headers["Content-Type"] == nil { headers["Content-Type"] = "application/json" }
+        case .text(let t):
+            body = Data(try renderText(t, scope: scope, step: step).utf8)
+        case .file(let f):
+            let path = try renderText(f, scope: scope, step: step)
+            do { body = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+                throw .data("step '\(step.name)': cannot read bodyFile \(path): \(error.localizedDescription)")
+            }
+        case nil: break
+        }
+        return HTTPClientRequest(method: template.method, url: url, headers: headers, body: body, timeout: settings.requestTimeout)
+    }
+
+    private func renderText(_ text: String, scope: TemplateScope, step: Step) throws(Diagnostic) -> String {
+        try renderValue(.string(text), scope: scope, step: step).interpolationText
+    }
+
+    private func renderValue(_ value: JSON, scope: TemplateScope, step: Step) throws(Diagnostic) -> JSON {
+        do { return try scope.render(value) } catch let u as TemplateScope.Unresolved {
+            if let name = u.missingVariable {
+                throw configuration.missing(name, neededBy: "\(u.source) in step '\(step.name)'")
+            }
+            throw .data("step '\(step.name)': \(u.description)")
+        } catch {
+            throw .data("step '\(step.name)': \(error)")
+        }
+    }
+
+    private func check(_ step: Step, _ output: StepOutput, scope: TemplateScope) throws(Diagnostic) {
+        if let status = output.status {
+            let ok = step.expect.status?.contains(status) ?? (200..<300).contains(status)
+            if !ok {
+                let want = step.expect.status.map { $0.map(String.init).joined(separator: " or ") } ?? "2xx"
+                throw .failure("step '\(step.name)': expected status \(want), got \(status): \(Self.excerpt(redactor.json(output.document)))")
+            }
+        }
+        for condition in step.expect.conditions {
+            var test = condition.test
+            if case .equals(let expected) = test { test = .equals(try renderValue(expected, scope: scope, step: step)) }
+            let value = condition.path.evaluate(output.document)
+            if !Self.holds(test, value) {
+                let seen = value.map { redactor.json($0).serialized() } ?? "missing"
+                throw .failure("step '\(step.name)': expected \(condition.path) \(Self.describe(test)), found \(seen)")
+            }
+        }
+    }
+
+    static func holds(_ test: Condition.Test, _ value: JSON?) -> Bool {
+        switch test {
+        case .exists(let want): return (value != nil && value != .null) == want
+        case .equals(let expected): return value.map { Self.looselyEqual($0, expected) } ?? false
+        case .oneOf(let options): return value.map { v in options.contains { Self.looselyEqual(v, $0) } } ?? false
+        case .matches(let pattern):
+            guard let value else { return false }
+            let text = value.interpolationText
+            return text.range(of: pattern, options: .regularExpression) != nil
+        }
+    }
+
+    /// Templated expectations render to strings; `"200"` should still equal `200`.
+    static func looselyEqual(_ a: JSON, _ b: JSON) -> Bool {
+        if a == b { return true }
+        switch (a, b) {
+        case (.number(let n), .string(let s)), (.string(let s), .number(let n)): return Double(s) == n
+        case (.bool(let x), .string(let s)), (.string(let s), .bool(let x)): return s == String(x)
+        default: return false
+        }
+    }
+
+    static func describe(_ test: Condition.Test) -> String {
+        switch test {
+        case .equals(let v): "to equal \(v.serialized())"
+        case .matches(let p): "to match /\(p)/"
+        case .exists(let b): b ? "to exist" : "to be absent"
+        case .oneOf(let o): "to be one of \(JSON.array(o).serialized())"
+        }
+    }
+
+    static func document(of response: HTTPClientResponse) -> JSON {
+        if response.body.isEmpty { return .null }
+        if let json = try? JSON.parse(response.body) { return json }
+        return .string(String(decoding: response.body, as: UTF8.self))
+    }
+
+    static func excerpt(_ value: JSON) -> String {
+        let text = value.serialized()
+        return text.count > 300 ? String(text.prefix(300)) + "…" : text
+    }
+
+    static func format(_ seconds: Double) -> String { String(format: "%.1f", seconds) }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// The flow's time budget. Every request timeout and every wait is cut to what is left of it.
+public struct Deadline: Sendable {
+    let start: ContinuousClock.Instant
+    public let seconds: Double?
+
+    public init(start: ContinuousClock.Instant = .now, seconds: Double?) {
+        self.start = start
+        self.seconds = seconds
+    }
+
+    public var remaining: Double? { seconds.map { $0 - (ContinuousClock.now - start).seconds } }
+
+    func exceeded(during step: String) -> Diagnostic {
+        .unavailable("the flow's deadline of \(FlowRunner.format(seconds ?? 0))s passed during step '\(step)'",
+                     hint: "raise --deadline, or find the slow call with -v")
+    }
+
+    func sleep(_ interval: Double, during step: String) async throws(Diagnostic) {
+        if let remaining, remaining < interval { throw exceeded(during: step) }
+        try? await Task.sleep(for: .milliseconds(Int(interval * 1000)))
+    }
+}
+
+final class ExchangeCounter: @unchecked Sendable {
+    // @unchecked: a step runs sequentially in one task; the lock only guards against misuse.
+    private let lock = NSLock()
+    private var value = 0
+    func increment() { lock.withLock { value += 1 } }
+    var count: Int { lock.withLock { value } }
+}

@@ -1,0 +1,93 @@
+import Foundation
+
+/// A provider operation a step can `use`. Provider folders add theirs to the registry; the engine
+/// supplies retries, polling, templating, recording and reporting around them.
+public struct Operation: Sendable {
+    public struct Parameter: Sendable {
+        public enum Kind: String, Sendable { case string, integer, number, boolean, object, array, any }
+        public var name: String
+        public var kind: Kind
+        public var required: Bool
+        public var help: String
+
+        public init(_ name: String, _ kind: Kind, required: Bool = false, help: String = "") {
+            self.name = name
+            self.kind = kind
+            self.required = required
+            self.help = help
+        }
+    }
+
+    public typealias Body = @Sendable (_ arguments: JSON, _ context: OperationContext) async throws -> StepOutput
+
+    public var name: String
+    public var summary: String
+    public var parameters: [Parameter]
+    public var body: Body
+
+    public init(name: String, summary: String, parameters: [Parameter], body: @escaping Body) {
+        self.name = name
+        self.summary = summary
+        self.parameters = parameters
+        self.body = body
+    }
+
+    /// Checks a step's `with` object against the declared parameters. A template string is accepted for
+    /// any kind: its value is only known when the step runs.
+    func validate(arguments: JSON, at path: JSONPath) throws {
+        guard case .object(let o) = arguments else {
+            throw FlowDecoder.Problem(path: path, message: "expected an object of arguments, found \(arguments.kindName)")
+        }
+        let names = parameters.map(\.name)
+        for key in o.keys.sorted() where !names.contains(key) {
+            let suggestion = Suggest.closest(to: key, in: names).map { "; did you mean '\($0)'?" } ?? ""
+            throw FlowDecoder.Problem(path: path.appending(key), message: "\(name) has no argument '\(key)'\(suggestion)",
+                                      hint: "arguments: \(names.joined(separator: ", "))")
+        }
+        for p in parameters {
+            guard let value = o[p.name] else {
+                if p.required { throw FlowDecoder.Problem(path: path, message: "\(name) needs argument '\(p.name)'") }
+                continue
+            }
+            if case .string(let s) = value, s.contains("${") { continue }
+            let ok: Bool = switch p.kind {
+            case .string: value.stringValue != nil
+            case .integer: value.intValue != nil
+            case .number: value.doubleValue != nil
+            case .boolean: value.boolValue != nil
+            case .object: value.objectValue != nil
+            case .array: value.arrayValue != nil
+            case .any: true
+            }
+            if !ok {
+                throw FlowDecoder.Problem(path: path.appending(p.name), message: "expected \(p.kind.rawValue), found \(value.kindName)")
+            }
+        }
+    }
+}
+
+/// What a step produced: the document that `capture`, `expect` and `until` look into, and the HTTP status
+/// of its last exchange when it had one.
+public struct StepOutput: Sendable {
+    public var document: JSON
+    public var status: Int?
+
+    public init(document: JSON, status: Int? = nil) {
+        self.document = document
+        self.status = status
+    }
+}
+
+/// Operations by name. Built once at start-up and read-only afterwards.
+public struct OperationRegistry: Sendable {
+    private var operations: [String: Operation] = [:]
+
+    public init(_ operations: [Operation] = []) {
+        for op in operations { register(op) }
+    }
+
+    public mutating func register(_ op: Operation) { operations[op.name] = op }
+    public subscript(name: String) -> Operation? { operations[name] }
+    public var names: [String] { operations.keys.sorted() }
+    public var all: [Operation] { names.compactMap { operations[$0] } }
+}

@@ -1,0 +1,192 @@
+import CCurl
+import Foundation
+
+/// The production `HTTPClient`: libcurl bound directly.
+///
+/// One easy handle per transport (a flow runner owns one), so a flow's requests reuse their connection;
+/// a process-wide share handle lends connection and DNS caches to parallel runners. Transfers are blocking
+/// curl calls, so each transport runs them on its own serial dispatch queue — never on Swift's cooperative pool.
+public final class CurlTransport: HTTPClient, @unchecked Sendable {
+    // @unchecked: `handle` is only touched on `queue`, which serialises every transfer.
+    private let handle: UnsafeMutableRawPointer
+    private let queue: DispatchQueue
+
+    public init() {
+        _ = CurlGlobal.initialized
+        guard let h = curl_easy_init() else { fatalError("curl_easy_init failed: out of memory") }
+        handle = h
+        queue = DispatchQueue(label: "checkout-driver.curl")
+    }
+
+    deinit { curl_easy_cleanup(handle) }
+
+    public func send(_ request: HTTPClientRequest) async throws(TransportError) -> HTTPClientResponse {
+        let result: Result<HTTPClientResponse, TransportError> = await withCheckedContinuation { continuation in
+            queue.async { continuation.resume(returning: self.perform(request)) }
+        }
+        return try result.get()
+    }
+
+    /// Runs one transfer synchronously on the caller's thread (the transport's queue).
+    private func perform(_ request: HTTPClientRequest) -> Result<HTTPClientResponse, TransportError> {
+        let h = handle
+        // Reset clears options but keeps the live connection, so keep-alive survives across requests.
+        curl_easy_reset(h)
+        let sink = TransferSink()
+        let sinkPointer = Unmanaged.passUnretained(sink).toOpaque()
+        var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+
+        var headerList: UnsafeMutablePointer<curl_slist>? = nil
+        defer { curl_slist_free_all(headerList) }
+        for (name, value) in request.headers {
+            headerList = curl_slist_append(headerList, "\(name): \(value)")
+        }
+        // curl would add `Expect: 100-continue` to larger bodies (one round trip more) and a form
+        // content type to POSTs; the driver states every header it means to send.
+        if request.headers["Expect"] == nil { headerList = curl_slist_append(headerList, "Expect:") }
+        if request.headers["Content-Type"] == nil { headerList = curl_slist_append(headerList, "Content-Type:") }
+
+        let body = request.body ?? Data()
+        return body.withUnsafeBytes { bodyBytes -> Result<HTTPClientResponse, TransportError> in
+            errorBuffer.withUnsafeMutableBufferPointer { errorPointer in
+                ccurl_setopt_string(h, CURLOPT_URL, request.url)
+                ccurl_setopt_long(h, CURLOPT_NOSIGNAL, 1)
+                ccurl_setopt_share(h, CurlGlobal.share.handle)
+                ccurl_setopt_long(h, CURLOPT_TIMEOUT_MS, max(1, Int(request.timeout * 1000)))
+                ccurl_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(min(request.timeout, 10) * 1000)))
+                ccurl_setopt_long(h, CURLOPT_TCP_NODELAY, 1)
+                ccurl_setopt_pointer(h, CURLOPT_ERRORBUFFER, errorPointer.baseAddress)
+                ccurl_setopt_slist(h, CURLOPT_HTTPHEADER, headerList)
+                ccurl_setopt_write_function(h, curlWriteBody)
+                ccurl_setopt_pointer(h, CURLOPT_WRITEDATA, sinkPointer)
+                ccurl_setopt_header_function(h, curlWriteHeader)
+                ccurl_setopt_pointer(h, CURLOPT_HEADERDATA, sinkPointer)
+                switch request.method {
+                case "GET" where request.body == nil:
+                    ccurl_setopt_long(h, CURLOPT_HTTPGET, 1)
+                case "HEAD":
+                    ccurl_setopt_long(h, CURLOPT_NOBODY, 1)
+                default:
+                    ccurl_setopt_string(h, CURLOPT_CUSTOMREQUEST, request.method)
+                    if request.body != nil || request.method == "POST" || request.method == "PUT" || request.method == "PATCH" {
+                        ccurl_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bodyBytes.count))
+                        ccurl_setopt_pointer(h, CURLOPT_POSTFIELDS,
+                                             UnsafeMutableRawPointer(mutating: bodyBytes.baseAddress ?? UnsafeRawPointer(sinkPointer)))
+                    }
+                }
+
+                let code = curl_easy_perform(h)
+                guard code == CURLE_OK else {
+                    let detail = String(cString: errorPointer.baseAddress!)
+                    let message = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+                    return .failure(CurlTransport.classify(code, message: message, url: request.url))
+                }
+                var status = 0
+                ccurl_getinfo_long(h, CURLINFO_RESPONSE_CODE, &status)
+                var connects = 0
+                ccurl_getinfo_long(h, CURLINFO_NUM_CONNECTS, &connects)
+                return .success(HTTPClientResponse(
+                    status: status, headers: sink.headers, body: sink.body, httpVersion: sink.httpVersion,
+                    timings: CurlTransport.timings(h), reusedConnection: connects == 0))
+            }
+        }
+    }
+
+    private static func timings(_ h: UnsafeMutableRawPointer) -> PhaseTimings {
+        func seconds(_ info: CURLINFO) -> Double {
+            var v: curl_off_t = 0
+            ccurl_getinfo_off(h, info, &v)
+            return Double(v) / 1_000_000
+        }
+        let dns = seconds(CURLINFO_NAMELOOKUP_TIME_T)
+        let connect = seconds(CURLINFO_CONNECT_TIME_T)
+        let tls = seconds(CURLINFO_APPCONNECT_TIME_T)
+        let pretransfer = seconds(CURLINFO_PRETRANSFER_TIME_T)
+        let firstByte = seconds(CURLINFO_STARTTRANSFER_TIME_T)
+        let total = seconds(CURLINFO_TOTAL_TIME_T)
+        var t = PhaseTimings()
+        t.dns = dns
+        t.connect = max(0, connect - dns)
+        t.tls = tls > 0 ? max(0, tls - connect) : 0
+        t.send = max(0, pretransfer - max(connect, tls))
+        t.wait = max(0, firstByte - pretransfer)
+        t.receive = max(0, total - firstByte)
+        t.total = total
+        return t
+    }
+
+    private static func classify(_ code: CURLcode, message: String, url: String) -> TransportError {
+        switch code {
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT:
+            .unreachable("\(message) (\(url))")
+        case CURLE_OPERATION_TIMEDOUT:
+            .timedOut("\(message) (\(url))")
+        case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
+            .invalidRequest("\(message) (\(url))")
+        default:
+            .connectionLost("\(message) (\(url))")
+        }
+    }
+}
+
+/// Collects one transfer's response. Reached from C callbacks through an unretained pointer; the
+/// transfer is synchronous, so it outlives every callback.
+private final class TransferSink {
+    var body = Data()
+    var headers = HTTPHeaders()
+    var httpVersion = "HTTP/1.1"
+}
+
+private let curlWriteBody: ccurl_data_callback = { pointer, size, count, userdata in
+    let sink = Unmanaged<TransferSink>.fromOpaque(userdata!).takeUnretainedValue()
+    let n = size * count
+    if let pointer { sink.body.append(UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: n) }
+    return n
+}
+
+private let curlWriteHeader: ccurl_data_callback = { pointer, size, count, userdata in
+    let sink = Unmanaged<TransferSink>.fromOpaque(userdata!).takeUnretainedValue()
+    let n = size * count
+    guard let pointer else { return n }
+    let line = String(decoding: UnsafeRawBufferPointer(start: pointer, count: n), as: UTF8.self)
+        .trimmingCharacters(in: .whitespacesAndNewlines)
+    if line.hasPrefix("HTTP/") {
+        // A new status line (after a 100 Continue, say) starts a new header block.
+        sink.headers = HTTPHeaders()
+        sink.httpVersion = String(line.prefix { $0 != " " })
+    } else if let colon = line.firstIndex(of: ":") {
+        sink.headers.add(String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+    }
+    return n
+}
+
+/// libcurl's process-wide state: global init and the share handle that parallel runners use for
+/// their connection and DNS caches.
+enum CurlGlobal {
+    static let initialized: Bool = {
+        curl_global_init(Int(CURL_GLOBAL_ALL))
+        return true
+    }()
+    static let share = CurlShare()
+}
+
+final class CurlShare: @unchecked Sendable {
+    // @unchecked: libcurl calls the lock callbacks from many threads; the mutexes are what make it safe.
+    let handle: UnsafeMutableRawPointer
+    private let locks: [NSLock] = (0..<Int(CURL_LOCK_DATA_LAST.rawValue)).map { _ in NSLock() }
+
+    init() {
+        _ = CurlGlobal.initialized
+        handle = curl_share_init()!
+        ccurl_share_lock_data(handle, CURL_LOCK_DATA_DNS)
+        ccurl_share_lock_data(handle, CURL_LOCK_DATA_CONNECT)
+        ccurl_share_lock_data(handle, CURL_LOCK_DATA_SSL_SESSION)
+        ccurl_share_set_userdata(handle, Unmanaged.passUnretained(self).toOpaque())
+        ccurl_share_set_lock(handle) { _, data, _, user in
+            Unmanaged<CurlShare>.fromOpaque(user!).takeUnretainedValue().locks[Int(data.rawValue)].lock()
+        }
+        ccurl_share_set_unlock(handle) { _, data, user in
+            Unmanaged<CurlShare>.fromOpaque(user!).takeUnretainedValue().locks[Int(data.rawValue)].unlock()
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+@_exported import LoopbackHTTP
+
+/// A request as the driver sends it.
+public struct HTTPClientRequest: Sendable {
+    public var method: String
+    public var url: String
+    public var headers: HTTPHeaders
+    public var body: Data?
+    /// Seconds for the whole exchange; the engine lowers it to what is left of the flow's deadline.
+    public var timeout: Double
+
+    public init(method: String, url: String, headers: HTTPHeaders = [:], body: Data? = nil, timeout: Double = 30) {
+        self.method = method.uppercased()
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+    }
+}
+
+/// How long each phase of an exchange took, in seconds (libcurl's `CURLINFO_*_TIME_T`), kept for HAR.
+public struct PhaseTimings: Sendable, Equatable, Codable {
+    public var dns: Double = 0
+    public var connect: Double = 0
+    public var tls: Double = 0
+    public var send: Double = 0
+    /// Time to first byte after the request was sent.
+    public var wait: Double = 0
+    public var receive: Double = 0
+    public var total: Double = 0
+    public init() {}
+}
+
+public struct HTTPClientResponse: Sendable {
+    public var status: Int
+    public var headers: HTTPHeaders
+    public var body: Data
+    public var httpVersion: String
+    public var timings: PhaseTimings
+    /// Whether this exchange reused an already open connection.
+    public var reusedConnection: Bool
+
+    public init(status: Int, headers: HTTPHeaders = [:], body: Data = Data(), httpVersion: String = "HTTP/1.1",
+                timings: PhaseTimings = .init(), reusedConnection: Bool = false) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.httpVersion = httpVersion
+        self.timings = timings
+        self.reusedConnection = reusedConnection
+    }
+
+    public var json: JSON? { body.isEmpty ? nil : try? JSON.parse(body) }
+}
+
+/// Why an exchange produced no response.
+public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Nothing was sent: the host could not be resolved or refused the connection.
+    case unreachable(String)
+    /// The exchange exceeded its timeout; the server may or may not have acted on it.
+    case timedOut(String)
+    /// The connection broke after the request went out; the server may or may not have acted on it.
+    case connectionLost(String)
+    case invalidRequest(String)
+
+    public var description: String {
+        switch self {
+        case .unreachable(let m): "unreachable: \(m)"
+        case .timedOut(let m): "timed out: \(m)"
+        case .connectionLost(let m): "connection lost: \(m)"
+        case .invalidRequest(let m): "invalid request: \(m)"
+        }
+    }
+
+    /// A request that provably never reached the server can be retried whatever its method.
+    public var requestNeverSent: Bool { if case .unreachable = self { return true }; return false }
+}
+
+/// The one seam between the driver and the network: libcurl in production, a recording in replay.
+public protocol HTTPClient: Sendable {
+    func send(_ request: HTTPClientRequest) async throws(TransportError) -> HTTPClientResponse
+}

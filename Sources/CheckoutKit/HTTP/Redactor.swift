@@ -1,0 +1,159 @@
+import Foundation
+import Synchronization
+
+/// The one redactor. Every output path — the `-v` trace, HAR, JSON/JSONL reports, JUnit, error messages,
+/// the state file — passes what it writes through here, so a secret has exactly one place to be caught.
+///
+/// Three nets, from specific to general: header names that always carry credentials, JSON keys that
+/// always carry secrets, and the exact values of every secret the run knows (configured credentials,
+/// token contents registered when a token file is read), wherever they appear in text.
+public final class Redactor: Sendable {
+    public static let mask = "[REDACTED]"
+
+    /// Header names (lowercased) whose values are credentials.
+    static let sensitiveHeaders: Set<String> = [
+        "authorization", "proxy-authorization", "x-shared-secret", "bn-api-key", "client-key", "cookie",
+        "set-cookie", "x-api-key", "api-key", "x-auth-token",
+    ]
+
+    /// JSON object keys whose values are secrets wherever they occur.
+    static let sensitiveKeys: Set<String> = [
+        "client_secret", "clientsecret", "secret", "password", "token", "jwt", "signature", "api_key", "apikey",
+        "access_token", "refresh_token", "session_token", "sessiontoken", "cvc", "cvv", "card_number",
+        "cardnumber", "pan", "private_key", "shared_secret",
+    ]
+
+    private let secrets = Mutex<[String]>([])
+
+    public init(secrets: [String] = []) {
+        for s in secrets { register(s) }
+    }
+
+    /// Adds a value that must never be printed. Very short values are ignored: masking every "1" or
+    /// "ok" in the output would make it unreadable without protecting anything.
+    public func register(_ secret: String) {
+        let trimmed = secret.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard trimmed.count >= 6 else { return }
+        secrets.withLock { list in
+            guard !list.contains(trimmed) else { return }
+            list.append(trimmed)
+            // Longest first, so that a secret containing another is masked whole.
+            list.sort { $0.count > $1.count }
+        }
+    }
+
+    public var knownSecrets: [String] { secrets.withLock { $0 } }
+
+    /// Masks every known secret value in free text (messages, URLs, bodies that are not JSON).
+    public func text(_ input: String) -> String {
+        var out = input
+        for s in secrets.withLock({ $0 }) where out.contains(s) {
+            out = out.replacingOccurrences(of: s, with: Self.mask)
+        }
+        return maskURLCredentials(out)
+    }
+
+    public func headers(_ headers: HTTPHeaders) -> HTTPHeaders {
+        HTTPHeaders(headers.fields.map { field in
+            Self.sensitiveHeaders.contains(field.name.lowercased()) ? (field.name, Self.mask) : (field.name, text(field.value))
+        })
+    }
+
+    public func json(_ value: JSON) -> JSON {
+        switch value {
+        case .object(let o):
+            // An Apple Pay token object: its `data` and `signature` are the payment credential.
+            let isPaymentToken = o["data"] != nil && o["header"] != nil && o["version"] != nil
+            var copy: [String: JSON] = [:]
+            for (k, v) in o {
+                if Self.sensitiveKeys.contains(k.lowercased()) || (isPaymentToken && k == "data") {
+                    copy[k] = v == .null ? .null : .string(Self.mask)
+                } else {
+                    copy[k] = json(v)
+                }
+            }
+            return .object(copy)
+        case .array(let a): return .array(a.map(json))
+        case .string(let s): return .string(text(s))
+        default: return value
+        }
+    }
+
+    /// A body for display: JSON is redacted structurally, a compact JWS is opened so that its payload is
+    /// redacted (and readable), anything else is scanned as text. Binary bodies are summarised.
+    public func body(_ data: Data, contentType: String?) -> String {
+        if data.isEmpty { return "" }
+        guard let string = String(data: data, encoding: .utf8) else { return "<\(data.count) bytes of binary data>" }
+        let type = contentType?.lowercased() ?? ""
+        if type.contains("application/jose") || JWSDisplay.looksLikeCompactJWS(string) {
+            if let shown = JWSDisplay.redacted(string, redactor: self) { return shown }
+        }
+        if type.contains("json") || string.first == "{" || string.first == "[" {
+            if let parsed = try? JSON.parse(data) { return json(parsed).serialized() }
+        }
+        if type.contains("x-www-form-urlencoded") { return formBody(string) }
+        return text(string)
+    }
+
+    private func formBody(_ string: String) -> String {
+        string.split(separator: "&").map { pair in
+            let kv = pair.split(separator: "=", maxSplits: 1)
+            if kv.count == 2, Self.sensitiveKeys.contains(String(kv[0]).lowercased()) { return "\(kv[0])=\(Self.mask)" }
+            return text(String(pair))
+        }.joined(separator: "&")
+    }
+
+    /// `https://user:pass@host` → `https://user:[REDACTED]@host`.
+    private func maskURLCredentials(_ s: String) -> String {
+        guard s.contains("@"), s.contains("://") else { return s }
+        var out = ""
+        var rest = Substring(s)
+        while let scheme = rest.range(of: "://") {
+            out += rest[..<scheme.upperBound]
+            rest = rest[scheme.upperBound...]
+            let authorityEnd = rest.firstIndex { $0 == "/" || $0 == " " || $0 == "\"" || $0 == "\n" } ?? rest.endIndex
+            let authority = rest[..<authorityEnd]
+            if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
+                out += authority[...colon] + Self.mask + authority[at...]
+            } else {
+                out += authority
+            }
+            rest = rest[authorityEnd...]
+        }
+        return out + rest
+    }
+}
+
+/// Renders a compact JWS (RFC 7515) for people: protected header and payload decoded and redacted,
+/// signature masked.
+enum JWSDisplay {
+    static func looksLikeCompactJWS(_ s: String) -> Bool {
+        let parts = s.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].hasPrefix("eyJ") else { return false }
+        return parts.allSatisfy { $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" } }
+    }
+
+    static func redacted(_ s: String, redactor: Redactor) -> String? {
+        let parts = s.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let header = Base64URL.decode(String(parts[0])),
+              let payload = Base64URL.decode(String(parts[1])) else { return nil }
+        let headerText = (try? JSON.parse(header)).map { redactor.json($0).serialized() } ?? "?"
+        let payloadText = (try? JSON.parse(payload)).map { redactor.json($0).serialized() }
+            ?? redactor.text(String(decoding: payload, as: UTF8.self))
+        return "JWS \(headerText).\(payloadText).\(Redactor.mask)"
+    }
+}
+
+/// Unpadded base64url (RFC 4648 §5), as JWS uses it.
+public enum Base64URL {
+    public static func encode(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    public static func decode(_ text: String) -> Data? {
+        var s = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while s.count % 4 != 0 { s += "=" }
+        return Data(base64Encoded: s)
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// The one retry policy. A request is retried only when doing so cannot move money twice: it is
+/// idempotent by method, it carries an idempotency key (the same key on every attempt), or it provably
+/// never reached the server. Delays grow exponentially with jitter; `429` honours `Retry-After`.
+public struct RetryPolicy: Sendable, Equatable {
+    /// Total attempts, the first included.
+    public var attempts: Int
+    /// Delay before the second attempt, in seconds.
+    public var interval: Double
+    /// Factor applied to the delay after each attempt.
+    public var backoff: Double
+    public var maxDelay: Double
+    /// ± fraction of each delay drawn at random, so that parallel runners do not retry in lockstep.
+    public var jitter: Double
+
+    public init(attempts: Int = 3, interval: Double = 0.2, backoff: Double = 2, maxDelay: Double = 10, jitter: Double = 0.2) {
+        self.attempts = max(1, attempts)
+        self.interval = max(0, interval)
+        self.backoff = max(1, backoff)
+        self.maxDelay = maxDelay
+        self.jitter = min(max(jitter, 0), 1)
+    }
+
+    public static let `default` = RetryPolicy()
+    public static let never = RetryPolicy(attempts: 1)
+
+    /// Headers whose presence makes a non-idempotent request safe to repeat.
+    public static let idempotencyHeaders = ["Idempotency-Key", "Bn-Idempotency-Key"]
+    static let idempotentMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]
+    /// Statuses that say "not now" rather than "no".
+    static let transientStatuses: Set<Int> = [408, 425, 429, 500, 502, 503, 504]
+
+    public static func isSafeToRepeat(_ request: HTTPClientRequest) -> Bool {
+        idempotentMethods.contains(request.method) || idempotencyHeaders.contains { request.headers[$0] != nil }
+    }
+
+    /// Whether attempt number `attempt` (1-based) that ended in `outcome` should be followed by another.
+    public func shouldRetry(_ request: HTTPClientRequest, attempt: Int,
+                            outcome: Result<HTTPClientResponse, TransportError>) -> Bool {
+        guard attempt < attempts else { return false }
+        switch outcome {
+        case .success(let response):
+            return Self.transientStatuses.contains(response.status) && Self.isSafeToRepeat(request)
+        case .failure(let error):
+            if case .invalidRequest = error { return false }
+            return error.requestNeverSent || Self.isSafeToRepeat(request)
+        }
+    }
+
+    /// Seconds to wait after attempt number `attempt` (1-based).
+    public func delay(after attempt: Int, response: HTTPClientResponse?) -> Double {
+        if let response, let retryAfter = response.headers["Retry-After"].flatMap(Self.parseRetryAfter) {
+            return min(retryAfter, max(maxDelay, 60))
+        }
+        let base = min(interval * pow(backoff, Double(attempt - 1)), maxDelay)
+        guard jitter > 0, base > 0 else { return base }
+        return base * Double.random(in: (1 - jitter)...(1 + jitter))
+    }
+
+    /// `Retry-After` is either delta-seconds or an HTTP-date (RFC 9110 §10.2.3).
+    static func parseRetryAfter(_ value: String) -> Double? {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        if let seconds = Double(trimmed) { return max(0, seconds) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: trimmed) else { return nil }
+        return max(0, date.timeIntervalSinceNow)
+    }
+}

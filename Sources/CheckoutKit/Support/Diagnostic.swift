@@ -1,0 +1,42 @@
+/// Exit codes follow sysexits(3), as DESIGN "Command line" lists them.
+public enum ExitCode: Int32, Sendable, Codable {
+    case ok = 0
+    /// The flow ran and failed: a decline, an expectation not met.
+    case failure = 1
+    case usage = 64
+    /// Bad input data: a malformed token, flow or address file.
+    case dataError = 65
+    /// A service unreachable or timing out.
+    case unavailable = 69
+    case internalError = 70
+    case configuration = 78
+}
+
+/// The one error type that reaches the user. Everything below the command line throws it (or something
+/// that converts into it), and a single place in the CLI prints it — redacted — and exits with its code.
+public struct Diagnostic: Error, Sendable, CustomStringConvertible {
+    public var code: ExitCode
+    /// One line naming the problem.
+    public var message: String
+    /// One line naming the fix, when there is one.
+    public var hint: String?
+
+    public init(_ code: ExitCode, _ message: String, hint: String? = nil) {
+        self.code = code
+        self.message = message
+        self.hint = hint
+    }
+
+    public var description: String { hint.map { "\(message)\nhint: \($0)" } ?? message }
+
+    public static func usage(_ message: String, hint: String? = nil) -> Diagnostic { .init(.usage, message, hint: hint) }
+    public static func data(_ message: String, hint: String? = nil) -> Diagnostic { .init(.dataError, message, hint: hint) }
+    public static func configuration(_ message: String, hint: String? = nil) -> Diagnostic {
+        .init(.configuration, message, hint: hint)
+    }
+    public static func unavailable(_ message: String, hint: String? = nil) -> Diagnostic {
+        .init(.unavailable, message, hint: hint)
+    }
+    public static func failure(_ message: String, hint: String? = nil) -> Diagnostic { .init(.failure, message, hint: hint) }
+    public static func internalError(_ message: String) -> Diagnostic { .init(.internalError, message) }
+}

@@ -1,0 +1,155 @@
+import Foundation
+
+/// A JSON value. Flows, captures, templating and reports all work on this one type.
+public enum JSON: Sendable, Equatable, Hashable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSON])
+    case object([String: JSON])
+
+    public struct ParseError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Parses UTF-8 JSON text. Fragments (a bare string or number) are accepted.
+    public static func parse(_ data: Data) throws -> JSON {
+        do {
+            let any = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+            return JSON(any: any)
+        } catch {
+            let reason = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "not valid JSON"
+            throw ParseError(description: reason)
+        }
+    }
+
+    public static func parse(_ text: String) throws -> JSON { try parse(Data(text.utf8)) }
+
+    init(any: Any) {
+        switch any {
+        case is NSNull: self = .null
+        case let n as NSNumber:
+            // JSONSerialization hands booleans over as NSNumber; only theirs have the ObjC type code "c".
+            if String(cString: n.objCType) == "c" { self = .bool(n.boolValue) } else { self = .number(n.doubleValue) }
+        case let s as String: self = .string(s)
+        case let a as [Any]: self = .array(a.map(JSON.init(any:)))
+        case let o as [String: Any]: self = .object(o.mapValues(JSON.init(any:)))
+        default: self = .string(String(describing: any))
+        }
+    }
+
+    public subscript(key: String) -> JSON? {
+        if case .object(let o) = self { return o[key] }
+        return nil
+    }
+
+    public var stringValue: String? { if case .string(let s) = self { return s }; return nil }
+    public var intValue: Int? {
+        if case .number(let n) = self, n.rounded() == n, abs(n) < 9e15 { return Int(n) }
+        return nil
+    }
+    public var doubleValue: Double? { if case .number(let n) = self { return n }; return nil }
+    public var boolValue: Bool? { if case .bool(let b) = self { return b }; return nil }
+    public var objectValue: [String: JSON]? { if case .object(let o) = self { return o }; return nil }
+    public var arrayValue: [JSON]? { if case .array(let a) = self { return a }; return nil }
+
+    /// The kind of value, for error messages ("expected a string, found a number").
+    public var kindName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .number: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+
+    /// Text for templating: strings unquoted, everything else as compact JSON.
+    public var interpolationText: String {
+        if case .string(let s) = self { return s }
+        return serialized()
+    }
+
+    /// Compact JSON with sorted keys, so that output is stable from run to run.
+    public func serialized(pretty: Bool = false) -> String {
+        var out = ""
+        write(to: &out, pretty: pretty, indent: 0)
+        return out
+    }
+
+    public var data: Data { Data(serialized().utf8) }
+
+    private func write(to out: inout String, pretty: Bool, indent: Int) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .number(let n): out += JSON.format(n)
+        case .string(let s): JSON.quote(s, into: &out)
+        case .array(let a):
+            if a.isEmpty { out += "[]"; return }
+            out += "["
+            for (i, v) in a.enumerated() {
+                if i > 0 { out += "," }
+                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+                v.write(to: &out, pretty: pretty, indent: indent + 1)
+            }
+            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
+            out += "]"
+        case .object(let o):
+            if o.isEmpty { out += "{}"; return }
+            out += "{"
+            for (i, key) in o.keys.sorted().enumerated() {
+                if i > 0 { out += "," }
+                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+                JSON.quote(key, into: &out)
+                out += pretty ? ": " : ":"
+                o[key]!.write(to: &out, pretty: pretty, indent: indent + 1)
+            }
+            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
+            out += "}"
+        }
+    }
+
+    static func format(_ n: Double) -> String {
+        if n.rounded() == n, abs(n) < 1e15 { return String(Int64(n)) }
+        if !n.isFinite { return "null" }
+        return "\(n)"
+    }
+
+    static func quote(_ s: String, into out: inout String) {
+        out += "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                out += "\\u" + String(format: "%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
+    }
+}
+
+extension JSON: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
+    ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral, ExpressibleByFloatLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int) { self = .number(Double(value)) }
+    public init(floatLiteral value: Double) { self = .number(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(arrayLiteral elements: JSON...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, JSON)...) {
+        self = .object(Dictionary(elements, uniquingKeysWith: { $1 }))
+    }
+    public init(nilLiteral: ()) { self = .null }
+}
+
+extension JSON: CustomStringConvertible {
+    public var description: String { serialized() }
+}

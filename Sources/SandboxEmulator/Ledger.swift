@@ -1,0 +1,118 @@
+import Foundation
+import Synchronization
+
+/// Every money movement the emulated providers performed, in order. Tests read it to prove that no fault
+/// produced a double charge or a lost one.
+public final class Ledger: Sendable {
+    public enum Kind: String, Codable, Sendable {
+        case authorization, capture, refund, void
+    }
+
+    public struct Entry: Codable, Sendable, Equatable {
+        public var id: String
+        public var provider: String
+        public var kind: Kind
+        /// What the movement belongs to, e.g. an intent or order id.
+        public var reference: String
+        /// Minor units (cents).
+        public var amount: Int
+        public var currency: String
+        /// Encoded as ISO 8601 with milliseconds, whatever the encoder's date strategy.
+        public var at: Date
+
+        public init(id: String, provider: String, kind: Kind, reference: String, amount: Int, currency: String, at: Date) {
+            self.id = id
+            self.provider = provider
+            self.kind = kind
+            self.reference = reference
+            self.amount = amount
+            self.currency = currency
+            self.at = at
+        }
+
+        private enum CodingKeys: String, CodingKey { case id, provider, kind, reference, amount, currency, at }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            id = try c.decode(String.self, forKey: .id)
+            provider = try c.decode(String.self, forKey: .provider)
+            kind = try c.decode(Kind.self, forKey: .kind)
+            reference = try c.decode(String.self, forKey: .reference)
+            amount = try c.decode(Int.self, forKey: .amount)
+            currency = try c.decode(String.self, forKey: .currency)
+            let text = try c.decode(String.self, forKey: .at)
+            guard let date = parseTimestamp(text) else {
+                throw DecodingError.dataCorruptedError(forKey: .at, in: c, debugDescription: "not an ISO 8601 timestamp: \(text)")
+            }
+            at = date
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(id, forKey: .id)
+            try c.encode(provider, forKey: .provider)
+            try c.encode(kind, forKey: .kind)
+            try c.encode(reference, forKey: .reference)
+            try c.encode(amount, forKey: .amount)
+            try c.encode(currency, forKey: .currency)
+            try c.encode(formatTimestamp(at), forKey: .at)
+        }
+    }
+
+    private let list = Mutex<[Entry]>([])
+
+    public init() {}
+
+    /// Records a movement. The time is cut to whole milliseconds so an entry survives a JSON round trip unchanged.
+    @discardableResult
+    public func append(provider: String, kind: Kind, reference: String, amount: Int, currency: String) -> Entry {
+        let at = dateFromMilliseconds(Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+        return list.withLock { entries in
+            let entry = Entry(id: String(format: "le_%06d", entries.count + 1), provider: provider, kind: kind,
+                              reference: reference, amount: amount, currency: currency, at: at)
+            entries.append(entry)
+            return entry
+        }
+    }
+
+    public func entries() -> [Entry] { list.withLock { $0 } }
+
+    /// `{"entries":[...]}` as served by `GET /_sandbox/ledger`.
+    public func jsonData() -> Data {
+        struct Body: Encodable { var entries: [Entry] }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(Body(entries: entries()))) ?? Data(#"{"entries":[]}"#.utf8)
+    }
+}
+
+// Timestamps are whole milliseconds, built from integers the same way when created and when decoded, so a
+// ledger entry compares equal after a JSON round trip (parsing fractional text directly drifts by float error).
+
+private func dateFromMilliseconds(_ ms: Int64) -> Date {
+    Date(timeIntervalSince1970: Double(ms / 1000) + Double(ms % 1000) / 1000)
+}
+
+/// "2025-01-31T12:00:00.123Z"
+private func formatTimestamp(_ date: Date) -> String {
+    let ms = Int64((date.timeIntervalSince1970 * 1000).rounded())
+    let seconds = ms >= 0 ? ms / 1000 : (ms - 999) / 1000
+    let whole = Date(timeIntervalSince1970: Double(seconds)).formatted(Date.ISO8601FormatStyle())  // "...:00Z"
+    return String(whole.dropLast()) + String(format: ".%03dZ", Int(ms - seconds * 1000))
+}
+
+private func parseTimestamp(_ text: String) -> Date? {
+    // Split off an optional fraction: the whole seconds parse exactly, the milliseconds are added as an integer.
+    var body = Substring(text)
+    guard body.hasSuffix("Z") else { return nil }
+    body = body.dropLast()
+    var fraction: Int64 = 0
+    if let dot = body.lastIndex(of: ".") {
+        let digits = body[body.index(after: dot)...].prefix(3)
+        guard !digits.isEmpty, let value = Int64(digits.padding(toLength: 3, withPad: "0", startingAt: 0)) else { return nil }
+        fraction = value
+        body = body[..<dot]
+    }
+    guard let whole = try? Date.ISO8601FormatStyle().parse(body + "Z") else { return nil }
+    return dateFromMilliseconds(Int64(whole.timeIntervalSince1970.rounded()) * 1000 + fraction)
+}
