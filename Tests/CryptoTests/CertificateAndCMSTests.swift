@@ -1,0 +1,179 @@
+import Crypto
+import Foundation
+import Testing
+
+/// A generated root → leaf chain, as the sandbox uses for Apple Pay style fixtures.
+struct Chain {
+    static let merchantOID = "1.2.840.113635.100.6.29"  // Apple Pay leaf marker extension
+
+    let rootKey = P256PrivateKey()
+    let leafKey = P256PrivateKey()
+    let root: Certificate
+    let leaf: Certificate
+
+    init(rootName: String = "Test Root CA") throws {
+        root = try Certificate.issue(subjectCN: rootName, publicKey: rootKey.publicKey, issuer: nil,
+                                     signingKey: rootKey, isCA: true, extraExtensionOIDs: [], validDays: 30)
+        leaf = try Certificate.issue(subjectCN: "Test Leaf", publicKey: leafKey.publicKey,
+                                     issuer: (root, rootKey), signingKey: rootKey, isCA: false,
+                                     extraExtensionOIDs: [Chain.merchantOID], validDays: 10)
+    }
+}
+
+@Suite struct CertificateTests {
+    @Test func issuedChainHasExpectedFields() throws {
+        let chain = try Chain()
+        #expect(chain.root.subjectCommonName == "Test Root CA")
+        #expect(chain.leaf.subjectCommonName == "Test Leaf")
+        #expect(chain.leaf.hasExtension(oid: Chain.merchantOID))
+        #expect(!chain.root.hasExtension(oid: Chain.merchantOID))
+        #expect(chain.leaf.hasExtension(oid: "2.5.29.19"))  // basicConstraints
+        #expect(chain.leaf.p256PublicKey == chain.leafKey.publicKey)
+        #expect(chain.leaf.publicKey == .es256(chain.leafKey.publicKey))
+        let now = Date()
+        #expect(chain.leaf.notBefore < now && now < chain.leaf.notAfter)
+        #expect(abs(chain.leaf.notAfter.timeIntervalSince(now) - 10 * 86_400) < 120)
+    }
+
+    @Test func pemAndDERRoundTrip() throws {
+        let chain = try Chain()
+        let pem = chain.leaf.pemRepresentation
+        #expect(pem.hasPrefix("-----BEGIN CERTIFICATE-----"))
+        let fromPEM = try Certificate(pem: pem)
+        #expect(fromPEM == chain.leaf)
+        #expect(fromPEM.derRepresentation == chain.leaf.derRepresentation)
+        #expect(try Certificate(der: chain.leaf.derRepresentation) == chain.leaf)
+        #expect(fromPEM.hasExtension(oid: Chain.merchantOID))
+        let bundle = try Certificate.chain(pem: chain.leaf.pemRepresentation + chain.root.pemRepresentation)
+        #expect(bundle == [chain.leaf, chain.root])
+        #expect(try VerifyingKey(pem: pem) == .es256(chain.leafKey.publicKey))
+        // A corrupt second block is an error, not a silently shorter chain.
+        let corrupt = chain.leaf.pemRepresentation + "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"
+        #expect(throws: CryptoError.self) { try Certificate.chain(pem: corrupt) }
+    }
+
+    @Test func rejectsGarbageAndKeyMixUps() throws {
+        #expect(throws: CryptoError.self) { try Certificate(pem: "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n") }
+        #expect(throws: CryptoError.self) { try Certificate(der: Data([0x30, 0x00])) }
+        let chain = try Chain()
+        #expect(throws: CryptoError.self) {
+            try Certificate.issue(subjectCN: "x", publicKey: chain.leafKey.publicKey, issuer: (chain.root, chain.rootKey),
+                                  signingKey: chain.leafKey, isCA: false, extraExtensionOIDs: [], validDays: 1)
+        }
+    }
+
+    @Test func readsOpenSSLIssuedCertificates() throws {
+        let root = try Certificate(pem: OpenSSLFixture.rootPEM)
+        let leaf = try Certificate(pem: OpenSSLFixture.leafPEM)
+        #expect(root.subjectCommonName == "Fixture Root CA")
+        #expect(leaf.subjectCommonName == "Fixture Leaf")
+        #expect(leaf.hasExtension(oid: Chain.merchantOID))
+        #expect(!root.hasExtension(oid: Chain.merchantOID))
+    }
+
+    @Test func errorMessageIncludesOpenSSLReason() {
+        do {
+            _ = try P256PublicKey(spkiDER: Data([0x30, 0x03, 0x02, 0x01, 0x01]))
+            Issue.record("expected an error")
+        } catch {
+            #expect("\(error)".contains("SubjectPublicKeyInfo"))
+            #expect("\(error)".contains("error:"))  // OpenSSL's error string is carried along
+            #expect(!"\(error)".contains("\n"))
+        }
+    }
+}
+
+@Suite struct CMSTests {
+    let content = Data("{\"data\":\"payment\",\"version\":\"EC_v1\"}".utf8)
+
+    @Test func signAndVerifyDetached() throws {
+        let chain = try Chain()
+        let signature = try CMS.signDetached(content: content, signer: chain.leaf, key: chain.leafKey)
+        let signers = try CMS.verifyDetached(signature: signature, content: content, trustedRoots: [chain.root])
+        #expect(signers == [chain.leaf])
+        // At a given time inside the validity window.
+        try CMS.verifyDetached(signature: signature, content: content, trustedRoots: [chain.root],
+                               at: Date().addingTimeInterval(86_400))
+    }
+
+    @Test func intermediateTravelsInTheSignature() throws {
+        let chain = try Chain()
+        let intermediateKey = P256PrivateKey(), signerKey = P256PrivateKey()
+        let intermediate = try Certificate.issue(subjectCN: "Intermediate", publicKey: intermediateKey.publicKey,
+                                                 issuer: (chain.root, chain.rootKey), signingKey: chain.rootKey,
+                                                 isCA: true, extraExtensionOIDs: [], validDays: 10)
+        let signer = try Certificate.issue(subjectCN: "Signer", publicKey: signerKey.publicKey,
+                                           issuer: (intermediate, intermediateKey), signingKey: intermediateKey,
+                                           isCA: false, extraExtensionOIDs: [Chain.merchantOID], validDays: 5)
+        let signature = try CMS.signDetached(content: content, signer: signer, key: signerKey,
+                                             extraCertificates: [intermediate])
+        #expect(try CMS.verifyDetached(signature: signature, content: content, trustedRoots: [chain.root]) == [signer])
+        let withoutIntermediate = try CMS.signDetached(content: content, signer: signer, key: signerKey)
+        #expect(throws: CryptoError.self) {
+            try CMS.verifyDetached(signature: withoutIntermediate, content: content, trustedRoots: [chain.root])
+        }
+    }
+
+    @Test func otherRootFails() throws {
+        let chain = try Chain(), other = try Chain(rootName: "Test Root CA")  // same name, different key
+        let signature = try CMS.signDetached(content: content, signer: chain.leaf, key: chain.leafKey)
+        #expect {
+            try CMS.verifyDetached(signature: signature, content: content, trustedRoots: [other.root])
+        } throws: { error in
+            "\(error)".contains("not trusted")
+        }
+    }
+
+    @Test func changedContentFails() throws {
+        let chain = try Chain()
+        let signature = try CMS.signDetached(content: content, signer: chain.leaf, key: chain.leafKey)
+        #expect {
+            try CMS.verifyDetached(signature: signature, content: content.flippingBit(at: 3), trustedRoots: [chain.root])
+        } throws: { error in
+            "\(error)".contains("content does not match")
+        }
+    }
+
+    @Test func changedSignatureByteFails() throws {
+        let chain = try Chain()
+        let signature = try CMS.signDetached(content: content, signer: chain.leaf, key: chain.leafKey)
+        // The last bytes are inside the ECDSA signature value of the SignerInfo.
+        #expect(throws: CryptoError.self) {
+            try CMS.verifyDetached(signature: signature.flippingBit(at: signature.count - 3), content: content,
+                                   trustedRoots: [chain.root])
+        }
+        #expect(throws: CryptoError.self) {
+            try CMS.verifyDetached(signature: signature.prefix(signature.count - 1), content: content,
+                                   trustedRoots: [chain.root])
+        }
+    }
+
+    @Test func expiredAtGivenTimeFails() throws {
+        let chain = try Chain()
+        let signature = try CMS.signDetached(content: content, signer: chain.leaf, key: chain.leafKey)
+        #expect(throws: CryptoError.self) {
+            try CMS.verifyDetached(signature: signature, content: content, trustedRoots: [chain.root],
+                                   at: Date().addingTimeInterval(20 * 86_400))  // leaf is valid 10 days
+        }
+    }
+
+    @Test func signingTimeIsNow() throws {
+        let chain = try Chain()
+        let signature = try CMS.signDetached(content: content, signer: chain.leaf, key: chain.leafKey)
+        let time = try #require(CMS.signingTime(of: signature))
+        #expect(abs(time.timeIntervalSinceNow) < 60)
+        #expect(CMS.signingTime(of: Data([1, 2, 3])) == nil)
+    }
+
+    @Test func verifiesSignatureMadeByOpenSSLCommandLine() throws {
+        let root = try Certificate(pem: OpenSSLFixture.rootPEM)
+        let leaf = try Certificate(pem: OpenSSLFixture.leafPEM)
+        let signers = try CMS.verifyDetached(signature: OpenSSLFixture.signature, content: OpenSSLFixture.content,
+                                             trustedRoots: [root])
+        #expect(signers == [leaf])
+        #expect(CMS.signingTime(of: OpenSSLFixture.signature) == OpenSSLFixture.signingTime)
+        #expect(throws: CryptoError.self) {
+            try CMS.verifyDetached(signature: OpenSSLFixture.signature, content: Data("other".utf8), trustedRoots: [root])
+        }
+    }
+}
