@@ -56,7 +56,8 @@ final class Connection {
             switch server.handler(request) {
             case .respond(let response):
                 // A handler may ask to close by setting `Connection: close` itself.
-                let close = !keepAlive || response.headers["Connection"]?.lowercased() == "close"
+                let close = !keepAlive || response.headers.contains { $0.name.utf8.count == 10
+                    && $0.name.lowercased() == "connection" && $0.value.lowercased() == "close" }
                 guard writeResponse(response, head: isHead, close: close), !close else { return finish(linger: true) }
             case .reset:
                 // Linger {on, 0 s}: close() then sends RST instead of FIN, so the peer sees ECONNRESET.
@@ -151,14 +152,14 @@ final class Connection {
         position = headEnd
 
         // Framing: chunked or Content-Length, never both (a request-smuggling signal).
-        let transferEncoding = head.headers["Transfer-Encoding"]
-        let lengths = head.headers.values("Content-Length")
+        let transferEncoding = head.transferEncoding
+        let lengths = head.contentLengths
         var body: [UInt8] = []
         if let transferEncoding {
             guard lengths.isEmpty,
                   transferEncoding.split(separator: ",").last?.trimmingCharacters(in: .whitespaces).lowercased() == "chunked"
             else { throw .reject(400, "Bad Request: unsupported Transfer-Encoding") }
-            sendContinueIfExpected(head.headers)
+            sendContinueIfExpected(head.expectContinue)
             body = try readChunked(deadline)
         } else if let first = lengths.first {
             guard lengths.allSatisfy({ $0 == first }), let length = parseDecimal(first) else {
@@ -166,15 +167,14 @@ final class Connection {
             }
             guard length <= limits.maxBodyBytes else { throw .reject(413, "Content Too Large") }
             if length > 0 {
-                if buffer.count - position < length { sendContinueIfExpected(head.headers) }
+                if buffer.count - position < length { sendContinueIfExpected(head.expectContinue) }
                 while buffer.count - position < length { try more(deadline) }
                 body = Array(buffer[position..<(position + length)])
                 position += length
             }
         }
 
-        let connectionHeader = head.headers["Connection"]?.lowercased() ?? ""
-        let keepAlive = head.http11 ? !connectionHeader.contains("close") : connectionHeader.contains("keep-alive")
+        let keepAlive = head.http11 ? !head.connection.contains("close") : head.connection.contains("keep-alive")
         head.request.body = Data(body)
         head.request.indexOnConnection = index
         head.request.connectionID = id
@@ -197,8 +197,8 @@ final class Connection {
     }
 
     /// curl and others wait for `100 Continue` before sending a larger body; tell them to go ahead.
-    private func sendContinueIfExpected(_ headers: HTTPHeaders) {
-        if headers["Expect"]?.lowercased() == "100-continue" {
+    private func sendContinueIfExpected(_ expected: Bool) {
+        if expected {
             _ = sendAll(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
         }
     }
@@ -290,7 +290,12 @@ final class Connection {
 private struct ParsedHead {
     var request: HTTPRequest
     var http11: Bool
-    var headers: HTTPHeaders { request.headers }
+    // The headers the server itself acts on, picked out while parsing (avoids case-insensitive Foundation
+    // string compares per lookup on the hot path).
+    var transferEncoding: String? = nil
+    var contentLengths: [String] = []
+    var connection = ""
+    var expectContinue = false
 }
 
 /// Parses "METHOD SP target SP HTTP/1.x" and the header fields. Anything malformed is a 400.
@@ -314,6 +319,7 @@ private func parseHead(_ bytes: ArraySlice<UInt8>) throws(ReadFailure) -> Parsed
     guard version == "HTTP/1.1" || version == "HTTP/1.0" else { throw .reject(400, "Bad Request: unsupported HTTP version") }
 
     var headers = HTTPHeaders()
+    var head = ParsedHead(request: HTTPRequest(method: "", target: ""), http11: version == "HTTP/1.1")
     for line in lines[1..<(lines.count - 1)] {
         // Obsolete line folding and names with whitespace before the colon are rejected (RFC 9112 §5).
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex,
@@ -321,11 +327,24 @@ private func parseHead(_ bytes: ArraySlice<UInt8>) throws(ReadFailure) -> Parsed
         else { throw .reject(400, "Bad Request: malformed header field") }
         let value = trimmed(line[(colon + 1)...])
         guard !value.contains(0) else { throw .reject(400, "Bad Request: malformed header field") }
-        headers.add(String(decoding: line[line.startIndex..<colon], as: UTF8.self), String(decoding: value, as: UTF8.self))
+        let name = String(decoding: line[line.startIndex..<colon], as: UTF8.self)
+        let valueText = String(decoding: value, as: UTF8.self)
+        headers.add(name, valueText)
+        switch name.count {  // cheap pre-filter before lowercasing
+        case 6, 10, 14, 17:
+            switch name.lowercased() {
+            case "transfer-encoding": head.transferEncoding = head.transferEncoding.map { $0 + ", " + valueText } ?? valueText
+            case "content-length": head.contentLengths.append(valueText)
+            case "connection": head.connection += valueText.lowercased()
+            case "expect": head.expectContinue = valueText.lowercased() == "100-continue"
+            default: break
+            }
+        default: break
+        }
     }
-    let request = HTTPRequest(method: String(decoding: parts[0], as: UTF8.self),
-                              target: String(decoding: parts[1], as: UTF8.self), headers: headers)
-    return ParsedHead(request: request, http11: version == "HTTP/1.1")
+    head.request = HTTPRequest(method: String(decoding: parts[0], as: UTF8.self),
+                               target: String(decoding: parts[1], as: UTF8.self), headers: headers)
+    return head
 }
 
 /// RFC 9110 token characters (method and header names).

@@ -45,7 +45,7 @@ public final class Emulator: Sendable {
 /// A bounded log of received requests.
 final class RequestRecorder: Sendable {
     private let limit: Int
-    private let log = Mutex<[HTTPRequest]>([])
+    private let log = Locked<[HTTPRequest]>([])
 
     init(limit: Int) { self.limit = limit }
 

@@ -7,7 +7,7 @@ import Synchronization
 /// first matching request no matter which connection or thread it arrived on.
 public final class FaultInjector: Sendable {
     public let spec: FaultSpec
-    private let counters: Mutex<[Int]>
+    private let counters: Locked<[Int]>
 
     /// What to do with one request.
     public struct Decision: Sendable, Equatable {
@@ -18,7 +18,7 @@ public final class FaultInjector: Sendable {
 
     public init(_ spec: FaultSpec) {
         self.spec = spec
-        counters = Mutex(Array(repeating: 0, count: spec.rules.count))
+        counters = Locked(Array(repeating: 0, count: spec.rules.count))
     }
 
     /// Counts the request against every matching rule and combines the rules that fire on this attempt.

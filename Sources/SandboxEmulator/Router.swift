@@ -54,7 +54,7 @@ public final class Router: Sendable {
         var entries: [Entry] = []
         var hits: [Int] = []
     }
-    private let table = Mutex(Table())
+    private let table = Locked(Table())
 
     public init() {}
 

@@ -1,0 +1,345 @@
+import Foundation
+import LoopbackHTTP
+import Testing
+@testable import SandboxEmulator
+
+/// Starts an emulator for one test; callers `defer { emulator.shutdown() }`.
+private func startEmulator(_ faults: String = "") throws -> Emulator {
+    let emulator = try Emulator(faults: try FaultSpec(parsing: faults))
+    emulator.start()
+    return emulator
+}
+
+/// One request on a fresh connection, as raw bytes on the wire.
+private func call(_ emulator: Emulator, _ method: String, _ path: String, json: String? = nil,
+                  headers: [String: String] = [:]) throws -> RawClient.Response {
+    var raw = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    for (name, value) in headers { raw += "\(name): \(value)\r\n" }
+    if let json { raw += "Content-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\n\r\n\(json)" } else { raw += "\r\n" }
+    return try RawClient.request(port: emulator.port, raw)
+}
+
+private func object(_ response: RawClient.Response) -> [String: Any] {
+    (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
+}
+
+private func errorCode(_ response: RawClient.Response) -> String? {
+    (object(response)["error"] as? [String: Any])?["code"] as? String
+}
+
+private func order(_ response: RawClient.Response) -> [String: Any] {
+    object(response)["order"] as? [String: Any] ?? [:]
+}
+
+@Suite struct RouterTests {
+    @Test func paramsAttemptsAndSpecificity() {
+        let router = Router()
+        router.register([
+            Route("GET", "/things/:id") { .respond(.text(200, "id=\($0.params["id"]!) attempt=\($0.attempt)")) },
+            Route("GET", "/things/special") { _ in .respond(.text(200, "special")) },
+            Route("POST", "/things/:id/do/:what") { .respond(.text(200, "\($0.params["id"]!)-\($0.params["what"]!)")) },
+        ])
+        func text(_ reply: HTTPReply) -> String {
+            guard case .respond(let r) = reply else { return "" }
+            return String(decoding: r.body, as: UTF8.self)
+        }
+        #expect(text(router.handle(HTTPRequest(method: "GET", target: "/things/a%20b?x=1"))) == "id=a b attempt=1")
+        #expect(text(router.handle(HTTPRequest(method: "GET", target: "/things/c"))) == "id=c attempt=2")
+        #expect(text(router.handle(HTTPRequest(method: "GET", target: "/things/special"))) == "special")
+        #expect(text(router.handle(HTTPRequest(method: "POST", target: "/things/7/do/jump"))) == "7-jump")
+    }
+
+    @Test func notFoundAndMethodNotAllowed() throws {
+        let emulator = try startEmulator()
+        defer { emulator.shutdown() }
+        let missing = try call(emulator, "GET", "/x")
+        #expect(missing.status == 404)
+        #expect(missing.text == #"{"error":{"code":"route_not_found","message":"No route for GET /x","type":"invalid_request_error"}}"#)
+        let wrongMethod = try call(emulator, "DELETE", "/_sandbox/health")
+        #expect(wrongMethod.status == 405)
+        #expect(wrongMethod.header("Allow") == "GET")
+        #expect(errorCode(wrongMethod) == "method_not_allowed")
+    }
+}
+
+@Suite struct BuiltinRouteTests {
+    @Test func health() throws {
+        let emulator = try startEmulator()
+        defer { emulator.shutdown() }
+        let response = try call(emulator, "GET", "/_sandbox/health")
+        #expect(response.status == 200)
+        #expect(response.header("Content-Type") == "application/json")
+        #expect(object(response)["status"] as? String == "ok")
+        #expect(object(response)["service"] as? String == "checkout-driver sandbox emulator")
+    }
+
+    @Test func echoReportsWhatWasSent() throws {
+        let emulator = try startEmulator()
+        defer { emulator.shutdown() }
+        let response = try call(emulator, "POST", "/_sandbox/echo?q=1", json: #"{"a":[1,2]}"#, headers: ["X-Trace": "t1"])
+        let body = object(response)
+        #expect(body["method"] as? String == "POST")
+        #expect(body["path"] as? String == "/_sandbox/echo")
+        #expect((body["headers"] as? [String: String])?["x-trace"] == "t1")
+        #expect(((body["json"] as? [String: Any])?["a"] as? [Int]) == [1, 2])
+        #expect(body["body"] as? String == #"{"a":[1,2]}"#)
+        let plain = try call(emulator, "POST", "/_sandbox/echo", json: "not json")
+        #expect(object(plain)["json"] is NSNull)
+    }
+
+    @Test func ordersPollingAndIdempotentPay() throws {
+        let emulator = try startEmulator()
+        defer { emulator.shutdown() }
+        let created = try call(emulator, "POST", "/_sandbox/orders", json: #"{"amount": 1250, "currency": "eur"}"#)
+        #expect(created.status == 201)
+        let id = try #require(order(created)["id"] as? String)
+        #expect(id.hasPrefix("ord_") && id.count == 20)
+        #expect(order(created)["status"] as? String == "pending" && order(created)["currency"] as? String == "EUR")
+
+        // The third GET finds it paid.
+        let polls = try (1...3).map { _ in try call(emulator, "GET", "/_sandbox/orders/\(id)") }
+        #expect(polls.map { order($0)["status"] as? String } == ["pending", "pending", "paid"])
+        #expect(polls.map { order($0)["polls"] as? Int } == [1, 2, 3])
+
+        // A second order, paid with an idempotency key, twice: one charge, same response.
+        let second = try call(emulator, "POST", "/_sandbox/orders", json: #"{"amount": 500, "currency": "USD"}"#)
+        let secondID = try #require(order(second)["id"] as? String)
+        let pay1 = try call(emulator, "POST", "/_sandbox/orders/\(secondID)/pay", headers: ["Idempotency-Key": "k1"])
+        let pay2 = try call(emulator, "POST", "/_sandbox/orders/\(secondID)/pay", headers: ["Idempotency-Key": "k1"])
+        #expect(pay1.status == 200 && pay2.status == 200)
+        #expect(pay1.body == pay2.body)
+        #expect(pay2.header("Idempotent-Replayed") == "true")
+        #expect(emulator.ledger.entries().map(\.kind) == [.authorization, .capture])
+        #expect(emulator.ledger.entries().allSatisfy { $0.reference == secondID && $0.amount == 500 && $0.currency == "USD" })
+
+        // Without a key, a repeat is a conflict and charges nothing.
+        let pay3 = try call(emulator, "POST", "/_sandbox/orders/\(secondID)/pay")
+        #expect(pay3.status == 409 && errorCode(pay3) == "order_already_paid")
+        #expect(emulator.ledger.entries().count == 2)
+
+        let unknown = try call(emulator, "GET", "/_sandbox/orders/ord_nope")
+        #expect(unknown.status == 404 && errorCode(unknown) == "resource_missing")
+        #expect(try call(emulator, "POST", "/_sandbox/orders/ord_nope/pay").status == 404)
+    }
+
+    @Test(arguments: [
+        (#"{"currency":"EUR"}"#, "parameter_missing", "amount"),
+        (#"{"amount":100}"#, "parameter_missing", "currency"),
+        (#"{"amount":"100","currency":"EUR"}"#, "parameter_invalid", "amount"),
+        (#"{"amount":true,"currency":"EUR"}"#, "parameter_invalid", "amount"),
+        (#"{"amount":12.5,"currency":"EUR"}"#, "parameter_invalid", "amount"),
+        (#"{"amount":-1,"currency":"EUR"}"#, "parameter_invalid", "amount"),
+        (#"{"amount":100,"currency":"EURO"}"#, "parameter_invalid", "currency"),
+        ("nope", "invalid_json", nil),
+    ])
+    func invalidOrders(json: String, code: String, param: String?) throws {
+        let emulator = try startEmulator()
+        defer { emulator.shutdown() }
+        let response = try call(emulator, "POST", "/_sandbox/orders", json: json)
+        let error = object(response)["error"] as? [String: Any]
+        #expect(response.status == 400)
+        #expect(error?["type"] as? String == "invalid_request_error")
+        #expect(error?["code"] as? String == code)
+        #expect(error?["param"] as? String == param)
+    }
+
+    @Test func ledgerEndpointMatchesTheLedger() throws {
+        let emulator = try startEmulator()
+        defer { emulator.shutdown() }
+        emulator.ledger.append(provider: "bahn", kind: .authorization, reference: "pi_1", amount: 999, currency: "EUR")
+        emulator.ledger.append(provider: "bahn", kind: .refund, reference: "pi_1", amount: 100, currency: "EUR")
+        let response = try call(emulator, "GET", "/_sandbox/ledger")
+        struct Body: Decodable { var entries: [Ledger.Entry] }
+        let decoded = try JSONDecoder().decode(Body.self, from: Data(response.body))
+        #expect(decoded.entries == emulator.ledger.entries())
+        #expect(decoded.entries.map(\.kind) == [.authorization, .refund])
+        // Dates are ISO 8601 text on the wire.
+        let raw = try #require(((object(response)["entries"] as? [[String: Any]])?.first?["at"]) as? String)
+        #expect(raw.hasSuffix("Z") && raw.contains("T"))
+    }
+
+    @Test func receivedRequestsAreRecordedExactly() throws {
+        let emulator = try startEmulator()
+        defer { emulator.shutdown() }
+        _ = try call(emulator, "POST", "/_sandbox/echo?x=1", json: #"{"k":"v"}"#, headers: ["X-One": "1"])
+        let recorded = emulator.receivedRequests()
+        #expect(recorded.count == 1)
+        #expect(recorded[0].method == "POST" && recorded[0].target == "/_sandbox/echo?x=1")
+        #expect(recorded[0].headers["X-One"] == "1")
+        #expect(recorded[0].body == Data(#"{"k":"v"}"#.utf8))
+        // Binary bodies come back as base64 through the endpoint.
+        let client = try RawClient(port: emulator.port)
+        client.send(Array("POST /nowhere HTTP/1.1\r\nContent-Length: 2\r\n\r\n".utf8) + [0xFF, 0xFE])
+        _ = try client.readResponse()
+        let listed = object(try call(emulator, "GET", "/_sandbox/requests"))["requests"] as? [[String: Any]] ?? []
+        #expect(listed.count == 3)
+        #expect(listed[0]["target"] as? String == "/_sandbox/echo?x=1" && listed[0]["bodyEncoding"] as? String == "utf8")
+        #expect(listed[1]["body"] as? String == "//4=" && listed[1]["bodyEncoding"] as? String == "base64")
+    }
+
+    @Test func recorderIsBounded() {
+        let recorder = RequestRecorder(limit: 10)
+        for i in 0..<35 { recorder.record(HTTPRequest(method: "GET", target: "/\(i)")) }
+        #expect(recorder.all().map(\.target) == (25..<35).map { "/\($0)" })
+    }
+}
+
+@Suite struct FaultSpecTests {
+    @Test func parsesTheDocumentedExample() throws {
+        let spec = try FaultSpec(parsing:
+            "POST /api/payment_intents/*/confirm => drop @1; GET /_sandbox/health => status=503 @1-2; ** => latency=50ms @*")
+        #expect(spec.rules == [
+            .init(method: "POST", pattern: "/api/payment_intents/*/confirm", actions: [.drop], attempts: .only([1...1])),
+            .init(method: "GET", pattern: "/_sandbox/health", actions: [.status(503, headers: [:])], attempts: .only([1...2])),
+            .init(pattern: "**", actions: [.latency(milliseconds: 50)], attempts: .all),
+        ])
+        #expect(spec.description ==
+            "POST /api/payment_intents/*/confirm => drop @1; GET /_sandbox/health => status=503 @1-2; ** => latency=50ms @*")
+    }
+
+    @Test func parsesEveryActionAndAttemptForm() throws {
+        let spec = try FaultSpec(parsing: """
+            /a => status=429:Retry-After=1:X-Why=busy, latency=5ms @2,4 ;
+            /b/** => truncate=10 ; /c/:id => malformed @1-2,5 ; /d => reset@*;;
+            """)
+        #expect(spec.rules.count == 4)
+        #expect(spec.rules[0].actions == [.status(429, headers: ["Retry-After": "1", "X-Why": "busy"]), .latency(milliseconds: 5)])
+        #expect(spec.rules[0].attempts == .only([2...2, 4...4]))
+        #expect(spec.rules[1].actions == [.truncate(bytes: 10)] && spec.rules[1].attempts == .only([1...1]))
+        #expect(spec.rules[2].attempts == .only([1...2, 5...5]))
+        #expect(spec.rules[3].actions == [.reset] && spec.rules[3].attempts == .all)
+        #expect(try FaultSpec(parsing: "  ").rules.isEmpty)
+        #expect(spec.rules[1].matches(method: "GET", path: "/b/x/y"))
+        #expect(!spec.rules[1].matches(method: "GET", path: "/bx"))
+        #expect(spec.rules[2].matches(method: "PUT", path: "/c/42") && !spec.rules[2].matches(method: "PUT", path: "/c/42/z"))
+        #expect(FaultSpec.help.contains("status=<code>[:Header=Value]"))
+    }
+
+    @Test(arguments: [
+        ("/a drop", "missing '=>'"),
+        ("=> drop", "missing path pattern"),
+        ("GET POST /a => drop", "bad target"),
+        ("G3T /a => drop", "bad method"),
+        ("a/b => drop", "must start with '/'"),
+        ("/a/**/b => drop", "'**' may only end"),
+        ("/a =>", "missing action"),
+        ("/a => explode", "unknown action"),
+        ("/a => latency=50", "bad latency"),
+        ("/a => latency=xms", "bad latency"),
+        ("/a => status=99", "bad status"),
+        ("/a => status=abc", "bad status"),
+        ("/a => status=429:Retry-After", "bad header"),
+        ("/a => truncate=-1", "bad truncate"),
+        ("/a => reset,drop", "at most one action"),
+        ("/a => drop @0", "bad attempts"),
+        ("/a => drop @3-1", "bad attempts"),
+        ("/a => drop @x", "bad attempts"),
+        ("/a => drop @1,", "bad attempts"),
+    ])
+    func rejectsBadRules(rule: String, why: String) {
+        let error = #expect(throws: FaultSpecError.self) { try FaultSpec(parsing: "/ok => reset; \(rule)") }
+        let message = error?.message ?? ""
+        #expect(message.contains("\"\(rule)\""), "\(message)")
+        #expect(message.contains(why), "\(message)")
+        #expect(message.contains("expected \"[METHOD ] PATH => action"))
+        #expect(!message.contains("\n"))
+    }
+}
+
+@Suite struct FaultInjectionOverTheWireTests {
+    @Test func latencyDelays() throws {
+        let emulator = try startEmulator("GET /_sandbox/health => latency=500ms @*")
+        defer { emulator.shutdown() }
+        let started = Date()
+        #expect(try call(emulator, "GET", "/_sandbox/health").status == 200)
+        #expect(Date().timeIntervalSince(started) >= 0.5)
+        // Other routes are not delayed.
+        let other = Date()
+        _ = try call(emulator, "GET", "/_sandbox/ledger")
+        #expect(Date().timeIntervalSince(other) < 0.45)
+    }
+
+    @Test func statusWithRetryAfterThenSuccess() throws {
+        let emulator = try startEmulator("GET /_sandbox/health => status=429:Retry-After=1 @1-2")
+        defer { emulator.shutdown() }
+        let first = try call(emulator, "GET", "/_sandbox/health")
+        let second = try call(emulator, "GET", "/_sandbox/health")
+        let third = try call(emulator, "GET", "/_sandbox/health")
+        #expect(first.status == 429 && first.header("Retry-After") == "1")
+        #expect(errorCode(first) == "injected_fault")
+        #expect(second.status == 429)
+        #expect(third.status == 200 && object(third)["status"] as? String == "ok")
+    }
+
+    @Test func statusDoesNotRunTheHandler() throws {
+        let emulator = try startEmulator("POST /_sandbox/orders/*/pay => status=503")
+        defer { emulator.shutdown() }
+        let id = try #require(order(try call(emulator, "POST", "/_sandbox/orders", json: #"{"amount":1,"currency":"EUR"}"#))["id"] as? String)
+        #expect(try call(emulator, "POST", "/_sandbox/orders/\(id)/pay").status == 503)
+        #expect(emulator.ledger.entries().isEmpty)
+    }
+
+    @Test func resetHappensBeforeTheOperation() throws {
+        let emulator = try startEmulator("POST /_sandbox/orders/*/pay => reset @1")
+        defer { emulator.shutdown() }
+        let id = try #require(order(try call(emulator, "POST", "/_sandbox/orders", json: #"{"amount":700,"currency":"EUR"}"#))["id"] as? String)
+        #expect(throws: RawClient.Failure.reset) {
+            try call(emulator, "POST", "/_sandbox/orders/\(id)/pay", headers: ["Idempotency-Key": "a"])
+        }
+        #expect(emulator.ledger.entries().isEmpty)
+        // The retry (attempt 2) goes through and charges once.
+        #expect(try call(emulator, "POST", "/_sandbox/orders/\(id)/pay", headers: ["Idempotency-Key": "a"]).status == 200)
+        #expect(emulator.ledger.entries().count == 2)
+    }
+
+    @Test func dropCommitsThenLosesTheResponse() throws {
+        let emulator = try startEmulator("POST /_sandbox/orders/*/pay => drop")
+        defer { emulator.shutdown() }
+        let id = try #require(order(try call(emulator, "POST", "/_sandbox/orders", json: #"{"amount":700,"currency":"EUR"}"#))["id"] as? String)
+        #expect(throws: RawClient.Failure.reset) {
+            try call(emulator, "POST", "/_sandbox/orders/\(id)/pay", headers: ["Idempotency-Key": "k"])
+        }
+        // The operation happened although the client heard nothing.
+        #expect(emulator.ledger.entries().map(\.kind) == [.authorization, .capture])
+        // A retry with the same key replays instead of charging twice.
+        let retry = try call(emulator, "POST", "/_sandbox/orders/\(id)/pay", headers: ["Idempotency-Key": "k"])
+        #expect(retry.status == 200 && retry.header("Idempotent-Replayed") == "true")
+        #expect(emulator.ledger.entries().count == 2)
+    }
+
+    @Test func truncateSendsFewerBodyBytes() throws {
+        let emulator = try startEmulator("GET /_sandbox/health => truncate=5")
+        defer { emulator.shutdown() }
+        let response = try call(emulator, "GET", "/_sandbox/health")
+        #expect(response.truncated)
+        #expect(response.text == #"{"ser"#)
+        #expect(Int(response.header("Content-Length") ?? "") ?? 0 > 5)
+    }
+
+    @Test func malformedReplacesTheBody() throws {
+        let emulator = try startEmulator("POST /_sandbox/orders => malformed")
+        defer { emulator.shutdown() }
+        let response = try call(emulator, "POST", "/_sandbox/orders", json: #"{"amount":1,"currency":"EUR"}"#)
+        #expect(response.status == 201)
+        #expect((try? JSONSerialization.jsonObject(with: Data(response.body))) == nil)
+        // The handler ran: the next GET of any order would exist; the request was recorded as sent.
+        #expect(emulator.receivedRequests().count == 1)
+    }
+
+    @Test func attemptSelectionCountsPerRule() throws {
+        let emulator = try startEmulator("GET /_sandbox/health => status=503 @1-2; GET /_sandbox/ledger => status=500 @2,4")
+        defer { emulator.shutdown() }
+        let health = try (1...3).map { _ in try call(emulator, "GET", "/_sandbox/health").status }
+        let ledger = try (1...5).map { _ in try call(emulator, "GET", "/_sandbox/ledger").status }
+        #expect(health == [503, 503, 200])
+        #expect(ledger == [200, 500, 200, 500, 200])
+    }
+
+    @Test func latencyCombinesWithTheFirstDecisiveRule() {
+        let injector = FaultInjector(try! FaultSpec(parsing: "/a => status=503; ** => latency=10ms @*; /a => reset @*"))
+        let request = HTTPRequest(method: "GET", target: "/a")
+        #expect(injector.decide(request) == .init(latencyMilliseconds: 10, action: .status(503, headers: [:])))
+        #expect(injector.decide(request) == .init(latencyMilliseconds: 10, action: .reset))
+        #expect(injector.decide(HTTPRequest(method: "GET", target: "/b")) == .init(latencyMilliseconds: 10, action: nil))
+    }
+}
