@@ -59,7 +59,40 @@ public final class Redactor: Sendable {
         })
     }
 
+    /// Masks sensitive keys structurally. Values found under sensitive keys are registered as secrets
+    /// first, so that the same value is also caught where it reappears as plain text — an echoed body,
+    /// a JSON document inside a string, an error message.
     public func json(_ value: JSON) -> JSON {
+        harvest(value, underSensitiveKey: false)
+        return mask(value)
+    }
+
+    private func harvest(_ value: JSON, underSensitiveKey: Bool) {
+        switch value {
+        case .object(let o):
+            let isPaymentToken = o["data"] != nil && o["header"] != nil && o["version"] != nil
+            for (k, v) in o {
+                harvest(v, underSensitiveKey: underSensitiveKey || Self.sensitiveKeys.contains(k.lowercased()) || (isPaymentToken && k == "data"))
+            }
+        case .array(let a):
+            for v in a { harvest(v, underSensitiveKey: underSensitiveKey) }
+        case .string(let s):
+            if underSensitiveKey { register(s) }
+            if let embedded = Self.embeddedJSON(s) { harvest(embedded, underSensitiveKey: underSensitiveKey) }
+        case .number(let n) where underSensitiveKey:
+            register(JSON.format(n))
+        default:
+            break
+        }
+    }
+
+    /// A string that is itself a JSON object or array (an echoed body, an Apple Pay token passed as a string).
+    private static func embeddedJSON(_ s: String) -> JSON? {
+        guard let first = s.first, first == "{" || first == "[", s.count > 2 else { return nil }
+        return try? JSON.parse(s)
+    }
+
+    private func mask(_ value: JSON) -> JSON {
         switch value {
         case .object(let o):
             // An Apple Pay token object: its `data` and `signature` are the payment credential.
@@ -69,11 +102,11 @@ public final class Redactor: Sendable {
                 if Self.sensitiveKeys.contains(k.lowercased()) || (isPaymentToken && k == "data") {
                     copy[k] = v == .null ? .null : .string(Self.mask)
                 } else {
-                    copy[k] = json(v)
+                    copy[k] = mask(v)
                 }
             }
             return .object(copy)
-        case .array(let a): return .array(a.map(json))
+        case .array(let a): return .array(a.map(mask))
         case .string(let s): return .string(text(s))
         default: return value
         }

@@ -1,0 +1,68 @@
+import Foundation
+import SandboxEmulator
+import Testing
+
+/// Plants known secrets in the configuration and in what the service echoes back, then searches every
+/// output the driver produces — stdout, stderr, HAR, JSON, JSONL, JUnit, the state file — for them.
+@Suite struct RedactionTests {
+    static let apiKey = "bn_live_PLANTED_api_key_7f3e9c1a"
+    static let sharedSecret = "PLANTED-shared-secret-0b4d"
+    static let clientSecret = "pi_secret_PLANTED_client_secret_99"
+
+    @Test(arguments: ["text", "json", "jsonl"])
+    func noPlantedSecretReachesAnyOutput(format: String) throws {
+        let s = try Scratch()
+        let emulator = try Emulator()
+        emulator.start()
+        defer { emulator.shutdown() }
+        // The echo route sends the request back, so secrets come back in response bodies too; the second
+        // step fails on purpose so that the secret also lands in an error message and a JUnit failure.
+        let flow = try s.write("secrets.json", """
+            {"name": "secrets", "steps": [
+              {"name": "echo", "request": {"method": "POST", "url": "${env.EMULATOR_URL}/_sandbox/echo",
+                "headers": {"Bn-Api-Key": "${env.BAHN_API_KEY}", "Authorization": "Bearer ${env.BAHN_API_KEY}",
+                            "X-Shared-Secret": "${env.CENTRA_SHARED_SECRET}", "X-Note": "key=${env.BAHN_API_KEY}"},
+                "json": {"client_secret": "\(Self.clientSecret)", "note": "the key is ${env.BAHN_API_KEY}",
+                         "token": {"data": "AAAA", "signature": "BBBB", "header": {}, "version": "EC_v1"}}},
+               "capture": {"echoed_note": "json.note", "echoed_key_header": "headers.bn-api-key"}},
+              {"name": "fails", "request": {"method": "POST", "url": "${env.EMULATOR_URL}/_sandbox/echo",
+                "json": {"note": "${env.BAHN_API_KEY}"}},
+               "expect": {"equals": {"json.note": "something else"}}}
+            ]}
+            """)
+        let r = try BinaryRunner.run(
+            ["flow", "run", flow, "--env", "sandbox", "--format", format, "-v", "--record", s.path + "/out.har",
+             "--junit", s.path + "/out.xml", "--session", s.path + "/state.json"],
+            home: s.path,
+            environment: ["EMULATOR_URL": emulator.baseURL, "BAHN_API_KEY": Self.apiKey, "CENTRA_SHARED_SECRET": Self.sharedSecret])
+        #expect(r.status == 1, "\(r.all)")
+
+        // The secrets really went over the wire (so finding none in the outputs means something).
+        let wire = emulator.receivedRequests().map { String(decoding: $0.body, as: UTF8.self) + $0.headers.map { $0.value }.joined() }.joined()
+        #expect(wire.contains(Self.apiKey) && wire.contains(Self.sharedSecret) && wire.contains(Self.clientSecret))
+
+        let outputs: [(String, String)] = [
+            ("stdout", r.stdout), ("stderr", r.stderr),
+            ("HAR", try s.read("out.har")), ("JUnit", try s.read("out.xml")), ("state", try s.read("state.json")),
+        ]
+        for (name, text) in outputs {
+            for secret in [Self.apiKey, Self.sharedSecret, Self.clientSecret] {
+                #expect(!text.contains(secret), "\(name) leaks \(secret)")
+            }
+            #expect(!text.contains("Bearer bn_"), "\(name) leaks the Authorization value")
+        }
+        // Redaction masks, it does not drop: the trace still shows that the header was sent.
+        #expect(r.stderr.contains("Bn-Api-Key: [REDACTED]"))
+        #expect(try s.read("out.har").contains("[REDACTED]"))
+    }
+
+    @Test func stateFileIsOwnerOnly() throws {
+        let s = try Scratch()
+        let r = try BinaryRunner.run(["flow", "run", "emulator-orders", "--session", s.path + "/st/state.json"], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        let attributes = try FileManager.default.attributesOfItem(atPath: s.path + "/st/state.json")
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        let state = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: s.path + "/st/state.json"))) as? [String: Any])
+        #expect(((state["captures"] as? [String: Any])?["order_id"] as? String)?.hasPrefix("ord_") == true)
+    }
+}

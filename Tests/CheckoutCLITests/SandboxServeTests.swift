@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+
+/// `sandbox serve` as a process: prints its URL, serves, and stops cleanly on SIGTERM and SIGINT.
+@Suite struct SandboxServeTests {
+    @Test(arguments: [SIGTERM, SIGINT])
+    func servesUntilSignalled(signal: Int32) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BinaryRunner.binary)
+        process.arguments = ["sandbox", "serve", "--port", "0", "--faults", "GET /_sandbox/health => status=503:Retry-After=1 @1"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+
+        // The first line of stdout is the base URL.
+        var buffer = Data()
+        while !buffer.contains(0x0A) {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            buffer.append(chunk)
+        }
+        let url = try #require(String(decoding: buffer, as: UTF8.self).split(separator: "\n").first.map(String.init))
+        #expect(url.hasPrefix("http://127.0.0.1:"))
+
+        let first = try curl(url + "/_sandbox/health")
+        #expect(first.contains("HTTP/1.1 503"))  // the injected fault, first attempt only
+        #expect(first.lowercased().contains("retry-after: 1"))
+        let second = try curl(url + "/_sandbox/health")
+        #expect(second.contains("HTTP/1.1 200"))
+        #expect(second.contains("\"status\":\"ok\""))
+
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test func badFaultSpecIsAUsageError() throws {
+        let s = try Scratch()
+        let r = try BinaryRunner.run(["sandbox", "serve", "--faults", "GET /x => explode"], home: s.path)
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("--faults"))
+    }
+
+    @Test func portInUseIsReported() throws {
+        let s = try Scratch()
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: BinaryRunner.binary)
+        holder.arguments = ["sandbox", "serve"]
+        let out = Pipe()
+        holder.standardOutput = out
+        try holder.run()
+        defer { holder.terminate(); holder.waitUntilExit() }
+        let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+        let port = try #require(line.split(separator: ":").last.map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) })
+        let r = try BinaryRunner.run(["sandbox", "serve", "--port", port], home: s.path)
+        #expect(r.status == 69)
+        #expect(r.stderr.contains("in use"))
+    }
+
+    private func curl(_ url: String) throws -> String {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        p.arguments = ["-s", "-i", "--max-time", "5", url]
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        try p.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+}

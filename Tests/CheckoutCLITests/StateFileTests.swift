@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+
+/// The state file across processes: chaining, corruption, and concurrent writers.
+@Suite struct StateFileTests {
+    @Test func laterInvocationsReadWhatEarlierOnesCaptured() throws {
+        let s = try Scratch()
+        let first = try BinaryRunner.run(["flow", "run", "emulator-orders", "--session", s.path + "/state.json"], home: s.path)
+        #expect(first.status == 0, "\(first.all)")
+        let follow = try s.write("follow.json", """
+            {"name": "follow", "steps": [{"name": "echo", "request": {"method": "POST", "url": "${env.EMULATOR_URL}/_sandbox/echo",
+              "json": {"previous": "${state.captures.order_id}"}}, "expect": {"matches": {"json.previous": "^ord_"}}}]}
+            """)
+        let second = try BinaryRunner.run(["flow", "run", follow, "--session", s.path + "/state.json"], home: s.path)
+        #expect(second.status == 0, "\(second.all)")
+        let fresh = try BinaryRunner.run(["flow", "run", follow, "--session", s.path + "/other.json"], home: s.path)
+        #expect(fresh.status == 65)
+        #expect(fresh.stderr.contains("is not in the state file"))
+    }
+
+    @Test func corruptStateIsAnErrorAndIsLeftAlone() throws {
+        let s = try Scratch()
+        let path = try s.write("state.json", "{\"captures\": {\"order_id\": ")
+        let r = try BinaryRunner.run(["flow", "run", "emulator-orders", "--session", path], home: s.path)
+        #expect(r.status == 65)
+        #expect(r.stderr.contains("state file \(path) is corrupt"))
+        #expect(try s.read("state.json") == "{\"captures\": {\"order_id\": ")
+    }
+
+    @Test func concurrentProcessesNeverLoseAnUpdate() throws {
+        let s = try Scratch()
+        // Each flow captures under its own name; two processes run ten flows each at the same time.
+        // Every capture must be in the file afterwards: a lost read-modify-write would drop one.
+        var files: [[String]] = [[], []]
+        for worker in 0..<2 {
+            for i in 0..<10 {
+                let name = "w\(worker)_\(i)"
+                files[worker].append(try s.write("\(name).json", """
+                    {"name": "\(name)", "steps": [{"name": "echo", "request": {"method": "POST", "url": "${env.EMULATOR_URL}/_sandbox/echo",
+                      "json": {"v": "\(name)"}}, "capture": {"\(name)": "json.v"}}]}
+                    """))
+            }
+        }
+        let state = s.path + "/shared-state.json"
+        let home = s.path
+        let plan = files
+        let group = DispatchGroup()
+        let failures = NSLock()
+        nonisolated(unsafe) var failed: [String] = []
+        for worker in 0..<2 {
+            group.enter()
+            DispatchQueue.global().async {
+                for file in plan[worker] {
+                    let r = try? BinaryRunner.run(["flow", "run", file, "--session", state, "-q"], home: home)
+                    if r?.status != 0 { failures.withLock { failed.append(file + ": " + (r?.all ?? "did not run")) } }
+                }
+                group.leave()
+            }
+        }
+        group.wait()
+        #expect(failed.isEmpty, "\(failed)")
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: state))) as? [String: Any])
+        let captures = try #require(doc["captures"] as? [String: Any])
+        #expect(captures.count == 20, "\(captures.keys.sorted())")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: s.path).filter { $0.hasSuffix(".tmp") }
+        #expect(leftovers.isEmpty)
+    }
+}
