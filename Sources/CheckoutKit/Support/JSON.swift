@@ -13,31 +13,10 @@ public enum JSON: Sendable, Equatable, Hashable {
         public let description: String
     }
 
-    /// Parses UTF-8 JSON text. Fragments (a bare string or number) are accepted.
-    public static func parse(_ data: Data) throws -> JSON {
-        do {
-            let any = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-            return JSON(any: any)
-        } catch {
-            let reason = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "not valid JSON"
-            throw ParseError(description: reason)
-        }
-    }
+    /// Parses UTF-8 JSON text (RFC 8259). Fragments (a bare string or number) are accepted.
+    public static func parse(_ data: Data) throws(ParseError) -> JSON { try JSONParser.parse(Array(data)) }
 
-    public static func parse(_ text: String) throws -> JSON { try parse(Data(text.utf8)) }
-
-    init(any: Any) {
-        switch any {
-        case is NSNull: self = .null
-        case let n as NSNumber:
-            // JSONSerialization hands booleans over as NSNumber; only theirs have the ObjC type code "c".
-            if String(cString: n.objCType) == "c" { self = .bool(n.boolValue) } else { self = .number(n.doubleValue) }
-        case let s as String: self = .string(s)
-        case let a as [Any]: self = .array(a.map(JSON.init(any:)))
-        case let o as [String: Any]: self = .object(o.mapValues(JSON.init(any:)))
-        default: self = .string(String(describing: any))
-        }
-    }
+    public static func parse(_ text: String) throws(ParseError) -> JSON { try JSONParser.parse(Array(text.utf8)) }
 
     public subscript(key: String) -> JSON? {
         if case .object(let o) = self { return o[key] }

@@ -6,12 +6,15 @@ struct BinaryRunner {
         var status: Int32
         var stdout: String
         var stderr: String
+        /// The exact stdout bytes, for checks where a single byte matters.
+        var stdoutData: Data
         var all: String { stdout + stderr }
     }
 
     /// `CHECKOUT_DRIVER_BINARY`, else the debug build next to this package.
     static var binary: String {
         if let path = ProcessInfo.processInfo.environment["CHECKOUT_DRIVER_BINARY"], !path.isEmpty { return path }
+        // This file is <root>/Tests/CheckoutCLITests/Support/BinaryRunner.swift.
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
         return root.appendingPathComponent(".build/debug/checkout-driver").path
@@ -31,28 +34,32 @@ struct BinaryRunner {
         return env
     }
 
-    static func run(_ arguments: [String], home: String, environment extra: [String: String] = [:],
+    /// Runs the binary with `home` as its home and working directory (a fresh temporary one when nil).
+    /// Output goes through files rather than pipes: nothing can fill up and deadlock, and no reader thread is needed.
+    static func run(_ arguments: [String], home: String? = nil, environment extra: [String: String] = [:],
                     directory: String? = nil) throws -> Result {
+        let scratch = try Scratch()
+        let home = home ?? scratch.path
+        let outURL = URL(fileURLWithPath: scratch.path + "/.stdout"), errURL = URL(fileURLWithPath: scratch.path + "/.stderr")
+        try Data().write(to: outURL)
+        try Data().write(to: errURL)
+        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
         process.environment = environment(home: home, extra: extra)
         process.currentDirectoryURL = URL(fileURLWithPath: directory ?? home)
-        let out = Pipe(), err = Pipe()
+        process.standardInput = FileHandle.nullDevice
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = FileHandle.nullDevice
         try process.run()
-        // Read both pipes to the end before waiting, so a chatty child never blocks on a full pipe.
-        let group = DispatchGroup()
-        nonisolated(unsafe) var outData = Data(), errData = Data()
-        group.enter()
-        DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        errData = err.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
+        try out.close()
+        try err.close()
+        let stdoutData = try Data(contentsOf: outURL)
+        return Result(status: process.terminationStatus, stdout: String(decoding: stdoutData, as: UTF8.self),
+                      stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self), stdoutData: stdoutData)
     }
 }
 

@@ -1,0 +1,126 @@
+import CheckoutKit
+import Foundation
+import SandboxEmulator
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `checkout-driver applepay token`: a test EC_v1 token for the emulator's keys.
+enum ApplePayCommands {
+    static var spec: CommandSpec {
+        CommandSpec(name: "applepay", abstract: "Make Apple Pay test tokens for the sandbox emulator.", subcommands: [token])
+    }
+
+    static let token = CommandSpec(
+        name: "token", abstract: "Make a single-use Apple Pay EC_v1 payment token for the emulator.",
+        discussion: """
+            Makes the bytes PassKit would hand an app as PKPaymentToken.paymentData: the payment data is encrypted
+            to the payment processing key and signed with the emulator's published test PKI (a stand-in for
+            Apple's). Only the emulator (--env local, or 'sandbox serve') accepts it; a real processor will not.
+            Like a real token it is single-use: confirm it once, make a fresh one for the next payment.
+            The token goes to --out FILE (mode 0600) or stdout, byte for byte with no trailing newline, ready
+            for --token-file; a one-line summary goes to stderr.
+            """,
+        options: [
+            OptionSpec("amount", value: "N", help: "Amount in minor units (VND has none: 8000 is 8,000 ₫).", required: true),
+            OptionSpec("currency", value: "CODE", help: "ISO 4217 numeric (704) or alphabetic (VND) currency code.",
+                       default: "704"),
+            OptionSpec("merchant-id", value: "ID", help: "Merchant identifier the key is derived for.",
+                       default: TestCredentials.merchantIdentifier),
+            OptionSpec("pan", value: "DPAN", help: "Device PAN to encrypt (a Luhn-valid Visa-shaped test DPAN by default).",
+                       default: PaymentTokenMaker.testDPAN),
+            OptionSpec("recipient", value: "FILE",
+                       help: "PEM public key or certificate of the payment processing key [default: the emulator's]."),
+            OptionSpec("out", value: "FILE", help: "Write the token here (atomically, mode 0600) instead of stdout."),
+        ]
+    ) { invocation throws(Diagnostic) in
+        let settings = try GlobalSettings(invocation)
+        let amountText = invocation.string("amount") ?? ""
+        guard let amount = Int(amountText), amount > 0 else {
+            throw invocation.usage("--amount must be a positive integer in minor units (e.g. 8000), got '\(amountText)'")
+        }
+        let currency = try CurrencyCode.numeric(invocation.string("currency") ?? "704")
+        let request = PaymentTokenRequest(
+            amount: amount, currencyNumeric: currency,
+            merchantIdentifier: invocation.string("merchant-id") ?? TestCredentials.merchantIdentifier,
+            pan: invocation.string("pan") ?? PaymentTokenMaker.testDPAN)
+
+        let recipientPEM: String
+        let recipientSource: String
+        if let path = invocation.string("recipient") {
+            do {
+                recipientPEM = try String(contentsOfFile: path, encoding: .utf8)
+            } catch {
+                throw .data("cannot read --recipient \(path): \(error.localizedDescription)", hint: "check the path")
+            }
+            recipientSource = path
+        } else {
+            recipientPEM = TestCredentials.paymentProcessingPublicKeyPEM
+            recipientSource = "the emulator's payment processing key"
+        }
+        let recipient = try PaymentTokenMaker.recipientKey(pem: recipientPEM, source: recipientSource)
+        // The emulator's published test chain stands in for Apple's signing leaf and WWDR intermediate.
+        let signer = try PaymentTokenSigner(leafPEM: TestCredentials.applePayLeafCertificatePEM,
+                                            leafKeyPEM: TestCredentials.applePayLeafPrivateKeyPEM,
+                                            intermediatePEMs: [TestCredentials.applePayIntermediateCertificatePEM])
+        let made = try PaymentTokenMaker.make(request, recipient: recipient, signer: signer)
+
+        let console = Console.shared
+        if let out = invocation.string("out") {
+            try writeAtomically(made.bytes, to: out)
+            if settings.format != .text {
+                // With the token in a file, stdout is free for a machine-readable summary.
+                let summary: JSON = ["transactionId": .string(made.transactionId), "amount": .number(Double(amount)),
+                                     "currency": .string(currency), "out": .string(out)]
+                console.out(summary.serialized(pretty: settings.format == .json))
+            }
+        } else {
+            // On a terminal a final newline keeps the prompt readable; anywhere else the bytes are the token.
+            writeStdout(console.stdoutIsTerminal ? made.bytes + Data("\n".utf8) : made.bytes)
+        }
+        if settings.format == .text && !settings.quiet {
+            let alphabetic = CurrencyCode.alphabetic(forNumeric: currency).map { " (\($0))" } ?? ""
+            let destination = invocation.string("out").map { " → \($0)" } ?? ""
+            console.err("applepay token: transaction \(made.transactionId), amount \(amount), currency \(currency)\(alphabetic)\(destination)")
+        }
+        return .ok
+    }
+
+    /// Temp file in the same directory, created 0600 (never readable by others, not even briefly),
+    /// flushed, then renamed over the target: a reader sees no token or the whole token, never part of one.
+    static func writeAtomically(_ bytes: Data, to path: String) throws(Diagnostic) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let temp = (directory.isEmpty ? "." : directory)
+            + "/.\((path as NSString).lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+        func failure() -> Diagnostic {
+            .data("cannot write the token to \(path): \(String(cString: strerror(errno)))",
+                  hint: "check the directory exists and is writable")
+        }
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw failure() }
+        let written = writeAll(fd, bytes) && fsync(fd) == 0
+        close(fd)
+        guard written, rename(temp, path) == 0 else {
+            let error = failure()
+            unlink(temp)
+            throw error
+        }
+    }
+
+    private static func writeStdout(_ bytes: Data) {
+        _ = writeAll(1, bytes)
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: Data) -> Bool {
+        bytes.withUnsafeBytes { buffer -> Bool in
+            var offset = 0
+            while offset < buffer.count {
+                let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if n < 0, errno == EINTR { continue }
+                if n <= 0 { return false }
+                offset += n
+            }
+            return true
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import Foundation
+
+/// ISO 4217 currency codes. Apple Pay's decrypted payment data and Bahn's API both carry the NUMERIC code
+/// as a 3-digit string ("704"), while people think in alphabetic codes ("VND"), so options accept either.
+public enum CurrencyCode {
+    /// Alphabetic → numeric, for the currencies the sandboxes this tool drives are likely to see.
+    /// A small table on purpose: any other currency can still be given by its numeric code.
+    public static let numericByAlphabetic: [String: String] = [
+        "AUD": "036", "CAD": "124", "CHF": "756", "DKK": "208", "EUR": "978", "GBP": "826", "HKD": "344",
+        "JPY": "392", "NOK": "578", "NZD": "554", "SEK": "752", "SGD": "702", "USD": "840", "VND": "704",
+    ]
+
+    /// The 3-digit numeric code for `code`, given as a numeric code (kept as is) or a known alphabetic one.
+    public static func numeric(_ code: String) throws(Diagnostic) -> String {
+        let trimmed = code.trimmingCharacters(in: .whitespaces)
+        let allDigits = trimmed.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        if trimmed.count == 3, allDigits { return trimmed }
+        if let numeric = numericByAlphabetic[trimmed.uppercased()] { return numeric }
+        let known = numericByAlphabetic.keys.sorted().joined(separator: ", ")
+        throw .usage("unknown currency '\(code)'",
+                     hint: "give an ISO 4217 numeric code such as 704 (VND), or one of: \(known)")
+    }
+
+    /// The alphabetic code for a numeric one, when the table knows it (for summaries only).
+    public static func alphabetic(forNumeric numeric: String) -> String? {
+        numericByAlphabetic.first { $0.value == numeric }?.key
+    }
+}

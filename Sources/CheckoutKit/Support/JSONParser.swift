@@ -1,0 +1,205 @@
+/// A small RFC 8259 parser straight from UTF-8 bytes into `JSON`.
+///
+/// Foundation's JSONSerialization goes through NSDictionary/NSNumber bridging, which made parsing the
+/// largest cost of a flow step (flow files and every response body pass through here); reading bytes
+/// directly is several times faster and gives line/column positions in errors.
+struct JSONParser {
+    private let bytes: [UInt8]
+    private var index = 0
+    private var depth = 0
+
+    static func parse(_ bytes: [UInt8]) throws(JSON.ParseError) -> JSON {
+        var parser = JSONParser(bytes: bytes)
+        parser.skipWhitespace()
+        let value = try parser.value()
+        parser.skipWhitespace()
+        guard parser.index == bytes.count else { throw parser.error("unexpected text after the JSON value") }
+        return value
+    }
+
+    private init(bytes: [UInt8]) { self.bytes = bytes }
+
+    private func error(_ message: String) -> JSON.ParseError {
+        var line = 1, column = 1
+        for b in bytes[..<min(index, bytes.count)] {
+            if b == 0x0A { line += 1; column = 1 } else { column += 1 }
+        }
+        let atEnd = index >= bytes.count ? " (the text ends early — truncated?)" : ""
+        return JSON.ParseError(description: "\(message) at line \(line), column \(column)\(atEnd)")
+    }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09 {
+            index += 1
+        }
+    }
+
+    private mutating func value() throws(JSON.ParseError) -> JSON {
+        guard index < bytes.count else { throw error("expected a value") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try object()
+        case UInt8(ascii: "["): return try array()
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
+        default: throw error("unexpected character '\(Character(Unicode.Scalar(bytes[index])))'")
+        }
+    }
+
+    private mutating func literal(_ word: StaticString) throws(JSON.ParseError) {
+        let n = word.utf8CodeUnitCount
+        guard index + n <= bytes.count else { throw error("expected \(word)") }
+        for i in 0..<n where bytes[index + i] != word.utf8Start[i] { throw error("expected \(word)") }
+        index += n
+    }
+
+    private mutating func nest() throws(JSON.ParseError) {
+        depth += 1
+        if depth > 512 { throw error("nested too deeply") }
+    }
+
+    private mutating func object() throws(JSON.ParseError) -> JSON {
+        try nest()
+        defer { depth -= 1 }
+        index += 1
+        var result: [String: JSON] = [:]
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(result) }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a quoted key") }
+            let key = try string()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after a key") }
+            index += 1
+            skipWhitespace()
+            result[key] = try value()
+            skipWhitespace()
+            guard index < bytes.count else { throw error("expected ',' or '}'") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(result) }
+            throw error("expected ',' or '}'")
+        }
+    }
+
+    private mutating func array() throws(JSON.ParseError) -> JSON {
+        try nest()
+        defer { depth -= 1 }
+        index += 1
+        var result: [JSON] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(result) }
+        while true {
+            skipWhitespace()
+            result.append(try value())
+            skipWhitespace()
+            guard index < bytes.count else { throw error("expected ',' or ']'") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(result) }
+            throw error("expected ',' or ']'")
+        }
+    }
+
+    private mutating func string() throws(JSON.ParseError) -> String {
+        index += 1
+        let start = index
+        // Fast path: no escapes.
+        while index < bytes.count {
+            let b = bytes[index]
+            if b == UInt8(ascii: "\"") {
+                let s = String(validating: bytes[start..<index], as: UTF8.self)
+                index += 1
+                guard let s else { throw error("invalid UTF-8 in a string") }
+                return s
+            }
+            if b == UInt8(ascii: "\\") { break }
+            if b < 0x20 { throw error("control character in a string") }
+            index += 1
+        }
+        var out = Array(bytes[start..<index])
+        while index < bytes.count {
+            let b = bytes[index]
+            switch b {
+            case UInt8(ascii: "\""):
+                index += 1
+                guard let s = String(validating: out, as: UTF8.self) else { throw error("invalid UTF-8 in a string") }
+                return s
+            case UInt8(ascii: "\\"):
+                index += 1
+                guard index < bytes.count else { break }
+                let e = bytes[index]
+                index += 1
+                switch e {
+                case UInt8(ascii: "\""): out.append(0x22)
+                case UInt8(ascii: "\\"): out.append(0x5C)
+                case UInt8(ascii: "/"): out.append(0x2F)
+                case UInt8(ascii: "b"): out.append(0x08)
+                case UInt8(ascii: "f"): out.append(0x0C)
+                case UInt8(ascii: "n"): out.append(0x0A)
+                case UInt8(ascii: "r"): out.append(0x0D)
+                case UInt8(ascii: "t"): out.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = try hex4()
+                    if (0xD800..<0xDC00).contains(scalar), index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
+                       bytes[index + 1] == UInt8(ascii: "u") {
+                        index += 2
+                        let low = try hex4()
+                        guard (0xDC00..<0xE000).contains(low) else { throw error("invalid surrogate pair") }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    }
+                    guard let u = Unicode.Scalar(scalar) else { throw error("invalid \\u escape") }
+                    out.append(contentsOf: Array(String(Character(u)).utf8))
+                default: throw error("invalid escape '\\\(Character(Unicode.Scalar(e)))'")
+                }
+            default:
+                if b < 0x20 { throw error("control character in a string") }
+                out.append(b)
+                index += 1
+            }
+        }
+        throw error("unterminated string")
+    }
+
+    private mutating func hex4() throws(JSON.ParseError) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw error("short \\u escape") }
+        var v: UInt32 = 0
+        for _ in 0..<4 {
+            let b = bytes[index]
+            let d: UInt32
+            switch b {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): d = UInt32(b - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): d = UInt32(b - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): d = UInt32(b - UInt8(ascii: "A") + 10)
+            default: throw error("invalid \\u escape")
+            }
+            v = v * 16 + d
+            index += 1
+        }
+        return v
+    }
+
+    private mutating func number() throws(JSON.ParseError) -> JSON {
+        let start = index
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        func digits() -> Int {
+            let s = index
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            return index - s
+        }
+        guard digits() > 0 else { throw error("expected digits") }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            guard digits() > 0 else { throw error("expected digits after '.'") }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard digits() > 0 else { throw error("expected digits in the exponent") }
+        }
+        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        guard let d = Double(text) else { throw error("invalid number") }
+        return .number(d)
+    }
+}
