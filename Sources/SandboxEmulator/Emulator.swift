@@ -10,6 +10,8 @@ public final class Emulator: Sendable {
     public let faults: FaultInjector
     /// Where emulated providers deliver webhooks, if anywhere.
     public let webhookURL: String?
+    /// The Bahn PaymentIntents emulator (its webhook URL can be changed at run time).
+    public let bahn: BahnEmulator
     private let server: HTTPServer
     private let recorder: RequestRecorder
 
@@ -25,6 +27,7 @@ public final class Emulator: Sendable {
         self.ledger = Ledger()
         self.faults = injector
         self.webhookURL = webhookURL
+        self.bahn = BahnEmulator.install(on: router, ledger: ledger, webhookURL: webhookURL)
         self.recorder = recorder
         // Record first, so tests see every request, including ones a fault then swallows.
         self.server = try HTTPServer(host: host, port: port) { request in

@@ -14,6 +14,9 @@ enum SandboxCommands {
             Prints its base URL on the first line of stdout, then serves every emulated provider plus
             GET /_sandbox/health, GET /_sandbox/ledger and GET /_sandbox/requests.
 
+            SCENARIOS (magic values):
+            \(BahnEmulator.scenariosHelp)
+
             FAULT INJECTION (--faults):
             \(FaultSpec.help)
             """,
