@@ -9,17 +9,17 @@ import Testing
     }
 
     /// The secret parts of a token: none of them may be echoed anywhere but the token's own destination.
-    func secrets(of token: Data) throws -> [String] {
+    func secrets(of token: Data) async throws -> [String] {
         let object = try #require(try JSONSerialization.jsonObject(with: token) as? [String: Any])
         let header = try #require(object["header"] as? [String: String])
         return [object["data"] as? String, object["signature"] as? String, header["ephemeralPublicKey"]].compactMap { $0 }
     }
 
-    @Test func writesTheTokenToAFile() throws {
+    @Test func writesTheTokenToAFile() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let out = directory.appendingPathComponent("token.json").path
-        let result = try BinaryRunner.run(["applepay", "token", "--amount", "8000", "--currency", "VND", "--out", out])
+        let result = try await BinaryRunner.run(["applepay", "token", "--amount", "8000", "--currency", "VND", "--out", out])
         #expect(result.status == 0, "\(result.stderr)")
 
         let mode = try FileManager.default.attributesOfItem(atPath: out)[.posixPermissions] as? NSNumber
@@ -30,7 +30,7 @@ import Testing
         #expect(text.hasSuffix("\"version\":\"EC_v1\"}"))
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.contains("8000") && result.stderr.contains("704"))
-        let secrets = try secrets(of: bytes)
+        let secrets = try await secrets(of: bytes)
         #expect(secrets.count == 3)
         for secret in secrets {
             #expect(!result.stdout.contains(secret) && !result.stderr.contains(secret))
@@ -39,8 +39,8 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["token.json"])
     }
 
-    @Test func stdoutCarriesTheTokenBytesOnly() throws {
-        let result = try BinaryRunner.run(["applepay", "token", "--amount", "1500", "--currency", "USD", "-q"])
+    @Test func stdoutCarriesTheTokenBytesOnly() async throws {
+        let result = try await BinaryRunner.run(["applepay", "token", "--amount", "1500", "--currency", "USD", "-q"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.hasPrefix("{\"data\":\""))
         #expect(result.stdoutData.last == UInt8(ascii: "}"))
@@ -48,22 +48,22 @@ import Testing
         #expect(result.stderr.isEmpty)
     }
 
-    @Test func negativeAmountIsAUsageError() throws {
-        let result = try BinaryRunner.run(["applepay", "token", "--amount", "-5"])
+    @Test func negativeAmountIsAUsageError() async throws {
+        let result = try await BinaryRunner.run(["applepay", "token", "--amount", "-5"])
         #expect(result.status == 64)
         #expect(result.stderr.contains("--amount must be a positive integer"))
         #expect(result.stdout.isEmpty)
     }
 
-    @Test func unknownCurrencyIsAUsageError() throws {
-        let result = try BinaryRunner.run(["applepay", "token", "--amount", "100", "--currency", "XYZ"])
+    @Test func unknownCurrencyIsAUsageError() async throws {
+        let result = try await BinaryRunner.run(["applepay", "token", "--amount", "100", "--currency", "XYZ"])
         #expect(result.status == 64)
         #expect(result.stderr.contains("unknown currency 'XYZ'"))
         #expect(result.stderr.contains("704"))
     }
 
-    @Test func missingAmountIsAUsageError() throws {
-        let result = try BinaryRunner.run(["applepay", "token"])
+    @Test func missingAmountIsAUsageError() async throws {
+        let result = try await BinaryRunner.run(["applepay", "token"])
         #expect(result.status == 64)
         #expect(result.stderr.contains("--amount"))
     }

@@ -3,17 +3,17 @@ import Testing
 
 /// The command line as a user meets it: help, version, parsing errors and exit codes, through the built binary.
 @Suite struct CommandLineTests {
-    @Test func versionPrintsNameAndVersion() throws {
+    @Test func versionPrintsNameAndVersion() async throws {
         let s = try Scratch()
-        let r = try BinaryRunner.run(["--version"], home: s.path)
+        let r = try await BinaryRunner.run(["--version"], home: s.path)
         #expect(r.status == 0)
         #expect(r.stdout.hasPrefix("checkout-driver "))
     }
 
     @Test(arguments: [[], ["--help"], ["flow", "--help"], ["flow", "run", "--help"], ["sandbox", "serve", "-h"], ["help-me", "--help"]])
-    func helpAtEveryLevel(_ args: [String]) throws {
+    func helpAtEveryLevel(_ args: [String]) async throws {
         let s = try Scratch()
-        let r = try BinaryRunner.run(args, home: s.path)
+        let r = try await BinaryRunner.run(args, home: s.path)
         if args.first == "help-me" {
             // An unknown command is a usage error even when --help follows it.
             #expect(r.status == 64)
@@ -24,85 +24,85 @@ import Testing
         #expect(r.stdout.contains("--format FORMAT"))
     }
 
-    @Test func commandHelpListsItsOwnOptionsAndDefaults() throws {
+    @Test func commandHelpListsItsOwnOptionsAndDefaults() async throws {
         let s = try Scratch()
-        let r = try BinaryRunner.run(["sandbox", "serve", "--help"], home: s.path)
+        let r = try await BinaryRunner.run(["sandbox", "serve", "--help"], home: s.path)
         #expect(r.stdout.contains("--port N"))
         #expect(r.stdout.contains("[default: 127.0.0.1]"))
         #expect(r.stdout.contains("latency"))  // the fault grammar comes from the emulator's own help text
     }
 
-    @Test func unknownOptionSuggestsTheClosestOne() throws {
+    @Test func unknownOptionSuggestsTheClosestOne() async throws {
         let s = try Scratch()
-        let r = try BinaryRunner.run(["flow", "run", "emulator-orders", "--fromat", "json"], home: s.path)
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--fromat", "json"], home: s.path)
         #expect(r.status == 64)
         #expect(r.stderr.contains("unknown option '--fromat'; did you mean '--format'?"))
         #expect(r.stdout.isEmpty)
     }
 
-    @Test func unknownCommandSuggestsTheClosestOne() throws {
+    @Test func unknownCommandSuggestsTheClosestOne() async throws {
         let s = try Scratch()
-        let r = try BinaryRunner.run(["flwo", "list"], home: s.path)
+        let r = try await BinaryRunner.run(["flwo", "list"], home: s.path)
         #expect(r.status == 64)
         #expect(r.stderr.contains("unknown command 'flwo'"))
         #expect(r.stderr.contains("did you mean 'flow'?"))
     }
 
-    @Test func invalidChoiceIsRejectedWithTheChoices() throws {
+    @Test func invalidChoiceIsRejectedWithTheChoices() async throws {
         let s = try Scratch()
-        let r = try BinaryRunner.run(["flow", "list", "--format=yaml"], home: s.path)
+        let r = try await BinaryRunner.run(["flow", "list", "--format=yaml"], home: s.path)
         #expect(r.status == 64)
         #expect(r.stderr.contains("invalid value 'yaml' for --format"))
         #expect(r.stderr.contains("text, json, jsonl"))
     }
 
-    @Test func bothOptionSpellingsWork() throws {
+    @Test func bothOptionSpellingsWork() async throws {
         let s = try Scratch()
-        let a = try BinaryRunner.run(["flow", "list", "--format", "json"], home: s.path)
-        let b = try BinaryRunner.run(["--format=json", "flow", "list"], home: s.path)
+        let a = try await BinaryRunner.run(["flow", "list", "--format", "json"], home: s.path)
+        let b = try await BinaryRunner.run(["--format=json", "flow", "list"], home: s.path)
         #expect(a.status == 0 && b.status == 0)
         #expect(a.stdout == b.stdout)
         #expect(a.stdout.contains("\"emulator-orders\""))
     }
 
-    @Test func missingArgumentAndMissingValueAreUsageErrors() throws {
+    @Test func missingArgumentAndMissingValueAreUsageErrors() async throws {
         let s = try Scratch()
-        let a = try BinaryRunner.run(["flow", "run"], home: s.path)
+        let a = try await BinaryRunner.run(["flow", "run"], home: s.path)
         #expect(a.status == 64)
         #expect(a.stderr.contains("missing argument NAME|FILE"))
-        let b = try BinaryRunner.run(["flow", "run", "emulator-orders", "--timeout"], home: s.path)
+        let b = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--timeout"], home: s.path)
         #expect(b.status == 64)
         #expect(b.stderr.contains("--timeout needs a value"))
-        let c = try BinaryRunner.run(["flow", "run", "emulator-orders", "--timeout", "soon"], home: s.path)
+        let c = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--timeout", "soon"], home: s.path)
         #expect(c.status == 64)
         #expect(c.stderr.contains("--timeout expects a duration"))
     }
 
-    @Test func doubleDashEndsOptions() throws {
+    @Test func doubleDashEndsOptions() async throws {
         let s = try Scratch()
         // After `--`, "--odd.json" is a file name, not an option: the error is about the missing file.
-        let r = try BinaryRunner.run(["flow", "run", "--", "--odd.json"], home: s.path)
+        let r = try await BinaryRunner.run(["flow", "run", "--", "--odd.json"], home: s.path)
         #expect(r.status == 65)
         #expect(r.stderr.contains("cannot read flow file --odd.json"))
     }
 
-    @Test func groupWithoutSubcommandIsAUsageError() throws {
+    @Test func groupWithoutSubcommandIsAUsageError() async throws {
         let s = try Scratch()
-        let r = try BinaryRunner.run(["flow"], home: s.path)
+        let r = try await BinaryRunner.run(["flow"], home: s.path)
         #expect(r.status == 64)
         #expect(r.stderr.contains("needs a subcommand: run, list, validate"))
     }
 
-    @Test func unknownBuiltinFlowSuggestsOne() throws {
+    @Test func unknownBuiltinFlowSuggestsOne() async throws {
         let s = try Scratch()
-        let r = try BinaryRunner.run(["flow", "run", "emulator-order"], home: s.path)
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-order"], home: s.path)
         #expect(r.status == 64)
         #expect(r.stderr.contains("did you mean 'emulator-orders'?"))
     }
 
-    @Test func flowListNamesTheBuiltins() throws {
+    @Test func flowListNamesTheBuiltins() async throws {
         let s = try Scratch()
-        let r = try BinaryRunner.run(["flow", "list"], home: s.path)
+        let r = try await BinaryRunner.run(["flow", "list"], home: s.path)
         #expect(r.status == 0)
         #expect(r.stdout.contains("emulator-orders"))
     }

@@ -7,9 +7,9 @@ import Testing
 
 /// `flow run` end to end: the built binary against a real emulator.
 @Suite struct FlowRunTests {
-    @Test func builtinFlowPassesOnTheEmbeddedEmulator() throws {
+    @Test func builtinFlowPassesOnTheEmbeddedEmulator() async throws {
         let s = try Scratch()
-        let r = try BinaryRunner.run(["flow", "run", "emulator-orders"], home: s.path)
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders"], home: s.path)
         #expect(r.status == 0, "\(r.all)")
         #expect(r.stderr.contains("environment: local (embedded emulator at http://127.0.0.1:"))
         for step in ["health", "create-order", "pay", "await-paid", "finally ledger"] {
@@ -18,9 +18,9 @@ import Testing
         #expect(r.stdout.contains("passed: emulator-orders, 5 steps"))
     }
 
-    @Test func jsonFormatIsOneDocumentWithTheEnvironment() throws {
+    @Test func jsonFormatIsOneDocumentWithTheEnvironment() async throws {
         let s = try Scratch()
-        let r = try BinaryRunner.run(["flow", "run", "emulator-orders", "--format", "json"], home: s.path)
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--format", "json"], home: s.path)
         #expect(r.status == 0, "\(r.all)")
         let doc = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         #expect(doc["environment"] as? String == "local")
@@ -30,9 +30,9 @@ import Testing
         #expect(!r.stderr.contains("environment:"))  // JSON mode: the field replaces the stderr line
     }
 
-    @Test func jsonLinesIsOneEventPerLine() throws {
+    @Test func jsonLinesIsOneEventPerLine() async throws {
         let s = try Scratch()
-        let r = try BinaryRunner.run(["flow", "run", "emulator-orders", "--format", "jsonl"], home: s.path)
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--format", "jsonl"], home: s.path)
         #expect(r.status == 0, "\(r.all)")
         let lines = r.stdout.split(separator: "\n")
         let events = try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
@@ -43,7 +43,7 @@ import Testing
         #expect(events.filter { $0["event"] as? String == "step_finished" }.count == 5)
     }
 
-    @Test func failingExpectationExitsOneAndStillRunsFinally() throws {
+    @Test func failingExpectationExitsOneAndStillRunsFinally() async throws {
         let s = try Scratch()
         let flow = try s.write("fail.json", """
             {"name": "fail", "steps": [
@@ -51,28 +51,28 @@ import Testing
               {"name": "never", "request": {"url": "${env.EMULATOR_URL}/_sandbox/health"}}
             ], "finally": [{"name": "cleanup", "request": {"url": "${env.EMULATOR_URL}/_sandbox/health"}}]}
             """)
-        let r = try BinaryRunner.run(["flow", "run", flow], home: s.path)
+        let r = try await BinaryRunner.run(["flow", "run", flow], home: s.path)
         #expect(r.status == 1)
         #expect(r.stderr.contains("error: step 'health': expected $.status to equal \"down\", found \"ok\""))
         #expect(r.stdout.contains("- never  skipped"))
         #expect(r.stdout.contains("✓ finally cleanup"))
     }
 
-    @Test func malformedFlowFileNamesTheJSONPath() throws {
+    @Test func malformedFlowFileNamesTheJSONPath() async throws {
         let s = try Scratch()
         let flow = try s.write("bad.json", """
             {"name": "bad", "steps": [{"name": "a", "request": {"url": "http://x"}, "expect": {"status": "200"}}]}
             """)
-        let r = try BinaryRunner.run(["flow", "run", flow], home: s.path)
+        let r = try await BinaryRunner.run(["flow", "run", flow], home: s.path)
         #expect(r.status == 65)
         #expect(r.stderr.contains("$.steps[0].expect.status: expected a status code"))
         let notJSON = try s.write("nojson.json", "{name: bad")
-        let r2 = try BinaryRunner.run(["flow", "validate", notJSON], home: s.path)
+        let r2 = try await BinaryRunner.run(["flow", "validate", notJSON], home: s.path)
         #expect(r2.status == 65)
         #expect(r2.stderr.contains("not valid JSON"))
     }
 
-    @Test func missingCredentialStopsBeforeAnyRequestWithExit78() throws {
+    @Test func missingCredentialStopsBeforeAnyRequestWithExit78() async throws {
         let s = try Scratch()
         let emulator = try Emulator()
         emulator.start()
@@ -83,67 +83,67 @@ import Testing
               {"name": "second", "request": {"url": "\(emulator.baseURL)/_sandbox/echo", "headers": {"Bn-Api-Key": "${env.BAHN_API_KEY}"}}}
             ]}
             """)
-        let r = try BinaryRunner.run(["flow", "run", flow, "--env", "sandbox"], home: s.path)
+        let r = try await BinaryRunner.run(["flow", "run", flow, "--env", "sandbox"], home: s.path)
         #expect(r.status == 78)
         #expect(r.stderr.contains("BAHN_API_KEY is not set for environment 'sandbox'"))
         #expect(r.stderr.contains("environment: sandbox"))
         #expect(emulator.receivedRequests().isEmpty)  // not even the first step's request
     }
 
-    @Test func unreachableServiceExits69() throws {
+    @Test func unreachableServiceExits69() async throws {
         let s = try Scratch()
-        let r = try BinaryRunner.run(["flow", "run", "emulator-orders", "--env", "sandbox", "--timeout", "2"], home: s.path,
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--env", "sandbox", "--timeout", "2"], home: s.path,
                                      environment: ["EMULATOR_URL": "http://127.0.0.1:9"])
         #expect(r.status == 69)
         #expect(r.stderr.contains("cannot connect"))
     }
 
-    @Test func deadlineExits69() throws {
+    @Test func deadlineExits69() async throws {
         let s = try Scratch()
         let emulator = try Emulator(faults: FaultSpec(parsing: "GET /_sandbox/health => latency=1500ms @*"))
         emulator.start()
         defer { emulator.shutdown() }
         let start = Date()
-        let r = try BinaryRunner.run(["flow", "run", "emulator-orders", "--env", "sandbox", "--deadline", "300ms"], home: s.path,
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--env", "sandbox", "--deadline", "300ms"], home: s.path,
                                      environment: ["EMULATOR_URL": emulator.baseURL])
         #expect(r.status == 69)
         #expect(r.stderr.contains("deadline of 0.3s passed during step 'health'"))
         #expect(Date().timeIntervalSince(start) < 1.4)
     }
 
-    @Test func dotEnvAndProfilesConfigureSandbox() throws {
+    @Test func dotEnvAndProfilesConfigureSandbox() async throws {
         let s = try Scratch()
         let emulator = try Emulator()
         emulator.start()
         defer { emulator.shutdown() }
         // .env in the working directory
         try s.write(".env", "# test\nexport EMULATOR_URL=\"\(emulator.baseURL)\"\n")
-        let a = try BinaryRunner.run(["flow", "run", "emulator-orders", "--env", "sandbox"], home: s.path)
+        let a = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--env", "sandbox"], home: s.path)
         #expect(a.status == 0, "\(a.all)")
         // a named profile from --config
         let other = try Scratch()
         let config = try other.write("config.json", """
             {"profiles": {"staging": {"environment": "sandbox", "variables": {"EMULATOR_URL": "\(emulator.baseURL)"}}}}
             """)
-        let b = try BinaryRunner.run(["flow", "run", "emulator-orders", "--env", "staging", "--config", config, "--format", "json"],
+        let b = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--env", "staging", "--config", config, "--format", "json"],
                                      home: other.path)
         #expect(b.status == 0, "\(b.all)")
         #expect(b.stdout.contains("\"environment\": \"staging\""))
-        let d = try BinaryRunner.run(["flow", "run", "emulator-orders", "--env", "stagign", "--config", config], home: other.path)
+        let d = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--env", "stagign", "--config", config], home: other.path)
         #expect(d.status == 64)
         #expect(d.stderr.contains("did you mean 'staging'?"))
-        let e = try BinaryRunner.run(["flow", "run", "emulator-orders"], home: other.path,
+        let e = try await BinaryRunner.run(["flow", "run", "emulator-orders"], home: other.path,
                                      environment: ["CHECKOUT_DRIVER_ENV": "nowhere"])
         #expect(e.status == 64)
         try other.write(".env", "THIS IS NOT AN ASSIGNMENT\n")
-        let f = try BinaryRunner.run(["flow", "run", "emulator-orders"], home: other.path)
+        let f = try await BinaryRunner.run(["flow", "run", "emulator-orders"], home: other.path)
         #expect(f.status == 65)
         #expect(f.stderr.contains(".env:1: expected KEY=value"))
     }
 
-    @Test func junitAndHARParseBackWithTheirRequiredFields() throws {
+    @Test func junitAndHARParseBackWithTheirRequiredFields() async throws {
         let s = try Scratch()
-        let r = try BinaryRunner.run(["flow", "run", "emulator-orders", "--junit", s.path + "/report.xml", "--record", s.path + "/run.har"],
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--junit", s.path + "/report.xml", "--record", s.path + "/run.har"],
                                      home: s.path)
         #expect(r.status == 0, "\(r.all)")
 
@@ -179,12 +179,12 @@ import Testing
         }
     }
 
-    @Test func failureIsReportedInJUnit() throws {
+    @Test func failureIsReportedInJUnit() async throws {
         let s = try Scratch()
         let flow = try s.write("fail.json", """
             {"name": "fail", "steps": [{"name": "nope", "request": {"url": "${env.EMULATOR_URL}/_sandbox/nowhere"}}]}
             """)
-        let r = try BinaryRunner.run(["flow", "run", flow, "--junit", s.path + "/j.xml"], home: s.path)
+        let r = try await BinaryRunner.run(["flow", "run", flow, "--junit", s.path + "/j.xml"], home: s.path)
         #expect(r.status == 1)
         let xml = try XMLDocument(contentsOf: URL(fileURLWithPath: s.path + "/j.xml"))
         let failure = try #require(try xml.nodes(forXPath: "//testcase[@name='nope']/failure").first as? XMLElement)

@@ -10,7 +10,7 @@ import Testing
     static let clientSecret = "pi_secret_PLANTED_client_secret_99"
 
     @Test(arguments: ["text", "json", "jsonl"])
-    func noPlantedSecretReachesAnyOutput(format: String) throws {
+    func noPlantedSecretReachesAnyOutput(format: String) async throws {
         let s = try Scratch()
         let emulator = try Emulator()
         emulator.start()
@@ -30,7 +30,7 @@ import Testing
                "expect": {"equals": {"json.note": "something else"}}}
             ]}
             """)
-        let r = try BinaryRunner.run(
+        let r = try await BinaryRunner.run(
             ["flow", "run", flow, "--env", "sandbox", "--format", format, "-v", "--record", s.path + "/out.har",
              "--junit", s.path + "/out.xml", "--session", s.path + "/state.json"],
             home: s.path,
@@ -56,9 +56,9 @@ import Testing
         #expect(try s.read("out.har").contains("[REDACTED]"))
     }
 
-    @Test func stateFileIsOwnerOnly() throws {
+    @Test func stateFileIsOwnerOnly() async throws {
         let s = try Scratch()
-        let r = try BinaryRunner.run(["flow", "run", "emulator-orders", "--session", s.path + "/st/state.json"], home: s.path)
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--session", s.path + "/st/state.json"], home: s.path)
         #expect(r.status == 0, "\(r.all)")
         let attributes = try FileManager.default.attributesOfItem(atPath: s.path + "/st/state.json")
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)

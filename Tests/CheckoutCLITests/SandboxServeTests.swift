@@ -4,7 +4,7 @@ import Testing
 /// `sandbox serve` as a process: prints its URL, serves, and stops cleanly on SIGTERM and SIGINT.
 @Suite struct SandboxServeTests {
     @Test(arguments: [SIGTERM, SIGINT])
-    func servesUntilSignalled(signal: Int32) throws {
+    func servesUntilSignalled(signal: Int32) async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BinaryRunner.binary)
         process.arguments = ["sandbox", "serve", "--port", "0", "--faults", "GET /_sandbox/health => status=503:Retry-After=1 @1"]
@@ -36,14 +36,14 @@ import Testing
         #expect(process.terminationStatus == 0)
     }
 
-    @Test func badFaultSpecIsAUsageError() throws {
+    @Test func badFaultSpecIsAUsageError() async throws {
         let s = try Scratch()
-        let r = try BinaryRunner.run(["sandbox", "serve", "--faults", "GET /x => explode"], home: s.path)
+        let r = try await BinaryRunner.run(["sandbox", "serve", "--faults", "GET /x => explode"], home: s.path)
         #expect(r.status == 64)
         #expect(r.stderr.contains("--faults"))
     }
 
-    @Test func portInUseIsReported() throws {
+    @Test func portInUseIsReported() async throws {
         let s = try Scratch()
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: BinaryRunner.binary)
@@ -54,7 +54,7 @@ import Testing
         defer { holder.terminate(); holder.waitUntilExit() }
         let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
         let port = try #require(line.split(separator: ":").last.map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) })
-        let r = try BinaryRunner.run(["sandbox", "serve", "--port", port], home: s.path)
+        let r = try await BinaryRunner.run(["sandbox", "serve", "--port", port], home: s.path)
         #expect(r.status == 69)
         #expect(r.stderr.contains("in use"))
     }

@@ -3,31 +3,31 @@ import Testing
 
 /// The state file across processes: chaining, corruption, and concurrent writers.
 @Suite struct StateFileTests {
-    @Test func laterInvocationsReadWhatEarlierOnesCaptured() throws {
+    @Test func laterInvocationsReadWhatEarlierOnesCaptured() async throws {
         let s = try Scratch()
-        let first = try BinaryRunner.run(["flow", "run", "emulator-orders", "--session", s.path + "/state.json"], home: s.path)
+        let first = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--session", s.path + "/state.json"], home: s.path)
         #expect(first.status == 0, "\(first.all)")
         let follow = try s.write("follow.json", """
             {"name": "follow", "steps": [{"name": "echo", "request": {"method": "POST", "url": "${env.EMULATOR_URL}/_sandbox/echo",
               "json": {"previous": "${state.captures.order_id}"}}, "expect": {"matches": {"json.previous": "^ord_"}}}]}
             """)
-        let second = try BinaryRunner.run(["flow", "run", follow, "--session", s.path + "/state.json"], home: s.path)
+        let second = try await BinaryRunner.run(["flow", "run", follow, "--session", s.path + "/state.json"], home: s.path)
         #expect(second.status == 0, "\(second.all)")
-        let fresh = try BinaryRunner.run(["flow", "run", follow, "--session", s.path + "/other.json"], home: s.path)
+        let fresh = try await BinaryRunner.run(["flow", "run", follow, "--session", s.path + "/other.json"], home: s.path)
         #expect(fresh.status == 65)
         #expect(fresh.stderr.contains("is not in the state file"))
     }
 
-    @Test func corruptStateIsAnErrorAndIsLeftAlone() throws {
+    @Test func corruptStateIsAnErrorAndIsLeftAlone() async throws {
         let s = try Scratch()
         let path = try s.write("state.json", "{\"captures\": {\"order_id\": ")
-        let r = try BinaryRunner.run(["flow", "run", "emulator-orders", "--session", path], home: s.path)
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--session", path], home: s.path)
         #expect(r.status == 65)
         #expect(r.stderr.contains("state file \(path) is corrupt"))
         #expect(try s.read("state.json") == "{\"captures\": {\"order_id\": ")
     }
 
-    @Test func concurrentProcessesNeverLoseAnUpdate() throws {
+    @Test func concurrentProcessesNeverLoseAnUpdate() async throws {
         let s = try Scratch()
         // Each flow captures under its own name; two processes run ten flows each at the same time.
         // Every capture must be in the file afterwards: a lost read-modify-write would drop one.
@@ -51,7 +51,7 @@ import Testing
             group.enter()
             DispatchQueue.global().async {
                 for file in plan[worker] {
-                    let r = try? BinaryRunner.run(["flow", "run", file, "--session", state, "-q"], home: home)
+                    let r = try? BinaryRunner.runBlocking(["flow", "run", file, "--session", state, "-q"], home: home)
                     if r?.status != 0 { failures.withLock { failed.append(file + ": " + (r?.all ?? "did not run")) } }
                 }
                 group.leave()

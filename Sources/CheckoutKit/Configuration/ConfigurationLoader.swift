@@ -72,7 +72,9 @@ enum DotEnv {
 
     static func parse(_ text: String, source: String) throws(Diagnostic) -> [String: String] {
         var out: [String: String] = [:]
-        for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // `\.isNewline`, not "\n": Swift reads "\r\n" as one Character, so a file with Windows line endings
+        // would otherwise be one long line.
+        for (number, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             var line = raw.trimmingCharacters(in: .whitespaces)
             if line.hasSuffix("\r") { line.removeLast() }
             if line.isEmpty || line.hasPrefix("#") { continue }
@@ -86,8 +88,11 @@ enum DotEnv {
                 throw .data("\(source):\(number + 1): '\(key)' is not a variable name")
             }
             var value = line[line.index(after: eq)...].trimmingCharacters(in: .whitespaces)
-            if value.count >= 2, let q = value.first, q == "\"" || q == "'", value.last == q {
-                value = String(value.dropFirst().dropLast())
+            // A quoted value may be followed by a comment: `KEY="value" # note`.
+            if value.count >= 2, let q = value.first, q == "\"" || q == "'", let close = value.lastIndex(of: q),
+               close > value.startIndex,
+               value[value.index(after: close)...].trimmingCharacters(in: .whitespaces).first.map({ $0 == "#" }) ?? true {
+                value = String(value[value.index(after: value.startIndex)..<close])
                 if q == "\"" { value = value.replacingOccurrences(of: "\\n", with: "\n") }
             } else if let hash = value.range(of: " #") {
                 value = value[..<hash.lowerBound].trimmingCharacters(in: .whitespaces)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// `${…}` templating in flow strings.
 ///
@@ -25,34 +26,47 @@ public enum Template {
     }
 
     /// Splits a string into literal text and references. `$${` escapes a literal `${`.
+    /// Scans UTF-8 bytes: this runs for every string of every step, so it stays off Foundation's string search.
     public static func parse(_ text: String) throws(SyntaxError) -> [Segment] {
-        guard text.contains("${") else { return [.literal(text)] }
+        if let cached = cache.withLock({ $0[text] }) { return cached }
+        let segments = try scan(text)
+        cache.withLock { if $0.count < 10_000 { $0[text] = segments } }
+        return segments
+    }
+
+    /// Parsed templates by text: a flow's strings are validated, pre-flighted and rendered — often the same
+    /// URL in many steps — so each distinct string is scanned once.
+    private static let cache = Mutex<[String: [Segment]]>([:])
+
+    private static func scan(_ text: String) throws(SyntaxError) -> [Segment] {
+        let bytes = Array(text.utf8)
+        let dollar = UInt8(ascii: "$"), open = UInt8(ascii: "{"), close = UInt8(ascii: "}")
         var segments: [Segment] = []
-        var literal = ""
-        var rest = Substring(text)
-        while let open = rest.range(of: "${") {
-            if open.lowerBound > rest.startIndex, rest[rest.index(before: open.lowerBound)] == "$" {
-                literal += rest[..<rest.index(before: open.lowerBound)] + "${"
-                rest = rest[open.upperBound...]
-                continue
+        var literal: [UInt8] = []
+        var i = 0
+        while i < bytes.count {
+            if bytes[i] == dollar, i + 2 < bytes.count, bytes[i + 1] == dollar, bytes[i + 2] == open {
+                literal += [dollar, open]
+                i += 3
+            } else if bytes[i] == dollar, i + 1 < bytes.count, bytes[i + 1] == open {
+                guard let end = bytes[(i + 2)...].firstIndex(of: close) else {
+                    throw SyntaxError(description: "unclosed '${' in \"\(text)\"")
+                }
+                if !literal.isEmpty { segments.append(.literal(String(decoding: literal, as: UTF8.self))); literal = [] }
+                segments.append(try reference(String(decoding: bytes[(i + 2)..<end], as: UTF8.self)))
+                i = end + 1
+            } else {
+                literal.append(bytes[i])
+                i += 1
             }
-            literal += rest[..<open.lowerBound]
-            guard let close = rest[open.upperBound...].firstIndex(of: "}") else {
-                throw SyntaxError(description: "unclosed '${' in \"\(text)\"")
-            }
-            let inner = String(rest[open.upperBound..<close])
-            if !literal.isEmpty { segments.append(.literal(literal)); literal = "" }
-            segments.append(try reference(inner))
-            rest = rest[rest.index(after: close)...]
         }
-        literal += rest
-        if !literal.isEmpty { segments.append(.literal(literal)) }
+        if !literal.isEmpty || segments.isEmpty { segments.append(.literal(String(decoding: literal, as: UTF8.self))) }
         return segments
     }
 
     private static func reference(_ inner: String) throws(SyntaxError) -> Segment {
         let parts = inner.split(separator: "|", maxSplits: 1, omittingEmptySubsequences: false)
-        let expression = parts[0].trimmingCharacters(in: .whitespaces)
+        let expression = trimmingSpaces(parts[0])
         let fallback = parts.count > 1 ? String(parts[1]) : nil
         let source = "${\(inner)}"
         func path(_ text: Substring) throws(SyntaxError) -> JSONPath {
@@ -80,6 +94,13 @@ public enum Template {
             throw SyntaxError(description: "unknown reference \(source); use vars.*, steps.<name>.*, env.*, state.*, uuid or now")
         }
         return .reference(ref, fallback: fallback, source: source)
+    }
+
+    private static func trimmingSpaces(_ s: Substring) -> String {
+        var start = s.utf8.startIndex, end = s.utf8.endIndex
+        while start < end, s.utf8[start] == 0x20 { start = s.utf8.index(after: start) }
+        while end > start, s.utf8[s.utf8.index(before: end)] == 0x20 { end = s.utf8.index(before: end) }
+        return String(s[start..<end])
     }
 
     /// Every reference in a JSON template, for validation before anything is sent.

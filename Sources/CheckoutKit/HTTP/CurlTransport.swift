@@ -5,24 +5,27 @@ import Foundation
 ///
 /// One easy handle per transport (a flow runner owns one), so a flow's requests reuse their connection;
 /// a process-wide share handle lends connection and DNS caches to parallel runners. Transfers are blocking
-/// curl calls, so each transport runs them on its own serial dispatch queue — never on Swift's cooperative pool.
+/// curl calls, so each transport runs them on a thread of its own — never on Swift's cooperative pool, and
+/// never waiting for a shared dispatch thread that other blocking work may be holding.
 public final class CurlTransport: HTTPClient, @unchecked Sendable {
-    // @unchecked: `handle` is only touched on `queue`, which serialises every transfer.
+    // @unchecked: `handle` is only touched on `worker`, which runs one transfer at a time.
     private let handle: UnsafeMutableRawPointer
-    private let queue: DispatchQueue
+    private let worker = WorkerThread(name: "checkout-driver.curl")
 
     public init() {
         _ = CurlGlobal.initialized
         guard let h = curl_easy_init() else { fatalError("curl_easy_init failed: out of memory") }
         handle = h
-        queue = DispatchQueue(label: "checkout-driver.curl")
     }
 
-    deinit { curl_easy_cleanup(handle) }
+    deinit {
+        worker.stop()
+        curl_easy_cleanup(handle)
+    }
 
     public func send(_ request: HTTPClientRequest) async throws(TransportError) -> HTTPClientResponse {
         let result: Result<HTTPClientResponse, TransportError> = await withCheckedContinuation { continuation in
-            queue.async { continuation.resume(returning: self.perform(request)) }
+            worker.submit { continuation.resume(returning: self.perform(request)) }
         }
         return try result.get()
     }
@@ -52,9 +55,17 @@ public final class CurlTransport: HTTPClient, @unchecked Sendable {
                 ccurl_setopt_string(h, CURLOPT_URL, request.url)
                 ccurl_setopt_long(h, CURLOPT_NOSIGNAL, 1)
                 ccurl_setopt_share(h, CurlGlobal.share.handle)
+                // The shared connection cache holds every parallel runner's connection; with libcurl's default
+                // limit (5) each finished transfer would close the oldest idle one, so beyond five runners no
+                // connection survives to be reused.
+                ccurl_setopt_long(h, CURLOPT_MAXCONNECTS, CurlGlobal.maxConnections)
                 ccurl_setopt_long(h, CURLOPT_TIMEOUT_MS, max(1, Int(request.timeout * 1000)))
                 ccurl_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(min(request.timeout, 10) * 1000)))
                 ccurl_setopt_long(h, CURLOPT_TCP_NODELAY, 1)
+                // libcurl silently resends a request whose reused connection died before any response byte,
+                // and the server may already have acted on it. A request that is not safe to repeat gets a
+                // fresh connection, so it goes out exactly once and a lost response surfaces as `connectionLost`.
+                if !RetryPolicy.isSafeToRepeat(request) { ccurl_setopt_long(h, CURLOPT_FRESH_CONNECT, 1) }
                 ccurl_setopt_pointer(h, CURLOPT_ERRORBUFFER, errorPointer.baseAddress)
                 ccurl_setopt_slist(h, CURLOPT_HTTPHEADER, headerList)
                 ccurl_setopt_write_function(h, curlWriteBody)
@@ -148,14 +159,22 @@ private let curlWriteHeader: ccurl_data_callback = { pointer, size, count, userd
     let sink = Unmanaged<TransferSink>.fromOpaque(userdata!).takeUnretainedValue()
     let n = size * count
     guard let pointer else { return n }
-    let line = String(decoding: UnsafeRawBufferPointer(start: pointer, count: n), as: UTF8.self)
-        .trimmingCharacters(in: .whitespacesAndNewlines)
-    if line.hasPrefix("HTTP/") {
+    // Header lines arrive one per call; split on the first colon and trim spaces and CRLF by hand,
+    // which is much cheaper than Foundation's trimming for every header of every response.
+    let line = UnsafeRawBufferPointer(start: pointer, count: n).bindMemory(to: UInt8.self)
+    var end = line.count
+    while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D || line[end - 1] == 0x20 { end -= 1 }
+    guard end > 0 else { return n }
+    if end >= 5, line[0] == UInt8(ascii: "H"), line[1] == UInt8(ascii: "T"), line[2] == UInt8(ascii: "T"),
+       line[3] == UInt8(ascii: "P"), line[4] == UInt8(ascii: "/") {
         // A new status line (after a 100 Continue, say) starts a new header block.
         sink.headers = HTTPHeaders()
-        sink.httpVersion = String(line.prefix { $0 != " " })
-    } else if let colon = line.firstIndex(of: ":") {
-        sink.headers.add(String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        let space = line[..<end].firstIndex(of: 0x20) ?? end
+        sink.httpVersion = String(decoding: line[..<space], as: UTF8.self)
+    } else if let colon = line[..<end].firstIndex(of: UInt8(ascii: ":")) {
+        var valueStart = colon + 1
+        while valueStart < end, line[valueStart] == 0x20 || line[valueStart] == 0x09 { valueStart += 1 }
+        sink.headers.add(String(decoding: line[..<colon], as: UTF8.self), String(decoding: line[valueStart..<end], as: UTF8.self))
     }
     return n
 }
@@ -168,6 +187,8 @@ enum CurlGlobal {
         return true
     }()
     static let share = CurlShare()
+    /// Room in the shared connection cache: well above the most parallel runners a batch uses.
+    static let maxConnections = 256
 }
 
 final class CurlShare: @unchecked Sendable {

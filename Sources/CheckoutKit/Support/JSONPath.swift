@@ -25,7 +25,9 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
 
     public init(_ text: String) throws {
         var comps: [Component] = []
-        var chars = Substring(text.trimmingCharacters(in: .whitespaces))
+        var chars = Substring(text)
+        while chars.first == " " { chars = chars.dropFirst() }
+        while chars.last == " " { chars = chars.dropLast() }
         if chars.hasPrefix("$") { chars = chars.dropFirst() }
         if chars.hasPrefix(".") { chars = chars.dropFirst() }
         var key = ""

@@ -34,32 +34,78 @@ struct BinaryRunner {
         return env
     }
 
-    /// Runs the binary with `home` as its home and working directory (a fresh temporary one when nil).
-    /// Output goes through files rather than pipes: nothing can fill up and deadlock, and no reader thread is needed.
+    /// Runs the binary with `home` as its home and working directory (a fresh temporary one when nil),
+    /// awaiting its exit without holding a thread: tests run in parallel on a small cooperative pool, and a
+    /// test blocked in `waitUntilExit` would stall the timing-sensitive ones beside it.
     static func run(_ arguments: [String], home: String? = nil, environment extra: [String: String] = [:],
-                    directory: String? = nil) throws -> Result {
+                    directory: String? = nil) async throws -> Result {
+        let process = try start(arguments, home: home, environment: extra, directory: directory)
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            process.process.terminationHandler = { _ in done.resume() }
+            process.launch()
+        }
+        return try process.result()
+    }
+
+    /// The same, blocking the calling thread: for tests that drive several processes from their own threads.
+    static func runBlocking(_ arguments: [String], home: String? = nil, environment extra: [String: String] = [:],
+                            directory: String? = nil) throws -> Result {
+        let process = try start(arguments, home: home, environment: extra, directory: directory)
+        process.launch()
+        process.process.waitUntilExit()
+        return try process.result()
+    }
+
+    /// A configured process whose output goes to files rather than pipes: nothing can fill up and deadlock,
+    /// and no reader thread is needed.
+    final class Prepared: @unchecked Sendable {
+        // @unchecked: used by one test at a time; the termination handler only resumes a continuation.
+        let process = Process()
+        let scratch: Scratch
+        let out: FileHandle, err: FileHandle
+        var launchError: Error?
+
+        init(scratch: Scratch, out: FileHandle, err: FileHandle) {
+            self.scratch = scratch
+            self.out = out
+            self.err = err
+        }
+
+        func launch() {
+            do { try process.run() } catch {
+                launchError = error
+                process.terminationHandler?(process)
+            }
+        }
+
+        func result() throws -> Result {
+            if let launchError { throw launchError }
+            try out.close()
+            try err.close()
+            let stdoutData = try Data(contentsOf: URL(fileURLWithPath: scratch.path + "/.stdout"))
+            let stderrData = try Data(contentsOf: URL(fileURLWithPath: scratch.path + "/.stderr"))
+            return Result(status: process.terminationStatus, stdout: String(decoding: stdoutData, as: UTF8.self),
+                          stderr: String(decoding: stderrData, as: UTF8.self), stdoutData: stdoutData)
+        }
+    }
+
+    private static func start(_ arguments: [String], home: String?, environment extra: [String: String],
+                              directory: String?) throws -> Prepared {
         let scratch = try Scratch()
         let home = home ?? scratch.path
         let outURL = URL(fileURLWithPath: scratch.path + "/.stdout"), errURL = URL(fileURLWithPath: scratch.path + "/.stderr")
         try Data().write(to: outURL)
         try Data().write(to: errURL)
-        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
-
-        let process = Process()
+        let prepared = Prepared(scratch: scratch, out: try FileHandle(forWritingTo: outURL), err: try FileHandle(forWritingTo: errURL))
+        let process = prepared.process
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
         process.environment = environment(home: home, extra: extra)
         process.currentDirectoryURL = URL(fileURLWithPath: directory ?? home)
         process.standardInput = FileHandle.nullDevice
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        process.waitUntilExit()
-        try out.close()
-        try err.close()
-        let stdoutData = try Data(contentsOf: outURL)
-        return Result(status: process.terminationStatus, stdout: String(decoding: stdoutData, as: UTF8.self),
-                      stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self), stdoutData: stdoutData)
+        process.standardOutput = prepared.out
+        process.standardError = prepared.err
+        return prepared
     }
 }
 

@@ -1,0 +1,193 @@
+import Foundation
+import Testing
+@testable import CheckoutKit
+
+@Suite struct FlowFileTests {
+    let registry = OperationRegistry([fetchOperation])
+
+    func decode(_ text: String) throws(Diagnostic) -> Flow {
+        try FlowFile.decode(Data(text.utf8), source: "flow.json", registry: registry)
+    }
+
+    /// The diagnostic for an invalid flow file; it must be a data error (exit 65).
+    func problem(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) -> String {
+        guard let d = diagnostic({ () throws(Diagnostic) in try decode(text) }) else {
+            Issue.record("the flow decoded", sourceLocation: sourceLocation)
+            return ""
+        }
+        #expect(d.code == .dataError, sourceLocation: sourceLocation)
+        return d.message
+    }
+
+    @Test func validFileLoads() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/flow.json"
+        try Data(#"""
+        { "name": "demo", "description": "d", "vars": {"amount": 5}, "deadline": "2s",
+          "steps": [
+            { "name": "create", "request": { "method": "post", "url": "${env.BASE}/orders",
+                "headers": {"Idempotency-Key": "${uuid}"}, "json": {"amount": "${vars.amount}"} },
+              "expect": { "status": [200, 201], "equals": {"order.amount": 5}, "matches": {"order.id": "^ord_"}, "exists": ["order"] },
+              "capture": { "id": "order.id" }, "retry": {"attempts": 5, "interval": "100ms", "backoff": 1.5} },
+            { "name": "poll", "use": "test.fetch", "with": {"url": "${env.BASE}/orders/${vars.id}", "count": 2},
+              "until": { "path": "order.status", "in": ["paid", "failed"], "interval": 0.1, "timeout": "1m" }, "optional": true }
+          ],
+          "finally": [ { "name": "cleanup", "request": { "method": "DELETE", "url": "${env.BASE}/orders/${steps.create.order.id}" } } ]
+        }
+        """#.utf8).write(to: URL(fileURLWithPath: path))
+        let flow = try FlowFile.load(path: path, registry: registry)
+        #expect(flow.name == "demo")
+        #expect(flow.vars == ["amount": 5])
+        #expect(flow.deadline == 2)
+        #expect(flow.steps.map(\.name) == ["create", "poll"])
+        #expect(flow.finally.map(\.name) == ["cleanup"])
+        let create = flow.steps[0]
+        guard case .request(let r) = create.action else { Issue.record("not a request"); return }
+        #expect(r.method == "POST")
+        #expect(r.headers.map(\.name) == ["Idempotency-Key"])
+        #expect(create.expect.status == [200, 201])
+        #expect(create.expect.conditions.count == 3)
+        #expect(create.capture["id"] == JSONPath(components: [.key("order"), .key("id")]))
+        #expect(create.retry == RetryPolicy(attempts: 5, interval: 0.1, backoff: 1.5))
+        #expect(create.location == "$.steps[0]")
+        let poll = flow.steps[1]
+        guard case .operation(let name, let args) = poll.action else { Issue.record("not an operation"); return }
+        #expect(name == "test.fetch")
+        #expect(args["count"] == 2)
+        #expect(poll.optional)
+        #expect(poll.until?.interval == 0.1)
+        #expect(poll.until?.timeout == 60)
+    }
+
+    @Test func missingFileIsADataError() {
+        let d = diagnostic { () throws(Diagnostic) in try FlowFile.load(path: "/nonexistent/flow.json", registry: registry) }
+        #expect(d?.code == .dataError)
+        #expect(d?.message.contains("/nonexistent/flow.json") == true)
+    }
+
+    @Test func invalidJSON() {
+        #expect(problem(#"{"name": "x", "steps": ["#).contains("flow.json: not valid JSON"))
+    }
+
+    @Test func unknownKeyWithDidYouMean() {
+        let m = problem(#"{"name":"f","steps":[{"name":"a","request":{"url":"http://x"},"expcet":{"status":200}}]}"#)
+        #expect(m.contains("$.steps[0].expcet"))
+        #expect(m.contains("did you mean 'expect'?"))
+    }
+
+    @Test func wrongType() {
+        let m = problem(#"""
+        {"name":"f","steps":[{"name":"a","request":{"url":"http://x"}},
+                             {"name":"b","request":{"url":"http://x"},"expect":{"status":"200"}}]}
+        """#)
+        #expect(m.contains("$.steps[1].expect.status"))
+        #expect(m.contains("found a string"))
+    }
+
+    @Test func statusOutOfRange() {
+        #expect(problem(#"{"name":"f","steps":[{"name":"a","request":{"url":"http://x"},"expect":{"status":[200,99]}}]}"#)
+            .contains("$.steps[0].expect.status[1]"))
+    }
+
+    @Test func missingURL() {
+        #expect(problem(#"{"name":"f","steps":[{"name":"a","request":{"method":"GET"}}]}"#).contains("$.steps[0].request.url"))
+    }
+
+    @Test func bothOrNeitherRequestAndUse() {
+        let both = problem(#"{"name":"f","steps":[{"name":"a","request":{"url":"http://x"},"use":"test.fetch"}]}"#)
+        #expect(both.contains("$.steps[0]:"))
+        #expect(both.contains("not both"))
+        let neither = problem(#"{"name":"f","steps":[{"name":"ok","request":{"url":"http://x"}},{"name":"a"}]}"#)
+        #expect(neither.contains("$.steps[1]:"))
+        #expect(neither.contains("either 'request'"))
+    }
+
+    @Test func duplicateStepNames() {
+        let m = problem(#"""
+        {"name":"f","steps":[{"name":"a","request":{"url":"http://x"}}],
+         "finally":[{"name":"a","request":{"url":"http://x"}}]}
+        """#)
+        #expect(m.contains("$.finally[0].name"))
+        #expect(m.contains("duplicate step name 'a'"))
+    }
+
+    @Test func referenceToALaterStep() {
+        let m = problem(#"""
+        {"name":"f","steps":[{"name":"a","request":{"url":"http://x/${steps.b.id}"}},
+                             {"name":"b","request":{"url":"http://x"}}]}
+        """#)
+        #expect(m.contains("$.steps[0]"))
+        #expect(m.contains("runs later"))
+        let unknown = problem(#"{"name":"f","steps":[{"name":"a","request":{"url":"http://x/${steps.zz.id}"}}]}"#)
+        #expect(unknown.contains("does not exist"))
+    }
+
+    @Test func referenceToAVariableCapturedLater() {
+        let m = problem(#"""
+        {"name":"f","steps":[{"name":"a","request":{"url":"http://x/${vars.id}"}},
+                             {"name":"b","request":{"url":"http://x"},"capture":{"id":"id"}}]}
+        """#)
+        #expect(m.contains("$.steps[0]"))
+        #expect(m.contains("captured by a later step"))
+    }
+
+    @Test func finallyMayReferenceAnyStep() throws {
+        let flow = try decode(#"""
+        {"name":"f","steps":[{"name":"a","request":{"url":"http://x"},"capture":{"id":"id"}}],
+         "finally":[{"name":"z","request":{"url":"http://x/${steps.a.id}/${vars.id}"}}]}
+        """#)
+        #expect(flow.finally.count == 1)
+    }
+
+    @Test func badRegex() {
+        let m = problem(#"{"name":"f","steps":[{"name":"a","request":{"url":"http://x"},"expect":{"matches":{"id":"(unclosed"}}}]}"#)
+        #expect(m.contains("$.steps[0].expect.matches.id"))
+        #expect(m.contains("invalid regular expression"))
+    }
+
+    @Test func templateSyntaxErrorNamesThePath() {
+        let m = problem(#"{"name":"f","steps":[{"name":"a","request":{"url":"http://x/${vars.id"}}]}"#)
+        #expect(m.contains("$.steps[0].request.url"))
+        #expect(m.contains("unclosed"))
+    }
+
+    @Test func unknownOperationWithDidYouMean() {
+        let m = problem(#"{"name":"f","steps":[{"name":"a","use":"test.fecth"}]}"#)
+        #expect(m.contains("$.steps[0].use"))
+        #expect(m.contains("did you mean 'test.fetch'?"))
+    }
+
+    @Test func operationArgumentValidation() {
+        let unknown = problem(#"{"name":"f","steps":[{"name":"a","use":"test.fetch","with":{"url":"http://x","cuont":1}}]}"#)
+        #expect(unknown.contains("$.steps[0].with.cuont"))
+        #expect(unknown.contains("did you mean 'count'?"))
+        let wrongType = problem(#"{"name":"f","steps":[{"name":"a","use":"test.fetch","with":{"url":"http://x","count":"two"}}]}"#)
+        #expect(wrongType.contains("$.steps[0].with.count"))
+        #expect(wrongType.contains("expected integer, found a string"))
+        let missing = problem(#"{"name":"f","steps":[{"name":"a","use":"test.fetch","with":{"count":1}}]}"#)
+        #expect(missing.contains("$.steps[0].with"))
+        #expect(missing.contains("needs argument 'url'"))
+    }
+
+    @Test func templateStringsAreAcceptedForAnyArgumentKind() throws {
+        _ = try decode(#"{"name":"f","vars":{"n":2},"steps":[{"name":"a","use":"test.fetch","with":{"url":"http://x","count":"${vars.n}"}}]}"#)
+    }
+
+    @Test func otherShapeErrors() {
+        #expect(problem(#"{"name":"f","steps":[]}"#).contains("$.steps: a flow needs at least one step"))
+        #expect(problem(#"{"name":"f"}"#).contains("missing required key 'steps'"))
+        #expect(problem(#"{"name":"f","steps":[{"name":"a b","request":{"url":"http://x"}}]}"#).contains("$.steps[0].name"))
+        #expect(problem(#"{"name":"f","steps":[{"name":"a","request":{"url":"http://x","json":{},"body":"x"}}]}"#).contains("not json and body"))
+        #expect(problem(#"{"name":"f","steps":[{"name":"a","request":{"url":"http://x"},"retry":{"backoff":50}}]}"#).contains("$.steps[0].retry.backoff"))
+        #expect(problem(#"{"name":"f","steps":[{"name":"a","request":{"url":"http://x"},"until":{"path":"s"}}]}"#).contains("$.steps[0].until"))
+        #expect(problem(#"{"name":"f","deadline":"soon","steps":[{"name":"a","request":{"url":"http://x"}}]}"#).contains("$.deadline"))
+    }
+
+    @Test func builtinFlowsDecode() throws {
+        for entry in BuiltinFlows.all {
+            let flow = try BuiltinFlows.load(entry, registry: registry)
+            #expect(flow.name == entry.name)
+        }
+    }
+}

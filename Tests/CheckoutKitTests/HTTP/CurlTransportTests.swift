@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+@testable import CheckoutKit
+
+@Suite struct CurlTransportTests {
+    func send(_ transport: CurlTransport, _ method: String, _ url: String, headers: HTTPHeaders = [:],
+              body: Data? = nil, timeout: Double = 5) async -> Result<HTTPClientResponse, TransportError> {
+        do { return .success(try await transport.send(HTTPClientRequest(method: method, url: url, headers: headers, body: body, timeout: timeout))) }
+        catch { return .failure(error) }
+    }
+
+    @Test func keepAliveReusesTheConnection() async throws {
+        let server = try TestServer { _, _ in .json(200, ["ok": true]) }
+        let transport = CurlTransport()
+        let first = try await transport.send(HTTPClientRequest(method: "GET", url: server.url("/a")))
+        let second = try await transport.send(HTTPClientRequest(method: "GET", url: server.url("/b")))
+        #expect(first.status == 200)
+        #expect(second.status == 200)
+        #expect(second.reusedConnection)
+        let seen = server.requests
+        #expect(seen.count == 2)
+        #expect(seen[0].connectionID == seen[1].connectionID)
+        #expect(seen[1].indexOnConnection == 1)
+    }
+
+    @Test func headersAndBinaryBodyArriveExactly() async throws {
+        let server = try TestServer { request, _ in
+            .respond(HTTPResponse(status: 201, headers: ["X-Reply": "yes", "Content-Type": "application/octet-stream"], body: request.body))
+        }
+        let transport = CurlTransport()
+        let body = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7) } + [0, 0, 255, 13, 10])
+        let response = try await transport.send(HTTPClientRequest(
+            method: "POST", url: server.url("/upload?x=1"),
+            headers: ["X-Custom": "value with spaces", "Content-Type": "application/x-test", "Idempotency-Key": "k-1"],
+            body: body))
+        let received = try #require(server.requests.first)
+        #expect(received.method == "POST")
+        #expect(received.target == "/upload?x=1")
+        #expect(received.body == body)
+        #expect(received.headers["X-Custom"] == "value with spaces")
+        #expect(received.headers["Content-Type"] == "application/x-test")
+        #expect(received.headers["Idempotency-Key"] == "k-1")
+        #expect(received.headers["Expect"] == nil)
+        #expect(response.status == 201)
+        #expect(response.body == body)
+        #expect(response.headers["x-reply"] == "yes")
+        #expect(response.httpVersion == "HTTP/1.1")
+    }
+
+    @Test func postWithoutBodyAndOtherMethods() async throws {
+        let server = try TestServer { request, _ in .json(200, ["method": .string(request.method), "length": .number(Double(request.body.count))]) }
+        let transport = CurlTransport()
+        for method in ["POST", "PUT", "PATCH", "DELETE", "GET"] {
+            let response = try await transport.send(HTTPClientRequest(method: method, url: server.url("/m")))
+            #expect(response.json == ["method": .string(method), "length": 0])
+        }
+        let posted = try #require(server.requests.first)
+        #expect(posted.headers["Content-Type"] == nil)
+        let head = try await transport.send(HTTPClientRequest(method: "HEAD", url: server.url("/m")))
+        #expect(head.status == 200)
+        #expect(head.body.isEmpty)
+    }
+
+    @Test func timingsAreConsistent() async throws {
+        let server = try TestServer { _, _ in
+            Thread.sleep(forTimeInterval: 0.05)
+            return .json(200, ["ok": true])
+        }
+        let transport = CurlTransport()
+        let response = try await transport.send(HTTPClientRequest(method: "GET", url: server.url("/t")))
+        let t = response.timings
+        for phase in [t.dns, t.connect, t.tls, t.send, t.wait, t.receive, t.total] { #expect(phase >= 0) }
+        #expect(t.total >= t.wait)
+        #expect(t.wait >= 0.04)
+        #expect(t.total < 5)
+    }
+
+    @Test func connectionRefusedIsUnreachable() async throws {
+        let closed = try ClosedPort()
+        let result = await send(CurlTransport(), "GET", "http://127.0.0.1:\(closed.port)/x")
+        guard case .failure(.unreachable) = result else { Issue.record("expected unreachable, got \(result)"); return }
+        #expect(TransportError.unreachable("").requestNeverSent)
+    }
+
+    @Test func resetIsConnectionLost() async throws {
+        let server = try TestServer { _, _ in .reset }
+        let result = await send(CurlTransport(), "GET", server.url("/reset"))
+        guard case .failure(.connectionLost) = result else { Issue.record("expected connectionLost, got \(result)"); return }
+    }
+
+    @Test func truncatedBodyIsConnectionLost() async throws {
+        let server = try TestServer { _, _ in .truncate(.text(200, String(repeating: "x", count: 1000)), bodyBytes: 10) }
+        let result = await send(CurlTransport(), "GET", server.url("/short"))
+        guard case .failure(.connectionLost) = result else { Issue.record("expected connectionLost, got \(result)"); return }
+    }
+
+    /// A POST that the server acted on and then lost must not be sent again behind the engine's back, even on a
+    /// reused connection (libcurl silently resends a request on a reused connection that returned nothing).
+    @Test func aLostPostOnAReusedConnectionIsNotResent() async throws {
+        let server = try TestServer { request, attempt in
+            request.path == "/charge" && attempt == 1 ? .reset : .json(200, ["ok": true])
+        }
+        let transport = CurlTransport()
+        _ = try await transport.send(HTTPClientRequest(method: "GET", url: server.url("/warm")))
+        let result = await send(transport, "POST", server.url("/charge"), body: Data("{}".utf8))
+        guard case .failure(.connectionLost) = result else { Issue.record("expected connectionLost, got \(result)"); return }
+        #expect(server.count("/charge") == 1)
+    }
+
+    @Test func slowServerTimesOut() async throws {
+        let server = try TestServer { _, _ in
+            Thread.sleep(forTimeInterval: 2)
+            return .json(200, [:])
+        }
+        let started = ContinuousClock.now
+        let result = await send(CurlTransport(), "GET", server.url("/slow"), timeout: 0.3)
+        guard case .failure(.timedOut) = result else { Issue.record("expected timedOut, got \(result)"); return }
+        // Well before the server would have answered (a loaded 2-core machine delays the resumption a little).
+        #expect((ContinuousClock.now - started).seconds < 1.5)
+    }
+
+    @Test func malformedURLIsInvalidRequest() async {
+        let result = await send(CurlTransport(), "GET", "htp:/nonsense")
+        guard case .failure(let error) = result else { Issue.record("a malformed URL succeeded"); return }
+        #expect(!error.requestNeverSent)
+    }
+
+    @Test func parallelTransportsAllSucceed() async throws {
+        let server = try TestServer { request, _ in .json(200, ["path": .string(request.path)]) }
+        let results = await withTaskGroup(of: Bool.self) { group in
+            for i in 0..<16 {
+                group.addTask {
+                    let transport = CurlTransport()
+                    for j in 0..<5 {
+                        guard let r = try? await transport.send(HTTPClientRequest(method: "GET", url: server.url("/p\(i)-\(j)"))),
+                              r.status == 200, r.json == ["path": .string("/p\(i)-\(j)")] else { return false }
+                    }
+                    return true
+                }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(results.count == 16)
+        #expect(results.allSatisfy { $0 })
+        #expect(server.requests.count == 80)
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+@testable import CheckoutKit
+
+@Suite struct RedactorTests {
+    let mask = Redactor.mask
+
+    @Test func sensitiveHeadersAreMasked() {
+        let r = Redactor()
+        let out = r.headers(["Authorization": "Basic dXNlcjpwYXNz", "bn-api-key": "key-123456", "X-Shared-Secret": "s",
+                             "Cookie": "a=b", "Accept": "application/json"])
+        #expect(out["Authorization"] == mask)
+        #expect(out["Bn-Api-Key"] == mask)
+        #expect(out["X-Shared-Secret"] == mask)
+        #expect(out["Cookie"] == mask)
+        #expect(out["Accept"] == "application/json")
+    }
+
+    @Test func sensitiveJSONKeysAreMaskedAtAnyDepth() {
+        let r = Redactor()
+        let out = r.json(["client_secret": "pi_1_secret_2", "Token": "abc", "nested": ["list": [["signature": "sig", "ok": 1]]],
+                          "amount": 100, "jwt": nil])
+        #expect(out["client_secret"] == .string(mask))
+        #expect(out["Token"] == .string(mask))
+        #expect(out["nested"] == ["list": [["signature": .string(mask), "ok": 1]]])
+        #expect(out["amount"] == 100)
+        #expect(out["jwt"] == .null)
+    }
+
+    @Test func applePayTokenDataIsMasked() {
+        let r = Redactor()
+        let token: JSON = ["paymentData": ["version": "EC_v1", "data": "BASE64CIPHERTEXT", "signature": "MIAGCSqG",
+                                           "header": ["ephemeralPublicKey": "MFkw", "transactionId": "abc"]]]
+        let out = r.json(token)
+        #expect(out["paymentData"]?["data"] == .string(mask))
+        #expect(out["paymentData"]?["signature"] == .string(mask))
+        #expect(out["paymentData"]?["version"] == "EC_v1")
+        #expect(out["paymentData"]?["header"]?["transactionId"] == "abc")
+        // A plain `data` key elsewhere is not a credential.
+        #expect(r.json(["data": "visible"])["data"] == "visible")
+    }
+
+    @Test func registeredSecretsAreMaskedEverywhere() {
+        let r = Redactor(secrets: ["sk_test_SECRET42"])
+        #expect(r.text("failed with key sk_test_SECRET42 here") == "failed with key \(mask) here")
+        #expect(r.text("https://h/x?key=sk_test_SECRET42&y=1") == "https://h/x?key=\(mask)&y=1")
+        #expect(r.json(["note": "key=sk_test_SECRET42"])["note"] == .string("key=\(mask)"))
+        #expect(r.headers(["X-Other": "Bearer sk_test_SECRET42"])["X-Other"] == "Bearer \(mask)")
+        #expect(!r.body(Data(#"{"k":"sk_test_SECRET42"}"#.utf8), contentType: "application/json").contains("SECRET42"))
+        #expect(!r.body(Data("k=sk_test_SECRET42".utf8), contentType: "text/plain").contains("SECRET42"))
+    }
+
+    @Test func longerSecretsAreMaskedWhole() {
+        let r = Redactor(secrets: ["abcdef", "abcdef-ghijkl"])
+        #expect(r.text("x abcdef-ghijkl y") == "x \(mask) y")
+    }
+
+    @Test func urlPasswordsAreMasked() {
+        let r = Redactor()
+        #expect(r.text("GET https://merchant:hunter2@api.example.com/v2/x") == "GET https://merchant:\(mask)@api.example.com/v2/x")
+        #expect(r.text("http://127.0.0.1:8080/path") == "http://127.0.0.1:8080/path")
+    }
+
+    @Test func compactJWSShowsTheRedactedPayloadWithoutTheSignature() {
+        let r = Redactor()
+        let header = Base64URL.encode(Data(#"{"alg":"ES256","kid":"k1"}"#.utf8))
+        let payload = Base64URL.encode(Data(#"{"amount":100,"client_secret":"cs_live_abc"}"#.utf8))
+        let signature = "c2lnbmF0dXJlLWJ5dGVz"
+        let shown = r.body(Data("\(header).\(payload).\(signature)".utf8), contentType: "application/jose")
+        #expect(shown.hasPrefix("JWS "))
+        #expect(shown.contains(#""alg":"ES256""#))
+        #expect(shown.contains(#""amount":100"#))
+        #expect(!shown.contains("cs_live_abc"))
+        #expect(!shown.contains(signature))
+        #expect(shown.hasSuffix(".\(mask)"))
+    }
+
+    @Test func shortValuesAreNotRegistered() {
+        let r = Redactor(secrets: ["abcde", "  ok  ", "1"])
+        #expect(r.knownSecrets.isEmpty)
+        #expect(r.text("abcde ok 1") == "abcde ok 1")
+        r.register("abcdef")
+        #expect(r.knownSecrets == ["abcdef"])
+    }
+
+    @Test func formBodiesAndBinaryBodies() {
+        let r = Redactor()
+        #expect(r.body(Data("a=1&password=pw&b=2".utf8), contentType: "application/x-www-form-urlencoded") == "a=1&password=\(mask)&b=2")
+        #expect(r.body(Data([0xff, 0xfe, 0x00]), contentType: nil) == "<3 bytes of binary data>")
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+@testable import CheckoutKit
+
+@Suite struct RetryPolicyTests {
+    let policy = RetryPolicy(attempts: 3)
+    let unavailable = Result<HTTPClientResponse, TransportError>.success(HTTPClientResponse(status: 503))
+
+    func request(_ method: String, _ headers: HTTPHeaders = [:]) -> HTTPClientRequest {
+        HTTPClientRequest(method: method, url: "http://127.0.0.1/x", headers: headers)
+    }
+
+    @Test func safetyRules() {
+        for method in ["GET", "PUT", "DELETE", "HEAD"] { #expect(policy.shouldRetry(request(method), attempt: 1, outcome: unavailable)) }
+        #expect(!policy.shouldRetry(request("POST"), attempt: 1, outcome: unavailable))
+        #expect(!policy.shouldRetry(request("PATCH"), attempt: 1, outcome: unavailable))
+        #expect(policy.shouldRetry(request("POST", ["Idempotency-Key": "k"]), attempt: 1, outcome: unavailable))
+        #expect(policy.shouldRetry(request("POST", ["bn-idempotency-key": "k"]), attempt: 1, outcome: unavailable))
+        // A request that never reached the server may always be repeated; a lost one only when safe.
+        #expect(policy.shouldRetry(request("POST"), attempt: 1, outcome: .failure(.unreachable("refused"))))
+        #expect(!policy.shouldRetry(request("POST"), attempt: 1, outcome: .failure(.connectionLost("reset"))))
+        #expect(!policy.shouldRetry(request("POST"), attempt: 1, outcome: .failure(.timedOut("slow"))))
+        #expect(policy.shouldRetry(request("GET"), attempt: 1, outcome: .failure(.timedOut("slow"))))
+        #expect(!policy.shouldRetry(request("GET"), attempt: 1, outcome: .failure(.invalidRequest("bad url"))))
+    }
+
+    @Test func onlyTransientStatusesAndOnlyWithinTheAttempts() {
+        #expect(!policy.shouldRetry(request("GET"), attempt: 1, outcome: .success(HTTPClientResponse(status: 404))))
+        #expect(!policy.shouldRetry(request("GET"), attempt: 1, outcome: .success(HTTPClientResponse(status: 200))))
+        #expect(policy.shouldRetry(request("GET"), attempt: 1, outcome: .success(HTTPClientResponse(status: 429))))
+        #expect(policy.shouldRetry(request("GET"), attempt: 2, outcome: unavailable))
+        #expect(!policy.shouldRetry(request("GET"), attempt: 3, outcome: unavailable))
+        #expect(!RetryPolicy.never.shouldRetry(request("GET"), attempt: 1, outcome: unavailable))
+    }
+
+    @Test func retryAfterSeconds() {
+        let response = HTTPClientResponse(status: 429, headers: ["Retry-After": "7"])
+        #expect(policy.delay(after: 1, response: response) == 7)
+        #expect(RetryPolicy.parseRetryAfter(" 0 ") == 0)
+        #expect(RetryPolicy.parseRetryAfter("soon") == nil)
+        // Capped: a server cannot park the driver for an hour.
+        #expect(policy.delay(after: 1, response: HTTPClientResponse(status: 429, headers: ["Retry-After": "3600"])) == 60)
+    }
+
+    @Test func retryAfterHTTPDate() throws {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        let inFive = formatter.string(from: Date().addingTimeInterval(5))
+        let seconds = try #require(RetryPolicy.parseRetryAfter(inFive))
+        #expect(seconds > 3 && seconds <= 5)
+        #expect(RetryPolicy.parseRetryAfter(formatter.string(from: Date().addingTimeInterval(-60))) == 0)
+    }
+
+    @Test func exponentialGrowthWithinJitterBounds() {
+        let p = RetryPolicy(attempts: 10, interval: 0.2, backoff: 2, maxDelay: 10, jitter: 0.2)
+        for attempt in 1...4 {
+            let base = 0.2 * pow(2, Double(attempt - 1))
+            let samples = (0..<200).map { _ in p.delay(after: attempt, response: nil) }
+            #expect(samples.allSatisfy { $0 >= base * 0.8 - 1e-9 && $0 <= base * 1.2 + 1e-9 })
+            #expect(Set(samples).count > 1, "jitter should vary the delay")
+        }
+        #expect((0..<50).allSatisfy { _ in p.delay(after: 9, response: nil) <= 12 })
+        let exact = RetryPolicy(attempts: 5, interval: 0.1, backoff: 3, jitter: 0)
+        #expect(exact.delay(after: 1, response: nil) == 0.1)
+        #expect(abs(exact.delay(after: 3, response: nil) - 0.9) < 1e-9)
+    }
+}

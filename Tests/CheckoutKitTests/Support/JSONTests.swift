@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+@testable import CheckoutKit
+
+@Suite struct JSONTests {
+    @Test func roundTripIsStableWithSortedKeys() throws {
+        let text = #"{"b":[1,2.5,-3,true,false,null],"a":{"z":"x","y":{}},"c":[]}"#
+        let value = try JSON.parse(text)
+        #expect(value.serialized() == #"{"a":{"y":{},"z":"x"},"b":[1,2.5,-3,true,false,null],"c":[]}"#)
+        #expect(try JSON.parse(value.serialized()) == value)
+    }
+
+    @Test func integersHaveNoFraction() {
+        #expect(JSON.number(8000).serialized() == "8000")
+        #expect(JSON.number(-1).serialized() == "-1")
+        #expect(JSON.number(0.25).serialized() == "0.25")
+        #expect(JSON.number(1_234_567_890_123).serialized() == "1234567890123")
+    }
+
+    @Test func booleansAreNotNumbers() throws {
+        let value = try JSON.parse(#"{"t":true,"f":false,"one":1,"zero":0}"#)
+        #expect(value["t"] == .bool(true))
+        #expect(value["f"] == .bool(false))
+        #expect(value["one"] == .number(1))
+        #expect(value["zero"] == .number(0))
+        #expect(value["one"]?.boolValue == nil)
+        #expect(value["t"]?.intValue == nil)
+    }
+
+    @Test func stringsAreEscaped() throws {
+        let tricky = "quote \" backslash \\ newline \n tab \t cr \r bell \u{7} é ☃"
+        let text = JSON.string(tricky).serialized()
+        #expect(text == #""quote \" backslash \\ newline \n tab \t cr \r bell \u0007 é ☃""#)
+        #expect(try JSON.parse(text) == .string(tricky))
+    }
+
+    @Test func prettyOutputParsesBack() throws {
+        let value: JSON = ["k": [1, "two", ["three": nil]], "a": true]
+        let pretty = value.serialized(pretty: true)
+        #expect(pretty.contains("\n  \"a\": true"))
+        #expect(try JSON.parse(pretty) == value)
+    }
+
+    @Test func fragmentsAndErrors() throws {
+        #expect(try JSON.parse("\"x\"") == .string("x"))
+        #expect(try JSON.parse("42") == .number(42))
+        #expect(throws: JSON.ParseError.self) { try JSON.parse("{\"a\":") }
+        #expect(throws: JSON.ParseError.self) { try JSON.parse("") }
+    }
+
+    @Test func interpolationTextUnquotesOnlyStrings() {
+        #expect(JSON.string("abc").interpolationText == "abc")
+        #expect(JSON.number(3).interpolationText == "3")
+        #expect(JSON.object(["a": 1]).interpolationText == #"{"a":1}"#)
+    }
+}
