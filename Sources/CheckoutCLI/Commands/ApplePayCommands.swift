@@ -1,9 +1,6 @@
 import CheckoutKit
 import Foundation
 import SandboxEmulator
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `checkout-driver applepay token`: a test EC_v1 token for the emulator's keys.
 enum ApplePayCommands {
@@ -67,7 +64,7 @@ enum ApplePayCommands {
 
         let console = Console.shared
         if let out = invocation.string("out") {
-            try writeAtomically(made.bytes, to: out)
+            try AtomicFile.write(made.bytes, to: out)
             if settings.format != .text {
                 // With the token in a file, stdout is free for a machine-readable summary.
                 let summary: JSON = ["transactionId": .string(made.transactionId), "amount": .number(Double(amount)),
@@ -76,7 +73,7 @@ enum ApplePayCommands {
             }
         } else {
             // On a terminal a final newline keeps the prompt readable; anywhere else the bytes are the token.
-            writeStdout(console.stdoutIsTerminal ? made.bytes + Data("\n".utf8) : made.bytes)
+            AtomicFile.writeAll(1, console.stdoutIsTerminal ? made.bytes + Data("\n".utf8) : made.bytes)
         }
         if settings.format == .text && !settings.quiet {
             let alphabetic = CurrencyCode.alphabetic(forNumeric: currency).map { " (\($0))" } ?? ""
@@ -84,43 +81,5 @@ enum ApplePayCommands {
             console.err("applepay token: transaction \(made.transactionId), amount \(amount), currency \(currency)\(alphabetic)\(destination)")
         }
         return .ok
-    }
-
-    /// Temp file in the same directory, created 0600 (never readable by others, not even briefly),
-    /// flushed, then renamed over the target: a reader sees no token or the whole token, never part of one.
-    static func writeAtomically(_ bytes: Data, to path: String) throws(Diagnostic) {
-        let directory = (path as NSString).deletingLastPathComponent
-        let temp = (directory.isEmpty ? "." : directory)
-            + "/.\((path as NSString).lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
-        func failure() -> Diagnostic {
-            .data("cannot write the token to \(path): \(String(cString: strerror(errno)))",
-                  hint: "check the directory exists and is writable")
-        }
-        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw failure() }
-        let written = writeAll(fd, bytes) && fsync(fd) == 0
-        close(fd)
-        guard written, rename(temp, path) == 0 else {
-            let error = failure()
-            unlink(temp)
-            throw error
-        }
-    }
-
-    private static func writeStdout(_ bytes: Data) {
-        _ = writeAll(1, bytes)
-    }
-
-    private static func writeAll(_ fd: Int32, _ bytes: Data) -> Bool {
-        bytes.withUnsafeBytes { buffer -> Bool in
-            var offset = 0
-            while offset < buffer.count {
-                let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0, errno == EINTR { continue }
-                if n <= 0 { return false }
-                offset += n
-            }
-            return true
-        }
     }
 }

@@ -1,15 +1,11 @@
 import CheckoutKit
 import Foundation
 
-/// Writes a report file atomically with owner-only permissions.
+/// Reports are written like every other file the driver produces: atomically, owner-only.
 enum ReportFile {
     static func write(_ text: String, to path: String, what: String) throws(Diagnostic) {
-        let url = URL(fileURLWithPath: path)
-        do {
-            try Data(text.utf8).write(to: url, options: .atomic)
-            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
-        } catch {
-            throw .data("cannot write the \(what) to \(path): \(error.localizedDescription)", hint: "check the directory exists and is writable")
+        do { try AtomicFile.write(Data(text.utf8), to: path) } catch {
+            throw .data("cannot write the \(what): \(error.message)", hint: error.hint)
         }
     }
 }

@@ -59,26 +59,7 @@ public struct StateStore: Sendable {
     private func write(_ document: JSON) throws(Diagnostic) {
         // The state file is an output like any other: the one redactor gets the last word.
         let safe = redactor?.json(document) ?? document
-        var bytes = Data(safe.serialized(pretty: true).utf8)
-        bytes.append(0x0A)
-        let directory = (path as NSString).deletingLastPathComponent
-        let temp = "\(directory)/.\((path as NSString).lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
-        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .data("cannot write state file in \(directory): \(String(cString: strerror(errno)))") }
-        let ok = bytes.withUnsafeBytes { buffer -> Bool in
-            var offset = 0
-            while offset < buffer.count {
-                let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if n <= 0 { return false }
-                offset += n
-            }
-            return fsync(fd) == 0
-        }
-        close(fd)
-        guard ok, rename(temp, path) == 0 else {
-            unlink(temp)
-            throw .data("cannot write state file \(path): \(String(cString: strerror(errno)))")
-        }
+        try AtomicFile.write(Data((safe.serialized(pretty: true) + "\n").utf8), to: path)
     }
 
     private func withLock<T>(exclusive: Bool, _ body: () throws(Diagnostic) -> T) throws(Diagnostic) -> T {
