@@ -14,7 +14,7 @@ public enum CheckoutDriver {
                 Exit codes: 0 ok, 1 flow failed, 64 usage, 65 bad input data, 69 service unavailable,
                 70 internal error, 78 configuration missing.
                 """,
-            subcommands: [FlowCommands.spec, ApplePayCommands.spec, SandboxCommands.spec])
+            subcommands: [FlowCommands.spec, BahnCommands.spec, ApplePayCommands.spec, SandboxCommands.spec])
     }
 
     /// Parses, runs, and prints any error — the one place where diagnostics reach the user.

@@ -10,25 +10,35 @@ final class RunEnvironment: Sendable {
     let redactor: Redactor
     let state: StateStore
     let emulator: Emulator?
+    /// The state file is this process's own (next to an embedded emulator) and goes when it ends.
+    let throwawayState: Bool
     let console: Console
 
     private init(settings: GlobalSettings, configuration: Configuration, redactor: Redactor, state: StateStore,
-                 emulator: Emulator?, console: Console) {
+                 emulator: Emulator?, throwawayState: Bool, console: Console) {
         self.settings = settings
         self.configuration = configuration
         self.redactor = redactor
         self.state = state
         self.emulator = emulator
+        self.throwawayState = throwawayState
         self.console = console
     }
 
     /// Resolves configuration and, for a local run, starts the emulator on an ephemeral loopback port.
     static func prepare(_ invocation: Invocation, console: Console = .shared) throws(Diagnostic) -> RunEnvironment {
         let settings = try GlobalSettings(invocation)
-        let loader = ConfigurationLoader()
+        let processEnvironment = ProcessInfo.processInfo.environment
         var emulator: Emulator?
+        var standalone: LocalEmulatorFile.Entry?
         var startError: Diagnostic?
-        let configuration = try loader.load(environmentFlag: settings.environment, configPath: settings.configPath) { _ in
+        let configuration = try ConfigurationLoader().load(environmentFlag: settings.environment, configPath: settings.configPath) { _ in
+            // A `sandbox serve` already running on this machine is preferred: it outlives this process, so
+            // separate invocations can chain through the state file. Otherwise the emulator runs in-process.
+            if let running = LocalEmulatorFile.running(processEnvironment: processEnvironment) {
+                standalone = running
+                return LocalEnvironment.values(baseURL: running.url)
+            }
             do {
                 let e = try Emulator(host: "127.0.0.1", port: 0)
                 e.start()
@@ -42,22 +52,50 @@ final class RunEnvironment: Sendable {
         if let startError { throw startError }
         var described = configuration
         if let emulator { described.summary = "local (embedded emulator at \(emulator.baseURL))" }
+        if let standalone { described.summary = "local (sandbox serve at \(standalone.url), pid \(standalone.pid))" }
         let redactor = Redactor(secrets: configuration.secretValues)
+        // An embedded emulator forgets everything when this process ends, so its state must too: by default a
+        // throwaway state file, never one that a later run would read stale intents from.
         let statePath = settings.sessionPath
-            ?? StateStore.defaultPath(environment: configuration.environment, processEnvironment: ProcessInfo.processInfo.environment)
+            ?? (emulator != nil ? LocalEmulatorFile.throwawayStatePath()
+                : StateStore.defaultPath(environment: configuration.environment, processEnvironment: processEnvironment))
         let env = RunEnvironment(settings: settings, configuration: described, redactor: redactor,
-                                 state: StateStore(path: statePath, redactor: redactor), emulator: emulator, console: console)
+                                 state: StateStore(path: statePath, redactor: redactor), emulator: emulator,
+                                 throwawayState: emulator != nil && settings.sessionPath == nil, console: console)
         // Every run states its environment: on stderr in text mode; JSON output carries it as a field.
         if settings.format == .text && !settings.quiet { console.err("environment: \(described.summary)") }
         return env
     }
 
-    func makeRunner(registry: OperationRegistry, reporters: Reporters) -> FlowRunner {
+    func makeRunner(registry: OperationRegistry, reporters: Reporters, services: RunServices) -> FlowRunner {
         FlowRunner(client: CurlTransport(), registry: registry,
                    settings: RunSettings(environment: configuration.environment, requestTimeout: settings.timeout,
                                          deadline: settings.deadline),
-                   configuration: configuration, state: state, redactor: redactor,
+                   configuration: configuration, state: state, redactor: redactor, services: services,
                    events: { reporters.handle($0) })
+    }
+
+    /// A Bahn flow gets a webhook listener when the run can verify webhooks; under `--env local` the embedded
+    /// emulator is pointed at it, so `bahn.awaitWebhook` sees the emulator's signed deliveries.
+    func startServices(for flow: Flow) async throws(Diagnostic) -> RunServices {
+        let usesBahn = (flow.steps + flow.finally).contains { step in
+            if case .operation(let name, _) = step.action { return name.hasPrefix("bahn.") }
+            return false
+        }
+        guard usesBahn, let secret = configuration.value("BAHN_WEBHOOK_SECRET") else { return RunServices() }
+        let port = UInt16(configuration.value("BAHN_WEBHOOK_PORT") ?? "0") ?? 0
+        let inbox = try BahnWebhookInbox(secret: secret, port: port)
+        inbox.start()
+        if let emulator {
+            emulator.bahn.setWebhookURL(inbox.url)
+        } else if configuration.kind == .local, let base = configuration.value("BAHN_API_URL") {
+            // A standalone `sandbox serve`: tell it over its control route.
+            let request = HTTPClientRequest(method: "PUT", url: base + "/_sandbox/bahn/webhook-url",
+                                            headers: ["Content-Type": "application/json"],
+                                            body: JSON.object(["url": .string(inbox.url)]).data, timeout: 5)
+            _ = try? await CurlTransport().send(request)
+        }
+        return RunServices(bahnWebhooks: inbox)
     }
 
     func makeReporters() -> Reporters {
@@ -68,7 +106,9 @@ final class RunEnvironment: Sendable {
     /// and turns the outcome into an exit code.
     func run(_ flow: Flow, vars: [String: JSON], registry: OperationRegistry) async throws(Diagnostic) -> FlowResult {
         let reporters = makeReporters()
-        let runner = makeRunner(registry: registry, reporters: reporters)
+        let services = try await startServices(for: flow)
+        defer { services.bahnWebhooks?.shutdown() }
+        let runner = makeRunner(registry: registry, reporters: reporters, services: services)
         let result = await runner.run(flow, vars: vars)
         try reporters.finish()
         if !result.captures.isEmpty {
@@ -81,7 +121,12 @@ final class RunEnvironment: Sendable {
         return result
     }
 
-    func shutdown() { emulator?.shutdown() }
+    func shutdown() {
+        emulator?.shutdown()
+        if throwawayState {
+            try? FileManager.default.removeItem(atPath: (state.path as NSString).deletingLastPathComponent)
+        }
+    }
 }
 
 /// What `--env local` means: every base URL points at the embedded emulator and every credential is the
@@ -97,6 +142,50 @@ enum LocalEnvironment {
             "CASHAPP_API_URL": baseURL + "/cashapp",
             "BRAINTREE_CLIENT_API_URL": baseURL + "/braintree",
             "BRAINTREE_GRAPHQL_URL": baseURL + "/braintree/graphql",
+            "BAHN_API_KEY": TestCredentials.bahnAPIKey,
+            "BAHN_SIGNING_KEY": TestCredentials.bahnClientPrivateKeyPEM,
+            "BAHN_KEY_ID": TestCredentials.bahnKeyID,
+            "BAHN_WEBHOOK_SECRET": TestCredentials.bahnWebhookSecret,
         ]
+    }
+}
+
+/// Where a running `sandbox serve` announces itself, so that `--env local` runs use it instead of an
+/// embedded emulator: `$XDG_STATE_HOME/checkout-driver/local/emulator.json` = `{"url", "pid"}`.
+enum LocalEmulatorFile {
+    struct Entry {
+        var url: String
+        var pid: Int32
+    }
+
+    static func path(processEnvironment: [String: String]) -> String {
+        ((StateStore.defaultPath(environment: "local", processEnvironment: processEnvironment)) as NSString)
+            .deletingLastPathComponent + "/emulator.json"
+    }
+
+    /// The announced emulator, when its process is still alive.
+    static func running(processEnvironment: [String: String]) -> Entry? {
+        guard let data = FileManager.default.contents(atPath: path(processEnvironment: processEnvironment)),
+              let json = try? JSON.parse(data), let url = json["url"]?.stringValue,
+              let pid = json["pid"]?.intValue, kill(Int32(pid), 0) == 0 else { return nil }
+        return Entry(url: url, pid: Int32(pid))
+    }
+
+    static func announce(url: String, processEnvironment: [String: String]) throws(Diagnostic) {
+        let file = path(processEnvironment: processEnvironment)
+        try? FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent,
+                                                 withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try AtomicFile.write(JSON.object(["url": .string(url), "pid": .number(Double(getpid()))]).data, to: file)
+    }
+
+    /// Removes the announcement if it is still ours (a later `sandbox serve` may have replaced it).
+    static func withdraw(processEnvironment: [String: String]) {
+        let file = path(processEnvironment: processEnvironment)
+        if let entry = running(processEnvironment: processEnvironment), entry.pid == getpid() { unlink(file) }
+    }
+
+    static func throwawayStatePath() -> String {
+        FileManager.default.temporaryDirectory
+            .appendingPathComponent("checkout-driver-\(getpid())-\(UInt32.random(in: 0...UInt32.max))/state.json").path
     }
 }

@@ -57,10 +57,7 @@ enum ApplePayCommands {
         }
         let recipient = try PaymentTokenMaker.recipientKey(pem: recipientPEM, source: recipientSource)
         // The emulator's published test chain stands in for Apple's signing leaf and WWDR intermediate.
-        let signer = try PaymentTokenSigner(leafPEM: TestCredentials.applePayLeafCertificatePEM,
-                                            leafKeyPEM: TestCredentials.applePayLeafPrivateKeyPEM,
-                                            intermediatePEMs: [TestCredentials.applePayIntermediateCertificatePEM])
-        let made = try PaymentTokenMaker.make(request, recipient: recipient, signer: signer)
+        let made = try PaymentTokenMaker.make(request, recipient: recipient, signer: try ApplePayTestTokens.signer())
 
         let console = Console.shared
         if let out = invocation.string("out") {

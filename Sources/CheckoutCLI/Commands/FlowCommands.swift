@@ -1,5 +1,6 @@
 import CheckoutKit
 import Foundation
+import SandboxEmulator
 
 /// `checkout-driver flow run | list | validate`.
 enum FlowCommands {
@@ -64,5 +65,25 @@ enum FlowCommands {
 
 /// The provider operations flows can `use`. Provider folders add theirs here.
 enum Operations {
-    static let registry = OperationRegistry([])
+    static let registry: OperationRegistry = {
+        var registry = OperationRegistry(BahnOperations.all)
+        if let tokens = try? ApplePayTestTokens.makeTokenOperation() { registry.register(tokens) }
+        return registry
+    }()
+}
+
+/// Test tokens are made with the emulator's published test PKI; the Kit never sees the emulator itself.
+enum ApplePayTestTokens {
+    static func signer() throws(Diagnostic) -> PaymentTokenSigner {
+        try PaymentTokenSigner(leafPEM: TestCredentials.applePayLeafCertificatePEM,
+                               leafKeyPEM: TestCredentials.applePayLeafPrivateKeyPEM,
+                               intermediatePEMs: [TestCredentials.applePayIntermediateCertificatePEM])
+    }
+
+    static func makeTokenOperation() throws(Diagnostic) -> FlowOperation {
+        let recipient = try PaymentTokenMaker.recipientKey(pem: TestCredentials.paymentProcessingPublicKeyPEM,
+                                                           source: "the emulator's payment processing key")
+        return ApplePayOperations.makeToken(signer: try signer(), recipient: recipient,
+                                            merchantIdentifier: TestCredentials.merchantIdentifier)
+    }
 }

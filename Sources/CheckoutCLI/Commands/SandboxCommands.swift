@@ -13,6 +13,8 @@ enum SandboxCommands {
         discussion: """
             Prints its base URL on the first line of stdout, then serves every emulated provider plus
             GET /_sandbox/health, GET /_sandbox/ledger and GET /_sandbox/requests.
+            On 127.0.0.1 it announces itself in $XDG_STATE_HOME/checkout-driver/local/emulator.json: while it runs,
+            --env local commands use it (instead of an emulator of their own), so separate invocations chain.
 
             SCENARIOS (magic values):
             \(BahnEmulator.scenariosHelp)
@@ -25,6 +27,7 @@ enum SandboxCommands {
             OptionSpec("port", value: "N", help: "Port to listen on; 0 picks a free one.", default: "0"),
             OptionSpec("faults", value: "SPEC", help: "Inject faults (see below)."),
             OptionSpec("webhook-url", value: "URL", help: "Where emulated providers POST their webhooks."),
+            OptionSpec("no-announce", help: "Do not offer this emulator to --env local runs."),
         ]
     ) { invocation throws(Diagnostic) in
         let port = try invocation.int("port", range: 0...65535) ?? 0
@@ -44,7 +47,12 @@ enum SandboxCommands {
         emulator.start()
         onTerminationSignals { emulator.shutdown() }
         Console.shared.out(emulator.baseURL)
+        // On loopback, announce it: `--env local` runs then use this emulator, and chain through the state file.
+        let environment = ProcessInfo.processInfo.environment
+        let announced = emulator.baseURL.hasPrefix("http://127.0.0.1:") && !invocation.flag("no-announce")
+        if announced { try LocalEmulatorFile.announce(url: emulator.baseURL, processEnvironment: environment) }
         emulator.waitUntilShutdown()
+        if announced { LocalEmulatorFile.withdraw(processEnvironment: environment) }
         return .ok
     }
 }

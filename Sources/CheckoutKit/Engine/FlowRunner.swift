@@ -26,16 +26,18 @@ public struct FlowRunner: Sendable {
     public var configuration: Configuration
     public var state: StateStore?
     public var redactor: Redactor
+    public var services: RunServices
     public var events: FlowEventSink
 
     public init(client: HTTPClient, registry: OperationRegistry, settings: RunSettings, configuration: Configuration,
-                state: StateStore?, redactor: Redactor, events: @escaping FlowEventSink) {
+                state: StateStore?, redactor: Redactor, services: RunServices = .init(), events: @escaping FlowEventSink) {
         self.client = client
         self.registry = registry
         self.settings = settings
         self.configuration = configuration
         self.state = state
         self.redactor = redactor
+        self.services = services
         self.events = events
     }
 
@@ -84,9 +86,19 @@ public struct FlowRunner: Sendable {
 
         let deadlineSeconds = settings.deadline ?? flow.deadline
         let deadline = Deadline(start: clock, seconds: deadlineSeconds)
-        var scope = TemplateScope(vars: flow.vars.merging(overrides) { $1 }, steps: [:],
-                                  env: { [configuration] in configuration.value($0) },
+        var scope = TemplateScope(vars: [:], steps: [:], env: { [configuration] in configuration.value($0) },
                                   state: (try? state?.read()) ?? .object([:]))
+        // Declared defaults may themselves be templates (`"order_id": "${uuid}"`): render them once, up front,
+        // so every step sees the same value. Values from the command line are taken literally.
+        for (name, value) in flow.vars.sorted(by: { $0.key < $1.key }) where overrides[name] == nil {
+            do { scope.vars[name] = try scope.render(value) } catch {
+                result.failure = .data("flow variable '\(name)': \(error)")
+                result.duration = Date().timeIntervalSince(started)
+                events(.flowFinished(result))
+                return result
+            }
+        }
+        for (name, value) in overrides { scope.vars[name] = value }
 
         for (index, step) in flow.steps.enumerated() {
             if result.failure != nil {
@@ -126,7 +138,7 @@ public struct FlowRunner: Sendable {
         let context = OperationContext(step: step.name, client: client, retry: step.retry ?? settings.retry,
                                        requestTimeout: settings.requestTimeout, deadline: deadline,
                                        configuration: configuration, state: state, redactor: redactor,
-                                       events: events, counter: counter)
+                                       services: services, events: events, counter: counter)
         var polls = 0
         var output: StepOutput?
         var failure: Diagnostic?
@@ -176,9 +188,7 @@ public struct FlowRunner: Sendable {
         case .operation(let name, let arguments):
             guard let op = registry[name] else { throw .internalError("operation \(name) vanished from the registry") }
             let rendered = try renderValue(arguments, scope: scope, step: step)
-            do { return try await op.body(rendered, context) } catch let d as Diagnostic { throw d } catch {
-                throw .internalError("\(name): \(error)")
-            }
+            return try await op.body(rendered, context)
         }
     }
 

@@ -2,7 +2,7 @@ import Foundation
 
 /// A provider operation a step can `use`. Provider folders add theirs to the registry; the engine
 /// supplies retries, polling, templating, recording and reporting around them.
-public struct Operation: Sendable {
+public struct FlowOperation: Sendable {
     public struct Parameter: Sendable {
         public enum Kind: String, Sendable { case string, integer, number, boolean, object, array, any }
         public var name: String
@@ -18,7 +18,7 @@ public struct Operation: Sendable {
         }
     }
 
-    public typealias Body = @Sendable (_ arguments: JSON, _ context: OperationContext) async throws -> StepOutput
+    public typealias Body = @Sendable (_ arguments: JSON, _ context: OperationContext) async throws(Diagnostic) -> StepOutput
 
     public var name: String
     public var summary: String
@@ -80,14 +80,14 @@ public struct StepOutput: Sendable {
 
 /// Operations by name. Built once at start-up and read-only afterwards.
 public struct OperationRegistry: Sendable {
-    private var operations: [String: Operation] = [:]
+    private var operations: [String: FlowOperation] = [:]
 
-    public init(_ operations: [Operation] = []) {
+    public init(_ operations: [FlowOperation] = []) {
         for op in operations { register(op) }
     }
 
-    public mutating func register(_ op: Operation) { operations[op.name] = op }
-    public subscript(name: String) -> Operation? { operations[name] }
+    public mutating func register(_ op: FlowOperation) { operations[op.name] = op }
+    public subscript(name: String) -> FlowOperation? { operations[name] }
     public var names: [String] { operations.keys.sorted() }
-    public var all: [Operation] { names.compactMap { operations[$0] } }
+    public var all: [FlowOperation] { names.compactMap { operations[$0] } }
 }

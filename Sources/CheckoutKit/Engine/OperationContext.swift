@@ -1,5 +1,15 @@
 import Foundation
 
+/// Long-lived helpers a run provides to operations (listeners that outlive a single step).
+public struct RunServices: Sendable {
+    /// Receives Bahn webhooks for `bahn.awaitWebhook` (the embedded emulator delivers to it under `--env local`).
+    public var bahnWebhooks: BahnWebhookInbox?
+
+    public init(bahnWebhooks: BahnWebhookInbox? = nil) {
+        self.bahnWebhooks = bahnWebhooks
+    }
+}
+
 /// What a step — a raw request or a provider operation — gets to work with. `send` is the one place where
 /// the retry policy, the deadline and the exchange events meet, so every request of every operation is
 /// retried, bounded, traced and recorded the same way.
@@ -12,6 +22,7 @@ public struct OperationContext: Sendable {
     public let configuration: Configuration
     public let state: StateStore?
     public let redactor: Redactor
+    public let services: RunServices
     let events: FlowEventSink
     let counter: ExchangeCounter
 

@@ -112,6 +112,15 @@ public final class BahnEmulator: Sendable {
             Route("GET", "/_sandbox/bahn/events") { [self] _ in
                 EmulatorResponse.json(200, ["events": events().map(\.json)])
             },
+            // A control route for a standalone emulator: a client run points webhooks at its own listener.
+            Route("PUT", "/_sandbox/bahn/webhook-url") { [self] request in
+                guard let body = request.json as? [String: Any], let url = body["url"] as? String,
+                      url.hasPrefix("http://") || url.isEmpty else {
+                    return EmulatorResponse.error(400, code: "parameter_invalid", message: "expected {\"url\": \"http://…\"}", param: "url")
+                }
+                setWebhookURL(url.isEmpty ? nil : url)
+                return EmulatorResponse.json(200, ["url": url])
+            },
         ]
     }
 

@@ -40,12 +40,12 @@ import Testing
         #expect(flow.name == "demo")
         #expect(flow.vars == ["amount": 5])
         #expect(flow.deadline == 2)
-        #expect(flow.steps.map(\.name) == ["create", "poll"])
-        #expect(flow.finally.map(\.name) == ["cleanup"])
+        #expect(flow.steps.map { $0.name } == ["create", "poll"])
+        #expect(flow.finally.map { $0.name } == ["cleanup"])
         let create = flow.steps[0]
         guard case .request(let r) = create.action else { Issue.record("not a request"); return }
         #expect(r.method == "POST")
-        #expect(r.headers.map(\.name) == ["Idempotency-Key"])
+        #expect(r.headers.map { $0.name } == ["Idempotency-Key"])
         #expect(create.expect.status == [200, 201])
         #expect(create.expect.conditions.count == 3)
         #expect(create.capture["id"] == JSONPath(components: [.key("order"), .key("id")]))

@@ -1,0 +1,185 @@
+import CheckoutKit
+import Foundation
+
+/// `checkout-driver bahn …`: each subcommand is a one-step built-in flow on the shared engine, so retries,
+/// recording, reports and the state file work exactly as in `flow run`.
+enum BahnCommands {
+    static var spec: CommandSpec {
+        CommandSpec(name: "bahn", abstract: "Bahn PaymentIntents with Apple Pay: create, confirm with a token file, poll, capture, webhooks.",
+                    subcommands: [createIntent, confirm, intent, capture, cancel, listen])
+    }
+
+    static let createIntent = CommandSpec(
+        name: "create-intent", abstract: "Create a PaymentIntent.",
+        options: [
+            OptionSpec("amount", value: "N", help: "Amount in minor units (VND has none).", required: true),
+            OptionSpec("currency", value: "CODE", help: "ISO 4217 numeric (704) or alphabetic (VND).", required: true),
+            OptionSpec("description", value: "TEXT", help: "Shown on the intent, e.g. \"Order #1234\"."),
+            OptionSpec("order-id", value: "ID", help: "Your order: stored as metadata.order_id and keys later confirms."),
+            OptionSpec("metadata", value: "K=V", help: "A metadata entry.", repeatable: true),
+        ]
+    ) { invocation throws(Diagnostic) in
+        var with: [String: JSON] = ["amount": try amount(invocation), "currency": .string(invocation.string("currency")!)]
+        with["description"] = invocation.string("description").map(JSON.string)
+        with["orderId"] = invocation.string("order-id").map(JSON.string)
+        let metadata = try invocation.pairs("metadata").mapValues { JSON.string($0.interpolationText) }
+        if !metadata.isEmpty { with["metadata"] = .object(metadata) }
+        return try await run(invocation, step: "create-intent", use: "bahn.createIntent", with: with)
+    }
+
+    static let confirm = CommandSpec(
+        name: "confirm", abstract: "Confirm a PaymentIntent with an Apple Pay token file.",
+        discussion: """
+            The token file holds PKPaymentToken.paymentData exactly as PassKit produced it; its bytes are sent
+            unchanged. It is checked first (not JSON, base64-wrapped, a PKPayment wrapper, an unknown version, a token
+            already confirmed from this state file): a bad file exits 65 and nothing is sent.
+            The request is a JWS-signed body with a Bn-Idempotency-Key (default order-<order id>-applepay), kept in the
+            state file so that a retry — in this run or a later one — replays the original response instead of
+            spending the single-use token twice. With --order-id and no intent, the order's intent from the state file
+            is used, or one is created (give --amount and --currency).
+            """,
+        options: [
+            OptionSpec("intent", value: "ID", help: "The PaymentIntent to confirm."),
+            OptionSpec("order-id", value: "ID", help: "Your order (instead of --intent)."),
+            OptionSpec("token-file", value: "FILE", help: "PKPaymentToken.paymentData, byte for byte.", required: true),
+            OptionSpec("capture", value: "METHOD", help: "manual: authorise now, capture later.", choices: ["manual", "automatic"]),
+            OptionSpec("idempotency-key", value: "KEY", help: "Override the idempotency key."),
+            OptionSpec("wait", help: "Poll until a terminal status (within --deadline, default 30 s)."),
+            OptionSpec("amount", value: "N", help: "With --order-id, when the intent must be created."),
+            OptionSpec("currency", value: "CODE", help: "With --order-id, when the intent must be created."),
+        ]
+    ) { invocation throws(Diagnostic) in
+        guard invocation.isGiven("intent") != invocation.isGiven("order-id") else {
+            throw invocation.usage("give exactly one of --intent ID or --order-id ID")
+        }
+        var with: [String: JSON] = ["tokenFile": .string(invocation.string("token-file")!)]
+        with["intent"] = invocation.string("intent").map(JSON.string)
+        with["orderId"] = invocation.string("order-id").map(JSON.string)
+        with["captureMethod"] = invocation.string("capture").map(JSON.string)
+        with["idempotencyKey"] = invocation.string("idempotency-key").map(JSON.string)
+        if invocation.isGiven("amount") { with["amount"] = try amount(invocation) }
+        with["currency"] = invocation.string("currency").map(JSON.string)
+        var steps = [Step(name: "confirm", action: .operation(name: "bahn.confirm", arguments: .object(with.compactMapValues { $0 })),
+                          capture: ["intent": JSONPath(components: [.key("payment_intent"), .key("id")])])]
+        if invocation.flag("wait") {
+            // One polling mechanism: the engine's `until`, bounded by the flow's deadline (the wallet-sheet budget).
+            steps.append(Step(name: "wait", action: .operation(name: "bahn.getIntent", arguments: ["intent": "${vars.intent}"]),
+                              until: Until(condition: Condition(path: JSONPath(components: [.key("payment_intent"), .key("status")]),
+                                                                test: .oneOf(["succeeded", "requires_capture", "canceled", "requires_payment_method"])),
+                                           interval: 0.5, timeout: 30)))
+        }
+        let flow = Flow(name: "bahn-confirm", description: "confirm a PaymentIntent with an Apple Pay token file",
+                        steps: steps, deadline: 30)
+        return try await run(invocation, flow: flow)
+    }
+
+    static let intent = CommandSpec(
+        name: "intent", abstract: "Show a PaymentIntent (its status).",
+        arguments: [ArgumentSpec("ID", help: "The PaymentIntent id.")]
+    ) { invocation throws(Diagnostic) in
+        try await run(invocation, step: "intent", use: "bahn.getIntent", with: ["intent": .string(invocation.argument("ID")!)])
+    }
+
+    static let capture = CommandSpec(
+        name: "capture", abstract: "Capture an authorised PaymentIntent (after --capture manual).",
+        arguments: [ArgumentSpec("ID", help: "The PaymentIntent id.")]
+    ) { invocation throws(Diagnostic) in
+        try await run(invocation, step: "capture", use: "bahn.capture", with: ["intent": .string(invocation.argument("ID")!)])
+    }
+
+    static let cancel = CommandSpec(
+        name: "cancel", abstract: "Cancel a PaymentIntent.",
+        arguments: [ArgumentSpec("ID", help: "The PaymentIntent id.")]
+    ) { invocation throws(Diagnostic) in
+        try await run(invocation, step: "cancel", use: "bahn.cancel", with: ["intent": .string(invocation.argument("ID")!)])
+    }
+
+    static let listen = CommandSpec(
+        name: "listen", abstract: "Receive Bahn webhooks: verify, dedupe, print, optionally forward.",
+        discussion: """
+            Listens on 127.0.0.1 (path /webhooks/bahn; any path works) until Ctrl-C. Each delivery's Bn-Signature is
+            checked over the raw body with BAHN_WEBHOOK_SECRET (tolerance 300 s); a bad or stale signature gets 400.
+            Events are deduplicated by id and printed (text, or one JSON line each with --format jsonl);
+            --forward-to sends each new delivery on unchanged.
+            """,
+        options: [
+            OptionSpec("port", value: "N", help: "Port to listen on; 0 picks a free one.", default: "0"),
+            OptionSpec("forward-to", value: "URL", help: "Forward each verified, new delivery here."),
+        ]
+    ) { invocation throws(Diagnostic) in
+        let port = try invocation.int("port", range: 0...65535) ?? 0
+        let environment = try RunEnvironment.prepare(invocation)
+        defer { environment.shutdown() }
+        try environment.configuration.require(["BAHN_WEBHOOK_SECRET"], for: "bahn listen")
+        let console = environment.console
+        let redactor = environment.redactor
+        let format = environment.settings.format
+        let inbox = try BahnWebhookInbox(
+            secret: environment.configuration.value("BAHN_WEBHOOK_SECRET")!, port: UInt16(port),
+            forwardTo: invocation.string("forward-to"),
+            onEvent: { event in
+                if format == .text {
+                    console.out("\(Timestamp.iso8601(event.receivedAt))  \(event.type)  \(event.intentID ?? "-")  \(event.status ?? "")  \(event.id)")
+                } else {
+                    console.out(redactor.json(["event": "webhook", "id": .string(event.id), "type": .string(event.type),
+                                               "intent": event.intentID.map(JSON.string) ?? .null, "body": event.body]).serialized())
+                }
+            },
+            onRejected: { reason in console.err("rejected a delivery: \(reason)") })
+        inbox.start()
+        environment.emulator?.bahn.setWebhookURL(inbox.url)
+        onTerminationSignals { inbox.shutdown() }
+        console.err("listening for Bahn webhooks at \(inbox.url)")
+        inbox.waitUntilShutdown()
+        return .ok
+    }
+
+    // MARK: -
+
+    private static func amount(_ invocation: Invocation) throws(Diagnostic) -> JSON {
+        guard let text = invocation.string("amount"), let value = Int(text), value > 0 else {
+            throw invocation.usage("--amount must be a positive integer in minor units (e.g. 8000), got '\(invocation.string("amount") ?? "")'")
+        }
+        return .number(Double(value))
+    }
+
+    private static func run(_ invocation: Invocation, step: String, use operation: String, with arguments: [String: JSON?]) async throws(Diagnostic) -> ExitCode {
+        let flow = Flow(name: "bahn-\(step)", steps: [Step(name: step, action: .operation(name: operation, arguments: .object(arguments.compactMapValues { $0 })))])
+        return try await run(invocation, flow: flow)
+    }
+
+    /// Runs the command's flow and, in text mode, prints what a person wants to see of the intent.
+    private static func run(_ invocation: Invocation, flow: Flow) async throws(Diagnostic) -> ExitCode {
+        let environment = try RunEnvironment.prepare(invocation)
+        defer { environment.shutdown() }
+        let result = try await environment.run(flow, vars: [:], registry: Operations.registry)
+        if environment.settings.format == .text, let output = result.steps.last(where: { $0.outcome == .passed })?.output {
+            for line in summary(output, redactor: environment.redactor) { environment.console.out(line) }
+        }
+        if let failure = result.failure { throw failure }
+        return .ok
+    }
+
+    static func summary(_ output: JSON, redactor: Redactor) -> [String] {
+        guard let intent = output["payment_intent"] else { return [] }
+        var lines: [String] = []
+        let id = intent["id"]?.interpolationText ?? "?"
+        let status = intent["status"]?.interpolationText ?? "?"
+        lines.append("payment_intent \(id)  \(status)")
+        if let amount = intent["amount"], let currency = intent["currency"]?.stringValue {
+            let alpha = CurrencyCode.alphabetic(forNumeric: currency).map { " (\($0))" } ?? ""
+            lines.append("amount          \(amount.interpolationText) \(currency)\(alpha)")
+        }
+        if let s = output["summary"] {
+            if let last4 = s["last4"]?.stringValue {
+                lines.append("card            \(s["brand"]?.stringValue ?? "card") ····\(last4) via \(s["wallet"]?.stringValue ?? "?")  (device token ····\(s["dynamicLast4"]?.stringValue ?? "?"))")
+            }
+            if let key = s["idempotencyKey"]?.stringValue { lines.append("idempotency key \(key)") }
+        }
+        if let charge = intent["latest_charge_id"]?.stringValue { lines.append("charge          \(charge)") }
+        if let error = intent["last_payment_error"], error != .null {
+            lines.append("last error      \(error["code"]?.interpolationText ?? "") \(error["decline_code"]?.interpolationText ?? ""): \(error["message"]?.interpolationText ?? "")")
+        }
+        return lines.map(redactor.text)
+    }
+}

@@ -1,0 +1,34 @@
+import Crypto
+import Foundation
+
+/// `applepay.makeToken`: a fresh single-use test token in a file, for flows that play the phone's part.
+public enum ApplePayOperations {
+    /// - Parameters: the signing chain and recipient key the tokens are made with (the emulator's test PKI).
+    public static func makeToken(signer: PaymentTokenSigner, recipient: P256PublicKey, merchantIdentifier: String) -> FlowOperation {
+        FlowOperation(
+            name: "applepay.makeToken",
+            summary: "Make a single-use EC_v1 test token (for the emulator's keys) into a file.",
+            parameters: [
+                .init("amount", .integer, required: true), .init("currency", .string, required: true),
+                .init("out", .string, help: "file to write (default: a new file in the temporary directory)"),
+                .init("pan", .string),
+            ]
+        ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+            guard let amount = args["amount"].flatMap({ $0.intValue ?? Int($0.interpolationText) }), amount > 0 else {
+                throw .usage("amount must be a positive integer in minor units")
+            }
+            let currency = try CurrencyCode.numeric(args["currency"]?.interpolationText ?? "")
+            let request = PaymentTokenRequest(amount: amount, currencyNumeric: currency, merchantIdentifier: merchantIdentifier,
+                                              pan: args["pan"]?.interpolationText ?? PaymentTokenMaker.testDPAN)
+            let made = try PaymentTokenMaker.make(request, recipient: recipient, signer: signer)
+            let path = args["out"]?.interpolationText
+                ?? FileManager.default.temporaryDirectory.appendingPathComponent("checkout-driver-token-\(made.transactionId.prefix(16)).json").path
+            try AtomicFile.write(made.bytes, to: path)
+            if context.configuration.kind != .local {
+                context.note("this token is signed by the emulator's test PKI: only the emulator accepts it")
+            }
+            return StepOutput(document: ["path": .string(path), "transactionId": .string(made.transactionId),
+                                         "amount": .number(Double(amount)), "currency": .string(currency)])
+        }
+    }
+}

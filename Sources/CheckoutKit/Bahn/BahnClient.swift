@@ -1,0 +1,131 @@
+import Crypto
+import Foundation
+
+/// Talks to Bahn for one step: signs bodies as compact JWS, sets the headers, sends through the step's
+/// context (so retries, deadline, trace and HAR are the engine's), and turns Bahn errors into diagnostics
+/// carrying the seed's hints.
+struct BahnClient: Sendable {
+    let context: OperationContext
+    let baseURL: String
+    let apiKey: String
+    let signingKey: SigningKey
+    let keyID: String?
+
+    init(_ context: OperationContext) throws(Diagnostic) {
+        let config = context.configuration
+        try config.require(["BAHN_API_URL", "BAHN_API_KEY", "BAHN_SIGNING_KEY"], for: "Bahn requests")
+        self.context = context
+        baseURL = String(config.value("BAHN_API_URL")!.reversed().drop { $0 == "/" }.reversed())
+        apiKey = config.value("BAHN_API_KEY")!
+        keyID = config.value("BAHN_KEY_ID")
+        signingKey = try Self.loadSigningKey(config.value("BAHN_SIGNING_KEY")!)
+    }
+
+    /// `BAHN_SIGNING_KEY` is a path to a PEM file, or (handy for CI secrets) the PEM text itself.
+    static func loadSigningKey(_ value: String) throws(Diagnostic) -> SigningKey {
+        let pem: String
+        if value.contains("-----BEGIN") {
+            pem = value
+        } else {
+            guard let text = try? String(contentsOfFile: value, encoding: .utf8) else {
+                throw .configuration("cannot read BAHN_SIGNING_KEY file \(value)", hint: "set BAHN_SIGNING_KEY to the path of the PEM private key that signs JWS bodies")
+            }
+            pem = text
+        }
+        do { return try SigningKey(pem: pem) } catch {
+            throw .configuration("BAHN_SIGNING_KEY is not a usable private key: \(error)",
+                                 hint: "use a PEM P-256 (ES256) or RSA (RS256) private key")
+        }
+    }
+
+    /// A compact JWS (RFC 7515) of `payload`.
+    func jws(_ payload: Data) throws(Diagnostic) -> String {
+        let header = BahnProtocol.jwsHeader(algorithm: signingKey.algorithm, keyID: keyID).data
+        let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(payload)
+        let signature: Data
+        do { signature = try signingKey.sign(Data(signingInput.utf8)) } catch {
+            throw .internalError("signing the request body failed: \(error)")
+        }
+        return signingInput + "." + Base64URL.encode(signature)
+    }
+
+    /// POSTs `body` as a signed JWS with an idempotency key. The request id is fresh on every attempt; the
+    /// key and the payload stay the same, so a retry after a lost response replays instead of re-charging.
+    func post(_ path: String, body: JSON, idempotencyKey: String) async throws(Diagnostic) -> BahnResponse {
+        let payload = body.data
+        let url = baseURL + path
+        let response = try await context.send { (_: Int) throws(Diagnostic) -> HTTPClientRequest in
+            var headers: HTTPHeaders = [:]
+            headers["Content-Type"] = BahnProtocol.joseContentType
+            headers["Accept"] = "application/json"
+            headers[BahnProtocol.apiKeyHeader] = apiKey
+            headers[BahnProtocol.joseMethodHeader] = "jws"
+            headers[BahnProtocol.requestIDHeader] = UUID().uuidString.lowercased()
+            headers[BahnProtocol.idempotencyHeader] = idempotencyKey
+            return HTTPClientRequest(method: "POST", url: url, headers: headers, body: Data(try jws(payload).utf8),
+                                     timeout: context.requestTimeout)
+        }
+        return try BahnResponse(response)
+    }
+
+    func get(_ path: String) async throws(Diagnostic) -> BahnResponse {
+        let url = baseURL + path
+        let response = try await context.send { (_: Int) throws(Diagnostic) -> HTTPClientRequest in
+            var headers: HTTPHeaders = [:]
+            headers["Accept"] = "application/json"
+            headers[BahnProtocol.apiKeyHeader] = apiKey
+            headers[BahnProtocol.requestIDHeader] = UUID().uuidString.lowercased()
+            return HTTPClientRequest(method: "GET", url: url, headers: headers, timeout: context.requestTimeout)
+        }
+        return try BahnResponse(response)
+    }
+}
+
+/// A Bahn response: its JSON document (a JWS response is opened), its status, and its error if any.
+struct BahnResponse: Sendable {
+    let status: Int
+    let document: JSON
+    let replayed: Bool
+
+    init(_ response: HTTPClientResponse) throws(Diagnostic) {
+        status = response.status
+        replayed = response.headers["Bn-Idempotent-Replayed"] == "true"
+        var body = response.body
+        // DECISION (protocols/bahn.md): responses are plain JSON; one that arrives as a JWS is opened.
+        if response.headers["Content-Type"]?.lowercased().hasPrefix(BahnProtocol.joseContentType) == true,
+           let text = String(data: body, encoding: .utf8) {
+            let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+            if parts.count == 3, let payload = Base64URL.decode(String(parts[1])) { body = payload }
+        }
+        if body.isEmpty {
+            document = .null
+        } else {
+            do { document = try JSON.parse(body) } catch {
+                throw .unavailable("Bahn answered \(response.status) with a body that is not JSON: \(error)",
+                                   hint: "check BAHN_API_URL points at Bahn's API")
+            }
+        }
+    }
+
+    var error: (type: String?, code: String?, message: String?, declineCode: String?)? {
+        guard let e = document["error"]?.objectValue else { return nil }
+        return (e["type"]?.stringValue, e["code"]?.stringValue, e["message"]?.stringValue,
+                e["decline_code"]?.stringValue ?? document["payment_intent"]?["last_payment_error"]?["decline_code"]?.stringValue)
+    }
+
+    var intent: JSON? { document["payment_intent"] }
+
+    /// The document, or a diagnostic carrying Bahn's message and the seed's hint for its code.
+    func requireSuccess(_ what: String) throws(Diagnostic) -> JSON {
+        if (200..<300).contains(status) { return document }
+        let e = error
+        let code = e?.code.map { " (\($0)\(e?.declineCode.map { ", \($0)" } ?? ""))" } ?? ""
+        let message = "\(what) failed: Bahn answered \(status)\(code): \(e?.message ?? document.serialized())"
+        let hint = BahnProtocol.hint(forCode: e?.code, type: e?.type)
+        switch status {
+        case 401, 403: throw .configuration(message, hint: hint)
+        case 500...: throw .unavailable(message, hint: hint ?? "Bahn had a problem; try again later with the same idempotency key")
+        default: throw .failure(message, hint: hint)
+        }
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+
+/// The Bahn operations a flow step can `use`. Each is one logical Bahn call (confirm also reads the resulting
+/// PaymentMethod, for the funding and device last 4); the engine supplies retries, polling and reporting.
+public enum BahnOperations {
+    public static var all: [FlowOperation] { [createIntent, confirm, getIntent, capture, cancel, awaitWebhook] }
+
+    static let createIntent = FlowOperation(
+        name: "bahn.createIntent", summary: "Create a PaymentIntent (amount in minor units, currency ISO 4217).",
+        parameters: [
+            .init("amount", .integer, required: true, help: "minor units"),
+            .init("currency", .string, required: true, help: "numeric (704) or alphabetic (VND)"),
+            .init("description", .string), .init("orderId", .string), .init("metadata", .object),
+        ]
+    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        let client = try BahnClient(context)
+        let orderID = args["orderId"]?.interpolationText
+        let body = try createBody(args, orderID: orderID)
+        let response = try await client.post(BahnProtocol.createPath, body: body,
+                                              idempotencyKey: BahnProtocol.createIdempotencyKey(orderID: orderID))
+        let document = try response.requireSuccess("create-intent")
+        if let intent = response.intent { try BahnState(store: context.state).record(intent: intent, orderID: orderID) }
+        return StepOutput(document: document, status: response.status)
+    }
+
+    static func createBody(_ args: JSON, orderID: String?) throws(Diagnostic) -> JSON {
+        guard let amount = args["amount"].flatMap({ $0.intValue ?? Int($0.interpolationText) }), amount > 0 else {
+            throw .usage("amount must be a positive integer in minor units, got \(args["amount"]?.serialized() ?? "nothing")")
+        }
+        let currency = try CurrencyCode.numeric(args["currency"]?.interpolationText ?? "")
+        var metadata = args["metadata"]?.objectValue?.mapValues { JSON.string($0.interpolationText) } ?? [:]
+        if let orderID { metadata["order_id"] = .string(orderID) }
+        var body: [String: JSON] = ["amount": .number(Double(amount)), "currency": .string(currency)]
+        if let description = args["description"]?.interpolationText { body["description"] = .string(description) }
+        if !metadata.isEmpty { body["metadata"] = .object(metadata) }
+        return .object(body)
+    }
+
+    static let confirm = FlowOperation(
+        name: "bahn.confirm",
+        summary: "Confirm a PaymentIntent with an Apple Pay token file (sent byte for byte) under an idempotency key.",
+        parameters: [
+            .init("intent", .string, help: "the PaymentIntent id; or give orderId"),
+            .init("orderId", .string, help: "the order: its intent from the state file, or a new one (then amount and currency)"),
+            .init("tokenFile", .string, required: true, help: "PKPaymentToken.paymentData, exactly as PassKit produced it"),
+            .init("captureMethod", .string, help: "manual: authorise now, capture later"),
+            .init("idempotencyKey", .string, help: "default order-<order id>-applepay, kept in the state file"),
+            .init("amount", .integer), .init("currency", .string), .init("description", .string),
+        ]
+    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        let client = try BahnClient(context)
+        let state = BahnState(store: context.state)
+        // Read and check the token before anything is sent: a bad file must cost nothing.
+        let token = try PaymentTokenFile.read(path: args["tokenFile"]?.interpolationText ?? "",
+                                              spentTransactionIDs: try state.spentTransactions(), redactor: context.redactor)
+        let captureMethod = args["captureMethod"]?.interpolationText
+        if let captureMethod, captureMethod != "manual", captureMethod != "automatic" {
+            throw .usage("capture method must be 'manual' (or 'automatic'), got '\(captureMethod)'")
+        }
+
+        var orderID = args["orderId"]?.interpolationText
+        var intentID = args["intent"]?.interpolationText
+        if intentID == nil, let orderID { intentID = try state.intentID(forOrder: orderID) }
+        if intentID == nil {
+            guard let orderID else { throw .usage("confirm needs an intent id or an order id") }
+            guard args["amount"] != nil, args["currency"] != nil else {
+                throw .usage("order \(orderID) has no intent in the state file yet; give its amount and currency to create one",
+                             hint: "add --amount N --currency CODE, or pass --intent ID")
+            }
+            let created = try await client.post(BahnProtocol.createPath, body: try createBody(args, orderID: orderID),
+                                                 idempotencyKey: BahnProtocol.createIdempotencyKey(orderID: orderID))
+            _ = try created.requireSuccess("create-intent")
+            guard let intent = created.intent, let id = intent["id"]?.stringValue else {
+                throw .unavailable("Bahn's create response has no payment_intent.id")
+            }
+            try state.record(intent: intent, orderID: orderID)
+            context.note("created \(id) for order \(orderID)")
+            intentID = id
+        }
+        let intent = intentID!
+        if orderID == nil { orderID = try state.orderID(forIntent: intent) }
+
+        let explicitKey = args["idempotencyKey"]?.interpolationText
+        let proposed = explicitKey ?? orderID.map(BahnProtocol.confirmIdempotencyKey(orderID:))
+            ?? BahnProtocol.confirmIdempotencyKey(intent: intent)
+        let key = try state.confirmKey(intent: intent, proposed: proposed, explicit: explicitKey != nil)
+
+        // The token goes in as a JSON string whose characters are exactly the file's: the serializer escapes
+        // only what JSON requires, so Bahn decodes the very bytes PassKit produced.
+        var body: [String: JSON] = ["payment_method_data": ["apple_pay": ["token": .string(String(decoding: token.bytes, as: UTF8.self))]]]
+        if let captureMethod { body["capture_method"] = .string(captureMethod) }
+        let response = try await client.post(BahnProtocol.confirmPath(intent), body: .object(body), idempotencyKey: key)
+
+        // Any answer about the token itself means it is spent (a decline uses it up too).
+        if response.status == 200 || response.status == 402 || response.error?.code == "apple_pay_token_already_used" {
+            try state.markSpent(token.transactionId)
+        }
+        if response.replayed { context.note("Bahn replayed the original response for idempotency key \(key)") }
+        let document = try response.requireSuccess("confirm")
+        guard let confirmed = response.intent else { throw .unavailable("Bahn's confirm response has no payment_intent") }
+        try state.record(intent: confirmed, orderID: orderID)
+        if confirmed["status"]?.stringValue == "processing" {
+            context.note("confirm returned processing: complete the wallet sheet now and reconcile from the webhook")
+        }
+        var output = document.objectValue ?? [:]
+        if let pm = confirmed["payment_method_id"]?.stringValue {
+            let method = try await client.get(BahnProtocol.paymentMethodPath(pm))
+            if (200..<300).contains(method.status) { output["payment_method"] = method.document }
+        }
+        output["summary"] = summary(intent: confirmed, paymentMethod: output["payment_method"], idempotencyKey: key)
+        return StepOutput(document: .object(output), status: response.status)
+    }
+
+    /// The fields people want from a confirm: status, amount, funding last 4, wallet, device last 4, charge.
+    static func summary(intent: JSON, paymentMethod: JSON?, idempotencyKey: String) -> JSON {
+        var s: [String: JSON] = [:]
+        s["intent"] = intent["id"]
+        s["status"] = intent["status"]
+        s["amount"] = intent["amount"]
+        s["currency"] = intent["currency"]
+        s["charge"] = intent["latest_charge_id"]
+        s["idempotencyKey"] = .string(idempotencyKey)
+        let card = paymentMethod?["card"]
+        s["brand"] = card?["brand"]
+        s["last4"] = card?["last4"]
+        s["wallet"] = card?["wallet"]?["type"]
+        s["dynamicLast4"] = card?["network_token"]?["dynamic_last4"]
+        if let error = intent["last_payment_error"], error != .null { s["lastPaymentError"] = error }
+        return .object(s.filter { $0.value != .null })
+    }
+
+    static let getIntent = FlowOperation(
+        name: "bahn.getIntent", summary: "Read a PaymentIntent (the status poll).",
+        parameters: [.init("intent", .string, required: true)]
+    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        let client = try BahnClient(context)
+        let id = args["intent"]!.interpolationText
+        let response = try await client.get(BahnProtocol.intentPath(id))
+        let document = try response.requireSuccess("intent \(id)")
+        if let intent = response.intent { try BahnState(store: context.state).record(intent: intent, orderID: nil) }
+        return StepOutput(document: document, status: response.status)
+    }
+
+    static let capture = intentAction(name: "bahn.capture", summary: "Capture an authorised PaymentIntent (manual capture).",
+                                      path: BahnProtocol.capturePath, key: BahnProtocol.captureIdempotencyKey)
+    static let cancel = intentAction(name: "bahn.cancel", summary: "Cancel a PaymentIntent.",
+                                     path: BahnProtocol.cancelPath, key: BahnProtocol.cancelIdempotencyKey)
+
+    /// capture and cancel: a signed empty-object POST on the intent under its own idempotency key.
+    private static func intentAction(name: String, summary: String, path: @escaping @Sendable (String) -> String,
+                                     key: @escaping @Sendable (String) -> String) -> FlowOperation {
+        FlowOperation(name: name, summary: summary, parameters: [.init("intent", .string, required: true)]) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+            let client = try BahnClient(context)
+            let id = args["intent"]!.interpolationText
+            let response = try await client.post(path(id), body: .object([:]), idempotencyKey: key(id))
+            let document = try response.requireSuccess("\(name.dropFirst(5)) \(id)")
+            if let intent = response.intent { try BahnState(store: context.state).record(intent: intent, orderID: nil) }
+            return StepOutput(document: document, status: response.status)
+        }
+    }
+
+    static let awaitWebhook = FlowOperation(
+        name: "bahn.awaitWebhook", summary: "Wait for a webhook event of a type (for an intent) to arrive, verified.",
+        parameters: [
+            .init("type", .string, required: true, help: BahnProtocol.eventTypes.joined(separator: ", ")),
+            .init("intent", .string), .init("timeout", .any, help: "seconds (default 30)"),
+        ]
+    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        guard let inbox = context.services.bahnWebhooks else {
+            throw .configuration("no webhook listener in this run", hint: "set BAHN_WEBHOOK_SECRET so the run can verify Bahn's webhooks")
+        }
+        let type = args["type"]!.interpolationText
+        let intent = args["intent"]?.interpolationText
+        var timeout = args["timeout"].flatMap { $0.doubleValue ?? Duration.seconds(from: $0.interpolationText) } ?? BahnProtocol.walletSheetBudget
+        if let remaining = context.deadline.remaining { timeout = min(timeout, max(0, remaining)) }
+        guard let event = await inbox.wait(for: type, intent: intent, timeout: timeout) else {
+            let seen = inbox.received.map { "\($0.type) \($0.intentID ?? "")" }
+            throw .failure("no \(type) webhook\(intent.map { " for \($0)" } ?? "") within \(FlowRunner.format(timeout))s",
+                           hint: seen.isEmpty ? "no webhook arrived at \(inbox.url) at all: is Bahn configured to deliver there?"
+                                              : "received instead: \(seen.joined(separator: "; "))")
+        }
+        return StepOutput(document: ["id": .string(event.id), "type": .string(event.type),
+                                     "intent": event.intentID.map(JSON.string) ?? .null,
+                                     "status": event.status.map(JSON.string) ?? .null, "event": event.body])
+    }
+}

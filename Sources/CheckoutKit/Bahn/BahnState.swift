@@ -1,0 +1,76 @@
+import Foundation
+
+/// What Bahn commands keep in the state file so that separate invocations chain: intents and their orders,
+/// the idempotency key of each confirm (so a retry in a later invocation reuses it), and the transaction ids
+/// of tokens already confirmed (they are single-use).
+///
+/// Layout: `{"bahn": {"intents": {"pi_…": {"orderId", "amount", "currency", "status", "confirmKey"}},
+///                   "orders": {"1234": "pi_…"}, "lastIntent": "pi_…", "spentTransactions": ["…"]}}`
+struct BahnState: Sendable {
+    let store: StateStore?
+
+    private static let root = JSONPath(components: [.key("bahn")])
+
+    private func read() throws(Diagnostic) -> JSON { try store?.read()["bahn"] ?? .object([:]) }
+
+    private func update(_ change: (inout [String: JSON]) -> Void) throws(Diagnostic) {
+        try store?.update { (doc: inout JSON) throws(Diagnostic) in
+            var bahn = doc["bahn"]?.objectValue ?? [:]
+            change(&bahn)
+            doc = Self.root.setting(.object(bahn), in: doc)
+        }
+    }
+
+    func record(intent: JSON, orderID: String?) throws(Diagnostic) {
+        guard let id = intent["id"]?.stringValue else { return }
+        try update { bahn in
+            var intents = bahn["intents"]?.objectValue ?? [:]
+            var entry = intents[id]?.objectValue ?? [:]
+            if let orderID { entry["orderId"] = .string(orderID) }
+            for key in ["amount", "currency", "status"] { if let v = intent[key] { entry[key] = v } }
+            intents[id] = .object(entry)
+            bahn["intents"] = .object(intents)
+            if let orderID {
+                var orders = bahn["orders"]?.objectValue ?? [:]
+                orders[orderID] = .string(id)
+                bahn["orders"] = .object(orders)
+            }
+            bahn["lastIntent"] = .string(id)
+        }
+    }
+
+    func intentID(forOrder orderID: String) throws(Diagnostic) -> String? {
+        try read()["orders"]?[orderID]?.stringValue
+    }
+
+    func orderID(forIntent id: String) throws(Diagnostic) -> String? {
+        try read()["intents"]?[id]?["orderId"]?.stringValue
+    }
+
+    /// The confirm key for `intent`: the one already recorded (a retry must reuse it), else `proposed`, which
+    /// is recorded before the request goes out — so that even a crash mid-request leaves it for the retry.
+    func confirmKey(intent id: String, proposed: String, explicit: Bool) throws(Diagnostic) -> String {
+        var chosen = proposed
+        try update { bahn in
+            var intents = bahn["intents"]?.objectValue ?? [:]
+            var entry = intents[id]?.objectValue ?? [:]
+            if !explicit, let existing = entry["confirmKey"]?.stringValue { chosen = existing }
+            entry["confirmKey"] = .string(chosen)
+            intents[id] = .object(entry)
+            bahn["intents"] = .object(intents)
+        }
+        return chosen
+    }
+
+    func spentTransactions() throws(Diagnostic) -> Set<String> {
+        Set(try read()["spentTransactions"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+    }
+
+    func markSpent(_ transactionID: String) throws(Diagnostic) {
+        try update { bahn in
+            var spent = bahn["spentTransactions"]?.arrayValue ?? []
+            if !spent.contains(.string(transactionID)) { spent.append(.string(transactionID)) }
+            bahn["spentTransactions"] = .array(spent)
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import Crypto
+import Foundation
+import Synchronization
+
+/// One webhook event as received.
+public struct BahnWebhookEvent: Sendable {
+    public var id: String
+    public var type: String
+    public var intentID: String?
+    public var status: String?
+    public var receivedAt: Date
+    /// The parsed body (reporters redact it before showing it).
+    public var body: JSON
+}
+
+/// Webhook signatures (DECISION in BahnProtocol): `Bn-Signature: t=<unix>,v1=<hex HMAC-SHA256>` over
+/// "<t>.<raw body>", checked over the raw bytes before any JSON parsing, within a tolerance.
+public enum BahnWebhookSignature {
+    /// nil when valid, else why not.
+    public static func problem(body: Data, header: String?, secret: String, now: Date = Date(),
+                               tolerance: TimeInterval = BahnProtocol.signatureTolerance) -> String? {
+        guard let header, !header.isEmpty else { return "missing \(BahnProtocol.signatureHeader) header" }
+        var timestamp: Int?
+        var signatures: [String] = []
+        for part in header.split(separator: ",") {
+            let kv = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard kv.count == 2 else { continue }
+            if kv[0] == "t" { timestamp = Int(kv[1]) } else if kv[0] == "v1" { signatures.append(kv[1].lowercased()) }
+        }
+        guard let timestamp, !signatures.isEmpty else { return "malformed \(BahnProtocol.signatureHeader) header" }
+        let age = now.timeIntervalSince1970 - Double(timestamp)
+        if abs(age) > tolerance { return "stale signature: timestamp is \(Int(age)) s from now (tolerance \(Int(tolerance)) s)" }
+        let expected = sign(body: body, timestamp: timestamp, secret: secret)
+        // Compare in constant time: the signature is a secret-derived value.
+        let matches = signatures.contains { candidate in
+            candidate.utf8.count == expected.utf8.count
+                && zip(candidate.utf8, expected.utf8).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+        }
+        return matches ? nil : "signature does not match (wrong BAHN_WEBHOOK_SECRET, or the body was altered)"
+    }
+
+    public static func sign(body: Data, timestamp: Int, secret: String) -> String {
+        HMAC.sha256(key: Data(secret.utf8), message: Data("\(timestamp).".utf8) + body).hexString
+    }
+}
+
+/// A webhook receiver on the loopback server: verifies each delivery, drops duplicates by event id, keeps
+/// the events for `bahn.awaitWebhook`, reports each new one, and optionally forwards the raw delivery.
+public final class BahnWebhookInbox: Sendable {
+    private let server: HTTPServer
+    private let events: EventStore
+
+    public var url: String { server.baseURL + "/webhooks/bahn" }
+    public var port: UInt16 { server.port }
+
+    /// - Parameters:
+    ///   - onEvent: called once per new event (not for duplicates or rejected deliveries).
+    ///   - onRejected: called with the reason for each delivery refused with 400.
+    public init(secret: String, host: String = "127.0.0.1", port: UInt16 = 0, forwardTo: String? = nil,
+                onEvent: @escaping @Sendable (BahnWebhookEvent) -> Void = { _ in },
+                onRejected: @escaping @Sendable (String) -> Void = { _ in }) throws(Diagnostic) {
+        let events = EventStore()
+        self.events = events
+        let forwarder = forwardTo.map { Forwarder(url: $0) }
+        do {
+            server = try HTTPServer(host: host, port: port) { request in
+                guard request.method == "POST" else { return .respond(.text(405, "POST webhooks here\n")) }
+                if let problem = BahnWebhookSignature.problem(body: request.body, header: request.headers[BahnProtocol.signatureHeader],
+                                                              secret: secret) {
+                    onRejected(problem)
+                    return .respond(.json(400, JSON.object(["error": .string(problem)]).data))
+                }
+                guard let body = try? JSON.parse(request.body), let id = body["id"]?.stringValue,
+                      let type = body["type"]?.stringValue else {
+                    onRejected("body is not a Bahn event")
+                    return .respond(.json(400, JSON.object(["error": "body is not a Bahn event"]).data))
+                }
+                let intent = body["data"]?["payment_intent"]
+                let event = BahnWebhookEvent(id: id, type: type, intentID: intent?["id"]?.stringValue,
+                                             status: intent?["status"]?.stringValue, receivedAt: Date(), body: body)
+                let isNew = events.list.withLock { list -> Bool in
+                    if list.contains(where: { $0.id == id }) { return false }
+                    list.append(event)
+                    return true
+                }
+                if isNew {
+                    onEvent(event)
+                    forwarder?.forward(request)
+                }
+                return .respond(.json(200, JSON.object(["received": true, "duplicate": .bool(!isNew)]).data))
+            }
+        } catch {
+            throw .unavailable("cannot listen for webhooks on \(host):\(port): \(error)", hint: "pick another --port, or 0 for any free port")
+        }
+    }
+
+    public func start() { server.start() }
+    public func shutdown() { server.shutdown() }
+    public func waitUntilShutdown() { server.waitUntilShutdown() }
+
+    public var received: [BahnWebhookEvent] { events.list.withLock { $0 } }
+
+    /// Waits for an event of `type` (for `intent`, when given), up to `timeout` seconds.
+    public func wait(for type: String, intent: String?, timeout: Double) async -> BahnWebhookEvent? {
+        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+        while true {
+            if let found = received.first(where: { $0.type == type && (intent == nil || $0.intentID == intent) }) { return found }
+            if ContinuousClock.now >= deadline { return nil }
+            try? await Task.sleep(for: .milliseconds(25))
+        }
+    }
+}
+
+private final class EventStore: Sendable {
+    let list = Mutex<[BahnWebhookEvent]>([])
+}
+
+/// Sends each verified delivery on, unchanged (body and signature), to another URL.
+private struct Forwarder: Sendable {
+    let url: String
+    let transport = CurlTransport()
+
+    func forward(_ request: HTTPRequest) {
+        var headers: HTTPHeaders = ["Content-Type": request.headers["Content-Type"] ?? "application/json"]
+        if let signature = request.headers[BahnProtocol.signatureHeader] { headers[BahnProtocol.signatureHeader] = signature }
+        let outgoing = HTTPClientRequest(method: "POST", url: url, headers: headers, body: request.body, timeout: 10)
+        Task { [transport] in _ = try? await transport.send(outgoing) }
+    }
+}
