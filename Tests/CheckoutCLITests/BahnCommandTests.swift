@@ -1,0 +1,231 @@
+import Foundation
+import SandboxEmulator
+import Testing
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// The Bahn commands through the built binary: the main job, bad token files, secrets on every output,
+/// chaining through the state file against `sandbox serve`, --wait, and `bahn listen`.
+@Suite struct BahnCommandTests {
+    /// `--env sandbox` pointed at an in-test emulator with its test credentials, as a user would configure it.
+    static func sandboxEnvironment(_ emulator: Emulator, scratch: Scratch) throws -> [String: String] {
+        let keyFile = try scratch.write("bahn-signing-key.pem", TestCredentials.bahnClientPrivateKeyPEM)
+        return ["BAHN_API_URL": emulator.baseURL, "BAHN_API_KEY": TestCredentials.bahnAPIKey, "BAHN_SIGNING_KEY": keyFile,
+                "BAHN_KEY_ID": TestCredentials.bahnKeyID, "BAHN_WEBHOOK_SECRET": TestCredentials.bahnWebhookSecret]
+    }
+
+    static func makeToken(_ s: Scratch, amount: Int = 8000, name: String = "token.json") async throws -> String {
+        let path = s.path + "/" + name
+        let r = try await BinaryRunner.run(["applepay", "token", "--amount", "\(amount)", "--currency", "704", "--out", path, "-q"], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        return path
+    }
+
+    @Test func mainJobPassesWithNoConfiguration() async throws {
+        let s = try Scratch()
+        let r = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay"], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        for step in ["make-token", "create-intent", "confirm", "poll", "webhook"] { #expect(r.stdout.contains("✓ \(step)")) }
+        // The embedded emulator's state is throwaway: nothing is left in the default state directory.
+        #expect(!FileManager.default.fileExists(atPath: s.path + "/state/checkout-driver/local/state.json"))
+    }
+
+    @Test(arguments: [
+        ("empty", "", "is empty"),
+        ("not JSON", "hello, token", "not JSON"),
+        ("truncated", "{\"data\":\"abc\",\"signature\":\"de", "truncated"),
+        ("wrapper", "{\"token\":{\"paymentData\":{\"data\":\"a\",\"signature\":\"b\",\"header\":{},\"version\":\"EC_v1\"}}}", "token.paymentData"),
+    ])
+    func badTokenFilesExit65AndSendNothing(kind: String, content: String, expected: String) async throws {
+        let s = try Scratch()
+        let emulator = try Emulator()
+        emulator.start()
+        defer { emulator.shutdown() }
+        let file = try s.write("bad-token.json", content)
+        let r = try await BinaryRunner.run(["bahn", "confirm", "--intent", "pi_TEST", "--token-file", file, "--env", "sandbox"],
+                                           home: s.path, environment: try Self.sandboxEnvironment(emulator, scratch: s))
+        #expect(r.status == 65, "\(kind): \(r.all)")
+        #expect(r.stderr.contains(expected), "\(kind): \(r.stderr)")
+        #expect(r.stderr.contains("hint:"), "\(kind)")
+        #expect(emulator.receivedRequests().isEmpty, "\(kind): something was sent")
+    }
+
+    @Test func base64WrappedTokenIsExplained() async throws {
+        let s = try Scratch()
+        let good = try await Self.makeToken(s)
+        let wrapped = try s.write("wrapped.txt", try Data(contentsOf: URL(fileURLWithPath: good)).base64EncodedString())
+        let r = try await BinaryRunner.run(["bahn", "confirm", "--intent", "pi_TEST", "--token-file", wrapped], home: s.path)
+        #expect(r.status == 65)
+        #expect(r.stderr.contains("base64"))
+        #expect(r.stderr.contains("base64 -d"))
+    }
+
+    @Test func oneChangedByteFailsWithTheSignatureHint() async throws {
+        let s = try Scratch()
+        let token = try await Self.makeToken(s)
+        var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: token)))
+        // Change one character inside the base64 of `data` (a valid base64 character for another).
+        let text = String(decoding: bytes, as: UTF8.self)
+        let start = try #require(text.range(of: "{\"data\":\"")).upperBound
+        let index = text.utf8.distance(from: text.startIndex, to: start) + 20
+        bytes[index] = bytes[index] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        let tampered = s.path + "/tampered.json"
+        try Data(bytes).write(to: URL(fileURLWithPath: tampered))
+        let r = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "o-1", "--amount", "8000", "--currency", "704",
+                                            "--token-file", tampered], home: s.path)
+        #expect(r.status == 1, "\(r.all)")
+        #expect(r.stderr.contains("apple_pay_token_invalid"))
+        #expect(r.stderr.contains("hint: signature or invalid-token error"))
+    }
+
+    @Test func noSecretReachesAnyOutput() async throws {
+        let s = try Scratch()
+        let emulator = try Emulator()
+        emulator.start()
+        defer { emulator.shutdown() }
+        let env = try Self.sandboxEnvironment(emulator, scratch: s)
+        let token = try await Self.makeToken(s)
+        let tokenJSON = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: token))) as? [String: Any])
+        let data = try #require(tokenJSON["data"] as? String), signature = try #require(tokenJSON["signature"] as? String)
+        let keyBody = TestCredentials.bahnClientPrivateKeyPEM.split(separator: "\n")[1]  // a line of the private key
+        let secrets = [TestCredentials.bahnAPIKey, String(keyBody), data, signature, String(data.prefix(40)), String(signature.prefix(40))]
+
+        for format in ["text", "json"] {
+            let r = try await BinaryRunner.run(
+                ["bahn", "confirm", "--order-id", "o-\(format)", "--amount", "8000", "--currency", "704", "--token-file", token,
+                 "--env", "sandbox", "-v", "--format", format, "--record", s.path + "/\(format).har", "--junit", s.path + "/\(format).xml",
+                 "--session", s.path + "/\(format)-state.json"],
+                home: s.path, environment: env)
+            // The text run spends the token; the json run then fails on it (a spent token) — both outputs are checked.
+            let outputs = [("stdout", r.stdout), ("stderr", r.stderr), ("HAR", try s.read("\(format).har")),
+                           ("JUnit", try s.read("\(format).xml")), ("state", (try? s.read("\(format)-state.json")) ?? "")]
+            for (name, text) in outputs {
+                for secret in secrets { #expect(!text.contains(secret), "\(format) \(name) leaks \(secret.prefix(12))…") }
+            }
+            #expect(r.stderr.contains("Bn-Api-Key: [REDACTED]"))
+        }
+        // And the secrets did go over the wire, so their absence above means redaction worked.
+        let wire = emulator.receivedRequests().map { $0.headers.map(\.value).joined() }.joined()
+        #expect(wire.contains(TestCredentials.bahnAPIKey))
+    }
+
+    @Test func commandsChainThroughTheStateFileAgainstSandboxServe() async throws {
+        let s = try Scratch()
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: BinaryRunner.binary)
+        server.arguments = ["sandbox", "serve"]
+        server.environment = BinaryRunner.environment(home: s.path)
+        let out = Pipe()
+        server.standardOutput = out
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer { server.terminate(); server.waitUntilExit() }
+        _ = out.fileHandleForReading.availableData  // the URL line: it is serving and has announced itself
+        try await Task.sleep(for: .milliseconds(100))
+
+        let token = try await Self.makeToken(s)
+        let create = try await BinaryRunner.run(["bahn", "create-intent", "--amount", "8000", "--currency", "VND", "--order-id", "1234"], home: s.path)
+        #expect(create.status == 0, "\(create.all)")
+        #expect(create.stderr.contains("environment: local (sandbox serve at http://127.0.0.1:"))
+        let intent = try #require(create.stdout.split(separator: "\n").first { $0.hasPrefix("payment_intent ") }?.split(separator: " ")[1])
+
+        let confirm = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "1234", "--token-file", token, "--capture", "manual"], home: s.path)
+        #expect(confirm.status == 0, "\(confirm.all)")
+        #expect(confirm.stdout.contains("payment_intent \(intent)  requires_capture"))
+        #expect(confirm.stdout.contains("idempotency key order-1234-applepay"))
+        #expect(confirm.stdout.contains("card            visa ····1234 via apple_pay  (device token ····0046)"))
+
+        let again = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "1234", "--token-file", token], home: s.path)
+        #expect(again.status == 65)
+        #expect(again.stderr.contains("single-use"))
+
+        let capture = try await BinaryRunner.run(["bahn", "capture", String(intent)], home: s.path)
+        #expect(capture.status == 0, "\(capture.all)")
+        let show = try await BinaryRunner.run(["bahn", "intent", String(intent), "--format", "json"], home: s.path)
+        #expect(show.status == 0)
+        #expect(show.stdout.contains("\"status\": \"succeeded\""))
+        let cancel = try await BinaryRunner.run(["bahn", "cancel", String(intent)], home: s.path)
+        #expect(cancel.status == 1)
+        #expect(cancel.stderr.contains("payment_intent_unexpected_state"))
+    }
+
+    @Test func waitPollsAProcessingIntentToItsEnd() async throws {
+        let s = try Scratch()
+        let token = try await Self.makeToken(s, amount: 5200)
+        let r = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "slow", "--amount", "5200", "--currency", "704",
+                                            "--token-file", token, "--wait"], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        #expect(r.stderr.contains("confirm returned processing"))
+        #expect(r.stdout.contains("✓ wait"))
+        #expect(r.stdout.contains("succeeded"))
+    }
+
+    @Test func listenVerifiesDedupesAndPrints() async throws {
+        let s = try Scratch()
+        let listener = Process()
+        listener.executableURL = URL(fileURLWithPath: BinaryRunner.binary)
+        listener.arguments = ["bahn", "listen", "--env", "sandbox", "--format", "jsonl"]
+        listener.environment = BinaryRunner.environment(home: s.path, extra: ["BAHN_WEBHOOK_SECRET": "whsec_listen_test_secret"])
+        let out = Pipe(), err = Pipe()
+        listener.standardOutput = out
+        listener.standardError = err
+        try listener.run()
+        defer { if listener.isRunning { listener.terminate() } }
+        let banner = String(decoding: err.fileHandleForReading.availableData, as: UTF8.self)
+        let line = banner.isEmpty ? String(decoding: err.fileHandleForReading.availableData, as: UTF8.self) : banner
+        let url = try #require(line.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.hasPrefix("http") ? $0 : nil },
+                               "\(line)")
+
+        let body = #"{"id":"evt_1","type":"payment_intent.status.succeeded","created":1,"data":{"payment_intent":{"id":"pi_1","status":"succeeded"}}}"#
+        func post(secret: String, t: Int) throws -> String {
+            let mac = hmacHex(secret: secret, message: "\(t).\(body)")
+            return try curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Content-Type: application/json",
+                             "-H", "Bn-Signature: t=\(t),v1=\(mac)", "--data-binary", body, url])
+        }
+        let now = Int(Date().timeIntervalSince1970)
+        #expect(try post(secret: "whsec_listen_test_secret", t: now) == "200")
+        #expect(try post(secret: "whsec_listen_test_secret", t: now) == "200")  // duplicate: accepted, not printed again
+        #expect(try post(secret: "wrong_secret_value", t: now) == "400")
+        #expect(try post(secret: "whsec_listen_test_secret", t: now - 301) == "400")  // stale
+
+        listener.interrupt()
+        listener.waitUntilExit()
+        #expect(listener.terminationStatus == 0)
+        let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let events = printed.split(separator: "\n")
+        #expect(events.count == 1, "\(printed)")
+        #expect(events.first?.contains("\"id\":\"evt_1\"") == true)
+        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(errors.contains("signature does not match"))
+        #expect(errors.contains("stale signature"))
+    }
+
+    private func curl(_ arguments: [String]) throws -> String {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        p.arguments = arguments
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        try p.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// HMAC-SHA256 with the openssl command line: an implementation independent of the one under test.
+    private func hmacHex(secret: String, message: String) -> String {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        p.arguments = ["dgst", "-sha256", "-hmac", secret, "-r"]
+        let input = Pipe(), output = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        try? p.run()
+        input.fileHandleForWriting.write(Data(message.utf8))
+        try? input.fileHandleForWriting.close()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        return String(text.prefix { $0 != " " })
+    }
+}
