@@ -5,9 +5,11 @@ import Testing
 @Suite struct SandboxServeTests {
     @Test(arguments: [SIGTERM, SIGINT])
     func servesUntilSignalled(signal: Int32) async throws {
+        let s = try Scratch()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BinaryRunner.binary)
         process.arguments = ["sandbox", "serve", "--port", "0", "--faults", "GET /_sandbox/health => status=503:Retry-After=1 @1"]
+        process.environment = BinaryRunner.environment(home: s.path)
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
@@ -31,9 +33,14 @@ import Testing
         #expect(second.contains("HTTP/1.1 200"))
         #expect(second.contains("\"status\":\"ok\""))
 
+        // While it serves, it announces itself for --env local runs; a clean stop withdraws the announcement.
+        let announcement = s.path + "/state/checkout-driver/local/emulator.json"
+        #expect(try s.read("state/checkout-driver/local/emulator.json").contains(url))
+
         kill(process.processIdentifier, signal)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
+        #expect(!FileManager.default.fileExists(atPath: announcement))
     }
 
     @Test func badFaultSpecIsAUsageError() async throws {
@@ -47,7 +54,8 @@ import Testing
         let s = try Scratch()
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: BinaryRunner.binary)
-        holder.arguments = ["sandbox", "serve"]
+        holder.arguments = ["sandbox", "serve", "--no-announce"]
+        holder.environment = BinaryRunner.environment(home: s.path)
         let out = Pipe()
         holder.standardOutput = out
         try holder.run()
