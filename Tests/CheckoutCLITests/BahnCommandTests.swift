@@ -61,22 +61,36 @@ import FoundationXML
         #expect(r.stderr.contains("base64 -d"))
     }
 
-    @Test func oneChangedByteFailsWithTheSignatureHint() async throws {
+    /// One changed character in any field of the token. The signed fields (Apple signs
+    /// ephemeralPublicKey‖data‖transactionId, and the signature itself) fail the signature check with the
+    /// seed's "signature or invalid-token" hint; publicKeyHash is not signed, so a change there reads as a
+    /// token encrypted to another certificate (the decryption hint); the version is caught before sending.
+    @Test(arguments: [
+        ("data", 1, "hint: signature or invalid-token error"),
+        ("signature", 1, "hint: signature or invalid-token error"),
+        ("ephemeralPublicKey", 1, "hint: signature or invalid-token error"),
+        ("transactionId", 1, "hint: signature or invalid-token error"),
+        ("publicKeyHash", 1, "hint: decryption error"),
+        ("version", 65, "unknown version"),
+    ])
+    func oneChangedByteFailsConfirm(field: String, status: Int32, expected: String) async throws {
         let s = try Scratch()
         let token = try await Self.makeToken(s)
         var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: token)))
-        // Change one character inside the base64 of `data` (a valid base64 character for another).
         let text = String(decoding: bytes, as: UTF8.self)
-        let start = try #require(text.range(of: "{\"data\":\"")).upperBound
-        let index = text.utf8.distance(from: text.startIndex, to: start) + 20
-        bytes[index] = bytes[index] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        let valueStart = try #require(text.range(of: "\"\(field)\":\"")).upperBound
+        let index = text.utf8.distance(from: text.startIndex, to: valueStart) + 4
+        bytes[index] = switch bytes[index] {
+        case UInt8(ascii: "0")...UInt8(ascii: "8"): bytes[index] + 1
+        case UInt8(ascii: "A"): UInt8(ascii: "B")
+        default: UInt8(ascii: "A")
+        }
         let tampered = s.path + "/tampered.json"
         try Data(bytes).write(to: URL(fileURLWithPath: tampered))
         let r = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "o-1", "--amount", "8000", "--currency", "704",
                                             "--token-file", tampered], home: s.path)
-        #expect(r.status == 1, "\(r.all)")
-        #expect(r.stderr.contains("apple_pay_token_invalid"))
-        #expect(r.stderr.contains("hint: signature or invalid-token error"))
+        #expect(r.status == status, "\(field): \(r.all)")
+        #expect(r.stderr.contains(expected), "\(field): \(r.stderr)")
     }
 
     @Test func noSecretReachesAnyOutput() async throws {
