@@ -51,6 +51,24 @@ import FoundationXML
         #expect(emulator.receivedRequests().isEmpty, "\(kind): something was sent")
     }
 
+    @Test func missingBahnCredentialStopsTheFlowBeforeItsFirstRequest() async throws {
+        let s = try Scratch()
+        let emulator = try Emulator()
+        emulator.start()
+        defer { emulator.shutdown() }
+        let flow = try s.write("f.json", """
+            {"name": "mixed", "steps": [
+              {"name": "health", "request": {"url": "${env.EMULATOR_URL}/_sandbox/health"}},
+              {"name": "create", "use": "bahn.createIntent", "with": {"amount": 8000, "currency": "704"}}
+            ]}
+            """)
+        let r = try await BinaryRunner.run(["flow", "run", flow, "--env", "sandbox"], home: s.path,
+                                           environment: ["EMULATOR_URL": emulator.baseURL, "BAHN_API_URL": emulator.baseURL])
+        #expect(r.status == 78)
+        #expect(r.stderr.contains("BAHN_API_KEY is not set for environment 'sandbox'"))
+        #expect(emulator.receivedRequests().isEmpty)
+    }
+
     @Test func base64WrappedTokenIsExplained() async throws {
         let s = try Scratch()
         let good = try await Self.makeToken(s)

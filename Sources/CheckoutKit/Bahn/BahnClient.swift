@@ -11,9 +11,11 @@ struct BahnClient: Sendable {
     let signingKey: SigningKey
     let keyID: String?
 
+    static let requiredConfiguration = ["BAHN_API_URL", "BAHN_API_KEY", "BAHN_SIGNING_KEY"]
+
     init(_ context: OperationContext) throws(Diagnostic) {
         let config = context.configuration
-        try config.require(["BAHN_API_URL", "BAHN_API_KEY", "BAHN_SIGNING_KEY"], for: "Bahn requests")
+        try config.require(Self.requiredConfiguration, for: "Bahn requests")
         self.context = context
         baseURL = String(config.value("BAHN_API_URL")!.reversed().drop { $0 == "/" }.reversed())
         apiKey = config.value("BAHN_API_KEY")!

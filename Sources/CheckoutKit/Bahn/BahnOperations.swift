@@ -7,6 +7,7 @@ public enum BahnOperations {
 
     static let createIntent = FlowOperation(
         name: "bahn.createIntent", summary: "Create a PaymentIntent (amount in minor units, currency ISO 4217).",
+        requiredConfiguration: BahnClient.requiredConfiguration,
         parameters: [
             .init("amount", .integer, required: true, help: "minor units"),
             .init("currency", .string, required: true, help: "numeric (704) or alphabetic (VND)"),
@@ -39,6 +40,7 @@ public enum BahnOperations {
     static let confirm = FlowOperation(
         name: "bahn.confirm",
         summary: "Confirm a PaymentIntent with an Apple Pay token file (sent byte for byte) under an idempotency key.",
+        requiredConfiguration: BahnClient.requiredConfiguration,
         parameters: [
             .init("intent", .string, help: "the PaymentIntent id; or give orderId"),
             .init("orderId", .string, help: "the order: its intent from the state file, or a new one (then amount and currency)"),
@@ -131,6 +133,7 @@ public enum BahnOperations {
 
     static let getIntent = FlowOperation(
         name: "bahn.getIntent", summary: "Read a PaymentIntent (the status poll).",
+        requiredConfiguration: BahnClient.requiredConfiguration,
         parameters: [.init("intent", .string, required: true)]
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = try BahnClient(context)
@@ -149,7 +152,8 @@ public enum BahnOperations {
     /// capture and cancel: a signed empty-object POST on the intent under its own idempotency key.
     private static func intentAction(name: String, summary: String, path: @escaping @Sendable (String) -> String,
                                      key: @escaping @Sendable (String) -> String) -> FlowOperation {
-        FlowOperation(name: name, summary: summary, parameters: [.init("intent", .string, required: true)]) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        FlowOperation(name: name, summary: summary, requiredConfiguration: BahnClient.requiredConfiguration,
+                      parameters: [.init("intent", .string, required: true)]) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
             let client = try BahnClient(context)
             let id = args["intent"]!.interpolationText
             let response = try await client.post(path(id), body: .object([:]), idempotencyKey: key(id))
@@ -161,6 +165,7 @@ public enum BahnOperations {
 
     static let awaitWebhook = FlowOperation(
         name: "bahn.awaitWebhook", summary: "Wait for a webhook event of a type (for an intent) to arrive, verified.",
+        requiredConfiguration: ["BAHN_WEBHOOK_SECRET"],
         parameters: [
             .init("type", .string, required: true, help: BahnProtocol.eventTypes.joined(separator: ", ")),
             .init("intent", .string), .init("timeout", .any, help: "seconds (default 30)"),

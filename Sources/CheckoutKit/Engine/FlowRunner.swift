@@ -67,6 +67,9 @@ public struct FlowRunner: Sendable {
                 default: break
                 }
             }
+            if case .operation(let name, _) = step.action, let op = registry[name] {
+                try configuration.require(op.requiredConfiguration, for: "step '\(step.name)' (\(name))")
+            }
             known.formUnion(step.capture.keys)
         }
     }
@@ -92,7 +95,9 @@ public struct FlowRunner: Sendable {
         // so every step sees the same value. Values from the command line are taken literally.
         for (name, value) in flow.vars.sorted(by: { $0.key < $1.key }) where overrides[name] == nil {
             do { scope.vars[name] = try scope.render(value) } catch {
-                result.failure = .data("flow variable '\(name)': \(error)")
+                let missing = (error as? TemplateScope.Unresolved)?.missingVariable
+                result.failure = missing.map { configuration.missing($0, neededBy: "flow variable '\(name)'") }
+                    ?? .data("flow variable '\(name)': \(error)")
                 result.duration = Date().timeIntervalSince(started)
                 events(.flowFinished(result))
                 return result

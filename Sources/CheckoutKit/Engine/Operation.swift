@@ -23,12 +23,16 @@ public struct FlowOperation: Sendable {
     public var name: String
     public var summary: String
     public var parameters: [Parameter]
+    /// Configuration variables the operation cannot run without: checked before a flow's first request.
+    public var requiredConfiguration: [String]
     public var body: Body
 
-    public init(name: String, summary: String, parameters: [Parameter], body: @escaping Body) {
+    public init(name: String, summary: String, requiredConfiguration: [String] = [], parameters: [Parameter],
+                body: @escaping Body) {
         self.name = name
         self.summary = summary
         self.parameters = parameters
+        self.requiredConfiguration = requiredConfiguration
         self.body = body
     }
 
