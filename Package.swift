@@ -23,9 +23,11 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
 
         .testTarget(name: "CheckoutCLITests", dependencies: ["CheckoutCLI", "SandboxEmulator", "LoopbackHTTP", "Crypto"]),
-        .testTarget(name: "CheckoutKitTests", dependencies: ["CheckoutKit", "SandboxEmulator", "LoopbackHTTP"]),
-        .testTarget(name: "SandboxEmulatorTests", dependencies: ["SandboxEmulator", "LoopbackHTTP", "Crypto"]),
-        .testTarget(name: "LoopbackHTTPTests", dependencies: ["LoopbackHTTP"]),
+        .testTarget(name: "CheckoutKitTests", dependencies: ["CheckoutKit", "SandboxEmulator", "LoopbackHTTP", "Crypto"]),
+        .testTarget(name: "SandboxEmulatorTests", dependencies: ["SandboxEmulator", "LoopbackHTTP", "Crypto", "TestSupport"]),
+        .testTarget(name: "LoopbackHTTPTests", dependencies: ["LoopbackHTTP", "TestSupport"]),
+        // Helpers shared by test targets (a raw socket client that shows exactly what a server wrote).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
     ],
     swiftLanguageModes: [.v6]

@@ -233,18 +233,6 @@ import FoundationXML
         #expect(errors.contains("stale signature"))
     }
 
-    private func curl(_ arguments: [String]) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        p.arguments = arguments
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        try p.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
-    }
-
     /// HMAC-SHA256 with the openssl command line: an implementation independent of the one under test.
     private func hmacHex(secret: String, message: String) -> String {
         let p = Process()

@@ -26,10 +26,10 @@ import Testing
         let url = try #require(String(decoding: buffer, as: UTF8.self).split(separator: "\n").first.map(String.init))
         #expect(url.hasPrefix("http://127.0.0.1:"))
 
-        let first = try curl(url + "/_sandbox/health")
+        let first = try curl(["-s", "-i", "--max-time", "5", url + "/_sandbox/health"])
         #expect(first.contains("HTTP/1.1 503"))  // the injected fault, first attempt only
         #expect(first.lowercased().contains("retry-after: 1"))
-        let second = try curl(url + "/_sandbox/health")
+        let second = try curl(["-s", "-i", "--max-time", "5", url + "/_sandbox/health"])
         #expect(second.contains("HTTP/1.1 200"))
         #expect(second.contains("\"status\":\"ok\""))
 
@@ -65,17 +65,5 @@ import Testing
         let r = try await BinaryRunner.run(["sandbox", "serve", "--port", port], home: s.path)
         #expect(r.status == 69)
         #expect(r.stderr.contains("in use"))
-    }
-
-    private func curl(_ url: String) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        p.arguments = ["-s", "-i", "--max-time", "5", url]
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        try p.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
     }
 }

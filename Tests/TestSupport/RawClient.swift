@@ -1,26 +1,25 @@
 import Foundation
 import Glibc
 
-/// (Same helper as in LoopbackHTTPTests; test targets cannot share files.)
 /// A deliberately dumb blocking TCP client, so tests see exactly what the server put on the wire
 /// (including resets, truncation and early closes that a real HTTP client would paper over).
-final class RawClient {
-    let fd: Int32
+public final class RawClient {
+    public let fd: Int32
     private var pending: [UInt8] = []
 
-    struct Response {
-        var status: Int
-        var headers: [(String, String)]
-        var body: [UInt8]
+    public struct Response {
+        public var status: Int
+        public var headers: [(String, String)]
+        public var body: [UInt8]
         /// The body was cut short (fewer bytes than Content-Length before the connection ended).
-        var truncated: Bool
-        func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
-        var text: String { String(decoding: body, as: UTF8.self) }
+        public var truncated: Bool
+        public func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
+        public var text: String { String(decoding: body, as: UTF8.self) }
     }
 
-    enum Failure: Error, Equatable { case reset, closed, timeout, malformed(String) }
+    public enum Failure: Error, Equatable { case reset, closed, timeout, malformed(String) }
 
-    init(port: UInt16, receiveTimeout: Double = 5) throws {
+    public init(port: UInt16, receiveTimeout: Double = 5) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var sin = sockaddr_in()
         sin.sin_family = sa_family_t(AF_INET)
@@ -38,9 +37,9 @@ final class RawClient {
 
     deinit { close(fd) }
 
-    func send(_ text: String) { send(Array(text.utf8)) }
+    public func send(_ text: String) { send(Array(text.utf8)) }
 
-    func send(_ bytes: [UInt8]) {
+    public func send(_ bytes: [UInt8]) {
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
@@ -58,14 +57,14 @@ final class RawClient {
     }
 
     /// Reads until the server closes the connection; true when it closed (FIN), throws on reset or timeout.
-    func readToEnd() throws(Failure) -> [UInt8] {
+    public func readToEnd() throws(Failure) -> [UInt8] {
         while try fill() > 0 {}
         defer { pending.removeAll() }
         return pending
     }
 
     /// Reads one response framed by Content-Length. `headRequest` means no body follows.
-    func readResponse(headRequest: Bool = false) throws(Failure) -> Response {
+    public func readResponse(headRequest: Bool = false) throws(Failure) -> Response {
         var headEnd: Int? = nil
         while headEnd == nil {
             if let r = pending.firstRange(of: Array("\r\n\r\n".utf8)) { headEnd = r.upperBound; break }
@@ -92,7 +91,7 @@ final class RawClient {
     }
 
     /// One request on a fresh connection.
-    static func request(port: UInt16, _ raw: String) throws -> Response {
+    public static func request(port: UInt16, _ raw: String) throws -> Response {
         let client = try RawClient(port: port)
         client.send(raw)
         return try client.readResponse(headRequest: raw.hasPrefix("HEAD "))
