@@ -63,9 +63,12 @@ public final class CurlTransport: HTTPClient, @unchecked Sendable {
                 ccurl_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(min(request.timeout, 10) * 1000)))
                 ccurl_setopt_long(h, CURLOPT_TCP_NODELAY, 1)
                 // libcurl silently resends a request whose reused connection died before any response byte,
-                // and the server may already have acted on it. A request that is not safe to repeat gets a
-                // fresh connection, so it goes out exactly once and a lost response surfaces as `connectionLost`.
-                if !RetryPolicy.isSafeToRepeat(request) { ccurl_setopt_long(h, CURLOPT_FRESH_CONNECT, 1) }
+                // and the server may already have acted on it. That resend is invisible to the engine (no exchange,
+                // no retry event) and repeats the very bytes, so per-attempt headers such as Bn-Request-Id go out
+                // twice. A request that is not idempotent by method — keyed or not — gets a fresh connection, so it
+                // goes out exactly once per engine attempt and a lost response surfaces as `connectionLost`, for the
+                // retry policy to repeat (rebuilt, under its idempotency key) or not.
+                if !RetryPolicy.idempotentMethods.contains(request.method) { ccurl_setopt_long(h, CURLOPT_FRESH_CONNECT, 1) }
                 ccurl_setopt_pointer(h, CURLOPT_ERRORBUFFER, errorPointer.baseAddress)
                 ccurl_setopt_slist(h, CURLOPT_HTTPHEADER, headerList)
                 ccurl_setopt_write_function(h, curlWriteBody)

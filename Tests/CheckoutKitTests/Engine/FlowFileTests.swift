@@ -1,4 +1,6 @@
 import Foundation
+import Crypto
+import SandboxEmulator
 import Testing
 @testable import CheckoutKit
 
@@ -185,8 +187,14 @@ import Testing
     }
 
     @Test func builtinFlowsDecode() throws {
+        // The built-in flows use the real provider operations.
+        var real = OperationRegistry(BahnOperations.all)
+        let signer = try PaymentTokenSigner(leafPEM: TestCredentials.applePayLeafCertificatePEM, leafKeyPEM: TestCredentials.applePayLeafPrivateKeyPEM,
+                                            intermediatePEMs: [TestCredentials.applePayIntermediateCertificatePEM])
+        real.register(ApplePayOperations.makeToken(signer: signer, recipient: try P256PublicKey(pem: TestCredentials.paymentProcessingPublicKeyPEM),
+                                                   merchantIdentifier: TestCredentials.merchantIdentifier))
         for entry in BuiltinFlows.all {
-            let flow = try BuiltinFlows.load(entry, registry: registry)
+            let flow = try BuiltinFlows.load(entry, registry: real)
             #expect(flow.name == entry.name)
         }
     }
