@@ -75,6 +75,12 @@ public struct FlowRunner: Sendable {
     }
 
     public func run(_ flow: Flow, vars overrides: [String: JSON] = [:]) async -> FlowResult {
+        // Run on the transport's own thread when it has one: a step's transfer then starts without a thread hop.
+        guard let executor = client.preferredExecutor else { return await execute(flow, vars: overrides) }
+        return await withTaskExecutorPreference(executor) { await execute(flow, vars: overrides) }
+    }
+
+    private func execute(_ flow: Flow, vars overrides: [String: JSON]) async -> FlowResult {
         let started = Date()
         let clock = ContinuousClock.now
         var result = FlowResult(name: flow.name, environment: settings.environment, startedAt: started, duration: 0,

@@ -23,7 +23,11 @@ public final class CurlTransport: HTTPClient, @unchecked Sendable {
         curl_easy_cleanup(handle)
     }
 
+    /// Flow runners prefer this executor, so their steps run on the transfer thread itself.
+    public var preferredExecutor: (any TaskExecutor)? { worker }
+
     public func send(_ request: HTTPClientRequest) async throws(TransportError) -> HTTPClientResponse {
+        if worker.isCurrent { return try perform(request).get() }
         let result: Result<HTTPClientResponse, TransportError> = await withCheckedContinuation { continuation in
             worker.submit { continuation.resume(returning: self.perform(request)) }
         }

@@ -80,4 +80,10 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
 /// The one seam between the driver and the network: libcurl in production, a recording in replay.
 public protocol HTTPClient: Sendable {
     func send(_ request: HTTPClientRequest) async throws(TransportError) -> HTTPClientResponse
+    /// Where a flow using this client should run its steps, when the client has a preference.
+    var preferredExecutor: (any TaskExecutor)? { get }
+}
+
+extension HTTPClient {
+    public var preferredExecutor: (any TaskExecutor)? { nil }
 }

@@ -3,11 +3,16 @@ import Foundation
 /// A thread of its own that runs submitted jobs one after another. Blocking work (a libcurl transfer)
 /// goes here so that it can neither stall Swift's cooperative pool nor wait behind other blocking work
 /// for one of Dispatch's limited threads.
-final class WorkerThread: @unchecked Sendable {
-    // @unchecked: `jobs` and `stopped` are only touched while holding `condition`.
+///
+/// It is also a task executor: a flow runner that prefers it runs its steps on this very thread, so each
+/// transfer starts without a hop between threads (two wake-ups per request otherwise).
+final class WorkerThread: TaskExecutor, @unchecked Sendable {
+    // @unchecked: `jobs`, `stopped` and `threadID` are only touched while holding `condition`
+    // (`threadID` is written once, before any job runs).
     private let condition = NSCondition()
     private var jobs: [@Sendable () -> Void] = []
     private var stopped = false
+    private var threadID: pthread_t?
 
     init(name: String) {
         let thread = Thread { [self] in run() }
@@ -22,6 +27,17 @@ final class WorkerThread: @unchecked Sendable {
         }
     }
 
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        submit { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+
+    /// Whether the caller is running on this worker (then blocking work can run inline).
+    var isCurrent: Bool {
+        guard let id = condition.withLock({ threadID }) else { return false }
+        return pthread_equal(id, pthread_self()) != 0
+    }
+
     /// Lets the thread finish the jobs it has and exit.
     func stop() {
         condition.withLock {
@@ -31,6 +47,7 @@ final class WorkerThread: @unchecked Sendable {
     }
 
     private func run() {
+        condition.withLock { threadID = pthread_self() }
         while true {
             condition.lock()
             while jobs.isEmpty && !stopped { condition.wait() }
