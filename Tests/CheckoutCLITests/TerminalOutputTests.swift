@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+
+/// Text output on a terminal (through `script`, which gives the binary a pseudo-terminal) and off one.
+@Suite struct TerminalOutputTests {
+    static let escape = "\u{1B}["
+
+    /// Runs the binary on a pseudo-terminal; returns everything the terminal showed.
+    func onTerminal(_ arguments: String, noColor: Bool, home: String) async throws -> String {
+        var env = BinaryRunner.environment(home: home)
+        if !noColor { env["NO_COLOR"] = nil }
+        env["TERM"] = "xterm"
+        let output = home + "/terminal.txt"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", "\(BinaryRunner.binary) \(arguments)", output]
+        process.environment = env
+        process.standardOutput = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            process.terminationHandler = { _ in done.resume() }
+            do { try process.run() } catch { done.resume() }
+        }
+        #expect(process.terminationStatus == 0)
+        return try String(contentsOfFile: output, encoding: .utf8)
+    }
+
+    @Test func terminalGetsALiveProgressLineAndColour() async throws {
+        let s = try Scratch()
+        let shown = try await onTerminal("flow run emulator-orders", noColor: false, home: s.path)
+        #expect(shown.contains("\r\(Self.escape)2K"))            // the progress line is drawn and erased
+        #expect(shown.contains("\(Self.escape)32m✓\(Self.escape)0m health"))  // green tick
+    }
+
+    @Test func noColorKeepsProgressButDropsColour() async throws {
+        let s = try Scratch()
+        let shown = try await onTerminal("flow run emulator-orders", noColor: true, home: s.path)
+        #expect(shown.contains("\r\(Self.escape)2K"))
+        #expect(!shown.contains("\(Self.escape)32m"))
+        #expect(shown.contains("✓ health"))
+    }
+
+    @Test func pipesGetPlainLines() async throws {
+        let s = try Scratch()
+        // NO_COLOR set but empty counts as unset (no-color.org), so colour would be allowed here: only the
+        // missing terminal keeps escapes out.
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders"], home: s.path, environment: ["TERM": "xterm", "NO_COLOR": ""])
+        #expect(r.status == 0)
+        #expect(!r.stdout.contains("\u{1B}") && !r.stderr.contains("\u{1B}"))
+    }
+}
