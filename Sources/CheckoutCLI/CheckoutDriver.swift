@@ -5,6 +5,10 @@ import Foundation
 public enum CheckoutDriver {
     public static let version = "0.1.0"
 
+    /// The process's one redactor: the run environment teaches it the configured secrets, the token reader
+    /// the token's, and every output — reporters, files, the error printer below — masks through it.
+    static let redactor = Redactor()
+
     static var root: CommandSpec {
         CommandSpec(
             name: "checkout-driver",
@@ -39,9 +43,7 @@ public enum CheckoutDriver {
     }
 
     static func report(_ error: Diagnostic, console: Console) {
-        // Messages are built from configuration and responses; the redactor is the last line of defence,
-        // so mask any configured secret that might have slipped into one.
-        let redactor = Redactor(secrets: (try? ConfigurationLoader().load(environmentFlag: "sandbox", configPath: nil).secretValues) ?? [])
+        // Messages are built from configuration and responses; the redactor is the last line of defence.
         console.err("error: " + redactor.text(error.message))
         if let hint = error.hint { console.err("hint: " + redactor.text(hint)) }
     }

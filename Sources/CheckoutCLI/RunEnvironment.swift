@@ -53,7 +53,8 @@ final class RunEnvironment: Sendable {
         var described = configuration
         if let emulator { described.summary = "local (embedded emulator at \(emulator.baseURL))" }
         if let standalone { described.summary = "local (sandbox serve at \(standalone.url), pid \(standalone.pid))" }
-        let redactor = Redactor(secrets: configuration.secretValues)
+        let redactor = CheckoutDriver.redactor
+        for secret in configuration.secretValues { redactor.register(secret) }
         // An embedded emulator forgets everything when this process ends, so its state must too: by default a
         // throwaway state file, never one that a later run would read stale intents from.
         let statePath = settings.sessionPath
