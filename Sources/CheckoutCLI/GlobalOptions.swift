@@ -9,6 +9,8 @@ enum GlobalOptions {
         OptionSpec("env", value: "NAME", help: "Environment: local (the embedded emulator), sandbox, or a profile from the config file. Also CHECKOUT_DRIVER_ENV.",
                    default: nil),
         OptionSpec("config", value: "FILE", help: "Config file with profiles [default: $XDG_CONFIG_HOME/checkout-driver/config.json]."),
+        OptionSpec("set", value: "NAME=VALUE", help: "Set a configuration variable (beats the environment, .env and profiles).",
+                   repeatable: true),
         OptionSpec("session", value: "FILE", help: "State file chaining invocations [default: $XDG_STATE_HOME/checkout-driver/<env>/state.json]."),
         OptionSpec("format", value: "FORMAT", help: "Output format.", default: "text", choices: ["text", "json", "jsonl"]),
         OptionSpec("verbose", short: "v", help: "Trace every request and response (redacted) to stderr."),
@@ -24,6 +26,8 @@ enum GlobalOptions {
 struct GlobalSettings: Sendable {
     var environment: String?
     var configPath: String?
+    /// `--set NAME=VALUE`: configuration from the command line.
+    var configurationFlags: [String: String]
     var sessionPath: String?
     var format: OutputFormat
     var verbose: Bool
@@ -36,6 +40,7 @@ struct GlobalSettings: Sendable {
     init(_ invocation: Invocation) throws(Diagnostic) {
         environment = invocation.string("env")
         configPath = invocation.string("config")
+        configurationFlags = try invocation.pairs("set").mapValues { $0.interpolationText }
         sessionPath = invocation.string("session")
         format = OutputFormat(rawValue: invocation.string("format") ?? "text") ?? .text
         verbose = invocation.flag("verbose")

@@ -32,7 +32,8 @@ final class RunEnvironment: Sendable {
         var emulator: Emulator?
         var standalone: LocalEmulatorFile.Entry?
         var startError: Diagnostic?
-        let configuration = try ConfigurationLoader().load(environmentFlag: settings.environment, configPath: settings.configPath) { _ in
+        let configuration = try ConfigurationLoader().load(environmentFlag: settings.environment, configPath: settings.configPath,
+                                                           flagValues: settings.configurationFlags) { _ in
             // A `sandbox serve` already running on this machine is preferred: it outlives this process, so
             // separate invocations can chain through the state file. Otherwise the emulator runs in-process.
             if let running = LocalEmulatorFile.running(processEnvironment: processEnvironment) {

@@ -120,6 +120,14 @@ import Testing
         try s.write(".env", "# test\nexport EMULATOR_URL=\"\(emulator.baseURL)\"\n")
         let a = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--env", "sandbox"], home: s.path)
         #expect(a.status == 0, "\(a.all)")
+        // the process environment beats .env, and --set beats both
+        let dead = "http://127.0.0.1:9"
+        let overridden = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--env", "sandbox", "--timeout", "2"], home: s.path,
+                                                    environment: ["EMULATOR_URL": dead])
+        #expect(overridden.status == 69)
+        let flagged = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--env", "sandbox", "--set", "EMULATOR_URL=\(emulator.baseURL)"],
+                                                 home: s.path, environment: ["EMULATOR_URL": dead])
+        #expect(flagged.status == 0, "\(flagged.all)")
         // a named profile from --config
         let other = try Scratch()
         let config = try other.write("config.json", """

@@ -2,7 +2,7 @@ import Foundation
 
 /// Resolved configuration for one run: which environment, and every variable's value.
 ///
-/// Precedence, highest first: command-line flags; for `--env local`, the embedded emulator's own
+/// Precedence, highest first: command-line flags (`--set NAME=VALUE`); for `--env local`, the embedded emulator's own
 /// endpoints and test credentials; the process environment; `.env` in the working directory; the
 /// profile's variables from the config file; built-in defaults.
 public struct Configuration: Sendable {

@@ -23,8 +23,9 @@ public struct ConfigurationLoader: Sendable {
     /// - Parameters:
     ///   - environmentFlag: `--env`, when given.
     ///   - configPath: `--config`, when given (then the file must exist).
+    ///   - flagValues: `--set NAME=VALUE` from the command line: above everything else.
     ///   - emulatorValues: for `local`, the embedded emulator's endpoints and credentials.
-    public func load(environmentFlag: String?, configPath: String?,
+    public func load(environmentFlag: String?, configPath: String?, flagValues: [String: String] = [:],
                      emulatorValues: (String) -> [String: String] = { _ in [:] }) throws(Diagnostic) -> Configuration {
         let dotEnv = try DotEnv.load(path: workingDirectory + "/.env")
         let file = try ConfigFile.load(path: configPath ?? defaultConfigPath, explicit: configPath != nil)
@@ -56,6 +57,7 @@ public struct ConfigurationLoader: Sendable {
             // replace whatever the shell exports for the real sandboxes.
             for (k, v) in emulatorValues(name) { config.set(k, v, source: "emulator") }
         }
+        for (k, v) in flagValues { config.set(k, v, source: "--set") }
         return config
     }
 }
