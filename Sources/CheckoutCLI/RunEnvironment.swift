@@ -77,27 +77,41 @@ final class RunEnvironment: Sendable {
                    events: { reporters.handle($0) })
     }
 
-    /// A Bahn flow gets a webhook listener when the run can verify webhooks; under `--env local` the embedded
-    /// emulator is pointed at it, so `bahn.awaitWebhook` sees the emulator's signed deliveries.
+    /// A flow that awaits Bahn webhooks gets a listener of its own, and the emulator — embedded, or a running
+    /// `sandbox serve` — delivers to it for the length of the run; the previous target is restored afterwards,
+    /// so a `bahn listen` pointed at the same emulator gets its deliveries back.
     func startServices(for flow: Flow) async throws(Diagnostic) -> RunServices {
-        let usesBahn = (flow.steps + flow.finally).contains { step in
-            if case .operation(let name, _) = step.action { return name.hasPrefix("bahn.") }
+        let awaitsWebhooks = (flow.steps + flow.finally).contains { step in
+            if case .operation(let name, _) = step.action { return name == "bahn.awaitWebhook" }
             return false
         }
-        guard usesBahn, let secret = configuration.value("BAHN_WEBHOOK_SECRET") else { return RunServices() }
-        let port = UInt16(configuration.value("BAHN_WEBHOOK_PORT") ?? "0") ?? 0
+        guard awaitsWebhooks, let secret = configuration.value("BAHN_WEBHOOK_SECRET") else { return RunServices() }
+        let port = try webhookPort()
         let inbox = try BahnWebhookInbox(secret: secret, port: port)
         inbox.start()
-        if let emulator {
-            emulator.bahn.setWebhookURL(inbox.url)
-        } else if configuration.kind == .local, let base = configuration.value("BAHN_API_URL") {
-            // A standalone `sandbox serve`: tell it over its control route.
-            let request = HTTPClientRequest(method: "PUT", url: base + "/_sandbox/bahn/webhook-url",
-                                            headers: ["Content-Type": "application/json"],
-                                            body: JSON.object(["url": .string(inbox.url)]).data, timeout: 5)
-            _ = try? await CurlTransport().send(request)
+        let previous = await pointWebhooks(at: inbox.url)
+        return RunServices(bahnWebhooks: inbox, restore: { [self] in _ = await pointWebhooks(at: previous) })
+    }
+
+    /// `BAHN_WEBHOOK_PORT`, when set, must be a port number.
+    func webhookPort() throws(Diagnostic) -> UInt16 {
+        guard let text = configuration.value("BAHN_WEBHOOK_PORT") else { return 0 }
+        guard let port = UInt16(text) else {
+            throw .configuration("BAHN_WEBHOOK_PORT is '\(text)', not a port number", hint: "use 0–65535, or unset it for any free port")
         }
-        return RunServices(bahnWebhooks: inbox)
+        return port
+    }
+
+    /// Tells the local emulator where to deliver Bahn webhooks; returns where they went before.
+    func pointWebhooks(at url: String?) async -> String? {
+        if let emulator { return emulator.bahn.setWebhookURL(url) }
+        guard configuration.kind == .local, let base = configuration.value("BAHN_API_URL") else { return nil }
+        // A standalone `sandbox serve`: tell it over its control route.
+        let request = HTTPClientRequest(method: "PUT", url: base + "/_sandbox/bahn/webhook-url",
+                                        headers: ["Content-Type": "application/json"],
+                                        body: JSON.object(["url": .string(url ?? "")]).data, timeout: 5)
+        guard let response = try? await CurlTransport().send(request), let previous = response.json?["previous"]?.stringValue else { return nil }
+        return previous.isEmpty ? nil : previous
     }
 
     func makeReporters() -> Reporters {
@@ -108,10 +122,16 @@ final class RunEnvironment: Sendable {
     /// and turns the outcome into an exit code.
     func run(_ flow: Flow, vars: [String: JSON], registry: OperationRegistry) async throws(Diagnostic) -> FlowResult {
         let reporters = makeReporters()
-        let services = try await startServices(for: flow)
-        defer { services.bahnWebhooks?.shutdown() }
+        var services = try await startServices(for: flow)
+        // Files a run makes for itself (test tokens) live and die with it.
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("checkout-driver-run-\(UUID().uuidString.prefix(8))").path
+        try? FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        services.scratchDirectory = scratch
         let runner = makeRunner(registry: registry, reporters: reporters, services: services)
         let result = await runner.run(flow, vars: vars)
+        await services.restore()
+        services.bahnWebhooks?.shutdown()
+        try? FileManager.default.removeItem(atPath: scratch)
         try reporters.finish()
         if !result.captures.isEmpty {
             try state.update { (doc: inout JSON) throws(Diagnostic) in
@@ -177,7 +197,7 @@ enum LocalEmulatorFile {
         let file = path(processEnvironment: processEnvironment)
         try? FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent,
                                                  withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        try AtomicFile.write(JSON.object(["url": .string(url), "pid": .number(Double(getpid()))]).data, to: file)
+        try FileIO.write(JSON.object(["url": .string(url), "pid": .number(Double(getpid()))]).data, to: file)
     }
 
     /// Removes the announcement if it is still ours (a later `sandbox serve` may have replaced it).

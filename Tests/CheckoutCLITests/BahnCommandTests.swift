@@ -35,14 +35,20 @@ import FoundationXML
         ("empty", "", "is empty"),
         ("not JSON", "hello, token", "not JSON"),
         ("truncated", "{\"data\":\"abc\",\"signature\":\"de", "truncated"),
-        ("wrapper", "{\"token\":{\"paymentData\":{\"data\":\"a\",\"signature\":\"b\",\"header\":{},\"version\":\"EC_v1\"}}}", "token.paymentData"),
+        ("PKPayment wrapper", "{\"token\":{\"paymentData\":{\"data\":\"a\",\"signature\":\"b\",\"header\":{},\"version\":\"EC_v1\"}}}", "token.paymentData"),
+        ("PKPaymentToken wrapper", "{\"paymentData\":{\"data\":\"a\",\"signature\":\"b\",\"header\":{},\"version\":\"EC_v1\"},\"transactionIdentifier\":\"ab\"}", "paymentData"),
+        ("missing fields", "{\"data\":\"a\",\"version\":\"EC_v1\"}", "signature"),
+        ("unknown version", "{\"data\":\"a\",\"signature\":\"b\",\"header\":{\"ephemeralPublicKey\":\"x\",\"publicKeyHash\":\"y\",\"transactionId\":\"ab\"},\"version\":\"EC_v9\"}", "unknown version"),
+        ("not UTF-8", "\u{FF}", "UTF-8"),
     ])
     func badTokenFilesExit65AndSendNothing(kind: String, content: String, expected: String) async throws {
         let s = try Scratch()
         let emulator = try Emulator()
         emulator.start()
         defer { emulator.shutdown() }
-        let file = try s.write("bad-token.json", content)
+        let file = s.path + "/bad-token.json"
+        // "\u{FF}" stands for a lone 0xFF byte: never valid UTF-8.
+        try (content == "\u{FF}" ? Data([0xFF, 0x7B]) : Data(content.utf8)).write(to: URL(fileURLWithPath: file))
         let r = try await BinaryRunner.run(["bahn", "confirm", "--intent", "pi_TEST", "--token-file", file, "--env", "sandbox"],
                                            home: s.path, environment: try Self.sandboxEnvironment(emulator, scratch: s))
         #expect(r.status == 65, "\(kind): \(r.all)")
@@ -73,8 +79,13 @@ import FoundationXML
         let s = try Scratch()
         let good = try await Self.makeToken(s)
         let wrapped = try s.write("wrapped.txt", try Data(contentsOf: URL(fileURLWithPath: good)).base64EncodedString())
-        let r = try await BinaryRunner.run(["bahn", "confirm", "--intent", "pi_TEST", "--token-file", wrapped], home: s.path)
+        let emulator = try Emulator()
+        emulator.start()
+        defer { emulator.shutdown() }
+        let r = try await BinaryRunner.run(["bahn", "confirm", "--intent", "pi_TEST", "--token-file", wrapped, "--env", "sandbox"],
+                                           home: s.path, environment: try Self.sandboxEnvironment(emulator, scratch: s))
         #expect(r.status == 65)
+        #expect(emulator.receivedRequests().isEmpty)
         #expect(r.stderr.contains("base64"))
         #expect(r.stderr.contains("base64 -d"))
     }
@@ -129,7 +140,10 @@ import FoundationXML
                  "--env", "sandbox", "-v", "--format", format, "--record", s.path + "/\(format).har", "--junit", s.path + "/\(format).xml",
                  "--session", s.path + "/\(format)-state.json"],
                 home: s.path, environment: env)
-            // The text run spends the token; the json run then fails on it (a spent token) — both outputs are checked.
+            // Separate state files: the text run spends the token, the json run sends it again and Bahn refuses it,
+            // so both a successful confirm and a Bahn error go through every output.
+            #expect(r.status == (format == "text" ? 0 : 1), "\(format): \(r.all)")
+            if format == "json" { #expect(r.stderr.contains("apple_pay_token_already_used")) }
             let outputs = [("stdout", r.stdout), ("stderr", r.stderr), ("HAR", try s.read("\(format).har")),
                            ("JUnit", try s.read("\(format).xml")), ("state", (try? s.read("\(format)-state.json")) ?? "")]
             for (name, text) in outputs {
@@ -188,7 +202,7 @@ import FoundationXML
         let r = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "slow", "--amount", "5200", "--currency", "704",
                                             "--token-file", token, "--wait"], home: s.path)
         #expect(r.status == 0, "\(r.all)")
-        #expect(r.stderr.contains("confirm returned processing"))
+        #expect(r.stderr.contains("note: confirm: Bahn returned processing"))
         #expect(r.stdout.contains("✓ wait"))
         #expect(r.stdout.contains("succeeded"))
     }
@@ -231,6 +245,108 @@ import FoundationXML
         let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(errors.contains("signature does not match"))
         #expect(errors.contains("stale signature"))
+    }
+
+    @Test func aTraceOrRecordingNeverCostsTheSpentTokenCheck() async throws {
+        let s = try Scratch()
+        let emulator = try Emulator()
+        emulator.start()
+        defer { emulator.shutdown() }
+        let env = try Self.sandboxEnvironment(emulator, scratch: s)
+        let token = try await Self.makeToken(s)
+        let state = s.path + "/state.json"
+        let first = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "r-1", "--amount", "8000", "--currency", "704",
+                                                "--token-file", token, "--env", "sandbox", "-v", "--record", s.path + "/r.har", "--session", state],
+                                               home: s.path, environment: env)
+        #expect(first.status == 0, "\(first.all)")
+        let transaction = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: token))) as? [String: Any])
+        let id = try #require((transaction["header"] as? [String: Any])?["transactionId"] as? String)
+        #expect(try s.read("state.json").contains(id))  // the state keeps the real id, not a mask
+        let sent = emulator.receivedRequests().count
+        let again = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "r-1", "--token-file", token, "--env", "sandbox",
+                                                "-v", "--session", state], home: s.path, environment: env)
+        #expect(again.status == 65)
+        #expect(again.stderr.contains("single-use"))
+        #expect(emulator.receivedRequests().count == sent)
+    }
+
+    @Test func waitFailsWhenTheIntentEndsDeclinedAndKeepsTheCardDetails() async throws {
+        let s = try Scratch()
+        let token = try await Self.makeToken(s, amount: 5300)
+        let r = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "failing", "--amount", "5300", "--currency", "704",
+                                            "--token-file", token, "--wait"], home: s.path)
+        #expect(r.status == 1, "\(r.all)")
+        #expect(r.stderr.contains("requires_payment_method"))
+        #expect(r.stdout.contains("last error"))
+        let ok = try await Self.makeToken(s, name: "ok.json")
+        let good = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "fine", "--amount", "8000", "--currency", "704",
+                                               "--token-file", ok, "--wait"], home: s.path)
+        #expect(good.status == 0, "\(good.all)")
+        #expect(good.stdout.contains("succeeded"))
+        #expect(good.stdout.contains("card            visa ····1234 via apple_pay"))  // confirm's details survive the poll
+    }
+
+    @Test func aNewTokenAfterADeclineGetsItsOwnIdempotencyKey() async throws {
+        let s = try Scratch()
+        let emulator = try Emulator()
+        emulator.start()
+        defer { emulator.shutdown() }
+        let env = try Self.sandboxEnvironment(emulator, scratch: s)
+        let state = s.path + "/state.json"
+        let first = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "d-1", "--amount", "5100", "--currency", "704",
+                                                "--token-file", try await Self.makeToken(s, amount: 5100, name: "a.json"), "--env", "sandbox",
+                                                "--session", state], home: s.path, environment: env)
+        #expect(first.status == 1)
+        #expect(first.stderr.contains("card_declined"))
+        let second = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "d-1", "--token-file",
+                                                 try await Self.makeToken(s, amount: 5100, name: "b.json"), "--env", "sandbox", "--session", state],
+                                                home: s.path, environment: env)
+        #expect(second.status == 1)
+        #expect(second.stderr.contains("card_declined"), "\(second.all)")  // a real second attempt, not idempotency_key_reused
+        #expect(second.stderr.contains("new idempotency key, order-d-1-applepay-"))
+        let keys = emulator.receivedRequests().filter { $0.path.hasSuffix("/confirm") }.compactMap { $0.headers["Bn-Idempotency-Key"] }
+        #expect(keys.count == 2 && keys[0] == "order-d-1-applepay" && keys[1].hasPrefix("order-d-1-applepay-"))
+    }
+
+    @Test func aFlowAwaitingWebhooksHandsTheEmulatorBackToBahnListen() async throws {
+        let s = try Scratch()
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: BinaryRunner.binary)
+        server.arguments = ["sandbox", "serve"]
+        server.environment = BinaryRunner.environment(home: s.path)
+        let serverOut = Pipe()
+        server.standardOutput = serverOut
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer { server.terminate(); server.waitUntilExit() }
+        _ = serverOut.fileHandleForReading.availableData
+        try await Task.sleep(for: .milliseconds(100))
+
+        let listener = Process()
+        listener.executableURL = URL(fileURLWithPath: BinaryRunner.binary)
+        listener.arguments = ["bahn", "listen"]
+        listener.environment = BinaryRunner.environment(home: s.path)
+        let out = Pipe(), err = Pipe()
+        listener.standardOutput = out
+        listener.standardError = err
+        try listener.run()
+        defer { if listener.isRunning { listener.terminate() } }
+        _ = err.fileHandleForReading.availableData  // "listening …": registered with sandbox serve
+
+        // A flow that awaits its own webhook borrows the emulator's target, then gives it back…
+        let flow = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay"], home: s.path)
+        #expect(flow.status == 0, "\(flow.all)")
+        // …so this confirm's events reach the listener.
+        let token = try await Self.makeToken(s)
+        let confirm = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "after", "--amount", "8000", "--currency", "704",
+                                                  "--token-file", token], home: s.path)
+        #expect(confirm.status == 0, "\(confirm.all)")
+        let intent = try #require(confirm.stdout.split(separator: "\n").first { $0.hasPrefix("payment_intent ") }?.split(separator: " ")[1])
+        try await Task.sleep(for: .milliseconds(500))
+        listener.interrupt()
+        listener.waitUntilExit()
+        let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(printed.contains("payment_intent.status.succeeded  \(intent)"), "\(printed)")
     }
 
     /// HMAC-SHA256 with the openssl command line: an implementation independent of the one under test.

@@ -8,6 +8,8 @@ import Testing
     static let apiKey = "bn_live_PLANTED_api_key_7f3e9c1a"
     static let sharedSecret = "PLANTED-shared-secret-0b4d"
     static let clientSecret = "pi_secret_PLANTED_client_secret_99"
+    static let tokenData = "UExBTlRFRC10b2tlbi1kYXRhLWJ5dGVz"
+    static let tokenSignature = "UExBTlRFRC1jbXMtc2lnbmF0dXJl"
 
     @Test(arguments: ["text", "json", "jsonl"])
     func noPlantedSecretReachesAnyOutput(format: String) async throws {
@@ -23,7 +25,7 @@ import Testing
                 "headers": {"Bn-Api-Key": "${env.BAHN_API_KEY}", "Authorization": "Bearer ${env.BAHN_API_KEY}",
                             "X-Shared-Secret": "${env.CENTRA_SHARED_SECRET}", "X-Note": "key=${env.BAHN_API_KEY}"},
                 "json": {"client_secret": "\(Self.clientSecret)", "note": "the key is ${env.BAHN_API_KEY}",
-                         "token": {"data": "AAAA", "signature": "BBBB", "header": {}, "version": "EC_v1"}}},
+                         "token": {"data": "\(Self.tokenData)", "signature": "\(Self.tokenSignature)", "header": {}, "version": "EC_v1"}}},
                "capture": {"echoed_note": "json.note", "echoed_key_header": "headers.bn-api-key"}},
               {"name": "fails", "request": {"method": "POST", "url": "${env.EMULATOR_URL}/_sandbox/echo",
                 "json": {"note": "${env.BAHN_API_KEY}"}},
@@ -39,14 +41,15 @@ import Testing
 
         // The secrets really went over the wire (so finding none in the outputs means something).
         let wire = emulator.receivedRequests().map { String(decoding: $0.body, as: UTF8.self) + $0.headers.map { $0.value }.joined() }.joined()
-        #expect(wire.contains(Self.apiKey) && wire.contains(Self.sharedSecret) && wire.contains(Self.clientSecret))
+        let planted = [Self.apiKey, Self.sharedSecret, Self.clientSecret, Self.tokenData, Self.tokenSignature]
+        #expect(planted.allSatisfy { wire.contains($0) })
 
         let outputs: [(String, String)] = [
             ("stdout", r.stdout), ("stderr", r.stderr),
             ("HAR", try s.read("out.har")), ("JUnit", try s.read("out.xml")), ("state", try s.read("state.json")),
         ]
         for (name, text) in outputs {
-            for secret in [Self.apiKey, Self.sharedSecret, Self.clientSecret] {
+            for secret in planted {
                 #expect(!text.contains(secret), "\(name) leaks \(secret)")
             }
             #expect(!text.contains("Bearer bn_"), "\(name) leaks the Authorization value")

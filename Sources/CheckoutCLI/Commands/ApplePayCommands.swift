@@ -61,7 +61,7 @@ enum ApplePayCommands {
 
         let console = Console.shared
         if let out = invocation.string("out") {
-            try AtomicFile.write(made.bytes, to: out)
+            try FileIO.write(made.bytes, to: out)
             if settings.format != .text {
                 // With the token in a file, stdout is free for a machine-readable summary.
                 let summary: JSON = ["transactionId": .string(made.transactionId), "amount": .number(Double(amount)),
@@ -70,7 +70,7 @@ enum ApplePayCommands {
             }
         } else {
             // On a terminal a final newline keeps the prompt readable; anywhere else the bytes are the token.
-            AtomicFile.writeAll(1, console.stdoutIsTerminal ? made.bytes + Data("\n".utf8) : made.bytes)
+            FileIO.writeAll(1, console.stdoutIsTerminal ? made.bytes + Data("\n".utf8) : made.bytes)
         }
         if settings.format == .text && !settings.quiet {
             let alphabetic = CurrencyCode.alphabetic(forNumeric: currency).map { " (\($0))" } ?? ""

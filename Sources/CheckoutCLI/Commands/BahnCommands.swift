@@ -61,15 +61,20 @@ enum BahnCommands {
         with["currency"] = invocation.string("currency").map(JSON.string)
         var steps = [Step(name: "confirm", action: .operation(name: "bahn.confirm", arguments: .object(with.compactMapValues { $0 })),
                           capture: ["intent": JSONPath(components: [.key("payment_intent"), .key("id")])])]
+        // The wallet sheet gives the backend about 30 s; --deadline changes the budget.
+        let budget = try GlobalSettings(invocation).deadline ?? 30
         if invocation.flag("wait") {
-            // One polling mechanism: the engine's `until`, bounded by the flow's deadline (the wallet-sheet budget).
-            steps.append(Step(name: "wait", action: .operation(name: "bahn.getIntent", arguments: ["intent": "${vars.intent}"]),
-                              until: Until(condition: Condition(path: JSONPath(components: [.key("payment_intent"), .key("status")]),
-                                                                test: .oneOf(["succeeded", "requires_capture", "canceled", "requires_payment_method"])),
-                                           interval: 0.5, timeout: 30)))
+            // One polling mechanism: the engine's `until`, within the budget; a decline at the end is a failure.
+            let status = JSONPath(components: [.key("payment_intent"), .key("status")])
+            steps.append(Step(
+                name: "wait", action: .operation(name: "bahn.getIntent", arguments: ["intent": "${vars.intent}"]),
+                expect: Expectation(conditions: [Condition(path: status, test: .oneOf(["succeeded", "requires_capture"]))]),
+                until: Until(condition: Condition(path: status, test: .oneOf(["succeeded", "requires_capture", "canceled", "requires_payment_method"])),
+                             interval: 0.5, timeout: max(1, budget - 1),
+                             timeoutHint: "the intent is still in flight: complete the wallet sheet on processing and reconcile from the webhook (raise --deadline to wait longer)")))
         }
         let flow = Flow(name: "bahn-confirm", description: "confirm a PaymentIntent with an Apple Pay token file",
-                        steps: steps, deadline: 30)
+                        steps: steps, deadline: budget + 5)
         return try await run(invocation, flow: flow)
     }
 
@@ -103,14 +108,14 @@ enum BahnCommands {
             --forward-to sends each new delivery on unchanged.
             """,
         options: [
-            OptionSpec("port", value: "N", help: "Port to listen on; 0 picks a free one.", default: "0"),
+            OptionSpec("port", value: "N", help: "Port to listen on [default: BAHN_WEBHOOK_PORT, else any free port]."),
             OptionSpec("forward-to", value: "URL", help: "Forward each verified, new delivery here."),
         ]
     ) { invocation throws(Diagnostic) in
-        let port = try invocation.int("port", range: 0...65535) ?? 0
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
         try environment.configuration.require(["BAHN_WEBHOOK_SECRET"], for: "bahn listen")
+        let port = try invocation.isGiven("port") ? UInt16(invocation.int("port", range: 0...65535) ?? 0) : environment.webhookPort()
         let console = environment.console
         let redactor = environment.redactor
         let format = environment.settings.format
@@ -125,12 +130,15 @@ enum BahnCommands {
                                                "intent": event.intentID.map(JSON.string) ?? .null, "body": event.body]).serialized())
                 }
             },
-            onRejected: { reason in console.err("rejected a delivery: \(reason)") })
+            onRejected: { reason in console.err("rejected a delivery: \(reason)") },
+            onForwardFailed: { reason in console.err(redactor.text(reason)) })
         inbox.start()
-        environment.emulator?.bahn.setWebhookURL(inbox.url)
+        // Under --env local the emulator (a running `sandbox serve`, when there is one) delivers here.
+        let previous = await environment.pointWebhooks(at: inbox.url)
         onTerminationSignals { inbox.shutdown() }
         console.err("listening for Bahn webhooks at \(inbox.url)")
         inbox.waitUntilShutdown()
+        _ = await environment.pointWebhooks(at: previous)
         return .ok
     }
 
@@ -153,7 +161,13 @@ enum BahnCommands {
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
         let result = try await environment.run(flow, vars: [:], registry: Operations.registry)
-        if environment.settings.format == .text, let output = result.steps.last(where: { $0.outcome == .passed })?.output {
+        if environment.settings.format == .text, var output = result.steps.first(where: { $0.output != nil })?.output {
+            // Confirm's output carries the card and key details; a later poll has the intent's latest state.
+            if let latest = result.steps.last(where: { $0.output != nil && $0.name != result.steps.first?.name })?.output?["payment_intent"],
+               var object = output.objectValue {
+                object["payment_intent"] = latest
+                output = .object(object)
+            }
             for line in summary(output, redactor: environment.redactor) { environment.console.out(line) }
         }
         if let failure = result.failure { throw failure }

@@ -4,7 +4,7 @@ import Foundation
 /// Reports are written like every other file the driver produces: atomically, owner-only.
 enum ReportFile {
     static func write(_ text: String, to path: String, what: String) throws(Diagnostic) {
-        do { try AtomicFile.write(Data(text.utf8), to: path) } catch {
+        do { try FileIO.write(Data(text.utf8), to: path) } catch {
             throw .data("cannot write the \(what): \(error.message)", hint: error.hint)
         }
     }

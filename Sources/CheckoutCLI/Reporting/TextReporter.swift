@@ -10,7 +10,7 @@ struct TextReporter: Reporter {
     func handle(_ event: FlowEvent) {
         switch event {
         case .flowStarted(let name, _, let steps):
-            if !quiet { console.out("flow \(name) (\(steps) steps)") }
+            if !quiet { console.out("flow \(name) (\(steps) step\(steps == 1 ? "" : "s"))") }
         case .stepStarted(let name, _, let isFinally):
             console.progress("\(console.paint("…", "2")) \(isFinally ? "finally " : "")\(name)")
         case .retrying(let step, let attempt, let delay, let reason):
@@ -18,7 +18,7 @@ struct TextReporter: Reporter {
         case .polling(let step, let poll, let reason):
             console.progress("\(console.paint("…", "2")) \(step): poll \(poll), \(reason)")
         case .note(let step, let message):
-            console.err("note: \(step): \(message)")
+            if !quiet { console.err("note: \(step): \(message)") }
         case .stepFinished(let r):
             guard !quiet || r.outcome == .failed else { return }
             let mark = switch r.outcome {
@@ -34,9 +34,12 @@ struct TextReporter: Reporter {
             if r.optional && r.outcome == .failed, let m = r.message { line += "  optional step failed: \(m)" }
             console.out(line)
         case .flowFinished(let r):
+            // A flow stopped before its first step (the error line says why) has nothing to sum up.
+            guard !r.steps.isEmpty else { return }
             let verdict = r.passed ? console.paint("passed", "32") : console.paint("failed", "31")
             let ran = r.steps.filter { $0.outcome != .skipped }.count
-            if !quiet || !r.passed { console.out("\(verdict): \(r.name), \(ran) steps in \(Format.milliseconds(r.duration))") }
+            let steps = ran == r.steps.count ? "\(ran) step\(ran == 1 ? "" : "s")" : "\(ran) of \(r.steps.count) steps"
+            if !quiet || !r.passed { console.out("\(verdict): \(r.name), \(steps) in \(Format.milliseconds(r.duration))") }
         case .exchange:
             break
         }

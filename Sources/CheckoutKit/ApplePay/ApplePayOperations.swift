@@ -10,7 +10,7 @@ public enum ApplePayOperations {
             summary: "Make a single-use EC_v1 test token (for the emulator's keys) into a file.",
             parameters: [
                 .init("amount", .integer, required: true), .init("currency", .string, required: true),
-                .init("out", .string, help: "file to write (default: a new file in the temporary directory)"),
+                .init("out", .string, help: "file to write (default: a file in the run's scratch directory, removed when the run ends)"),
                 .init("pan", .string),
             ]
         ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
@@ -21,9 +21,9 @@ public enum ApplePayOperations {
             let request = PaymentTokenRequest(amount: amount, currencyNumeric: currency, merchantIdentifier: merchantIdentifier,
                                               pan: args["pan"]?.interpolationText ?? PaymentTokenMaker.testDPAN)
             let made = try PaymentTokenMaker.make(request, recipient: recipient, signer: signer)
-            let path = args["out"]?.interpolationText
-                ?? FileManager.default.temporaryDirectory.appendingPathComponent("checkout-driver-token-\(made.transactionId.prefix(16)).json").path
-            try AtomicFile.write(made.bytes, to: path)
+            let directory = context.services.scratchDirectory ?? FileManager.default.temporaryDirectory.path
+            let path = args["out"]?.interpolationText ?? "\(directory)/token-\(made.transactionId.prefix(16)).json"
+            try FileIO.write(made.bytes, to: path)
             if context.configuration.kind != .local {
                 context.note("this token is signed by the emulator's test PKI: only the emulator accepts it")
             }

@@ -15,10 +15,10 @@ public struct PaymentTokenFile: Sendable {
     public static func read(path: String, spentTransactionIDs: Set<String> = [],
                             redactor: Redactor?) throws(Diagnostic) -> PaymentTokenFile {
         let bytes: Data
-        do {
-            bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw .data("cannot read token file \(path): \(error.localizedDescription)",
+        switch FileIO.read(path) {
+        case .success(let data): bytes = data
+        case .failure(let error):
+            throw .data("cannot read token file \(path): \(error.reason)",
                         hint: "check the path; make a test token with `checkout-driver applepay token --out FILE`")
         }
         let reader = Reader(path: path)

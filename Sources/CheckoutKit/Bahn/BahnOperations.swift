@@ -85,7 +85,9 @@ public enum BahnOperations {
         let explicitKey = args["idempotencyKey"]?.interpolationText
         let proposed = explicitKey ?? orderID.map(BahnProtocol.confirmIdempotencyKey(orderID:))
             ?? BahnProtocol.confirmIdempotencyKey(intent: intent)
-        let key = try state.confirmKey(intent: intent, proposed: proposed, explicit: explicitKey != nil)
+        let (key, isNewAttempt) = try state.confirmKey(intent: intent, proposed: proposed, explicit: explicitKey != nil,
+                                                       transactionID: token.transactionId)
+        if isNewAttempt { context.note("a new token for \(intent): confirming under a new idempotency key, \(key)") }
 
         // The token goes in as a JSON string whose characters are exactly the file's: the serializer escapes
         // only what JSON requires, so Bahn decodes the very bytes PassKit produced.
@@ -102,7 +104,7 @@ public enum BahnOperations {
         guard let confirmed = response.intent else { throw .unavailable("Bahn's confirm response has no payment_intent") }
         try state.record(intent: confirmed, orderID: orderID)
         if confirmed["status"]?.stringValue == "processing" {
-            context.note("confirm returned processing: complete the wallet sheet now and reconcile from the webhook")
+            context.note("Bahn returned processing: complete the wallet sheet now and reconcile from the webhook")
         }
         var output = document.objectValue ?? [:]
         if let pm = confirmed["payment_method_id"]?.stringValue {

@@ -79,6 +79,8 @@ public enum BahnProtocol {
             "check BAHN_SIGNING_KEY (and BAHN_KEY_ID): Bahn must hold the matching public key"
         case "card_declined":
             "the card was declined; read last_payment_error for the reason and offer another payment method"
+        case "resource_missing":
+            "check the id; an embedded emulator (--env local) forgets its intents when the command ends: run `checkout-driver sandbox serve` to chain commands"
         case "payment_intent_unexpected_state":
             "check the intent's status with `checkout-driver bahn intent ID`"
         default:

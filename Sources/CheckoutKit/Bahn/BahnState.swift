@@ -4,7 +4,7 @@ import Foundation
 /// the idempotency key of each confirm (so a retry in a later invocation reuses it), and the transaction ids
 /// of tokens already confirmed (they are single-use).
 ///
-/// Layout: `{"bahn": {"intents": {"pi_…": {"orderId", "amount", "currency", "status", "confirmKey"}},
+/// Layout: `{"bahn": {"intents": {"pi_…": {"orderId", "amount", "currency", "status", "confirmKey", "confirmTransaction"}},
 ///                   "orders": {"1234": "pi_…"}, "lastIntent": "pi_…", "spentTransactions": ["…"]}}`
 struct BahnState: Sendable {
     let store: StateStore?
@@ -47,19 +47,30 @@ struct BahnState: Sendable {
         try read()["intents"]?[id]?["orderId"]?.stringValue
     }
 
-    /// The confirm key for `intent`: the one already recorded (a retry must reuse it), else `proposed`, which
-    /// is recorded before the request goes out — so that even a crash mid-request leaves it for the retry.
-    func confirmKey(intent id: String, proposed: String, explicit: Bool) throws(Diagnostic) -> String {
+    /// The confirm key for `intent` and this token. A retry of the same token must reuse the key it was first
+    /// sent under (so Bahn replays instead of charging again); a different token on the same intent — after a
+    /// decline, say — is a new attempt and gets a key of its own, since Bahn refuses one key with two bodies.
+    /// The key is recorded before the request goes out, so even a crash mid-request leaves it for the retry.
+    func confirmKey(intent id: String, proposed: String, explicit: Bool, transactionID: String) throws(Diagnostic) -> (key: String, isNewAttempt: Bool) {
         var chosen = proposed
+        var newAttempt = false
         try update { bahn in
             var intents = bahn["intents"]?.objectValue ?? [:]
             var entry = intents[id]?.objectValue ?? [:]
-            if !explicit, let existing = entry["confirmKey"]?.stringValue { chosen = existing }
+            if !explicit, let existing = entry["confirmKey"]?.stringValue {
+                if entry["confirmTransaction"]?.stringValue == transactionID {
+                    chosen = existing
+                } else {
+                    chosen = "\(proposed)-\(transactionID.prefix(8))"
+                    newAttempt = true
+                }
+            }
             entry["confirmKey"] = .string(chosen)
+            entry["confirmTransaction"] = .string(transactionID)
             intents[id] = .object(entry)
             bahn["intents"] = .object(intents)
         }
-        return chosen
+        return (chosen, newAttempt)
     }
 
     func spentTransactions() throws(Diagnostic) -> Set<String> {

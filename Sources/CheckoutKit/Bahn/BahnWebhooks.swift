@@ -56,12 +56,14 @@ public final class BahnWebhookInbox: Sendable {
     /// - Parameters:
     ///   - onEvent: called once per new event (not for duplicates or rejected deliveries).
     ///   - onRejected: called with the reason for each delivery refused with 400.
+    ///   - onForwardFailed: called when passing a delivery on to `forwardTo` failed.
     public init(secret: String, host: String = "127.0.0.1", port: UInt16 = 0, forwardTo: String? = nil,
                 onEvent: @escaping @Sendable (BahnWebhookEvent) -> Void = { _ in },
-                onRejected: @escaping @Sendable (String) -> Void = { _ in }) throws(Diagnostic) {
+                onRejected: @escaping @Sendable (String) -> Void = { _ in },
+                onForwardFailed: @escaping @Sendable (String) -> Void = { _ in }) throws(Diagnostic) {
         let events = EventStore()
         self.events = events
-        let forwarder = forwardTo.map { Forwarder(url: $0) }
+        let forwarder = forwardTo.map { Forwarder(url: $0, onFailure: onForwardFailed) }
         do {
             server = try HTTPServer(host: host, port: port) { request in
                 guard request.method == "POST" else { return .respond(.text(405, "POST webhooks here\n")) }
@@ -85,7 +87,7 @@ public final class BahnWebhookInbox: Sendable {
                 }
                 if isNew {
                     onEvent(event)
-                    forwarder?.forward(request)
+                    forwarder?.forward(request, eventID: id)
                 }
                 return .respond(.json(200, JSON.object(["received": true, "duplicate": .bool(!isNew)]).data))
             }
@@ -118,12 +120,20 @@ private final class EventStore: Sendable {
 /// Sends each verified delivery on, unchanged (body and signature), to another URL.
 private struct Forwarder: Sendable {
     let url: String
+    let onFailure: @Sendable (String) -> Void
     let transport = CurlTransport()
 
-    func forward(_ request: HTTPRequest) {
+    func forward(_ request: HTTPRequest, eventID: String) {
         var headers: HTTPHeaders = ["Content-Type": request.headers["Content-Type"] ?? "application/json"]
         if let signature = request.headers[BahnProtocol.signatureHeader] { headers[BahnProtocol.signatureHeader] = signature }
         let outgoing = HTTPClientRequest(method: "POST", url: url, headers: headers, body: request.body, timeout: 10)
-        Task { [transport] in _ = try? await transport.send(outgoing) }
+        Task { [transport, url, onFailure] in
+            do {
+                let response = try await transport.send(outgoing)
+                if !(200..<300).contains(response.status) { onFailure("forwarding \(eventID) to \(url): it answered \(response.status)") }
+            } catch {
+                onFailure("forwarding \(eventID) to \(url) failed: \(error)")
+            }
+        }
     }
 }

@@ -59,7 +59,7 @@ public struct StateStore: Sendable {
     private func write(_ document: JSON) throws(Diagnostic) {
         // The state file is an output like any other: the one redactor gets the last word.
         let safe = redactor?.json(document) ?? document
-        try AtomicFile.write(Data((safe.serialized(pretty: true) + "\n").utf8), to: path)
+        try FileIO.write(Data((safe.serialized(pretty: true) + "\n").utf8), to: path)
     }
 
     private func withLock<T>(exclusive: Bool, _ body: () throws(Diagnostic) -> T) throws(Diagnostic) -> T {

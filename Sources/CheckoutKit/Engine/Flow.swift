@@ -112,10 +112,13 @@ public struct Until: Sendable {
     public var condition: Condition
     public var interval: Double
     public var timeout: Double
+    /// What to tell the user when the condition never held (built-in flows know better than a generic hint).
+    public var timeoutHint: String?
 
-    public init(condition: Condition, interval: Double = 1, timeout: Double = 30) {
+    public init(condition: Condition, interval: Double = 1, timeout: Double = 30, timeoutHint: String? = nil) {
         self.condition = condition
         self.interval = interval
         self.timeout = timeout
+        self.timeoutHint = timeoutHint
     }
 }

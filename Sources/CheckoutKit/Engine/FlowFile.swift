@@ -5,8 +5,10 @@ import Foundation
 public enum FlowFile {
     public static func load(path: String, registry: OperationRegistry) throws(Diagnostic) -> Flow {
         let data: Data
-        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw .data("cannot read flow file \(path): \(error.localizedDescription)",
+        switch FileIO.read(path) {
+        case .success(let bytes): data = bytes
+        case .failure(let error):
+            throw .data("cannot read flow file \(path): \(error.reason)",
                         hint: "check the path; `checkout-driver flow list` shows the built-in flows")
         }
         return try decode(data, source: path, registry: registry)

@@ -85,13 +85,15 @@ public struct FlowRunner: Sendable {
         let clock = ContinuousClock.now
         var result = FlowResult(name: flow.name, environment: settings.environment, startedAt: started, duration: 0,
                                 steps: [], failure: nil, captures: [:])
-        events(.flowStarted(name: flow.name, environment: settings.environment, steps: flow.steps.count + flow.finally.count))
+        // A flow that cannot start (a missing credential, an unknown variable) has no steps to report: it
+        // finishes without ever starting.
         do { try preflight(flow, vars: overrides) } catch {
             result.failure = error
             result.duration = Date().timeIntervalSince(started)
             events(.flowFinished(result))
             return result
         }
+        events(.flowStarted(name: flow.name, environment: settings.environment, steps: flow.steps.count + flow.finally.count))
 
         let deadlineSeconds = settings.deadline ?? flow.deadline
         let deadline = Deadline(start: clock, seconds: deadlineSeconds)
@@ -160,13 +162,13 @@ public struct FlowRunner: Sendable {
                 guard let until = step.until else { break }
                 let value = until.condition.path.evaluate(output!.document)
                 if Self.holds(until.condition.test, value) { break }
-                polls += 1
                 let waited = (ContinuousClock.now - pollStart).seconds
                 let seen = value.map { $0.serialized() } ?? "missing"
                 if waited + until.interval > until.timeout {
-                    throw .failure("step '\(step.name)': \(until.condition.path) was \(seen) after \(polls) polls in \(Self.format(waited))s; wanted \(Self.describe(until.condition.test))",
-                                   hint: "raise the step's until.timeout if the service is just slow")
+                    throw .failure("step '\(step.name)': \(until.condition.path) was still \(seen) after \(polls + 1) tries in \(Self.format(waited))s; wanted \(Self.describe(until.condition.test))",
+                                   hint: until.timeoutHint ?? "raise the step's until.timeout if the service is just slow")
                 }
+                polls += 1
                 events(.polling(step: step.name, poll: polls, reason: "\(until.condition.path) is \(seen)"))
                 try await deadline.sleep(until.interval, during: step.name)
             }
@@ -303,7 +305,7 @@ public struct FlowRunner: Sendable {
         return text.count > 300 ? String(text.prefix(300)) + "…" : text
     }
 
-    static func format(_ seconds: Double) -> String { String(format: "%.1f", seconds) }
+    static func format(_ seconds: Double) -> String { String(format: seconds < 0.1 ? "%.3g" : "%.1f", seconds) }
 }
 
 extension Duration {

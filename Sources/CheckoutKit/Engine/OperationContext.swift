@@ -2,11 +2,18 @@ import Foundation
 
 /// Long-lived helpers a run provides to operations (listeners that outlive a single step).
 public struct RunServices: Sendable {
-    /// Receives Bahn webhooks for `bahn.awaitWebhook` (the embedded emulator delivers to it under `--env local`).
+    /// Receives Bahn webhooks for `bahn.awaitWebhook` (the local emulator delivers to it under `--env local`).
     public var bahnWebhooks: BahnWebhookInbox?
+    /// A directory for files the run makes (test tokens), removed when the run ends.
+    public var scratchDirectory: String?
+    /// Undoes what starting the services changed outside the process (a webhook target).
+    public var restore: @Sendable () async -> Void
 
-    public init(bahnWebhooks: BahnWebhookInbox? = nil) {
+    public init(bahnWebhooks: BahnWebhookInbox? = nil, scratchDirectory: String? = nil,
+                restore: @escaping @Sendable () async -> Void = {}) {
         self.bahnWebhooks = bahnWebhooks
+        self.scratchDirectory = scratchDirectory
+        self.restore = restore
     }
 }
 

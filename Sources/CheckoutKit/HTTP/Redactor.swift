@@ -78,7 +78,9 @@ public final class Redactor: Sendable {
             for v in a { harvest(v, underSensitiveKey: underSensitiveKey) }
         case .string(let s):
             if underSensitiveKey { register(s) }
-            if let embedded = Self.embeddedJSON(s) { harvest(embedded, underSensitiveKey: underSensitiveKey) }
+            // A JSON document inside a string (an Apple Pay token sent as a string) is judged by its own keys:
+            // its `data` and `signature` are secrets, its header's transaction id is not.
+            if let embedded = Self.embeddedJSON(s) { harvest(embedded, underSensitiveKey: false) }
         case .number(let n) where underSensitiveKey:
             register(JSON.format(n))
         default:

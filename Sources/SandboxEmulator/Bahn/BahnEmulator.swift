@@ -82,7 +82,9 @@ public final class BahnEmulator: Sendable {
     }
 
     /// Where webhooks go from now on (nil: record them without sending).
-    public func setWebhookURL(_ url: String?) { webhooks.setURL(url) }
+    /// Points webhook deliveries at `url` and returns the URL they went to before.
+    @discardableResult
+    public func setWebhookURL(_ url: String?) -> String? { webhooks.setURL(url) }
 
     /// Every webhook event emitted so far, with its delivery attempts.
     public func events() -> [BahnWebhookEvent] { webhooks.events() }
@@ -118,8 +120,8 @@ public final class BahnEmulator: Sendable {
                       url.hasPrefix("http://") || url.isEmpty else {
                     return EmulatorResponse.error(400, code: "parameter_invalid", message: "expected {\"url\": \"http://…\"}", param: "url")
                 }
-                setWebhookURL(url.isEmpty ? nil : url)
-                return EmulatorResponse.json(200, ["url": url])
+                let previous = setWebhookURL(url.isEmpty ? nil : url)
+                return EmulatorResponse.json(200, ["url": url, "previous": previous ?? ""])
             },
         ]
     }

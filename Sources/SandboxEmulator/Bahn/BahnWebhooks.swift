@@ -59,7 +59,14 @@ final class BahnWebhooks: Sendable {
 
     init(url: String?) { state = Mutex(State(url: url)) }
 
-    func setURL(_ url: String?) { state.withLock { $0.url = url } }
+    /// Sets the delivery URL and returns the one it replaces.
+    @discardableResult
+    func setURL(_ url: String?) -> String? {
+        state.withLock { state in
+            defer { state.url = url }
+            return state.url
+        }
+    }
 
     func events() -> [BahnWebhookEvent] { state.withLock { $0.events } }
 

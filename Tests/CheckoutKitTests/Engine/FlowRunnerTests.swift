@@ -207,7 +207,7 @@ import Testing
         #expect(elapsed < 2)
         #expect(server.count("/job") >= 2)
         #expect(result.step("wait")?.requests == server.count("/job"))
-        #expect(message.contains("after \(server.count("/job")) polls"))
+        #expect(message.contains("after \(server.count("/job")) tries"))
     }
 
     @Test func deadlineStopsASlowServer() async throws {
