@@ -158,17 +158,8 @@ import FoundationXML
 
     @Test func commandsChainThroughTheStateFileAgainstSandboxServe() async throws {
         let s = try Scratch()
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: BinaryRunner.binary)
-        server.arguments = ["sandbox", "serve"]
-        server.environment = BinaryRunner.environment(home: s.path)
-        let out = Pipe()
-        server.standardOutput = out
-        server.standardError = FileHandle.nullDevice
-        try server.run()
-        defer { server.terminate(); server.waitUntilExit() }
-        _ = out.fileHandleForReading.availableData  // the URL line: it is serving and has announced itself
-        try await Task.sleep(for: .milliseconds(100))
+        let server = try ServeProcess(home: s.path)
+        defer { server.stop() }
 
         let token = try await Self.makeToken(s)
         let create = try await BinaryRunner.run(["bahn", "create-intent", "--amount", "8000", "--currency", "VND", "--order-id", "1234"], home: s.path)
@@ -310,17 +301,8 @@ import FoundationXML
 
     @Test func aFlowAwaitingWebhooksHandsTheEmulatorBackToBahnListen() async throws {
         let s = try Scratch()
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: BinaryRunner.binary)
-        server.arguments = ["sandbox", "serve"]
-        server.environment = BinaryRunner.environment(home: s.path)
-        let serverOut = Pipe()
-        server.standardOutput = serverOut
-        server.standardError = FileHandle.nullDevice
-        try server.run()
-        defer { server.terminate(); server.waitUntilExit() }
-        _ = serverOut.fileHandleForReading.availableData
-        try await Task.sleep(for: .milliseconds(100))
+        let server = try ServeProcess(home: s.path)
+        defer { server.stop() }
 
         let listener = Process()
         listener.executableURL = URL(fileURLWithPath: BinaryRunner.binary)

@@ -6,24 +6,9 @@ import Testing
     @Test(arguments: [SIGTERM, SIGINT])
     func servesUntilSignalled(signal: Int32) async throws {
         let s = try Scratch()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BinaryRunner.binary)
-        process.arguments = ["sandbox", "serve", "--port", "0", "--faults", "GET /_sandbox/health => status=503:Retry-After=1 @1"]
-        process.environment = BinaryRunner.environment(home: s.path)
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-
-        // The first line of stdout is the base URL.
-        var buffer = Data()
-        while !buffer.contains(0x0A) {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            buffer.append(chunk)
-        }
-        let url = try #require(String(decoding: buffer, as: UTF8.self).split(separator: "\n").first.map(String.init))
+        let server = try ServeProcess(home: s.path, arguments: ["--port", "0", "--faults", "GET /_sandbox/health => status=503:Retry-After=1 @1"])
+        defer { server.stop() }
+        let url = server.url
         #expect(url.hasPrefix("http://127.0.0.1:"))
 
         let first = try curl(["-s", "-i", "--max-time", "5", url + "/_sandbox/health"])
@@ -37,9 +22,9 @@ import Testing
         let announcement = s.path + "/state/checkout-driver/local/emulator.json"
         #expect(try s.read("state/checkout-driver/local/emulator.json").contains(url))
 
-        kill(process.processIdentifier, signal)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        kill(server.process.processIdentifier, signal)
+        server.process.waitUntilExit()
+        #expect(server.process.terminationStatus == 0)
         #expect(!FileManager.default.fileExists(atPath: announcement))
     }
 
