@@ -40,7 +40,7 @@ struct GlobalSettings: Sendable {
     init(_ invocation: Invocation) throws(Diagnostic) {
         environment = invocation.string("env")
         configPath = invocation.string("config")
-        configurationFlags = try invocation.pairs("set").mapValues { $0.interpolationText }
+        configurationFlags = try invocation.pairs("set")
         sessionPath = invocation.string("session")
         format = OutputFormat(rawValue: invocation.string("format") ?? "text") ?? .text
         verbose = invocation.flag("verbose")

@@ -115,7 +115,7 @@ final class RunEnvironment: Sendable {
     }
 
     func makeReporters() -> Reporters {
-        Reporters.make(settings: settings, redactor: redactor, console: console, environment: configuration.environment)
+        Reporters.make(settings: settings, redactor: redactor, console: console)
     }
 
     /// Runs one flow with the reporters this invocation asked for, records captures in the state file,

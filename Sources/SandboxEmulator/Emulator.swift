@@ -8,8 +8,6 @@ public final class Emulator: Sendable {
     public let router: Router
     public let ledger: Ledger
     public let faults: FaultInjector
-    /// Where emulated providers deliver webhooks, if anywhere.
-    public let webhookURL: String?
     /// The Bahn PaymentIntents emulator (its webhook URL can be changed at run time).
     public let bahn: BahnEmulator
     private let server: HTTPServer
@@ -26,7 +24,6 @@ public final class Emulator: Sendable {
         self.router = router
         self.ledger = Ledger()
         self.faults = injector
-        self.webhookURL = webhookURL
         self.bahn = BahnEmulator.install(on: router, ledger: ledger, webhookURL: webhookURL)
         self.recorder = recorder
         // Record first, so tests see every request, including ones a fault then swallows.

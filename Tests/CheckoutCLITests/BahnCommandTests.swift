@@ -209,10 +209,8 @@ import FoundationXML
         listener.standardError = err
         try listener.run()
         defer { if listener.isRunning { listener.terminate() } }
-        let banner = String(decoding: err.fileHandleForReading.availableData, as: UTF8.self)
-        let line = banner.isEmpty ? String(decoding: err.fileHandleForReading.availableData, as: UTF8.self) : banner
-        let url = try #require(line.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.hasPrefix("http") ? $0 : nil },
-                               "\(line)")
+        let line = try #require(err.fileHandleForReading.readLine(containing: "listening for Bahn webhooks at "))
+        let url = try #require(line.split(separator: " ").last.map(String.init))
 
         let body = #"{"id":"evt_1","type":"payment_intent.status.succeeded","created":1,"data":{"payment_intent":{"id":"pi_1","status":"succeeded"}}}"#
         func post(secret: String, t: Int) throws -> String {
@@ -313,7 +311,8 @@ import FoundationXML
         listener.standardError = err
         try listener.run()
         defer { if listener.isRunning { listener.terminate() } }
-        _ = err.fileHandleForReading.availableData  // "listening …": registered with sandbox serve
+        // "listening …" comes once it has registered with sandbox serve.
+        #expect(err.fileHandleForReading.readLine(containing: "listening for Bahn webhooks") != nil)
 
         // A flow that awaits its own webhook borrows the emulator's target, then gives it back…
         let flow = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay"], home: s.path)
@@ -324,11 +323,14 @@ import FoundationXML
                                                   "--token-file", token], home: s.path)
         #expect(confirm.status == 0, "\(confirm.all)")
         let intent = try #require(confirm.stdout.split(separator: "\n").first { $0.hasPrefix("payment_intent ") }?.split(separator: " ")[1])
-        try await Task.sleep(for: .milliseconds(500))
+        // Delivery is asynchronous: wait (up to the end of the stream) for the line, then stop the listener.
+        let delivered = Task.detached { out.fileHandleForReading.readLine(containing: "payment_intent.status.succeeded  \(intent)") }
+        let watchdog = Task.detached { try await Task.sleep(for: .seconds(10)); listener.interrupt() }
+        let printed = await delivered.value
+        watchdog.cancel()
         listener.interrupt()
         listener.waitUntilExit()
-        let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(printed.contains("payment_intent.status.succeeded  \(intent)"), "\(printed)")
+        #expect(printed != nil)
     }
 
     /// HMAC-SHA256 with the openssl command line: an implementation independent of the one under test.

@@ -45,7 +45,7 @@ import Testing
         holder.standardOutput = out
         try holder.run()
         defer { holder.terminate(); holder.waitUntilExit() }
-        let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+        let line = out.fileHandleForReading.readLine(containing: "http://") ?? ""
         let port = try #require(line.split(separator: ":").last.map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) })
         let r = try await BinaryRunner.run(["sandbox", "serve", "--port", port], home: s.path)
         #expect(r.status == 69)

@@ -249,15 +249,15 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
 
 @Suite struct FaultInjectionOverTheWireTests {
     @Test func latencyDelays() throws {
-        let emulator = try startEmulator("GET /_sandbox/health => latency=500ms @*")
+        let emulator = try startEmulator("GET /_sandbox/health => latency=1500ms @*")
         defer { emulator.shutdown() }
         let started = Date()
         #expect(try call(emulator, "GET", "/_sandbox/health").status == 200)
-        #expect(Date().timeIntervalSince(started) >= 0.5)
-        // Other routes are not delayed.
+        #expect(Date().timeIntervalSince(started) >= 1.5)
+        // Other routes are not delayed (a wide margin: a loaded machine must not make this flaky).
         let other = Date()
         _ = try call(emulator, "GET", "/_sandbox/ledger")
-        #expect(Date().timeIntervalSince(other) < 0.45)
+        #expect(Date().timeIntervalSince(other) < 1.0)
     }
 
     @Test func statusWithRetryAfterThenSuccess() throws {

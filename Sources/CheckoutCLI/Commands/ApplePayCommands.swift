@@ -32,10 +32,7 @@ enum ApplePayCommands {
         ]
     ) { invocation throws(Diagnostic) in
         let settings = try GlobalSettings(invocation)
-        let amountText = invocation.string("amount") ?? ""
-        guard let amount = Int(amountText), amount > 0 else {
-            throw invocation.usage("--amount must be a positive integer in minor units (e.g. 8000), got '\(amountText)'")
-        }
+        let amount = try MinorUnits.parse(invocation.string("amount").map(JSON.string), name: "--amount")
         let currency = try CurrencyCode.numeric(invocation.string("currency") ?? "704")
         let request = PaymentTokenRequest(
             amount: amount, currencyNumeric: currency,

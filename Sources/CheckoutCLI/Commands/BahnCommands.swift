@@ -22,7 +22,7 @@ enum BahnCommands {
         var with: [String: JSON] = ["amount": try amount(invocation), "currency": .string(invocation.string("currency")!)]
         with["description"] = invocation.string("description").map(JSON.string)
         with["orderId"] = invocation.string("order-id").map(JSON.string)
-        let metadata = try invocation.pairs("metadata").mapValues { JSON.string($0.interpolationText) }
+        let metadata = try invocation.pairs("metadata").mapValues(JSON.string)
         if !metadata.isEmpty { with["metadata"] = .object(metadata) }
         return try await run(invocation, step: "create-intent", use: "bahn.createIntent", with: with)
     }
@@ -69,7 +69,7 @@ enum BahnCommands {
             steps.append(Step(
                 name: "wait", action: .operation(name: "bahn.getIntent", arguments: ["intent": "${vars.intent}"]),
                 expect: Expectation(conditions: [Condition(path: status, test: .oneOf(["succeeded", "requires_capture"]))]),
-                until: Until(condition: Condition(path: status, test: .oneOf(["succeeded", "requires_capture", "canceled", "requires_payment_method"])),
+                until: Until(condition: Condition(path: status, test: .oneOf(BahnProtocol.terminalStatuses.sorted().map(JSON.string))),
                              interval: 0.5, timeout: max(1, budget - 1),
                              timeoutHint: "the intent is still in flight: complete the wallet sheet on processing and reconcile from the webhook (raise --deadline to wait longer)")))
         }
@@ -145,10 +145,7 @@ enum BahnCommands {
     // MARK: -
 
     private static func amount(_ invocation: Invocation) throws(Diagnostic) -> JSON {
-        guard let text = invocation.string("amount"), let value = Int(text), value > 0 else {
-            throw invocation.usage("--amount must be a positive integer in minor units (e.g. 8000), got '\(invocation.string("amount") ?? "")'")
-        }
-        return .number(Double(value))
+        .number(Double(try MinorUnits.parse(invocation.string("amount").map(JSON.string), name: "--amount")))
     }
 
     private static func run(_ invocation: Invocation, step: String, use operation: String, with arguments: [String: JSON?]) async throws(Diagnostic) -> ExitCode {

@@ -16,7 +16,7 @@ enum FlowCommands {
     ) { invocation throws(Diagnostic) in
         let registry = Operations.registry
         let flow = try resolve(invocation.argument("NAME|FILE")!, registry: registry)
-        let vars = try invocation.pairs("var")
+        let vars = try invocation.variables("var")
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
         let result = try await environment.run(flow, vars: vars, registry: registry)

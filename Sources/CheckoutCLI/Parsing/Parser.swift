@@ -172,17 +172,22 @@ public struct Invocation: Sendable {
         return value
     }
 
-    /// `k=v` pairs; values that parse as JSON numbers or booleans keep their type.
-    public func pairs(_ name: String) throws(Diagnostic) -> [String: JSON] {
-        var out: [String: JSON] = [:]
+    /// `k=v` pairs, values exactly as typed (credentials, ids, metadata).
+    public func pairs(_ name: String) throws(Diagnostic) -> [String: String] {
+        var out: [String: String] = [:]
         for item in strings(name) {
             guard let eq = item.firstIndex(of: "="), eq != item.startIndex else {
                 throw usage("--\(name) expects KEY=VALUE, got '\(item)'")
             }
-            let value = String(item[item.index(after: eq)...])
-            out[String(item[..<eq])] = Double(value) != nil || value == "true" || value == "false"
-                ? ((try? JSON.parse(value)) ?? .string(value)) : .string(value)
+            out[String(item[..<eq])] = String(item[item.index(after: eq)...])
         }
         return out
+    }
+
+    /// `k=v` flow variables: a value that is a JSON number or boolean keeps its type (`amount=8000` is a number).
+    public func variables(_ name: String) throws(Diagnostic) -> [String: JSON] {
+        try pairs(name).mapValues { value in
+            Double(value) != nil || value == "true" || value == "false" ? ((try? JSON.parse(value)) ?? .string(value)) : .string(value)
+        }
     }
 }

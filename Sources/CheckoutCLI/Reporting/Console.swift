@@ -52,15 +52,7 @@ final class Console: @unchecked Sendable {
         }
     }
 
-    private func write(_ fd: Int32, _ text: String) {
-        var bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if n <= 0 { if errno == EINTR { continue }; return }
-            offset += n
-        }
-    }
+    private func write(_ fd: Int32, _ text: String) { FileIO.writeAll(fd, Data(text.utf8)) }
 
     func paint(_ text: String, _ code: String) -> String { color ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
 }

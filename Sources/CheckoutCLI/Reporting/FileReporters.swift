@@ -58,7 +58,7 @@ struct JUnitReporter: Reporter {
         for flow in results {
             let f = flow.steps.filter { $0.outcome == .failed && !$0.optional }.count
             let skipped = flow.steps.filter { $0.outcome == .skipped }.count
-            xml += "  <testsuite name=\(attr(flow.name)) tests=\"\(flow.steps.count)\" failures=\"\(f)\" errors=\"0\" skipped=\"\(skipped)\" time=\(attr(seconds(flow.duration))) timestamp=\(attr(Format.timestamp(flow.startedAt)))>\n"
+            xml += "  <testsuite name=\(attr(flow.name)) tests=\"\(flow.steps.count)\" failures=\"\(f)\" errors=\"0\" skipped=\"\(skipped)\" time=\(attr(seconds(flow.duration))) timestamp=\(attr(Timestamp.iso8601(flow.startedAt)))>\n"
             xml += "    <properties><property name=\"environment\" value=\(attr(flow.environment))/></properties>\n"
             for step in flow.steps {
                 let name = (step.isFinally ? "finally " : "") + step.name

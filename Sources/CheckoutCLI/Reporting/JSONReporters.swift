@@ -6,7 +6,7 @@ enum EventJSON {
     static func step(_ r: StepResult, redactor: Redactor) -> JSON {
         var o: [String: JSON] = [
             "name": .string(r.name), "outcome": .string(r.outcome.rawValue), "finally": .bool(r.isFinally),
-            "optional": .bool(r.optional), "startedAt": .string(Format.timestamp(r.startedAt)),
+            "optional": .bool(r.optional), "startedAt": .string(Timestamp.iso8601(r.startedAt)),
             "durationMs": .number((r.duration * 1000).rounded()), "requests": .number(Double(r.requests)),
             "polls": .number(Double(r.polls)),
         ]
@@ -16,10 +16,10 @@ enum EventJSON {
         return .object(o)
     }
 
-    static func flow(_ r: FlowResult, environment: String, redactor: Redactor) -> JSON {
+    static func flow(_ r: FlowResult, redactor: Redactor) -> JSON {
         var o: [String: JSON] = [
-            "flow": .string(r.name), "environment": .string(environment), "passed": .bool(r.passed),
-            "exitCode": .number(Double(r.exitCode.rawValue)), "startedAt": .string(Format.timestamp(r.startedAt)),
+            "flow": .string(r.name), "environment": .string(r.environment), "passed": .bool(r.passed),
+            "exitCode": .number(Double(r.exitCode.rawValue)), "startedAt": .string(Timestamp.iso8601(r.startedAt)),
             "durationMs": .number((r.duration * 1000).rounded()),
             "steps": .array(r.steps.map { step($0, redactor: redactor) }),
             "captures": redactor.json(.object(r.captures)),
@@ -31,7 +31,7 @@ enum EventJSON {
         return .object(o)
     }
 
-    static func event(_ e: FlowEvent, environment: String, redactor: Redactor) -> JSON {
+    static func event(_ e: FlowEvent, redactor: Redactor) -> JSON {
         switch e {
         case .flowStarted(let name, let env, let steps):
             return ["event": "flow_started", "flow": .string(name), "environment": .string(env), "steps": .number(Double(steps))]
@@ -60,7 +60,7 @@ enum EventJSON {
             o["event"] = "step_finished"
             return .object(o)
         case .flowFinished(let r):
-            var o = flow(r, environment: environment, redactor: redactor).objectValue ?? [:]
+            var o = flow(r, redactor: redactor).objectValue ?? [:]
             o["event"] = "flow_finished"
             o["steps"] = nil
             return .object(o)
@@ -84,7 +84,7 @@ struct JSONReporter: Reporter {
     }
 
     func finish() throws(Diagnostic) {
-        let flows = results.current.map { EventJSON.flow($0, environment: $0.environment, redactor: redactor) }
+        let flows = results.current.map { EventJSON.flow($0, redactor: redactor) }
         guard !flows.isEmpty else { return }
         console.out((flows.count == 1 ? flows[0] : .object(["flows": .array(flows)])).serialized(pretty: true))
     }
@@ -96,7 +96,6 @@ struct JSONLinesReporter: Reporter {
     let redactor: Redactor
 
     func handle(_ event: FlowEvent) {
-        let environment: String = if case .flowFinished(let r) = event { r.environment } else { "" }
-        console.out(EventJSON.event(event, environment: environment, redactor: redactor).serialized())
+        console.out(EventJSON.event(event, redactor: redactor).serialized())
     }
 }

@@ -20,7 +20,7 @@ struct Reporters: Sendable {
 
     func finish() throws(Diagnostic) { for r in all { try r.finish() } }
 
-    static func make(settings: GlobalSettings, redactor: Redactor, console: Console, environment: String) -> Reporters {
+    static func make(settings: GlobalSettings, redactor: Redactor, console: Console) -> Reporters {
         var list: [any Reporter] = []
         switch settings.format {
         case .text: list.append(TextReporter(console: console, quiet: settings.quiet))
@@ -49,5 +49,4 @@ enum Format {
         seconds < 1 ? "\(Int((seconds * 1000).rounded())) ms" : String(format: "%.2f s", seconds)
     }
 
-    static func timestamp(_ date: Date) -> String { Timestamp.iso8601(date) }
 }

@@ -14,9 +14,7 @@ public enum ApplePayOperations {
                 .init("pan", .string),
             ]
         ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
-            guard let amount = args["amount"].flatMap({ $0.intValue ?? Int($0.interpolationText) }), amount > 0 else {
-                throw .usage("amount must be a positive integer in minor units")
-            }
+            let amount = try MinorUnits.parse(args["amount"])
             let currency = try CurrencyCode.numeric(args["currency"]?.interpolationText ?? "")
             let request = PaymentTokenRequest(amount: amount, currencyNumeric: currency, merchantIdentifier: merchantIdentifier,
                                               pan: args["pan"]?.interpolationText ?? PaymentTokenMaker.testDPAN)

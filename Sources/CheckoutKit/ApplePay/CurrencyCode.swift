@@ -26,3 +26,14 @@ public enum CurrencyCode {
         numericByAlphabetic.first { $0.value == numeric }?.key
     }
 }
+
+/// Amounts are positive integers in the currency's minor units (VND has none: 8000 is 8,000 ₫).
+public enum MinorUnits {
+    /// The amount in a flag (`"8000"`) or a flow argument (`8000`, or a rendered template `"8000"`).
+    public static func parse(_ value: JSON?, name: String = "amount") throws(Diagnostic) -> Int {
+        guard let value, let amount = value.intValue ?? Int(value.interpolationText), amount > 0 else {
+            throw .usage("\(name) must be a positive integer in minor units (e.g. 8000), got \(value.map { "'\($0.interpolationText)'" } ?? "nothing")")
+        }
+        return amount
+    }
+}

@@ -43,12 +43,12 @@ struct BahnClient: Sendable {
     /// A compact JWS (RFC 7515) of `payload`.
     func jws(_ payload: Data) throws(Diagnostic) -> String {
         let header = BahnProtocol.jwsHeader(algorithm: signingKey.algorithm, keyID: keyID).data
-        let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(payload)
+        let signingInput = header.base64URLEncodedString() + "." + payload.base64URLEncodedString()
         let signature: Data
         do { signature = try signingKey.sign(Data(signingInput.utf8)) } catch {
             throw .internalError("signing the request body failed: \(error)")
         }
-        return signingInput + "." + Base64URL.encode(signature)
+        return signingInput + "." + signature.base64URLEncodedString()
     }
 
     /// POSTs `body` as a signed JWS with an idempotency key. The request id is fresh on every attempt; the
@@ -97,7 +97,7 @@ struct BahnResponse: Sendable {
         if response.headers["Content-Type"]?.lowercased().hasPrefix(BahnProtocol.joseContentType) == true,
            let text = String(data: body, encoding: .utf8) {
             let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-            if parts.count == 3, let payload = Base64URL.decode(String(parts[1])) { body = payload }
+            if parts.count == 3, let payload = Data(base64URLEncoded: String(parts[1])) { body = payload }
         }
         if body.isEmpty {
             document = .null

@@ -25,9 +25,7 @@ public enum BahnOperations {
     }
 
     static func createBody(_ args: JSON, orderID: String?) throws(Diagnostic) -> JSON {
-        guard let amount = args["amount"].flatMap({ $0.intValue ?? Int($0.interpolationText) }), amount > 0 else {
-            throw .usage("amount must be a positive integer in minor units, got \(args["amount"]?.serialized() ?? "nothing")")
-        }
+        let amount = try MinorUnits.parse(args["amount"])
         let currency = try CurrencyCode.numeric(args["currency"]?.interpolationText ?? "")
         var metadata = args["metadata"]?.objectValue?.mapValues { JSON.string($0.interpolationText) } ?? [:]
         if let orderID { metadata["order_id"] = .string(orderID) }

@@ -20,7 +20,7 @@ public enum BahnProtocol {
     static func confirmIdempotencyKey(orderID: String) -> String { "order-\(orderID)-applepay" }
 
     /// Statuses after which an intent no longer changes by itself.
-    static let terminalStatuses: Set<String> = ["succeeded", "requires_capture", "canceled", "requires_payment_method"]
+    public static let terminalStatuses: Set<String> = ["succeeded", "requires_capture", "canceled", "requires_payment_method"]
 
     /// The webhook events the seed lists.
     static let eventTypes = [

@@ -43,7 +43,9 @@ public struct FlowRunner: Sendable {
 
     /// Checks everything that can be checked without the network — every `${…}` reference, every
     /// configuration variable — so that a mistake stops the run before the first request.
-    public func preflight(_ flow: Flow, vars overrides: [String: JSON]) throws(Diagnostic) {
+    /// Returns the state document it checked against, for the run to template from.
+    @discardableResult
+    public func preflight(_ flow: Flow, vars overrides: [String: JSON]) throws(Diagnostic) -> JSON {
         let stateDocument = try state?.read() ?? .object([:])
         let decoder = FlowDecoder(registry: registry)
         var known = Set(flow.vars.keys).union(overrides.keys)
@@ -72,6 +74,7 @@ public struct FlowRunner: Sendable {
             }
             known.formUnion(step.capture.keys)
         }
+        return stateDocument
     }
 
     public func run(_ flow: Flow, vars overrides: [String: JSON] = [:]) async -> FlowResult {
@@ -87,7 +90,8 @@ public struct FlowRunner: Sendable {
                                 steps: [], failure: nil, captures: [:])
         // A flow that cannot start (a missing credential, an unknown variable) has no steps to report: it
         // finishes without ever starting.
-        do { try preflight(flow, vars: overrides) } catch {
+        let stateDocument: JSON
+        do { stateDocument = try preflight(flow, vars: overrides) } catch {
             result.failure = error
             result.duration = Date().timeIntervalSince(started)
             events(.flowFinished(result))
@@ -98,7 +102,7 @@ public struct FlowRunner: Sendable {
         let deadlineSeconds = settings.deadline ?? flow.deadline
         let deadline = Deadline(start: clock, seconds: deadlineSeconds)
         var scope = TemplateScope(vars: [:], steps: [:], env: { [configuration] in configuration.value($0) },
-                                  state: (try? state?.read()) ?? .object([:]))
+                                  state: stateDocument)
         // Declared defaults may themselves be templates (`"order_id": "${uuid}"`): render them once, up front,
         // so every step sees the same value. Values from the command line are taken literally.
         for (name, value) in flow.vars.sorted(by: { $0.key < $1.key }) where overrides[name] == nil {

@@ -22,7 +22,7 @@ public enum HAR {
             ]
         }
         var entry: [String: JSON] = [
-            "startedDateTime": .string(timestamp(x.startedAt)),
+            "startedDateTime": .string(Timestamp.iso8601(x.startedAt)),
             "time": .number(ms(x.duration)),
             "request": .object(requestJSON),
             "cache": [:],
@@ -78,5 +78,4 @@ public enum HAR {
 
     static func ms(_ seconds: Double) -> Double { (seconds * 1_000_000).rounded() / 1000 }
 
-    static func timestamp(_ date: Date) -> String { Timestamp.iso8601(date) }
 }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Synchronization
 
@@ -170,25 +171,11 @@ enum JWSDisplay {
 
     static func redacted(_ s: String, redactor: Redactor) -> String? {
         let parts = s.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let header = Base64URL.decode(String(parts[0])),
-              let payload = Base64URL.decode(String(parts[1])) else { return nil }
+        guard parts.count == 3, let header = Data(base64URLEncoded: String(parts[0])),
+              let payload = Data(base64URLEncoded: String(parts[1])) else { return nil }
         let headerText = (try? JSON.parse(header)).map { redactor.json($0).serialized() } ?? "?"
         let payloadText = (try? JSON.parse(payload)).map { redactor.json($0).serialized() }
             ?? redactor.text(String(decoding: payload, as: UTF8.self))
         return "JWS \(headerText).\(payloadText).\(Redactor.mask)"
-    }
-}
-
-/// Unpadded base64url (RFC 4648 §5), as JWS uses it.
-public enum Base64URL {
-    public static func encode(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
-    public static func decode(_ text: String) -> Data? {
-        var s = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while s.count % 4 != 0 { s += "=" }
-        return Data(base64Encoded: s)
     }
 }

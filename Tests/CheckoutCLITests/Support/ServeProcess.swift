@@ -15,15 +15,25 @@ final class ServeProcess {
         process.standardError = FileHandle.nullDevice
         try process.run()
         // The first line of stdout is the base URL; the announcement is written right after it.
-        var buffer = Data()
-        while !buffer.contains(0x0A) {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            buffer.append(chunk)
+        guard let line = out.fileHandleForReading.readLine(containing: "http://") else {
+            process.terminate()
+            throw Failure("sandbox serve printed no URL")
         }
-        url = String(decoding: buffer, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
-        let announcement = home + "/state/checkout-driver/local/emulator.json"
-        for _ in 0..<100 where !FileManager.default.fileExists(atPath: announcement) { usleep(10_000) }
+        url = line
+        if !arguments.contains("--no-announce") {
+            let announcement = home + "/state/checkout-driver/local/emulator.json"
+            for _ in 0..<500 where !FileManager.default.fileExists(atPath: announcement) { usleep(10_000) }
+            // Without it, --env local runs would quietly use an emulator of their own: fail loudly instead.
+            guard FileManager.default.fileExists(atPath: announcement) else {
+                process.terminate()
+                throw Failure("sandbox serve did not announce itself")
+            }
+        }
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
     }
 
     func stop() {

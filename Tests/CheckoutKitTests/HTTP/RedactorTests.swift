@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Testing
 @testable import CheckoutKit
@@ -63,8 +64,8 @@ import Testing
 
     @Test func compactJWSShowsTheRedactedPayloadWithoutTheSignature() {
         let r = Redactor()
-        let header = Base64URL.encode(Data(#"{"alg":"ES256","kid":"k1"}"#.utf8))
-        let payload = Base64URL.encode(Data(#"{"amount":100,"client_secret":"cs_live_abc"}"#.utf8))
+        let header = Data(#"{"alg":"ES256","kid":"k1"}"#.utf8).base64URLEncodedString()
+        let payload = Data(#"{"amount":100,"client_secret":"cs_live_abc"}"#.utf8).base64URLEncodedString()
         let signature = "c2lnbmF0dXJlLWJ5dGVz"
         let shown = r.body(Data("\(header).\(payload).\(signature)".utf8), contentType: "application/jose")
         #expect(shown.hasPrefix("JWS "))
