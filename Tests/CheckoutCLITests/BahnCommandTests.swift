@@ -75,6 +75,23 @@ import FoundationXML
         #expect(emulator.receivedRequests().isEmpty)
     }
 
+    @Test func metadataValuesGoOutExactlyAsTyped() async throws {
+        let s = try Scratch()
+        let emulator = try Emulator()
+        emulator.start()
+        defer { emulator.shutdown() }
+        let r = try await BinaryRunner.run(["bahn", "create-intent", "--amount", "8000", "--currency", "704", "--metadata", "ref=1.50",
+                                            "--metadata", "big=12345678901234567890", "--env", "sandbox"],
+                                           home: s.path, environment: try Self.sandboxEnvironment(emulator, scratch: s))
+        #expect(r.status == 0, "\(r.all)")
+        let jws = String(decoding: try #require(emulator.receivedRequests().first).body, as: UTF8.self).split(separator: ".")
+        var payload = String(jws[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while payload.count % 4 != 0 { payload += "=" }
+        let body = try #require(try JSONSerialization.jsonObject(with: try #require(Data(base64Encoded: payload))) as? [String: Any])
+        let metadata = try #require(body["metadata"] as? [String: String])
+        #expect(metadata == ["ref": "1.50", "big": "12345678901234567890"])
+    }
+
     @Test func base64WrappedTokenIsExplained() async throws {
         let s = try Scratch()
         let good = try await Self.makeToken(s)
