@@ -87,7 +87,8 @@ import FoundationXML
         let jws = String(decoding: try #require(emulator.receivedRequests().first).body, as: UTF8.self).split(separator: ".")
         var payload = String(jws[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while payload.count % 4 != 0 { payload += "=" }
-        let body = try #require(try JSONSerialization.jsonObject(with: try #require(Data(base64Encoded: payload))) as? [String: Any])
+        let decoded = try #require(Data(base64Encoded: payload))
+        let body = try #require(try JSONSerialization.jsonObject(with: decoded) as? [String: Any])
         let metadata = try #require(body["metadata"] as? [String: String])
         #expect(metadata == ["ref": "1.50", "big": "12345678901234567890"])
     }
