@@ -185,12 +185,28 @@ enum LocalEmulatorFile {
             .deletingLastPathComponent + "/emulator.json"
     }
 
-    /// The announced emulator, when its process is still alive.
+    /// The announced emulator, when its process is alive and its port accepts connections (a `sandbox serve`
+    /// killed with SIGKILL leaves its file behind, and its pid may by now belong to another process).
     static func running(processEnvironment: [String: String]) -> Entry? {
         guard let data = FileManager.default.contents(atPath: path(processEnvironment: processEnvironment)),
               let json = try? JSON.parse(data), let url = json["url"]?.stringValue,
-              let pid = json["pid"]?.intValue, kill(Int32(pid), 0) == 0 else { return nil }
+              let pid = json["pid"]?.intValue, kill(Int32(pid), 0) == 0,
+              let port = url.split(separator: ":").last.flatMap({ UInt16($0) }), acceptsConnections(port: port) else { return nil }
         return Entry(url: url, pid: Int32(pid))
+    }
+
+    /// A loopback TCP connect, so a stale announcement is ignored rather than sending every run to a dead port.
+    private static func acceptsConnections(port: UInt16) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
     }
 
     static func announce(url: String, processEnvironment: [String: String]) throws(Diagnostic) {

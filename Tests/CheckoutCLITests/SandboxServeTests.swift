@@ -51,4 +51,13 @@ import Testing
         #expect(r.status == 69)
         #expect(r.stderr.contains("in use"))
     }
+
+    @Test func aStaleAnnouncementIsIgnored() async throws {
+        let s = try Scratch()
+        // A live pid (this test process) but a port nobody listens on: what a SIGKILLed serve can leave behind.
+        try s.write("state/checkout-driver/local/emulator.json", "{\"url\": \"http://127.0.0.1:9\", \"pid\": \(getpid())}")
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders"], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        #expect(r.stderr.contains("environment: local (embedded emulator at"))
+    }
 }
