@@ -219,7 +219,8 @@ enum LocalEmulatorFile {
     /// Removes the announcement if it is still ours (a later `sandbox serve` may have replaced it).
     static func withdraw(processEnvironment: [String: String]) {
         let file = path(processEnvironment: processEnvironment)
-        if let entry = running(processEnvironment: processEnvironment), entry.pid == getpid() { unlink(file) }
+        guard let data = FileManager.default.contents(atPath: file), let json = try? JSON.parse(data) else { return }
+        if json["pid"]?.intValue == Int(getpid()) { unlink(file) }
     }
 
     static func throwawayStatePath() -> String {
