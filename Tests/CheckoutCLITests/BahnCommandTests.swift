@@ -205,11 +205,16 @@ import FoundationXML
         #expect(cancel.stderr.contains("payment_intent_unexpected_state"))
     }
 
-    @Test func waitPollsAProcessingIntentToItsEnd() async throws {
+    /// `bahn confirm --wait` for a new order of `amount` on the embedded emulator.
+    static func confirmAndWait(amount: Int) async throws -> BinaryRunner.Result {
         let s = try Scratch()
-        let token = try await Self.makeToken(s, amount: 5200)
-        let r = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "slow", "--amount", "5200", "--currency", "704",
-                                            "--token-file", token, "--wait"], home: s.path)
+        let token = try await makeToken(s, amount: amount)
+        return try await BinaryRunner.run(["bahn", "confirm", "--order-id", "o-\(amount)", "--amount", "\(amount)", "--currency", "704",
+                                           "--token-file", token, "--wait"], home: s.path)
+    }
+
+    @Test func waitPollsAProcessingIntentToItsEnd() async throws {
+        let r = try await Self.confirmAndWait(amount: 5200)
         #expect(r.status == 0, "\(r.all)")
         #expect(r.stderr.contains("note: confirm: Bahn returned processing"))
         #expect(r.stdout.contains("✓ wait"))
@@ -279,10 +284,7 @@ import FoundationXML
     }
 
     @Test func waitFailsWhenTheIntentEndsDeclined() async throws {
-        let s = try Scratch()
-        let token = try await Self.makeToken(s, amount: 5300)
-        let r = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "failing", "--amount", "5300", "--currency", "704",
-                                            "--token-file", token, "--wait"], home: s.path)
+        let r = try await Self.confirmAndWait(amount: 5300)
         #expect(r.status == 1, "\(r.all)")
         #expect(r.stderr.contains("requires_payment_method"))
         #expect(r.stdout.contains("last error"))
