@@ -127,10 +127,11 @@ import FoundationXML
         let text = String(decoding: bytes, as: UTF8.self)
         let valueStart = try #require(text.range(of: "\"\(field)\":\"")).upperBound
         let index = text.utf8.distance(from: text.startIndex, to: valueStart) + 4
-        bytes[index] = switch bytes[index] {
-        case UInt8(ascii: "0")...UInt8(ascii: "8"): bytes[index] + 1
-        case UInt8(ascii: "A"): UInt8(ascii: "B")
-        default: UInt8(ascii: "A")
+        let before = bytes[index]
+        bytes[index] = Self.differentCharacter(for: before, hex: field == "transactionId")
+        // The change must change what the field decodes to: hex is case-insensitive, so `a` → `A` would not.
+        if field == "transactionId" {
+            #expect(Int(String(UnicodeScalar(bytes[index])), radix: 16) != Int(String(UnicodeScalar(before)), radix: 16))
         }
         let tampered = s.path + "/tampered.json"
         try Data(bytes).write(to: URL(fileURLWithPath: tampered))
@@ -138,6 +139,20 @@ import FoundationXML
                                             "--token-file", tampered], home: s.path)
         #expect(r.status == status, "\(field): \(r.all)")
         #expect(r.stderr.contains(expected), "\(field): \(r.stderr)")
+    }
+
+    /// Another character of the same alphabet: the next hex digit for hex, else another base64 character.
+    static func differentCharacter(for byte: UInt8, hex: Bool) -> UInt8 {
+        if hex {
+            let digits = Array("0123456789abcdef".utf8)
+            let value = Int(String(UnicodeScalar(byte)), radix: 16)!
+            return digits[(value + 1) % 16]
+        }
+        return switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "8"): byte + 1
+        case UInt8(ascii: "A"): UInt8(ascii: "B")
+        default: UInt8(ascii: "A")
+        }
     }
 
     @Test func noSecretReachesAnyOutput() async throws {
@@ -232,7 +247,7 @@ import FoundationXML
         listener.standardOutput = out
         listener.standardError = err
         try listener.run()
-        defer { if listener.isRunning { listener.terminate() } }
+        defer { listener.stop() }
         let line = try #require(err.fileHandleForReading.readLine(containing: "listening for Bahn webhooks at "))
         let url = try #require(line.split(separator: " ").last.map(String.init))
 
@@ -249,7 +264,8 @@ import FoundationXML
         #expect(try post(secret: "whsec_listen_test_secret", t: now - 301) == "400")  // stale
 
         listener.interrupt()
-        listener.waitUntilExit()
+        #expect(listener.exits(within: 3), "Ctrl-C stops bahn listen")
+        listener.stop()
         #expect(listener.terminationStatus == 0)
         let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let events = printed.split(separator: "\n")
@@ -325,7 +341,7 @@ import FoundationXML
         listener.standardOutput = out
         listener.standardError = err
         try listener.run()
-        defer { if listener.isRunning { listener.terminate() } }
+        defer { listener.stop() }
         // "listening …" comes once it has registered with sandbox serve.
         #expect(err.fileHandleForReading.readLine(containing: "listening for Bahn webhooks") != nil)
 
@@ -344,7 +360,8 @@ import FoundationXML
         let printed = await delivered.value
         watchdog.cancel()
         listener.interrupt()
-        listener.waitUntilExit()
+        #expect(listener.exits(within: 3), "Ctrl-C stops bahn listen")
+        listener.stop()
         #expect(printed != nil)
     }
 

@@ -26,6 +26,14 @@ private func startServer(_ limits: ServerLimits = .init(), handler: @escaping HT
     return server
 }
 
+/// Runs `body` on a thread of its own; false when it has not returned within the time limit (a hang fails the
+/// test instead of stalling the suite).
+private func within(seconds: Double, _ body: @escaping @Sendable () -> Void) -> Bool {
+    let done = DispatchSemaphore(value: 0)
+    Thread { body(); done.signal() }.start()
+    return done.wait(timeout: .now() + seconds) == .success
+}
+
 /// "conn=N" from an echo body.
 private func connectionID(_ response: RawClient.Response) -> String? {
     response.text.split(separator: " ").first { $0.hasPrefix("conn=") }.map(String.init)
@@ -104,6 +112,44 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         #expect(try client.readToEnd().isEmpty)
     }
 
+    /// The limit holds while the head is still arriving: a client that never ends its head gets 431 as soon as it
+    /// passes the limit, not a 408 once the request timeout runs out.
+    @Test func anEndlessHeadIs431AsSoonAsItPassesTheLimit() throws {
+        let server = try startServer(ServerLimits(maxHeaderBytes: 1024, requestTimeout: 3))
+        defer { server.shutdown() }
+        let client = try RawClient(port: server.port)
+        let started = ContinuousClock.now
+        client.send("GET / HTTP/1.1\r\nX-Big: \(String(repeating: "a", count: 600))")
+        usleep(50_000)
+        client.send(String(repeating: "b", count: 600))  // past 1 KiB, and still no blank line
+        let response = try client.readResponse()
+        #expect(response.status == 431)
+        #expect((ContinuousClock.now - started) < .seconds(1))
+        #expect(try client.readToEnd().isEmpty)
+    }
+
+    /// A chunk size too long to be a size is refused (it would overflow), and the server goes on serving.
+    @Test(arguments: ["10000000000000000", "ffffffffffffffffffffffff", "0000000000001"])
+    func anOverlongChunkSizeIs400AndTheServerKeepsServing(size: String) throws {
+        let server = try startServer()
+        defer { server.shutdown() }
+        let client = try RawClient(port: server.port)
+        client.send("POST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n\(size)\r\nabc\r\n0\r\n\r\n")
+        let response = try client.readResponse()
+        #expect(response.status == 400)
+        #expect(response.text.contains("invalid chunk size"))
+        let after = try RawClient.request(port: server.port, "GET /after HTTP/1.1\r\n\r\n")
+        #expect(after.status == 200 && after.text.hasPrefix("GET /after "))
+    }
+
+    /// A chunk size that is a size, but a huge one, is only as big as the body limit allows.
+    @Test func aHugeButWellFormedChunkSizeIs413() throws {
+        let server = try startServer(ServerLimits(maxBodyBytes: 1000))
+        defer { server.shutdown() }
+        let response = try RawClient.request(port: server.port, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffff\r\nabc")
+        #expect(response.status == 413)
+    }
+
     @Test func oversizedBodyIs413() throws {
         let server = try startServer(ServerLimits(maxBodyBytes: 100))
         defer { server.shutdown() }
@@ -137,6 +183,8 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         "POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n",
         "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n",
         "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n",
+        "GET / HTTP/1.1\r\nX-Nul: a\u{0}b\r\n\r\n",
+        "GET / HTTP/1.1\r\nX-Nul: \u{0}\r\n\r\n",
     ])
     func malformedRequestsAre400AndClose(raw: String) throws {
         let server = try startServer()
@@ -159,7 +207,7 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         let response = try client.readResponse()
         let elapsed = Date().timeIntervalSince(started)
         #expect(response.status == 408)
-        #expect(elapsed >= 0.25 && elapsed < 2)
+        #expect(elapsed >= 0.25 && elapsed < 1, "at the 0.3 s request timeout")
         #expect(try client.readToEnd().isEmpty)
     }
 
@@ -188,7 +236,8 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         let started = Date()
         // Nothing more is sent: the server closes without a response.
         #expect(try client.readToEnd().isEmpty)
-        #expect(Date().timeIntervalSince(started) < 2)
+        let idle = Date().timeIntervalSince(started)
+        #expect(idle >= 0.25 && idle < 1, "at the 0.3 s idle timeout")
     }
 
     @Test func connectionCloseAndHTTP10Close() throws {
@@ -263,23 +312,29 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         let client = try RawClient(port: server.port)
         client.send("GET / HTTP/1.1\r\n\r\n")
         #expect(try client.readResponse().status == 200)
-        let waiter = Thread { server.waitUntilShutdown() }
-        waiter.start()
+        let waiterDone = DispatchSemaphore(value: 0)
+        Thread { server.waitUntilShutdown(); waiterDone.signal() }.start()
         server.shutdown()
+        #expect(waiterDone.wait(timeout: .now() + 2) == .success, "waitUntilShutdown returns once the server is down")
         // The open keep-alive connection was closed by the server.
         #expect(try client.readToEnd().isEmpty)
         // The listener is gone.
         #expect(throws: RawClient.Failure.closed) { _ = try RawClient(port: server.port) }
-        server.shutdown()
-        server.waitUntilShutdown()
+        // A second shutdown and a late wait return at once.
+        #expect(within(seconds: 2) { server.shutdown(); server.waitUntilShutdown() })
     }
 
     @Test func shutdownBeforeStartAndConcurrentShutdowns() throws {
         let idle = try HTTPServer(handler: echo)
-        idle.shutdown()
+        #expect(within(seconds: 2) { idle.shutdown(); idle.waitUntilShutdown() })
+        #expect(throws: RawClient.Failure.closed) { _ = try RawClient(port: idle.port) }
         let server = try startServer()
-        DispatchQueue.concurrentPerform(iterations: 4) { _ in server.shutdown() }
-        server.waitUntilShutdown()
+        #expect(try RawClient.request(port: server.port, "GET / HTTP/1.1\r\n\r\n").status == 200)
+        #expect(within(seconds: 2) {
+            DispatchQueue.concurrentPerform(iterations: 4) { _ in server.shutdown() }
+            server.waitUntilShutdown()
+        })
+        #expect(throws: RawClient.Failure.closed) { _ = try RawClient(port: server.port) }
     }
 
     @Test func busyPortIsADescriptiveError() throws {

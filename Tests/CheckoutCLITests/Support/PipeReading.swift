@@ -13,3 +13,20 @@ extension FileHandle {
         }
     }
 }
+
+extension Process {
+    /// Whether the process exits within `seconds`. Polled, so that a process that hangs is a failed expectation
+    /// rather than a test that never returns.
+    func exits(within seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while isRunning && Date() < deadline { usleep(10_000) }
+        return !isRunning
+    }
+
+    /// Stops it for good: SIGTERM, then SIGKILL if it is still running after 5 s.
+    func stop() {
+        if isRunning { terminate() }
+        if !exits(within: 5) { kill(processIdentifier, SIGKILL) }
+        waitUntilExit()
+    }
+}

@@ -38,7 +38,8 @@ import Testing
 
         // The retry (same state, no explicit key) reuses it rather than the order default.
         let before = rig.confirmRequests.count
-        _ = try await rig.run(#"{"name":"confirm","use":"bahn.confirm","with":{"orderId":"88","tokenFile":"\#(tokenFile)"}}"#)
+        let retry = try await rig.run(#"{"name":"confirm","use":"bahn.confirm","with":{"orderId":"88","tokenFile":"\#(tokenFile)"}}"#)
+        #expect(retry.failure?.code == .unavailable, "every confirm is reset: \(String(describing: retry.failure))")
         let retried = rig.confirmRequests.dropFirst(before)
         #expect(!retried.isEmpty)
         #expect(retried.allSatisfy { $0.headers["Bn-Idempotency-Key"] == "my-key-1" })

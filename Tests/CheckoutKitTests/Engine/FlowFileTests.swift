@@ -173,7 +173,14 @@ import Testing
     }
 
     @Test func templateStringsAreAcceptedForAnyArgumentKind() throws {
-        _ = try decode(#"{"name":"f","vars":{"n":2},"steps":[{"name":"a","use":"test.fetch","with":{"url":"http://x","count":"${vars.n}"}}]}"#)
+        // `count` is an integer parameter: a template is accepted (its value is only known when the step runs) …
+        let flow = try decode(#"{"name":"f","vars":{"n":2},"steps":[{"name":"a","use":"test.fetch","with":{"url":"http://x","count":"${vars.n}"}}]}"#)
+        guard case .operation(let name, let arguments) = flow.steps[0].action else { Issue.record("not an operation"); return }
+        #expect(name == "test.fetch")
+        #expect(arguments == ["url": "http://x", "count": "${vars.n}"])
+        // … but a plain string is not.
+        #expect(problem(#"{"name":"f","steps":[{"name":"a","use":"test.fetch","with":{"url":"http://x","count":"two"}}]}"#)
+            .contains("$.steps[0].with.count: expected integer, found a string"))
     }
 
     @Test func otherShapeErrors() {

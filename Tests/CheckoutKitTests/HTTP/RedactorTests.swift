@@ -17,6 +17,37 @@ import Testing
         #expect(out["Accept"] == "application/json")
     }
 
+    /// Every credential header, one at a time, each in a fresh redactor with a value it has never seen: a value
+    /// already registered elsewhere would be masked by the value net and hide a header missing from the list.
+    @Test(arguments: ["Authorization", "Proxy-Authorization", "X-Shared-Secret", "Bn-Api-Key", "Client-Key", "Cookie",
+                      "Set-Cookie", "X-Api-Key", "Api-Key", "X-Auth-Token"])
+    func eachCredentialHeaderIsMasked(name: String) {
+        let value = "unseen-\(name.lowercased())-\(UUID().uuidString)"
+        let shouted = "shouted-\(name.lowercased())-\(UUID().uuidString)"
+        let r = Redactor()
+        let out = r.headers(HTTPHeaders([(name, value), (name.uppercased(), shouted), ("Accept", "application/json")]))
+        #expect(out.fields.map(\.name) == [name, name.uppercased(), "Accept"], "names and order are kept")
+        #expect(out.fields.map(\.value) == [mask, mask, "application/json"], "\(name), in any letter case")
+        // Masking a header is no reason to remember its value: only secret JSON keys and configured secrets are.
+        #expect(r.knownSecrets.isEmpty)
+    }
+
+    /// Every secret JSON key, one at a time, each in a fresh redactor, nested and at the top in upper case; the
+    /// value is remembered too, so it is masked where it reappears as text.
+    @Test(arguments: ["client_secret", "clientSecret", "secret", "password", "token", "jwt", "signature", "api_key",
+                      "apiKey", "access_token", "refresh_token", "session_token", "sessionToken", "cvc", "cvv",
+                      "card_number", "cardNumber", "pan", "private_key", "shared_secret"])
+    func eachSecretKeyIsMasked(key: String) {
+        let value = "unseen-\(key)-\(UUID().uuidString)"
+        let shouted = "shouted-\(key)-\(UUID().uuidString)"
+        let r = Redactor()
+        let input = JSON.object(["outer": .array([.object([key: .string(value), "amount": 100])]), key.uppercased(): .string(shouted)])
+        let out = r.json(input)
+        #expect(out == .object(["outer": .array([.object([key: .string(mask), "amount": 100])]), key.uppercased(): .string(mask)]),
+                "\(key): \(out.serialized())")
+        #expect(r.text("echoed: \(value) and \(shouted)") == "echoed: \(mask) and \(mask)", "values under \(key) are remembered")
+    }
+
     @Test func sensitiveJSONKeysAreMaskedAtAnyDepth() {
         let r = Redactor()
         let out = r.json(["client_secret": "pi_1_secret_2", "Token": "abc", "nested": ["list": [["signature": "sig", "ok": 1]]],

@@ -51,6 +51,28 @@ import Testing
         expectError(changedKey.bytes) { Self.isSignature($0) || Self.isMalformed($0) }
     }
 
+    /// Apple's signature covers header.applicationData too (the hash of the app's applicationData): a token that
+    /// carries it opens, and one whose applicationData was changed by one hex digit fails the signature check.
+    @Test func applicationDataIsPartOfTheSignedContent() throws {
+        let hash = Digest.sha256(Data(#"{"orderRef":"1234"}"#.utf8))
+        let token = try TestApplePayToken.make(applicationData: hash)
+        #expect(token.json.contains(#""applicationData":"\#(hash.hexString)""#))
+        #expect(try verifier.open(token.bytes).transactionId == token.transactionId)
+
+        for index in [0, 31, 63] {
+            var changed = token
+            changed.applicationData = hash.hexString.changingHexDigit(at: index)
+            #expect(changed.applicationData != token.applicationData)
+            expectError(changed.bytes, Self.isSignature)
+        }
+        var dropped = token
+        dropped.applicationData = nil
+        expectError(dropped.bytes, Self.isSignature)
+        var notHex = token
+        notHex.applicationData = "zz" + hash.hexString.dropFirst(2)
+        expectError(notHex.bytes, Self.isMalformed)
+    }
+
     @Test func rejectsAnUntrustedRoot() throws {
         let otherRootKey = P256PrivateKey()
         let otherRoot = try Certificate.issue(subjectCN: "Other Root", publicKey: otherRootKey.publicKey, issuer: nil,
@@ -90,8 +112,10 @@ import Testing
             processingKey: try P256PrivateKey(pem: TestCredentials.paymentProcessingPrivateKeyPEM),
             merchantIdentifier: TestCredentials.merchantIdentifier, maxSignatureAge: 300)
         let token = try TestApplePayToken.make()
-        _ = try limited.open(token.bytes)
+        #expect(try limited.open(token.bytes).transactionId == token.transactionId)
+        #expect(try limited.open(token.bytes, now: Date().addingTimeInterval(250)).amount == 8000, "within the limit")
         expectError(token.bytes, using: limited, now: Date().addingTimeInterval(3600), Self.isSignature)
+        expectError(token.bytes, using: limited, now: Date().addingTimeInterval(-600), Self.isSignature)
     }
 
     @Test func requiresAppleMarkerExtensions() throws {
@@ -111,7 +135,8 @@ import Testing
                                              processingKey: try P256PrivateKey(pem: TestCredentials.paymentProcessingPrivateKeyPEM),
                                              merchantIdentifier: TestCredentials.merchantIdentifier)
         let good = try chain(intermediateOIDs: [ApplePayTokenVerifier.intermediateOID], leafOIDs: [ApplePayTokenVerifier.leafOID])
-        _ = try verifier.open(try TestApplePayToken.make(signer: (good.0, good.1), intermediates: [good.2]).bytes)
+        let signedByGood = try TestApplePayToken.make(signer: (good.0, good.1), intermediates: [good.2])
+        #expect(try verifier.open(signedByGood.bytes).transactionId == signedByGood.transactionId)
 
         let noLeafMarker = try chain(intermediateOIDs: [ApplePayTokenVerifier.intermediateOID], leafOIDs: [])
         expectError(try TestApplePayToken.make(signer: (noLeafMarker.0, noLeafMarker.1), intermediates: [noLeafMarker.2]).bytes,
@@ -129,6 +154,6 @@ import Testing
         let headerLength = 2 + Int(der[1] & 0x7F)
         token.signature = Data([0x30, 0x80] + der[headerLength...] + [0x00, 0x00])
         #expect(token.signature.base64EncodedString().hasPrefix("MIA"))
-        _ = try verifier.open(token.bytes)
+        #expect(try verifier.open(token.bytes).transactionId == token.transactionId)
     }
 }

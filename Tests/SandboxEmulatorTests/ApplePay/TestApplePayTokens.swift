@@ -10,18 +10,21 @@ struct TestApplePayToken {
     var ephemeralPublicKey: Data
     var publicKeyHash: String
     var transactionId: String
+    /// `header.applicationData`, hex: SHA-256 of the app's PKPaymentRequest.applicationData, when it set one.
+    var applicationData: String? = nil
     var version = "EC_v1"
 
     /// The token JSON as PassKit would hand it over, in a fixed key order.
     var json: String {
-        #"{"data":"\#(data.base64EncodedString())","signature":"\#(signature.base64EncodedString())","header":{"publicKeyHash":"\#(publicKeyHash)","ephemeralPublicKey":"\#(ephemeralPublicKey.base64EncodedString())","transactionId":"\#(transactionId)"},"version":"\#(version)"}"#
+        let application = applicationData.map { #","applicationData":"\#($0)""# } ?? ""
+        return #"{"data":"\#(data.base64EncodedString())","signature":"\#(signature.base64EncodedString())","header":{"publicKeyHash":"\#(publicKeyHash)","ephemeralPublicKey":"\#(ephemeralPublicKey.base64EncodedString())","transactionId":"\#(transactionId)"\#(application)},"version":"\#(version)"}"#
     }
     var bytes: Data { Data(json.utf8) }
 
     static func make(amount: Int = 8000, currency: String = "704", pan: String = "4817499999994242",
                      merchantIdentifier: String = TestCredentials.merchantIdentifier,
                      signer: (cert: Certificate, key: P256PrivateKey)? = nil,
-                     intermediates: [Certificate]? = nil) throws -> TestApplePayToken {
+                     intermediates: [Certificate]? = nil, applicationData: Data? = nil) throws -> TestApplePayToken {
         let processing = try P256PublicKey(pem: TestCredentials.paymentProcessingPublicKeyPEM)
         let ephemeral = P256PrivateKey()
         var otherInfo = Data([0x0D]) + Data("id-aes256-GCM".utf8) + Data("Apple".utf8)
@@ -35,11 +38,23 @@ struct TestApplePayToken {
         let leaf = try signer ?? (Certificate(pem: TestCredentials.applePayLeafCertificatePEM),
                                   P256PrivateKey(pem: TestCredentials.applePayLeafPrivateKeyPEM))
         let chain = try intermediates ?? [Certificate(pem: TestCredentials.applePayIntermediateCertificatePEM)]
-        let signature = try CMS.signDetached(content: ephemeralDER + data + Data(hex: transactionId)!,
+        // Apple signs ephemeralPublicKey ‖ data ‖ transactionId ‖ applicationData (when present), as bytes.
+        let signature = try CMS.signDetached(content: ephemeralDER + data + Data(hex: transactionId)! + (applicationData ?? Data()),
                                              signer: leaf.cert, key: leaf.key, extraCertificates: chain)
         return TestApplePayToken(data: data, signature: signature, ephemeralPublicKey: ephemeralDER,
                                  publicKeyHash: Digest.sha256(processing.spkiDER).base64EncodedString(),
-                                 transactionId: transactionId)
+                                 transactionId: transactionId, applicationData: applicationData?.hexString)
+    }
+}
+
+extension String {
+    /// The same hex text with the digit at `index` replaced by a *different* digit, so the bytes it decodes to
+    /// differ too (changing `a` to `A` would not: hex is case-insensitive).
+    func changingHexDigit(at index: Int) -> String {
+        var digits = Array(self)
+        let value = Int(String(digits[index]), radix: 16)!
+        digits[index] = Character(String((value + 1) % 16, radix: 16))
+        return String(digits)
     }
 }
 
