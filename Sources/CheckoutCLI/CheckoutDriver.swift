@@ -16,7 +16,8 @@ public enum CheckoutDriver {
             discussion: """
                 With no configuration every command runs against the built-in sandbox emulator (--env local).
                 Exit codes: 0 ok, 1 flow failed, 64 usage, 65 bad input data, 69 service unavailable,
-                70 internal error, 78 configuration missing.
+                70 internal error, 75 outcome of a money-moving step unknown (the message says how to settle it),
+                78 configuration missing, 130/143 interrupted (SIGINT/SIGTERM).
                 """,
             subcommands: [FlowCommands.spec, BahnCommands.spec, ApplePayCommands.spec, SandboxCommands.spec])
     }

@@ -69,28 +69,55 @@ final class RunEnvironment: Sendable {
         return env
     }
 
-    func makeRunner(registry: OperationRegistry, reporters: Reporters, services: RunServices) -> FlowRunner {
+    func makeRunner(registry: OperationRegistry, reporters: Reporters, services: RunServices,
+                    interruption: Interruption? = nil) -> FlowRunner {
         FlowRunner(client: CurlTransport(), registry: registry,
                    settings: RunSettings(environment: configuration.environment, requestTimeout: settings.timeout,
-                                         deadline: settings.deadline),
+                                         deadline: settings.deadline,
+                                         interruptedExitCode: { interruption?.caught.map(Interruption.exitCode(for:)) ?? .interrupted }),
                    configuration: configuration, state: state, redactor: redactor, services: services,
                    events: { reporters.handle($0) })
     }
 
-    /// A flow that awaits Bahn webhooks gets a listener of its own, and the emulator — embedded, or a running
-    /// `sandbox serve` — delivers to it for the length of the run; the previous target is restored afterwards,
-    /// so a `bahn listen` pointed at the same emulator gets its deliveries back.
+    /// A flow that awaits Bahn webhooks gets a listener of its own, registered as one more webhook target of the
+    /// local emulator — embedded, or a running `sandbox serve` — and removed when the run ends. Other runs' targets
+    /// (a `bahn listen`, flows in parallel) are never touched: every target gets every event, and each run's listener
+    /// waits for the events of its own intents.
     func startServices(for flow: Flow) async throws(Diagnostic) -> RunServices {
+        var services = RunServices(keepDirectory: keepDirectory, settleOptions: settleOptions, emulatorEndsWithRun: emulator != nil)
         let awaitsWebhooks = (flow.steps + flow.finally).contains { step in
             if case .operation(let name, _) = step.action { return name == "bahn.awaitWebhook" }
             return false
         }
-        guard awaitsWebhooks, let secret = configuration.value("BAHN_WEBHOOK_SECRET") else { return RunServices() }
+        guard awaitsWebhooks, let secret = configuration.value("BAHN_WEBHOOK_SECRET") else { return services }
         let port = try webhookPort()
         let inbox = try BahnWebhookInbox(secret: secret, port: port)
         inbox.start()
-        let previous = await pointWebhooks(at: inbox.url)
-        return RunServices(bahnWebhooks: inbox, restore: { [self] in _ = await pointWebhooks(at: previous) })
+        let target: WebhookTarget?
+        do throws(Diagnostic) { target = try await registerWebhookTarget(url: inbox.url) } catch {
+            inbox.shutdown()
+            throw error
+        }
+        services.bahnWebhooks = inbox
+        services.restore = { [self] in
+            if let target { await unregister(target) }
+        }
+        return services
+    }
+
+    /// Global options that point a later command at this run's environment and state file, for the commands that
+    /// settle an unknown outcome. A throwaway state file (an embedded emulator's) is not worth naming.
+    var settleOptions: [String] {
+        var options: [String] = []
+        if configuration.environment != "local" { options += ["--env", configuration.environment] }
+        if let session = settings.sessionPath { options += ["--session", session] }
+        return options
+    }
+
+    /// Where files a later command needs are kept: next to the environment's default state file.
+    var keepDirectory: String {
+        ((StateStore.defaultPath(environment: configuration.environment, processEnvironment: ProcessInfo.processInfo.environment))
+            as NSString).deletingLastPathComponent + "/kept"
     }
 
     /// `BAHN_WEBHOOK_PORT`, when set, must be a port number.
@@ -102,16 +129,60 @@ final class RunEnvironment: Sendable {
         return port
     }
 
-    /// Tells the local emulator where to deliver Bahn webhooks; returns where they went before.
-    func pointWebhooks(at url: String?) async -> String? {
-        if let emulator { return emulator.bahn.setWebhookURL(url) }
-        guard configuration.kind == .local, let base = configuration.value("BAHN_API_URL") else { return nil }
-        // A standalone `sandbox serve`: tell it over its control route.
-        let request = HTTPClientRequest(method: "PUT", url: base + "/_sandbox/bahn/webhook-url",
-                                        headers: ["Content-Type": "application/json"],
-                                        body: JSON.object(["url": .string(url ?? "")]).data, timeout: 5)
-        guard let response = try? await CurlTransport().send(request), let previous = response.json?["previous"]?.stringValue else { return nil }
-        return previous.isEmpty ? nil : previous
+    /// A webhook target this process registered with the local emulator.
+    struct WebhookTarget: Sendable {
+        let id: String
+        let url: String
+    }
+
+    /// Registers `url` as a webhook target of the local emulator, under an id of this process's own. Nil when the
+    /// run talks to a real Bahn, whose webhooks are configured on Bahn's side. A standalone `sandbox serve` is told
+    /// over its control route, through the one retry policy and within `--timeout`; a failure stops the run.
+    func registerWebhookTarget(url: String) async throws(Diagnostic) -> WebhookTarget? {
+        guard configuration.kind == .local else { return nil }
+        let target = WebhookTarget(id: "run-\(getpid())-\(UUID().uuidString.prefix(8).lowercased())", url: url)
+        if let emulator {
+            emulator.bahn.addWebhookTarget(id: target.id, url: url)
+            return target
+        }
+        guard let base = configuration.value("BAHN_API_URL") else { return nil }
+        if let problem = await control("PUT", base + "/_sandbox/bahn/webhook-targets/\(target.id)", body: ["url": .string(url)]) {
+            throw .unavailable("cannot register this run's webhook listener with sandbox serve at \(base): \(problem)",
+                               hint: "check that `checkout-driver sandbox serve` is still running, or stop it to use an embedded emulator")
+        }
+        return target
+    }
+
+    /// Removes a target this process registered; a failure is only a warning (the run itself is over).
+    func unregister(_ target: WebhookTarget) async {
+        if let emulator {
+            emulator.bahn.removeWebhookTarget(id: target.id)
+            return
+        }
+        guard let base = configuration.value("BAHN_API_URL") else { return }
+        if let problem = await control("DELETE", base + "/_sandbox/bahn/webhook-targets/\(target.id)", body: nil) {
+            console.err("warning: could not remove webhook target \(target.id) from sandbox serve at \(base): \(problem)")
+        }
+    }
+
+    /// One request to the emulator's control routes; nil on a 2xx answer, else what went wrong.
+    private func control(_ method: String, _ url: String, body: JSON?) async -> String? {
+        let client = CurlTransport()
+        let timeout = settings.timeout
+        do {
+            let last = try await RetryPolicy.default.exchange(client: client, deadline: Deadline(seconds: nil), during: "webhook target") {
+                (_: Int) throws(Diagnostic) -> HTTPClientRequest in
+                HTTPClientRequest(method: method, url: url, headers: body == nil ? [:] : ["Content-Type": "application/json"],
+                                  body: body?.data, timeout: timeout)
+            }
+            switch last.outcome {
+            case .success(let response) where (200..<300).contains(response.status): return nil
+            case .success(let response): return "it answered \(response.status)"
+            case .failure(let error): return redactor.text(error.description)
+            }
+        } catch {
+            return error.message
+        }
     }
 
     func makeReporters() -> Reporters {
@@ -120,6 +191,9 @@ final class RunEnvironment: Sendable {
 
     /// Runs one flow with the reporters this invocation asked for, records captures in the state file,
     /// and turns the outcome into an exit code.
+    ///
+    /// SIGINT or SIGTERM while it runs stops the current step; `finally` steps, the reports and the state still get
+    /// their turn, and the result fails with 130 or 143 (see `Interruption`).
     func run(_ flow: Flow, vars: [String: JSON], registry: OperationRegistry) async throws(Diagnostic) -> FlowResult {
         let reporters = makeReporters()
         var services = try await startServices(for: flow)
@@ -127,8 +201,13 @@ final class RunEnvironment: Sendable {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("checkout-driver-run-\(UUID().uuidString.prefix(8))").path
         try? FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         services.scratchDirectory = scratch
-        let runner = makeRunner(registry: registry, reporters: reporters, services: services)
-        let result = await runner.run(flow, vars: vars)
+        let console = console
+        let interruption = Interruption { sig in
+            console.err("interrupted (\(Interruption.name(sig))): stopping the current step; finally steps and reports follow (again to quit at once)")
+        }
+        let runner = makeRunner(registry: registry, reporters: reporters, services: services, interruption: interruption)
+        let result = await interruption.run { await runner.run(flow, vars: vars) }
+        interruption.stop()
         await services.restore()
         services.bahnWebhooks?.shutdown()
         try? FileManager.default.removeItem(atPath: scratch)

@@ -206,9 +206,17 @@ import FoundationXML
         #expect(confirm.stdout.contains("idempotency key order-1234-applepay"))
         #expect(confirm.stdout.contains("card            visa ····1234 via apple_pay  (device token ····0046)"))
 
-        let again = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "1234", "--token-file", token], home: s.path)
-        #expect(again.status == 65)
-        #expect(again.stderr.contains("single-use"))
+        // The same command again replays under the same key: the original answer, no second authorisation.
+        let again = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "1234", "--token-file", token, "--capture", "manual"],
+                                               home: s.path)
+        #expect(again.status == 0, "\(again.all)")
+        #expect(again.stderr.contains("Bahn replayed the original response for idempotency key order-1234-applepay"))
+        // Under another key the spent token is refused before anything is sent.
+        let other = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "1234", "--token-file", token,
+                                                "--idempotency-key", "another"], home: s.path)
+        #expect(other.status == 65, "\(other.all)")
+        #expect(other.stderr.contains("single-use"))
+        #expect(other.stderr.contains("--idempotency-key order-1234-applepay"))
 
         let capture = try await BinaryRunner.run(["bahn", "capture", String(intent)], home: s.path)
         #expect(capture.status == 0, "\(capture.all)")
@@ -293,9 +301,10 @@ import FoundationXML
         #expect(try s.read("state.json").contains(id))  // the state keeps the real id, not a mask
         let sent = emulator.receivedRequests().count
         let again = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "r-1", "--token-file", token, "--env", "sandbox",
-                                                "-v", "--session", state], home: s.path, environment: env)
-        #expect(again.status == 65)
+                                                "--idempotency-key", "a-new-key", "-v", "--session", state], home: s.path, environment: env)
+        #expect(again.status == 65, "\(again.all)")
         #expect(again.stderr.contains("single-use"))
+        #expect(again.stderr.contains("already confirmed under idempotency key order-r-1-applepay"))
         #expect(emulator.receivedRequests().count == sent)
     }
 

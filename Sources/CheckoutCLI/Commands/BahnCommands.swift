@@ -133,12 +133,17 @@ enum BahnCommands {
             onRejected: { reason in console.err("rejected a delivery: \(reason)") },
             onForwardFailed: { reason in console.err(redactor.text(reason)) })
         inbox.start()
-        // Under --env local the emulator (a running `sandbox serve`, when there is one) delivers here.
-        let previous = await environment.pointWebhooks(at: inbox.url)
+        // Under --env local the emulator (a running `sandbox serve`, when there is one) delivers here too, beside any
+        // other listener; the target goes when this command does.
+        let target: RunEnvironment.WebhookTarget?
+        do throws(Diagnostic) { target = try await environment.registerWebhookTarget(url: inbox.url) } catch {
+            inbox.shutdown()
+            throw error
+        }
         onTerminationSignals { inbox.shutdown() }
         console.err("listening for Bahn webhooks at \(inbox.url)")
         inbox.waitUntilShutdown()
-        _ = await environment.pointWebhooks(at: previous)
+        if let target { await environment.unregister(target) }
         return .ok
     }
 

@@ -4,16 +4,16 @@ import Foundation
 ///
 /// The bytes are sent exactly as read: the processor verifies Apple's signature and the seed insists the token
 /// travels as PassKit produced it, so nothing here trims, re-encodes or re-serialises. The checks exist to turn
-/// the usual mistakes (a base64-wrapped token, a whole PKPayment dump, a truncated copy, a spent token) into one
-/// clear line each, instead of an opaque decline from the processor.
+/// the usual mistakes (a base64-wrapped token, a whole PKPayment dump, a truncated copy) into one clear line each,
+/// instead of an opaque decline from the processor. Whether a token is spent depends on the key it is sent under:
+/// that check belongs to the provider's state (BahnState.confirmKey).
 public struct PaymentTokenFile: Sendable {
     public let path: String
     public let bytes: Data
     public let transactionId: String
     public let version: String
 
-    public static func read(path: String, spentTransactionIDs: Set<String> = [],
-                            redactor: Redactor?) throws(Diagnostic) -> PaymentTokenFile {
+    public static func read(path: String, redactor: Redactor?) throws(Diagnostic) -> PaymentTokenFile {
         let bytes: Data
         switch FileIO.read(path) {
         case .success(let data): bytes = data
@@ -24,11 +24,6 @@ public struct PaymentTokenFile: Sendable {
         let reader = Reader(path: path)
         let token = try reader.tokenObject(bytes)
         let (transactionId, version) = try reader.checkShape(token)
-
-        if spentTransactionIDs.contains(where: { $0.lowercased() == transactionId.lowercased() }) {
-            throw .data("token file \(path): transaction \(transactionId) was already confirmed; an Apple Pay token is single-use",
-                        hint: "make a fresh token with `checkout-driver applepay token`, or re-send the same Bn-Idempotency-Key to replay the original response")
-        }
 
         // The token is a payment credential: from here on no output path may print it.
         if let redactor {

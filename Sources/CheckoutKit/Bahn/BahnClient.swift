@@ -102,9 +102,10 @@ struct BahnResponse: Sendable {
         if body.isEmpty {
             document = .null
         } else {
+            // Not an answer to trust: what the request did is unknown (a call that moves money reads back).
             do { document = try JSON.parse(body) } catch {
-                throw .unavailable("Bahn answered \(response.status) with a body that is not JSON: \(error)",
-                                   hint: "check BAHN_API_URL points at Bahn's API")
+                throw .uncertain("Bahn answered \(response.status) with a body that is not JSON: \(error)",
+                                 hint: "check BAHN_API_URL points at Bahn's API")
             }
         }
     }
@@ -124,6 +125,9 @@ struct BahnResponse: Sendable {
         let code = e?.code.map { " (\($0)\(e?.declineCode.map { ", \($0)" } ?? ""))" } ?? ""
         let message = "\(what) failed: Bahn answered \(status)\(code): \(e?.message ?? document.serialized())"
         let hint = BahnProtocol.hint(forCode: e?.code, type: e?.type)
+        if BahnProtocol.outcomeUnknownStatuses.contains(status) || e?.code == BahnProtocol.idempotencyInProgressCode {
+            throw .uncertain(message, hint: hint ?? "try again with the same idempotency key")
+        }
         switch status {
         case 401, 403: throw .configuration(message, hint: hint)
         case 500...: throw .unavailable(message, hint: hint ?? "Bahn had a problem; try again later with the same idempotency key")

@@ -51,8 +51,7 @@ public enum BahnOperations {
         let client = try BahnClient(context)
         let state = BahnState(store: context.state)
         // Read and check the token before anything is sent: a bad file must cost nothing.
-        let token = try PaymentTokenFile.read(path: args["tokenFile"]?.interpolationText ?? "",
-                                              spentTransactionIDs: try state.spentTransactions(), redactor: context.redactor)
+        let token = try PaymentTokenFile.read(path: args["tokenFile"]?.interpolationText ?? "", redactor: context.redactor)
         let captureMethod = args["captureMethod"]?.interpolationText
         if let captureMethod, captureMethod != "manual", captureMethod != "automatic" {
             throw .usage("capture method must be 'manual' (or 'automatic'), got '\(captureMethod)'")
@@ -83,34 +82,50 @@ public enum BahnOperations {
         let explicitKey = args["idempotencyKey"]?.interpolationText
         let proposed = explicitKey ?? orderID.map(BahnProtocol.confirmIdempotencyKey(orderID:))
             ?? BahnProtocol.confirmIdempotencyKey(intent: intent)
+        let previousCharge = try state.latestCharge(intent: intent)
         let (key, isNewAttempt) = try state.confirmKey(intent: intent, proposed: proposed, explicit: explicitKey != nil,
-                                                       transactionID: token.transactionId)
+                                                       transactionID: token.transactionId, tokenPath: token.path)
         if isNewAttempt { context.note("a new token for \(intent): confirming under a new idempotency key, \(key)") }
 
         // The token goes in as a JSON string whose characters are exactly the file's: the serializer escapes
         // only what JSON requires, so Bahn decodes the very bytes PassKit produced.
         var body: [String: JSON] = ["payment_method_data": ["apple_pay": ["token": .string(String(decoding: token.bytes, as: UTF8.self))]]]
         if let captureMethod { body["capture_method"] = .string(captureMethod) }
-        let response = try await client.post(BahnProtocol.confirmPath(intent), body: .object(body), idempotencyKey: key)
-
-        // Any answer about the token itself means it is spent (a decline uses it up too).
-        if response.status == 200 || response.status == 402 || response.error?.code == "apple_pay_token_already_used" {
-            try state.markSpent(token.transactionId)
+        let confirmBody = JSON.object(body)
+        let readBack = BahnReadBack.confirm(intent: intent, orderID: orderID, token: token, key: key, captureMethod: captureMethod,
+                                            previousCharge: previousCharge, client: client, state: state)
+        return try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
+            let response = try await client.post(BahnProtocol.confirmPath(intent), body: confirmBody, idempotencyKey: key)
+            // Any answer about the token itself means it is spent (a decline uses it up too).
+            if response.status == 200 || response.status == 402 || response.error?.code == "apple_pay_token_already_used" {
+                try state.markSpent(token.transactionId)
+            }
+            if response.replayed { context.note("Bahn replayed the original response for idempotency key \(key)") }
+            let document = try response.requireSuccess("confirm")
+            guard let confirmed = response.intent else { throw .uncertain("Bahn's confirm answer has no payment_intent") }
+            return try await confirmedOutput(document, intent: confirmed, orderID: orderID, key: key, status: response.status,
+                                             client: client, state: state)
         }
-        if response.replayed { context.note("Bahn replayed the original response for idempotency key \(key)") }
-        let document = try response.requireSuccess("confirm")
-        guard let confirmed = response.intent else { throw .unavailable("Bahn's confirm response has no payment_intent") }
-        try state.record(intent: confirmed, orderID: orderID)
-        if confirmed["status"]?.stringValue == "processing" {
+    }
+
+    /// A confirmed intent as the step's output: the document, the PaymentMethod (only an enrichment: a failed read
+    /// is a warning, never a failed confirm) and the summary people want.
+    static func confirmedOutput(_ document: JSON, intent: JSON, orderID: String?, key: String, status: Int,
+                                client: BahnClient, state: BahnState) async throws(Diagnostic) -> StepOutput {
+        let context = client.context
+        try state.record(intent: intent, orderID: orderID)
+        if intent["status"]?.stringValue == "processing" {
             context.note("Bahn returned processing: complete the wallet sheet now and reconcile from the webhook")
         }
         var output = document.objectValue ?? [:]
-        if let pm = confirmed["payment_method_id"]?.stringValue {
-            let method = try await client.get(BahnProtocol.paymentMethodPath(pm))
-            if (200..<300).contains(method.status) { output["payment_method"] = method.document }
+        if let pm = intent["payment_method_id"]?.stringValue {
+            output["payment_method"] = await context.enrichment("the payment method \(pm) (card brand and last 4)") {
+                () async throws(Diagnostic) -> JSON in
+                try await client.get(BahnProtocol.paymentMethodPath(pm)).requireSuccess("payment method \(pm)")
+            }
         }
-        output["summary"] = summary(intent: confirmed, paymentMethod: output["payment_method"], idempotencyKey: key)
-        return StepOutput(document: .object(output), status: response.status)
+        output["summary"] = summary(intent: intent, paymentMethod: output["payment_method"], idempotencyKey: key)
+        return StepOutput(document: .object(output), status: status)
     }
 
     /// The fields people want from a confirm: status, amount, funding last 4, wallet, device last 4, charge.
@@ -145,21 +160,27 @@ public enum BahnOperations {
     }
 
     static let capture = intentAction(name: "bahn.capture", summary: "Capture an authorised PaymentIntent (manual capture).",
-                                      path: BahnProtocol.capturePath, key: BahnProtocol.captureIdempotencyKey)
+                                      path: BahnProtocol.capturePath, key: BahnProtocol.captureIdempotencyKey,
+                                      readBack: BahnReadBack.capture)
     static let cancel = intentAction(name: "bahn.cancel", summary: "Cancel a PaymentIntent.",
-                                     path: BahnProtocol.cancelPath, key: BahnProtocol.cancelIdempotencyKey)
+                                     path: BahnProtocol.cancelPath, key: BahnProtocol.cancelIdempotencyKey,
+                                     readBack: BahnReadBack.cancel)
 
-    /// capture and cancel: a signed empty-object POST on the intent under its own idempotency key.
+    /// capture and cancel: a signed empty-object POST on the intent under its own idempotency key; both move money
+    /// (a capture takes it, a cancel voids an authorisation), so a lost answer is read back from the intent.
     private static func intentAction(name: String, summary: String, path: @escaping @Sendable (String) -> String,
-                                     key: @escaping @Sendable (String) -> String) -> FlowOperation {
+                                     key: @escaping @Sendable (String) -> String,
+                                     readBack: @escaping @Sendable (String, BahnClient) -> ReadBack) -> FlowOperation {
         FlowOperation(name: name, summary: summary, requiredConfiguration: BahnClient.requiredConfiguration,
                       parameters: [.init("intent", .string, required: true)]) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
             let client = try BahnClient(context)
             let id = args["intent"]!.interpolationText
-            let response = try await client.post(path(id), body: .object([:]), idempotencyKey: key(id))
-            let document = try response.requireSuccess("\(name.dropFirst(5)) \(id)")
-            if let intent = response.intent { try BahnState(store: context.state).record(intent: intent, orderID: nil) }
-            return StepOutput(document: document, status: response.status)
+            return try await context.reconciling(readBack(id, client)) { () async throws(Diagnostic) -> StepOutput in
+                let response = try await client.post(path(id), body: .object([:]), idempotencyKey: key(id))
+                let document = try response.requireSuccess("\(name.dropFirst(5)) \(id)")
+                if let intent = response.intent { try BahnState(store: context.state).record(intent: intent, orderID: nil) }
+                return StepOutput(document: document, status: response.status)
+            }
         }
     }
 

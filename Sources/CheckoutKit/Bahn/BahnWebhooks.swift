@@ -102,13 +102,14 @@ public final class BahnWebhookInbox: Sendable {
 
     public var received: [BahnWebhookEvent] { events.list.withLock { $0 } }
 
-    /// Waits for an event of `type` (for `intent`, when given), up to `timeout` seconds.
+    /// Waits for an event of `type` (for `intent`, when given), up to `timeout` seconds; nil when none came, or
+    /// when the waiting task was cancelled (an interrupted run).
     public func wait(for type: String, intent: String?, timeout: Double) async -> BahnWebhookEvent? {
         let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
         while true {
             if let found = received.first(where: { $0.type == type && (intent == nil || $0.intentID == intent) }) { return found }
             if ContinuousClock.now >= deadline { return nil }
-            try? await Task.sleep(for: .milliseconds(25))
+            do { try await Task.sleep(for: .milliseconds(25)) } catch { return nil }
         }
     }
 }

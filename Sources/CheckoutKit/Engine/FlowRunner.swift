@@ -8,12 +8,16 @@ public struct RunSettings: Sendable {
     /// Seconds for the whole flow (`--deadline`); nil falls back to the flow's own, then to none.
     public var deadline: Double?
     public var retry: RetryPolicy
+    /// The exit code of an interrupted run (130 for SIGINT, 143 for SIGTERM): the command line knows the signal.
+    public var interruptedExitCode: @Sendable () -> ExitCode
 
-    public init(environment: String, requestTimeout: Double = 30, deadline: Double? = nil, retry: RetryPolicy = .default) {
+    public init(environment: String, requestTimeout: Double = 30, deadline: Double? = nil, retry: RetryPolicy = .default,
+                interruptedExitCode: @escaping @Sendable () -> ExitCode = { .interrupted }) {
         self.environment = environment
         self.requestTimeout = requestTimeout
         self.deadline = deadline
         self.retry = retry
+        self.interruptedExitCode = interruptedExitCode
     }
 }
 
@@ -118,34 +122,62 @@ public struct FlowRunner: Sendable {
         for (name, value) in overrides { scope.vars[name] = value }
 
         for (index, step) in flow.steps.enumerated() {
-            if result.failure != nil {
+            if result.failure == nil, Task.isCancelled {
+                result.failure = Diagnostic(.interrupted, "interrupted before step '\(step.name)'",
+                                            hint: Diagnostic.interrupted(during: step.name).hint)
+            }
+            if let failure = result.failure {
+                let why = failure.code == .interrupted ? "not run: the flow was interrupted" : "skipped after an earlier failure"
                 result.steps.append(StepResult(name: step.name, isFinally: false, optional: step.optional, outcome: .skipped,
                                                startedAt: Date(), duration: 0, requests: 0, polls: 0, status: nil,
-                                               message: "skipped after an earlier failure", output: nil))
+                                               message: why, output: nil))
                 events(.stepFinished(result.steps.last!))
                 continue
             }
             events(.stepStarted(name: step.name, index: index, isFinally: false))
-            let stepResult = await runStep(step, scope: &scope, deadline: deadline, captures: &result.captures)
+            var stepResult = await runStep(step, scope: &scope, deadline: deadline, captures: &result.captures)
+            if Task.isCancelled, stepResult.failure.map({ $0.code != .interrupted }) ?? false {
+                // Cut short by the interruption, whatever the step made of it (a wait that ended early, say).
+                stepResult.failure = .interrupted(during: step.name)
+                stepResult.result.message = stepResult.failure?.message
+            }
             result.steps.append(stepResult.result)
             events(.stepFinished(stepResult.result))
-            if let failure = stepResult.failure, !step.optional { result.failure = failure }
+            if let failure = stepResult.failure, !step.optional || failure.code == .interrupted { result.failure = failure }
         }
-
-        // `finally` steps run whatever happened, each with a fresh allowance of one request timeout,
-        // so that a rollback still gets its chance after the flow's deadline has passed.
-        for (index, step) in flow.finally.enumerated() {
-            events(.stepStarted(name: step.name, index: flow.steps.count + index, isFinally: true))
-            let own = Deadline(start: .now, seconds: max(settings.requestTimeout, 5) * 2)
-            var stepResult = await runStep(step, scope: &scope, deadline: own, captures: &result.captures)
-            stepResult.result.isFinally = true
-            result.steps.append(stepResult.result)
-            events(.stepFinished(stepResult.result))
-            if let failure = stepResult.failure, !step.optional, result.failure == nil { result.failure = failure }
-        }
+        let finished = await runFinally(flow, scope: scope, result: result, interrupted: Task.isCancelled)
+        result = finished
+        if result.failure?.code == .interrupted { result.failure?.code = settings.interruptedExitCode() }
         result.duration = Date().timeIntervalSince(started)
         events(.flowFinished(result))
         return result
+    }
+
+    /// Seconds that `finally` steps get, all together, after an interruption: enough for a rollback, short enough
+    /// that Ctrl-C still feels like it works.
+    static let finallyAfterInterruption: Double = 5
+
+    /// `finally` steps run whatever happened, each with a fresh allowance of one request timeout, so that a rollback
+    /// still gets its chance after the flow's deadline has passed. They run in a task of their own, which an
+    /// interruption of the flow does not cancel; after one they share a short budget instead.
+    private func runFinally(_ flow: Flow, scope: TemplateScope, result: FlowResult, interrupted: Bool) async -> FlowResult {
+        guard !flow.finally.isEmpty else { return result }
+        let budget = interrupted ? Deadline(start: .now, seconds: Self.finallyAfterInterruption) : nil
+        let task = Task(executorPreference: client.preferredExecutor) { [self, scope, result] () -> FlowResult in
+            var scope = scope
+            var result = result
+            for (index, step) in flow.finally.enumerated() {
+                events(.stepStarted(name: step.name, index: flow.steps.count + index, isFinally: true))
+                let own = budget ?? Deadline(start: .now, seconds: max(settings.requestTimeout, 5) * 2)
+                var stepResult = await runStep(step, scope: &scope, deadline: own, captures: &result.captures)
+                stepResult.result.isFinally = true
+                result.steps.append(stepResult.result)
+                events(.stepFinished(stepResult.result))
+                if let failure = stepResult.failure, !step.optional, result.failure == nil { result.failure = failure }
+            }
+            return result
+        }
+        return await task.value
     }
 
     private func runStep(_ step: Step, scope: inout TemplateScope, deadline: Deadline,
@@ -328,14 +360,19 @@ public struct Deadline: Sendable {
 
     public var remaining: Double? { seconds.map { $0 - (ContinuousClock.now - start).seconds } }
 
+    /// Too little is left for another exchange to be worth starting.
+    public var isSpent: Bool { remaining.map { $0 <= 0.05 } ?? false }
+
     func exceeded(during step: String) -> Diagnostic {
         .unavailable("the flow's deadline of \(FlowRunner.format(seconds ?? 0))s passed during step '\(step)'",
                      hint: "raise --deadline, or find the slow call with -v")
     }
 
+    /// Waits `interval` seconds, unless the wait would end past the deadline (then it fails at once) or the run is
+    /// interrupted (then it ends at once).
     func sleep(_ interval: Double, during step: String) async throws(Diagnostic) {
         if let remaining, remaining < interval { throw exceeded(during: step) }
-        try? await Task.sleep(for: .milliseconds(Int(interval * 1000)))
+        do { try await Task.sleep(for: .milliseconds(Int(interval * 1000))) } catch { throw .interrupted(during: step) }
     }
 }
 

@@ -6,13 +6,24 @@ public struct RunServices: Sendable {
     public var bahnWebhooks: BahnWebhookInbox?
     /// A directory for files the run makes (test tokens), removed when the run ends.
     public var scratchDirectory: String?
+    /// Where a file that a later command needs is kept (a token whose confirm has an unknown outcome).
+    public var keepDirectory: String?
+    /// Global options that point a later command at this run's environment and state file (`--env`, `--session`),
+    /// appended to the commands that settle an unknown outcome.
+    public var settleOptions: [String]
+    /// The run talks to an emulator that ends with this process: nothing it did outlives the command.
+    public var emulatorEndsWithRun: Bool
     /// Undoes what starting the services changed outside the process (a webhook target).
     public var restore: @Sendable () async -> Void
 
-    public init(bahnWebhooks: BahnWebhookInbox? = nil, scratchDirectory: String? = nil,
+    public init(bahnWebhooks: BahnWebhookInbox? = nil, scratchDirectory: String? = nil, keepDirectory: String? = nil,
+                settleOptions: [String] = [], emulatorEndsWithRun: Bool = false,
                 restore: @escaping @Sendable () async -> Void = {}) {
         self.bahnWebhooks = bahnWebhooks
         self.scratchDirectory = scratchDirectory
+        self.keepDirectory = keepDirectory
+        self.settleOptions = settleOptions
+        self.emulatorEndsWithRun = emulatorEndsWithRun
         self.restore = restore
     }
 }
@@ -37,35 +48,17 @@ public struct OperationContext: Sendable {
     /// attempt number (1-based), so per-attempt headers such as a request id are fresh each time while an
     /// idempotency key stays the same.
     public func send(_ build: @Sendable (Int) throws(Diagnostic) -> HTTPClientRequest) async throws(Diagnostic) -> HTTPClientResponse {
-        var attempt = 1
-        while true {
-            var request = try build(attempt)
-            if let remaining = deadline.remaining {
-                if remaining <= 0 { throw deadline.exceeded(during: step) }
-                request.timeout = min(request.timeout, remaining)
-            }
-            let startedAt = Date()
-            let clock = ContinuousClock.now
-            let outcome: Result<HTTPClientResponse, TransportError>
-            do { outcome = .success(try await client.send(request)) } catch { outcome = .failure(error) }
-            counter.increment()
-            events(.exchange(ExchangeRecord(step: step, attempt: attempt, startedAt: startedAt, request: request,
-                                            outcome: outcome, duration: (ContinuousClock.now - clock).seconds)))
-            if retry.shouldRetry(request, attempt: attempt, outcome: outcome) {
-                let delay = retry.delay(after: attempt, response: try? outcome.get())
-                let reason = switch outcome {
-                case .success(let r): "status \(r.status)"
-                case .failure(let e): e.description
-                }
-                events(.retrying(step: step, attempt: attempt + 1, delay: delay, reason: redactor.text(reason)))
-                try await deadline.sleep(delay, during: step)
-                attempt += 1
-                continue
-            }
-            switch outcome {
-            case .success(let response): return response
-            case .failure(let error): throw diagnose(error, request: request, attempts: attempt)
-            }
+        let last = try await retry.exchange(client: client, deadline: deadline, during: step, build: build,
+                                            attempted: { record in
+                                                counter.increment()
+                                                events(.exchange(record))
+                                            },
+                                            retrying: { attempt, delay, reason in
+                                                events(.retrying(step: step, attempt: attempt, delay: delay, reason: redactor.text(reason)))
+                                            })
+        switch last.outcome {
+        case .success(let response): return response
+        case .failure(let error): throw diagnose(error, request: last.request, attempts: last.attempts)
         }
     }
 
@@ -80,16 +73,173 @@ public struct OperationContext: Sendable {
             return .unavailable("\(what): cannot connect\(tries): \(redactor.text(m))",
                                 hint: "check the base URL and that the service is up (--env local uses the built-in emulator)")
         case .timedOut:
-            if let remaining = deadline.remaining, remaining <= 0.05 { return deadline.exceeded(during: step) }
-            return .unavailable("\(what): no response within \(FlowRunner.format(request.timeout))s\(tries)",
-                                hint: "raise --timeout, or check the service with -v")
+            if deadline.isSpent {
+                var exceeded = deadline.exceeded(during: step)
+                exceeded.outcomeUncertain = true  // the deadline cut an exchange short
+                return exceeded
+            }
+            return .uncertain("\(what): no response within \(FlowRunner.format(request.timeout))s\(tries)",
+                              hint: "raise --timeout, or check the service with -v")
         case .connectionLost(let m):
             let safe = RetryPolicy.isSafeToRepeat(request)
-            return .unavailable("\(what): connection lost\(tries): \(redactor.text(m))",
-                                hint: safe ? "the service may be failing; try again later" :
-                                    "the request may have been applied; it was not repeated because it has no idempotency key")
+            return .uncertain("\(what): connection lost\(tries): \(redactor.text(m))",
+                              hint: safe ? "the service may be failing; try again later" :
+                                "the request may have been applied; it was not repeated because it has no idempotency key")
+        case .cancelled:
+            var interrupted = Diagnostic.interrupted(during: step)
+            interrupted.outcomeUncertain = true  // the request was on its way
+            return interrupted
         case .invalidRequest(let m):
             return .data("\(what): \(redactor.text(m))")
+        }
+    }
+}
+
+// MARK: - Outcomes that move money
+
+/// How an operation that can move money finds out what its request did when no trustworthy answer came back
+/// (DESIGN "Outcomes that move money are never guessed"). The operation declares it; `reconciling` uses it.
+public struct ReadBack: Sendable {
+    public enum Finding: Sendable {
+        /// The resource shows that the operation took effect: the step passes with this output.
+        case tookEffect(StepOutput, shows: String)
+        /// The resource shows that the service refused it (a decline): a known outcome, this failure.
+        case refused(Diagnostic)
+        /// The resource does not show it (yet). A request still in flight may complete it, so this settles nothing.
+        case notSeen(shows: String)
+    }
+
+    /// What the operation does, for messages: "confirm".
+    public var action: String
+    /// What would have moved: "the charge".
+    public var effect: String
+    /// What is read back: "the intent pi_…".
+    public var resource: String
+    /// The safe read (its requests go through `send`, within what is left of the deadline).
+    public var read: @Sendable (OperationContext) async throws(Diagnostic) -> Finding
+    /// Keeps what a safe retry needs (a token out of the run's scratch directory) and returns the ways to settle
+    /// the outcome, each a sentence with its command: the re-send that replays, the read of the status.
+    public var settle: @Sendable () -> [String]
+
+    public init(action: String, effect: String, resource: String,
+                read: @escaping @Sendable (OperationContext) async throws(Diagnostic) -> Finding,
+                settle: @escaping @Sendable () -> [String]) {
+        self.action = action
+        self.effect = effect
+        self.resource = resource
+        self.read = read
+        self.settle = settle
+    }
+}
+
+extension OperationContext {
+    /// Runs the request of an operation that can move money. When it ends without a trustworthy answer, the
+    /// resource is read back and what actually happened becomes the step's outcome; when the read cannot settle
+    /// it either, the outcome is unknown (exit 75) and the message says how to settle it safely.
+    public func reconciling(_ readBack: ReadBack,
+                            _ operation: () async throws(Diagnostic) -> StepOutput) async throws(Diagnostic) -> StepOutput {
+        let lost: Diagnostic
+        do { return try await operation() } catch {
+            guard error.outcomeUncertain else { throw error }
+            lost = error
+        }
+        if lost.code == .interrupted {
+            throw unknown(readBack, because: "\(lost.message) while \(readBack.action) was on its way", code: .interrupted)
+        }
+        let lostAnswer = "\(readBack.action) got no trustworthy answer (\(lost.message))"
+        if deadline.isSpent {
+            throw unknown(readBack, because: "\(lostAnswer), and no time is left to read \(readBack.resource) back")
+        }
+        let finding: ReadBack.Finding
+        do { finding = try await readBack.read(self) } catch {
+            throw unknown(readBack, because: "\(lostAnswer), and reading \(readBack.resource) back failed too (\(error.message))",
+                          code: error.code == .interrupted ? .interrupted : .outcomeUnknown)
+        }
+        switch finding {
+        case .tookEffect(let output, let shows):
+            note("\(lostAnswer); reading \(readBack.resource) back: \(shows)")
+            return output
+        case .refused(let failure):
+            note("\(lostAnswer); reading \(readBack.resource) back: \(failure.message)")
+            throw failure
+        case .notSeen(let shows):
+            throw unknown(readBack, because: "\(lostAnswer), and reading \(readBack.resource) back: \(shows)")
+        }
+    }
+
+    private func unknown(_ readBack: ReadBack, because reason: String, code: ExitCode = .outcomeUnknown) -> Diagnostic {
+        var ways = readBack.settle()
+        if services.emulatorEndsWithRun {
+            ways.append("note that this command's embedded emulator ends with it, so nothing is left to settle; run `checkout-driver sandbox serve` to keep intents between commands")
+        }
+        return Diagnostic(code, "outcome unknown: \(readBack.effect) may have gone through — \(reason)",
+                          hint: "settle it safely: " + ways.joined(separator: "; or "))
+    }
+
+    /// Runs a read that only adds detail to a result the operation already has (the card's last 4 digits). It
+    /// never fails the step: a failure becomes a warning naming what is missing.
+    public func enrichment<T: Sendable>(_ what: String, _ read: () async throws(Diagnostic) -> T) async -> T? {
+        do { return try await read() } catch {
+            if error.code != .interrupted { note("warning: \(what) is missing: \(error.message)") }
+            return nil
+        }
+    }
+}
+
+// MARK: - The one retry loop
+
+extension RetryPolicy {
+    /// The last attempt of an exchange: its request, how it ended and how many attempts were made.
+    public struct LastAttempt: Sendable {
+        public var request: HTTPClientRequest
+        public var outcome: Result<HTTPClientResponse, TransportError>
+        public var attempts: Int
+    }
+
+    /// Sends `build(attempt)` until an attempt ends in a way this policy does not repeat, waiting between attempts
+    /// within `deadline`. Every request goes through here — each step's, and the driver's own housekeeping (webhook
+    /// target registration) — so retry safety has one implementation. Throws only for the deadline, an interruption
+    /// or a request that cannot be built.
+    public func exchange(client: HTTPClient, deadline: Deadline, during step: String,
+                         build: (Int) throws(Diagnostic) -> HTTPClientRequest,
+                         attempted: (ExchangeRecord) -> Void = { _ in },
+                         retrying: (_ attempt: Int, _ delay: Double, _ reason: String) -> Void = { _, _, _ in }) async throws(Diagnostic) -> LastAttempt {
+        var attempt = 1
+        // Whether an earlier attempt may have taken effect: then stopping between attempts leaves the outcome open.
+        var mayHaveTakenEffect = false
+        func stopped(_ reason: Diagnostic) -> Diagnostic {
+            var stopped = reason
+            stopped.outcomeUncertain = mayHaveTakenEffect
+            return stopped
+        }
+        while true {
+            if Task.isCancelled { throw stopped(.interrupted(during: step)) }
+            var request = try build(attempt)
+            if let remaining = deadline.remaining {
+                if remaining <= 0 { throw stopped(deadline.exceeded(during: step)) }
+                request.timeout = min(request.timeout, remaining)
+            }
+            let startedAt = Date()
+            let clock = ContinuousClock.now
+            let outcome: Result<HTTPClientResponse, TransportError>
+            do { outcome = .success(try await client.send(request)) } catch { outcome = .failure(error) }
+            attempted(ExchangeRecord(step: step, attempt: attempt, startedAt: startedAt, request: request,
+                                     outcome: outcome, duration: (ContinuousClock.now - clock).seconds))
+            guard shouldRetry(request, attempt: attempt, outcome: outcome), !Task.isCancelled else {
+                return LastAttempt(request: request, outcome: outcome, attempts: attempt)
+            }
+            let delay = delay(after: attempt, response: try? outcome.get())
+            let reason = switch outcome {
+            case .success(let r): "status \(r.status)"
+            case .failure(let e): e.description
+            }
+            switch outcome {
+            case .success(let response): mayHaveTakenEffect = mayHaveTakenEffect || response.status >= 500
+            case .failure(let error): mayHaveTakenEffect = mayHaveTakenEffect || !error.requestNeverSent
+            }
+            retrying(attempt + 1, delay, reason)
+            do { try await deadline.sleep(delay, during: step) } catch { throw stopped(error) }
+            attempt += 1
         }
     }
 }

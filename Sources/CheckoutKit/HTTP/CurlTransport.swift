@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import Synchronization
 
 /// The production `HTTPClient`: libcurl bound directly.
 ///
@@ -26,20 +27,28 @@ public final class CurlTransport: HTTPClient, @unchecked Sendable {
     /// Flow runners prefer this executor, so their steps run on the transfer thread itself.
     public var preferredExecutor: (any TaskExecutor)? { worker }
 
+    /// Cancelling the calling task (an interrupted run) aborts the transfer within about a second: libcurl asks
+    /// the progress callback at least that often, and it answers "abort" once the task is cancelled.
     public func send(_ request: HTTPClientRequest) async throws(TransportError) -> HTTPClientResponse {
-        if worker.isCurrent { return try perform(request).get() }
-        let result: Result<HTTPClientResponse, TransportError> = await withCheckedContinuation { continuation in
-            worker.submit { continuation.resume(returning: self.perform(request)) }
+        let abort = AbortFlag()
+        let result: Result<HTTPClientResponse, TransportError> = await withTaskCancellationHandler {
+            if worker.isCurrent { return perform(request, abort: abort) }
+            return await withCheckedContinuation { continuation in
+                worker.submit { continuation.resume(returning: self.perform(request, abort: abort)) }
+            }
+        } onCancel: {
+            abort.raise()
         }
         return try result.get()
     }
 
     /// Runs one transfer synchronously on the caller's thread (the transport's queue).
-    private func perform(_ request: HTTPClientRequest) -> Result<HTTPClientResponse, TransportError> {
+    private func perform(_ request: HTTPClientRequest, abort: AbortFlag) -> Result<HTTPClientResponse, TransportError> {
+        if abort.isRaised { return .failure(.cancelled) }
         let h = handle
         // Reset clears options but keeps the live connection, so keep-alive survives across requests.
         curl_easy_reset(h)
-        let sink = TransferSink()
+        let sink = TransferSink(abort: abort)
         let sinkPointer = Unmanaged.passUnretained(sink).toOpaque()
         var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
 
@@ -79,6 +88,9 @@ public final class CurlTransport: HTTPClient, @unchecked Sendable {
                 ccurl_setopt_pointer(h, CURLOPT_WRITEDATA, sinkPointer)
                 ccurl_setopt_header_function(h, curlWriteHeader)
                 ccurl_setopt_pointer(h, CURLOPT_HEADERDATA, sinkPointer)
+                ccurl_setopt_xferinfo_function(h, curlProgress)
+                ccurl_setopt_pointer(h, CURLOPT_XFERINFODATA, sinkPointer)
+                ccurl_setopt_long(h, CURLOPT_NOPROGRESS, 0)
                 switch request.method {
                 case "GET" where request.body == nil:
                     ccurl_setopt_long(h, CURLOPT_HTTPGET, 1)
@@ -141,6 +153,8 @@ public final class CurlTransport: HTTPClient, @unchecked Sendable {
             .timedOut("\(message) (\(url))")
         case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
             .invalidRequest("\(message) (\(url))")
+        case CURLE_ABORTED_BY_CALLBACK:
+            .cancelled
         default:
             .connectionLost("\(message) (\(url))")
         }
@@ -153,6 +167,20 @@ private final class TransferSink {
     var body = Data()
     var headers = HTTPHeaders()
     var httpVersion = "HTTP/1.1"
+    let abort: AbortFlag
+    init(abort: AbortFlag) { self.abort = abort }
+}
+
+/// Raised from the cancelling thread, read by libcurl's progress callback on the transfer's thread.
+private final class AbortFlag: Sendable {
+    private let raised = Atomic<Bool>(false)
+    func raise() { raised.store(true, ordering: .releasing) }
+    var isRaised: Bool { raised.load(ordering: .acquiring) }
+}
+
+/// Non-zero aborts the transfer (CURLE_ABORTED_BY_CALLBACK).
+private let curlProgress: ccurl_xferinfo_callback = { userdata, _, _, _, _ in
+    Unmanaged<TransferSink>.fromOpaque(userdata!).takeUnretainedValue().abort.isRaised ? 1 : 0
 }
 
 private let curlWriteBody: ccurl_data_callback = { pointer, size, count, userdata in

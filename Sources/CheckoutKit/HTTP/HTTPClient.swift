@@ -62,6 +62,8 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
     case timedOut(String)
     /// The connection broke after the request went out; the server may or may not have acted on it.
     case connectionLost(String)
+    /// The run was interrupted while the exchange was under way; the server may or may not have acted on it.
+    case cancelled
     case invalidRequest(String)
 
     public var description: String {
@@ -69,6 +71,7 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
         case .unreachable(let m): "unreachable: \(m)"
         case .timedOut(let m): "timed out: \(m)"
         case .connectionLost(let m): "connection lost: \(m)"
+        case .cancelled: "cancelled: the run was interrupted"
         case .invalidRequest(let m): "invalid request: \(m)"
         }
     }

@@ -9,7 +9,12 @@ public enum ExitCode: Int32, Sendable, Codable {
     /// A service unreachable or timing out.
     case unavailable = 69
     case internalError = 70
+    /// `EX_TEMPFAIL`: the outcome of a step that moves money is unknown; the message says how to settle it.
+    case outcomeUnknown = 75
     case configuration = 78
+    /// Stopped by SIGINT (128 + 2) or SIGTERM (128 + 15), as shells report it.
+    case interrupted = 130
+    case terminated = 143
 }
 
 /// The one error type that reaches the user. Everything below the command line throws it (or something
@@ -20,6 +25,9 @@ public struct Diagnostic: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// One line naming the fix, when there is one.
     public var hint: String?
+    /// The request may have reached the server and no trustworthy answer came back (lost, cut short, malformed,
+    /// timed out): whatever it asked for may or may not have happened. Operations that move money read back.
+    public var outcomeUncertain = false
 
     public init(_ code: ExitCode, _ message: String, hint: String? = nil) {
         self.code = code
@@ -39,4 +47,16 @@ public struct Diagnostic: Error, Sendable, CustomStringConvertible {
     }
     public static func failure(_ message: String, hint: String? = nil) -> Diagnostic { .init(.failure, message, hint: hint) }
     public static func internalError(_ message: String) -> Diagnostic { .init(.internalError, message) }
+
+    /// The answer to a request that may have taken effect was lost: see `outcomeUncertain`.
+    public static func uncertain(_ message: String, hint: String? = nil) -> Diagnostic {
+        var d = Diagnostic(.unavailable, message, hint: hint)
+        d.outcomeUncertain = true
+        return d
+    }
+
+    /// The run was interrupted (Ctrl-C); the command line turns it into 130 or 143 by the signal.
+    public static func interrupted(during step: String) -> Diagnostic {
+        .init(.interrupted, "interrupted during step '\(step)'", hint: "finally steps ran and the reports were written; run the flow again when ready")
+    }
 }

@@ -81,10 +81,15 @@ public final class BahnEmulator: Sendable {
         return bahn
     }
 
-    /// Where webhooks go from now on (nil: record them without sending).
-    /// Points webhook deliveries at `url` and returns the URL they went to before.
+    /// Adds a webhook target (or points an existing id at a new URL): every event from now on is delivered to it.
+    public func addWebhookTarget(id: String, url: String) { webhooks.add(.init(id: id, url: url)) }
+
+    /// Removes a webhook target; false when there was none with that id.
     @discardableResult
-    public func setWebhookURL(_ url: String?) -> String? { webhooks.setURL(url) }
+    public func removeWebhookTarget(id: String) -> Bool { webhooks.remove(id: id) }
+
+    /// The registered webhook targets, id and URL, in registration order.
+    public var webhookTargets: [(id: String, url: String)] { webhooks.targets.map { ($0.id, $0.url) } }
 
     /// Every webhook event emitted so far, with its delivery attempts.
     public func events() -> [BahnWebhookEvent] { webhooks.events() }
@@ -114,14 +119,25 @@ public final class BahnEmulator: Sendable {
             Route("GET", "/_sandbox/bahn/events") { [self] _ in
                 EmulatorResponse.json(200, ["events": events().map(\.json)])
             },
-            // A control route for a standalone emulator: a client run points webhooks at its own listener.
-            Route("PUT", "/_sandbox/bahn/webhook-url") { [self] request in
-                guard let body = request.json as? [String: Any], let url = body["url"] as? String,
-                      url.hasPrefix("http://") || url.isEmpty else {
+            // Control routes of the emulator itself (not Bahn's API): a client run or `bahn listen` registers a target
+            // of its own under an id it chose (PUT, so a repeat is harmless) and removes it when it ends.
+            Route("GET", "/_sandbox/bahn/webhook-targets") { [self] _ in
+                EmulatorResponse.json(200, ["targets": webhookTargets.map { ["id": $0.id, "url": $0.url] }])
+            },
+            Route("PUT", "/_sandbox/bahn/webhook-targets/:id") { [self] request in
+                let id = request.params["id"] ?? ""
+                guard let body = request.json as? [String: Any], let url = body["url"] as? String, url.hasPrefix("http://") else {
                     return EmulatorResponse.error(400, code: "parameter_invalid", message: "expected {\"url\": \"http://…\"}", param: "url")
                 }
-                let previous = setWebhookURL(url.isEmpty ? nil : url)
-                return EmulatorResponse.json(200, ["url": url, "previous": previous ?? ""])
+                addWebhookTarget(id: id, url: url)
+                return EmulatorResponse.json(200, ["id": id, "url": url])
+            },
+            Route("DELETE", "/_sandbox/bahn/webhook-targets/:id") { [self] request in
+                let id = request.params["id"] ?? ""
+                guard removeWebhookTarget(id: id) else {
+                    return EmulatorResponse.error(404, code: "resource_missing", message: "No webhook target \(id)", param: "id")
+                }
+                return EmulatorResponse.json(200, ["id": id, "removed": true])
             },
         ]
     }

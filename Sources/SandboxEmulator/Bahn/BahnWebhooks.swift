@@ -3,7 +3,7 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// One webhook event the Bahn emulator emitted, with its delivery record.
+/// One webhook event the Bahn emulator emitted, with a delivery record per target it was sent to.
 public struct BahnWebhookEvent: Sendable {
     public enum Status: String, Sendable {
         /// Waiting for its first or next attempt.
@@ -11,7 +11,7 @@ public struct BahnWebhookEvent: Sendable {
         case delivered
         /// Every attempt failed.
         case failed
-        /// No webhook URL was set when the event happened.
+        /// No webhook target was registered when the event happened.
         case notSent = "not_sent"
     }
 
@@ -23,84 +23,132 @@ public struct BahnWebhookEvent: Sendable {
         public var error: String?
     }
 
+    /// The event's journey to one target.
+    public struct Delivery: Sendable {
+        public var target: String
+        public var url: String
+        public var status: Status
+        public var attempts: [Attempt]
+    }
+
     public var id: String
     public var type: String
     public var created: Int
     public var paymentIntentID: String
     /// The exact bytes that were (or would be) posted and signed.
     public var body: Data
-    public var url: String?
-    public var status: Status
-    public var attempts: [Attempt]
+    public var deliveries: [Delivery]
+
+    /// Over all targets: not sent when there were none, pending while any is, else failed if any failed.
+    public var status: Status {
+        if deliveries.isEmpty { return .notSent }
+        if deliveries.contains(where: { $0.status == .pending }) { return .pending }
+        return deliveries.contains(where: { $0.status == .failed }) ? .failed : .delivered
+    }
 
     var json: [String: Any] {
         [
-            "id": id, "type": type, "created": created, "payment_intent_id": paymentIntentID,
-            "url": url ?? NSNull(), "status": status.rawValue,
+            "id": id, "type": type, "created": created, "payment_intent_id": paymentIntentID, "status": status.rawValue,
             "payload": (try? JSONSerialization.jsonObject(with: body)) ?? NSNull(),
-            "attempts": attempts.map { attempt -> [String: Any] in
-                ["at": attempt.at.timeIntervalSince1970,
-                 "http_status": attempt.httpStatus ?? NSNull(),
-                 "error": attempt.error ?? NSNull()]
+            "deliveries": deliveries.map { delivery -> [String: Any] in
+                ["target": delivery.target, "url": delivery.url, "status": delivery.status.rawValue,
+                 "attempts": delivery.attempts.map { attempt -> [String: Any] in
+                     ["at": attempt.at.timeIntervalSince1970, "http_status": attempt.httpStatus ?? NSNull(),
+                      "error": attempt.error ?? NSNull()]
+                 }]
             },
         ]
     }
 }
 
-/// Emits Bahn webhook events and delivers them in the background, in order per payment intent, with retries.
+/// Emits Bahn webhook events and delivers each to every registered target, in the background, in order per target
+/// and payment intent, with retries. Targets are a set, each added and removed by its owner (a run's listener,
+/// `bahn listen`, `sandbox serve --webhook-url`), so parallel runs never replace or strand each other's.
 final class BahnWebhooks: Sendable {
+    struct Target: Sendable {
+        var id: String
+        var url: String
+    }
+
     private struct State {
-        var url: String?
+        var targets: [Target] = []
         var events: [BahnWebhookEvent] = []
-        /// One serial queue per intent keeps that intent's events in order while other intents proceed.
+        /// One serial queue per target and intent keeps that intent's events in order for that target while other
+        /// intents and targets proceed.
         var queues: [String: DispatchQueue] = [:]
     }
-    private let state: Mutex<State>
+    private let state = Mutex(State())
 
-    init(url: String?) { state = Mutex(State(url: url)) }
+    /// The target `sandbox serve --webhook-url` registers.
+    static let serveTargetID = "serve"
 
-    /// Sets the delivery URL and returns the one it replaces.
-    @discardableResult
-    func setURL(_ url: String?) -> String? {
-        state.withLock { state in
-            defer { state.url = url }
-            return state.url
+    init(url: String?) {
+        if let url { add(Target(id: Self.serveTargetID, url: url)) }
+    }
+
+    /// Adds a target, or points an existing id at a new URL (so a repeated registration is harmless).
+    func add(_ target: Target) {
+        state.withLock { s in
+            if let index = s.targets.firstIndex(where: { $0.id == target.id }) { s.targets[index] = target } else { s.targets.append(target) }
         }
     }
 
+    /// Removes a target; false when there was none with that id.
+    func remove(id: String) -> Bool {
+        state.withLock { s in
+            guard let index = s.targets.firstIndex(where: { $0.id == id }) else { return false }
+            s.targets.remove(at: index)
+            return true
+        }
+    }
+
+    var targets: [Target] { state.withLock { $0.targets } }
+
     func events() -> [BahnWebhookEvent] { state.withLock { $0.events } }
 
-    /// Records the event and, when a URL is set, queues its delivery. Never blocks on the network.
+    /// Records the event and queues its delivery to every target registered now. Never blocks on the network.
     func emit(type: String, paymentIntent: [String: Any], intentID: String) {
         let created = Int(Date().timeIntervalSince1970)
         let id = BahnRules.newID("evt_")
         let body = EmulatorResponse.encode([
             "id": id, "type": type, "created": created, "data": ["payment_intent": paymentIntent],
         ] as [String: Any])
-        let (queue, url) = state.withLock { s -> (DispatchQueue?, String?) in
+        let jobs = state.withLock { s -> [(DispatchQueue, Target)] in
+            let targets = s.targets
             s.events.append(BahnWebhookEvent(id: id, type: type, created: created, paymentIntentID: intentID, body: body,
-                                             url: s.url, status: s.url == nil ? .notSent : .pending, attempts: []))
-            guard s.url != nil else { return (nil, nil) }
-            let queue = s.queues[intentID] ?? DispatchQueue(label: "bahn-webhooks-\(intentID)")
-            s.queues[intentID] = queue
-            return (queue, s.url)
+                                             deliveries: targets.map { .init(target: $0.id, url: $0.url, status: .pending, attempts: []) }))
+            return targets.map { target in
+                let label = "bahn-webhooks-\(target.id)-\(intentID)"
+                let queue = s.queues[label] ?? DispatchQueue(label: label)
+                s.queues[label] = queue
+                return (queue, target)
+            }
         }
-        guard let queue, let url else { return }
-        queue.async { [self] in deliver(eventID: id, body: body, url: url) }
+        for (queue, target) in jobs {
+            queue.async { [self] in deliver(eventID: id, body: body, to: target) }
+        }
     }
 
-    /// Runs on the intent's queue: tries once, then once after each retry delay, until a 2xx answer.
-    private func deliver(eventID: String, body: Data, url: String) {
+    /// Runs on the target's queue for the intent: tries once, then once after each retry delay, until a 2xx answer.
+    private func deliver(eventID: String, body: Data, to target: Target) {
         let delays = [0] + BahnRules.webhookRetryDelays
         for (index, delay) in delays.enumerated() {
             if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+            // A target removed meanwhile (its run ended) gets no more attempts.
+            if index > 0, !targets.contains(where: { $0.id == target.id }) {
+                update(eventID, target: target.id) { delivery in
+                    delivery.status = .failed
+                    delivery.attempts.append(.init(at: Date(), httpStatus: nil, error: "target removed"))
+                }
+                return
+            }
             // Signed at each attempt, as the timestamp is part of what is signed (and checked for freshness).
             let t = Int(Date().timeIntervalSince1970)
             let signature = Self.signature(timestamp: t, body: body)
             var attempt = BahnWebhookEvent.Attempt(at: Date(), httpStatus: nil, error: nil)
             do {
                 attempt.httpStatus = try WebhookPoster.post(
-                    url: url, body: body,
+                    url: target.url, body: body,
                     headers: [("Content-Type", "application/json"), ("Bn-Signature", "t=\(t),v1=\(signature)")],
                     timeout: BahnRules.webhookTimeout)
             } catch {
@@ -108,9 +156,9 @@ final class BahnWebhooks: Sendable {
             }
             let delivered = (200..<300).contains(attempt.httpStatus ?? 0)
             let last = index == delays.count - 1
-            update(eventID) { event in
-                event.attempts.append(attempt)
-                event.status = delivered ? .delivered : (last ? .failed : .pending)
+            update(eventID, target: target.id) { delivery in
+                delivery.attempts.append(attempt)
+                delivery.status = delivered ? .delivered : (last ? .failed : .pending)
             }
             if delivered { return }
         }
@@ -121,9 +169,11 @@ final class BahnWebhooks: Sendable {
         HMAC.sha256(key: Data(TestCredentials.bahnWebhookSecret.utf8), message: Data("\(timestamp).".utf8) + body).hexString
     }
 
-    private func update(_ eventID: String, _ change: (inout BahnWebhookEvent) -> Void) {
+    private func update(_ eventID: String, target: String, _ change: (inout BahnWebhookEvent.Delivery) -> Void) {
         state.withLock { s in
-            if let index = s.events.lastIndex(where: { $0.id == eventID }) { change(&s.events[index]) }
+            guard let e = s.events.lastIndex(where: { $0.id == eventID }),
+                  let d = s.events[e].deliveries.firstIndex(where: { $0.target == target }) else { return }
+            change(&s.events[e].deliveries[d])
         }
     }
 }

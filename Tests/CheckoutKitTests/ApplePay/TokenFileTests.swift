@@ -26,9 +26,9 @@ import Testing
     func file(_ text: String) throws -> String { try file(Data(text.utf8)) }
 
     /// Reads `path`, expecting a data error; returns message + hint for matching.
-    func failure(_ path: String, spent: Set<String> = []) -> (message: String, hint: String) {
+    func failure(_ path: String) -> (message: String, hint: String) {
         do {
-            _ = try PaymentTokenFile.read(path: path, spentTransactionIDs: spent, redactor: nil)
+            _ = try PaymentTokenFile.read(path: path, redactor: nil)
             Issue.record("expected \(path) to be refused")
             return ("", "")
         } catch {
@@ -123,14 +123,6 @@ import Testing
     @Test func truncatedFile() throws {
         let cut = String(Self.goodToken.prefix(Self.goodToken.count - 30))
         #expect(failure(try file(cut)).message.contains("looks truncated"))
-    }
-
-    @Test func spentTransactionIsRefused() throws {
-        let failure = failure(try file(Self.goodToken), spent: [Self.txid.uppercased()])
-        #expect(failure.message.contains("already confirmed"))
-        #expect(failure.message.contains("single-use"))
-        #expect(failure.hint.contains("checkout-driver applepay token"))
-        #expect(failure.hint.contains("Bn-Idempotency-Key"))
     }
 
     @Test func goodTokenIsReadByteForByte() throws {

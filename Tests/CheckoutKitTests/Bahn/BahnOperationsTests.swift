@@ -34,19 +34,52 @@ import Testing
                 "the replay is reported")
     }
 
-    @Test func aLaterInvocationWithTheSpentTokenIsRefusedBeforeAnythingIsSent() async throws {
+    /// Re-sending a spent token under the key it went out with is a replay: Bahn answers with the original response.
+    @Test func aLaterInvocationWithTheSpentTokenUnderItsKeyReplays() async throws {
         let rig = try BahnRig()
         let first = try await rig.run(BahnRig.paySteps(order: "900"))
         #expect(first.passed, "\(String(describing: first.failure))")
         let tokenFile = try #require(first.captures["token_file"]?.stringValue)
-        let sent = rig.bahnRequests.count
+        let intent = try #require(first.captures["intent"]?.stringValue)
 
-        let second = try await rig.run(#"{"name":"confirm","use":"bahn.confirm","with":{"orderId":"900","tokenFile":"\#(tokenFile)"}}"#)
+        let again = try await rig.run(#"{"name":"confirm","use":"bahn.confirm","with":{"orderId":"900","tokenFile":"\#(tokenFile)"}}"#)
+        #expect(again.passed, "\(String(describing: again.failure))")
+        #expect(rig.confirmRequests.map { $0.headers["Bn-Idempotency-Key"] } == ["order-900-applepay", "order-900-applepay"])
+        #expect(rig.events.all.contains { if case .note(_, let m) = $0 { m.contains("replayed") } else { false } })
+        #expect(rig.emulator.ledger.entries().filter { $0.reference == intent }.map(\.kind) == [.authorization, .capture])
+
+        // The same holds with the key given explicitly.
+        let explicit = try await rig.run(#"""
+        {"name":"confirm","use":"bahn.confirm","with":{"orderId":"900","tokenFile":"\#(tokenFile)","idempotencyKey":"order-900-applepay"}}
+        """#)
+        #expect(explicit.passed, "\(String(describing: explicit.failure))")
+        #expect(rig.emulator.ledger.entries().filter { $0.reference == intent }.count == 2)
+    }
+
+    /// Under any other key a spent token would be a second charge attempt: refused before anything is sent, with a
+    /// hint the user can follow (the key that replays).
+    @Test func theSpentTokenUnderANewKeyIsRefusedBeforeAnythingIsSent() async throws {
+        let rig = try BahnRig()
+        let first = try await rig.run(BahnRig.paySteps(order: "902"))
+        #expect(first.passed, "\(String(describing: first.failure))")
+        let tokenFile = try #require(first.captures["token_file"]?.stringValue)
+        let intent = try #require(first.captures["intent"]?.stringValue)
+        let sent = rig.bahnRequests.count
+        let stateBefore = try rig.stateFile()
+
+        let second = try await rig.run(#"""
+        {"name":"confirm","use":"bahn.confirm","with":{"orderId":"902","tokenFile":"\#(tokenFile)","idempotencyKey":"another-key"}}
+        """#)
         let failure = try #require(second.failure)
         #expect(failure.code == .dataError, "\(failure)")
-        #expect(failure.message.contains("already confirmed"), "\(failure)")
-        #expect(failure.hint?.contains("Bn-Idempotency-Key") == true)
+        #expect(failure.message.contains("already confirmed under idempotency key order-902-applepay"), "\(failure)")
+        #expect(failure.hint?.contains("--idempotency-key order-902-applepay") == true, "\(String(describing: failure.hint))")
         #expect(rig.bahnRequests.count == sent, "nothing reaches Bahn")
+        // The refusal changed nothing: the intent still knows the key that replays.
+        let intents = (try rig.stateFile()["bahn"] as? [String: Any])?["intents"] as? [String: Any]
+        let before = (stateBefore["bahn"] as? [String: Any])?["intents"] as? [String: Any]
+        #expect((intents?[intent] as? [String: Any])?["confirmKey"] as? String == "order-902-applepay")
+        #expect(NSDictionary(dictionary: intents ?? [:]) == NSDictionary(dictionary: before ?? [:]))
     }
 
     /// Without the state file (another machine, a wiped state), the order-keyed default still replays.
@@ -134,7 +167,7 @@ import Testing
         let inbox = try BahnWebhookInbox(secret: TestCredentials.bahnWebhookSecret)
         inbox.start()
         defer { Thread.detachNewThread { inbox.shutdown() } }
-        rig.emulator.bahn.setWebhookURL(inbox.url)
+        rig.emulator.bahn.addWebhookTarget(id: "inbox", url: inbox.url)
 
         let result = try await rig.run(BahnRig.paySteps(order: "70") + #"""
         ,{"name":"webhook","use":"bahn.awaitWebhook",
@@ -158,7 +191,7 @@ import Testing
                                          onRejected: { reason in rejections.withLock { $0.append(reason) } })
         inbox.start()
         defer { Thread.detachNewThread { inbox.shutdown() } }
-        rig.emulator.bahn.setWebhookURL(inbox.url)
+        rig.emulator.bahn.addWebhookTarget(id: "inbox", url: inbox.url)
 
         let started = ContinuousClock.now
         let result = try await rig.run(BahnRig.paySteps(order: "71") + #"""
@@ -178,7 +211,7 @@ import Testing
         #expect(rejections.withLock { $0 }.allSatisfy { $0.contains("does not match") }, "\(rejections.withLock { $0 })")
         #expect(inbox.received.isEmpty)
         #expect(await eventually {
-            rig.emulator.bahn.events().contains { $0.attempts.contains { $0.httpStatus == 400 } }
+            rig.emulator.bahn.events().contains { $0.deliveries.contains { $0.attempts.contains { $0.httpStatus == 400 } } }
         }, "the emulator saw the 400")
     }
 

@@ -29,7 +29,7 @@ import Testing
         // Every confirm attempt is lost: the run fails, but the key it used is in the state file.
         let rig = try BahnRig(faults: "POST /api/payment_intents/*/confirm => reset @*")
         let failed = try await rig.run(BahnRig.paySteps(order: "88", confirmExtra: #","idempotencyKey":"my-key-1""#))
-        #expect(failed.failure?.code == .unavailable, "\(String(describing: failed.failure))")
+        #expect(failed.failure?.code == .outcomeUnknown, "\(String(describing: failed.failure))")
         let intent = try #require(failed.captures["intent"]?.stringValue)
         let tokenFile = try #require(failed.captures["token_file"]?.stringValue)
         let entry = try #require((try rig.stateFile()["bahn"] as? [String: Any])?["intents"] as? [String: Any])[intent] as? [String: Any]
@@ -39,7 +39,7 @@ import Testing
         // The retry (same state, no explicit key) reuses it rather than the order default.
         let before = rig.confirmRequests.count
         let retry = try await rig.run(#"{"name":"confirm","use":"bahn.confirm","with":{"orderId":"88","tokenFile":"\#(tokenFile)"}}"#)
-        #expect(retry.failure?.code == .unavailable, "every confirm is reset: \(String(describing: retry.failure))")
+        #expect(retry.failure?.code == .outcomeUnknown, "every confirm is reset: \(String(describing: retry.failure))")
         let retried = rig.confirmRequests.dropFirst(before)
         #expect(!retried.isEmpty)
         #expect(retried.allSatisfy { $0.headers["Bn-Idempotency-Key"] == "my-key-1" })

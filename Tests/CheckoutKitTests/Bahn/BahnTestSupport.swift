@@ -45,11 +45,12 @@ final class BahnRig: Sendable {
     }
 
     /// A runner; `env` entries override the defaults (an empty value unsets one).
-    func runner(env overrides: [String: String] = [:], state: StateStore? = nil, services: RunServices = .init()) -> FlowRunner {
+    func runner(env overrides: [String: String] = [:], state: StateStore? = nil, services: RunServices = .init(),
+                requestTimeout: Double = 5) -> FlowRunner {
         let values = env.merging(overrides) { $1 }
         let configuration = Configuration(environment: "sandbox", kind: .sandbox, values: values)
         return FlowRunner(client: CurlTransport(), registry: Self.registry,
-                          settings: RunSettings(environment: "sandbox", requestTimeout: 5,
+                          settings: RunSettings(environment: "sandbox", requestTimeout: requestTimeout,
                                                 retry: RetryPolicy(attempts: 3, interval: 0.05, backoff: 1, jitter: 0)),
                           configuration: configuration, state: state ?? self.state,
                           redactor: Redactor(secrets: configuration.secretValues), services: services, events: events.sink)
@@ -57,11 +58,17 @@ final class BahnRig: Sendable {
 
     /// Runs a flow made of `steps` (a JSON array's contents).
     func run(_ steps: String, env overrides: [String: String] = [:], state: StateStore? = nil,
-             services: RunServices = .init()) async throws -> FlowResult {
+             services: RunServices = .init(), requestTimeout: Double = 5) async throws -> FlowResult {
         let json = #"{"name":"bahn-test","steps":[\#(steps)]}"#
         let flow = try FlowFile.decode(Data(json.utf8), source: "test.json", registry: Self.registry)
-        return await runner(env: overrides, state: state, services: services).run(flow)
+        return await runner(env: overrides, state: state, services: services, requestTimeout: requestTimeout).run(flow)
     }
+
+    /// The notes operations made, in order.
+    var notes: [String] { events.all.compactMap { if case .note(_, let m) = $0 { m } else { nil } } }
+
+    /// The ledger's movements for one intent.
+    func movements(_ intent: String) -> [Ledger.Kind] { emulator.ledger.entries().filter { $0.reference == intent }.map(\.kind) }
 
     /// A fresh token made with the emulator's test PKI, written to a file in the test's directory.
     func makeToken(amount: Int, currency: String = "704") throws -> (path: String, token: MadeToken) {

@@ -294,12 +294,13 @@ import Testing
         defer { receiver.shutdown() }
 
         try withEmulator { emulator, client in
-            emulator.bahn.setWebhookURL(receiver.baseURL + "/hooks/bahn")
+            emulator.bahn.addWebhookTarget(id: "test", url: receiver.baseURL + "/hooks/bahn")
             let id = try client.createIntent(amount: 8000)
             #expect(try client.confirm(id, token: try TestApplePayToken.make().json).status == 200)
             #expect(eventually { emulator.bahn.events().first?.status == .delivered })
             let event = try #require(emulator.bahn.events().first)
-            #expect(event.attempts.map(\.httpStatus) == [500, 200])
+            #expect(event.deliveries.map(\.target) == ["test"])
+            #expect(event.deliveries.first?.attempts.map(\.httpStatus) == [500, 200])
 
             let received = log.withLock { $0 }
             #expect(received.count == 2)
@@ -325,7 +326,9 @@ import Testing
             let listed = try rawRequest(port: client.port, method: "GET", path: "/_sandbox/bahn/events").json
             let events = try #require(listed["events"] as? [[String: Any]])
             #expect(events.first?["status"] as? String == "delivered")
-            #expect((events.first?["attempts"] as? [Any])?.count == 2)
+            let deliveries = try #require(events.first?["deliveries"] as? [[String: Any]])
+            #expect(deliveries.count == 1 && deliveries.first?["url"] as? String == receiver.baseURL + "/hooks/bahn")
+            #expect((deliveries.first?["attempts"] as? [Any])?.count == 2)
         }
     }
 

@@ -1,0 +1,120 @@
+import Foundation
+
+/// What a Bahn call whose answer was lost actually did, read back from its intent, and the commands that settle it
+/// when the intent cannot tell. The engine's `reconciling` runs these; the decisions about what each status means
+/// for each call are here, in one place.
+enum BahnReadBack {
+    static func confirm(intent: String, orderID: String?, token: PaymentTokenFile, key: String, captureMethod: String?,
+                        previousCharge: String?, client: BahnClient, state: BahnState) -> ReadBack {
+        ReadBack(
+            action: "confirm", effect: "the charge", resource: "the intent \(intent)",
+            read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
+                let (document, current, status) = try await read(intent, client)
+                // A confirm that reached Bahn leaves a charge on the intent; one that did not leaves the one before.
+                let charge = current["latest_charge_id"]?.stringValue
+                let reached = charge != nil && charge != previousCharge
+                switch status {
+                case "succeeded", "requires_capture", "processing":
+                    // Only a confirm gets an intent here: the money moved (or is moving), whichever attempt moved it.
+                    if reached { try state.markSpent(token.transactionId) }
+                    let output = try await BahnOperations.confirmedOutput(document, intent: current, orderID: orderID, key: key,
+                                                                          status: 200, client: client, state: state)
+                    let meaning = switch status {
+                    case "succeeded": "the charge went through"
+                    case "requires_capture": "the payment is authorised; capture it with `checkout-driver bahn capture \(intent)`"
+                    default: "the charge is in flight; reconcile from the webhook"
+                    }
+                    return .tookEffect(output, shows: "\(intent) is \(status): \(meaning)")
+                case "requires_payment_method" where reached && current["last_payment_error"]?.objectValue != nil:
+                    try state.markSpent(token.transactionId)
+                    try state.record(intent: current, orderID: orderID)
+                    let error = current["last_payment_error"]
+                    let codes = [error?["code"]?.stringValue, error?["decline_code"]?.stringValue].compactMap { $0 }.joined(separator: ", ")
+                    return .refused(.failure("confirm was declined: \(intent) is requires_payment_method (\(codes)): \(error?["message"]?.stringValue ?? "")",
+                                             hint: BahnProtocol.hint(forCode: "card_declined", type: "card_error")))
+                default:
+                    return .notSeen(shows: "\(intent) is \(status) with no new charge; the confirm has not taken effect so far, but an attempt still in flight may yet complete it")
+                }
+            },
+            settle: {
+                let kept = keep(token, context: client.context)
+                var resend = ["bahn", "confirm", "--intent", intent, "--token-file", kept, "--idempotency-key", key]
+                if let captureMethod { resend += ["--capture", captureMethod] }
+                return [
+                    "re-send it under the same idempotency key, which Bahn answers with the original response and never charges twice: \(command(resend, client))",
+                    "read the intent's status: \(command(["bahn", "intent", intent], client))",
+                ]
+            })
+    }
+
+    static func capture(_ intent: String, _ client: BahnClient) -> ReadBack {
+        ReadBack(
+            action: "capture", effect: "the capture", resource: "the intent \(intent)",
+            read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
+                let (document, current, status) = try await read(intent, client)
+                try BahnState(store: client.context.state).record(intent: current, orderID: nil)
+                switch status {
+                case "succeeded": return .tookEffect(StepOutput(document: document, status: 200), shows: "\(intent) is succeeded: the capture went through")
+                case "canceled": return .refused(.failure("capture did not happen: \(intent) is canceled, so nothing was captured"))
+                default: return .notSeen(shows: "\(intent) is still \(status); the capture has not taken effect so far, but an attempt still in flight may yet complete it")
+                }
+            },
+            settle: { settleByResending("capture", intent, key: BahnProtocol.captureIdempotencyKey(intent: intent), client) })
+    }
+
+    static func cancel(_ intent: String, _ client: BahnClient) -> ReadBack {
+        ReadBack(
+            action: "cancel", effect: "the cancel", resource: "the intent \(intent)",
+            read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
+                let (document, current, status) = try await read(intent, client)
+                try BahnState(store: client.context.state).record(intent: current, orderID: nil)
+                switch status {
+                case "canceled": return .tookEffect(StepOutput(document: document, status: 200), shows: "\(intent) is canceled: the cancel went through")
+                case "succeeded": return .refused(.failure("cancel did not happen: \(intent) is succeeded, the payment was taken"))
+                default: return .notSeen(shows: "\(intent) is still \(status); the cancel has not taken effect so far, but an attempt still in flight may yet complete it")
+                }
+            },
+            settle: { settleByResending("cancel", intent, key: BahnProtocol.cancelIdempotencyKey(intent: intent), client) })
+    }
+
+    // MARK: -
+
+    /// The intent, read with a GET (safe to repeat), through the step's own context: bounded by its deadline.
+    private static func read(_ intent: String, _ client: BahnClient) async throws(Diagnostic) -> (JSON, JSON, String) {
+        let response = try await client.get(BahnProtocol.intentPath(intent))
+        let document = try response.requireSuccess("intent \(intent)")
+        guard let current = response.intent, let status = current["status"]?.stringValue else {
+            throw .unavailable("Bahn's answer for \(intent) has no payment_intent.status")
+        }
+        return (document, current, status)
+    }
+
+    private static func settleByResending(_ action: String, _ intent: String, key: String, _ client: BahnClient) -> [String] {
+        [
+            "re-send it (its idempotency key is \(key), so Bahn answers a repeat with the original response): \(command(["bahn", action, intent], client))",
+            "read the intent's status: \(command(["bahn", "intent", intent], client))",
+        ]
+    }
+
+    private static func command(_ arguments: [String], _ client: BahnClient) -> String {
+        "`" + ShellWords.join(["checkout-driver"] + arguments + client.context.services.settleOptions) + "`"
+    }
+
+    /// A token the run made for itself lives in its scratch directory, which goes when the run ends; the re-send
+    /// needs it, so it moves to a 0600 file of its own, kept until the user settles the outcome.
+    private static func keep(_ token: PaymentTokenFile, context: OperationContext) -> String {
+        guard let scratch = context.services.scratchDirectory, token.path.hasPrefix(scratch + "/") else { return token.path }
+        let directory = context.services.keepDirectory ?? (NSTemporaryDirectory() + "checkout-driver-kept")
+        let kept = directory + "/token-\(token.transactionId.prefix(16)).json"
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            try FileIO.write(token.bytes, to: kept)
+        } catch {
+            context.note("warning: could not keep the token for the re-send (\(error)); it is at \(token.path) until this run ends")
+            return token.path
+        }
+        context.note("the token is kept at \(kept) (mode 0600) for the re-send; delete it once the outcome is settled")
+        return kept
+    }
+}
