@@ -35,7 +35,10 @@ public final class Emulator: Sendable {
     }
 
     public func start() { server.start() }
-    public func shutdown() { server.shutdown() }
+    public func shutdown() {
+        faults.stopDelays()
+        server.shutdown()
+    }
     public func waitUntilShutdown() { server.waitUntilShutdown() }
 
     /// Every request the emulator received, in order (method, target, headers, body); the last 10,000.

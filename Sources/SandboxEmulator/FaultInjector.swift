@@ -8,6 +8,8 @@ import Synchronization
 public final class FaultInjector: Sendable {
     public let spec: FaultSpec
     private let counters: Locked<[Int]>
+    /// Set when the emulator shuts down: injected latencies end at once instead of holding shutdown up.
+    private let stopping = Atomic<Bool>(false)
 
     /// What to do with one request.
     public struct Decision: Sendable, Equatable {
@@ -42,11 +44,24 @@ public final class FaultInjector: Sendable {
         }
     }
 
+    /// Ends every injected latency now and from now on (the emulator is shutting down).
+    public func stopDelays() { stopping.store(true, ordering: .releasing) }
+
+    /// Sleeps in short slices, so that shutting down never waits for a long injected latency.
+    private func delay(milliseconds: Int) {
+        var left = milliseconds
+        while left > 0, !stopping.load(ordering: .acquiring) {
+            let slice = min(left, 20)
+            usleep(UInt32(slice) * 1000)
+            left -= slice
+        }
+    }
+
     /// Runs `next` (the router) with the faults that apply to this request.
     public func handle(_ request: HTTPRequest, next: (HTTPRequest) -> HTTPReply) -> HTTPReply {
         let decision = decide(request)
         // Each connection has its own thread, so sleeping here delays only this request.
-        if decision.latencyMilliseconds > 0 { usleep(UInt32(min(decision.latencyMilliseconds, 600_000)) * 1000) }
+        if decision.latencyMilliseconds > 0 { delay(milliseconds: min(decision.latencyMilliseconds, 600_000)) }
         switch decision.action {
         case nil, .latency:
             return next(request)

@@ -248,6 +248,17 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
 }
 
 @Suite struct FaultInjectionOverTheWireTests {
+    /// Shutting down never waits for an injected latency: the held request ends with the server.
+    @Test func shutdownEndsInjectedLatenciesAtOnce() throws {
+        let emulator = try startEmulator("GET /_sandbox/health => latency=5000ms @*")
+        let client = try RawClient(port: emulator.port)
+        client.send("GET /_sandbox/health HTTP/1.1\r\n\r\n")
+        usleep(100_000)  // the request is in, sleeping in its latency
+        let started = ContinuousClock.now
+        emulator.shutdown()
+        #expect(ContinuousClock.now - started < .seconds(1), "not the 5 s the latency asked for")
+    }
+
     @Test func latencyDelays() throws {
         let emulator = try startEmulator("GET /_sandbox/health => latency=1500ms @*")
         defer { emulator.shutdown() }

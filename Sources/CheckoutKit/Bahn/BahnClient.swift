@@ -116,7 +116,8 @@ struct BahnResponse: Sendable {
                 e["decline_code"]?.stringValue ?? document["payment_intent"]?["last_payment_error"]?["decline_code"]?.stringValue)
     }
 
-    var intent: JSON? { document["payment_intent"] }
+    /// The intent the answer carries: at the top, or inside the error of a decline.
+    var intent: JSON? { document["payment_intent"] ?? document["error"]?["payment_intent"] }
 
     /// The document, or a diagnostic carrying Bahn's message and the seed's hint for its code.
     func requireSuccess(_ what: String) throws(Diagnostic) -> JSON {

@@ -101,6 +101,9 @@ public enum BahnOperations {
                 try state.markSpent(token.transactionId)
             }
             if response.replayed { context.note("Bahn replayed the original response for idempotency key \(key)") }
+            // A decline still changes the intent (a new charge, the error): remember it, so that a later read-back can
+            // tell this attempt's charge from the next one's.
+            if response.status == 402, let declined = response.intent { try state.record(intent: declined, orderID: orderID) }
             let document = try response.requireSuccess("confirm")
             guard let confirmed = response.intent else { throw .uncertain("Bahn's confirm answer has no payment_intent") }
             return try await confirmedOutput(document, intent: confirmed, orderID: orderID, key: key, status: response.status,

@@ -109,7 +109,7 @@ public final class CurlTransport: HTTPClient, @unchecked Sendable {
                 guard code == CURLE_OK else {
                     let detail = String(cString: errorPointer.baseAddress!)
                     let message = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
-                    return .failure(CurlTransport.classify(code, message: message, url: request.url))
+                    return .failure(CurlTransport.classify(code, message: message))
                 }
                 var status = 0
                 ccurl_getinfo_long(h, CURLINFO_RESPONSE_CODE, &status)
@@ -145,18 +145,19 @@ public final class CurlTransport: HTTPClient, @unchecked Sendable {
         return t
     }
 
-    private static func classify(_ code: CURLcode, message: String, url: String) -> TransportError {
+    /// The messages leave the URL out: every place that shows one (a diagnostic, the trace, HAR) names the request.
+    private static func classify(_ code: CURLcode, message: String) -> TransportError {
         switch code {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT:
-            .unreachable("\(message) (\(url))")
+            .unreachable(message)
         case CURLE_OPERATION_TIMEDOUT:
-            .timedOut("\(message) (\(url))")
+            .timedOut(message)
         case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
-            .invalidRequest("\(message) (\(url))")
+            .invalidRequest(message)
         case CURLE_ABORTED_BY_CALLBACK:
             .cancelled
         default:
-            .connectionLost("\(message) (\(url))")
+            .connectionLost(message)
         }
     }
 }

@@ -131,3 +131,22 @@ import Testing
         #expect(ContinuousClock.now - started < .seconds(3))
     }
 }
+
+@Suite struct BahnReconciliationAfterADeclineTests {
+    /// After a decline the intent carries that attempt's charge and error. A new token's confirm whose every attempt
+    /// was reset never reached Bahn: the read-back must not take the earlier decline for this attempt's.
+    @Test func aLostConfirmAfterAnEarlierDeclineIsNotMistakenForADecline() async throws {
+        let rig = try BahnRig(faults: "POST /api/payment_intents/*/confirm => reset @2-4")
+        let declined = try await rig.run(BahnRig.paySteps(amount: 5100, order: "dd-1"))
+        #expect(declined.failure?.code == .failure, "\(String(describing: declined.failure))")
+        let intent = try #require(declined.captures["intent"]?.stringValue)
+
+        let retry = try await rig.run(#"""
+        {"name":"make-token","use":"applepay.makeToken","with":{"amount":5100,"currency":"704"},"capture":{"token_file":"path"}},
+        {"name":"confirm","use":"bahn.confirm","with":{"intent":"\#(intent)","tokenFile":"${vars.token_file}"}}
+        """#)
+        let failure = try #require(retry.failure)
+        #expect(failure.code == .outcomeUnknown, "\(failure)")
+        #expect(failure.message.contains("with no new charge"), "\(failure)")
+    }
+}

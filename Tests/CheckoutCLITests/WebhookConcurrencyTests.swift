@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+
+/// Webhooks with parallel runs: every run's listener is one more target of `sandbox serve`, so no run steals or
+/// strands another's deliveries, and a `bahn listen` beside them receives every event.
+@Suite struct WebhookConcurrencyTests {
+    func targets(_ server: ServeProcess) throws -> [[String: Any]] {
+        let listed = try JSONSerialization.jsonObject(with: Data(curl(["-s", server.url + "/_sandbox/bahn/webhook-targets"]).utf8))
+        return ((listed as? [String: Any])?["targets"] as? [[String: Any]]) ?? []
+    }
+
+    @Test func tenParallelFlowsAndAListenerAllGetTheirEvents() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path)
+        defer { server.stop() }
+        let listener = try LiveProcess(["bahn", "listen"], home: s.path)
+        defer { listener.process.stop() }
+        #expect(listener.waitFor("listening for Bahn webhooks", on: .stderr), "\(listener.stderr)")
+        #expect(try targets(server).count == 1, "the listener registered itself")
+
+        let home = s.path
+        let runs = try await withThrowingTaskGroup(of: BinaryRunner.Result.self) { group in
+            for _ in 0..<10 {
+                group.addTask { try await BinaryRunner.run(["flow", "run", "bahn-apple-pay", "--format", "json"], home: home) }
+            }
+            var all: [BinaryRunner.Result] = []
+            for try await r in group { all.append(r) }
+            return all
+        }
+        for r in runs { #expect(r.status == 0, "\(r.all)") }
+        let intents = try runs.map { r -> String in
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            return try #require((document["captures"] as? [String: Any])?["intent"] as? String)
+        }
+        #expect(Set(intents).count == 10, "\(intents)")
+
+        // The listener saw every run's success event, and only the listener's target is left.
+        #expect(waitUntil(timeout: 10) { intents.allSatisfy { listener.stdout.contains("payment_intent.status.succeeded  \($0)") } },
+                "\(listener.stdout)")
+        let left = try targets(server)
+        #expect(left.count == 1 && (left.first?["id"] as? String)?.hasPrefix("run-") == true, "\(left)")
+        listener.send(SIGINT)
+        #expect(listener.exitStatus(within: 5) == 0)
+        #expect(try targets(server).isEmpty, "bahn listen removed its own target")
+    }
+
+    @Test func aRunThatCannotRegisterItsListenerFailsFastAndSaysWhy() async throws {
+        let s = try Scratch()
+        // An announced sandbox serve that answers its control route with a 404: it is not the emulator it claims to be.
+        let impostor = try ServeProcess(home: s.path, arguments: ["--faults", "PUT /_sandbox/bahn/webhook-targets/* => status=404 @*"])
+        defer { impostor.stop() }
+        let started = ContinuousClock.now
+        let r = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay", "--timeout", "2"], home: s.path)
+        #expect(r.status == 69, "\(r.all)")
+        #expect(r.stderr.contains("cannot register this run's webhook listener with sandbox serve"), "\(r.stderr)")
+        #expect(r.stderr.contains("it answered 404"))
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+}
