@@ -56,4 +56,15 @@ import Testing
         #expect(r.stderr.contains("it answered 404"))
         #expect(ContinuousClock.now - started < .seconds(5))
     }
+
+    @Test func aTargetThatCannotBeRemovedIsAWarningNotAFailure() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path, arguments: ["--faults", "DELETE /_sandbox/bahn/webhook-targets/* => status=500 @*"])
+        defer { server.stop() }
+        let r = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay"], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        #expect(r.stderr.contains("warning: could not remove webhook target run-"), "\(r.stderr)")
+        #expect(r.stderr.contains("it answered 500"))
+        #expect(try targets(server).count == 1, "the target it could not remove is still there")
+    }
 }
