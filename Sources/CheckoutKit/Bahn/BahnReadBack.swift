@@ -48,33 +48,36 @@ enum BahnReadBack {
     }
 
     static func capture(_ intent: String, _ client: BahnClient) -> ReadBack {
-        ReadBack(
-            action: "capture", effect: "the capture", resource: "the intent \(intent)",
-            read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
-                let (document, current, status) = try await read(intent, client)
-                try BahnState(store: client.context.state).record(intent: current, orderID: nil)
-                switch status {
-                case "succeeded": return .tookEffect(StepOutput(document: document, status: 200), shows: "\(intent) is succeeded: the capture went through")
-                case "canceled": return .refused(.failure("capture did not happen: \(intent) is canceled, so nothing was captured"))
-                default: return .notSeen(shows: "\(intent) is still \(status); the capture has not taken effect so far, but an attempt still in flight may yet complete it")
-                }
-            },
-            settle: { settleByResending("capture", intent, key: BahnProtocol.captureIdempotencyKey(intent: intent), client) })
+        intentAction("capture", intent, client, done: "succeeded", key: BahnProtocol.captureIdempotencyKey(intent: intent),
+                     ruledOut: ["canceled": "nothing was captured"])
     }
 
     static func cancel(_ intent: String, _ client: BahnClient) -> ReadBack {
+        intentAction("cancel", intent, client, done: "canceled", key: BahnProtocol.cancelIdempotencyKey(intent: intent),
+                     ruledOut: ["succeeded": "the payment was taken"])
+    }
+
+    /// Capture and cancel: the intent in status `done` means the call went through; a status in `ruledOut` means it
+    /// cannot have, and says why; any other leaves it open.
+    private static func intentAction(_ action: String, _ intent: String, _ client: BahnClient, done: String, key: String,
+                                     ruledOut: [String: String]) -> ReadBack {
         ReadBack(
-            action: "cancel", effect: "the cancel", resource: "the intent \(intent)",
+            action: action, effect: "the \(action)", resource: "the intent \(intent)",
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 let (document, current, status) = try await read(intent, client)
                 try BahnState(store: client.context.state).record(intent: current, orderID: nil)
-                switch status {
-                case "canceled": return .tookEffect(StepOutput(document: document, status: 200), shows: "\(intent) is canceled: the cancel went through")
-                case "succeeded": return .refused(.failure("cancel did not happen: \(intent) is succeeded, the payment was taken"))
-                default: return .notSeen(shows: "\(intent) is still \(status); the cancel has not taken effect so far, but an attempt still in flight may yet complete it")
+                if status == done {
+                    return .tookEffect(StepOutput(document: document, status: 200), shows: "\(intent) is \(status): the \(action) went through")
                 }
+                if let why = ruledOut[status] { return .refused(.failure("\(action) did not happen: \(intent) is \(status), so \(why)")) }
+                return .notSeen(shows: "\(intent) is still \(status); the \(action) has not taken effect so far, but an attempt still in flight may yet complete it")
             },
-            settle: { settleByResending("cancel", intent, key: BahnProtocol.cancelIdempotencyKey(intent: intent), client) })
+            settle: {
+                [
+                    "re-send it (its idempotency key is \(key), so Bahn answers a repeat with the original response): \(command(["bahn", action, intent], client))",
+                    "read the intent's status: \(command(["bahn", "intent", intent], client))",
+                ]
+            })
     }
 
     // MARK: -
@@ -87,13 +90,6 @@ enum BahnReadBack {
             throw .unavailable("Bahn's answer for \(intent) has no payment_intent.status")
         }
         return (document, current, status)
-    }
-
-    private static func settleByResending(_ action: String, _ intent: String, key: String, _ client: BahnClient) -> [String] {
-        [
-            "re-send it (its idempotency key is \(key), so Bahn answers a repeat with the original response): \(command(["bahn", action, intent], client))",
-            "read the intent's status: \(command(["bahn", "intent", intent], client))",
-        ]
     }
 
     private static func command(_ arguments: [String], _ client: BahnClient) -> String {

@@ -39,6 +39,30 @@ import Testing
         #expect(result.step("capture")?.output?["payment_intent"]?["status"] == "succeeded")
     }
 
+    @Test func aCancelWhoseAnswerIsLostIsReadBackAndReportedAsCanceled() async throws {
+        let rig = try BahnRig(faults: "POST /api/payment_intents/*/cancel => drop @*")
+        let result = try await rig.run(BahnRig.paySteps(order: "x-1", confirmExtra: #","captureMethod":"manual""#) + #"""
+        ,{"name":"cancel","use":"bahn.cancel","with":{"intent":"${vars.intent}"}}
+        """#)
+        #expect(result.passed, "\(String(describing: result.failure))")
+        let intent = try #require(result.captures["intent"]?.stringValue)
+        #expect(rig.movements(intent) == [.authorization, .void])
+        #expect(rig.notes.contains { $0.contains("\(intent) is canceled: the cancel went through") }, "\(rig.notes)")
+    }
+
+    /// A capture whose answer is lost on an intent someone canceled meanwhile is a known outcome: nothing captured.
+    @Test func aLostCaptureOnACanceledIntentReadsBackAsNotCaptured() async throws {
+        let rig = try BahnRig(faults: "POST /api/payment_intents/*/capture => reset @*")
+        let result = try await rig.run(BahnRig.paySteps(order: "x-2", confirmExtra: #","captureMethod":"manual""#) + #"""
+        ,{"name":"cancel","use":"bahn.cancel","with":{"intent":"${vars.intent}"}},
+        {"name":"capture","use":"bahn.capture","with":{"intent":"${vars.intent}"}}
+        """#)
+        let failure = try #require(result.failure)
+        #expect(failure.code == .failure, "\(failure)")
+        #expect(failure.message.contains("capture did not happen"), "\(failure)")
+        #expect(failure.message.contains("nothing was captured"))
+    }
+
     /// When the read-back cannot settle it either, the outcome is unknown: exit 75, the charge "may have gone
     /// through" (here it did), and two ways to settle it; the re-send replays, so there is still one charge.
     @Test func aLostConfirmThatCannotBeReadBackIsUnknownAndTheReSendReplays() async throws {
