@@ -24,7 +24,19 @@ public enum CheckoutDriver {
 
     /// Parses, runs, and prints any error — the one place where diagnostics reach the user.
     public static func main(arguments: [String]) async -> Int32 {
+        // A closed pipe on stdout must be an error to report (74), not a signal that kills the process.
+        signal(SIGPIPE, SIG_IGN)
         let console = Console.shared
+        let code = await run(arguments, console: console)
+        if code == ExitCode.ok.rawValue, let reason = console.outputFailure {
+            report(.ioError("cannot write to standard output: \(reason)", hint: "check where the output goes (a closed pipe, a full disk)"),
+                   console: console)
+            return ExitCode.ioError.rawValue
+        }
+        return code
+    }
+
+    private static func run(_ arguments: [String], console: Console) async -> Int32 {
         let parser = Parser(root: root, globalOptions: GlobalOptions.specs)
         do {
             switch try parser.parse(arguments) {

@@ -60,7 +60,10 @@ final class Interruption: Sendable {
             defer { if s.caught == nil { s.caught = sig } }
             return (s.caught == nil, s.task)
         }
-        guard first else { _exit(128 + sig) }
+        guard first else {
+            FileIO.removeTemporaryFiles()
+            _exit(128 + sig)
+        }
         onFirst(sig)
         task?.cancel()
     }

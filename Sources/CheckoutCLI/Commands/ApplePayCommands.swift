@@ -67,7 +67,7 @@ enum ApplePayCommands {
             }
         } else {
             // On a terminal a final newline keeps the prompt readable; anywhere else the bytes are the token.
-            FileIO.writeAll(1, console.stdoutIsTerminal ? made.bytes + Data("\n".utf8) : made.bytes)
+            console.outBytes(console.stdoutIsTerminal ? made.bytes + Data("\n".utf8) : made.bytes)
         }
         if settings.format == .text && !settings.quiet {
             let alphabetic = CurrencyCode.alphabetic(forNumeric: currency).map { " (\($0))" } ?? ""

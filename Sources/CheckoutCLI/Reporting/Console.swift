@@ -12,6 +12,8 @@ final class Console: @unchecked Sendable {
 
     private let lock = NSLock()
     private var progressShown = false
+    /// Why writing to standard output failed (closed, full), if it did: the command then exits 74.
+    private var stdoutFailure: String?
     let stderrIsTerminal = isatty(2) == 1
     let stdoutIsTerminal = isatty(1) == 1
     /// Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org).
@@ -28,6 +30,17 @@ final class Console: @unchecked Sendable {
             write(1, line + "\n")
         }
     }
+
+    /// Bytes for standard output exactly as they are (a token), with no newline added.
+    func outBytes(_ bytes: Data) {
+        lock.withLock {
+            clearProgressLocked()
+            writeOut(bytes)
+        }
+    }
+
+    /// Why standard output could not be written, once a write failed.
+    var outputFailure: String? { lock.withLock { stdoutFailure } }
 
     func err(_ line: String) {
         lock.withLock {
@@ -52,7 +65,15 @@ final class Console: @unchecked Sendable {
         }
     }
 
-    private func write(_ fd: Int32, _ text: String) { FileIO.writeAll(fd, Data(text.utf8)) }
+    private func write(_ fd: Int32, _ text: String) {
+        if fd == 1 { writeOut(Data(text.utf8)) } else { FileIO.writeAll(fd, Data(text.utf8)) }
+    }
+
+    /// Caller holds the lock. After one failure nothing more is tried: the first reason is the one to report.
+    private func writeOut(_ bytes: Data) {
+        guard stdoutFailure == nil else { return }
+        if !FileIO.writeAll(1, bytes) { stdoutFailure = String(cString: strerror(errno)) }
+    }
 
     func paint(_ text: String, _ code: String) -> String { color ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
 }

@@ -5,7 +5,7 @@ import Foundation
 enum ReportFile {
     static func write(_ text: String, to path: String, what: String) throws(Diagnostic) {
         do { try FileIO.write(Data(text.utf8), to: path) } catch {
-            throw .data("cannot write the \(what): \(error.message)", hint: error.hint)
+            throw Diagnostic(error.code, "cannot write the \(what): \(error.message)", hint: error.hint)
         }
     }
 }

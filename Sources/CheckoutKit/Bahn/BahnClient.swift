@@ -88,10 +88,13 @@ struct BahnResponse: Sendable {
     let status: Int
     let document: JSON
     let replayed: Bool
+    /// The answer does not settle what the request did (see `HTTPClientResponse.outcomeOpen`).
+    let outcomeOpen: Bool
 
     init(_ response: HTTPClientResponse) throws(Diagnostic) {
         status = response.status
         replayed = response.headers["Bn-Idempotent-Replayed"] == "true"
+        outcomeOpen = response.outcomeOpen
         var body = response.body
         // DECISION (protocols/bahn.md): responses are plain JSON; one that arrives as a JWS is opened.
         if response.headers["Content-Type"]?.lowercased().hasPrefix(BahnProtocol.joseContentType) == true,
@@ -126,7 +129,7 @@ struct BahnResponse: Sendable {
         let code = e?.code.map { " (\($0)\(e?.declineCode.map { ", \($0)" } ?? ""))" } ?? ""
         let message = "\(what) failed: Bahn answered \(status)\(code): \(e?.message ?? document.serialized())"
         let hint = BahnProtocol.hint(forCode: e?.code, type: e?.type)
-        if BahnProtocol.outcomeUnknownStatuses.contains(status) || e?.code == BahnProtocol.idempotencyInProgressCode {
+        if outcomeOpen || e?.code == BahnProtocol.idempotencyInProgressCode {
             throw .uncertain(message, hint: hint ?? "try again with the same idempotency key")
         }
         switch status {

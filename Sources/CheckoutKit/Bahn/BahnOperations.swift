@@ -60,6 +60,8 @@ public enum BahnOperations {
         var orderID = args["orderId"]?.interpolationText
         var intentID = args["intent"]?.interpolationText
         if intentID == nil, let orderID { intentID = try state.intentID(forOrder: orderID) }
+        // A token this state file sent to another intent is refused before anything — an intent for it included — is made.
+        try state.checkUnusedElsewhere(token, intent: intentID)
         if intentID == nil {
             guard let orderID else { throw .usage("confirm needs an intent id or an order id") }
             guard args["amount"] != nil, args["currency"] != nil else {
@@ -82,9 +84,15 @@ public enum BahnOperations {
         let explicitKey = args["idempotencyKey"]?.interpolationText
         let proposed = explicitKey ?? orderID.map(BahnProtocol.confirmIdempotencyKey(orderID:))
             ?? BahnProtocol.confirmIdempotencyKey(intent: intent)
-        let previousCharge = try state.latestCharge(intent: intent)
-        let (key, isNewAttempt) = try state.confirmKey(intent: intent, proposed: proposed, explicit: explicitKey != nil,
-                                                       transactionID: token.transactionId, tokenPath: token.path)
+        var prior = try state.priorCharge(intent: intent)
+        if prior == .unknown, let seen = await context.enrichment("the intent \(intent) as it was before this confirm", {
+            () async throws(Diagnostic) -> JSON? in try await client.get(BahnProtocol.intentPath(intent)).intent
+        }), let seen {
+            // An intent this state file never saw: its charge now tells a later read-back whether this confirm got through.
+            try state.record(intent: seen, orderID: orderID)
+            prior = .known(seen["latest_charge_id"]?.stringValue)
+        }
+        let (key, isNewAttempt) = try state.confirmKey(intent: intent, proposed: proposed, explicit: explicitKey != nil, token: token)
         if isNewAttempt { context.note("a new token for \(intent): confirming under a new idempotency key, \(key)") }
 
         // The token goes in as a JSON string whose characters are exactly the file's: the serializer escapes
@@ -93,7 +101,7 @@ public enum BahnOperations {
         if let captureMethod { body["capture_method"] = .string(captureMethod) }
         let confirmBody = JSON.object(body)
         let readBack = BahnReadBack.confirm(intent: intent, orderID: orderID, token: token, key: key, captureMethod: captureMethod,
-                                            previousCharge: previousCharge, client: client, state: state)
+                                            prior: prior, client: client, state: state)
         return try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
             let response = try await client.post(BahnProtocol.confirmPath(intent), body: confirmBody, idempotencyKey: key)
             // Any answer about the token itself means it is spent (a decline uses it up too).

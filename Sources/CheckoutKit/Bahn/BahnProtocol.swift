@@ -57,10 +57,6 @@ public enum BahnProtocol {
     static let signatureHeader = "Bn-Signature"
     public static let signatureTolerance: TimeInterval = 300
 
-    /// DECISION: answers that do not say whether the request took effect, so a call that moves money reads back:
-    /// an internal error (the server may have failed half-way), a bad gateway and a gateway timeout (the origin may
-    /// have acted). A 503 says the service did not take the request, and other statuses are answers.
-    static let outcomeUnknownStatuses: Set<Int> = [500, 502, 504]
     /// An earlier attempt under the same key is still being processed (Stripe's idempotency semantics).
     static let idempotencyInProgressCode = "idempotency_in_progress"
 

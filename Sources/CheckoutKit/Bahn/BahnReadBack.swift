@@ -5,14 +5,15 @@ import Foundation
 /// for each call are here, in one place.
 enum BahnReadBack {
     static func confirm(intent: String, orderID: String?, token: PaymentTokenFile, key: String, captureMethod: String?,
-                        previousCharge: String?, client: BahnClient, state: BahnState) -> ReadBack {
+                        prior: BahnState.PriorCharge, client: BahnClient, state: BahnState) -> ReadBack {
         ReadBack(
             action: "confirm", effect: "the charge", resource: "the intent \(intent)",
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 let (document, current, status) = try await read(intent, client)
-                // A confirm that reached Bahn leaves a charge on the intent; one that did not leaves the one before.
+                // A confirm that reached Bahn leaves a charge on the intent; one that did not leaves the one before. With no
+                // record of the one before, a decline on the intent may be an earlier attempt's: it settles nothing.
                 let charge = current["latest_charge_id"]?.stringValue
-                let reached = charge != nil && charge != previousCharge
+                let reached = if case .known(let previous) = prior { charge != nil && charge != previous } else { false }
                 switch status {
                 case "succeeded", "requires_capture", "processing":
                     // Only a confirm gets an intent here: the money moved (or is moving), whichever attempt moved it.

@@ -1,111 +1,193 @@
 import Foundation
 
-/// What Bahn commands keep in the state file so that separate invocations chain: intents and their orders,
-/// the idempotency key of each confirm (so a retry in a later invocation reuses it), and the transaction ids
-/// of tokens already confirmed (they are single-use).
+/// What Bahn commands keep in the state file so that separate invocations chain: intents and their orders, and every
+/// token sent — to which intent, under which idempotency key, whether Bahn has used it up — so that a retry in a later
+/// invocation replays instead of charging again, and a single-use token is never sent twice under different keys.
 ///
-/// Layout: `{"bahn": {"intents": {"pi_…": {"orderId", "amount", "currency", "status", "latest_charge_id", "confirmKey",
-///                                        "confirmTransaction"}},
-///                   "orders": {"1234": "pi_…"}, "lastIntent": "pi_…", "spentTransactions": ["…"],
-///                   "transactionKeys": {"<transaction id>": "<the idempotency key it was sent under>"}}}`
+/// Layout (`BahnSection`, decoded by one typed decoder, used by every reader):
+/// `{"bahn": {"intents": {"pi_…": {"orderId", "amount", "currency", "status", "latest_charge_id", "confirmTransaction"}},
+///            "orders": {"1234": "pi_…"}, "lastIntent": "pi_…",
+///            "tokens": {"<transaction id>": {"intent": "pi_…", "idempotencyKey": "…", "spent": true}}}}`
 struct BahnState: Sendable {
     let store: StateStore?
 
     private static let root = JSONPath(components: [.key("bahn")])
 
-    private func read() throws(Diagnostic) -> JSON { try store?.read()["bahn"] ?? .object([:]) }
+    private func read() throws(Diagnostic) -> BahnSection {
+        guard let store else { return BahnSection() }
+        return try BahnSection(StateField(try store.read()["bahn"], at: Self.root, in: store.path))
+    }
 
-    private func update(_ change: (inout [String: JSON]) throws(Diagnostic) -> Void) throws(Diagnostic) {
-        try store?.update { (doc: inout JSON) throws(Diagnostic) in
-            var bahn = doc["bahn"]?.objectValue ?? [:]
-            try change(&bahn)
-            doc = Self.root.setting(.object(bahn), in: doc)
+    private func update(_ change: (inout BahnSection) throws(Diagnostic) -> Void) throws(Diagnostic) {
+        guard let store else { return }
+        try store.update { (doc: inout JSON) throws(Diagnostic) in
+            var section = try BahnSection(StateField(doc["bahn"], at: Self.root, in: store.path))
+            try change(&section)
+            doc = Self.root.setting(section.json, in: doc)
         }
     }
 
     func record(intent: JSON, orderID: String?) throws(Diagnostic) {
         guard let id = intent["id"]?.stringValue else { return }
         try update { bahn in
-            var intents = bahn["intents"]?.objectValue ?? [:]
-            var entry = intents[id]?.objectValue ?? [:]
-            if let orderID { entry["orderId"] = .string(orderID) }
-            for key in ["amount", "currency", "status", "latest_charge_id"] { if let v = intent[key] { entry[key] = v } }
-            intents[id] = .object(entry)
-            bahn["intents"] = .object(intents)
-            if let orderID {
-                var orders = bahn["orders"]?.objectValue ?? [:]
-                orders[orderID] = .string(id)
-                bahn["orders"] = .object(orders)
-            }
-            bahn["lastIntent"] = .string(id)
+            var entry = bahn.intents[id] ?? BahnSection.Intent()
+            if let orderID { entry.orderId = orderID }
+            if let amount = intent["amount"]?.intValue { entry.amount = amount }
+            if let currency = intent["currency"]?.stringValue { entry.currency = currency }
+            if let status = intent["status"]?.stringValue { entry.status = status }
+            if let charge = intent["latest_charge_id"] { entry.latestCharge = charge.stringValue }
+            bahn.intents[id] = entry
+            if let orderID { bahn.orders[orderID] = id }
+            bahn.lastIntent = id
         }
     }
 
-    func intentID(forOrder orderID: String) throws(Diagnostic) -> String? {
-        try read()["orders"]?[orderID]?.stringValue
+    func intentID(forOrder orderID: String) throws(Diagnostic) -> String? { try read().orders[orderID] }
+
+    func orderID(forIntent id: String) throws(Diagnostic) -> String? { try read().intents[id]?.orderId }
+
+    /// What this state file knows of the intent's latest charge: `.known(nil)` for an intent seen without one,
+    /// `.unknown` for an intent it has never seen. A read-back that finds another charge knows a confirm reached Bahn.
+    func priorCharge(intent id: String) throws(Diagnostic) -> PriorCharge {
+        guard let entry = try read().intents[id], entry.isKnown else { return .unknown }
+        return .known(entry.latestCharge)
     }
 
-    func orderID(forIntent id: String) throws(Diagnostic) -> String? {
-        try read()["intents"]?[id]?["orderId"]?.stringValue
+    enum PriorCharge: Sendable, Equatable {
+        case known(String?)
+        case unknown
     }
 
-    /// The intent's latest charge as last seen: a read-back that finds another one knows a confirm reached Bahn.
-    func latestCharge(intent id: String) throws(Diagnostic) -> String? {
-        try read()["intents"]?[id]?["latest_charge_id"]?.stringValue
+    /// Refuses, before anything is sent (an intent created for it, say), a token this state file has sent before to
+    /// another intent than `intent` (nil: an intent still to be created).
+    func checkUnusedElsewhere(_ token: PaymentTokenFile, intent: String?) throws(Diagnostic) {
+        if let used = try read().tokens[token.transactionId], used.intent != intent {
+            throw Self.usedElsewhere(token, used)
+        }
     }
 
-    /// The confirm key for `intent` and this token. A retry of the same token must reuse the key it was first
-    /// sent under (so Bahn replays instead of charging again); a different token on the same intent — after a
-    /// decline, say — is a new attempt and gets a key of its own, since Bahn refuses one key with two bodies.
-    /// The key is recorded before the request goes out, so even a crash mid-request leaves it for the retry.
+    /// The confirm key for `intent` and this token. A retry of the same token must reuse the key it was first sent
+    /// under (so Bahn replays instead of charging again); a different token on the same intent — after a decline, say —
+    /// is a new attempt and gets a key of its own, since Bahn refuses one key with two bodies. The key is recorded before
+    /// the request goes out, so even a crash mid-request leaves it for the retry.
     ///
-    /// A token this state file has seen confirmed is single-use: sending it again under the key it went out with is a
-    /// replay (Bahn answers with the original response) and is allowed; under any other key it would be a second
-    /// charge attempt with a spent token, so it is refused here, before anything is sent.
-    func confirmKey(intent id: String, proposed: String, explicit: Bool, transactionID: String,
-                    tokenPath: String) throws(Diagnostic) -> (key: String, isNewAttempt: Bool) {
+    /// A token Bahn has used up is single-use: sending it again under the key it went out with is a replay (Bahn answers
+    /// with the original response) and is allowed; under any other key it would be a second charge attempt with a spent
+    /// token, and to another intent a second payment: both are refused here, before anything is sent.
+    func confirmKey(intent id: String, proposed: String, explicit: Bool, token: PaymentTokenFile) throws(Diagnostic) -> (key: String, isNewAttempt: Bool) {
         var chosen = proposed
         var newAttempt = false
-        try update { (bahn: inout [String: JSON]) throws(Diagnostic) in
-            var intents = bahn["intents"]?.objectValue ?? [:]
-            var entry = intents[id]?.objectValue ?? [:]
-            var transactionKeys = bahn["transactionKeys"]?.objectValue ?? [:]
-            let sentUnder = transactionKeys[transactionID]?.stringValue
-            if !explicit, let sentUnder {
-                chosen = sentUnder
-            } else if !explicit, let existing = entry["confirmKey"]?.stringValue {
-                if entry["confirmTransaction"]?.stringValue == transactionID {
-                    chosen = existing
-                } else {
-                    chosen = "\(proposed)-\(transactionID.prefix(8))"
-                    newAttempt = true
-                }
+        try update { (bahn: inout BahnSection) throws(Diagnostic) in
+            let txid = token.transactionId
+            let sent = bahn.tokens[txid]
+            if let sent, sent.intent != id { throw Self.usedElsewhere(token, sent) }
+            var entry = bahn.intents[id] ?? BahnSection.Intent()
+            if !explicit, let sent {
+                chosen = sent.idempotencyKey
+            } else if !explicit, let previous = entry.confirmTransaction, previous != txid, bahn.tokens[previous] != nil {
+                chosen = "\(proposed)-\(txid.prefix(8))"
+                newAttempt = true
             }
-            let spent = (bahn["spentTransactions"]?.arrayValue ?? []).contains { $0.stringValue?.lowercased() == transactionID.lowercased() }
-            if spent, sentUnder != chosen {
-                throw .data("token file \(tokenPath): transaction \(transactionID) was already confirmed\(sentUnder.map { " under idempotency key \($0)" } ?? ""); an Apple Pay token is single-use",
-                            hint: sentUnder.map { "to get the original answer again, re-send it under the same key (--idempotency-key \($0)): Bahn replays it and charges nothing; for a new payment make a fresh token with `checkout-driver applepay token`" }
-                                ?? "make a fresh token with `checkout-driver applepay token`")
+            if let sent, sent.spent, sent.idempotencyKey != chosen {
+                throw .data("token file \(token.path): transaction \(txid) was already confirmed under idempotency key \(sent.idempotencyKey); an Apple Pay token is single-use",
+                            hint: "to get the original answer again, re-send it under the same key (--idempotency-key \(sent.idempotencyKey)): Bahn replays it and charges nothing; for a new payment make a fresh token with `checkout-driver applepay token`")
             }
-            entry["confirmKey"] = .string(chosen)
-            entry["confirmTransaction"] = .string(transactionID)
-            intents[id] = .object(entry)
-            bahn["intents"] = .object(intents)
-            transactionKeys[transactionID] = .string(chosen)
-            bahn["transactionKeys"] = .object(transactionKeys)
+            entry.confirmTransaction = txid
+            bahn.intents[id] = entry
+            // The first key a token went out under is the one that may have charged: it stays the token's key.
+            bahn.tokens[txid] = sent ?? BahnSection.Token(intent: id, idempotencyKey: chosen, spent: false)
         }
         return (chosen, newAttempt)
     }
 
+    private static func usedElsewhere(_ token: PaymentTokenFile, _ used: BahnSection.Token) -> Diagnostic {
+        .data("token file \(token.path): transaction \(token.transactionId) was already sent to \(used.intent) under idempotency key \(used.idempotencyKey)\(used.spent ? " and used up" : ""); an Apple Pay token pays one intent once",
+              hint: used.spent ? "make a fresh token with `checkout-driver applepay token`"
+                               : "settle that payment first (`checkout-driver bahn intent \(used.intent)`), then make a fresh token for another one")
+    }
+
     func spentTransactions() throws(Diagnostic) -> Set<String> {
-        Set(try read()["spentTransactions"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        Set(try read().tokens.filter { $0.value.spent }.keys)
     }
 
     func markSpent(_ transactionID: String) throws(Diagnostic) {
-        try update { bahn in
-            var spent = bahn["spentTransactions"]?.arrayValue ?? []
-            if !spent.contains(.string(transactionID)) { spent.append(.string(transactionID)) }
-            bahn["spentTransactions"] = .array(spent)
-        }
+        try update { bahn in bahn.tokens[transactionID]?.spent = true }
     }
+}
+
+/// The `bahn` section of the state file, typed. Unknown members (from a newer version) are kept as they are.
+struct BahnSection: Sendable {
+    struct Intent: Sendable {
+        var orderId: String?
+        var amount: Int?
+        var currency: String?
+        var status: String?
+        var latestCharge: String?
+        /// The transaction id of the token most recently sent to this intent.
+        var confirmTransaction: String?
+        var unknown: [String: JSON] = [:]
+
+        /// Whether the intent itself was seen (its status recorded), not only named by a confirm.
+        var isKnown: Bool { status != nil }
+    }
+
+    struct Token: Sendable, Equatable {
+        var intent: String
+        var idempotencyKey: String
+        /// Bahn answered about the token itself (a confirm or a decline): it is used up.
+        var spent: Bool
+    }
+
+    var intents: [String: Intent] = [:]
+    var orders: [String: String] = [:]
+    var lastIntent: String?
+    var tokens: [String: Token] = [:]
+    var unknown: [String: JSON] = [:]
+
+    init() {}
+
+    init(_ field: StateField) throws(Diagnostic) {
+        for (id, f) in try field["intents"].members() {
+            _ = try f.members()  // an object
+            intents[id] = Intent(orderId: try f["orderId"].string(), amount: try f["amount"].int(),
+                                 currency: try f["currency"].string(), status: try f["status"].string(),
+                                 latestCharge: try f["latest_charge_id"].string(),
+                                 confirmTransaction: try f["confirmTransaction"].string(),
+                                 unknown: f.unknownMembers(besides: Intent.keys))
+        }
+        for (order, f) in try field["orders"].members() {
+            guard let intent = try f.string() else { throw f.wrong("an intent id") }
+            orders[order] = intent
+        }
+        lastIntent = try field["lastIntent"].string()
+        for (txid, f) in try field["tokens"].members() {
+            guard let intent = try f["intent"].string() else { throw f["intent"].wrong("an intent id") }
+            guard let key = try f["idempotencyKey"].string() else { throw f["idempotencyKey"].wrong("an idempotency key") }
+            tokens[txid] = Token(intent: intent, idempotencyKey: key, spent: try f["spent"].bool() ?? false)
+        }
+        _ = try field.members()  // the section itself is an object
+        unknown = field.unknownMembers(besides: ["intents", "orders", "lastIntent", "tokens"])
+    }
+
+    var json: JSON {
+        var o = unknown
+        o["intents"] = .object(intents.mapValues { intent in
+            var e = intent.unknown
+            e["orderId"] = intent.orderId.map(JSON.string)
+            e["amount"] = intent.amount.map { .number(Double($0)) }
+            e["currency"] = intent.currency.map(JSON.string)
+            e["status"] = intent.status.map(JSON.string)
+            e["latest_charge_id"] = intent.latestCharge.map(JSON.string)
+            e["confirmTransaction"] = intent.confirmTransaction.map(JSON.string)
+            return .object(e)
+        })
+        o["orders"] = .object(orders.mapValues(JSON.string))
+        o["lastIntent"] = lastIntent.map(JSON.string)
+        o["tokens"] = .object(tokens.mapValues { ["intent": .string($0.intent), "idempotencyKey": .string($0.idempotencyKey), "spent": .bool($0.spent)] })
+        return .object(o)
+    }
+}
+
+extension BahnSection.Intent {
+    static let keys: Set<String> = ["orderId", "amount", "currency", "status", "latest_charge_id", "confirmTransaction"]
 }

@@ -43,11 +43,13 @@ public struct StateStore: Sendable {
     }
 
     private func load() throws(Diagnostic) -> JSON {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            if FileManager.default.fileExists(atPath: path) {
-                throw .data("cannot read state file \(path)", hint: "check its permissions")
-            }
-            return .object([:])
+        // `--session /dev/null` (a device, a FIFO) is a state that is never read back: reading /dev/full or a FIFO
+        // would never end.
+        guard FileManager.default.fileExists(atPath: path), isRegularFile else { return .object([:]) }
+        let data: Data
+        switch FileIO.read(path) {
+        case .success(let bytes): data = bytes
+        case .failure(let error): throw .data("cannot read state file \(path): \(error.reason)", hint: "check its permissions")
         }
         guard let json = try? JSON.parse(data), case .object = json else {
             throw .data("state file \(path) is corrupt (not a JSON object)",
@@ -62,20 +64,33 @@ public struct StateStore: Sendable {
         try FileIO.write(Data((safe.serialized(pretty: true) + "\n").utf8), to: path)
     }
 
+    /// Whether the state file is (or will be) a regular file: `/dev/null` or a FIFO is written in place, unlocked.
+    private var isRegularFile: Bool {
+        var info = stat()
+        return stat(FileIO.resolvingSymlinks(path), &info) != 0 || (info.st_mode & S_IFMT) == S_IFREG
+    }
+
     private func withLock<T>(exclusive: Bool, _ body: () throws(Diagnostic) -> T) throws(Diagnostic) -> T {
-        let directory = (path as NSString).deletingLastPathComponent
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw .data("cannot create the state directory \(directory): \(error.localizedDescription)",
-                        hint: "pass --session FILE somewhere writable")
+        guard isRegularFile else { return try body() }
+        // The lock sits beside the file really written, so two symlinks to one state file share it.
+        let target = FileIO.resolvingSymlinks(path)
+        let directory = (target as NSString).deletingLastPathComponent
+        if !directory.isEmpty {
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw .ioError("cannot create the state directory \(directory): \(error.localizedDescription)",
+                               hint: "pass --session FILE somewhere writable")
+            }
         }
-        let fd = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .data("cannot open \(path).lock: \(String(cString: strerror(errno)))") }
+        let fd = open(target + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw .ioError("cannot open \(target).lock: \(String(cString: strerror(errno)))", hint: "pass --session FILE somewhere writable")
+        }
         defer { close(fd) }
         while flock(fd, exclusive ? LOCK_EX : LOCK_SH) != 0 {
-            if errno != EINTR { throw .data("cannot lock \(path): \(String(cString: strerror(errno)))") }
+            if errno != EINTR { throw .ioError("cannot lock \(path): \(String(cString: strerror(errno)))") }
         }
         defer { flock(fd, LOCK_UN) }
         return try body()

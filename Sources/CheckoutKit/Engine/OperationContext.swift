@@ -57,8 +57,13 @@ public struct OperationContext: Sendable {
                                                 events(.retrying(step: step, attempt: attempt, delay: delay, reason: redactor.text(reason)))
                                             })
         switch last.outcome {
-        case .success(let response): return response
-        case .failure(let error): throw diagnose(error, request: last.request, attempts: last.attempts)
+        case .success(var response):
+            response.outcomeOpen = last.outcomeOpen
+            return response
+        case .failure(let error):
+            var diagnostic = diagnose(error, request: last.request, attempts: last.attempts)
+            if last.outcomeOpen { diagnostic.outcomeUncertain = true }
+            throw diagnostic
         }
     }
 
@@ -85,9 +90,9 @@ public struct OperationContext: Sendable {
             return .uncertain("\(what): connection lost\(tries): \(redactor.text(m))",
                               hint: safe ? "the service may be failing; try again later" :
                                 "the request may have been applied; it was not repeated because it has no idempotency key")
-        case .cancelled:
+        case .cancelled(let sent):
             var interrupted = Diagnostic.interrupted(during: step)
-            interrupted.outcomeUncertain = true  // the request was on its way
+            interrupted.outcomeUncertain = sent  // the request was on its way
             return interrupted
         case .invalidRequest(let m):
             return .data("\(what): \(redactor.text(m))")
@@ -194,6 +199,8 @@ extension RetryPolicy {
         public var request: HTTPClientRequest
         public var outcome: Result<HTTPClientResponse, TransportError>
         public var attempts: Int
+        /// Some attempt may have taken effect and the last one's answer does not settle it.
+        public var outcomeOpen: Bool
     }
 
     /// Sends `build(attempt)` until an attempt ends in a way this policy does not repeat, waiting between attempts
@@ -225,17 +232,15 @@ extension RetryPolicy {
             do { outcome = .success(try await client.send(request)) } catch { outcome = .failure(error) }
             attempted(ExchangeRecord(step: step, attempt: attempt, startedAt: startedAt, request: request,
                                      outcome: outcome, duration: (ContinuousClock.now - clock).seconds))
+            mayHaveTakenEffect = mayHaveTakenEffect || Self.leavesOutcomeOpen(outcome)
             guard shouldRetry(request, attempt: attempt, outcome: outcome), !Task.isCancelled else {
-                return LastAttempt(request: request, outcome: outcome, attempts: attempt)
+                return LastAttempt(request: request, outcome: outcome, attempts: attempt,
+                                   outcomeOpen: mayHaveTakenEffect && !Self.settles(outcome))
             }
             let delay = delay(after: attempt, response: try? outcome.get())
             let reason = switch outcome {
             case .success(let r): "status \(r.status)"
             case .failure(let e): e.description
-            }
-            switch outcome {
-            case .success(let response): mayHaveTakenEffect = mayHaveTakenEffect || response.status >= 500
-            case .failure(let error): mayHaveTakenEffect = mayHaveTakenEffect || !error.requestNeverSent
             }
             retrying(attempt + 1, delay, reason)
             do { try await deadline.sleep(delay, during: step) } catch { throw stopped(error) }

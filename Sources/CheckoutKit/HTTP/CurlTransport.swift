@@ -44,7 +44,7 @@ public final class CurlTransport: HTTPClient, @unchecked Sendable {
 
     /// Runs one transfer synchronously on the caller's thread (the transport's queue).
     private func perform(_ request: HTTPClientRequest, abort: AbortFlag) -> Result<HTTPClientResponse, TransportError> {
-        if abort.isRaised { return .failure(.cancelled) }
+        if abort.isRaised { return .failure(.cancelled(sent: false)) }
         let h = handle
         // Reset clears options but keeps the live connection, so keep-alive survives across requests.
         curl_easy_reset(h)
@@ -155,7 +155,7 @@ public final class CurlTransport: HTTPClient, @unchecked Sendable {
         case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
             .invalidRequest(message)
         case CURLE_ABORTED_BY_CALLBACK:
-            .cancelled
+            .cancelled(sent: true)
         default:
             .connectionLost(message)
         }

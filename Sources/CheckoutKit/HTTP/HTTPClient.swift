@@ -40,6 +40,9 @@ public struct HTTPClientResponse: Sendable {
     public var timings: PhaseTimings
     /// Whether this exchange reused an already open connection.
     public var reusedConnection: Bool
+    /// What the request did is open: an earlier attempt may have taken effect and this answer does not settle it,
+    /// or this answer itself does not say (500/502/504). See `RetryPolicy.leavesOutcomeOpen`.
+    public var outcomeOpen = false
 
     public init(status: Int, headers: HTTPHeaders = [:], body: Data = Data(), httpVersion: String = "HTTP/1.1",
                 timings: PhaseTimings = .init(), reusedConnection: Bool = false) {
@@ -62,8 +65,9 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
     case timedOut(String)
     /// The connection broke after the request went out; the server may or may not have acted on it.
     case connectionLost(String)
-    /// The run was interrupted while the exchange was under way; the server may or may not have acted on it.
-    case cancelled
+    /// The run was interrupted: before the request went out (`sent` false), or while it was under way (then the
+    /// server may or may not have acted on it).
+    case cancelled(sent: Bool)
     case invalidRequest(String)
 
     public var description: String {
@@ -77,7 +81,12 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 
     /// A request that provably never reached the server can be retried whatever its method.
-    public var requestNeverSent: Bool { if case .unreachable = self { return true }; return false }
+    public var requestNeverSent: Bool {
+        switch self {
+        case .unreachable, .cancelled(sent: false): true
+        default: false
+        }
+    }
 }
 
 /// The one seam between the driver and the network: libcurl in production, a recording in replay.

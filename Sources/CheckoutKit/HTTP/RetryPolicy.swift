@@ -30,6 +30,28 @@ public struct RetryPolicy: Sendable, Equatable {
     static let idempotentMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]
     /// Statuses that say "not now" rather than "no".
     static let transientStatuses: Set<Int> = [408, 425, 429, 500, 502, 503, 504]
+    /// Answers that do not say whether the request took effect: an internal error (the server may have failed
+    /// half-way), a bad gateway and a gateway timeout (the origin may have acted). A 503 says the request was not
+    /// taken, and every other status is an answer.
+    static let indeterminateStatuses: Set<Int> = [500, 502, 504]
+
+    /// Whether an attempt that ended so may have taken effect without saying so: the request went out and what came
+    /// back does not tell. The one classifier behind the retry loop's bookkeeping, the engine's diagnoses and the
+    /// providers' reading of answers; operations that move money read back when it holds.
+    public static func leavesOutcomeOpen(_ outcome: Result<HTTPClientResponse, TransportError>) -> Bool {
+        switch outcome {
+        case .success(let response): indeterminateStatuses.contains(response.status)
+        case .failure(.invalidRequest): false
+        case .failure(let error): !error.requestNeverSent
+        }
+    }
+
+    /// Whether an answer settles what the request did (so that an earlier lost attempt no longer matters): anything
+    /// but a status that means "not now". With an idempotency key, such an answer is the replay of the first one.
+    static func settles(_ outcome: Result<HTTPClientResponse, TransportError>) -> Bool {
+        if case .success(let response) = outcome { return !transientStatuses.contains(response.status) }
+        return false
+    }
 
     public static func isSafeToRepeat(_ request: HTTPClientRequest) -> Bool {
         idempotentMethods.contains(request.method) || idempotencyHeaders.contains { request.headers[$0] != nil }

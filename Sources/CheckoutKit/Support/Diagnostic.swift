@@ -9,6 +9,8 @@ public enum ExitCode: Int32, Sendable, Codable {
     /// A service unreachable or timing out.
     case unavailable = 69
     case internalError = 70
+    /// `EX_IOERR`: an output could not be written (no space, a read-only file, standard output closed).
+    case ioError = 74
     /// `EX_TEMPFAIL`: the outcome of a step that moves money is unknown; the message says how to settle it.
     case outcomeUnknown = 75
     case configuration = 78
@@ -47,6 +49,7 @@ public struct Diagnostic: Error, Sendable, CustomStringConvertible {
     }
     public static func failure(_ message: String, hint: String? = nil) -> Diagnostic { .init(.failure, message, hint: hint) }
     public static func internalError(_ message: String) -> Diagnostic { .init(.internalError, message) }
+    public static func ioError(_ message: String, hint: String? = nil) -> Diagnostic { .init(.ioError, message, hint: hint) }
 
     /// The answer to a request that may have taken effect was lost: see `outcomeUncertain`.
     public static func uncertain(_ message: String, hint: String? = nil) -> Diagnostic {

@@ -1,29 +1,79 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Files the driver reads and writes (state, tokens, flows, reports), with the system's own reasons on failure.
 public enum FileIO {
-    /// The one way the driver writes a file that matters: into a temporary file in the same directory, created
-    /// with the final mode (never readable by others, not even briefly), flushed, then renamed over the target.
-    /// A reader sees the old file or the new one, never a part of either.
-    public static func write(_ bytes: Data, to path: String, mode: mode_t = 0o600) throws(Diagnostic) {
+    /// The one way the driver writes a file the user pointed it at (`--out`, `--record`, `--junit`, `--session`, …),
+    /// as the user means it:
+    /// - a symlink is followed, and its target written;
+    /// - something that is not a regular file (`/dev/null`, `/dev/stdout`, a FIFO) is written in place, never
+    ///   replaced;
+    /// - a regular file (or a new one) is replaced atomically: the bytes go to a temporary file in the same directory,
+    ///   created with the final mode (never readable by others, not even briefly), flushed, then renamed over the
+    ///   target, so a reader sees the old file or the new one, never a part of either. A read-only file is refused,
+    ///   not replaced. The temporary file is removed on any error, and on a second Ctrl-C (`removeTemporaryFiles`).
+    /// Failures are exit 74 (`EX_IOERR`) with the system's reason: "No space left on device", "Permission denied".
+    public static func write(_ bytes: Data, to requested: String, mode: mode_t = 0o600) throws(Diagnostic) {
+        let path = resolvingSymlinks(requested)
+        var info = stat()
+        let exists = stat(path, &info) == 0
+        if exists && (info.st_mode & S_IFMT) != S_IFREG {
+            try writeInPlace(bytes, to: path, shown: requested, directory: (info.st_mode & S_IFMT) == S_IFDIR)
+            return
+        }
+        // Judged by its mode, not by access(2): root may write anything, but a file nobody may write was made
+        // read-only on purpose.
+        if exists && info.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH) == 0 {
+            throw .ioError("cannot write \(requested): it is read-only", hint: "make it writable, or point the option at another file")
+        }
         let directory = (path as NSString).deletingLastPathComponent
         let temp = (directory.isEmpty ? "." : directory)
             + "/.\((path as NSString).lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
-        func failure() -> Diagnostic {
-            .data("cannot write \(path): \(String(cString: strerror(errno)))", hint: "check the directory exists and is writable")
-        }
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-        guard fd >= 0 else { throw failure() }
-        let written = writeAll(fd, bytes) && fsync(fd) == 0
+        guard fd >= 0 else { throw failure(requested, errno, hint: "check the directory exists and is writable") }
+        temporaryFiles.withLock { _ = $0.insert(temp) }
+        defer { temporaryFiles.withLock { _ = $0.remove(temp) } }
+        var code: Int32 = 0
+        if !writeAll(fd, bytes) || fsync(fd) != 0 { code = errno }
         close(fd)
-        guard written, rename(temp, path) == 0 else {
-            let error = failure()
+        if code == 0, rename(temp, path) != 0 { code = errno }
+        if code != 0 {
             unlink(temp)
-            throw error
+            throw failure(requested, code, hint: "check there is space and the directory is writable")
         }
+    }
+
+    /// Removes the temporary files of writes under way (the process is about to exit without finishing them).
+    public static func removeTemporaryFiles() {
+        for temp in temporaryFiles.withLock({ $0 }) { unlink(temp) }
+    }
+
+    private static let temporaryFiles = Mutex<Set<String>>([])
+
+    /// A device, a FIFO or a terminal: opened and written as it is (no temporary file, no rename, no truncation).
+    private static func writeInPlace(_ bytes: Data, to path: String, shown: String, directory: Bool) throws(Diagnostic) {
+        if directory { throw .ioError("cannot write \(shown): it is a directory", hint: "name a file inside it") }
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw failure(shown, errno, hint: "check that it can be written") }
+        defer { close(fd) }
+        guard writeAll(fd, bytes) else { throw failure(shown, errno, hint: "check that it can take the output") }
+    }
+
+    /// Follows a chain of symlinks to the path that will really be written (which may not exist yet).
+    static func resolvingSymlinks(_ path: String) -> String {
+        var current = path
+        for _ in 0..<40 {  // as the kernel does, give up on loops
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: current) else { return current }
+            current = target.hasPrefix("/") ? target : ((current as NSString).deletingLastPathComponent as NSString).appendingPathComponent(target)
+        }
+        return current
+    }
+
+    private static func failure(_ path: String, _ code: Int32, hint: String) -> Diagnostic {
+        .ioError("cannot write \(path): \(String(cString: strerror(code)))", hint: code == ENOSPC ? "free some space, or write elsewhere" : hint)
     }
 
     /// A whole file's bytes, or the system's reason it could not be read ("No such file or directory").
@@ -47,7 +97,8 @@ public enum FileIO {
         public var description: String { reason }
     }
 
-    /// Writes every byte to a file descriptor, resuming after signals and short writes.
+    /// Writes every byte to a file descriptor, resuming after signals and short writes. False on failure, with
+    /// `errno` saying why.
     @discardableResult
     public static func writeAll(_ fd: Int32, _ bytes: Data) -> Bool {
         bytes.withUnsafeBytes { buffer -> Bool in

@@ -37,9 +37,16 @@ struct BinaryRunner {
     /// Runs the binary with `home` as its home and working directory (a fresh temporary one when nil),
     /// awaiting its exit without holding a thread: tests run in parallel on a small cooperative pool, and a
     /// test blocked in `waitUntilExit` would stall the timing-sensitive ones beside it.
+    /// A run that has not ended after `timeout` seconds is killed (its status is then SIGKILL's), so a hang fails
+    /// the test that caused it instead of stalling the suite.
     static func run(_ arguments: [String], home: String? = nil, environment extra: [String: String] = [:],
-                    directory: String? = nil) async throws -> Result {
+                    directory: String? = nil, timeout: Double = 60) async throws -> Result {
         let process = try start(arguments, home: home, environment: extra, directory: directory)
+        let watchdog = Task.detached { [process] in
+            try await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
+            if process.process.isRunning { kill(process.process.processIdentifier, SIGKILL) }
+        }
+        defer { watchdog.cancel() }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             process.process.terminationHandler = { _ in done.resume() }
             process.launch()

@@ -75,11 +75,12 @@ import Testing
         #expect(failure.message.contains("already confirmed under idempotency key order-902-applepay"), "\(failure)")
         #expect(failure.hint?.contains("--idempotency-key order-902-applepay") == true, "\(String(describing: failure.hint))")
         #expect(rig.bahnRequests.count == sent, "nothing reaches Bahn")
-        // The refusal changed nothing: the intent still knows the key that replays.
-        let intents = (try rig.stateFile()["bahn"] as? [String: Any])?["intents"] as? [String: Any]
-        let before = (stateBefore["bahn"] as? [String: Any])?["intents"] as? [String: Any]
-        #expect((intents?[intent] as? [String: Any])?["confirmKey"] as? String == "order-902-applepay")
-        #expect(NSDictionary(dictionary: intents ?? [:]) == NSDictionary(dictionary: before ?? [:]))
+        // The refusal changed nothing: the token still carries the key that replays.
+        let after = try #require(try rig.stateFile()["bahn"] as? [String: Any])
+        let txid = try #require(first.captures["txid"]?.stringValue)
+        #expect(((after["tokens"] as? [String: Any])?[txid] as? [String: Any])?["idempotencyKey"] as? String == "order-902-applepay")
+        #expect(NSDictionary(dictionary: after) == NSDictionary(dictionary: stateBefore["bahn"] as? [String: Any] ?? [:]))
+        #expect(rig.movements(intent) == [.authorization, .capture])
     }
 
     /// Without the state file (another machine, a wiped state), the order-keyed default still replays.

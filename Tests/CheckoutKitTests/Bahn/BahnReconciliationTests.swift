@@ -79,8 +79,10 @@ import Testing
         #expect(hint.contains("`checkout-driver bahn intent \(intent)`"), "\(hint)")
         #expect(rig.movements(intent) == [.authorization, .capture], "the first attempt did charge: 'may have gone through' was right")
         // The key the re-send needs is in the state file.
-        let entry = ((try rig.stateFile()["bahn"] as? [String: Any])?["intents"] as? [String: Any])?[intent] as? [String: Any]
-        #expect(entry?["confirmKey"] as? String == "order-u-1-applepay")
+        let txid = try #require(result.captures["txid"]?.stringValue)
+        let tokens = (try rig.stateFile()["bahn"] as? [String: Any])?["tokens"] as? [String: [String: Any]]
+        #expect(tokens?[txid]?["idempotencyKey"] as? String == "order-u-1-applepay")
+        #expect(tokens?[txid]?["intent"] as? String == intent)
 
         // The re-send the hint gives: the same key replays the original answer.
         let settle = try await rig.run(#"""
@@ -128,6 +130,29 @@ import Testing
         let result = try await rig.run(BahnRig.paySteps(order: "s-1"))
         #expect(result.failure?.code == .outcomeUnknown, "\(String(describing: result.failure))")
         #expect(result.failure?.message.contains("Bahn answered 500") == true)
+        let intent = try #require(result.captures["intent"]?.stringValue)
+        #expect(rig.requests("GET", suffix: intent).count == 1, "the intent was read back")
+        #expect(rig.movements(intent).isEmpty)
+    }
+
+    /// The first attempt commits and loses its answer; the next ones are refused with 503 ("not now"). That 503 does
+    /// not undo the first attempt: the outcome stays open, and the read-back finds the charge.
+    @Test func aLostAttemptFollowedByA503IsStillReadBack() async throws {
+        let rig = try BahnRig(faults: "POST /api/payment_intents/*/confirm => drop @1; POST /api/payment_intents/*/confirm => status=503 @2-3")
+        let result = try await rig.run(BahnRig.paySteps(order: "m-1"))
+        #expect(result.passed, "\(String(describing: result.failure))")
+        let intent = try #require(result.captures["intent"]?.stringValue)
+        #expect(rig.movements(intent) == [.authorization, .capture])
+        #expect(rig.notes.contains { $0.contains("is succeeded: the charge went through") }, "\(rig.notes)")
+    }
+
+    /// The same with the read-back failing too: unknown, never a plain "unavailable, try again later".
+    @Test func aLostAttemptFollowedByA503AndNoReadBackIsUnknown() async throws {
+        let rig = try BahnRig(faults: "POST /api/payment_intents/*/confirm => drop @1; POST /api/payment_intents/*/confirm => status=503 @2-3; GET /api/payment_intents/* => status=503 @*")
+        let result = try await rig.run(BahnRig.paySteps(order: "m-2"))
+        #expect(result.failure?.code == .outcomeUnknown, "\(String(describing: result.failure))")
+        let intent = try #require(result.captures["intent"]?.stringValue)
+        #expect(rig.movements(intent) == [.authorization, .capture], "it did charge: unknown was the honest answer")
     }
 
     /// A read that only enriches the result (the PaymentMethod, for the last 4) never fails a confirm that succeeded.
@@ -157,6 +182,22 @@ import Testing
 }
 
 @Suite struct BahnReconciliationAfterADeclineTests {
+    /// An intent this state file never saw may carry an earlier decline: its charge is read before the confirm, so a
+    /// read-back can tell it from this attempt's.
+    @Test func aDeclineMadeElsewhereIsNotTakenForThisAttempts() async throws {
+        let rig = try BahnRig(faults: "POST /api/payment_intents/*/confirm => reset @2-4")
+        let declined = try await rig.run(BahnRig.paySteps(amount: 5100, order: "el-1"))
+        #expect(declined.failure?.code == .failure)
+        let intent = try #require(declined.captures["intent"]?.stringValue)
+        let token = try rig.makeToken(amount: 5100)
+        let elsewhere = StateStore(path: rig.directory + "/elsewhere.json")
+        let retry = try await rig.run(#"{"name":"confirm","use":"bahn.confirm","with":{"intent":"\#(intent)","tokenFile":"\#(token.path)"}}"#,
+                                      state: elsewhere)
+        #expect(retry.failure?.code == .outcomeUnknown, "\(String(describing: retry.failure))")
+        #expect(retry.failure?.message.contains("with no new charge") == true, "\(String(describing: retry.failure))")
+        #expect(rig.requests("GET", suffix: intent).count == 2, "read before the confirm, and back after it")
+    }
+
     /// After a decline the intent carries that attempt's charge and error. A new token's confirm whose every attempt
     /// was reset never reached Bahn: the read-back must not take the earlier decline for this attempt's.
     @Test func aLostConfirmAfterAnEarlierDeclineIsNotMistakenForADecline() async throws {

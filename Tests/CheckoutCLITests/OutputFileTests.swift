@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+
+/// Output files are written where the user points, as the user means: symlinks followed, devices and FIFOs written
+/// in place, regular files replaced atomically, failures exit 74 with the system's reason.
+@Suite struct OutputFileTests {
+    func fileType(_ path: String) -> FileAttributeType? {
+        (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType
+    }
+
+    func leftovers(_ directory: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".tmp") }
+    }
+
+    @Test func aSymlinkIsFollowedAndItsTargetWritten() async throws {
+        let s = try Scratch()
+        try FileManager.default.createDirectory(atPath: s.path + "/reports", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: s.path + "/run.har", withDestinationPath: "reports/real.har")
+        try FileManager.default.createSymbolicLink(atPath: s.path + "/junit.xml", withDestinationPath: s.path + "/reports/junit-real.xml")
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--record", "run.har", "--junit", s.path + "/junit.xml"],
+                                           home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: s.path + "/run.har")) == "reports/real.har",
+                "the link is still a link")
+        #expect(try s.read("reports/real.har").contains("\"entries\""))
+        #expect(try s.read("reports/junit-real.xml").contains("<testsuites"))
+        #expect(leftovers(s.path + "/reports").isEmpty)
+    }
+
+    @Test(arguments: ["--record", "--junit"])
+    func devNullIsWrittenInPlaceNeverReplaced(option: String) async throws {
+        let s = try Scratch()
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", option, "/dev/null"], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        #expect(fileType("/dev/null") == .typeCharacterSpecial, "/dev/null is still the device")
+        #expect(leftovers("/dev").isEmpty)
+    }
+
+    @Test func devStdoutIsWrittenInPlace() async throws {
+        let s = try Scratch()
+        let r = try await BinaryRunner.run(["applepay", "token", "--amount", "100", "--out", "/dev/stdout", "-q"], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        #expect(r.stdout.hasPrefix(#"{"data":""#), "the token went to stdout: \(r.stdout.prefix(60))")
+    }
+
+    @Test func aFIFOIsWrittenInPlace() async throws {
+        let s = try Scratch()
+        let fifo = s.path + "/report.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // A reader on the other end, as `checkout-driver … --junit fifo & cat fifo` would have.
+        let reader = Task.detached { () -> String in
+            // Opening for reading waits for the writer; reading ends when it closes.
+            let handle = FileHandle(forReadingAtPath: fifo)
+            return String(decoding: handle?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        }
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--junit", fifo], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        #expect(await reader.value.contains("<testsuites"))
+        var info = stat()
+        #expect(stat(fifo, &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO, "still a FIFO")
+    }
+
+    @Test(arguments: ["--record", "--junit", "--session"])
+    func aFullDeviceIsExit74SayingNoSpace(option: String) async throws {
+        let s = try Scratch()
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", option, "/dev/full"], home: s.path)
+        #expect(r.status == 74, "\(r.all)")
+        #expect(r.stderr.contains("/dev/full: No space left on device"), "\(r.stderr)")
+        #expect(r.stderr.contains("hint:"))
+    }
+
+    @Test func aBareFileNameIsTheWorkingDirectory() async throws {
+        let s = try Scratch()
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--session", "state.json", "--record", "run.har"], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        #expect(try s.read("state.json").contains("order_id"))
+        #expect(try s.read("run.har").contains("\"entries\""))
+        #expect(leftovers(s.path).isEmpty)
+    }
+
+    @Test func aReadOnlyStateFileIsAnErrorAndIsLeftAlone() async throws {
+        let s = try Scratch()
+        let state = try s.write("state.json", #"{"captures": {"kept": "yes"}}"#)
+        #expect(chmod(state, 0o400) == 0)
+        defer { chmod(state, 0o600) }
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--session", state], home: s.path)
+        #expect(r.status == 74, "\(r.all)")
+        #expect(r.stderr.contains("cannot write \(state)"), "\(r.stderr)")
+        #expect(r.stderr.contains("read-only"))
+        #expect(try s.read("state.json") == #"{"captures": {"kept": "yes"}}"#)
+        #expect(leftovers(s.path).isEmpty)
+    }
+
+    @Test func aFullStdoutIsExit74() async throws {
+        let s = try Scratch()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BinaryRunner.binary)
+        process.arguments = ["flow", "list"]
+        process.environment = BinaryRunner.environment(home: s.path)
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/full")
+        let err = Pipe()
+        process.standardError = err
+        try process.run()
+        #expect(process.exits(within: 10))
+        #expect(process.terminationStatus == 74)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(stderr.contains("cannot write to standard output: No space left on device"), "\(stderr)")
+    }
+
+    @Test func aClosedStdoutIsExit74NotASignal() async throws {
+        let s = try Scratch()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BinaryRunner.binary)
+        process.arguments = ["flow", "list"]
+        process.environment = BinaryRunner.environment(home: s.path)
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try out.fileHandleForReading.close()  // nobody will ever read
+        try process.run()
+        #expect(process.exits(within: 10))
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 74)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(stderr.contains("cannot write to standard output: Broken pipe"), "\(stderr)")
+    }
+}
