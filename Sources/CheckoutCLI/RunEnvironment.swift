@@ -84,7 +84,11 @@ final class RunEnvironment: Sendable {
     /// (a `bahn listen`, flows in parallel) are never touched: every target gets every event, and each run's listener
     /// waits for the events of its own intents.
     func startServices(for flow: Flow) async throws(Diagnostic) -> RunServices {
-        var services = RunServices(keepDirectory: keepDirectory, settleOptions: settleOptions, emulatorEndsWithRun: emulator != nil)
+        let (options, withheld) = settleOptions
+        var services = RunServices(keepDirectory: keepDirectory, settleOptions: options, emulatorEndsWithRun: emulator != nil)
+        if !withheld.isEmpty {
+            services.settleCaveat = "add this run's --set options for \(withheld.joined(separator: ", ")) to those commands (they are secrets, so they are not repeated here)"
+        }
         let awaitsWebhooks = (flow.steps + flow.finally).contains { step in
             if case .operation(let name, _) = step.action { return name == "bahn.awaitWebhook" }
             return false
@@ -107,11 +111,18 @@ final class RunEnvironment: Sendable {
 
     /// Global options that point a later command at this run's environment and state file, for the commands that
     /// settle an unknown outcome. A throwaway state file (an embedded emulator's) is not worth naming.
-    var settleOptions: [String] {
+    /// `--set` values that are secrets are never printed: their names are returned apart, for a caveat.
+    var settleOptions: (options: [String], withheld: [String]) {
         var options: [String] = []
+        var withheld: [String] = []
+        if let config = settings.configPath { options += ["--config", config] }
         if configuration.environment != "local" { options += ["--env", configuration.environment] }
         if let session = settings.sessionPath { options += ["--session", session] }
-        return options
+        let secret = Set(configuration.secretValues)
+        for (name, value) in settings.configurationFlags.sorted(by: { $0.key < $1.key }) {
+            if secret.contains(value) { withheld.append(name) } else { options += ["--set", "\(name)=\(value)"] }
+        }
+        return (options, withheld)
     }
 
     /// Where files a later command needs are kept: next to the environment's default state file.
@@ -160,23 +171,26 @@ final class RunEnvironment: Sendable {
             return
         }
         guard let base = configuration.value("BAHN_API_URL") else { return }
-        if let problem = await control("DELETE", base + "/_sandbox/bahn/webhook-targets/\(target.id)", body: nil) {
+        if let problem = await control("DELETE", base + "/_sandbox/bahn/webhook-targets/\(target.id)", body: nil, goneIsFine: true) {
             console.err("warning: could not remove webhook target \(target.id) from sandbox serve at \(base): \(problem)")
         }
     }
 
-    /// One request to the emulator's control routes; nil on a 2xx answer, else what went wrong.
-    private func control(_ method: String, _ url: String, body: JSON?) async -> String? {
+    /// One request to the emulator's control routes, retries included, within `--timeout`; nil on a 2xx answer (or a
+    /// 404 when `goneIsFine`: a DELETE whose first answer was lost finds the target already removed), else what went
+    /// wrong.
+    private func control(_ method: String, _ url: String, body: JSON?, goneIsFine: Bool = false) async -> String? {
         let client = CurlTransport()
         let timeout = settings.timeout
         do {
-            let last = try await RetryPolicy.default.exchange(client: client, deadline: Deadline(seconds: nil), during: "webhook target") {
+            let last = try await RetryPolicy.default.exchange(client: client, deadline: Deadline(seconds: timeout), during: "webhook target") {
                 (_: Int) throws(Diagnostic) -> HTTPClientRequest in
                 HTTPClientRequest(method: method, url: url, headers: body == nil ? [:] : ["Content-Type": "application/json"],
                                   body: body?.data, timeout: timeout)
             }
             switch last.outcome {
             case .success(let response) where (200..<300).contains(response.status): return nil
+            case .success(let response) where goneIsFine && response.status == 404: return nil
             case .success(let response): return "it answered \(response.status)"
             case .failure(let error): return redactor.text(error.description)
             }

@@ -116,4 +116,25 @@ import Testing
         #expect(run.stdout.contains("idempotency key order-w-1-applepay"))
         #expect(run.stderr.contains("interrupted during step 'wait'"))
     }
+
+    /// Ctrl-C while only the finally steps are left: they get a few seconds, not their full timeouts, and the run
+    /// still ends as interrupted.
+    @Test func aSigintDuringFinallyGivesItAFewSecondsThenExits130() async throws {
+        let s = try Scratch()
+        let emulator = try Emulator(faults: try FaultSpec(parsing: "POST /_sandbox/echo => latency=20000ms @*"))
+        emulator.start()
+        defer { emulator.shutdown() }
+        let flow = """
+            {"name": "slow-cleanup", "steps": [{"name": "quick", "request": {"url": "${env.EMULATOR_URL}/_sandbox/health"}}],
+             "finally": [{"name": "cleanup", "request": {"method": "POST", "url": "${env.EMULATOR_URL}/_sandbox/echo", "json": {}}}]}
+            """
+        let run = try start(flow, [], emulator: emulator, scratch: s)
+        #expect(run.waitFor(#""step":"cleanup""#), "\(run.stdout)")
+        let interrupted = ContinuousClock.now
+        run.send(SIGINT)
+        #expect(run.exitStatus(within: 10) == 130, "\(run.stderr)")
+        let took = ContinuousClock.now - interrupted
+        #expect(took > .seconds(4) && took < .seconds(7), "the finally steps' few seconds, not the 20 s request: \(took)")
+        #expect(run.stderr.contains("interrupted during step 'cleanup'"), "\(run.stderr)")
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SandboxEmulator
 import Testing
 
 /// "Outcome unknown" as a user meets it: exit 75, a message that says the charge may have gone through, and
@@ -71,5 +72,53 @@ import Testing
         #expect(r.stderr.contains("confirm got no trustworthy answer"))
         #expect(r.stderr.contains("is succeeded: the charge went through"))
         #expect(r.stdout.contains("passed: bahn-apple-pay"))
+    }
+
+    /// Interrupted while the confirm was on its way: unknown too, with the same commands; they settle it once the
+    /// emulator has finished the confirm it was holding.
+    @Test func aConfirmInterruptedInFlightIsUnknownAndTheCommandsSettleIt() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path, arguments: ["--faults", "POST /api/payment_intents/*/confirm => latency=3000ms @1"])
+        defer { server.stop() }
+        let token = try await BahnCommandTests.makeToken(s)
+        let run = try LiveProcess(["bahn", "confirm", "--order-id", "f-1", "--amount", "8000", "--currency", "704", "--token-file", token],
+                                  home: s.path)
+        #expect(waitUntil(timeout: 10) { (try? curl(["-s", server.url + "/_sandbox/requests"]))?.contains("/confirm") == true },
+                "the confirm is in flight")
+        run.send(SIGINT)
+        #expect(run.exitStatus(within: 5) == 130, "\(run.stderr)")
+        #expect(run.stderr.contains("error: outcome unknown: the charge may have gone through — interrupted during step 'confirm' while confirm was on its way"),
+                "\(run.stderr)")
+        let hint = try #require(run.stderr.split(separator: "\n").first { $0.hasPrefix("hint: settle it safely") }.map(String.init))
+        let commands = Self.commands(in: hint)
+        #expect(commands.first?.contains("--idempotency-key") == true, "\(hint)")
+        usleep(3_000_000)  // the held confirm completes meanwhile
+        let settled = try await BinaryRunner.run(try #require(commands.first), home: s.path)
+        #expect(settled.status == 0, "\(settled.all)")
+        #expect(settled.stdout.contains("succeeded"))
+    }
+
+    /// The settling commands point where the run pointed: the same --env, --config, --session and non-secret --set;
+    /// secret --set values are never printed, the message says to add them.
+    @Test func theCommandsRepeatTheRunsOptionsButNoSecret() async throws {
+        let s = try Scratch()
+        let emulator = try Emulator(faults: try FaultSpec(parsing: "POST /api/payment_intents/*/confirm => drop @*; GET /api/payment_intents/* => status=503 @*"))
+        emulator.start()
+        defer { emulator.shutdown() }
+        var env = try BahnCommandTests.sandboxEnvironment(emulator, scratch: s)
+        env["BAHN_KEY_ID"] = nil
+        let token = try await BahnCommandTests.makeToken(s)
+        let config = try s.write("config.json", #"{"profiles": {}}"#)
+        let r = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "o-9", "--amount", "8000", "--currency", "704", "--token-file", token,
+                                            "--env", "sandbox", "--config", config, "--session", s.path + "/s.json",
+                                            "--set", "EMULATOR_URL=http://127.0.0.1:9", "--set", "BAHN_KEY_ID=\(TestCredentials.bahnKeyID)"],
+                                           home: s.path, environment: env)
+        #expect(r.status == 75, "\(r.all)")
+        let hint = try #require(r.stderr.split(separator: "\n").first { $0.hasPrefix("hint: settle it safely") }.map(String.init))
+        let status = try #require(Self.commands(in: hint).last)
+        #expect(status == ["bahn", "intent", try #require(status.dropFirst(2).first), "--config", config, "--env", "sandbox",
+                           "--session", s.path + "/s.json", "--set", "EMULATOR_URL=http://127.0.0.1:9"], "\(status)")
+        #expect(hint.contains("add this run's --set options for BAHN_KEY_ID"))
+        #expect(!r.stderr.contains(TestCredentials.bahnKeyID))
     }
 }

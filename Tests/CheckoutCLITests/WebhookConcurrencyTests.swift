@@ -34,9 +34,14 @@ import Testing
         }
         #expect(Set(intents).count == 10, "\(intents)")
 
-        // The listener saw every run's success event, and only the listener's target is left.
+        // The listener saw every event the emulator emitted (each run's success among them), and only the listener's
+        // target is left.
         #expect(waitUntil(timeout: 10) { intents.allSatisfy { listener.stdout.contains("payment_intent.status.succeeded  \($0)") } },
                 "\(listener.stdout)")
+        let emitted = try #require(try JSONSerialization.jsonObject(with: Data(curl(["-s", server.url + "/_sandbox/bahn/events"]).utf8)) as? [String: Any])
+        let ids = ((emitted["events"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String }
+        #expect(ids.count >= 10)
+        #expect(waitUntil(timeout: 10) { ids.allSatisfy { listener.stdout.contains($0) } }, "every event reached the listener")
         let left = try targets(server)
         #expect(left.count == 1 && (left.first?["id"] as? String)?.hasPrefix("run-") == true, "\(left)")
         listener.send(SIGINT)
@@ -55,6 +60,18 @@ import Testing
         #expect(r.stderr.contains("cannot register this run's webhook listener with sandbox serve"), "\(r.stderr)")
         #expect(r.stderr.contains("it answered 404"))
         #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
+    /// A control route that never answers costs at most --timeout, retries included.
+    @Test func aRegistrationThatHangsFailsWithinTheTimeout() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path, arguments: ["--faults", "PUT /_sandbox/bahn/webhook-targets/* => latency=20000ms @*"])
+        defer { server.stop() }
+        let started = ContinuousClock.now
+        let r = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay", "--timeout", "1"], home: s.path)
+        #expect(r.status == 69, "\(r.all)")
+        #expect(r.stderr.contains("cannot register this run's webhook listener"), "\(r.stderr)")
+        #expect(ContinuousClock.now - started < .seconds(3), "one --timeout, not three attempts of it")
     }
 
     @Test func aTargetThatCannotBeRemovedIsAWarningNotAFailure() async throws {

@@ -210,7 +210,9 @@ public enum BahnOperations {
         let intent = args["intent"]?.interpolationText
         var timeout = args["timeout"].flatMap { $0.doubleValue ?? Duration.seconds(from: $0.interpolationText) } ?? BahnProtocol.walletSheetBudget
         if let remaining = context.deadline.remaining { timeout = min(timeout, max(0, remaining)) }
-        guard let event = await inbox.wait(for: type, intent: intent, timeout: timeout) else {
+        let found = await inbox.wait(for: type, intent: intent, timeout: timeout)
+        if Task.isCancelled { throw .interrupted(during: context.step) }
+        guard let event = found else {
             let seen = inbox.received.map { "\($0.type) \($0.intentID ?? "")" }
             throw .failure("no \(type) webhook\(intent.map { " for \($0)" } ?? "") within \(FlowRunner.format(timeout))s",
                            hint: seen.isEmpty ? "no webhook arrived at \(inbox.url) at all: is Bahn configured to deliver there?"

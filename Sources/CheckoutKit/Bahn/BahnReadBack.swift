@@ -99,8 +99,10 @@ enum BahnReadBack {
 
     /// A token the run made for itself lives in its scratch directory, which goes when the run ends; the re-send
     /// needs it, so it moves to a 0600 file of its own, kept until the user settles the outcome.
+    /// Not when the emulator ends with the run: nothing is left to settle, and test tokens would only pile up.
     private static func keep(_ token: PaymentTokenFile, context: OperationContext) -> String {
-        guard let scratch = context.services.scratchDirectory, token.path.hasPrefix(scratch + "/") else { return token.path }
+        guard let scratch = context.services.scratchDirectory, token.path.hasPrefix(scratch + "/"),
+              !context.services.emulatorEndsWithRun else { return token.path }
         let directory = context.services.keepDirectory ?? (NSTemporaryDirectory() + "checkout-driver-kept")
         let kept = directory + "/token-\(token.transactionId.prefix(16)).json"
         do {

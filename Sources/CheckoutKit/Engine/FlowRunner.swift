@@ -136,8 +136,8 @@ public struct FlowRunner: Sendable {
             }
             events(.stepStarted(name: step.name, index: index, isFinally: false))
             var stepResult = await runStep(step, scope: &scope, deadline: deadline, captures: &result.captures)
-            if Task.isCancelled, stepResult.failure.map({ $0.code != .interrupted }) ?? false {
-                // Cut short by the interruption, whatever the step made of it (a wait that ended early, say).
+            if Task.isCancelled, let failure = stepResult.failure, !Self.keptWhenInterrupted.contains(failure.code) {
+                // Cut short by the interruption, whatever the step made of it (a connection it saw closed, say).
                 stepResult.failure = .interrupted(during: step.name)
                 stepResult.result.message = stepResult.failure?.message
             }
@@ -147,6 +147,10 @@ public struct FlowRunner: Sendable {
         }
         let finished = await runFinally(flow, scope: scope, result: result, interrupted: Task.isCancelled)
         result = finished
+        if Task.isCancelled, result.failure == nil {
+            result.failure = Diagnostic(.interrupted, "interrupted while the finally steps ran",
+                                        hint: "the main steps had passed; check what the finally steps did in the report")
+        }
         if result.failure?.code == .interrupted { result.failure?.code = settings.interruptedExitCode() }
         result.duration = Date().timeIntervalSince(started)
         events(.flowFinished(result))
@@ -156,6 +160,10 @@ public struct FlowRunner: Sendable {
     /// Seconds that `finally` steps get, all together, after an interruption: enough for a rollback, short enough
     /// that Ctrl-C still feels like it works.
     static let finallyAfterInterruption: Double = 5
+
+    /// Failures an interruption does not overwrite: they say more than "interrupted" (the commands that settle an
+    /// unknown outcome, a decline that really happened).
+    static let keptWhenInterrupted: Set<ExitCode> = [.interrupted, .outcomeUnknown, .failure]
 
     /// `finally` steps run whatever happened, each with a fresh allowance of one request timeout, so that a rollback
     /// still gets its chance after the flow's deadline has passed. They run in a task of their own, which an
@@ -177,7 +185,15 @@ public struct FlowRunner: Sendable {
             }
             return result
         }
-        return await task.value
+        // Interrupted before or while they run, they get a few seconds more, then they are stopped too.
+        return await withTaskCancellationHandler {
+            await task.value
+        } onCancel: {
+            Task {
+                try? await Task.sleep(for: .milliseconds(Int(Self.finallyAfterInterruption * 1000)))
+                task.cancel()
+            }
+        }
     }
 
     private func runStep(_ step: Step, scope: inout TemplateScope, deadline: Deadline,

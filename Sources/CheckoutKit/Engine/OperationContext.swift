@@ -11,6 +11,8 @@ public struct RunServices: Sendable {
     /// Global options that point a later command at this run's environment and state file (`--env`, `--session`),
     /// appended to the commands that settle an unknown outcome.
     public var settleOptions: [String]
+    /// Said with those commands when they cannot be complete (the run had `--set` secrets, which are never printed).
+    public var settleCaveat: String?
     /// The run talks to an emulator that ends with this process: nothing it did outlives the command.
     public var emulatorEndsWithRun: Bool
     /// Undoes what starting the services changed outside the process (a webhook target).
@@ -23,6 +25,7 @@ public struct RunServices: Sendable {
         self.scratchDirectory = scratchDirectory
         self.keepDirectory = keepDirectory
         self.settleOptions = settleOptions
+        self.settleCaveat = nil
         self.emulatorEndsWithRun = emulatorEndsWithRun
         self.restore = restore
     }
@@ -174,6 +177,7 @@ extension OperationContext {
 
     private func unknown(_ readBack: ReadBack, because reason: String, code: ExitCode = .outcomeUnknown) -> Diagnostic {
         var ways = readBack.settle()
+        if let caveat = services.settleCaveat { ways.append(caveat) }
         if services.emulatorEndsWithRun {
             ways.append("note that this command's embedded emulator ends with it, so nothing is left to settle; run `checkout-driver sandbox serve` to keep intents between commands")
         }

@@ -61,9 +61,11 @@ public struct BahnWebhookEvent: Sendable {
     }
 }
 
-/// Emits Bahn webhook events and delivers each to every registered target, in the background, in order per target
-/// and payment intent, with retries. Targets are a set, each added and removed by its owner (a run's listener,
-/// `bahn listen`, `sandbox serve --webhook-url`), so parallel runs never replace or strand each other's.
+/// Emits Bahn webhook events and delivers each to every registered target, in the background, in order per target,
+/// with retries. Targets are a set, each added and removed by its owner (a run's listener, `bahn listen`,
+/// `sandbox serve --webhook-url`), so parallel runs never replace or strand each other's. A target that never answers
+/// a delivery through all its retries (its process is gone: killed, or stopped twice with Ctrl-C) is dropped, so a
+/// long-running emulator does not keep posting to dead ports.
 final class BahnWebhooks: Sendable {
     struct Target: Sendable {
         var id: String
@@ -73,16 +75,18 @@ final class BahnWebhooks: Sendable {
     private struct State {
         var targets: [Target] = []
         var events: [BahnWebhookEvent] = []
-        /// One serial queue per target and intent keeps that intent's events in order for that target while other
-        /// intents and targets proceed.
+        /// One serial queue per target keeps events in order for it while other targets proceed.
         var queues: [String: DispatchQueue] = [:]
     }
     private let state = Mutex(State())
+    /// Seconds between a delivery's attempts (BahnRules'; tests shorten them).
+    private let retryDelays: [TimeInterval]
 
     /// The target `sandbox serve --webhook-url` registers.
     static let serveTargetID = "serve"
 
-    init(url: String?) {
+    init(url: String?, retryDelays: [TimeInterval] = BahnRules.webhookRetryDelays) {
+        self.retryDelays = retryDelays
         if let url { add(Target(id: Self.serveTargetID, url: url)) }
     }
 
@@ -98,6 +102,7 @@ final class BahnWebhooks: Sendable {
         state.withLock { s in
             guard let index = s.targets.firstIndex(where: { $0.id == id }) else { return false }
             s.targets.remove(at: index)
+            s.queues[id] = nil
             return true
         }
     }
@@ -118,9 +123,8 @@ final class BahnWebhooks: Sendable {
             s.events.append(BahnWebhookEvent(id: id, type: type, created: created, paymentIntentID: intentID, body: body,
                                              deliveries: targets.map { .init(target: $0.id, url: $0.url, status: .pending, attempts: []) }))
             return targets.map { target in
-                let label = "bahn-webhooks-\(target.id)-\(intentID)"
-                let queue = s.queues[label] ?? DispatchQueue(label: label)
-                s.queues[label] = queue
+                let queue = s.queues[target.id] ?? DispatchQueue(label: "bahn-webhooks-\(target.id)")
+                s.queues[target.id] = queue
                 return (queue, target)
             }
         }
@@ -131,7 +135,7 @@ final class BahnWebhooks: Sendable {
 
     /// Runs on the target's queue for the intent: tries once, then once after each retry delay, until a 2xx answer.
     private func deliver(eventID: String, body: Data, to target: Target) {
-        let delays = [0] + BahnRules.webhookRetryDelays
+        let delays = [0] + retryDelays
         for (index, delay) in delays.enumerated() {
             if delay > 0 { Thread.sleep(forTimeInterval: delay) }
             // A target removed meanwhile (its run ended) gets no more attempts.
@@ -162,6 +166,9 @@ final class BahnWebhooks: Sendable {
             }
             if delivered { return }
         }
+        // Not one answer through every retry: nobody is listening there any more.
+        let answered = events().first { $0.id == eventID }?.deliveries.first { $0.target == target.id }?.attempts.contains { $0.httpStatus != nil }
+        if answered == false { _ = remove(id: target.id) }
     }
 
     /// hex(HMAC-SHA256(secret, "<t>.<raw body>")), the `v1` of `Bn-Signature`.

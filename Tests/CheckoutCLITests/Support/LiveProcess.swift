@@ -3,13 +3,15 @@ import Foundation
 /// The built binary running in the background with its output collected as it arrives, for tests that act while
 /// it runs: send a signal once it is polling, start clients once a listener is up.
 final class LiveProcess: @unchecked Sendable {
-    // @unchecked: `out` and `err` are only touched under `lock`; the readability handlers run on Foundation's queues.
+    // @unchecked: `out`, `err` and `ended` are only touched under `lock`, from the two reader threads and the test.
     enum Stream { case stdout, stderr }
 
     let process = Process()
     private let lock = NSLock()
     private var out = Data()
     private var err = Data()
+    /// Streams that reached their end (the process closed them, usually by exiting).
+    private var ended: Set<String> = []
 
     init(_ arguments: [String], home: String, environment: [String: String] = [:]) throws {
         process.executableURL = URL(fileURLWithPath: BinaryRunner.binary)
@@ -25,17 +27,25 @@ final class LiveProcess: @unchecked Sendable {
         try process.run()
     }
 
+    /// A thread of its own per stream, blocking in read(2) until the end: no dispatch sources involved (tearing
+    /// those down from their own handler has crashed libdispatch here).
     private func collect(_ pipe: Pipe, _ stream: Stream) {
-        pipe.fileHandleForReading.readabilityHandler = { [self] handle in
-            let chunk = handle.availableData
-            if chunk.isEmpty { handle.readabilityHandler = nil; return }
-            lock.withLock {
-                switch stream {
-                case .stdout: out.append(chunk)
-                case .stderr: err.append(chunk)
+        let handle = pipe.fileHandleForReading
+        Thread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }
+                lock.withLock {
+                    switch stream {
+                    case .stdout: out.append(contentsOf: buffer[0..<n])
+                    case .stderr: err.append(contentsOf: buffer[0..<n])
+                    }
                 }
             }
-        }
+            lock.withLock { _ = ended.insert("\(stream)") }
+        }.start()
     }
 
     var stdout: String { lock.withLock { String(decoding: out, as: UTF8.self) } }
@@ -53,13 +63,14 @@ final class LiveProcess: @unchecked Sendable {
 
     func send(_ sig: Int32) { kill(process.processIdentifier, sig) }
 
-    /// The exit status once it exits within `seconds`; nil when it did not (it is then stopped for good).
+    /// The exit status once it exits within `seconds`, with everything it printed collected; nil when it did not
+    /// exit (it is then stopped for good).
     func exitStatus(within seconds: Double) -> Int32? {
         guard process.exits(within: seconds) else {
             process.stop()
             return nil
         }
-        usleep(50_000)  // let the readability handlers drain the last bytes
+        _ = waitUntil(timeout: 5) { lock.withLock { ended.count == 2 } }
         return process.terminationStatus
     }
 }

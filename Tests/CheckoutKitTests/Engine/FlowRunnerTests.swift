@@ -187,9 +187,9 @@ import Testing
         #expect(result.captures["n"] == 3)
     }
 
-    /// Requests go out at about 0, 0.2, 0.4, 0.6, 0.8 and 1.0 s; another after 1.2 s would pass the 1.1 s timeout,
-    /// so the step gives up after exactly six, within the timeout. The boundaries sit 100 ms from each request, so
-    /// neither a slow machine nor one interval of overshoot can hide.
+    /// Requests go out at about 0, 0.3, 0.6, 0.9, 1.2 and 1.5 s; another at 1.8 s would pass the 1.65 s timeout, so
+    /// the step gives up after exactly six, within the timeout. The boundaries sit 150 ms from each request, so neither
+    /// a slow machine nor one interval of overshoot can hide.
     @Test func untilThatNeverHoldsFailsWithinItsTimeout() async throws {
         let server = try TestServer { _, _ in .json(200, ["state": "pending"]) }
         var h = Harness()
@@ -197,7 +197,7 @@ import Testing
         let started = ContinuousClock.now
         let result = try await h.run(#"""
         {"name":"f","steps":[{"name":"wait","request":{"url":"${env.BASE}/job"},
-          "until":{"path":"state","equals":"done","interval":"200ms","timeout":"1100ms"}}]}
+          "until":{"path":"state","equals":"done","interval":"300ms","timeout":"1650ms"}}]}
         """#)
         let elapsed = (ContinuousClock.now - started).seconds
         #expect(result.exitCode == .failure)
@@ -209,8 +209,8 @@ import Testing
         #expect(result.step("wait")?.polls == 5)
         #expect(h.events.polls == 5)
         #expect(message.contains("after 6 tries"), "\(message)")
-        #expect(elapsed >= 0.95, "the sixth request goes out at about 1.0 s")
-        #expect(elapsed < 1.1, "never past the timeout")
+        #expect(elapsed >= 1.45, "the sixth request goes out at about 1.5 s")
+        #expect(elapsed < 1.65, "never past the timeout")
     }
 
     @Test func untilStopsAtTheFirstResponseThatHolds() async throws {

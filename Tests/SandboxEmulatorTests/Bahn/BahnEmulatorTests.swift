@@ -340,3 +340,41 @@ import Testing
         }
     }
 }
+
+/// Webhook targets are a set: every target gets every event; one that never answers is dropped.
+@Suite struct BahnWebhookTargetTests {
+    @Test func everyTargetGetsEveryEventAndADeadOneIsDropped() throws {
+        let received = Locked<[String]>([])
+        let receiver = try HTTPServer { request in
+            received.withLock { $0.append(request.path) }
+            return .respond(HTTPResponse(status: 200))
+        }
+        receiver.start()
+        defer { receiver.shutdown() }
+        // A port nobody listens on: bind one, note it, close it.
+        let dead = try HTTPServer { _ in .respond(HTTPResponse(status: 200)) }
+        let deadURL = dead.baseURL + "/gone"
+        dead.shutdown()
+
+        let webhooks = BahnWebhooks(url: nil, retryDelays: [0.01, 0.01])
+        webhooks.add(.init(id: "a", url: receiver.baseURL + "/a"))
+        webhooks.add(.init(id: "b", url: receiver.baseURL + "/b"))
+        webhooks.add(.init(id: "dead", url: deadURL))
+        webhooks.emit(type: "payment_intent.status.succeeded", paymentIntent: ["id": "pi_1"], intentID: "pi_1")
+        webhooks.emit(type: "payment_intent.status.succeeded", paymentIntent: ["id": "pi_2"], intentID: "pi_2")
+        #expect(eventually { received.withLock { $0.count } == 4 })
+        #expect(received.withLock { $0 }.filter { $0 == "/a" }.count == 2)
+        #expect(received.withLock { $0 }.filter { $0 == "/b" }.count == 2)
+        #expect(eventually { webhooks.targets.map(\.id) == ["a", "b"] }, "the target that never answered is gone")
+        let failed = webhooks.events().flatMap(\.deliveries).filter { $0.target == "dead" }
+        #expect(failed.count == 2 && failed.allSatisfy { $0.status == .failed })
+
+        // Removing a target stops its deliveries; re-adding an id points it at the new URL.
+        #expect(webhooks.remove(id: "a"))
+        #expect(!webhooks.remove(id: "a"))
+        webhooks.add(.init(id: "b", url: receiver.baseURL + "/b2"))
+        webhooks.emit(type: "payment_intent.canceled", paymentIntent: ["id": "pi_3"], intentID: "pi_3")
+        #expect(eventually { received.withLock { $0 }.contains("/b2") })
+        #expect(webhooks.events().last?.deliveries.map(\.target) == ["b"])
+    }
+}
