@@ -21,7 +21,7 @@ enum BahnCommands {
     ) { invocation throws(Diagnostic) in
         var with: [String: JSON] = ["amount": try amount(invocation), "currency": .string(invocation.string("currency")!)]
         with["description"] = invocation.string("description").map(JSON.string)
-        with["orderId"] = invocation.string("order-id").map(JSON.string)
+        with["orderId"] = try invocation.identifier("order-id").map(JSON.string)
         let metadata = try invocation.pairs("metadata").mapValues(JSON.string)
         if !metadata.isEmpty { with["metadata"] = .object(metadata) }
         return try await run(invocation, step: "create-intent", use: "bahn.createIntent", with: with)
@@ -53,10 +53,10 @@ enum BahnCommands {
             throw invocation.usage("give exactly one of --intent ID or --order-id ID")
         }
         var with: [String: JSON] = ["tokenFile": .string(invocation.string("token-file")!)]
-        with["intent"] = invocation.string("intent").map(JSON.string)
-        with["orderId"] = invocation.string("order-id").map(JSON.string)
+        with["intent"] = try invocation.identifier("intent").map(JSON.string)
+        with["orderId"] = try invocation.identifier("order-id").map(JSON.string)
         with["captureMethod"] = invocation.string("capture").map(JSON.string)
-        with["idempotencyKey"] = invocation.string("idempotency-key").map(JSON.string)
+        with["idempotencyKey"] = try invocation.identifier("idempotency-key").map(JSON.string)
         if invocation.isGiven("amount") { with["amount"] = try amount(invocation) }
         with["currency"] = invocation.string("currency").map(JSON.string)
         var steps = [Step(name: "confirm", action: .operation(name: "bahn.confirm", arguments: .object(with.compactMapValues { $0 })),
@@ -82,21 +82,21 @@ enum BahnCommands {
         name: "intent", abstract: "Show a PaymentIntent (its status).",
         arguments: [ArgumentSpec("ID", help: "The PaymentIntent id.")]
     ) { invocation throws(Diagnostic) in
-        try await run(invocation, step: "intent", use: "bahn.getIntent", with: ["intent": .string(invocation.argument("ID")!)])
+        try await run(invocation, step: "intent", use: "bahn.getIntent", with: ["intent": .string(try invocation.identifier("ID")!)])
     }
 
     static let capture = CommandSpec(
         name: "capture", abstract: "Capture an authorised PaymentIntent (after --capture manual).",
         arguments: [ArgumentSpec("ID", help: "The PaymentIntent id.")]
     ) { invocation throws(Diagnostic) in
-        try await run(invocation, step: "capture", use: "bahn.capture", with: ["intent": .string(invocation.argument("ID")!)])
+        try await run(invocation, step: "capture", use: "bahn.capture", with: ["intent": .string(try invocation.identifier("ID")!)])
     }
 
     static let cancel = CommandSpec(
         name: "cancel", abstract: "Cancel a PaymentIntent.",
         arguments: [ArgumentSpec("ID", help: "The PaymentIntent id.")]
     ) { invocation throws(Diagnostic) in
-        try await run(invocation, step: "cancel", use: "bahn.cancel", with: ["intent": .string(invocation.argument("ID")!)])
+        try await run(invocation, step: "cancel", use: "bahn.cancel", with: ["intent": .string(try invocation.identifier("ID")!)])
     }
 
     static let listen = CommandSpec(

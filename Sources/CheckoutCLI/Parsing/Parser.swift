@@ -155,6 +155,18 @@ public struct Invocation: Sendable {
         .usage(message, hint: "run '\(commandName) --help' for usage")
     }
 
+    /// An id or a key (`--order-id`, `--intent`, an `ID` argument): not empty and one line, since it may end up in a
+    /// header or a URL. Checked here, where it enters: exit 64 with the value as typed.
+    public func identifier(_ name: String) throws(Diagnostic) -> String? {
+        guard let text = string(name) ?? argument(name) else { return nil }
+        let shown = isGiven(name) ? "--\(name)" : name
+        if text.trimmingCharacters(in: .whitespaces).isEmpty { throw usage("\(shown) is empty; give an id") }
+        if let problem = HeaderSafety.problem(text) ?? text.unicodeScalars.first(where: { $0.properties.generalCategory == .control }).map({ "holds the control character U+\(String($0.value, radix: 16, uppercase: true))" }) {
+            throw usage("\(shown) \(problem): \(text.debugDescription) is not an id")
+        }
+        return text
+    }
+
     public func int(_ name: String, range: ClosedRange<Int> = Int.min...Int.max) throws(Diagnostic) -> Int? {
         guard let text = string(name) else { return nil }
         guard let value = Int(text), range.contains(value) else {

@@ -18,7 +18,7 @@ struct BahnClient: Sendable {
         try config.require(Self.requiredConfiguration, for: "Bahn requests")
         self.context = context
         baseURL = String(config.value("BAHN_API_URL")!.reversed().drop { $0 == "/" }.reversed())
-        apiKey = config.value("BAHN_API_KEY")!
+        apiKey = try config.headerValue("BAHN_API_KEY")!
         keyID = config.value("BAHN_KEY_ID")
         signingKey = try Self.loadSigningKey(config.value("BAHN_SIGNING_KEY")!)
     }

@@ -84,6 +84,16 @@ public struct Configuration: Sendable {
                        hint: "export \(name)=…, put it in ./.env or in the profile's \"variables\" in the config file; --env local needs none")
     }
 
+    /// A variable that goes into a header (an API key, a token): one line, or exit 78 naming it (see HeaderSafety).
+    public func headerValue(_ name: String) throws(Diagnostic) -> String? {
+        guard let value = value(name) else { return nil }
+        if let problem = HeaderSafety.problem(value) {
+            throw .configuration("configuration variable \(name) \(problem), which cannot go into a header; nothing was sent",
+                                 hint: "give \(name) a one-line value (--set, the environment, .env or the profile)")
+        }
+        return value
+    }
+
     /// Stops the run before any request when a variable is missing.
     public func require(_ names: [String], for purpose: String) throws(Diagnostic) {
         for name in names where value(name) == nil { throw missing(name, neededBy: purpose) }

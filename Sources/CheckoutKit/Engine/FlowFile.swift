@@ -115,8 +115,14 @@ struct FlowDecoder {
         var headers: [(String, String)] = []
         if let h = o["headers"] {
             for (k, v) in try object(h, at: path.appending("headers"), allowed: nil).sorted(by: { $0.key < $1.key }) {
-                let value = try string(v, at: path.appending("headers").appending(k), required: true)!
-                try checkTemplate(.string(value), at: path.appending("headers").appending(k))
+                let at = path.appending("headers").appending(k)
+                guard HeaderSafety.isToken(k) else {
+                    throw Problem(path: at, message: "'\(k)' is not a valid header name",
+                                  hint: "header names are letters, digits and !#$%&'*+-.^_`|~")
+                }
+                let value = try string(v, at: at, required: true)!
+                try checkTemplate(.string(value), at: at)
+                try Self.checkOneLine(value, at: at, into: "header \(k)")
                 headers.append((k, value))
             }
         }
@@ -268,6 +274,21 @@ struct FlowDecoder {
     }
 
     // MARK: - typed readers
+
+    /// The flow file's own text in a header or a one-line argument — literal parts and `|fallback`s — must be one line.
+    static func checkOneLine(_ template: String, at path: JSONPath, into target: String) throws {
+        let segments = (try? Template.parse(template)) ?? [.literal(template)]
+        for segment in segments {
+            let text: String? = switch segment {
+            case .literal(let l): l
+            case .reference(_, let fallback, _): fallback
+            }
+            if let text, let problem = HeaderSafety.problem(text) {
+                throw Problem(path: path, message: "the value \(problem), which cannot go into \(target)",
+                              hint: "a header value is one line")
+            }
+        }
+    }
 
     private func checkTemplate(_ value: JSON, at path: JSONPath) throws {
         do { _ = try Template.references(in: value) } catch { throw Problem(path: path, message: error.description) }

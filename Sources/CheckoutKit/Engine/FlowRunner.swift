@@ -110,6 +110,7 @@ public struct FlowRunner: Sendable {
         // Declared defaults may themselves be templates (`"order_id": "${uuid}"`): render them once, up front,
         // so every step sees the same value. Values from the command line are taken literally.
         for (name, value) in flow.vars.sorted(by: { $0.key < $1.key }) where overrides[name] == nil {
+            scope.origins[name] = .flowFile
             do { scope.vars[name] = try scope.render(value) } catch {
                 let missing = (error as? TemplateScope.Unresolved)?.missingVariable
                 result.failure = missing.map { configuration.missing($0, neededBy: "flow variable '\(name)'") }
@@ -119,7 +120,10 @@ public struct FlowRunner: Sendable {
                 return result
             }
         }
-        for (name, value) in overrides { scope.vars[name] = value }
+        for (name, value) in overrides {
+            scope.vars[name] = value
+            scope.origins[name] = .commandLine
+        }
 
         for (index, step) in flow.steps.enumerated() {
             if result.failure == nil, Task.isCancelled {
@@ -231,6 +235,7 @@ public struct FlowRunner: Sendable {
                 }
                 captures[name] = value
                 scope.vars[name] = value
+                scope.origins[name] = .captured(step: step.name)
             }
             scope.steps[step.name] = output!.document
         } catch {
@@ -252,6 +257,11 @@ public struct FlowRunner: Sendable {
             return StepOutput(document: Self.document(of: response), status: response.status)
         case .operation(let name, let arguments):
             guard let op = registry[name] else { throw .internalError("operation \(name) vanished from the registry") }
+            for p in op.parameters where p.kind == .string && !p.multiline {
+                if case .string(let template)? = arguments[p.name] {
+                    try checkOneLine(template, into: "argument '\(p.name)' of \(name)", scope: scope, step: step)
+                }
+            }
             let rendered = try renderValue(arguments, scope: scope, step: step)
             return try await op.body(rendered, context)
         }
@@ -263,7 +273,10 @@ public struct FlowRunner: Sendable {
             throw .data("step '\(step.name)': URL \(redactor.text(url)) is not http(s)", hint: "start the url with a base such as ${env.EMULATOR_URL}")
         }
         var headers = HTTPHeaders()
-        for h in template.headers { headers.add(h.name, try renderText(h.value, scope: scope, step: step)) }
+        for h in template.headers {
+            try checkOneLine(h.value, into: "header \(h.name)", scope: scope, step: step)
+            headers.add(h.name, try renderText(h.value, scope: scope, step: step))
+        }
         var body: Data?
         switch template.body {
         case .json(let j):
@@ -279,6 +292,42 @@ public struct FlowRunner: Sendable {
         case nil: break
         }
         return HTTPClientRequest(method: template.method, url: url, headers: headers, body: body, timeout: settings.requestTimeout)
+    }
+
+    /// A value that goes into a header (or an argument that will) must be one line. The flow file's own text was
+    /// checked when it was read; here each reference's value is, and a bad one is blamed on where it came from:
+    /// configuration (78), the command line (64), the flow file or the state file (65), a response (the step fails).
+    private func checkOneLine(_ template: String, into target: String, scope: TemplateScope, step: Step) throws(Diagnostic) {
+        guard let segments = try? Template.parse(template) else { return }
+        for case .reference(let ref, _, let source) in segments {
+            guard let value = scope.lookup(ref), let problem = HeaderSafety.problem(value.interpolationText) else { continue }
+            let what = "\(source) \(problem), which cannot go into \(target); nothing was sent"
+            switch ref {
+            case .env(let name):
+                throw .configuration("step '\(step.name)': configuration variable \(name) \(problem), which cannot go into \(target); nothing was sent",
+                                     hint: "give \(name) a one-line value (--set, the environment, .env or the profile)")
+            case .vars(let name, _):
+                switch scope.origins[name] {
+                case .commandLine?:
+                    throw .usage("--var \(name) \(problem), which cannot go into \(target) (step '\(step.name)'); nothing was sent",
+                                 hint: "pass a one-line value")
+                case .captured(let from)?:
+                    throw .failure("step '\(step.name)': \(what) (the value was captured from step '\(from)''s response)",
+                                   hint: "capture a field that holds one line, or check what the service answered with -v")
+                default:
+                    throw .data("step '\(step.name)': flow variable '\(name)' \(problem), which cannot go into \(target); nothing was sent",
+                                hint: "give the variable a one-line value in the flow's \"vars\"")
+                }
+            case .steps(let name, _):
+                throw .failure("step '\(step.name)': \(what) (the value comes from step '\(name)''s response)",
+                               hint: "use a field that holds one line, or check what the service answered with -v")
+            case .state:
+                throw .data("step '\(step.name)': \(what) (the value comes from the state file \(state?.path ?? ""))",
+                            hint: "fix that entry of the state file")
+            case .uuid, .now:
+                continue
+            }
+        }
     }
 
     private func renderText(_ text: String, scope: TemplateScope, step: Step) throws(Diagnostic) -> String {

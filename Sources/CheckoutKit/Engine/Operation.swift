@@ -9,11 +9,15 @@ public struct FlowOperation: Sendable {
         public var kind: Kind
         public var required: Bool
         public var help: String
+        /// A string that may hold line breaks (a description for a JSON body). Other strings are one line: ids, keys,
+        /// paths — they may end up in a header or a URL.
+        public var multiline: Bool
 
-        public init(_ name: String, _ kind: Kind, required: Bool = false, help: String = "") {
+        public init(_ name: String, _ kind: Kind, required: Bool = false, multiline: Bool = false, help: String = "") {
             self.name = name
             self.kind = kind
             self.required = required
+            self.multiline = multiline
             self.help = help
         }
     }
@@ -52,6 +56,9 @@ public struct FlowOperation: Sendable {
             guard let value = o[p.name] else {
                 if p.required { throw FlowDecoder.Problem(path: path, message: "\(name) needs argument '\(p.name)'") }
                 continue
+            }
+            if p.kind == .string, !p.multiline, case .string(let s) = value {
+                try FlowDecoder.checkOneLine(s, at: path.appending(p.name), into: "argument '\(p.name)' of \(name)")
             }
             if case .string(let s) = value, s.contains("${") { continue }
             let ok: Bool = switch p.kind {

@@ -226,6 +226,7 @@ extension RetryPolicy {
         while true {
             if Task.isCancelled { throw stopped(.interrupted(during: step)) }
             var request = try build(attempt)
+            try HeaderSafety.check(request, during: step)
             if let remaining = deadline.remaining {
                 if remaining <= 0 { throw stopped(deadline.exceeded(during: step)) }
                 request.timeout = min(request.timeout, remaining)

@@ -15,9 +15,11 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
 
     public init(components: [Component]) {
         self.components = components
+        // A key that the dotted form would misread (a space, a dot, a bracket) is written quoted: `$.a["odd key"]`.
         self.description = components.reduce("$") { text, c in
             switch c {
-            case .key(let k): text + "." + k
+            case .key(let k) where !k.isEmpty && k.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }): text + "." + k
+            case .key(let k): text + "[\"" + k + "\"]"
             case .index(let i): text + "[\(i)]"
             }
         }
