@@ -25,8 +25,9 @@ final class RunEnvironment: Sendable {
         self.console = console
     }
 
-    /// Resolves configuration and, for a local run, starts the emulator on an ephemeral loopback port.
-    static func prepare(_ invocation: Invocation, console: Console = .shared) throws(Diagnostic) -> RunEnvironment {
+    /// Resolves configuration and, for a local run, starts the emulator on an ephemeral loopback port — unless
+    /// `startingEmulator` is false (`flow validate`: nothing will be sent; the emulator's endpoints are placeholders).
+    static func prepare(_ invocation: Invocation, console: Console = .shared, startingEmulator: Bool = true) throws(Diagnostic) -> RunEnvironment {
         let settings = try GlobalSettings(invocation)
         let processEnvironment = ProcessInfo.processInfo.environment
         var emulator: Emulator?
@@ -36,6 +37,7 @@ final class RunEnvironment: Sendable {
                                                            flagValues: settings.configurationFlags) { _ in
             // A `sandbox serve` already running on this machine is preferred: it outlives this process, so
             // separate invocations can chain through the state file. Otherwise the emulator runs in-process.
+            if !startingEmulator { return LocalEnvironment.values(baseURL: "http://127.0.0.1:0") }
             if let running = LocalEmulatorFile.running(processEnvironment: processEnvironment) {
                 standalone = running
                 return LocalEnvironment.values(baseURL: running.url)
@@ -65,7 +67,7 @@ final class RunEnvironment: Sendable {
                                  state: StateStore(path: statePath, redactor: redactor), emulator: emulator,
                                  throwawayState: emulator != nil && settings.sessionPath == nil, console: console)
         // Every run states its environment: on stderr in text mode; JSON output carries it as a field.
-        if settings.format == .text && !settings.quiet { console.err("environment: \(described.summary)") }
+        if settings.format == .text && !settings.quiet && startingEmulator { console.err("environment: \(described.summary)") }
         return env
     }
 
@@ -226,13 +228,7 @@ final class RunEnvironment: Sendable {
         services.bahnWebhooks?.shutdown()
         try? FileManager.default.removeItem(atPath: scratch)
         try reporters.finish()
-        if !result.captures.isEmpty {
-            try state.update { (doc: inout JSON) throws(Diagnostic) in
-                var captures = doc["captures"]?.objectValue ?? [:]
-                for (k, v) in result.captures { captures[k] = v }
-                doc = JSONPath(components: [.key("captures")]).setting(.object(captures), in: doc)
-            }
-        }
+        if !result.captures.isEmpty { try state.recordCaptures(result.captures) }
         return result
     }
 

@@ -66,3 +66,17 @@ import Testing
         #expect(leftovers.isEmpty)
     }
 }
+
+@Suite struct StateFileSchemaTests {
+    /// A captures section that is not an object stops the run before its first request, and is left as it is.
+    @Test(arguments: [#"{"captures": "x"}"#, #"{"captures": [1, 2]}"#])
+    func aWrongTypedCapturesSectionIs65BeforeAnythingIsSent(content: String) async throws {
+        let s = try Scratch()
+        let state = try s.write("state.json", content)
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--session", state], home: s.path)
+        #expect(r.status == 65, "\(r.all)")
+        #expect(r.stderr.contains("state file \(state): $.captures: expected an object"), "\(r.stderr)")
+        #expect(!r.stdout.contains("✓"), "no step ran")
+        #expect(try s.read("state.json") == content)
+    }
+}

@@ -112,6 +112,7 @@ enum BahnCommands {
             OptionSpec("forward-to", value: "URL", help: "Forward each verified, new delivery here."),
         ]
     ) { invocation throws(Diagnostic) in
+        let forwardTo = try invocation.url("forward-to")
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
         try environment.configuration.require(["BAHN_WEBHOOK_SECRET"], for: "bahn listen")
@@ -121,7 +122,7 @@ enum BahnCommands {
         let format = environment.settings.format
         let inbox = try BahnWebhookInbox(
             secret: environment.configuration.value("BAHN_WEBHOOK_SECRET")!, port: UInt16(port),
-            forwardTo: invocation.string("forward-to"),
+            forwardTo: forwardTo,
             onEvent: { event in
                 if format == .text {
                     console.out("\(Timestamp.iso8601(event.receivedAt))  \(event.type)  \(event.intentID ?? "-")  \(event.status ?? "")  \(event.id)")

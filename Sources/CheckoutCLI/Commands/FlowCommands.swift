@@ -12,11 +12,11 @@ enum FlowCommands {
         name: "run", abstract: "Run a built-in flow by name, or a flow file.",
         discussion: "A flow file is JSON: {\"name\", \"description\", \"vars\", \"steps\": [...], \"finally\": [...]}. See README \"Flow files\".",
         arguments: [ArgumentSpec("NAME|FILE", help: "A built-in flow (see 'flow list') or the path of a flow file.")],
-        options: [OptionSpec("var", value: "KEY=VALUE", help: "Set a flow variable.", repeatable: true)]
+        options: variableOptions
     ) { invocation throws(Diagnostic) in
         let registry = Operations.registry
         let flow = try resolve(invocation.argument("NAME|FILE")!, registry: registry)
-        let vars = try invocation.variables("var")
+        let vars = try variables(invocation, for: flow)
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
         let result = try await environment.run(flow, vars: vars, registry: registry)
@@ -41,11 +41,71 @@ enum FlowCommands {
 
     static let validate = CommandSpec(
         name: "validate", abstract: "Check a flow file without sending anything.",
-        arguments: [ArgumentSpec("NAME|FILE", help: "A built-in flow or the path of a flow file.")]
+        discussion: """
+            Runs every check that 'flow run' makes before its first request, against the same environment (--env) and
+            variables (--var, --vars-file): the file's shape, unknown or cyclic variables, references to later steps,
+            missing configuration, the state file, header values, a bodyFile that cannot be read.
+            """,
+        arguments: [ArgumentSpec("NAME|FILE", help: "A built-in flow or the path of a flow file.")],
+        options: variableOptions
     ) { invocation throws(Diagnostic) in
-        let flow = try resolve(invocation.argument("NAME|FILE")!, registry: Operations.registry)
-        Console.shared.out("\(flow.name): valid, \(flow.steps.count) steps, \(flow.finally.count) finally")
+        let registry = Operations.registry
+        let flow = try resolve(invocation.argument("NAME|FILE")!, registry: registry)
+        let vars = try variables(invocation, for: flow)
+        let environment = try RunEnvironment.prepare(invocation, startingEmulator: false)
+        defer { environment.shutdown() }
+        try environment.makeRunner(registry: registry, reporters: Reporters(all: []), services: RunServices()).preflight(flow, vars: vars)
+        let steps = "\(flow.steps.count) step\(flow.steps.count == 1 ? "" : "s")"
+        if environment.settings.format == .text {
+            Console.shared.out("\(flow.name): valid, \(steps), \(flow.finally.count) finally (environment \(environment.configuration.environment))")
+        } else {
+            Console.shared.out(JSON.object(["flow": .string(flow.name), "valid": true, "steps": .number(Double(flow.steps.count)),
+                                            "finally": .number(Double(flow.finally.count)),
+                                            "environment": .string(environment.configuration.environment)]).serialized(pretty: environment.settings.format == .json))
+        }
         return .ok
+    }
+
+    static let variableOptions = [
+        OptionSpec("var", value: "KEY=VALUE", help: "Set a flow variable (a number or true/false keeps its type).", repeatable: true),
+        OptionSpec("vars-file", value: "FILE", help: "Set flow variables from a JSON object; --var wins over it."),
+    ]
+
+    /// `--vars-file` then `--var`; a name the flow neither declares nor uses is a mistake (a misspelt `--var amout=5100`
+    /// would otherwise run a test with the default amount), refused with the closest name.
+    static func variables(_ invocation: Invocation, for flow: Flow) throws(Diagnostic) -> [String: JSON] {
+        let used = flow.variableNames
+        var vars: [String: JSON] = [:]
+        if let path = invocation.string("vars-file") {
+            let data: Data
+            switch FileIO.read(path) {
+            case .success(let bytes): data = bytes
+            case .failure(let error): throw .data("cannot read --vars-file \(path): \(error.reason)", hint: "check the path")
+            }
+            guard case .object(let object)? = try? JSON.parse(data) else {
+                throw .data("--vars-file \(path): expected a JSON object of variables, e.g. {\"amount\": 5100}",
+                            hint: "one JSON object: names to values")
+            }
+            for (name, value) in object.sorted(by: { $0.key < $1.key }) {
+                guard used.contains(name) else {
+                    throw .data("--vars-file \(path): $.\(name): flow \(flow.name) has no variable '\(name)'\(suggestion(name, used))",
+                                hint: "its variables: \(used.sorted().joined(separator: ", "))")
+                }
+                vars[name] = value
+            }
+        }
+        for (name, value) in try invocation.variables("var").sorted(by: { $0.key < $1.key }) {
+            guard used.contains(name) else {
+                throw .usage("--var \(name): flow \(flow.name) has no variable '\(name)'\(suggestion(name, used))",
+                             hint: used.isEmpty ? "the flow takes no variables" : "its variables: \(used.sorted().joined(separator: ", "))")
+            }
+            vars[name] = value
+        }
+        return vars
+    }
+
+    private static func suggestion(_ name: String, _ names: Set<String>) -> String {
+        Suggest.closest(to: name, in: names.sorted()).map { "; did you mean '\($0)'?" } ?? ""
     }
 
     /// A name of a built-in flow, or the path of a flow file (anything containing '/' or ending in .json).

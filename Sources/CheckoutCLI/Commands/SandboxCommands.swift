@@ -31,6 +31,8 @@ enum SandboxCommands {
         ]
     ) { invocation throws(Diagnostic) in
         let port = try invocation.int("port", range: 0...65535) ?? 0
+        // The emulator posts webhooks with a plain HTTP/1.1 client of its own (it never uses libcurl): http:// only.
+        let webhookURL = try invocation.url("webhook-url", schemes: ["http"])
         var faults = FaultSpec.none
         if let text = invocation.string("faults") {
             do { faults = try FaultSpec(parsing: text) } catch {
@@ -40,7 +42,7 @@ enum SandboxCommands {
         let emulator: Emulator
         do {
             emulator = try Emulator(host: invocation.string("host") ?? "127.0.0.1", port: UInt16(port), faults: faults,
-                                    webhookURL: invocation.string("webhook-url"))
+                                    webhookURL: webhookURL)
         } catch {
             throw .unavailable("cannot start the emulator: \(error)", hint: "pick another --port, or 0 for any free port")
         }

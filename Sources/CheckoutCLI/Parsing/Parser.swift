@@ -167,6 +167,13 @@ public struct Invocation: Sendable {
         return text
     }
 
+    /// An `http(s)://host…` URL (`--forward-to`, `--webhook-url`), or exit 64 saying what is wrong with it.
+    public func url(_ name: String, schemes: Set<String> = ["http", "https"]) throws(Diagnostic) -> String? {
+        guard let text = string(name) else { return nil }
+        if let problem = HTTPURL.problem(text, schemes: schemes) { throw usage("--\(name) '\(text)' \(problem)") }
+        return text
+    }
+
     public func int(_ name: String, range: ClosedRange<Int> = Int.min...Int.max) throws(Diagnostic) -> Int? {
         guard let text = string(name) else { return nil }
         guard let value = Int(text), range.contains(value) else {
@@ -179,7 +186,7 @@ public struct Invocation: Sendable {
     public func seconds(_ name: String) throws(Diagnostic) -> Double? {
         guard let text = string(name) else { return nil }
         guard let value = Duration.seconds(from: text), value > 0 else {
-            throw usage("--\(name) expects a duration such as 30, 2.5, 500ms or 2m, got '\(text)'")
+            throw usage("--\(name) expects a duration such as 30, 2.5, 500ms, 2m, 1m30s or 5h, got '\(text)'")
         }
         return value
     }

@@ -9,7 +9,7 @@ public enum ApplePayOperations {
             name: "applepay.makeToken",
             summary: "Make a single-use EC_v1 test token (for the emulator's keys) into a file.",
             parameters: [
-                .init("amount", .integer, required: true), .init("currency", .string, required: true),
+                .init("amount", .integer, required: true, range: MinorUnits.range), .init("currency", .string, required: true),
                 .init("out", .string, help: "file to write (default: a file in the run's scratch directory, removed when the run ends)"),
                 .init("pan", .string),
             ]

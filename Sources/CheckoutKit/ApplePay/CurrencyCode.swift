@@ -29,11 +29,27 @@ public enum CurrencyCode {
 
 /// Amounts are positive integers in the currency's minor units (VND has none: 8000 is 8,000 ₫).
 public enum MinorUnits {
-    /// The amount in a flag (`"8000"`) or a flow argument (`8000`, or a rendered template `"8000"`).
+    /// From 1 to just under 10^12 minor units: far beyond any sandbox payment, and every one of them exact as a JSON
+    /// number (a double holds integers exactly only up to 2^53, so 9000000000000000.0 would not survive the wire).
+    public static let range = 1...999_999_999_999
+
+    /// The amount in a flag (`"8000"`) or a flow argument (`8000`, or a rendered template `"8000"`): digits only,
+    /// no sign, no fraction, within `range`. The message repeats the value as given.
     public static func parse(_ value: JSON?, name: String = "amount") throws(Diagnostic) -> Int {
-        guard let value, let amount = value.intValue ?? Int(value.interpolationText), amount > 0 else {
-            throw .usage("\(name) must be a positive integer in minor units (e.g. 8000), got \(value.map { "'\($0.interpolationText)'" } ?? "nothing")")
+        if let amount = amount(value) { return amount }
+        throw .usage("\(name) must be a whole number of minor units from 1 to \(range.upperBound) (e.g. 8000), got \(value.map { "'\($0.interpolationText)'" } ?? "nothing")",
+                     hint: "minor units: 1999 for 19.99 in a currency with cents, 8000 for 8,000 ₫")
+    }
+
+    /// The amount, or nil when `value` is not one.
+    static func amount(_ value: JSON?) -> Int? {
+        let amount: Int?
+        switch value {
+        case .number(let n)?: amount = n.rounded() == n && abs(n) <= Double(range.upperBound) ? Int(n) : nil
+        case .string(let s)?:
+            amount = !s.isEmpty && s.utf8.count <= 12 && s.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) ? Int(s) : nil
+        default: amount = nil
         }
-        return amount
+        return amount.flatMap { range.contains($0) ? $0 : nil }
     }
 }

@@ -9,7 +9,7 @@ public enum BahnOperations {
         name: "bahn.createIntent", summary: "Create a PaymentIntent (amount in minor units, currency ISO 4217).",
         requiredConfiguration: BahnClient.requiredConfiguration,
         parameters: [
-            .init("amount", .integer, required: true, help: "minor units"),
+            .init("amount", .integer, required: true, range: MinorUnits.range, help: "minor units"),
             .init("currency", .string, required: true, help: "numeric (704) or alphabetic (VND)"),
             .init("description", .string, multiline: true), .init("orderId", .string), .init("metadata", .object),
         ]
@@ -45,7 +45,7 @@ public enum BahnOperations {
             .init("tokenFile", .string, required: true, help: "PKPaymentToken.paymentData, exactly as PassKit produced it"),
             .init("captureMethod", .string, help: "manual: authorise now, capture later"),
             .init("idempotencyKey", .string, help: "default order-<order id>-applepay, kept in the state file"),
-            .init("amount", .integer), .init("currency", .string), .init("description", .string, multiline: true),
+            .init("amount", .integer, range: MinorUnits.range), .init("currency", .string), .init("description", .string, multiline: true),
         ]
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = try BahnClient(context)

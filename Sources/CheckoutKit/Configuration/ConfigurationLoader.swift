@@ -58,6 +58,13 @@ public struct ConfigurationLoader: Sendable {
             for (k, v) in emulatorValues(name) { config.set(k, v, source: "emulator") }
         }
         for (k, v) in flagValues { config.set(k, v, source: "--set") }
+        // Base URLs are checked once, here, where they enter: a file:// URL or a bare host never reaches libcurl.
+        for variable in Configuration.variables where variable.name.hasSuffix("_URL") {
+            if let value = config.value(variable.name), let problem = HTTPURL.problem(value) {
+                throw .configuration("\(variable.name) '\(value)' (from \(config.source(of: variable.name) ?? "configuration")) \(problem)",
+                                     hint: "set \(variable.name) to the service's base URL, e.g. https://host/path")
+            }
+        }
         return config
     }
 }

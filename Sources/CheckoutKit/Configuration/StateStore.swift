@@ -42,6 +42,24 @@ public struct StateStore: Sendable {
         }
     }
 
+    /// Adds values captured by a flow to the `captures` section (an object; `${state.captures.<name>}` in later runs).
+    public func recordCaptures(_ captures: [String: JSON]) throws(Diagnostic) {
+        try update { (doc: inout JSON) throws(Diagnostic) in
+            var merged = try self.captures(in: doc)
+            for (name, value) in captures { merged[name] = value }
+            doc = Self.capturesSection.setting(.object(merged), in: doc)
+        }
+    }
+
+    /// The `captures` section of a state document, checked: exit 65 naming the path when it is not an object.
+    func captures(in document: JSON) throws(Diagnostic) -> [String: JSON] {
+        var values: [String: JSON] = [:]
+        for (name, field) in try StateField(document["captures"], at: Self.capturesSection, in: path).members() { values[name] = field.value }
+        return values
+    }
+
+    private static let capturesSection = JSONPath(components: [.key("captures")])
+
     private func load() throws(Diagnostic) -> JSON {
         // `--session /dev/null` (a device, a FIFO) is a state that is never read back: reading /dev/full or a FIFO
         // would never end.

@@ -13,6 +13,30 @@ public struct Flow: Sendable {
     /// Seconds the whole flow may take; `--deadline` overrides.
     public var deadline: Double?
 
+    /// Every variable the flow declares or refers to: a `--var` outside this set is a mistake (a misspelt name).
+    public var variableNames: Set<String> {
+        var names = Set(vars.keys)
+        var templates = Array(vars.values)
+        for step in steps + finally {
+            switch step.action {
+            case .request(let r):
+                templates.append(.string(r.url))
+                templates += r.headers.map { .string($0.value) }
+                switch r.body {
+                case .json(let j): templates.append(j)
+                case .text(let t), .file(let t): templates.append(.string(t))
+                case nil: break
+                }
+            case .operation(_, let arguments): templates.append(arguments)
+            }
+            for condition in step.expect.conditions { if case .equals(let v) = condition.test { templates.append(v) } }
+        }
+        for template in templates {
+            for case .reference(.vars(let name, _), _, _) in (try? Template.references(in: template)) ?? [] { names.insert(name) }
+        }
+        return names
+    }
+
     public init(name: String, description: String = "", vars: [String: JSON] = [:], steps: [Step],
                 finally: [Step] = [], deadline: Double? = nil) {
         self.name = name

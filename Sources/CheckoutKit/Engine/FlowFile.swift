@@ -43,6 +43,7 @@ struct FlowDecoder {
         let name = try string(o["name"], at: path.appending("name"), required: true)!
         let description = try string(o["description"], at: path.appending("description")) ?? ""
         let vars = try o["vars"].map { try object($0, at: path.appending("vars"), allowed: nil) } ?? [:]
+        _ = try Self.variableOrder(vars, at: path.appending("vars"))
         guard let stepsJSON = o["steps"] else { throw Problem(path: path, message: "missing required key 'steps'") }
         let steps = try stepList(stepsJSON, at: path.appending("steps"))
         if steps.isEmpty { throw Problem(path: path.appending("steps"), message: "a flow needs at least one step") }
@@ -148,7 +149,12 @@ struct FlowDecoder {
         if let s = o["status"] {
             switch s {
             case .number: status = [try int(s, at: path.appending("status"), range: 100...599)]
-            case .array(let a): status = try a.enumerated().map { try int($1, at: path.appending("status").appending($0), range: 100...599) }
+            case .array(let a):
+                if a.isEmpty {
+                    throw Problem(path: path.appending("status"), message: "an empty list accepts no status at all",
+                                  hint: "give at least one code, or leave status out for any 2xx")
+                }
+                status = try a.enumerated().map { try int($1, at: path.appending("status").appending($0), range: 100...599) }
             default: throw Problem(path: path.appending("status"), message: "expected a status code or an array of them, found \(s.kindName)")
             }
         }
@@ -253,6 +259,34 @@ struct FlowDecoder {
         }
     }
 
+    /// The flow's variables in an order where each default comes after the variables it refers to, so that
+    /// `"total": "${vars.amount}"` sees `amount`; variables that refer to each other are an error naming the cycle.
+    static func variableOrder(_ vars: [String: JSON], at path: JSONPath = JSONPath(components: [.key("vars")])) throws -> [String] {
+        var dependencies: [String: [String]] = [:]
+        for (name, value) in vars {
+            let refs = (try? Template.references(in: value)) ?? []
+            dependencies[name] = refs.compactMap { segment in
+                if case .reference(.vars(let other, _), _, _) = segment, vars[other] != nil { return other }
+                return nil
+            }
+        }
+        var order: [String] = []
+        var done: Set<String> = []
+        func visit(_ name: String, _ trail: [String]) throws {
+            if done.contains(name) { return }
+            if let start = trail.firstIndex(of: name) {
+                let cycle = (trail[start...] + [name]).joined(separator: " → ")
+                throw Problem(path: path.appending(name), message: "variables refer to each other in a cycle: \(cycle)",
+                              hint: "give one of them a value that does not refer back")
+            }
+            for other in dependencies[name] ?? [] { try visit(other, trail + [name]) }
+            done.insert(name)
+            order.append(name)
+        }
+        for name in vars.keys.sorted() { try visit(name, []) }
+        return order
+    }
+
     func references(of step: Step, at path: JSONPath) throws -> [Template.Segment] {
         do {
             switch step.action {
@@ -350,12 +384,26 @@ struct FlowDecoder {
 }
 
 extension Duration {
-    /// "250ms", "2s", "1.5", "1m" → seconds.
+    /// Seconds from "1.5" (a bare number is seconds), "250ms", "2s", "1m", "5h", or a sequence of those from the
+    /// largest unit down: "1m30s", "2h15m", "1s500ms". Nil for anything else (a sign, a unit twice, "1s1m").
     public static func seconds(from text: String) -> Double? {
         let t = text.trimmingCharacters(in: .whitespaces).lowercased()
-        let (number, scale): (Substring, Double) =
-            t.hasSuffix("ms") ? (t.dropLast(2), 0.001) : t.hasSuffix("s") ? (t.dropLast(), 1) : t.hasSuffix("m") ? (t.dropLast(), 60) : (Substring(t), 1)
-        guard let v = Double(number), v >= 0, v.isFinite else { return nil }
-        return v * scale
+        if let plain = Double(t) { return plain >= 0 && plain.isFinite && !t.hasPrefix("+") ? plain : nil }
+        let units: [(suffix: String, seconds: Double)] = [("h", 3600), ("ms", 0.001), ("m", 60), ("s", 1)]
+        let order = ["h", "m", "s", "ms"]
+        var rest = Substring(t)
+        var total = 0.0
+        var last = -1
+        while !rest.isEmpty {
+            let number = rest.prefix { $0.isNumber || $0 == "." }
+            guard !number.isEmpty, let value = Double(number) else { return nil }
+            rest = rest.dropFirst(number.count)
+            guard let unit = units.first(where: { rest.hasPrefix($0.suffix) }),
+                  let position = order.firstIndex(of: unit.suffix), position > last else { return nil }
+            last = position
+            rest = rest.dropFirst(unit.suffix.count)
+            total += value * unit.seconds
+        }
+        return last >= 0 && total.isFinite ? total : nil
     }
 }

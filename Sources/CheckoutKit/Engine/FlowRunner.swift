@@ -45,8 +45,9 @@ public struct FlowRunner: Sendable {
         self.events = events
     }
 
-    /// Checks everything that can be checked without the network — every `${…}` reference, every
-    /// configuration variable — so that a mistake stops the run before the first request.
+    /// Checks everything that can be checked without the network — every `${…}` reference, every configuration
+    /// variable, header values, a `bodyFile` — so that a mistake stops the run before the first request. `flow validate`
+    /// runs exactly this, so it rejects what a run would.
     /// Returns the state document it checked against, for the run to template from.
     @discardableResult
     public func preflight(_ flow: Flow, vars overrides: [String: JSON]) throws(Diagnostic) -> JSON {
@@ -54,6 +55,26 @@ public struct FlowRunner: Sendable {
         let decoder = FlowDecoder(registry: registry)
         var known = Set(flow.vars.keys).union(overrides.keys)
         let allCaptures = Set((flow.steps + flow.finally).flatMap { $0.capture.keys })
+        // The captures will be saved at the end: a section they cannot go into stops the run now, not after it.
+        if !allCaptures.isEmpty { _ = try state?.captures(in: stateDocument) }
+        // What is known before the run: configuration, the state file, the command line's variables.
+        var probe = TemplateScope(vars: overrides, env: { [configuration] in configuration.value($0) }, state: stateDocument)
+        for name in overrides.keys { probe.origins[name] = .commandLine }
+        for (name, value) in flow.vars.sorted(by: { $0.key < $1.key }) where overrides[name] == nil {
+            for case .reference(let ref, nil, let source) in (try? Template.references(in: value)) ?? [] {
+                switch ref {
+                case .env(let env) where configuration.value(env) == nil:
+                    throw configuration.missing(env, neededBy: "flow variable '\(name)'")
+                case .vars(let other, _) where !known.contains(other):
+                    throw .data("flow variable '\(name)': \(source) names an unknown variable",
+                                hint: "declare it in the flow's \"vars\", or pass --var \(other)=VALUE")
+                case .state(let path) where path.evaluate(stateDocument) == nil:
+                    throw .data("flow variable '\(name)': \(source) is not in the state file \(state?.path ?? "(none)")",
+                                hint: "run the command that records it first, or pass the value explicitly")
+                default: break
+                }
+            }
+        }
         for (index, step) in (flow.steps + flow.finally).enumerated() {
             let isFinally = index >= flow.steps.count
             let segments: [Template.Segment]
@@ -75,6 +96,14 @@ public struct FlowRunner: Sendable {
             }
             if case .operation(let name, _) = step.action, let op = registry[name] {
                 try configuration.require(op.requiredConfiguration, for: "step '\(step.name)' (\(name))")
+            }
+            try checkOneLine(step, scope: probe)
+            if case .request(let r) = step.action, case .file(let file)? = r.body,
+               let segments = try? Template.parse(file), segments.count == 1, case .literal(let path) = segments[0] {
+                if case .failure(let error) = FileIO.read(path) {
+                    throw .data("step '\(step.name)': cannot read bodyFile \(path): \(error.reason)",
+                                hint: "check the path (relative paths are from the directory you run in)")
+                }
             }
             known.formUnion(step.capture.keys)
         }
@@ -107,9 +136,16 @@ public struct FlowRunner: Sendable {
         let deadline = Deadline(start: clock, seconds: deadlineSeconds)
         var scope = TemplateScope(vars: [:], steps: [:], env: { [configuration] in configuration.value($0) },
                                   state: stateDocument)
-        // Declared defaults may themselves be templates (`"order_id": "${uuid}"`): render them once, up front,
-        // so every step sees the same value. Values from the command line are taken literally.
-        for (name, value) in flow.vars.sorted(by: { $0.key < $1.key }) where overrides[name] == nil {
+        // Values from the command line are taken literally, and come first. Declared defaults may themselves be
+        // templates (`"order_id": "${uuid}"`, `"total": "${vars.amount}"`): rendered once, up front, each after the
+        // variables it refers to, so every step sees the same value.
+        for (name, value) in overrides {
+            scope.vars[name] = value
+            scope.origins[name] = .commandLine
+        }
+        let order = (try? FlowDecoder.variableOrder(flow.vars)) ?? flow.vars.keys.sorted()
+        for name in order where overrides[name] == nil {
+            guard let value = flow.vars[name] else { continue }
             scope.origins[name] = .flowFile
             do { scope.vars[name] = try scope.render(value) } catch {
                 let missing = (error as? TemplateScope.Unresolved)?.missingVariable
@@ -119,10 +155,6 @@ public struct FlowRunner: Sendable {
                 events(.flowFinished(result))
                 return result
             }
-        }
-        for (name, value) in overrides {
-            scope.vars[name] = value
-            scope.origins[name] = .commandLine
         }
 
         for (index, step) in flow.steps.enumerated() {
@@ -257,11 +289,7 @@ public struct FlowRunner: Sendable {
             return StepOutput(document: Self.document(of: response), status: response.status)
         case .operation(let name, let arguments):
             guard let op = registry[name] else { throw .internalError("operation \(name) vanished from the registry") }
-            for p in op.parameters where p.kind == .string && !p.multiline {
-                if case .string(let template)? = arguments[p.name] {
-                    try checkOneLine(template, into: "argument '\(p.name)' of \(name)", scope: scope, step: step)
-                }
-            }
+            try checkOneLine(step, scope: scope)
             let rendered = try renderValue(arguments, scope: scope, step: step)
             return try await op.body(rendered, context)
         }
@@ -272,11 +300,9 @@ public struct FlowRunner: Sendable {
         guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
             throw .data("step '\(step.name)': URL \(redactor.text(url)) is not http(s)", hint: "start the url with a base such as ${env.EMULATOR_URL}")
         }
+        try checkOneLine(step, scope: scope)
         var headers = HTTPHeaders()
-        for h in template.headers {
-            try checkOneLine(h.value, into: "header \(h.name)", scope: scope, step: step)
-            headers.add(h.name, try renderText(h.value, scope: scope, step: step))
-        }
+        for h in template.headers { headers.add(h.name, try renderText(h.value, scope: scope, step: step)) }
         var body: Data?
         switch template.body {
         case .json(let j):
@@ -292,6 +318,21 @@ public struct FlowRunner: Sendable {
         case nil: break
         }
         return HTTPClientRequest(method: template.method, url: url, headers: headers, body: body, timeout: settings.requestTimeout)
+    }
+
+    /// Every template of the step whose value must be one line: request headers, and the operation's one-line
+    /// string arguments (ids and keys that it may put into a header).
+    private func checkOneLine(_ step: Step, scope: TemplateScope) throws(Diagnostic) {
+        switch step.action {
+        case .request(let r):
+            for h in r.headers { try checkOneLine(h.value, into: "header \(h.name)", scope: scope, step: step) }
+        case .operation(let name, let arguments):
+            for p in registry[name]?.parameters ?? [] where p.kind == .string && !p.multiline {
+                if case .string(let template)? = arguments[p.name] {
+                    try checkOneLine(template, into: "argument '\(p.name)' of \(name)", scope: scope, step: step)
+                }
+            }
+        }
     }
 
     /// A value that goes into a header (or an argument that will) must be one line. The flow file's own text was
@@ -310,7 +351,7 @@ public struct FlowRunner: Sendable {
                 switch scope.origins[name] {
                 case .commandLine?:
                     throw .usage("--var \(name) \(problem), which cannot go into \(target) (step '\(step.name)'); nothing was sent",
-                                 hint: "pass a one-line value")
+                                 hint: "pass a one-line value (with --var or in --vars-file)")
                 case .captured(let from)?:
                     throw .failure("step '\(step.name)': \(what) (the value was captured from step '\(from)''s response)",
                                    hint: "capture a field that holds one line, or check what the service answered with -v")

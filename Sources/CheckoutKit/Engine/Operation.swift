@@ -12,12 +12,16 @@ public struct FlowOperation: Sendable {
         /// A string that may hold line breaks (a description for a JSON body). Other strings are one line: ids, keys,
         /// paths — they may end up in a header or a URL.
         public var multiline: Bool
+        /// For an integer (an amount): the values it may take, checked when the flow is read.
+        public var range: ClosedRange<Int>?
 
-        public init(_ name: String, _ kind: Kind, required: Bool = false, multiline: Bool = false, help: String = "") {
+        public init(_ name: String, _ kind: Kind, required: Bool = false, multiline: Bool = false, range: ClosedRange<Int>? = nil,
+                    help: String = "") {
             self.name = name
             self.kind = kind
             self.required = required
             self.multiline = multiline
+            self.range = range
             self.help = help
         }
     }
@@ -72,6 +76,9 @@ public struct FlowOperation: Sendable {
             }
             if !ok {
                 throw FlowDecoder.Problem(path: path.appending(p.name), message: "expected \(p.kind.rawValue), found \(value.kindName)")
+            }
+            if let range = p.range, let i = value.intValue, !range.contains(i) {
+                throw FlowDecoder.Problem(path: path.appending(p.name), message: "\(value.interpolationText) is out of range \(range.lowerBound)…\(range.upperBound)")
             }
         }
     }

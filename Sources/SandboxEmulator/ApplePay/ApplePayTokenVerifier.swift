@@ -142,8 +142,7 @@ public struct ApplePayTokenVerifier: Sendable {
         guard let paymentData = object["paymentData"] as? [String: Any] else {
             throw .malformed("decrypted payload lacks paymentData")
         }
-        // `as? Int` refuses fractional numbers rather than truncating them.
-        guard let amount = object["transactionAmount"] as? Int else {
+        guard let amount = JSONValues.integer(object["transactionAmount"]) else {
             throw .malformed("decrypted payload lacks integer transactionAmount")
         }
         return DecryptedPaymentToken(

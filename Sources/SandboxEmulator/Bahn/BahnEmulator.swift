@@ -225,7 +225,7 @@ public final class BahnEmulator: Sendable {
             BahnFailure(400, code: body[param] == nil ? BahnRules.Code.parameterMissing : BahnRules.Code.parameterInvalid,
                         message: message, param: param)
         }
-        guard let amount = body["amount"] as? Int, !(body["amount"] is Bool), amount > 0 else {
+        guard let amount = JSONValues.integer(body["amount"]), amount > 0 else {
             throw invalid("amount", "amount must be a positive integer in minor units.")
         }
         guard let currency = body["currency"] as? String, currency.count == 3, currency.allSatisfy(\.isASCIIDigit) else {

@@ -205,4 +205,12 @@ import Testing
             #expect(flow.name == entry.name)
         }
     }
+
+    @Test func durationsInEveryForm() {
+        let cases: [(String, Double?)] = [("1.5", 1.5), ("30", 30), ("250ms", 0.25), ("2s", 2), ("1m", 60), ("5h", 18_000),
+                                          ("1m30s", 90), ("2h15m", 8_100), ("1s500ms", 1.5), (" 2m ", 120), ("1M30S", 90),
+                                          ("1s1m", nil), ("1m1m", nil), ("-1", nil), ("+1", nil), ("5 h", nil), ("h", nil), ("", nil),
+                                          ("1x", nil), ("inf", nil)]
+        for (text, seconds) in cases { #expect(Duration.seconds(from: text) == seconds, "\(text)") }
+    }
 }

@@ -70,6 +70,13 @@ import Testing
             #expect(r.status == 400 && r.errorCode == "parameter_invalid" && r.error["param"] as? String == "amount")
             r = try client.post(path, ["amount": "8000", "currency": "704"])
             #expect(r.status == 400 && r.error["param"] as? String == "amount")
+            // `true` is not an amount, and 1 is one (JSONSerialization's NSNumber cannot tell them apart by `is Bool`).
+            r = try client.post(path, ["amount": true, "currency": "704"])
+            #expect(r.status == 400 && r.error["param"] as? String == "amount")
+            r = try client.post(path, ["amount": 12.5, "currency": "704"])
+            #expect(r.status == 400 && r.error["param"] as? String == "amount")
+            r = try client.post(path, ["amount": 1, "currency": "704"])
+            #expect(r.status == 200 && r.intent["amount"] as? Int == 1, "\(r.status) \(r.error)")
             r = try client.post(path, ["amount": 8000, "currency": "VND"])
             #expect(r.status == 400 && r.errorCode == "parameter_invalid" && r.error["param"] as? String == "currency")
             r = try client.post(path, ["amount": 8000])

@@ -1,0 +1,73 @@
+import Foundation
+import SandboxEmulator
+import Testing
+
+/// `flow validate` catches everything `flow run` would reject before sending, by running the same checks: for each
+/// bad flow both exit with the same code and message, and the run sends nothing.
+@Suite struct ValidateTests {
+    static let header = #"{"name": "bad", "vars": {"amount": 8000}, "steps": ["#
+    static func request(_ extra: String = "", url: String = "${env.EMULATOR_URL}/_sandbox/health") -> String {
+        #"{"name": "s", "request": {"url": "\#(url)"\#(extra)}}"#
+    }
+
+    @Test(arguments: [
+        (header + request(url: "${env.EMULATOR_URL}/x/${vars.who}") + "]}", [String](), 65, "${vars.who} names an unknown variable"),
+        (#"{"name": "bad", "vars": {"a": "${vars.b}", "b": "x${vars.a}"}, "steps": ["# + request() + "]}", [], 65, "$.vars.a: variables refer to each other in a cycle: a → b → a"),
+        (header + request(#", "method": "POST", "bodyFile": "/nonexistent/body.json""#) + "]}", [], 65, "cannot read bodyFile /nonexistent/body.json: No such file or directory"),
+        (header + #"{"name": "s", "request": {"url": "${env.EMULATOR_URL}/_sandbox/health"}, "expect": {"status": []}}]}"#, [], 65, "$.steps[0].expect.status: an empty list accepts no status at all"),
+        (header + request(#", "headers": {"X-A": "a\nb"}"#) + "]}", [], 65, "$.steps[0].request.headers.X-A: the value holds a line break (LF)"),
+        (header + request(url: "${env.NOT_SET_ANYWHERE}/x") + "]}", [], 78, "NOT_SET_ANYWHERE is not set"),
+        (#"{"name": "bad", "vars": {"base": "${env.NOT_SET_ANYWHERE}"}, "steps": ["# + request() + "]}", [], 78, "NOT_SET_ANYWHERE is not set for environment"),
+        (header + request(url: "${env.EMULATOR_URL}/${state.nothing.here}") + "]}", [], 65, "${state.nothing.here} is not in the state file"),
+        (header + request(url: "${env.EMULATOR_URL}/${vars.amount}") + "]}", ["--var", "amout=5100"], 64, "--var amout: flow bad has no variable 'amout'; did you mean 'amount'?"),
+        (header + request(#", "headers": {"X-A": "${vars.note}"}"#) + "]}", ["--var", "note=a\nb"], 64, "--var note holds a line break (LF)"),
+    ])
+    func validateAndRunRejectTheSameFlowTheSameWay(flow: String, options: [String], status: Int32, message: String) async throws {
+        let s = try Scratch()
+        let emulator = try Emulator()
+        emulator.start()
+        defer { emulator.shutdown() }
+        let file = try s.write("bad.json", flow)
+        let env = ["EMULATOR_URL": emulator.baseURL]
+        let validate = try await BinaryRunner.run(["flow", "validate", file, "--env", "sandbox"] + options, home: s.path, environment: env)
+        let run = try await BinaryRunner.run(["flow", "run", file, "--env", "sandbox"] + options, home: s.path, environment: env)
+        #expect(validate.status == status, "validate: \(validate.all)")
+        #expect(run.status == status, "run: \(run.all)")
+        #expect(validate.stderr.contains(message), "validate: \(validate.stderr)")
+        #expect(run.stderr.contains(message), "run: \(run.stderr)")
+        #expect(emulator.receivedRequests().isEmpty, "the run sent nothing")
+    }
+
+    @Test func aVarsFileWithAnUnknownNameIs65NamingIt() async throws {
+        let s = try Scratch()
+        let vars = try s.write("vars.json", #"{"amout": 5100}"#)
+        for command in ["validate", "run"] {
+            let r = try await BinaryRunner.run(["flow", command, "emulator-orders", "--vars-file", vars], home: s.path)
+            #expect(r.status == 65, "\(command): \(r.all)")
+            #expect(r.stderr.contains("--vars-file \(vars): $.amout: flow emulator-orders has no variable 'amout'; did you mean 'amount'?"), "\(r.stderr)")
+        }
+    }
+
+    @Test func aVarsFileSetsTypedValuesAndVarWinsOverIt() async throws {
+        let s = try Scratch()
+        let vars = try s.write("vars.json", #"{"amount": 4200, "currency": "EUR"}"#)
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--vars-file", vars, "--var", "currency=USD", "--format", "json"],
+                                           home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let create = try #require((doc["steps"] as? [[String: Any]])?.first { $0["name"] as? String == "create-order" })
+        let order = (create["output"] as? [String: Any])?["order"] as? [String: Any]
+        #expect(order?["amount"] as? Int == 4200)
+        #expect(order?["currency"] as? String == "USD")
+    }
+
+    @Test func aValidFlowIsSaidToBeValidWithoutSendingAnything() async throws {
+        let s = try Scratch()
+        let r = try await BinaryRunner.run(["flow", "validate", "bahn-apple-pay"], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        #expect(r.stdout == "bahn-apple-pay: valid, 5 steps, 0 finally (environment local)\n")
+        let json = try await BinaryRunner.run(["flow", "validate", "emulator-orders", "--format", "json"], home: s.path)
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(doc["valid"] as? Bool == true && doc["steps"] as? Int == 4)
+    }
+}

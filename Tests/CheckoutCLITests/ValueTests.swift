@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+
+/// Values are checked once, where they enter, with the exact value in the message.
+@Suite struct ValueTests {
+    @Test(arguments: ["19.99", "0", "-5", "+5", "9000000000000000", "1e3", " 8000", "eight"])
+    func anAmountOptionThatIsNotWholeMinorUnitsIs64(amount: String) async throws {
+        let r = try await BinaryRunner.run(["bahn", "create-intent", "--amount", amount, "--currency", "704"])
+        #expect(r.status == 64, "\(amount): \(r.all)")
+        #expect(r.stderr.contains("--amount must be a whole number of minor units from 1 to 999999999999 (e.g. 8000), got '\(amount)'"), "\(r.stderr)")
+    }
+
+    @Test(arguments: [("0", "0 is out of range 1…999999999999"), ("9000000000000000.0", "expected integer, found a number"),
+                      ("12.5", "expected integer, found a number"), ("true", "expected integer, found a boolean")])
+    func anAmountInAFlowFileIs65AtItsPath(amount: String, message: String) async throws {
+        let s = try Scratch()
+        let flow = try s.write("f.json", #"{"name": "a", "steps": [{"name": "c", "use": "bahn.createIntent", "with": {"amount": \#(amount), "currency": "704"}}]}"#)
+        for command in ["run", "validate"] {
+            let r = try await BinaryRunner.run(["flow", command, flow], home: s.path)
+            #expect(r.status == 65, "\(command) \(amount): \(r.all)")
+            #expect(r.stderr.contains("$.steps[0].with.amount: \(message)"), "\(r.stderr)")
+        }
+    }
+
+    @Test(arguments: [
+        ("BAHN_API_URL=file:///etc/passwd", "BAHN_API_URL 'file:///etc/passwd' (from --set) is a file:// URL; only http:// or https:// URLs are used"),
+        ("BAHN_API_URL=bn.cakedigibank.tech", "BAHN_API_URL 'bn.cakedigibank.tech' (from --set) is not a URL"),
+        ("EMULATOR_URL=http://", "EMULATOR_URL 'http://' (from --set) has no host"),
+    ])
+    func aBaseURLThatIsNotHTTPIs78NamingTheVariable(setting: String, message: String) async throws {
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--env", "sandbox", "--set", setting])
+        #expect(r.status == 78, "\(r.all)")
+        #expect(r.stderr.contains(message), "\(r.stderr)")
+    }
+
+    @Test func aForwardURLThatIsNotHTTPIs64() async throws {
+        let r = try await BinaryRunner.run(["bahn", "listen", "--forward-to", "ftp://example.com/hooks"])
+        #expect(r.status == 64, "\(r.all)")
+        #expect(r.stderr.contains("--forward-to 'ftp://example.com/hooks' is a ftp:// URL"), "\(r.stderr)")
+    }
+
+    @Test func aWebhookURLForTheEmulatorMustBePlainHTTP() async throws {
+        let r = try await BinaryRunner.run(["sandbox", "serve", "--webhook-url", "https://example.com/hooks"])
+        #expect(r.status == 64, "\(r.all)")
+        #expect(r.stderr.contains("only http:// URLs are used"), "\(r.stderr)")
+    }
+
+    @Test(arguments: [("1m30s", true), ("5h", true), ("1.5", true), ("250ms", true), ("1s1m", false), ("-1", false), ("5 h", false), ("h", false)])
+    func durationsAreSecondsOrUnitsFromTheLargestDown(text: String, valid: Bool) async throws {
+        let r = try await BinaryRunner.run(["flow", "validate", "emulator-orders", "--timeout", text, "--deadline", text])
+        #expect((r.status == 0) == valid, "\(text): \(r.all)")
+        if !valid { #expect(r.stderr.contains("expects a duration such as 30, 2.5, 500ms, 2m, 1m30s or 5h, got '\(text)'")) }
+    }
+}
