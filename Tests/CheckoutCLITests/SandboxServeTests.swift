@@ -61,4 +61,38 @@ import Testing
         #expect(r.status == 0, "\(r.all)")
         #expect(r.stderr.contains("environment: local (embedded emulator at"))
     }
+
+    /// Two announced emulators would leave --env local runs guessing which one chains: the second refuses.
+    @Test func aSecondAnnouncedServeRefusesWhileTheFirstIsAlive() async throws {
+        let s = try Scratch()
+        let first = try ServeProcess(home: s.path)
+        defer { first.stop() }
+        let second = try await BinaryRunner.run(["sandbox", "serve"], home: s.path, timeout: 10)
+        #expect(second.status == 69, "\(second.all)")
+        #expect(second.stderr.contains("another sandbox serve is announced for --env local runs: \(first.url)"), "\(second.stderr)")
+        #expect(second.stderr.contains("--no-announce"))
+        // Unannounced, a second one is fine.
+        let quiet = try ServeProcess(home: s.path, arguments: ["--no-announce"])
+        defer { quiet.stop() }
+        #expect(quiet.url != first.url)
+        #expect(try s.read("state/checkout-driver/local/emulator.json").contains(first.url), "the first keeps its announcement")
+    }
+
+    @Test func jsonFormatAnnouncesWithAJSONLine() async throws {
+        let s = try Scratch()
+        let server = LiveProcessHolder(try LiveProcess(["sandbox", "serve", "--no-announce", "--format", "json"], home: s.path))
+        defer { server.process.process.stop() }
+        #expect(server.process.waitFor("\"event\":\"serving\""), "\(server.process.stdout)")
+        let line = try #require(server.process.stdout.split(separator: "\n").first)
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect((doc["url"] as? String)?.hasPrefix("http://127.0.0.1:") == true)
+        #expect(doc["announced"] as? Bool == false)
+        #expect(doc["pid"] as? Int == Int(server.process.process.processIdentifier))
+    }
+}
+
+/// Keeps a LiveProcess for a test (a struct test cannot hold a deinit of its own).
+struct LiveProcessHolder {
+    let process: LiveProcess
+    init(_ process: LiveProcess) { self.process = process }
 }

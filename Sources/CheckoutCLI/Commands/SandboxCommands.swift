@@ -39,19 +39,31 @@ enum SandboxCommands {
                 throw invocation.usage("--faults: \(error)")
             }
         }
+        let settings = try GlobalSettings(invocation)
+        let host = invocation.string("host") ?? "127.0.0.1"
+        let environment = ProcessInfo.processInfo.environment
+        // On loopback it announces itself: `--env local` runs then use this emulator, and chain through its state. Two
+        // at once would leave runs guessing which one chains: a second one refuses while the first is alive.
+        let announcing = host == "127.0.0.1" && !invocation.flag("no-announce")
+        if announcing, let other = LocalEmulatorFile.running(processEnvironment: environment) {
+            throw .unavailable("another sandbox serve is announced for --env local runs: \(other.url) (pid \(other.pid))",
+                               hint: "stop that one first, or start this one with --no-announce (runs will then not use it)")
+        }
         let emulator: Emulator
         do {
-            emulator = try Emulator(host: invocation.string("host") ?? "127.0.0.1", port: UInt16(port), faults: faults,
-                                    webhookURL: webhookURL)
+            emulator = try Emulator(host: host, port: UInt16(port), faults: faults, webhookURL: webhookURL)
         } catch {
             throw .unavailable("cannot start the emulator: \(error)", hint: "pick another --port, or 0 for any free port")
         }
         emulator.start()
         onTerminationSignals { emulator.shutdown() }
-        Console.shared.out(emulator.baseURL)
-        // On loopback, announce it: `--env local` runs then use this emulator, and chain through the state file.
-        let environment = ProcessInfo.processInfo.environment
-        let announced = emulator.baseURL.hasPrefix("http://127.0.0.1:") && !invocation.flag("no-announce")
+        if settings.format == .text {
+            Console.shared.out(emulator.baseURL)
+        } else {
+            Console.shared.out(JSON.object(["event": "serving", "url": .string(emulator.baseURL), "pid": .number(Double(getpid())),
+                                            "announced": .bool(announcing)]).serialized())
+        }
+        let announced = announcing
         if announced { try LocalEmulatorFile.announce(url: emulator.baseURL, processEnvironment: environment) }
         emulator.waitUntilShutdown()
         if announced { LocalEmulatorFile.withdraw(processEnvironment: environment) }

@@ -164,18 +164,18 @@ public enum PaymentTokenMaker {
     private static func validate(_ request: PaymentTokenRequest) throws(Diagnostic) {
         func digits(_ s: String) -> Bool { !s.isEmpty && s.utf8.allSatisfy { (48...57).contains($0) } }
         guard request.amount > 0 else {
-            throw .usage("the amount must be a positive integer in minor units, got \(request.amount)")
+            throw .usage("the amount must be a positive integer in minor units, got \(request.amount)", hint: "e.g. --amount 8000")
         }
         guard request.currencyNumeric.count == 3, digits(request.currencyNumeric) else {
-            throw .usage("the currency must be an ISO 4217 numeric code of 3 digits, got '\(request.currencyNumeric)'")
+            throw .usage("the currency must be an ISO 4217 numeric code of 3 digits, got '\(request.currencyNumeric)'", hint: "e.g. --currency 704 (or VND)")
         }
         guard (12...19).contains(request.pan.count), digits(request.pan) else {
             throw .usage("the PAN must be 12 to 19 digits", hint: "the default test DPAN is \(testDPAN)")
         }
         guard request.expiration.count == 6, digits(request.expiration) else {
-            throw .usage("the expiration must be YYMMDD, got '\(request.expiration)'")
+            throw .usage("the expiration must be YYMMDD, got '\(request.expiration)'", hint: "e.g. 301231 for 31 December 2030")
         }
-        guard !request.merchantIdentifier.isEmpty else { throw .usage("the merchant identifier must not be empty") }
+        guard !request.merchantIdentifier.isEmpty else { throw .usage("the merchant identifier must not be empty", hint: "leave --merchant-id out to use the emulator's") }
     }
 
     /// The payment processing public key from a "PUBLIC KEY" or "CERTIFICATE" PEM (a payment processing

@@ -54,7 +54,7 @@ public enum BahnOperations {
         let token = try PaymentTokenFile.read(path: args["tokenFile"]?.interpolationText ?? "", redactor: context.redactor)
         let captureMethod = args["captureMethod"]?.interpolationText
         if let captureMethod, captureMethod != "manual", captureMethod != "automatic" {
-            throw .usage("capture method must be 'manual' (or 'automatic'), got '\(captureMethod)'")
+            throw .usage("capture method must be 'manual' (or 'automatic'), got '\(captureMethod)'", hint: "manual authorises now and captures later")
         }
 
         var orderID = args["orderId"]?.interpolationText
@@ -63,7 +63,7 @@ public enum BahnOperations {
         // A token this state file sent to another intent is refused before anything — an intent for it included — is made.
         try state.checkUnusedElsewhere(token, intent: intentID)
         if intentID == nil {
-            guard let orderID else { throw .usage("confirm needs an intent id or an order id") }
+            guard let orderID else { throw .usage("confirm needs an intent id or an order id", hint: "pass --intent ID or --order-id ID") }
             guard args["amount"] != nil, args["currency"] != nil else {
                 throw .usage("order \(orderID) has no intent in the state file yet; give its amount and currency to create one",
                              hint: "add --amount N --currency CODE, or pass --intent ID")
@@ -72,7 +72,7 @@ public enum BahnOperations {
                                                  idempotencyKey: BahnProtocol.createIdempotencyKey(orderID: orderID))
             _ = try created.requireSuccess("create-intent")
             guard let intent = created.intent, let id = intent["id"]?.stringValue else {
-                throw .unavailable("Bahn's create response has no payment_intent.id")
+                throw .unavailable("Bahn's create response has no payment_intent.id", hint: "check BAHN_API_URL points at Bahn's API (see it with -v)")
             }
             try state.record(intent: intent, orderID: orderID)
             context.note("created \(id) for order \(orderID)")
@@ -113,7 +113,9 @@ public enum BahnOperations {
             // tell this attempt's charge from the next one's.
             if response.status == 402, let declined = response.intent { try state.record(intent: declined, orderID: orderID) }
             let document = try response.requireSuccess("confirm")
-            guard let confirmed = response.intent else { throw .uncertain("Bahn's confirm answer has no payment_intent") }
+            guard let confirmed = response.intent else {
+                throw .uncertain("Bahn's confirm answer has no payment_intent", hint: "check BAHN_API_URL points at Bahn's API (see it with -v)")
+            }
             return try await confirmedOutput(document, intent: confirmed, orderID: orderID, key: key, status: response.status,
                                              client: client, state: state)
         }

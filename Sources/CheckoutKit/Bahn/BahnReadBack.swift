@@ -70,7 +70,10 @@ enum BahnReadBack {
                 if status == done {
                     return .tookEffect(StepOutput(document: document, status: 200), shows: "\(intent) is \(status): the \(action) went through")
                 }
-                if let why = ruledOut[status] { return .refused(.failure("\(action) did not happen: \(intent) is \(status), so \(why)")) }
+                if let why = ruledOut[status] {
+                    return .refused(.failure("\(action) did not happen: \(intent) is \(status), so \(why)",
+                                             hint: "see the intent with `checkout-driver bahn intent \(intent)`"))
+                }
                 return .notSeen(shows: "\(intent) is still \(status); the \(action) has not taken effect so far, but an attempt still in flight may yet complete it")
             },
             settle: {
@@ -88,7 +91,7 @@ enum BahnReadBack {
         let response = try await client.get(BahnProtocol.intentPath(intent))
         let document = try response.requireSuccess("intent \(intent)")
         guard let current = response.intent, let status = current["status"]?.stringValue else {
-            throw .unavailable("Bahn's answer for \(intent) has no payment_intent.status")
+            throw .unavailable("Bahn's answer for \(intent) has no payment_intent.status", hint: "check BAHN_API_URL points at Bahn's API (see it with -v)")
         }
         return (document, current, status)
     }

@@ -94,13 +94,19 @@ enum DotEnv {
             }
             let key = line[..<eq].trimmingCharacters(in: .whitespaces)
             guard !key.isEmpty, key.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
-                throw .data("\(source):\(number + 1): '\(key)' is not a variable name")
+                throw .data("\(source):\(number + 1): '\(key)' is not a variable name", hint: "names are letters, digits and _, as in BAHN_API_KEY=…")
             }
             var value = line[line.index(after: eq)...].trimmingCharacters(in: .whitespaces)
             // A quoted value may be followed by a comment: `KEY="value" # note`.
-            if value.count >= 2, let q = value.first, q == "\"" || q == "'", let close = value.lastIndex(of: q),
-               close > value.startIndex,
-               value[value.index(after: close)...].trimmingCharacters(in: .whitespaces).first.map({ $0 == "#" }) ?? true {
+            if let q = value.first, q == "\"" || q == "'" {
+                guard value.count >= 2, let close = value.lastIndex(of: q), close > value.startIndex else {
+                    throw .data("\(source):\(number + 1): the value of \(key) opens a \(q == "\"" ? "double" : "single") quote that is never closed",
+                                hint: "close the quote on the same line (a value is one line; write \\n for a line break inside double quotes)")
+                }
+                guard value[value.index(after: close)...].trimmingCharacters(in: .whitespaces).first.map({ $0 == "#" }) ?? true else {
+                    throw .data("\(source):\(number + 1): text after the quoted value of \(key)",
+                                hint: "put a comment after it as # note, or quote the whole value")
+                }
                 value = String(value[value.index(after: value.startIndex)..<close])
                 if q == "\"" { value = value.replacingOccurrences(of: "\\n", with: "\n") }
             } else if let hash = value.range(of: " #") {
@@ -132,26 +138,59 @@ struct ConfigFile {
         do { json = try JSON.parse(data) } catch {
             throw .data("\(path): not valid JSON: \(error)", hint: "see README \"Configuration\" for the file's shape")
         }
-        guard case .object(let root) = json else { throw .data("\(path): $: expected an object") }
+        guard case .object(let root) = json else {
+            throw .data("\(path): $: expected an object, found \(json.kindName)", hint: "see README \"Configuration\" for the file's shape")
+        }
         var file = ConfigFile()
         for key in root.keys where !["default", "profiles", "$schema"].contains(key) {
             throw .data("\(path): $.\(key): unknown key", hint: "the file has \"default\" and \"profiles\"")
         }
         if let d = root["default"] {
-            guard let s = d.stringValue else { throw .data("\(path): $.default: expected a profile name") }
+            guard let s = d.stringValue else {
+                throw .data("\(path): $.default: expected a profile name, found \(d.kindName)", hint: "\"default\": \"staging\" names one of the profiles")
+            }
             file.defaultProfile = s
         }
-        for (name, value) in root["profiles"]?.objectValue ?? [:] {
-            let at = "\(path): $.profiles.\(name)"
-            guard case .object(let p) = value else { throw .data("\(at): expected an object") }
-            let kindName = p["environment"]?.stringValue ?? "sandbox"
+        let shape = "a profile is {\"environment\": \"sandbox\", \"variables\": {\"NAME\": \"value\"}}"
+        var profiles: [String: JSON] = [:]
+        if let p = root["profiles"] {
+            guard case .object(let o) = p else {
+                throw .data("\(path): $.profiles: expected an object of named profiles, found \(p.kindName)", hint: shape)
+            }
+            profiles = o
+        }
+        for (name, value) in profiles.sorted(by: { $0.key < $1.key }) {
+            let at = "\(path): \(JSONPath(components: [.key("profiles"), .key(name)]))"
+            if Configuration.Kind(rawValue: name) != nil {
+                throw .data("\(at): '\(name)' is a built-in environment, not a profile name",
+                            hint: "name the profile something else (staging, ci, …); --env \(name) needs no profile")
+            }
+            guard case .object(let p) = value else { throw .data("\(at): expected an object, found \(value.kindName)", hint: shape) }
+            for key in p.keys.sorted() where !["environment", "variables", "description"].contains(key) {
+                let suggestion = Suggest.closest(to: key, in: ["environment", "variables", "description"]).map { "; did you mean '\($0)'?" } ?? ""
+                throw .data("\(at).\(key): unknown key\(suggestion)", hint: shape)
+            }
+            var kindName = "sandbox"
+            if let e = p["environment"] {
+                guard let text = e.stringValue else {
+                    throw .data("\(at).environment: expected \"local\" or \"sandbox\", found \(e.kindName)", hint: shape)
+                }
+                kindName = text
+            }
             guard let kind = Configuration.Kind(rawValue: kindName) else {
-                throw .data("\(at).environment: expected \"local\" or \"sandbox\", found \"\(kindName)\"")
+                throw .data("\(at).environment: expected \"local\" or \"sandbox\", found \"\(kindName)\"", hint: shape)
             }
             var vars: [String: String] = [:]
-            for (k, v) in p["variables"]?.objectValue ?? [:] {
-                guard let s = v.stringValue else { throw .data("\(at).variables.\(k): expected a string") }
-                vars[k] = s
+            if let v = p["variables"] {
+                guard case .object(let o) = v else {
+                    throw .data("\(at).variables: expected an object of NAME: value, found \(v.kindName)", hint: shape)
+                }
+                for (k, value) in o {
+                    guard let s = value.stringValue else {
+                        throw .data("\(at).variables.\(k): expected a string, found \(value.kindName)", hint: "quote the value: \"\(k)\": \"…\"")
+                    }
+                    vars[k] = s
+                }
             }
             file.profiles[name] = Profile(kind: kind, variables: vars)
         }

@@ -108,7 +108,9 @@ public struct StateStore: Sendable {
         }
         defer { close(fd) }
         while flock(fd, exclusive ? LOCK_EX : LOCK_SH) != 0 {
-            if errno != EINTR { throw .ioError("cannot lock \(path): \(String(cString: strerror(errno)))") }
+            if errno != EINTR {
+                throw .ioError("cannot lock \(path): \(String(cString: strerror(errno)))", hint: "pass --session FILE on a local file system")
+            }
         }
         defer { flock(fd, LOCK_UN) }
         return try body()

@@ -22,7 +22,7 @@ public enum FlowFile {
         do {
             return try FlowDecoder(registry: registry).flow(json, at: .root)
         } catch let error as FlowDecoder.Problem {
-            throw .data("\(source): \(error.path): \(error.message)", hint: error.hint)
+            throw .data("\(source): \(error.path): \(error.message)", hint: error.hint ?? "see README \"Flow files\" for the format")
         } catch {
             throw .internalError("\(source): \(error)")
         }

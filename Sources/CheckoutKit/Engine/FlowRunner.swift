@@ -79,7 +79,7 @@ public struct FlowRunner: Sendable {
             let isFinally = index >= flow.steps.count
             let segments: [Template.Segment]
             do { segments = try decoder.references(of: step, at: .root) } catch let p as FlowDecoder.Problem {
-                throw .data("\(step.location.isEmpty ? step.name : step.location): \(p.message)")
+                throw .data("\(step.location.isEmpty ? step.name : step.location): \(p.message)", hint: p.hint ?? "fix the template's syntax: ${vars.x}, ${steps.<name>.<path>}, ${env.X}")
             } catch { throw .internalError("\(error)") }
             for case .reference(let ref, let fallback, let source) in segments where fallback == nil {
                 switch ref {
@@ -263,7 +263,8 @@ public struct FlowRunner: Sendable {
             try check(step, output!, scope: scope)
             for (name, path) in step.capture.sorted(by: { $0.key < $1.key }) {
                 guard let value = path.evaluate(output!.document) else {
-                    throw .failure("step '\(step.name)': cannot capture '\(name)': nothing at \(path) in the response")
+                    throw .failure("step '\(step.name)': cannot capture '\(name)': nothing at \(path) in the response",
+                                   hint: "see the response with -v, or --format json, and fix the capture's path")
                 }
                 captures[name] = value
                 scope.vars[name] = value
@@ -313,7 +314,8 @@ public struct FlowRunner: Sendable {
         case .file(let f):
             let path = try renderText(f, scope: scope, step: step)
             do { body = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-                throw .data("step '\(step.name)': cannot read bodyFile \(path): \(error.localizedDescription)")
+                throw .data("step '\(step.name)': cannot read bodyFile \(path): \(error.localizedDescription)",
+                            hint: "check the path (relative paths are from the directory you run in)")
             }
         case nil: break
         }
@@ -380,9 +382,9 @@ public struct FlowRunner: Sendable {
             if let name = u.missingVariable {
                 throw configuration.missing(name, neededBy: "\(u.source) in step '\(step.name)'")
             }
-            throw .data("step '\(step.name)': \(u.description)")
+            throw .data("step '\(step.name)': \(u.description)", hint: "give the value a source: an earlier step, the flow's \"vars\", --var, or a |fallback")
         } catch {
-            throw .data("step '\(step.name)': \(error)")
+            throw .data("step '\(step.name)': \(error)", hint: "fix the template's syntax: ${vars.x}, ${steps.<name>.<path>}, ${env.X}")
         }
     }
 
@@ -391,7 +393,8 @@ public struct FlowRunner: Sendable {
             let ok = step.expect.status?.contains(status) ?? (200..<300).contains(status)
             if !ok {
                 let want = step.expect.status.map { $0.map(String.init).joined(separator: " or ") } ?? "2xx"
-                throw .failure("step '\(step.name)': expected status \(want), got \(status): \(Self.excerpt(redactor.json(output.document)))")
+                throw .failure("step '\(step.name)': expected status \(want), got \(status): \(Self.excerpt(redactor.json(output.document)))",
+                               hint: "see the whole exchange with -v; if this status is fine here, list it in expect.status")
             }
         }
         for condition in step.expect.conditions {
@@ -400,7 +403,8 @@ public struct FlowRunner: Sendable {
             let value = condition.path.evaluate(output.document)
             if !Self.holds(test, value) {
                 let seen = value.map { redactor.json($0).serialized() } ?? "missing"
-                throw .failure("step '\(step.name)': expected \(condition.path) \(Self.describe(test)), found \(seen)")
+                throw .failure("step '\(step.name)': expected \(condition.path) \(Self.describe(test)), found \(seen)",
+                               hint: "see the response with -v, or --format json")
             }
         }
     }

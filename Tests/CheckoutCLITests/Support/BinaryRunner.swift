@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Runs the built `checkout-driver` binary the way a user would, capturing what it prints.
 struct BinaryRunner {
@@ -51,7 +52,19 @@ struct BinaryRunner {
             process.process.terminationHandler = { _ in done.resume() }
             process.launch()
         }
-        return try process.result()
+        let result = try process.result()
+        expectEveryErrorHasAHint(result.stderr, arguments)
+        return result
+    }
+
+    /// The driver's rule for every error, checked on every run of every test: one `error:` line naming the problem,
+    /// then a `hint:` line naming the fix.
+    static func expectEveryErrorHasAHint(_ stderr: String, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+        let lines = stderr.split(separator: "\n", omittingEmptySubsequences: false)
+        for (i, line) in lines.enumerated() where line.hasPrefix("error: ") {
+            #expect(i + 1 < lines.count && lines[i + 1].hasPrefix("hint: "), "\(arguments): an error without a hint: \(line)",
+                    sourceLocation: sourceLocation)
+        }
     }
 
     /// The same, blocking the calling thread: for tests that drive several processes from their own threads.

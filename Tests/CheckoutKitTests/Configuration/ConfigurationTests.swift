@@ -134,4 +134,42 @@ import Testing
         let secrets = Set(config.secretValues)
         #expect(secrets == ["bn-key-123456", "custom-secret-1"])
     }
+
+    /// Every mistake in the config file is exit 65 naming the file and the JSON path, never silently ignored.
+    @Test(arguments: [
+        (#"{"profiles": []}"#, "$.profiles: expected an object of named profiles, found an array"),
+        (#"{"profiles": {"ci": {"variables": ["A=1"]}}}"#, "$.profiles.ci.variables: expected an object of NAME: value, found an array"),
+        (#"{"profiles": {"ci": {"variables": {"A": 1}}}}"#, "$.profiles.ci.variables.A: expected a string, found a number"),
+        (#"{"profiles": {"ci": {"enviroment": "sandbox"}}}"#, "$.profiles.ci.enviroment: unknown key; did you mean 'environment'?"),
+        (#"{"profiles": {"ci": "sandbox"}}"#, "$.profiles.ci: expected an object, found a string"),
+        (#"{"profiles": {"local": {}}}"#, "$.profiles.local: 'local' is a built-in environment, not a profile name"),
+        (#"{"profiles": {"sandbox": {"environment": "sandbox"}}}"#, "$.profiles.sandbox: 'sandbox' is a built-in environment, not a profile name"),
+        (#"{"profiles": {"ci": {"environment": 1}}}"#, "$.profiles.ci.environment: expected \"local\" or \"sandbox\", found a number"),
+    ])
+    func aConfigFileMistakeIs65AtItsPath(content: String, message: String) throws {
+        try withDirectory { dir in
+            try write(content, to: dir + "/config.json")
+            let loader = ConfigurationLoader(processEnvironment: [:], workingDirectory: dir)
+            let d = diagnostic { () throws(Diagnostic) in try loader.load(environmentFlag: "local", configPath: dir + "/config.json") }
+            #expect(d?.code == .dataError, "\(String(describing: d))")
+            #expect(d?.message == "\(dir)/config.json: \(message)", "\(String(describing: d))")
+            #expect(d?.hint != nil)
+        }
+    }
+
+    @Test(arguments: [
+        ("KEY=\"open\n", ".env:1: the value of KEY opens a double quote that is never closed"),
+        ("A=1\nKEY='open\n", ".env:2: the value of KEY opens a single quote that is never closed"),
+        ("KEY=\"a\" b\n", ".env:1: text after the quoted value of KEY"),
+        ("KEY=\"\n", ".env:1: the value of KEY opens a double quote that is never closed"),
+    ])
+    func aDotEnvQuoteMistakeIs65AtItsLine(content: String, message: String) throws {
+        try withDirectory { dir in
+            try write(content, to: dir + "/.env")
+            let loader = ConfigurationLoader(processEnvironment: [:], workingDirectory: dir)
+            let d = diagnostic { () throws(Diagnostic) in try loader.load(environmentFlag: "local", configPath: nil) }
+            #expect(d?.code == .dataError, "\(String(describing: d))")
+            #expect(d?.message == dir + "/" + message, "\(String(describing: d))")
+        }
+    }
 }
