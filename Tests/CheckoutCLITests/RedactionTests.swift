@@ -59,6 +59,28 @@ import Testing
         #expect(try s.read("out.har").contains("[REDACTED]"))
     }
 
+    /// A secret with characters JSON escapes (a quote, a line break, a slash) is masked as the wire carries it too.
+    @Test func aSecretIsMaskedInItsJSONEscapedForm() async throws {
+        let s = try Scratch()
+        let emulator = try Emulator()
+        emulator.start()
+        defer { emulator.shutdown() }
+        let secret = "PLANTED/sk\"quoted\"\nsecond-line-of-the-secret"
+        let flow = try s.write("f.json", #"""
+            {"name": "escaped", "steps": [{"name": "echo", "request": {"method": "POST", "url": "${env.EMULATOR_URL}/_sandbox/echo",
+              "json": {"k": "${env.BAHN_API_KEY}", "note": "sent as ${env.BAHN_API_KEY}"}}}]}
+            """#)
+        let r = try await BinaryRunner.run(["flow", "run", flow, "--env", "sandbox", "-v", "--format", "json", "--record", s.path + "/r.har"],
+                                           home: s.path, environment: ["EMULATOR_URL": emulator.baseURL, "BAHN_API_KEY": secret])
+        #expect(r.status == 0, "\(r.all)")
+        let escaped = String(String(decoding: try JSONSerialization.data(withJSONObject: [secret], options: .withoutEscapingSlashes), as: UTF8.self).dropFirst(2).dropLast(2))
+        #expect(emulator.receivedRequests().contains { String(decoding: $0.body, as: UTF8.self).contains(escaped) }, "it went over the wire escaped")
+        for (name, text) in [("stdout", r.stdout), ("stderr", r.stderr), ("HAR", try s.read("r.har"))] {
+            #expect(!text.contains("PLANTED/sk"), "\(name) leaks the secret")
+            #expect(!text.contains("second-line-of-the-secret"), "\(name) leaks a line of it")
+        }
+    }
+
     @Test func stateFileIsOwnerOnly() async throws {
         let s = try Scratch()
         let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--session", s.path + "/st/state.json"], home: s.path)

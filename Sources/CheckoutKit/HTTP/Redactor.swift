@@ -30,17 +30,43 @@ public final class Redactor: Sendable {
         for s in secrets { register(s) }
     }
 
-    /// Adds a value that must never be printed. Very short values are ignored: masking every "1" or
-    /// "ok" in the output would make it unreadable without protecting anything.
+    /// Adds a value that must never be printed — and the forms it takes on its way through JSON, URLs and headers:
+    /// JSON-escaped (a PEM's line breaks read `\n`), percent-encoded, base64 and base64url, and each line of a
+    /// multi-line secret. Very short values are ignored: masking every "1" or "ok" in the output would make it
+    /// unreadable without protecting anything.
     public func register(_ secret: String) {
         let trimmed = secret.trimmingCharacters(in: .whitespacesAndNewlines)
         guard trimmed.count >= 6 else { return }
+        let forms = Set(Self.encodedForms(of: trimmed).filter { $0.count >= 6 })
         secrets.withLock { list in
-            guard !list.contains(trimmed) else { return }
-            list.append(trimmed)
+            let new = forms.subtracting(list)
+            guard !new.isEmpty else { return }
+            list.append(contentsOf: new)
             // Longest first, so that a secret containing another is masked whole.
             list.sort { $0.count > $1.count }
         }
+    }
+
+    /// The value as it may appear in an output: as it is, and as JSON, a URL or base64 would carry it.
+    static func encodedForms(of secret: String) -> [String] {
+        var forms = [secret]
+        let json = JSON.string(secret).serialized()
+        forms.append(String(json.dropFirst().dropLast()))
+        forms.append(String(json.dropFirst().dropLast()).replacingOccurrences(of: "/", with: "\\/"))  // Foundation's JSONSerialization
+        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        if let encoded = secret.addingPercentEncoding(withAllowedCharacters: unreserved) {
+            forms.append(encoded)
+            forms.append(encoded.replacingOccurrences(of: "%20", with: "+"))
+        }
+        if let query = secret.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) { forms.append(query) }
+        let bytes = Data(secret.utf8)
+        forms.append(bytes.base64EncodedString())
+        forms.append(bytes.base64URLEncodedString())
+        // A multi-line secret (a PEM) may be shown line by line; its `-----BEGIN …-----` lines and lines shorter than
+        // 16 characters say nothing.
+        let lines = secret.split(whereSeparator: \.isNewline).map(String.init).filter { $0.count >= 16 && !$0.hasPrefix("-----") }
+        if lines.count > 1 { forms += lines }
+        return forms
     }
 
     public var knownSecrets: [String] { secrets.withLock { $0 } }
