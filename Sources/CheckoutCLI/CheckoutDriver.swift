@@ -41,7 +41,11 @@ public enum CheckoutDriver {
         do {
             switch try parser.parse(arguments) {
             case .version:
-                console.out("checkout-driver \(version)")
+                if let format = requestedFormat(arguments), format != .text {
+                    console.out(JSON.object(["name": "checkout-driver", "version": .string(version)]).serialized(pretty: format == .json))
+                } else {
+                    console.out("checkout-driver \(version)")
+                }
                 return 0
             case .help(let command, let path):
                 console.out(Help.render(command, path: path, globalOptions: GlobalOptions.specs))
@@ -51,8 +55,27 @@ public enum CheckoutDriver {
             }
         } catch {
             report(error, console: console)
+            // Asked for JSON, a script reads stdout: the error comes there too, as a document, unless the run's own
+            // document (which carries its error) already went out.
+            if let format = requestedFormat(arguments), format != .text, !console.wroteOutcome {
+                let document: JSON = ["error": ["message": .string(redactor.text(error.message)),
+                                                "hint": error.hint.map { .string(redactor.text($0)) } ?? .null,
+                                                "exitCode": .number(Double(error.code.rawValue))]]
+                console.out(document.serialized(pretty: format == .json))
+            }
             return error.code.rawValue
         }
+    }
+
+    /// `--format` as written, even when the rest of the command line did not parse (a usage error in JSON mode).
+    static func requestedFormat(_ arguments: [String]) -> OutputFormat? {
+        var format: OutputFormat?
+        for (i, argument) in arguments.enumerated() {
+            if argument == "--" { break }
+            if argument.hasPrefix("--format=") { format = OutputFormat(rawValue: String(argument.dropFirst(9))) }
+            if argument == "--format", i + 1 < arguments.count { format = OutputFormat(rawValue: arguments[i + 1]) }
+        }
+        return format
     }
 
     static func report(_ error: Diagnostic, console: Console) {

@@ -14,6 +14,8 @@ final class Console: @unchecked Sendable {
     private var progressShown = false
     /// Why writing to standard output failed (closed, full), if it did: the command then exits 74.
     private var stdoutFailure: String?
+    /// A JSON document (or JSON lines) describing the run's outcome went to stdout: an error then needs no second one.
+    private var outcomeWritten = false
     let stderrIsTerminal = isatty(2) == 1
     let stdoutIsTerminal = isatty(1) == 1
     /// Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org).
@@ -41,6 +43,14 @@ final class Console: @unchecked Sendable {
 
     /// Why standard output could not be written, once a write failed.
     var outputFailure: String? { lock.withLock { stdoutFailure } }
+
+    /// Writes a JSON line or document that carries the run's outcome (its error included, when it failed).
+    func outOutcome(_ line: String) {
+        out(line)
+        lock.withLock { outcomeWritten = true }
+    }
+
+    var wroteOutcome: Bool { lock.withLock { outcomeWritten } }
 
     func err(_ line: String) {
         lock.withLock {

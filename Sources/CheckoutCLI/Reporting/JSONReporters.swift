@@ -26,7 +26,8 @@ enum EventJSON {
         ]
         if let f = r.failure {
             o["error"] = .object(["message": .string(redactor.text(f.message)),
-                                  "hint": f.hint.map { .string(redactor.text($0)) } ?? .null])
+                                  "hint": f.hint.map { .string(redactor.text($0)) } ?? .null,
+                                  "exitCode": .number(Double(f.code.rawValue))])
         }
         return .object(o)
     }
@@ -86,7 +87,7 @@ struct JSONReporter: Reporter {
     func finish() throws(Diagnostic) {
         let flows = results.current.map { EventJSON.flow($0, redactor: redactor) }
         guard !flows.isEmpty else { return }
-        console.out((flows.count == 1 ? flows[0] : .object(["flows": .array(flows)])).serialized(pretty: true))
+        console.outOutcome((flows.count == 1 ? flows[0] : .object(["flows": .array(flows)])).serialized(pretty: true))
     }
 }
 
@@ -96,6 +97,7 @@ struct JSONLinesReporter: Reporter {
     let redactor: Redactor
 
     func handle(_ event: FlowEvent) {
-        console.out(EventJSON.event(event, redactor: redactor).serialized())
+        let line = EventJSON.event(event, redactor: redactor).serialized()
+        if case .flowFinished = event { console.outOutcome(line) } else { console.out(line) }
     }
 }

@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+
+/// `--format json` everywhere: every outcome a script may read, errors included, is one JSON document on stdout
+/// (the message stays on stderr for people).
+@Suite struct JSONOutputTests {
+    func document(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "not one JSON document: \(text)")
+    }
+
+    @Test(arguments: [
+        (["flow", "run", "no-such-flow"], Int32(64)),
+        (["flow", "run", "emulator-orders", "--timeout", "soon"], Int32(64)),
+        (["flwo", "list"], Int32(64)),
+        (["bahn", "confirm", "--intent", "pi_1", "--token-file", "/nonexistent.json"], Int32(65)),
+    ])
+    func anErrorIsAJSONDocumentOnStdoutAndAMessageOnStderr(arguments: [String], status: Int32) async throws {
+        for format in ["json", "jsonl"] {
+            let r = try await BinaryRunner.run(arguments + ["--format", format])
+            #expect(r.status == status, "\(arguments) \(format): \(r.all)")
+            // One document, or in JSON lines the last line: the outcome, with its error.
+            let outcome = format == "json" ? r.stdout : String(r.stdout.split(separator: "\n").last ?? "")
+            let error = try #require(try document(outcome)["error"] as? [String: Any])
+            #expect(error["exitCode"] as? Int == Int(status))
+            #expect((error["message"] as? String)?.isEmpty == false)
+            #expect(error["hint"] is String)
+            #expect(r.stderr.contains("error: \(error["message"] as? String ?? "?")"))
+            #expect(!r.stdout.contains("}\n{\"error\""), "the error is told once: \(r.stdout)")
+        }
+    }
+
+    @Test func aFailedFlowGivesOneDocumentCarryingItsError() async throws {
+        let s = try Scratch()
+        let token = try await BahnCommandTests.makeToken(s, amount: 5100)
+        let r = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "j-1", "--amount", "5100", "--currency", "704",
+                                            "--token-file", token, "--format", "json"], home: s.path)
+        #expect(r.status == 1, "\(r.all)")
+        let doc = try document(r.stdout)
+        #expect(doc["passed"] as? Bool == false)
+        #expect(((doc["error"] as? [String: Any])?["message"] as? String)?.contains("card_declined") == true)
+    }
+
+    @Test func versionInJSON() async throws {
+        let r = try await BinaryRunner.run(["--version", "--format", "json"])
+        #expect(r.status == 0)
+        let doc = try document(r.stdout)
+        #expect(doc["name"] as? String == "checkout-driver" && (doc["version"] as? String)?.isEmpty == false)
+    }
+}
