@@ -126,9 +126,14 @@ final class Connection {
             buffer.removeSubrange(0..<position)
             position = 0
         }
-        // Idle wait: between requests nothing is owed, so a timeout closes silently.
+        // Idle wait: between requests nothing is owed, so a timeout closes silently. While idle the connection may be
+        // closed to make room for a new one (the server's connection cap).
         if buffer.isEmpty {
-            switch receive(until: now() + limits.idleTimeout) {
+            let since = now()
+            server.setIdle(fd, true, at: since)
+            let received = receive(until: since + limits.idleTimeout)
+            server.setIdle(fd, false, at: since)
+            switch received {
             case .data: break
             case .closed: throw .closed
             case .timeout: throw .idle
@@ -151,14 +156,17 @@ final class Connection {
         var head = try parseHead(buffer[0..<headEnd])
         position = headEnd
 
-        // Framing: chunked or Content-Length, never both (a request-smuggling signal).
+        // Framing (RFC 9112 §6): chunked or Content-Length, never both (a request-smuggling signal); no
+        // Transfer-Encoding on HTTP/1.0, which has none; and chunked is the only transfer coding this server decodes.
         let transferEncoding = head.transferEncoding
         let lengths = head.contentLengths
         var body: [UInt8] = []
         if let transferEncoding {
-            guard lengths.isEmpty,
-                  transferEncoding.split(separator: ",").last?.trimmingCharacters(in: .whitespaces).lowercased() == "chunked"
-            else { throw .reject(400, "Bad Request: unsupported Transfer-Encoding") }
+            guard head.http11 else { throw .reject(400, "Bad Request: Transfer-Encoding in an HTTP/1.0 request") }
+            guard lengths.isEmpty else { throw .reject(400, "Bad Request: both Transfer-Encoding and Content-Length") }
+            guard transferEncoding.trimmingCharacters(in: .whitespaces).lowercased() == "chunked" else {
+                throw .reject(501, "Not Implemented: the only transfer coding accepted is chunked")
+            }
             sendContinueIfExpected(head.expectContinue)
             body = try readChunked(deadline)
         } else if let first = lengths.first {
@@ -311,6 +319,7 @@ private func parseHead(_ bytes: ArraySlice<UInt8>) throws(ReadFailure) -> Parsed
     // The last collected line is the empty one that ended the head.
     guard lines.count >= 2 else { throw .reject(400, "Bad Request: malformed request line") }
     let requestLine = lines[0]
+    guard !requestLine.contains(0x0D) else { throw .reject(400, "Bad Request: a bare CR in the request line") }
     let parts = requestLine.split(separator: 0x20, omittingEmptySubsequences: false)
     guard parts.count == 3, !parts[0].isEmpty, parts[0].allSatisfy(isTokenByte),
           !parts[1].isEmpty, parts[1].allSatisfy({ $0 > 0x20 && $0 != 0x7F })
@@ -320,7 +329,10 @@ private func parseHead(_ bytes: ArraySlice<UInt8>) throws(ReadFailure) -> Parsed
 
     var headers = HTTPHeaders()
     var head = ParsedHead(request: HTTPRequest(method: "", target: ""), http11: version == "HTTP/1.1")
+    var hosts = 0
     for line in lines[1..<(lines.count - 1)] {
+        // A CR that does not end its line (RFC 9112 §2.2) could be read as a line end by one parser and not another.
+        guard !line.contains(0x0D) else { throw .reject(400, "Bad Request: a bare CR in the header section") }
         // Obsolete line folding and names with whitespace before the colon are rejected (RFC 9112 §5).
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex,
               line[line.startIndex..<colon].allSatisfy(isTokenByte)
@@ -331,8 +343,9 @@ private func parseHead(_ bytes: ArraySlice<UInt8>) throws(ReadFailure) -> Parsed
         let valueText = String(decoding: value, as: UTF8.self)
         headers.add(name, valueText)
         switch name.count {  // cheap pre-filter before lowercasing
-        case 6, 10, 14, 17:
+        case 4, 6, 10, 14, 17:
             switch name.lowercased() {
+            case "host": hosts += 1
             case "transfer-encoding": head.transferEncoding = head.transferEncoding.map { $0 + ", " + valueText } ?? valueText
             case "content-length": head.contentLengths.append(valueText)
             case "connection": head.connection += valueText.lowercased()
@@ -342,6 +355,9 @@ private func parseHead(_ bytes: ArraySlice<UInt8>) throws(ReadFailure) -> Parsed
         default: break
         }
     }
+    // HTTP/1.1 needs exactly one Host (RFC 9112 §3.2); two could be read differently by different hops.
+    if hosts > 1 { throw .reject(400, "Bad Request: more than one Host header") }
+    if head.http11 && hosts == 0 { throw .reject(400, "Bad Request: an HTTP/1.1 request needs a Host header") }
     head.request = HTTPRequest(method: String(decoding: parts[0], as: UTF8.self),
                                target: String(decoding: parts[1], as: UTF8.self), headers: headers)
     return head

@@ -19,6 +19,11 @@ public final class HTTPServer: Sendable {
         var stopping = false
         /// Open connection sockets, so that shutdown() can wake their threads.
         var connections: Set<Int32> = []
+        /// Connections waiting for their next request, and since when: at the connection cap the longest idle one is
+        /// closed to make room, so idle keep-alive sockets cannot lock other clients out.
+        var idle: [Int32: Double] = [:]
+        /// Connections closed to make room whose threads have not finished yet.
+        var evicting: Set<Int32> = []
     }
     private let state = Mutex(State())
     /// Entered by the accept thread and every connection thread; shutdown() waits on it (a join).
@@ -137,7 +142,12 @@ public final class HTTPServer: Sendable {
             // Register under the lock so that a concurrent shutdown() either sees this fd or we see `stopping`.
             let verdict = state.withLock { s -> Int in
                 if s.stopping { return 0 }
-                if s.connections.count >= limits.maxConnections { return 1 }
+                if s.connections.count - s.evicting.count >= limits.maxConnections {
+                    guard let oldest = s.idle.min(by: { $0.value < $1.value })?.key else { return 1 }
+                    Glibc.shutdown(oldest, Int32(SHUT_RDWR))
+                    s.idle[oldest] = nil
+                    s.evicting.insert(oldest)
+                }
                 s.connections.insert(fd)
                 return 2
             }
@@ -173,7 +183,17 @@ public final class HTTPServer: Sendable {
         // Close under the lock so that shutdown() never calls shutdown(2) on a recycled fd number.
         state.withLock { s in
             s.connections.remove(fd)
+            s.idle[fd] = nil
+            s.evicting.remove(fd)
             closeIt()
+        }
+    }
+
+    /// Called by a connection thread as it starts and stops waiting for a next request.
+    func setIdle(_ fd: Int32, _ idle: Bool, at time: Double) {
+        state.withLock { s in
+            guard !s.evicting.contains(fd) else { return }
+            s.idle[fd] = idle ? time : nil
         }
     }
 }

@@ -15,7 +15,7 @@ enum BuiltinRoutes {
                 .respond(.json(200, ledger.jsonData()))
             },
             Route("GET", "/_sandbox/requests") { _ in
-                EmulatorResponse.json(200, ["requests": recorder.all().map(describe)])
+                EmulatorResponse.json(200, ["requests": recorder.entries().map(describe)])
             },
             Route("POST", "/_sandbox/echo") { request in
                 var headers: [String: String] = [:]
@@ -38,10 +38,13 @@ enum BuiltinRoutes {
     }
 
     /// A recorded request as JSON: headers keep order and duplicates; the body is UTF-8 text when it is valid UTF-8,
-    /// base64 otherwise (`bodyEncoding` says which).
-    private static func describe(_ request: HTTPRequest) -> [String: Any] {
+    /// base64 otherwise (`bodyEncoding` says which); a long body is kept cut short, `bodyLength` says how long it was.
+    private static func describe(_ entry: RequestRecorder.Entry) -> [String: Any] {
+        let request = entry.request
         let text = String(data: request.body, encoding: .utf8)
         return [
+            "bodyLength": entry.bodyLength,
+            "bodyTruncated": entry.bodyLength > request.body.count,
             "method": request.method,
             "target": request.target,
             "headers": request.headers.map { [$0.name, $0.value] },

@@ -45,22 +45,56 @@ public final class Emulator: Sendable {
     public func receivedRequests() -> [HTTPRequest] { recorder.all() }
 }
 
-/// A bounded log of received requests.
+/// The log of received requests, bounded however it is abused: at most `limit` requests and `byteLimit` bytes, each
+/// body kept up to `bodyLimit` bytes (with its real length); the oldest go first.
 final class RequestRecorder: Sendable {
-    private let limit: Int
-    private let log = Locked<[HTTPRequest]>([])
+    struct Entry: Sendable {
+        var request: HTTPRequest
+        /// The body's length as received (the stored body may be cut to `bodyLimit`).
+        var bodyLength: Int
+        var bytes: Int
+    }
 
-    init(limit: Int) { self.limit = limit }
+    private struct Log {
+        var entries: [Entry] = []
+        /// Index of the oldest entry still kept: dropping from the front stays O(1), compacted now and then.
+        var head = 0
+        var bytes = 0
+    }
+
+    private let limit: Int
+    private let bodyLimit: Int
+    private let byteLimit: Int
+    private let log = Locked(Log())
+
+    init(limit: Int = 10_000, bodyLimit: Int = 16 * 1024, byteLimit: Int = 8 * 1024 * 1024) {
+        self.limit = limit
+        self.bodyLimit = bodyLimit
+        self.byteLimit = byteLimit
+    }
 
     func record(_ request: HTTPRequest) {
+        var kept = request
+        // A copy, not a slice: a slice of Data would keep the whole body alive.
+        if kept.body.count > bodyLimit { kept.body = kept.body.withUnsafeBytes { Data($0.prefix(bodyLimit)) } }
+        let bytes = kept.body.count + kept.target.utf8.count + kept.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
         log.withLock { log in
-            log.append(request)
-            // Trim in batches (at twice the limit) so recording stays O(1) amortised instead of shifting every time.
-            if log.count >= 2 * limit { log.removeFirst(log.count - limit) }
+            log.entries.append(Entry(request: kept, bodyLength: request.body.count, bytes: bytes))
+            log.bytes += bytes
+            while log.entries.count - log.head > limit || log.bytes > byteLimit, log.head < log.entries.count - 1 {
+                log.bytes -= log.entries[log.head].bytes
+                log.head += 1
+            }
+            if log.head > 1024 && log.head * 2 > log.entries.count {
+                log.entries.removeFirst(log.head)
+                log.head = 0
+            }
         }
     }
 
-    func all() -> [HTTPRequest] {
-        log.withLock { Array($0.suffix(limit)) }
+    func entries() -> [Entry] {
+        log.withLock { Array($0.entries[$0.head...]) }
     }
+
+    func all() -> [HTTPRequest] { entries().map(\.request) }
 }

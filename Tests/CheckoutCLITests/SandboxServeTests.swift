@@ -96,3 +96,38 @@ struct LiveProcessHolder {
     let process: LiveProcess
     init(_ process: LiveProcess) { self.process = process }
 }
+
+/// Measured from outside: the resident memory of a `sandbox serve` fed hundreds of megabytes stays within a modest
+/// budget (its request log keeps at most a few MiB, each body cut to 16 KiB).
+@Suite struct SandboxServeMemoryTests {
+    static func residentKiB(_ pid: Int32) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return nil }
+        return Int(line.split(separator: " ").dropFirst().first ?? "")
+    }
+
+    @Test func memoryStaysBoundedUnderAbuse() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path, arguments: ["--no-announce"])
+        defer { server.stop() }
+        let pid = server.process.processIdentifier
+        // Warm up (first requests allocate the emulator's lazy parts), then measure.
+        _ = try curl(["-s", "-o", "/dev/null", server.url + "/_sandbox/health"])
+        let before = try #require(Self.residentKiB(pid))
+        try Data(repeating: 0x61, count: 1 << 20).write(to: URL(fileURLWithPath: s.path + "/big"))
+        try Data(repeating: 0x62, count: 16 << 10).write(to: URL(fileURLWithPath: s.path + "/mid"))
+        // 300 bodies of 1 MiB and 2,000 of 16 KiB: 348 MiB that an unbounded log would keep.
+        for (file, count) in [("big", 300), ("mid", 2000)] {
+            // One curl, one keep-alive connection; `next` starts each request afresh (without it the bodies join).
+            let request = "url = \"\(server.url)/abuse\"\noutput = \"/dev/null\"\ndata-binary = \"@\(s.path)/\(file)\"\n"
+            let config = Array(repeating: request, count: count).joined(separator: "next\n")
+            try Data(config.utf8).write(to: URL(fileURLWithPath: s.path + "/\(file).cfg"))
+            _ = try curl(["-s", "-K", s.path + "/\(file).cfg"])
+        }
+        let log = try #require(try JSONSerialization.jsonObject(with: Data(curl(["-s", server.url + "/_sandbox/requests"]).utf8)) as? [String: Any])
+        let requests = try #require(log["requests"] as? [[String: Any]])
+        #expect(requests.contains { $0["bodyLength"] as? Int == 16 << 10 && $0["bodyTruncated"] as? Bool == false })
+        let after = try #require(Self.residentKiB(pid))
+        #expect(after - before < 48 * 1024, "resident memory grew by \((after - before) / 1024) MiB")
+    }
+}

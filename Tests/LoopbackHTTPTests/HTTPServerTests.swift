@@ -58,8 +58,8 @@ private func connectionID(_ response: RawClient.Response) -> String? {
     @Test func separateConnectionsGetDifferentIDs() throws {
         let server = try startServer()
         defer { server.shutdown() }
-        let a = try RawClient.request(port: server.port, "GET / HTTP/1.1\r\n\r\n")
-        let b = try RawClient.request(port: server.port, "GET / HTTP/1.1\r\n\r\n")
+        let a = try RawClient.request(port: server.port, "GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        let b = try RawClient.request(port: server.port, "GET / HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(connectionID(a) != connectionID(b))
     }
 
@@ -68,7 +68,7 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         defer { server.shutdown() }
         let client = try RawClient(port: server.port)
         // Three requests in one segment, one with a body, with bare-LF line endings on the last one.
-        client.send("GET /1 HTTP/1.1\r\n\r\nPOST /2 HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET /3 HTTP/1.1\n\n")
+        client.send("GET /1 HTTP/1.1\r\nHost: t\r\n\r\nPOST /2 HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabcGET /3 HTTP/1.1\nHost: t\n\n")
         let r1 = try client.readResponse(), r2 = try client.readResponse(), r3 = try client.readResponse()
         #expect(r1.text.hasPrefix("GET /1 ") && r1.text.contains("idx=0"))
         #expect(r2.text.hasPrefix("POST /2 ") && r2.text.hasSuffix("body=abc") && r2.text.contains("idx=1"))
@@ -80,7 +80,7 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         defer { server.shutdown() }
         let client = try RawClient(port: server.port)
         // Sent in two pieces so the server must wait for the rest of the body.
-        client.send("POST /p HTTP/1.1\r\nContent-Length: 11\r\n\r\nhello")
+        client.send("POST /p HTTP/1.1\r\nHost: t\r\nContent-Length: 11\r\n\r\nhello")
         usleep(20_000)
         client.send(" world")
         let response = try client.readResponse()
@@ -91,9 +91,9 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         let server = try startServer()
         defer { server.shutdown() }
         let client = try RawClient(port: server.port)
-        client.send("POST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6;ext=1\r\n world\r\n")
+        client.send("POST /c HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6;ext=1\r\n world\r\n")
         usleep(20_000)
-        client.send("0\r\nX-Trailer: yes\r\n\r\nGET /after HTTP/1.1\r\n\r\n")
+        client.send("0\r\nX-Trailer: yes\r\n\r\nGET /after HTTP/1.1\r\nHost: t\r\n\r\n")
         let response = try client.readResponse()
         #expect(response.text.hasSuffix("body=hello world"))
         // The trailer was consumed exactly: the next request on the connection parses.
@@ -105,7 +105,7 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         let server = try startServer(ServerLimits(maxHeaderBytes: 1024))
         defer { server.shutdown() }
         let client = try RawClient(port: server.port)
-        client.send("GET / HTTP/1.1\r\nX-Big: \(String(repeating: "a", count: 2000))\r\n\r\n")
+        client.send("GET / HTTP/1.1\r\nHost: t\r\nX-Big: \(String(repeating: "a", count: 2000))\r\n\r\n")
         let response = try client.readResponse()
         #expect(response.status == 431)
         #expect(response.header("Connection") == "close")
@@ -119,7 +119,7 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         defer { server.shutdown() }
         let client = try RawClient(port: server.port)
         let started = ContinuousClock.now
-        client.send("GET / HTTP/1.1\r\nX-Big: \(String(repeating: "a", count: 600))")
+        client.send("GET / HTTP/1.1\r\nHost: t\r\nX-Big: \(String(repeating: "a", count: 600))")
         usleep(50_000)
         client.send(String(repeating: "b", count: 600))  // past 1 KiB, and still no blank line
         let response = try client.readResponse()
@@ -134,11 +134,11 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         let server = try startServer()
         defer { server.shutdown() }
         let client = try RawClient(port: server.port)
-        client.send("POST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n\(size)\r\nabc\r\n0\r\n\r\n")
+        client.send("POST /c HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n\(size)\r\nabc\r\n0\r\n\r\n")
         let response = try client.readResponse()
         #expect(response.status == 400)
         #expect(response.text.contains("invalid chunk size"))
-        let after = try RawClient.request(port: server.port, "GET /after HTTP/1.1\r\n\r\n")
+        let after = try RawClient.request(port: server.port, "GET /after HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(after.status == 200 && after.text.hasPrefix("GET /after "))
     }
 
@@ -146,7 +146,7 @@ private func connectionID(_ response: RawClient.Response) -> String? {
     @Test func aHugeButWellFormedChunkSizeIs413() throws {
         let server = try startServer(ServerLimits(maxBodyBytes: 1000))
         defer { server.shutdown() }
-        let response = try RawClient.request(port: server.port, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffff\r\nabc")
+        let response = try RawClient.request(port: server.port, "POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffff\r\nabc")
         #expect(response.status == 413)
     }
 
@@ -154,16 +154,16 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         let server = try startServer(ServerLimits(maxBodyBytes: 100))
         defer { server.shutdown() }
         // Content-Length is checked before any body byte is read.
-        let declared = try RawClient.request(port: server.port, "POST / HTTP/1.1\r\nContent-Length: 101\r\n\r\n")
+        let declared = try RawClient.request(port: server.port, "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 101\r\n\r\n")
         #expect(declared.status == 413)
         // Chunked bodies are checked on their running size.
         let chunk = String(repeating: "z", count: 60)
         let chunked = try RawClient.request(
-            port: server.port, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3c\r\n\(chunk)\r\n3c\r\n\(chunk)\r\n0\r\n\r\n")
+            port: server.port, "POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n3c\r\n\(chunk)\r\n3c\r\n\(chunk)\r\n0\r\n\r\n")
         #expect(chunked.status == 413)
         // Exactly at the limit is fine.
         let ok = try RawClient.request(
-            port: server.port, "POST / HTTP/1.1\r\nContent-Length: 100\r\n\r\n\(String(repeating: "k", count: 100))")
+            port: server.port, "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n\(String(repeating: "k", count: 100))")
         #expect(ok.status == 200)
     }
 
@@ -172,19 +172,24 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         "GET /\r\n\r\n",
         "GET / HTTP/1.1 extra\r\n\r\n",
         "GET / HTTP/2.0\r\n\r\n",
-        "G(T / HTTP/1.1\r\n\r\n",
-        "GET / HTTP/1.1\r\nNo colon here\r\n\r\n",
-        "GET / HTTP/1.1\r\nBad Name: x\r\n\r\n",
-        "GET / HTTP/1.1\r\nX: a\r\n folded\r\n\r\n",
-        "POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
-        "POST / HTTP/1.1\r\nContent-Length: 12abc\r\n\r\n",
-        "POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
-        "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
-        "POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n",
-        "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n",
-        "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n",
-        "GET / HTTP/1.1\r\nX-Nul: a\u{0}b\r\n\r\n",
-        "GET / HTTP/1.1\r\nX-Nul: \u{0}\r\n\r\n",
+        "G(T / HTTP/1.1\r\nHost: t\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: t\r\nNo colon here\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: t\r\nBad Name: x\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: t\r\nX: a\r\n folded\r\n\r\n",
+        "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: -1\r\n\r\n",
+        "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 12abc\r\n\r\n",
+        "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
+        "POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        "POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n",
+        "POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: t\r\nX-Nul: a\u{0}b\r\n\r\n",
+        // RFC 9112: a bare CR, a missing or repeated Host, Transfer-Encoding on HTTP/1.0.
+        "GET / HTTP/1.1\r\nHost: t\r\nX-A: a\rInjected: b\r\n\r\n",
+        "GET / HTTP/1.1\rX\r\nHost: t\r\n\r\n",
+        "GET / HTTP/1.1\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+        "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: t\r\nX-Nul: \u{0}\r\n\r\n",
     ])
     func malformedRequestsAre400AndClose(raw: String) throws {
         let server = try startServer()
@@ -195,6 +200,47 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         #expect(response.status == 400, "for \(raw.debugDescription)")
         #expect(response.header("Content-Type")?.hasPrefix("text/plain") == true)
         #expect(try client.readToEnd().isEmpty)
+    }
+
+    /// Chunked is the only transfer coding this server decodes; any other is "not implemented", not "bad".
+    @Test(arguments: ["gzip", "gzip, chunked", "chunked, chunked", "identity"])
+    func anotherTransferCodingIs501(coding: String) throws {
+        let server = try startServer()
+        defer { server.shutdown() }
+        let response = try RawClient.request(port: server.port, "POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: \(coding)\r\n\r\n0\r\n\r\n")
+        #expect(response.status == 501, "\(coding)")
+        #expect(response.header("Connection") == "close")
+    }
+
+    /// At the connection cap the longest idle keep-alive connection makes room: idle sockets cannot lock others out.
+    @Test func atTheCapTheLongestIdleConnectionIsClosedToMakeRoom() throws {
+        let server = try startServer(ServerLimits(maxConnections: 3))
+        defer { server.shutdown() }
+        var idle: [RawClient] = []
+        for i in 0..<3 {
+            let client = try RawClient(port: server.port)
+            client.send("GET /warm/\(i) HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+            idle.append(client)
+            usleep(20_000)  // so their idle times differ: idle[0] waits longest
+        }
+        let newcomer = try RawClient.request(port: server.port, "GET /new HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(newcomer.status == 200 && newcomer.text.hasPrefix("GET /new "), "served, not 503")
+        #expect(try idle[0].readToEnd().isEmpty, "the longest idle connection was closed")
+        idle[2].send("GET /still HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try idle[2].readResponse().text.hasPrefix("GET /still "), "the others still serve")
+    }
+
+    /// A connection busy with a request is never the one closed: with nothing idle, a newcomer gets a 503.
+    @Test func atTheCapWithNothingIdleANewcomerGets503() throws {
+        let server = try startServer(ServerLimits(maxConnections: 2))
+        defer { server.shutdown() }
+        let busy = try (0..<2).map { _ in try RawClient(port: server.port) }
+        for client in busy { client.send("POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc") }  // mid-body
+        usleep(50_000)
+        #expect(try RawClient.request(port: server.port, "GET / HTTP/1.1\r\nHost: t\r\n\r\n").status == 503)
+        busy[0].send("defghij")
+        #expect(try busy[0].readResponse().text.hasSuffix("body=abcdefghij"))
     }
 
     @Test func slowClientGets408AndIsClosed() throws {
@@ -231,7 +277,7 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         let server = try startServer(ServerLimits(idleTimeout: 0.3))
         defer { server.shutdown() }
         let client = try RawClient(port: server.port)
-        client.send("GET / HTTP/1.1\r\n\r\n")
+        client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(try client.readResponse().status == 200)
         let started = Date()
         // Nothing more is sent: the server closes without a response.
@@ -243,7 +289,7 @@ private func connectionID(_ response: RawClient.Response) -> String? {
     @Test func connectionCloseAndHTTP10Close() throws {
         let server = try startServer()
         defer { server.shutdown() }
-        for raw in ["GET / HTTP/1.1\r\nConnection: close\r\n\r\n", "GET / HTTP/1.0\r\n\r\n", "GET /close HTTP/1.1\r\n\r\n"] {
+        for raw in ["GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", "GET / HTTP/1.0\r\n\r\n", "GET /close HTTP/1.1\r\nHost: t\r\n\r\n"] {
             let client = try RawClient(port: server.port)
             client.send(raw)
             let response = try client.readResponse()
@@ -265,7 +311,7 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         // All 256 connections are open at once before any is answered-and-read.
         var clients: [RawClient] = []
         for _ in 0..<256 { clients.append(try RawClient(port: server.port)) }
-        for (i, client) in clients.enumerated() { client.send("GET /n/\(i) HTTP/1.1\r\n\r\n") }
+        for (i, client) in clients.enumerated() { client.send("GET /n/\(i) HTTP/1.1\r\nHost: t\r\n\r\n") }
         var ids = Set<String>()
         for (i, client) in clients.enumerated() {
             let response = try client.readResponse()
@@ -279,7 +325,7 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         let server = try startServer()
         defer { server.shutdown() }
         let client = try RawClient(port: server.port)
-        client.send("GET /reset HTTP/1.1\r\n\r\n")
+        client.send("GET /reset HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(throws: RawClient.Failure.reset) { try client.readResponse() }
     }
 
@@ -287,7 +333,7 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         let server = try startServer()
         defer { server.shutdown() }
         let client = try RawClient(port: server.port)
-        client.send("GET /truncate HTTP/1.1\r\n\r\n")
+        client.send("GET /truncate HTTP/1.1\r\nHost: t\r\n\r\n")
         let response = try client.readResponse()
         #expect(response.header("Content-Length") == "100")
         #expect(response.body.count == 10)
@@ -298,19 +344,19 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         let server = try startServer()
         defer { server.shutdown() }
         let client = try RawClient(port: server.port)
-        client.send("HEAD /h HTTP/1.1\r\n\r\n")
+        client.send("HEAD /h HTTP/1.1\r\nHost: t\r\n\r\n")
         let head = try client.readResponse(headRequest: true)
         #expect(head.status == 200)
         #expect(Int(head.header("Content-Length") ?? "") ?? 0 > 0)
         // If any body bytes had been sent they would corrupt this next response.
-        client.send("GET /next HTTP/1.1\r\n\r\n")
+        client.send("GET /next HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(try client.readResponse().text.hasPrefix("GET /next "))
     }
 
     @Test func shutdownClosesEverythingAndIsIdempotent() throws {
         let server = try startServer()
         let client = try RawClient(port: server.port)
-        client.send("GET / HTTP/1.1\r\n\r\n")
+        client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(try client.readResponse().status == 200)
         let waiterDone = DispatchSemaphore(value: 0)
         Thread { server.waitUntilShutdown(); waiterDone.signal() }.start()
@@ -329,7 +375,7 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         #expect(within(seconds: 2) { idle.shutdown(); idle.waitUntilShutdown() })
         #expect(throws: RawClient.Failure.closed) { _ = try RawClient(port: idle.port) }
         let server = try startServer()
-        #expect(try RawClient.request(port: server.port, "GET / HTTP/1.1\r\n\r\n").status == 200)
+        #expect(try RawClient.request(port: server.port, "GET / HTTP/1.1\r\nHost: t\r\n\r\n").status == 200)
         #expect(within(seconds: 2) {
             DispatchQueue.concurrentPerform(iterations: 4) { _ in server.shutdown() }
             server.waitUntilShutdown()

@@ -170,7 +170,7 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
         #expect(recorded[0].body == Data(#"{"k":"v"}"#.utf8))
         // Binary bodies come back as base64 through the endpoint.
         let client = try RawClient(port: emulator.port)
-        client.send(Array("POST /nowhere HTTP/1.1\r\nContent-Length: 2\r\n\r\n".utf8) + [0xFF, 0xFE])
+        client.send(Array("POST /nowhere HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\n".utf8) + [0xFF, 0xFE])
         #expect(try client.readResponse().status == 404)
         let listed = object(try call(emulator, "GET", "/_sandbox/requests"))["requests"] as? [[String: Any]] ?? []
         #expect(listed.count == 3)
@@ -252,8 +252,9 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
     @Test func shutdownEndsInjectedLatenciesAtOnce() throws {
         let emulator = try startEmulator("GET /_sandbox/health => latency=5000ms @*")
         let client = try RawClient(port: emulator.port)
-        client.send("GET /_sandbox/health HTTP/1.1\r\n\r\n")
+        client.send("GET /_sandbox/health HTTP/1.1\r\nHost: t\r\n\r\n")
         usleep(100_000)  // the request is in, sleeping in its latency
+        #expect(emulator.receivedRequests().map(\.path) == ["/_sandbox/health"], "the request was taken and is being held")
         let started = ContinuousClock.now
         emulator.shutdown()
         #expect(ContinuousClock.now - started < .seconds(1), "not the 5 s the latency asked for")
@@ -354,5 +355,37 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
         #expect(injector.decide(request) == .init(latencyMilliseconds: 10, action: .status(503, headers: [:])))
         #expect(injector.decide(request) == .init(latencyMilliseconds: 10, action: .reset))
         #expect(injector.decide(HTTPRequest(method: "GET", target: "/b")) == .init(latencyMilliseconds: 10, action: nil))
+    }
+}
+
+/// The emulator stays small however it is abused: its request log and idempotency store are bounded.
+@Suite struct EmulatorBoundsTests {
+    @Test func theRequestLogIsBoundedInCountBytesAndBodySize() {
+        let recorder = RequestRecorder(limit: 5, bodyLimit: 10, byteLimit: 100)
+        for i in 0..<8 { recorder.record(HTTPRequest(method: "POST", target: "/r/\(i)", body: Data(repeating: 0x41, count: 50))) }
+        let kept = recorder.entries()
+        #expect(kept.count <= 5)
+        #expect(kept.map(\.request.target).last == "/r/7", "the newest is kept, the oldest went first")
+        #expect(kept.allSatisfy { $0.request.body.count == 10 && $0.bodyLength == 50 })
+        #expect(kept.reduce(0) { $0 + $1.bytes } <= 100)
+        // A single entry larger than the byte budget still shows the latest request.
+        recorder.record(HTTPRequest(method: "GET", target: "/" + String(repeating: "x", count: 200)))
+        #expect(recorder.entries().count == 1)
+    }
+
+    @Test func idempotencyRecordsAreBoundedAndExpireButNeverWhileInProgress() {
+        let store = BahnIdempotency(capacity: 3)
+        let response = HTTPResponse(status: 200)
+        guard case .proceed = store.begin(key: "running", fingerprint: "f") else { Issue.record("first use must proceed"); return }
+        for i in 0..<5 {
+            _ = store.begin(key: "k\(i)", fingerprint: "f")
+            store.finish(key: "k\(i)", fingerprint: "f", response: response)
+        }
+        #expect(store.count <= 4, "capacity 3, plus the record still in progress")
+        if case .replay = store.begin(key: "k4", fingerprint: "f") {} else { Issue.record("the newest record replays") }
+        if case .reject = store.begin(key: "running", fingerprint: "f") {} else { Issue.record("a record in progress is never dropped") }
+        // A day later, everything finished has expired; new keys sweep it away.
+        _ = store.begin(key: "later", fingerprint: "f", now: Date().addingTimeInterval(25 * 3600))
+        #expect(store.count == 2, "the one in progress and the new one")
     }
 }

@@ -22,7 +22,17 @@ final class BahnIdempotency: Sendable {
         case reject(BahnFailure)
     }
 
-    private let records = Mutex<[String: Record]>([:])
+    private struct Store {
+        var records: [String: Record] = [:]
+        /// Keys in the order they were first used: the oldest go first when the store is full.
+        var order: [String] = []
+        var head = 0
+    }
+    private let store = Mutex(Store())
+    /// Records kept at most, however many keys a client invents: the oldest finished ones are dropped first.
+    private let capacity: Int
+
+    init(capacity: Int = 50_000) { self.capacity = capacity }
 
     static func fingerprint(method: String, path: String, payload: Data) -> String {
         "\(method) \(path) \(Digest.sha256(payload).hexString)"
@@ -30,13 +40,15 @@ final class BahnIdempotency: Sendable {
 
     /// Claims the key atomically, so two concurrent requests with one key can never both run.
     func begin(key: String, fingerprint: String, now: Date = Date()) -> Begin {
-        records.withLock { records in
-            if case .done(_, _, let storedAt)? = records[key], now.timeIntervalSince(storedAt) > BahnRules.idempotencyRetention {
-                records[key] = nil
+        store.withLock { store in
+            if case .done(_, _, let storedAt)? = store.records[key], now.timeIntervalSince(storedAt) > BahnRules.idempotencyRetention {
+                store.records[key] = nil
             }
-            switch records[key] {
+            switch store.records[key] {
             case nil:
-                records[key] = .inProgress(fingerprint: fingerprint)
+                store.records[key] = .inProgress(fingerprint: fingerprint)
+                store.order.append(key)
+                Self.trim(&store, capacity: capacity, now: now)
                 return .proceed
             case .inProgress(let stored)?:
                 guard stored == fingerprint else { return .reject(Self.reused(key)) }
@@ -53,8 +65,41 @@ final class BahnIdempotency: Sendable {
 
     /// Stores the first response (errors included). A nil response (a non-HTTP reply) releases the key instead.
     func finish(key: String, fingerprint: String, response: HTTPResponse?) {
-        records.withLock { records in
-            records[key] = response.map { .done(fingerprint: fingerprint, response: $0, storedAt: Date()) }
+        store.withLock { store in
+            store.records[key] = response.map { .done(fingerprint: fingerprint, response: $0, storedAt: Date()) }
+        }
+    }
+
+    var count: Int { store.withLock { $0.records.count } }
+
+    /// Drops from the oldest end what has expired, and finished records beyond `capacity`. A record still in progress
+    /// is never dropped (its request is running): it moves to the young end, to be looked at again later.
+    private static func trim(_ store: inout Store, capacity: Int, now: Date) {
+        // Each key present when the trim starts is looked at once at most, so a store of in-progress records ends it.
+        var unseen = store.order.count - store.head
+        sweep: while unseen > 0 {
+            unseen -= 1
+            let key = store.order[store.head]
+            switch store.records[key] {
+            case nil:
+                break  // released, or dropped already
+            case .inProgress?:
+                store.order.append(key)  // still running: looked at again later
+            case .done(_, _, let storedAt)?:
+                guard store.records.count > capacity || now.timeIntervalSince(storedAt) > BahnRules.idempotencyRetention else {
+                    break sweep  // the oldest finished record is still wanted: the rest are younger
+                }
+                store.records[key] = nil
+            }
+            store.head += 1
+        }
+        compact(&store)
+    }
+
+    private static func compact(_ store: inout Store) {
+        if store.head > 1024 && store.head * 2 > store.order.count {
+            store.order.removeFirst(store.head)
+            store.head = 0
         }
     }
 
