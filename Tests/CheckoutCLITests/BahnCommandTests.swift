@@ -40,6 +40,7 @@ import FoundationXML
         ("missing fields", "{\"data\":\"a\",\"version\":\"EC_v1\"}", "signature"),
         ("unknown version", "{\"data\":\"a\",\"signature\":\"b\",\"header\":{\"ephemeralPublicKey\":\"x\",\"publicKeyHash\":\"y\",\"transactionId\":\"ab\"},\"version\":\"EC_v9\"}", "unknown version"),
         ("not UTF-8", "\u{FF}", "UTF-8"),
+        ("byte-order mark", "\u{FEFF}{\"data\":\"a\",\"signature\":\"b\",\"header\":{\"ephemeralPublicKey\":\"x\",\"publicKeyHash\":\"y\",\"transactionId\":\"ab\"},\"version\":\"EC_v1\"}", "starts with a UTF-8 byte-order mark"),
     ])
     func badTokenFilesExit65AndSendNothing(kind: String, content: String, expected: String) async throws {
         let s = try Scratch()
@@ -226,6 +227,18 @@ import FoundationXML
         let cancel = try await BinaryRunner.run(["bahn", "cancel", String(intent)], home: s.path)
         #expect(cancel.status == 1)
         #expect(cancel.stderr.contains("payment_intent_unexpected_state"))
+    }
+
+    /// Without `sandbox serve` each command's embedded emulator ends with it: chaining says how to chain.
+    @Test func chainingWithoutSandboxServeSaysToStartIt() async throws {
+        let s = try Scratch()
+        let token = try await Self.makeToken(s)
+        let create = try await BinaryRunner.run(["bahn", "create-intent", "--amount", "8000", "--currency", "VND", "--order-id", "77"], home: s.path)
+        #expect(create.status == 0, "\(create.all)")
+        let confirm = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "77", "--token-file", token], home: s.path)
+        #expect(confirm.status == 64, "\(confirm.all)")
+        #expect(confirm.stderr.contains("order 77 has no intent in the state file yet"))
+        #expect(confirm.stderr.contains("hint: the embedded emulator (--env local) and its state end with each command: start `checkout-driver sandbox serve`"))
     }
 
     /// `bahn confirm --wait` for a new order of `amount` on the embedded emulator.

@@ -56,6 +56,36 @@ import Testing
         #expect(r.stderr.contains("error: step 'health': expected $.status to equal \"down\", found \"ok\""))
         #expect(r.stdout.contains("- never  skipped"))
         #expect(r.stdout.contains("✓ finally cleanup"))
+        #expect(r.stdout.contains(/failed: fail, 2 of 3 steps ran in \d+ ms, 1 failed\n/), "\(r.stdout)")
+
+        // -q: the failed step, the verdict and the error; nothing that passed, no header, no environment line.
+        let quiet = try await BinaryRunner.run(["flow", "run", flow, "-q"], home: s.path)
+        #expect(quiet.status == 1)
+        let lines = quiet.stdout.split(separator: "\n")
+        #expect(lines.count == 2 && lines[0].hasPrefix("✗ health") && lines[1].hasPrefix("failed: fail, 2 of 3 steps ran"), "\(quiet.stdout)")
+        #expect(quiet.stderr.hasPrefix("error: step 'health'") && quiet.stderr.contains("\nhint: "), "\(quiet.stderr)")
+    }
+
+    @Test func countsReadRightAndQuietPassingFlowsSayNothing() async throws {
+        let s = try Scratch()
+        let one = try s.write("one.json", """
+            {"name": "one", "steps": [{"name": "health", "request": {"url": "${env.EMULATOR_URL}/_sandbox/health"}}]}
+            """)
+        let r = try await BinaryRunner.run(["flow", "run", one], home: s.path)
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("flow one (1 step)\n"))
+        #expect(r.stdout.contains(/passed: one, 1 step in \d+ ms\n/), "\(r.stdout)")
+        let optional = try s.write("optional.json", """
+            {"name": "opt", "steps": [
+              {"name": "health", "request": {"url": "${env.EMULATOR_URL}/_sandbox/health"}},
+              {"name": "maybe", "optional": true, "request": {"url": "${env.EMULATOR_URL}/_sandbox/health"}, "expect": {"status": [500]}}
+            ]}
+            """)
+        let o = try await BinaryRunner.run(["flow", "run", optional], home: s.path)
+        #expect(o.status == 0, "\(o.all)")
+        #expect(o.stdout.contains(/passed: opt, 2 steps in \d+ ms, 1 optional failed\n/), "\(o.stdout)")
+        let quiet = try await BinaryRunner.run(["flow", "run", one, "-q"], home: s.path)
+        #expect(quiet.status == 0 && quiet.stdout.isEmpty && quiet.stderr.isEmpty, "\(quiet.all)")
     }
 
     @Test func malformedFlowFileNamesTheJSONPath() async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import SandboxEmulator
 import Testing
 
 /// The state file across processes: chaining, corruption, and concurrent writers.
@@ -77,6 +78,25 @@ import Testing
         #expect(r.status == 65, "\(r.all)")
         #expect(r.stderr.contains("state file \(state): $.captures: expected an object"), "\(r.stderr)")
         #expect(!r.stdout.contains("✓"), "no step ran")
+        #expect(try s.read("state.json") == content)
+    }
+
+    /// Every Bahn command decodes its section before its first request, not after one it then cannot record; and
+    /// `flow validate` says the same.
+    @Test(arguments: [["bahn", "create-intent", "--amount", "8000", "--currency", "VND"], ["bahn", "intent", "pi_1"],
+                      ["flow", "validate", "bahn-apple-pay"]])
+    func aWrongTypedBahnSectionIs65BeforeAnythingIsSent(command: [String]) async throws {
+        let s = try Scratch()
+        let emulator = try Emulator()
+        emulator.start()
+        defer { emulator.shutdown() }
+        let content = #"{"bahn": {"tokens": {"ab": "x"}}}"#
+        let state = try s.write("state.json", content)
+        let r = try await BinaryRunner.run(command + ["--env", "sandbox", "--session", state], home: s.path,
+                                           environment: try BahnCommandTests.sandboxEnvironment(emulator, scratch: s))
+        #expect(r.status == 65, "\(r.all)")
+        #expect(r.stderr.contains("state file \(state): $.bahn.tokens.ab: expected an object, found a string"), "\(r.stderr)")
+        #expect(emulator.receivedRequests().isEmpty, "nothing was sent")
         #expect(try s.read("state.json") == content)
     }
 }

@@ -37,12 +37,23 @@ struct TextReporter: Reporter {
             // A flow stopped before its first step (the error line says why) has nothing to sum up.
             guard !r.steps.isEmpty else { return }
             let verdict = r.passed ? console.paint("passed", "32") : console.paint("failed", "31")
-            let ran = r.steps.filter { $0.outcome != .skipped }.count
-            let steps = ran == r.steps.count ? "\(ran) step\(ran == 1 ? "" : "s")" : "\(ran) of \(r.steps.count) steps"
-            if !quiet || !r.passed { console.out("\(verdict): \(r.name), \(steps) in \(Format.milliseconds(r.duration))") }
+            if !quiet || !r.passed { console.out("\(verdict): \(r.name), \(Self.summary(r.steps, duration: r.duration))") }
         case .exchange:
             break
         }
+    }
+
+    /// "5 steps in 45 ms", "1 step in 3 ms", "3 of 5 steps ran in 12 ms, 2 failed", "4 steps in 9 ms, 1 optional failed".
+    static func summary(_ steps: [StepResult], duration: Double) -> String {
+        func plural(_ n: Int) -> String { n == 1 ? "step" : "steps" }
+        let ran = steps.filter { $0.outcome != .skipped }.count
+        var text = ran == steps.count ? "\(ran) \(plural(ran))" : "\(ran) of \(steps.count) \(plural(steps.count)) ran"
+        text += " in \(Format.milliseconds(duration))"
+        let failed = steps.filter { $0.outcome == .failed && !$0.optional }.count
+        let optional = steps.filter { $0.outcome == .failed && $0.optional }.count
+        if failed > 0 { text += ", \(failed) failed" }
+        if optional > 0 { text += ", \(optional) optional failed" }
+        return text
     }
 }
 

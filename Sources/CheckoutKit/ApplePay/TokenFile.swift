@@ -51,6 +51,11 @@ private struct Reader {
 
     /// The token's JSON object, after ruling out files that are not one.
     func tokenObject(_ bytes: Data) throws(Diagnostic) -> [String: JSON] {
+        // Checked on the bytes: a decoder may drop the mark silently, and the bytes sent are the file's.
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+            throw fail("starts with a UTF-8 byte-order mark (EF BB BF), which PassKit never writes; an editor added it",
+                       hint: "save the file without the mark, e.g. `sed -i '1s/^\\xEF\\xBB\\xBF//' \(path)`")
+        }
         guard let text = String(data: bytes, encoding: .utf8) else {
             throw fail("is not UTF-8 text", hint: exactBytesHint)
         }

@@ -7,7 +7,7 @@ public enum BahnOperations {
 
     static let createIntent = FlowOperation(
         name: "bahn.createIntent", summary: "Create a PaymentIntent (amount in minor units, currency ISO 4217).",
-        requiredConfiguration: BahnClient.requiredConfiguration,
+        requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check,
         parameters: [
             .init("amount", .integer, required: true, range: MinorUnits.range, help: "minor units"),
             .init("currency", .string, required: true, help: "numeric (704) or alphabetic (VND)"),
@@ -38,7 +38,7 @@ public enum BahnOperations {
     static let confirm = FlowOperation(
         name: "bahn.confirm",
         summary: "Confirm a PaymentIntent with an Apple Pay token file (sent byte for byte) under an idempotency key.",
-        requiredConfiguration: BahnClient.requiredConfiguration,
+        requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check,
         parameters: [
             .init("intent", .string, help: "the PaymentIntent id; or give orderId"),
             .init("orderId", .string, help: "the order: its intent from the state file, or a new one (then amount and currency)"),
@@ -65,8 +65,11 @@ public enum BahnOperations {
         if intentID == nil {
             guard let orderID else { throw .usage("confirm needs an intent id or an order id", hint: "pass --intent ID or --order-id ID") }
             guard args["amount"] != nil, args["currency"] != nil else {
-                throw .usage("order \(orderID) has no intent in the state file yet; give its amount and currency to create one",
-                             hint: "add --amount N --currency CODE, or pass --intent ID")
+                // Under an embedded emulator the state file is this command's own: an earlier create-intent is gone.
+                let hint = context.services.emulatorEndsWithRun
+                    ? "the embedded emulator (--env local) and its state end with each command: start `checkout-driver sandbox serve` to chain commands, or add --amount N --currency CODE"
+                    : "add --amount N --currency CODE, or pass --intent ID"
+                throw .usage("order \(orderID) has no intent in the state file yet; give its amount and currency to create one", hint: hint)
             }
             let created = try await client.post(BahnProtocol.createPath, body: try createBody(args, orderID: orderID),
                                                  idempotencyKey: BahnProtocol.createIdempotencyKey(orderID: orderID))
@@ -161,7 +164,7 @@ public enum BahnOperations {
 
     static let getIntent = FlowOperation(
         name: "bahn.getIntent", summary: "Read a PaymentIntent (the status poll).",
-        requiredConfiguration: BahnClient.requiredConfiguration,
+        requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check,
         parameters: [.init("intent", .string, required: true)]
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = try BahnClient(context)
@@ -184,7 +187,7 @@ public enum BahnOperations {
     private static func intentAction(name: String, summary: String, path: @escaping @Sendable (String) -> String,
                                      key: @escaping @Sendable (String) -> String,
                                      readBack: @escaping @Sendable (String, BahnClient) -> ReadBack) -> FlowOperation {
-        FlowOperation(name: name, summary: summary, requiredConfiguration: BahnClient.requiredConfiguration,
+        FlowOperation(name: name, summary: summary, requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check,
                       parameters: [.init("intent", .string, required: true)]) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
             let client = try BahnClient(context)
             let id = args["intent"]!.interpolationText

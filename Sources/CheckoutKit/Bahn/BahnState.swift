@@ -13,6 +13,11 @@ struct BahnState: Sendable {
 
     private static let root = JSONPath(components: [.key("bahn")])
 
+    /// The operations' state check: the section decodes, or the run stops before its first request.
+    static let check: FlowOperation.StateCheck = { (document: JSON, file: String) throws(Diagnostic) in
+        _ = try BahnSection(StateField(document["bahn"], at: root, in: file))
+    }
+
     private func read() throws(Diagnostic) -> BahnSection {
         guard let store else { return BahnSection() }
         return try BahnSection(StateField(try store.read()["bahn"], at: Self.root, in: store.path))
@@ -161,6 +166,7 @@ struct BahnSection: Sendable {
         }
         lastIntent = try field["lastIntent"].string()
         for (txid, f) in try field["tokens"].members() {
+            _ = try f.members()  // a token entry is an object
             guard let intent = try f["intent"].string() else { throw f["intent"].wrong("an intent id") }
             guard let key = try f["idempotencyKey"].string() else { throw f["idempotencyKey"].wrong("an idempotency key") }
             tokens[txid] = Token(intent: intent, idempotencyKey: key, spent: try f["spent"].bool() ?? false)

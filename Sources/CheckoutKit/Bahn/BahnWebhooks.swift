@@ -27,9 +27,12 @@ public enum BahnWebhookSignature {
             guard kv.count == 2 else { continue }
             if kv[0] == "t" { timestamp = Int(kv[1]) } else if kv[0] == "v1" { signatures.append(kv[1].lowercased()) }
         }
-        guard let timestamp, !signatures.isEmpty else { return "malformed \(BahnProtocol.signatureHeader) header" }
+        guard let timestamp else { return "malformed \(BahnProtocol.signatureHeader) header: no t=<unix seconds> timestamp" }
+        guard !signatures.isEmpty else { return "malformed \(BahnProtocol.signatureHeader) header: no v1=<hex> signature" }
+        // Past and future are told apart: one is a replay or a long delay, the other a clock that is off.
         let age = now.timeIntervalSince1970 - Double(timestamp)
-        if abs(age) > tolerance { return "stale signature: timestamp is \(Int(age)) s from now (tolerance \(Int(tolerance)) s)" }
+        if age > tolerance { return "stale signature: signed \(Int(age)) s ago, beyond the \(Int(tolerance)) s tolerance (a replayed or long-delayed delivery)" }
+        if -age > tolerance { return "signature dated \(Int(-age)) s in the future, beyond the \(Int(tolerance)) s tolerance (the sender's clock or this machine's is off)" }
         let expected = sign(body: body, timestamp: timestamp, secret: secret)
         // Compare in constant time: the signature is a secret-derived value.
         let matches = signatures.contains { candidate in

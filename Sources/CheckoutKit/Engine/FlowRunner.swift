@@ -96,6 +96,7 @@ public struct FlowRunner: Sendable {
             }
             if case .operation(let name, _) = step.action, let op = registry[name] {
                 try configuration.require(op.requiredConfiguration, for: "step '\(step.name)' (\(name))")
+                if let check = op.stateCheck, let state { try check(stateDocument, state.path) }
             }
             try checkOneLine(step, scope: probe)
             if case .request(let r) = step.action, case .file(let file)? = r.body,

@@ -27,20 +27,25 @@ public struct FlowOperation: Sendable {
     }
 
     public typealias Body = @Sendable (_ arguments: JSON, _ context: OperationContext) async throws(Diagnostic) -> StepOutput
+    /// Decodes the state-file section the operation reads and writes (the document, the file's path), so that a
+    /// wrong-typed section stops the run before its first request rather than after a request that cannot be recorded.
+    public typealias StateCheck = @Sendable (_ document: JSON, _ file: String) throws(Diagnostic) -> Void
 
     public var name: String
     public var summary: String
     public var parameters: [Parameter]
     /// Configuration variables the operation cannot run without: checked before a flow's first request.
     public var requiredConfiguration: [String]
+    public var stateCheck: StateCheck?
     public var body: Body
 
-    public init(name: String, summary: String, requiredConfiguration: [String] = [], parameters: [Parameter],
-                body: @escaping Body) {
+    public init(name: String, summary: String, requiredConfiguration: [String] = [], stateCheck: StateCheck? = nil,
+                parameters: [Parameter], body: @escaping Body) {
         self.name = name
         self.summary = summary
         self.parameters = parameters
         self.requiredConfiguration = requiredConfiguration
+        self.stateCheck = stateCheck
         self.body = body
     }
 

@@ -82,6 +82,7 @@ import Testing
         (#"{"bahn": {"tokens": {"ab": {"intent": "pi_1", "idempotencyKey": "k", "spent": "yes"}}}}"#, "$.bahn.tokens.ab.spent: expected true or false, found a string"),
         (#"{"bahn": {"tokens": {"ab": {"intent": "pi_1"}}}}"#, "$.bahn.tokens.ab.idempotencyKey: expected an idempotency key, found nothing"),
         (#"{"bahn": {"tokens": []}}"#, "$.bahn.tokens: expected an object, found an array"),
+        (#"{"bahn": {"tokens": {"ab": "x"}}}"#, "$.bahn.tokens.ab: expected an object, found a string"),
     ])
     func aWrongTypedSectionIsExit65NamingThePath(content: String, message: String) async throws {
         let rig = try BahnRig()

@@ -39,8 +39,9 @@ import Testing
         let header = "t=\(Self.t),v1=\(Self.expected)"
         #expect(problem(header, at: Self.now.addingTimeInterval(299)) == nil)
         #expect(problem(header, at: Self.now.addingTimeInterval(-299)) == nil)
-        #expect(problem(header, at: Self.now.addingTimeInterval(301))?.contains("stale") == true)
-        #expect(problem(header, at: Self.now.addingTimeInterval(-301))?.contains("stale") == true, "a timestamp from the future")
+        // Each says which: signed too long ago, or dated ahead of this clock.
+        #expect(problem(header, at: Self.now.addingTimeInterval(301)) == "stale signature: signed 301 s ago, beyond the 300 s tolerance (a replayed or long-delayed delivery)")
+        #expect(problem(header, at: Self.now.addingTimeInterval(-301)) == "signature dated 301 s in the future, beyond the 300 s tolerance (the sender's clock or this machine's is off)")
         #expect(BahnWebhookSignature.problem(body: Self.body, header: header, secret: Self.secret,
                                              now: Self.now.addingTimeInterval(301), tolerance: 400) == nil)
     }
@@ -51,6 +52,8 @@ import Testing
         for header in ["garbage", "t=\(Self.t)", "v1=\(Self.expected)", "t=soon,v1=\(Self.expected)", "t\(Self.t)v1\(Self.expected)"] {
             #expect(problem(header)?.contains("malformed") == true, "\(header)")
         }
+        #expect(problem("v1=\(Self.expected)")?.hasSuffix("no t=<unix seconds> timestamp") == true)
+        #expect(problem("t=\(Self.t)")?.hasSuffix("no v1=<hex> signature") == true)
         #expect(problem("t=\(Self.t),v1=\(Self.expected.dropLast())") != nil, "a truncated signature")
     }
 
