@@ -3,7 +3,7 @@ import PackageDescription
 
 // Dependency direction (see DESIGN "Shape"):
 //   checkout-driver → CheckoutCLI → CheckoutKit → Crypto / CCurl / LoopbackHTTP
-//   SandboxEmulator → Crypto / LoopbackHTTP   (never CheckoutKit: it is the other side of the wire)
+//   SandboxEmulator → Crypto / LoopbackHTTP / GraphQL   (never CheckoutKit: it is the other side of the wire)
 let package = Package(
     name: "checkout-driver",
     platforms: [.macOS(.v14)],
@@ -14,8 +14,14 @@ let package = Package(
         .executableTarget(name: "checkout-driver", dependencies: ["CheckoutCLI"]),
         .target(name: "CheckoutCLI", dependencies: ["CheckoutKit", "SandboxEmulator"]),
         .target(name: "CheckoutKit", dependencies: ["CCurl", "Crypto", "LoopbackHTTP"]),
-        .target(name: "SandboxEmulator", dependencies: ["Crypto", "LoopbackHTTP"]),
+        .target(name: "SandboxEmulator", dependencies: ["Crypto", "LoopbackHTTP", "GraphQL"],
+                exclude: ["Centra/Schema/SOURCE.md"],
+                // Centra's published Storefront API schema, served through the GraphQL engine (loaded lazily).
+                resources: [.copy("Centra/Schema/storefront_api_schema.graphql")]),
         .target(name: "LoopbackHTTP"),
+        // A GraphQL engine (lexer, parser, validation, execution, introspection): the emulator serves Centra's and
+        // Braintree's published schemas through it.
+        .target(name: "GraphQL"),
         .target(name: "Crypto", dependencies: ["COpenSSL"]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
@@ -29,6 +35,7 @@ let package = Package(
         // Helpers shared by test targets (a raw socket client that shows exactly what a server wrote).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
+        .testTarget(name: "GraphQLTests", dependencies: ["GraphQL"]),
     ],
     swiftLanguageModes: [.v6]
 )

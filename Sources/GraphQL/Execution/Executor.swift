@@ -1,0 +1,324 @@
+/// What a resolver is told about the field it resolves.
+public struct ResolveInfo {
+    public let fieldName: String
+    public let parentType: String
+    /// The field's arguments, coerced to their types, defaults filled in.
+    public let arguments: [String: GraphQLValue]
+    public let path: [GraphQLError.PathComponent]
+    /// Whatever the caller passed to `execute` (the emulator's request: its session, its headers).
+    public let context: Any?
+    /// The sub-fields selected under this field, by name (after fragments are applied), for resolvers that skip
+    /// work nobody asked for.
+    public let selectedFields: Set<String>
+}
+
+/// A field's resolver: from the parent value to the field's value. The value may be a Swift value (String, Int, Double,
+/// Bool, `[Any?]`, `[String: Any]`, a `GraphQLValue`), or an object for the sub-selection: a dictionary whose values
+/// are values or `FieldFunction`s, or an `ObjectValue`.
+public typealias FieldResolver = @Sendable (_ parent: Any?, _ info: ResolveInfo) throws -> Any?
+
+/// A field computed on demand, for a dictionary's value: `["total": { info in … } as FieldFunction]`.
+public typealias FieldFunction = (_ info: ResolveInfo) throws -> Any?
+
+/// An object that resolves its own fields (and names its type, for interfaces and unions).
+public protocol ObjectValue {
+    var typeName: String { get }
+    func field(_ info: ResolveInfo) throws -> Any?
+}
+
+/// Resolvers by type and field name; a field without one reads its parent's member of the same name.
+public struct Resolvers: Sendable {
+    var fields: [String: [String: FieldResolver]] = [:]
+
+    public init() {}
+
+    public subscript(type: String, field: String) -> FieldResolver? {
+        get { fields[type]?[field] }
+        set { fields[type, default: [:]][field] = newValue }
+    }
+}
+
+/// Runs a validated operation (spec §6): collects fields with their directives and fragments, resolves each, and
+/// completes the values to exactly the selection, aliases and `__typename` included. A field error nulls the field and
+/// is reported with its path; a null in a non-null field nulls the nearest nullable parent (§6.4.4).
+struct Executor {
+    /// Thrown up to the nearest nullable field: the error itself is already recorded.
+    struct NullPropagation: Error {}
+
+    let schema: Schema
+    let resolvers: Resolvers
+    let fragments: [String: FragmentDefinition]
+    let variables: [String: GraphQLValue]
+    let context: Any?
+    var errors: [GraphQLError] = []
+
+    mutating func run(_ operation: OperationDefinition, root: Any?) -> GraphQLValue {
+        guard let rootType = schema.rootType(operation.operation) else {
+            errors.append(GraphQLError("Schema is not configured for \(operation.operation.rawValue)s.", locations: [operation.location]))
+            return .null
+        }
+        // Mutations' top-level fields run one after another (§6.2.2); this executor runs every field in order anyway.
+        do { return try selectionSet(operation.selectionSet, on: rootType.name, value: root, path: []) } catch { return .null }
+    }
+
+    // MARK: Fields
+
+    private mutating func selectionSet(_ selections: [Selection], on typeName: String, value: Any?,
+                                       path: [GraphQLError.PathComponent]) throws(NullPropagation) -> GraphQLValue {
+        var visited = Set<String>()
+        let grouped = collect(selections, on: typeName, visited: &visited)
+        var members: [(String, GraphQLValue)] = []
+        members.reserveCapacity(grouped.count)
+        for (key, fields) in grouped {
+            members.append((key, try field(fields, key: key, on: typeName, parent: value, path: path + [.key(key)])))
+        }
+        return .object(members)
+    }
+
+    private mutating func field(_ fields: [Field], key: String, on typeName: String, parent: Any?,
+                                path: [GraphQLError.PathComponent]) throws(NullPropagation) -> GraphQLValue {
+        let first = fields[0]
+        if first.name == "__typename" { return .string(typeName) }
+        guard let definition = schema.field(first.name, on: typeName) else { return .null }  // validation rules this out
+        do {
+            let arguments = try InputCoercion.arguments(first.arguments, definitions: definition.arguments, variables: variables, in: schema)
+            let info = ResolveInfo(fieldName: first.name, parentType: typeName, arguments: arguments, path: path, context: context,
+                                   selectedFields: subfieldNames(fields, type: definition.type.namedType))
+            let resolved = try resolve(first.name, on: typeName, parent: parent, info: info)
+            return try complete(resolved, as: definition.type, fields: fields, parentType: typeName, path: path)
+        } catch let propagation as NullPropagation {
+            if definition.type.isNonNull { throw propagation }
+            return .null
+        } catch {
+            errors.append(Self.fieldError(error, at: first.location, path: path))
+            if definition.type.isNonNull { throw NullPropagation() }
+            return .null
+        }
+    }
+
+    private func resolve(_ name: String, on typeName: String, parent: Any?, info: ResolveInfo) throws -> Any? {
+        if typeName == schema.queryType, name == "__schema" { return Introspection.SchemaValue(schema: schema) }
+        if typeName == schema.queryType, name == "__type" {
+            return info.arguments["name"]?.stringValue.flatMap { schema[$0] }.map { Introspection.TypeValue(schema: schema, reference: .named($0.name)) }
+        }
+        if let resolver = resolvers[typeName, name] { return try resolver(parent, info) }
+        return try Self.defaultResolve(parent, info)
+    }
+
+    /// A dictionary's member (called when it is a `FieldFunction`), an `ObjectValue`'s field, a `GraphQLValue`'s member.
+    static func defaultResolve(_ parent: Any?, _ info: ResolveInfo) throws -> Any? {
+        switch parent {
+        case let object as ObjectValue: return try object.field(info)
+        case let dictionary as [String: Any]:
+            let member = dictionary[info.fieldName]
+            if let function = member as? FieldFunction { return try function(info) }
+            return member
+        case let value as GraphQLValue: return value[info.fieldName]
+        default: return nil
+        }
+    }
+
+    static func fieldError(_ error: any Error, at location: SourceLocation, path: [GraphQLError.PathComponent]) -> GraphQLError {
+        if var e = error as? GraphQLError {
+            if e.locations.isEmpty { e.locations = [location] }
+            if e.path.isEmpty { e.path = path }
+            return e
+        }
+        return GraphQLError("\(error)", locations: [location], path: path)
+    }
+
+    // MARK: Completion
+
+    private mutating func complete(_ value: Any?, as type: TypeReference, fields: [Field], parentType: String,
+                                   path: [GraphQLError.PathComponent]) throws -> GraphQLValue {
+        switch type {
+        case .nonNull(let inner):
+            let completed = try complete(value, as: inner, fields: fields, parentType: parentType, path: path)
+            if completed.isNull {
+                throw GraphQLError("Cannot return null for non-nullable field \(parentType).\(fields[0].name).", locations: [fields[0].location], path: path)
+            }
+            return completed
+        case .list(let item):
+            guard let value = Self.unwrap(value) else { return .null }
+            let items: [Any?]
+            switch value {
+            case let array as [Any?]: items = array
+            case let array as [Any]: items = array.map { $0 }
+            case let v as GraphQLValue:
+                guard case .list(let l) = v else { throw GraphQLError("Expected a list for field \"\(parentType).\(fields[0].name)\".") }
+                items = l.map { $0 }
+            default: throw GraphQLError("Expected a list for field \"\(parentType).\(fields[0].name)\", got \(Swift.type(of: value)).")
+            }
+            var out: [GraphQLValue] = []
+            out.reserveCapacity(items.count)
+            for (i, element) in items.enumerated() {
+                let itemPath = path + [.index(i)]
+                do { out.append(try complete(element, as: item, fields: fields, parentType: parentType, path: itemPath)) }
+                catch let propagation as NullPropagation {
+                    if item.isNonNull { throw propagation }
+                    out.append(.null)
+                } catch {
+                    errors.append(Self.fieldError(error, at: fields[0].location, path: itemPath))
+                    if item.isNonNull { throw NullPropagation() }
+                    out.append(.null)
+                }
+            }
+            return .list(out)
+        case .named(let name):
+            guard let value = Self.unwrap(value) else { return .null }
+            if let v = value as? GraphQLValue, v.isNull { return .null }
+            guard let named = schema[name] else { return .null }
+            switch named.definition.kind {
+            case .scalar: return try Self.serializeScalar(value, name)
+            case .enumeration:
+                let text = (value as? String) ?? (value as? GraphQLValue)?.stringValue
+                guard let text, named.enumValues.contains(text) else {
+                    throw GraphQLError("Enum \"\(name)\" cannot represent value: \(String(describing: value))")
+                }
+                return .enumValue(text)
+            case .object:
+                return try subselection(value, objectType: name, fields: fields, path: path)
+            case .interface, .union:
+                guard let concrete = Self.typeName(of: value), schema.isPossible(concrete, of: name), schema[concrete]?.isObject == true else {
+                    throw GraphQLError("Abstract type \"\(name)\" must resolve to an object type at runtime for field \"\(parentType).\(fields[0].name)\".")
+                }
+                return try subselection(value, objectType: concrete, fields: fields, path: path)
+            case .inputObject:
+                throw GraphQLError("\"\(name)\" is an input type and cannot be an output.")
+            }
+        }
+    }
+
+    private mutating func subselection(_ value: Any, objectType: String, fields: [Field], path: [GraphQLError.PathComponent]) throws(NullPropagation) -> GraphQLValue {
+        let merged = fields.flatMap { $0.selectionSet ?? [] }
+        return try selectionSet(merged, on: objectType, value: value, path: path)
+    }
+
+    /// An optional inside `Any` unwrapped: nil for `Optional.none`, and for `NSNull`-like absence.
+    static func unwrap(_ value: Any?) -> Any? {
+        guard let value else { return nil }
+        switch value {
+        case is String, is Int, is Bool, is Double, is GraphQLValue, is ObjectValue: return value  // the common cases, cheaply
+        default: break
+        }
+        let mirror = Mirror(reflecting: value)
+        if mirror.displayStyle == .optional {
+            guard let child = mirror.children.first else { return nil }
+            return unwrap(child.value)
+        }
+        return value
+    }
+
+    /// The runtime object type of a value for an interface or a union: an `ObjectValue`'s, a dictionary's `__typename`.
+    static func typeName(of value: Any) -> String? {
+        switch value {
+        case let object as ObjectValue: object.typeName
+        case let dictionary as [String: Any]: dictionary["__typename"] as? String
+        case let v as GraphQLValue: v["__typename"]?.stringValue
+        default: nil
+        }
+    }
+
+    /// Result coercion of the built-in scalars (§3.5); a custom scalar's value is passed on as plain JSON.
+    static func serializeScalar(_ value: Any, _ name: String) throws -> GraphQLValue {
+        let plain = try plainValue(value)
+        switch (name, plain) {
+        case ("Int", .int): return plain
+        case ("Int", .float(let d)) where d.rounded() == d && abs(d) <= Double(InputCoercion.maxInt): return .int(Int(d))
+        case ("Int", _): throw GraphQLError("Int cannot represent non-integer value: \(plain.jsonText)")
+        case ("Float", .float): return plain
+        case ("Float", .int(let i)): return .float(Double(i))
+        case ("Float", _): throw GraphQLError("Float cannot represent non numeric value: \(plain.jsonText)")
+        case ("String", .string), ("Boolean", .bool), ("ID", .string): return plain
+        case ("ID", .int(let i)): return .string(String(i))
+        case ("String", .enumValue(let s)): return .string(s)
+        case ("String", _): throw GraphQLError("String cannot represent value: \(plain.jsonText)")
+        case ("Boolean", _): throw GraphQLError("Boolean cannot represent a non boolean value: \(plain.jsonText)")
+        case ("ID", _): throw GraphQLError("ID cannot represent value: \(plain.jsonText)")
+        default: return plain
+        }
+    }
+
+    /// A Swift value as a plain GraphQL value (for scalars, which carry no selection).
+    static func plainValue(_ value: Any?) throws -> GraphQLValue {
+        guard let value = unwrap(value) else { return .null }
+        switch value {
+        case let v as GraphQLValue: return v
+        case let s as String: return .string(s)
+        case let b as Bool: return .bool(b)
+        case let i as Int: return .int(i)
+        case let d as Double: return .float(d)
+        case let a as [Any?]: return .list(try a.map(plainValue))
+        case let a as [Any]: return .list(try a.map(plainValue))
+        case let o as [String: Any]: return .object(try o.keys.sorted().map { ($0, try plainValue(o[$0])) })
+        default: throw GraphQLError("Cannot serialize a value of type \(type(of: value)).")
+        }
+    }
+
+    // MARK: Collecting fields (§6.3.2)
+
+    /// The fields a selection set selects on an object type, grouped by response key in order: `@skip`/`@include`
+    /// applied, fragment spreads and inline fragments whose type condition applies merged in, each fragment once.
+    func collect(_ selections: [Selection], on typeName: String, visited: inout Set<String>) -> [(String, [Field])] {
+        var order: [String] = []
+        var groups: [String: [Field]] = [:]
+        func add(_ key: String, _ fields: [Field]) {
+            if groups[key] == nil { order.append(key) }
+            groups[key, default: []].append(contentsOf: fields)
+        }
+        for selection in selections where included(selection.directives) {
+            switch selection {
+            case .field(let f):
+                add(f.responseKey, [f])
+            case .fragmentSpread(let spread):
+                guard !visited.contains(spread.name), let fragment = fragments[spread.name] else { continue }
+                visited.insert(spread.name)
+                guard applies(fragment.typeCondition, to: typeName) else { continue }
+                for (key, fields) in collect(fragment.selectionSet, on: typeName, visited: &visited) { add(key, fields) }
+            case .inlineFragment(let inline):
+                if let condition = inline.typeCondition, !applies(condition, to: typeName) { continue }
+                for (key, fields) in collect(inline.selectionSet, on: typeName, visited: &visited) { add(key, fields) }
+            }
+        }
+        return order.map { ($0, groups[$0]!) }
+    }
+
+    private func applies(_ condition: String, to objectType: String) -> Bool {
+        schema.isPossible(objectType, of: condition)
+    }
+
+    /// `@skip(if:)` and `@include(if:)`, with variables.
+    private func included(_ directives: [Directive]) -> Bool {
+        for d in directives where d.name == "skip" || d.name == "include" {
+            guard let argument = d.arguments.first(where: { $0.name == "if" }) else { continue }
+            let condition: Bool = switch argument.value {
+            case .bool(let b): b
+            case .variable(let v): variables[v]?.boolValue ?? false
+            default: false
+            }
+            if d.name == "skip" && condition { return false }
+            if d.name == "include" && !condition { return false }
+        }
+        return true
+    }
+
+    private func subfieldNames(_ fields: [Field], type: String) -> Set<String> {
+        guard let named = schema[type], named.isComposite else { return [] }
+        var names = Set<String>()
+        func walk(_ selections: [Selection], _ seen: inout Set<String>) {
+            for s in selections {
+                switch s {
+                case .field(let f): names.insert(f.name)
+                case .inlineFragment(let i): walk(i.selectionSet, &seen)
+                case .fragmentSpread(let spread):
+                    guard !seen.contains(spread.name), let fragment = fragments[spread.name] else { continue }
+                    seen.insert(spread.name)
+                    walk(fragment.selectionSet, &seen)
+                }
+            }
+        }
+        var seen = Set<String>()
+        for f in fields { walk(f.selectionSet ?? [], &seen) }
+        return names
+    }
+}

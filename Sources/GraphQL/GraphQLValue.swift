@@ -1,0 +1,139 @@
+import Foundation
+
+/// A GraphQL value: what variables, arguments and results are made of. Objects keep their members in order, as a
+/// response keeps the order of the selection (spec §7.2.2). `int` and `float` are kept apart, as the type system does.
+public enum GraphQLValue: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case int(Int)
+    case float(Double)
+    case string(String)
+    /// An enum value: a name, serialised as a string.
+    case enumValue(String)
+    case list([GraphQLValue])
+    case object([(String, GraphQLValue)])
+
+    public static func == (a: GraphQLValue, b: GraphQLValue) -> Bool {
+        switch (a, b) {
+        case (.null, .null): true
+        case (.bool(let x), .bool(let y)): x == y
+        case (.int(let x), .int(let y)): x == y
+        case (.float(let x), .float(let y)): x == y
+        case (.string(let x), .string(let y)), (.enumValue(let x), .enumValue(let y)): x == y
+        case (.list(let x), .list(let y)): x == y
+        case (.object(let x), .object(let y)): x.elementsEqual(y) { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: false
+        }
+    }
+
+    public subscript(key: String) -> GraphQLValue? {
+        guard case .object(let members) = self else { return nil }
+        return members.first { $0.0 == key }?.1
+    }
+
+    public var stringValue: String? {
+        switch self {
+        case .string(let s), .enumValue(let s): s
+        default: nil
+        }
+    }
+
+    public var intValue: Int? { if case .int(let i) = self { i } else { nil } }
+    public var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
+    public var listValue: [GraphQLValue]? { if case .list(let l) = self { l } else { nil } }
+    public var objectValue: [(String, GraphQLValue)]? { if case .object(let o) = self { o } else { nil } }
+    public var isNull: Bool { self == .null }
+
+    /// A short name for messages: "a string", "an object".
+    public var kindName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .int: "an integer"
+        case .float: "a float"
+        case .string: "a string"
+        case .enumValue: "an enum value"
+        case .list: "a list"
+        case .object: "an object"
+        }
+    }
+}
+
+// MARK: JSON
+
+extension GraphQLValue {
+    /// Compact JSON, members in order. Non-finite floats cannot be JSON: they are written as null.
+    public var jsonData: Data {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        write(into: &out)
+        return Data(out)
+    }
+
+    public var jsonText: String { String(decoding: jsonData, as: UTF8.self) }
+
+    func write(into out: inout [UInt8]) {
+        switch self {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .int(let i): out.append(contentsOf: String(i).utf8)
+        case .float(let d):
+            if !d.isFinite { out.append(contentsOf: "null".utf8) }
+            else if d == d.rounded(), abs(d) < 1e15 { out.append(contentsOf: String(Int(d)).utf8) }
+            else { out.append(contentsOf: "\(d)".utf8) }
+        case .string(let s), .enumValue(let s): Self.writeString(s, into: &out)
+        case .list(let items):
+            out.append(UInt8(ascii: "["))
+            for (i, item) in items.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                item.write(into: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let members):
+            out.append(UInt8(ascii: "{"))
+            for (i, (key, value)) in members.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                Self.writeString(key, into: &out)
+                out.append(UInt8(ascii: ":"))
+                value.write(into: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    static func writeString(_ s: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in s.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
+            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// From what `JSONSerialization` returns. On Linux an `NSNumber` holding 0 or 1 also answers `is Bool`, so
+    /// booleans, floats and integers are told apart by the number's stored type.
+    public init(json: Any?) {
+        switch json {
+        case nil, is NSNull: self = .null
+        case let n as NSNumber:
+            switch String(cString: n.objCType) {
+            case "c", "B": self = .bool(n.boolValue)
+            case "d", "f": self = .float(n.doubleValue)
+            default: self = .int(n.intValue)
+            }
+        case let s as String: self = .string(s)
+        case let a as [Any]: self = .list(a.map { GraphQLValue(json: $0) })
+        case let o as [String: Any]: self = .object(o.keys.sorted().map { ($0, GraphQLValue(json: o[$0])) })
+        default: self = .null
+        }
+    }
+}
