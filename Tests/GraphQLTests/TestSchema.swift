@@ -19,6 +19,7 @@ enum TestSchema {
           node(id: ID!): Node
           echo(value: Map): Map
           amount(value: Int): Int
+          rate(currency: Currency! = EUR): Int
           failing: String
         }
         type Mutation { addLine(line: LineInput!): Cart! addLines(lines: [LineInput!]): Cart! }

@@ -58,6 +58,10 @@ import Testing
         // An absent variable leaves the argument's default in place.
         #expect(run(#"query ($c: Currency) { product(id: "p1") { price(currency: $c) { currency } } }"#)
                 == #"{"data":{"product":{"price":{"currency":"EUR"}}}}"#)
+        // A variable's default applies only when no value is given.
+        let withDefault = #"query ($c: Currency = SEK) { product(id: "p1") { price(currency: $c) { currency } } }"#
+        #expect(run(withDefault) == #"{"data":{"product":{"price":{"currency":"SEK"}}}}"#)
+        #expect(run(withDefault, .object([("c", .string("USD"))])) == #"{"data":{"product":{"price":{"currency":"USD"}}}}"#)
         #expect(run(#"{ search(text: "x") { __typename } }"#).contains("Cart"), "first: 10 by default")
         #expect(run(#"{ search(text: "x", first: 1) { __typename } }"#) == #"{"data":{"search":[{"__typename":"Product"}]}}"#)
     }

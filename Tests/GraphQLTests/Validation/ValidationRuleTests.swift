@@ -11,6 +11,7 @@ import Testing
               search(text: "a") { __typename ... on Cart { id } ...P }
               node(id: $id) { id ... on Product { name @skip(if: $skip) } }
               echo(value: {any: [1, "thing"]})
+              rate
             }
             mutation M($lines: [LineInput!]) { addLines(lines: $lines) { id } addLine(line: {product: "p1"}) { id } }
             fragment P on Product { id name }
