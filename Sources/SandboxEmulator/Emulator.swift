@@ -10,6 +10,8 @@ public final class Emulator: Sendable {
     public let faults: FaultInjector
     /// The Bahn PaymentIntents emulator (its webhook URL can be changed at run time).
     public let bahn: BahnEmulator
+    /// Centra's Storefront API with Adyen behind it.
+    public let centra: CentraEmulator
     private let server: HTTPServer
     private let recorder: RequestRecorder
 
@@ -27,10 +29,12 @@ public final class Emulator: Sendable {
         self.bahn = BahnEmulator.install(on: router, ledger: ledger, webhookURL: webhookURL)
         self.recorder = recorder
         // Record first, so tests see every request, including ones a fault then swallows.
-        self.server = try HTTPServer(host: host, port: port) { request in
+        let server = try HTTPServer(host: host, port: port) { request in
             recorder.record(request)
             return injector.handle(request, next: router.handle)
         }
+        self.server = server
+        self.centra = CentraEmulator.install(on: router, ledger: ledger, baseURL: { server.baseURL })
         router.register(BuiltinRoutes.make(ledger: ledger, recorder: recorder))
     }
 
