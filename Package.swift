@@ -29,7 +29,7 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
 
         .testTarget(name: "CheckoutCLITests", dependencies: ["CheckoutCLI", "SandboxEmulator", "LoopbackHTTP", "Crypto"]),
-        .testTarget(name: "CheckoutKitTests", dependencies: ["CheckoutKit", "SandboxEmulator", "LoopbackHTTP", "Crypto"]),
+        .testTarget(name: "CheckoutKitTests", dependencies: ["CheckoutKit", "SandboxEmulator", "LoopbackHTTP", "Crypto", "GraphQL"]),
         .testTarget(name: "SandboxEmulatorTests", dependencies: ["SandboxEmulator", "LoopbackHTTP", "Crypto", "TestSupport"]),
         .testTarget(name: "LoopbackHTTPTests", dependencies: ["LoopbackHTTP", "TestSupport"]),
         // Helpers shared by test targets (a raw socket client that shows exactly what a server wrote).

@@ -257,6 +257,8 @@ enum LocalEnvironment {
             "BAHN_SIGNING_KEY": TestCredentials.bahnClientPrivateKeyPEM,
             "BAHN_KEY_ID": TestCredentials.bahnKeyID,
             "BAHN_WEBHOOK_SECRET": TestCredentials.bahnWebhookSecret,
+            "CENTRA_TOKEN": CentraRules.pluginToken,
+            "CENTRA_SHARED_SECRET": CentraRules.sharedSecret,
         ]
     }
 }

@@ -76,9 +76,17 @@ public struct StateStore: Sendable {
         return json
     }
 
+    /// Where the state file keeps a session credential the next invocation must send (Centra's shopper session
+    /// token, per protocols/centra.md): the one thing the redactor leaves as it is, since carrying it between
+    /// invocations is what the file (mode 0600) is for. It appears in no other output.
+    static let sessionCredentialPaths = [JSONPath(components: [.key("centra"), .key("session")])]
+
     private func write(_ document: JSON) throws(Diagnostic) {
-        // The state file is an output like any other: the one redactor gets the last word.
-        let safe = redactor?.json(document) ?? document
+        // The state file is an output like any other: the one redactor gets the last word, but for session credentials.
+        var safe = redactor?.json(document) ?? document
+        for path in Self.sessionCredentialPaths {
+            if let value = path.evaluate(document) { safe = path.setting(value, in: safe) }
+        }
         try FileIO.write(Data((safe.serialized(pretty: true) + "\n").utf8), to: path)
     }
 

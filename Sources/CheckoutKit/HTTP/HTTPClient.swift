@@ -9,13 +9,17 @@ public struct HTTPClientRequest: Sendable {
     public var body: Data?
     /// Seconds for the whole exchange; the engine lowers it to what is left of the flow's deadline.
     public var timeout: Double
+    /// The request only reads, whatever its method (a GraphQL query is a POST): safe to repeat.
+    public var readOnly: Bool
 
-    public init(method: String, url: String, headers: HTTPHeaders = [:], body: Data? = nil, timeout: Double = 30) {
+    public init(method: String, url: String, headers: HTTPHeaders = [:], body: Data? = nil, timeout: Double = 30,
+                readOnly: Bool = false) {
         self.method = method.uppercased()
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.readOnly = readOnly
     }
 }
 

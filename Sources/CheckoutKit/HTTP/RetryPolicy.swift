@@ -54,7 +54,7 @@ public struct RetryPolicy: Sendable, Equatable {
     }
 
     public static func isSafeToRepeat(_ request: HTTPClientRequest) -> Bool {
-        idempotentMethods.contains(request.method) || idempotencyHeaders.contains { request.headers[$0] != nil }
+        request.readOnly || idempotentMethods.contains(request.method) || idempotencyHeaders.contains { request.headers[$0] != nil }
     }
 
     /// Whether attempt number `attempt` (1-based) that ended in `outcome` should be followed by another.
@@ -63,7 +63,8 @@ public struct RetryPolicy: Sendable, Equatable {
         guard attempt < attempts else { return false }
         switch outcome {
         case .success(let response):
-            return Self.transientStatuses.contains(response.status) && Self.isSafeToRepeat(request)
+            // A 429 says the request was not taken, so even a request without an idempotency key may go again.
+            return Self.transientStatuses.contains(response.status) && (Self.isSafeToRepeat(request) || response.status == 429)
         case .failure(let error):
             if case .invalidRequest = error { return false }
             return error.requestNeverSent || Self.isSafeToRepeat(request)

@@ -90,7 +90,7 @@ public enum CentraRules {
     // MARK: Adyen behind Centra
 
     /// The Adyen client key and context the `express_checkout_adyen` widget hands out (test values).
-    static let adyenClientKey = "test_EMULATORCLIENTKEY000000000000"
+    public static let adyenClientKey = "test_EMULATORCLIENTKEY000000000000"
     static let adyenContext = "test"
     static let adyenMerchantAccount = "CheckoutDriverEmulatorECOM"
 

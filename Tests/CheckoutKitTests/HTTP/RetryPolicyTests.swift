@@ -24,6 +24,17 @@ import Testing
         #expect(!policy.shouldRetry(request("GET"), attempt: 1, outcome: .failure(.invalidRequest("bad url"))))
     }
 
+    /// A 429 says the request was not taken: even a mutation with no idempotency key (Centra's) may go again. A read
+    /// sent as POST (a GraphQL query) is as safe to repeat as a GET.
+    @Test func aRefusedForNowRequestAndAReadOnlyPostMayGoAgain() {
+        #expect(policy.shouldRetry(request("POST"), attempt: 1, outcome: .success(HTTPClientResponse(status: 429))))
+        #expect(!policy.shouldRetry(request("POST"), attempt: 1, outcome: .success(HTTPClientResponse(status: 502))))
+        let query = HTTPClientRequest(method: "POST", url: "http://127.0.0.1/graphql", readOnly: true)
+        #expect(policy.shouldRetry(query, attempt: 1, outcome: unavailable))
+        #expect(policy.shouldRetry(query, attempt: 1, outcome: .failure(.connectionLost("reset"))))
+        #expect(RetryPolicy.isSafeToRepeat(query) && !RetryPolicy.isSafeToRepeat(request("POST")))
+    }
+
     @Test func onlyTransientStatusesAndOnlyWithinTheAttempts() {
         #expect(!policy.shouldRetry(request("GET"), attempt: 1, outcome: .success(HTTPClientResponse(status: 404))))
         #expect(!policy.shouldRetry(request("GET"), attempt: 1, outcome: .success(HTTPClientResponse(status: 200))))

@@ -103,6 +103,10 @@ import Testing
                 == #"{"errors":[{"message":"Variable \"$id\" of required type \"ID!\" was not provided.","locations":[{"line":1,"column":8}]}]}"#)
         #expect(run(#"query ($v: Int) { amount(value: $v) }"#, .object([("v", .string("5"))]))
                 == #"{"errors":[{"message":"Variable \"$v\" got invalid value \"5\"; Int cannot represent non-integer value: \"5\"","locations":[{"line":1,"column":8}]}]}"#)
+        // GraphQL's Int is 32-bit: a bigger variable value is refused, not truncated or passed on.
+        #expect(run(#"query ($v: Int) { amount(value: $v) }"#, .object([("v", .int(2_147_483_648))]))
+                == #"{"errors":[{"message":"Variable \"$v\" got invalid value 2147483648; Int cannot represent non 32-bit signed integer value: 2147483648","locations":[{"line":1,"column":8}]}]}"#)
+        #expect(run(#"query ($v: Int) { amount(value: $v) }"#, .object([("v", .int(2_147_483_647))])) == #"{"data":{"amount":2147483647}}"#)
         #expect(run(#"mutation ($l: LineInput!) { addLine(line: $l) { id } }"#, .object([("l", .object([("quantity", .int(1))]))]))
                 .contains(#"Field \"product\" of required type \"ID!\" was not provided."#))
     }

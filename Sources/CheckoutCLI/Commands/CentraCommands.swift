@@ -1,0 +1,268 @@
+import CheckoutKit
+import Foundation
+
+/// `checkout-driver centra …`: one subcommand per Apple Pay sheet callback of the Centra + Adyen express checkout,
+/// each a one-step built-in flow on the shared engine and chained through the state file (the session token, the
+/// added line, the order); `centra express` runs the whole sequence.
+enum CentraCommands {
+    static var spec: CommandSpec {
+        CommandSpec(name: "centra", abstract: "Centra Storefront API express checkout (Apple Pay via Adyen): each sheet callback, or all of it.",
+                    subcommands: [express, expressConfig, selection, order, addItem, rollback, shipping, shippingMethod,
+                                  paymentInstructions, paymentResult])
+    }
+
+    static let expressConfig = CommandSpec(
+        name: "express-config", abstract: "Fetch the Adyen express checkout config (expressCheckoutWidgets).",
+        discussion: "Sends X-Shared-Secret (CENTRA_SHARED_SECRET) on this call only. Prints the Adyen config parsed out of the widget's contents.",
+        options: [
+            OptionSpec("amount", value: "MINOR", help: "Amount in minor units [default: the selection's grand total]."),
+            OptionSpec("line", value: "NAME=PRICE", help: "A line item (price as a decimal string) [default: the selection's lines].", repeatable: true),
+            OptionSpec("return-url", value: "URL", help: "Where Adyen returns."),
+        ]
+    ) { invocation throws(Diagnostic) in
+        var with: [String: JSON] = [:]
+        if invocation.isGiven("amount") { with["amount"] = .number(Double(try MinorUnits.parse(invocation.string("amount").map(JSON.string), name: "--amount"))) }
+        let lines = try invocation.pairs("line")
+        if !lines.isEmpty { with["lineItems"] = .array(lines.sorted { $0.key < $1.key }.map { ["name": .string($0.key), "price": .string($0.value)] }) }
+        with["returnUrl"] = try invocation.url("return-url").map(JSON.string)
+        return try await run(invocation, step: "express-config", use: "centra.expressConfig", with: with)
+    }
+
+    static let selection = CommandSpec(name: "selection", abstract: "Show the session's selection (cart, totals, shipping methods).") { invocation throws(Diagnostic) in
+        try await run(invocation, step: "selection", use: "centra.selection", with: [:])
+    }
+
+    static let order = CommandSpec(name: "order", abstract: "Show the session's latest order.") { invocation throws(Diagnostic) in
+        try await run(invocation, step: "order", use: "centra.order", with: [:])
+    }
+
+    static let addItem = CommandSpec(
+        name: "add-item", abstract: "Add an item to the selection (PDP express); remembered for rollback.",
+        arguments: [ArgumentSpec("ITEM", help: "The item id (a product's size), e.g. 1002-M.")],
+        options: [OptionSpec("quantity", value: "N", help: "How many [default: 1].")]
+    ) { invocation throws(Diagnostic) in
+        var with: [String: JSON] = ["item": .string(try invocation.identifier("ITEM")!)]
+        if let quantity = try invocation.int("quantity", range: 1...999) { with["quantity"] = .number(Double(quantity)) }
+        return try await run(invocation, step: "add-item", use: "centra.addItem", with: with)
+    }
+
+    static let rollback = CommandSpec(name: "rollback", abstract: "Remove the line add-item added (updateLine quantity 0), as the seed's cancel path does.") { invocation throws(Diagnostic) in
+        try await run(invocation, step: "rollback", use: "centra.rollback", with: [:])
+    }
+
+    static let shipping = CommandSpec(
+        name: "shipping", abstract: "The shipping-contact callback: totals and shipping methods for what the sheet reveals.",
+        discussion: "Sends paymentInstructions with paymentInitiateOnly: true and only country, city, state and zip (address1 empty).",
+        options: [
+            OptionSpec("contact", value: "FILE", help: "A PKContact as JSON."),
+            OptionSpec("address", value: "FILE", help: "A Centra AddressInput as JSON."),
+            OptionSpec("country", value: "C", help: "ISO country code, instead of a file."),
+            OptionSpec("city", value: "X", help: "With --country."), OptionSpec("zip", value: "Z", help: "With --country."),
+            OptionSpec("state", value: "S", help: "With --country."),
+        ]
+    ) { invocation throws(Diagnostic) in
+        let given = ["contact", "address", "country"].filter(invocation.isGiven)
+        guard given.count == 1 else { throw invocation.usage("give exactly one of --contact FILE, --address FILE or --country C") }
+        var address: [String: JSON]
+        if let country = try invocation.identifier("country") {
+            address = ["country": .string(country.uppercased())]
+            for (option, field) in [("city", "city"), ("zip", "zipCode"), ("state", "state")] {
+                if let value = try invocation.identifier(option) { address[field] = .string(value) }
+            }
+        } else {
+            address = try contact(invocation, given[0])!
+        }
+        return try await run(invocation, step: "shipping", use: "centra.shipping", with: ["address": .object(address)])
+    }
+
+    static let shippingMethod = CommandSpec(
+        name: "shipping-method", abstract: "The shipping-method callback (setShippingMethod); prints the new total.",
+        arguments: [ArgumentSpec("ID", help: "The shipping method id (see `centra selection`).")]
+    ) { invocation throws(Diagnostic) in
+        guard let text = invocation.argument("ID"), let id = Int(text), id >= 0 else {
+            throw invocation.usage("ID must be a shipping method id (a whole number), got '\(invocation.argument("ID") ?? "")'")
+        }
+        return try await run(invocation, step: "shipping-method", use: "centra.setShippingMethod", with: ["id": .number(Double(id))])
+    }
+
+    static let paymentInstructions = CommandSpec(
+        name: "payment-instructions", abstract: "The final submission (didSubmit): addresses and the Apple Pay token; then the action.",
+        discussion: """
+            Sends the full shipping address, billing as separateBillingAddress, both return pages (a loopback listener),
+            termsAndConditions: true, and the token as Adyen's Apple Pay state data (base64 of the file's exact bytes).
+            A redirect is printed (--open opens it with $BROWSER, else xdg-open) and its return goes to paymentResult; a
+            native 3DS2 challenge is completed with --3ds-details FILE (against the emulator, by its challenge).
+            """,
+        options: [
+            OptionSpec("contact", value: "FILE", help: "The shipping contact: a PKContact (or AddressInput) as JSON.", required: true),
+            OptionSpec("billing", value: "FILE", help: "The billing contact, when it differs."),
+            OptionSpec("token-file", value: "FILE", help: "PKPaymentToken.paymentData, byte for byte."),
+            OptionSpec("payment-fields", value: "FILE", help: "paymentMethodSpecificFields as JSON, instead of a token file."),
+            OptionSpec("open", help: "Open a 3DS redirect in a browser."),
+            OptionSpec("3ds-details", value: "FILE", help: "The native 3DS2 result (details) as JSON."),
+        ]
+    ) { invocation throws(Diagnostic) in
+        guard invocation.isGiven("token-file") != invocation.isGiven("payment-fields") else {
+            throw invocation.usage("give exactly one of --token-file FILE or --payment-fields FILE")
+        }
+        var with: [String: JSON] = ["shippingAddress": .object(try contact(invocation, "contact")!)]
+        with["billingAddress"] = try contact(invocation, "billing").map(JSON.object)
+        with["tokenFile"] = invocation.string("token-file").map(JSON.string)
+        if let path = invocation.string("payment-fields") { with["paymentFields"] = try jsonObject(path, option: "--payment-fields") }
+        if invocation.flag("open") { with["open"] = true }
+        with["threeDSDetails"] = invocation.string("3ds-details").map(JSON.string)
+        return try await run(invocation, step: "payment", use: "centra.paymentInstructions", with: with)
+    }
+
+    static let paymentResult = CommandSpec(
+        name: "payment-result", abstract: "paymentResult with the fields a 3DS step returned.",
+        options: [
+            OptionSpec("fields", value: "FILE", help: "The paymentMethodFields as a JSON object."),
+            OptionSpec("field", value: "KEY=VALUE", help: "One field (e.g. redirectResult=…).", repeatable: true),
+        ]
+    ) { invocation throws(Diagnostic) in
+        var fields: [String: JSON] = [:]
+        if let path = invocation.string("fields") { fields = try jsonObject(path, option: "--fields").objectValue ?? [:] }
+        for (key, value) in try invocation.pairs("field") { fields[key] = .string(value) }
+        guard !fields.isEmpty else { throw invocation.usage("give the fields: --fields FILE or --field KEY=VALUE") }
+        return try await run(invocation, step: "payment-result", use: "centra.paymentResult", with: ["fields": .object(fields)])
+    }
+
+    static let express = CommandSpec(
+        name: "express", abstract: "The whole express checkout in one run (cart, or a PDP item with rollback).",
+        discussion: """
+            Runs the protocol's sequence: express config, (add the item), shipping contact, shipping method (default: the
+            first offered), the final payment and its action, the order. With --item the added line is rolled back on
+            cancel or failure. Under --env local without --token-file a token is made for the selection's grand total.
+            """,
+        options: [
+            OptionSpec("item", value: "ITEM", help: "PDP express: add this item first (rolled back unless the order is placed)."),
+            OptionSpec("contact", value: "FILE", help: "The shipping contact (PKContact or AddressInput) [default under --env local: a test shopper]."),
+            OptionSpec("billing", value: "FILE", help: "The billing contact, when it differs."),
+            OptionSpec("method", value: "ID", help: "The shipping method [default: the first offered]."),
+            OptionSpec("token-file", value: "FILE", help: "PKPaymentToken.paymentData, byte for byte."),
+            OptionSpec("ingrid", help: "Run the Ingrid workaround (handleWidgetEvent expressCheckout: true) first."),
+            OptionSpec("cancel-after", value: "STEP", help: "Stop after this step, as a shopper dismissing the sheet.",
+                       choices: ["express-config", "add-item", "shipping", "shipping-method"]),
+            OptionSpec("open", help: "Open a 3DS redirect in a browser."),
+            OptionSpec("3ds-details", value: "FILE", help: "The native 3DS2 result (details) as JSON."),
+        ]
+    ) { invocation throws(Diagnostic) in
+        let item = try invocation.identifier("item")
+        let name = invocation.flag("ingrid") ? "centra-express-ingrid" : item == nil ? "centra-express" : "centra-express-pdp"
+        var flow = try BuiltinFlows.load(BuiltinFlows.named(name)!, registry: Operations.registry)
+        flow.name = "centra-express"
+        if let item { flow.vars["item"] = .string(item) }
+        if invocation.isGiven("contact") { flow.vars["contact"] = .object(try contact(invocation, "contact")!) }
+        if invocation.flag("open") { flow.vars["open"] = true }
+        let environment = try RunEnvironment.prepare(invocation)
+        defer { environment.shutdown() }
+        if !invocation.isGiven("contact") && environment.configuration.kind != .local {
+            throw invocation.usage("--contact FILE is needed outside --env local (the test shopper is for the emulator)")
+        }
+        var steps = flow.steps
+        if let method = try invocation.int("method", range: 0...Int(Int32.max)) {
+            steps = steps.map { step in
+                guard step.name == "shipping-method" else { return step }
+                var s = step
+                s.action = .operation(name: "centra.setShippingMethod", arguments: ["id": .number(Double(method))])
+                return s
+            }
+        }
+        if let path = invocation.string("token-file") {
+            steps.removeAll { $0.name == "make-token" }
+            flow.vars["token_file"] = .string(path)
+        } else if environment.configuration.kind != .local {
+            throw invocation.usage("--token-file FILE is needed outside --env local (a made token only works with the emulator)")
+        }
+        let billing = try contact(invocation, "billing")
+        let details = invocation.string("3ds-details")
+        steps = steps.map { step in
+            guard step.name == "payment", case .operation(let op, .object(var arguments)) = step.action else { return step }
+            var s = step
+            if let billing { arguments["billingAddress"] = .object(billing) }
+            if let details { arguments["threeDSDetails"] = .string(details) }
+            s.action = .operation(name: op, arguments: .object(arguments))
+            return s
+        }
+        if let stop = invocation.string("cancel-after") {
+            guard let index = steps.firstIndex(where: { $0.name == stop }) else {
+                throw invocation.usage("--cancel-after \(stop): this checkout has no step \(stop) (its steps: \(steps.map(\.name).joined(separator: ", ")))")
+            }
+            steps = Array(steps[...index])
+        }
+        flow.steps = steps
+        return try await show(environment, flow: flow)
+    }
+
+    // MARK: -
+
+    private static func contact(_ invocation: Invocation, _ option: String) throws(Diagnostic) -> [String: JSON]? {
+        guard let path = invocation.string(option) else { return nil }
+        return try CentraAddress.read(path: path, option: "--\(option)")
+    }
+
+    private static func jsonObject(_ path: String, option: String) throws(Diagnostic) -> JSON {
+        let json: JSON
+        switch FileIO.read(path) {
+        case .success(let data):
+            do { json = try JSON.parse(data) } catch { throw .data("\(option) file \(path) is not JSON: \(error)", hint: "a JSON object") }
+        case .failure(let error): throw .data("cannot read \(option) file \(path): \(error.reason)", hint: "check the path")
+        }
+        guard json.objectValue != nil else { throw .data("\(option) file \(path) holds \(json.kindName), not an object", hint: "a JSON object") }
+        return json
+    }
+
+    private static func run(_ invocation: Invocation, step: String, use operation: String, with arguments: [String: JSON?]) async throws(Diagnostic) -> ExitCode {
+        let flow = Flow(name: "centra-\(step)", steps: [Step(name: step, action: .operation(name: operation, arguments: .object(arguments.compactMapValues { $0 })))])
+        let environment = try RunEnvironment.prepare(invocation)
+        defer { environment.shutdown() }
+        return try await show(environment, flow: flow)
+    }
+
+    /// Runs the flow and, in text mode, prints what a person wants to see of its last answer.
+    private static func show(_ environment: RunEnvironment, flow: Flow) async throws(Diagnostic) -> ExitCode {
+        let result = try await environment.run(flow, vars: [:], registry: Operations.registry)
+        // The answer worth showing is the last main step's (a finally rollback's only when nothing else ran).
+        let shown = result.steps.last { $0.output != nil && $0.outcome == .passed && !$0.isFinally }
+            ?? result.steps.last { $0.output != nil && $0.outcome == .passed }
+        if environment.settings.format == .text, let output = shown?.output {
+            for line in summary(output) { environment.console.out(environment.redactor.text(line)) }
+        }
+        if let failure = result.failure { throw failure }
+        return .ok
+    }
+
+    static func summary(_ output: JSON) -> [String] {
+        var lines: [String] = []
+        if let config = output["summary"], config["clientKey"] != nil {
+            lines.append("adyen client key  \(config["clientKey"]?.interpolationText ?? "?")")
+            lines.append("context           \(config["context"]?.interpolationText ?? "?") (Adyen environment \(config["adyenEnvironment"]?.interpolationText ?? "?"))")
+            lines.append("country, language \(config["country"]?.interpolationText ?? "?"), \(config["languageCode"]?.interpolationText ?? "?")")
+            lines.append("amount            \(config["amount"]?.interpolationText ?? "?") \(config["currency"]?.interpolationText ?? "")")
+            lines.append("apple pay         \(config["applePay"]?.boolValue == true ? "offered" : "not offered")")
+            for m in config["shippingMethods"]?.arrayValue ?? [] {
+                lines.append("shipping method   \(m["id"]?.interpolationText ?? "?")  \(m["name"]?.interpolationText ?? "")  \(m["price"]?.interpolationText ?? "")")
+            }
+            return lines
+        }
+        if let order = output["order"], order != .null, let s = output["summary"] {
+            lines.append("order             \(s["number"]?.interpolationText ?? "?")  \(s["status"]?.interpolationText ?? "?")  (\(s["id"]?.interpolationText ?? "?"))")
+            lines.append("total             \(money(s["grandTotal"])) \(s["currency"]?.interpolationText ?? "")")
+            return lines
+        }
+        if let selection = output["selection"], selection != .null, let s = output["summary"], s != .null {
+            for line in selection["lines"]?.arrayValue ?? [] {
+                lines.append("line              \(line["id"]?.interpolationText ?? "?")  \(line["quantity"]?.interpolationText ?? "1") × \(line["name"]?.interpolationText ?? "?")  \(line["lineValue"]?["formattedValue"]?.interpolationText ?? "")")
+            }
+            for m in s["shippingMethods"]?.arrayValue ?? [] {
+                lines.append("shipping method   \(m["id"]?.interpolationText ?? "?")  \(m["name"]?.interpolationText ?? "")  \(money(m["price"]))\(m["selected"]?.boolValue == true ? "  (selected)" : "")")
+            }
+            lines.append("grand total       \(selection["grandTotal"]?["formattedValue"]?.interpolationText ?? money(s["grandTotal"]))  (\(s["grandTotal"]?.interpolationText ?? "?") minor units)")
+            if let rolledBack = output["rolledBack"]?.stringValue { lines.append("rolled back       \(rolledBack)") }
+        }
+        return lines
+    }
+
+    private static func money(_ minor: JSON?) -> String { minor?.interpolationText ?? "?" }
+}

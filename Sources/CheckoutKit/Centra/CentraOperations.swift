@@ -1,0 +1,247 @@
+import Foundation
+
+/// The Centra operations a flow step can `use`: one per Apple Pay sheet callback of the seed (express config, the
+/// cart, shipping contact, shipping method, the final payment, its 3DS result, the order, the PDP rollback). Each is
+/// one GraphQL call (the final payment also handles the action it gets back); the engine supplies the rest.
+public enum CentraOperations {
+    public static var all: [FlowOperation] {
+        [expressConfig, selection, order, addItem, rollback, shipping, setShippingMethod, handleWidgetEvent, paymentInstructions,
+         paymentResult]
+    }
+
+    private static func operation(_ name: String, _ summary: String, parameters: [FlowOperation.Parameter] = [],
+                                  needs: [String] = CentraClient.requiredConfiguration,
+                                  _ body: @escaping FlowOperation.Body) -> FlowOperation {
+        FlowOperation(name: name, summary: summary, requiredConfiguration: needs, stateCheck: CentraState.check,
+                      parameters: parameters, body: body)
+    }
+
+    // MARK: Reads
+
+    static let selection = operation("centra.selection", "Read the session's selection (the cart, totals, shipping).") { _, context throws(Diagnostic) in
+        let client = try CentraClient(context)
+        let response = try await client.call(CentraDocuments.selectionQuery)
+        return output(selection: try CentraClient.payload(response, "selection", what: "selection"), response)
+    }
+
+    static let order = operation("centra.order", "Read the session's latest order.") { _, context throws(Diagnostic) in
+        let client = try CentraClient(context)
+        let response = try await client.call(CentraDocuments.orderQuery)
+        guard response.errors.isEmpty else { _ = try CentraClient.payload(response, "order", what: "order"); return StepOutput(document: .null) }
+        guard let order = response.data["order"], order != .null else {
+            throw .failure("the session has no order yet", hint: "complete a payment first (`checkout-driver centra express`)")
+        }
+        try client.state.update { $0.lastOrder = order["id"]?.stringValue }
+        return StepOutput(document: ["order": order, "summary": orderSummary(order)], status: response.status)
+    }
+
+    static let expressConfig = operation(
+        "centra.expressConfig", "Fetch the Adyen express checkout config (expressCheckoutWidgets).",
+        parameters: [
+            .init("amount", .integer, range: MinorUnits.range, help: "minor units (default: the selection's grand total)"),
+            .init("lineItems", .array, help: "[{name, price}] (default: the selection's lines)"),
+            .init("returnUrl", .string, help: "where Adyen returns (default: a loopback URL)"),
+        ],
+        needs: CentraClient.requiredConfiguration + ["CENTRA_SHARED_SECRET"]
+    ) { args, context throws(Diagnostic) in
+        let client = try CentraClient(context)
+        var amount = args["amount"].map { _ in 0 }
+        var lineItems = args["lineItems"]?.arrayValue
+        if amount != nil { amount = try MinorUnits.parse(args["amount"]) }
+        if amount == nil || lineItems == nil {
+            let selection = try CentraClient.payload(try await client.call(CentraDocuments.selectionQuery), "selection", what: "selection")
+            let totals = try CentraMoney.summary(selection)
+            amount = amount ?? totals.grandTotal
+            lineItems = lineItems ?? (selection["lines"]?.arrayValue ?? []).map { line in
+                ["name": line["name"] ?? "", "price": .string(line["lineValue"]?["value"].flatMap { CentraMoney.decimalText($0) } ?? "0")]
+            }
+        }
+        let plugin: JSON = ["type": "express_checkout_adyen",
+                            "additionalData": ["amount": .number(Double(amount!)), "lineItems": .array(lineItems ?? []),
+                                               "returnUrl": .string(args["returnUrl"]?.interpolationText ?? CentraProtocol.defaultReturnURL)]]
+        let response = try await client.call(CentraDocuments.expressCheckoutWidgets, ["plugins": [plugin]])
+        let payload = try CentraClient.payload(response, "expressCheckoutWidgets", what: "expressCheckoutWidgets")
+        let widgets = (payload["list"]?.arrayValue ?? []).flatMap { $0["widgets"]?.arrayValue ?? [] }
+        guard let widget = widgets.first(where: { $0["name"]?.stringValue == "express_checkout_adyen" }) else {
+            throw .failure("the store has no express_checkout_adyen widget", hint: "enable the Adyen express checkout plugin in Centra")
+        }
+        if let error = widget["error"]?.stringValue { throw .failure("the Adyen widget reports an error: \(error)", hint: "check the plugin's settings in Centra") }
+        guard let text = widget["contents"]?.stringValue, let config = try? JSON.parse(text), config.objectValue != nil else {
+            throw .failure("the Adyen widget's contents is not a JSON object", hint: "check the Adyen plugin's configuration in Centra")
+        }
+        return StepOutput(document: ["config": config, "summary": CentraProtocol.adyenSummary(config)], status: response.status)
+    }
+
+    // MARK: The cart
+
+    static let addItem = operation(
+        "centra.addItem", "Add an item to the selection (PDP express); the line is remembered for rollback.",
+        parameters: [.init("item", .string, required: true), .init("quantity", .integer, range: 1...999)]
+    ) { args, context throws(Diagnostic) in
+        let client = try CentraClient(context)
+        let item = args["item"]!.interpolationText
+        let quantity = args["quantity"]?.intValue ?? 1
+        let response = try await client.call(CentraDocuments.addItem, ["item": .string(item), "quantity": .number(Double(quantity))])
+        let payload = try CentraClient.payload(response, "addItem", what: "addItem \(item)")
+        guard let line = payload["line"]?["id"]?.stringValue else {
+            throw .failure("addItem \(item) returned no line", hint: "check the item id (an item, not a product or display item)")
+        }
+        try client.state.update { $0.addedLine = line }
+        context.note("added line \(line); `checkout-driver centra rollback` removes it")
+        return output(selection: payload["selection"] ?? .null, response, extra: ["line": ["id": .string(line)]])
+    }
+
+    static let rollback = operation("centra.rollback", "Remove the line a PDP express checkout added (updateLine quantity 0).") { _, context throws(Diagnostic) in
+        let client = try CentraClient(context)
+        guard let line = try client.state.read().addedLine else {
+            context.note("nothing to roll back: no line was added in this session")
+            return StepOutput(document: ["rolledBack": nil])
+        }
+        let response = try await client.call(CentraDocuments.updateLine, ["lineId": .string(line), "quantity": 0])
+        let payload = try CentraClient.payload(response, "updateLine", what: "rollback of line \(line)")
+        try client.state.update { $0.addedLine = nil }
+        return output(selection: payload["selection"] ?? .null, response, extra: ["rolledBack": .string(line)])
+    }
+
+    // MARK: Sheet callbacks
+
+    static let shipping = operation(
+        "centra.shipping", "The shipping-contact callback: paymentInstructions (initiate only) with what the sheet reveals.",
+        parameters: [.init("address", .object, required: true, help: "an AddressInput; only country, city, state and zipCode are sent")]
+    ) { args, context throws(Diagnostic) in
+        let client = try CentraClient(context)
+        let address = try CentraAddress.address(args["address"]!, source: "argument 'address'")
+        let input: JSON = .object([
+            "shippingAddress": .object(CentraAddress.partial(address)), "paymentInitiateOnly": true, "express": true,
+            "termsAndConditions": false, "paymentReturnPage": .string(CentraProtocol.defaultReturnURL),
+            "paymentFailedPage": .string(CentraProtocol.defaultFailedURL),
+        ])
+        let response = try await client.call(CentraDocuments.paymentInstructions, ["input": input])
+        let payload = try CentraClient.payload(response, "paymentInstructions", what: "shipping contact")
+        return output(selection: payload["selection"] ?? .null, response)
+    }
+
+    static let setShippingMethod = operation(
+        "centra.setShippingMethod", "The shipping-method callback: setShippingMethod (default: the first method offered).",
+        parameters: [.init("id", .integer, range: 0...Int(Int32.max))]
+    ) { args, context throws(Diagnostic) in
+        let client = try CentraClient(context)
+        var chosen = args["id"]?.intValue
+        if chosen == nil {
+            let selection = try CentraClient.payload(try await client.call(CentraDocuments.selectionQuery), "selection", what: "selection")
+            guard let first = selection["checkout"]?["shippingMethods"]?.arrayValue?.first?["id"]?.intValue else {
+                throw .failure("no shipping method is offered for the selection's address", hint: "send the shipping contact first (`centra shipping`)")
+            }
+            context.note("shipping method \(first) (the first offered)")
+            chosen = first
+        }
+        let id = chosen ?? 0
+        let response = try await client.call(CentraDocuments.setShippingMethod, ["id": .number(Double(id))])
+        let payload = try CentraClient.payload(response, "setShippingMethod", what: "setShippingMethod \(id)")
+        return output(selection: payload["selection"] ?? .null, response)
+    }
+
+    static let handleWidgetEvent = operation(
+        "centra.handleWidgetEvent", "Ingrid workaround: handleWidgetEvent(payload: {expressCheckout: true}).",
+        parameters: [.init("payload", .object)]
+    ) { args, context throws(Diagnostic) in
+        let client = try CentraClient(context)
+        let response = try await client.call(CentraDocuments.handleWidgetEvent, ["payload": args["payload"] ?? ["expressCheckout": true]])
+        let payload = try CentraClient.payload(response, "handleWidgetEvent", what: "handleWidgetEvent")
+        return output(selection: payload["selection"] ?? .null, response)
+    }
+
+    // MARK: Payment
+
+    static let paymentInstructions = operation(
+        "centra.paymentInstructions", "The final submission: addresses and the Apple Pay token as Adyen state data; then the action.",
+        parameters: [
+            .init("shippingAddress", .object, required: true), .init("billingAddress", .object),
+            .init("tokenFile", .string, help: "PKPaymentToken.paymentData, exactly as PassKit produced it"),
+            .init("paymentFields", .object, help: "paymentMethodSpecificFields as they are, instead of a token file"),
+            .init("open", .boolean, help: "open a redirect with $BROWSER (else xdg-open)"),
+            .init("threeDSDetails", .string, help: "a file with the native 3DS2 result (details)"),
+        ]
+    ) { args, context throws(Diagnostic) in
+        try await CentraPayment.instruct(args, context)
+    }
+
+    static let paymentResult = operation(
+        "centra.paymentResult", "paymentResult with the fields a 3DS step returned.",
+        parameters: [.init("fields", .object, required: true)]
+    ) { args, context throws(Diagnostic) in
+        let client = try CentraClient(context)
+        return try await CentraPayment.result(args["fields"]!, client: client)
+    }
+
+    // MARK: Output
+
+    static func output(selection: JSON, _ response: GraphQLResponse, extra: [String: JSON] = [:]) -> StepOutput {
+        var document = extra
+        document["selection"] = selection
+        document["summary"] = (try? CentraMoney.summary(selection).json) ?? .null
+        return StepOutput(document: .object(document), status: response.status)
+    }
+
+    static func orderSummary(_ order: JSON) -> JSON {
+        let total = (order["totals"]?.arrayValue ?? []).first { $0["type"]?.stringValue == "GRAND_TOTAL" }?["price"]
+        return ["id": order["id"] ?? .null, "number": order["number"] ?? .null, "status": order["status"] ?? .null,
+                "grandTotal": total.flatMap { try? CentraMoney.minor($0) }.map { .number(Double($0)) } ?? .null,
+                "currency": total?["currency"]?["code"] ?? .null]
+    }
+}
+
+/// Centra's `MonetaryValue` (major units as a GraphQL Float) in exact minor units.
+enum CentraMoney {
+    struct Summary {
+        var grandTotal: Int
+        var currency: String
+        var currencyNumeric: String?
+        var shippingMethods: [JSON]
+
+        var json: JSON {
+            ["grandTotal": .number(Double(grandTotal)), "currency": .string(currency),
+             "currencyNumeric": currencyNumeric.map(JSON.string) ?? .null, "shippingMethods": .array(shippingMethods)]
+        }
+    }
+
+    /// The number's shortest decimal text: the text that was sent, for any amount of up to 15 significant digits.
+    static func decimalText(_ value: JSON) -> String? {
+        guard case .number(let n) = value, n.isFinite else { return nil }
+        let text = "\(n)"
+        guard !text.contains("e") else { return nil }
+        return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
+    }
+
+    /// `{value, currency{denominator}}` in minor units, read digit by digit (never multiplied as a double).
+    static func minor(_ money: JSON) throws(Diagnostic) -> Int {
+        let denominator = money["currency"]?["denominator"]?.intValue ?? 100
+        guard let text = money["value"].flatMap(decimalText), !text.hasPrefix("-") else {
+            throw .failure("Centra sent an amount that is not a plain non-negative number: \(money["value"]?.serialized() ?? "nothing")",
+                           hint: "check CENTRA_API_URL points at the Storefront API")
+        }
+        let digits = String(denominator).count - 1
+        guard denominator > 0, String(denominator) == "1" + String(repeating: "0", count: digits) else {
+            throw .failure("Centra sent a currency denominator that is not a power of ten: \(denominator)", hint: "check the store's currency settings")
+        }
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        let fraction = parts.count > 1 ? String(parts[1]) : ""
+        guard fraction.count <= digits, let whole = Int(parts[0]) else {
+            throw .failure("Centra sent \(text), which has more decimals than its currency (\(digits))", hint: "check the store's currency settings")
+        }
+        let padded = fraction + String(repeating: "0", count: digits - fraction.count)
+        return whole * denominator + (padded.isEmpty ? 0 : Int(padded) ?? 0)
+    }
+
+    static func summary(_ selection: JSON) throws(Diagnostic) -> Summary {
+        guard let total = selection["grandTotal"], total != .null else {
+            throw .failure("Centra's selection has no grandTotal", hint: "check CENTRA_API_URL points at the Storefront API")
+        }
+        let methods = (selection["checkout"]?["shippingMethods"]?.arrayValue ?? []).map { m -> JSON in
+            ["id": m["id"] ?? .null, "name": m["name"] ?? .null, "selected": m["selected"] ?? .null,
+             "price": m["price"].flatMap { try? minor($0) }.map { .number(Double($0)) } ?? .null]
+        }
+        return Summary(grandTotal: try minor(total), currency: total["currency"]?["code"]?.stringValue ?? "?",
+                       currencyNumeric: total["currency"]?["isoNumber"]?.stringValue, shippingMethods: methods)
+    }
+}

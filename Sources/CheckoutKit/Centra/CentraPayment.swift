@@ -1,0 +1,242 @@
+import Foundation
+import LoopbackHTTP
+import Synchronization
+
+/// The final `paymentInstructions` and what follows it: the action Centra returns is handled as the seed's step 5
+/// says — a success is the order; a redirect or a form is opened in a browser and its return, caught by a loopback
+/// listener serving `paymentReturnPage` and `paymentFailedPage`, goes to `paymentResult` unchanged; a native 3DS2
+/// challenge is completed with its details. Both calls can place an order and move money, and Centra has no
+/// idempotency keys: a lost answer is read back from the session's latest order, never re-sent.
+enum CentraPayment {
+    static func instruct(_ args: JSON, _ context: OperationContext) async throws(Diagnostic) -> StepOutput {
+        let client = try CentraClient(context)
+        let shipping = try CentraAddress.address(args["shippingAddress"]!, source: "argument 'shippingAddress'")
+        var billing: [String: JSON]?
+        if let given = args["billingAddress"] { billing = try CentraAddress.address(given, source: "argument 'billingAddress'") }
+        let fields: JSON
+        if let path = args["tokenFile"]?.interpolationText {
+            // Checked first, as `bahn confirm` does: a bad file exits 65 and nothing is sent.
+            fields = CentraProtocol.applePayFields(try PaymentTokenFile.read(path: path, redactor: context.redactor))
+        } else if let given = args["paymentFields"] {
+            fields = given
+        } else {
+            throw .usage("the final payment needs the wallet's payment data", hint: "pass --token-file FILE (PKPaymentToken.paymentData) or --payment-fields FILE")
+        }
+        let listener = try ReturnListener()
+        defer { listener.stop() }
+        var input: [String: JSON] = [
+            "shippingAddress": .object(shipping), "termsAndConditions": true, "express": true,
+            "paymentReturnPage": .string(listener.returnURL), "paymentFailedPage": .string(listener.failedURL),
+            "paymentMethodSpecificFields": fields,
+        ]
+        if let billing { input["separateBillingAddress"] = .object(billing) }
+        // The order before this payment, so that a read-back can tell this payment's order from an earlier one.
+        let prior = try await latestOrder(client)
+        let readBack = orderReadBack("paymentInstructions", prior: prior, client: client)
+        let payload = try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
+            let response = try await client.call(CentraDocuments.paymentInstructions, ["input": .object(input)])
+            let payload = try CentraClient.payload(response, "paymentInstructions", what: "paymentInstructions")
+            return StepOutput(document: payload, status: response.status)
+        }
+        // A read-back that found the order answers with it.
+        if payload.document["order"] != nil && payload.document["action"] == nil { return payload }
+        return try await handle(payload.document["action"] ?? .null, args: args, listener: listener, prior: prior, client: client)
+    }
+
+    private static func handle(_ action: JSON, args: JSON, listener: ReturnListener, prior: String?,
+                               client: CentraClient) async throws(Diagnostic) -> StepOutput {
+        let context = client.context
+        switch action["__typename"]?.stringValue {
+        case "SuccessPaymentAction"?:
+            return try placed(action["order"] ?? .null, client: client, via: "SUCCESS")
+        case "RedirectPaymentAction"?, "FormPaymentAction"?:
+            let url: String
+            if let redirect = action["url"]?.stringValue {
+                url = redirect
+            } else {
+                url = listener.serveForm(action["html"]?.stringValue ?? "")
+            }
+            context.note("3DS: open \(url) to complete the payment; waiting for the return to \(listener.baseURL)")
+            if args["open"]?.boolValue == true { open(url, context) }
+            let budget = context.deadline.remaining.map { max(0, $0 - 1) } ?? CentraProtocol.redirectWait
+            guard let returned = await listener.waitForReturn(seconds: budget) else {
+                throw .unavailable("no 3DS return came back within \(Int(budget)) s", hint: "open the URL above in a browser (or pass --open), or raise --deadline")
+            }
+            if returned.failed { context.note("the shopper came back to paymentFailedPage; Centra decides with paymentResult") }
+            return try await result(.object(returned.parameters), client: client, prior: .known(prior))
+        case "JavascriptPaymentAction"?:
+            let adyen = action["formFields"]?["action"] ?? .null
+            context.note("3DS: native challenge (Adyen action \(adyen["type"]?.stringValue ?? "?") \(adyen["subtype"]?.stringValue ?? ""))")
+            guard let paymentData = adyen["paymentData"]?.stringValue else {
+                throw .failure("the JavascriptPaymentAction has no Adyen action with paymentData in formFields", hint: "see the action with --format json")
+            }
+            let details = try await challengeDetails(adyen, args: args, context: context)
+            return try await result(["details": details, "paymentData": .string(paymentData)], client: client, prior: .known(prior))
+        case let other?:
+            throw .failure("Centra answered with a \(other) this driver does not handle", hint: "see the action with --format json")
+        case nil:
+            throw .failure("paymentInstructions answered with no action", hint: "the final call needs paymentInitiateOnly false; see the answer with --format json")
+        }
+    }
+
+    /// The native challenge's result: from `--3ds-details FILE`, or — against the emulator — from its challenge
+    /// endpoint (the `acsURL` inside the action's token), as a shopper passing the challenge would.
+    private static func challengeDetails(_ adyen: JSON, args: JSON, context: OperationContext) async throws(Diagnostic) -> JSON {
+        if let path = args["threeDSDetails"]?.interpolationText {
+            let json: JSON
+            switch FileIO.read(path) {
+            case .success(let data):
+                do { json = try JSON.parse(data) } catch { throw .data("3DS details file \(path) is not JSON: \(error)", hint: "the 3DS2 result as JSON, e.g. {\"threeDSResult\": \"…\"}") }
+            case .failure(let error): throw .data("cannot read 3DS details file \(path): \(error.reason)", hint: "check the path")
+            }
+            guard json.objectValue != nil else { throw .data("3DS details file \(path) holds \(json.kindName), not an object", hint: "{\"threeDSResult\": \"…\"}") }
+            return json["details"] ?? json
+        }
+        guard context.configuration.kind == .local,
+              let token = adyen["token"]?.stringValue.flatMap({ Data(base64Encoded: $0) }).flatMap({ try? JSON.parse($0) }),
+              let acs = token["acsURL"]?.stringValue else {
+            throw .usage("a native 3DS2 challenge needs its result", hint: "complete the challenge in the app and pass its result with --3ds-details FILE")
+        }
+        let response = try await context.send { (_: Int) throws(Diagnostic) -> HTTPClientRequest in
+            HTTPClientRequest(method: "POST", url: acs, headers: ["Accept": "application/json"], timeout: context.requestTimeout)
+        }
+        guard response.status == 200, let details = try? JSON.parse(response.body), details["threeDSResult"] != nil else {
+            throw .unavailable("the emulator's 3DS challenge answered \(response.status)", hint: "check that the emulator is the one that issued the challenge")
+        }
+        return details
+    }
+
+    /// What is known of the session's latest order before a payment call.
+    enum PriorOrder {
+        case known(String?)
+        case unknown
+    }
+
+    /// `paymentResult` with the fields the 3DS step returned, unchanged.
+    static func result(_ fields: JSON, client: CentraClient, prior: PriorOrder = .unknown) async throws(Diagnostic) -> StepOutput {
+        let known: String?
+        switch prior {
+        case .known(let id): known = id
+        case .unknown: known = try await latestOrder(client)
+        }
+        let readBack = orderReadBack("paymentResult", prior: known, client: client)
+        return try await client.context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
+            let response = try await client.call(CentraDocuments.paymentResult, ["fields": fields])
+            let payload = try CentraClient.payload(response, "paymentResult", what: "paymentResult")
+            guard payload["type"]?.stringValue == "SUCCESS", let order = payload["order"], order != .null else {
+                throw .failure("the payment failed: paymentResult answered \(payload["type"]?.stringValue ?? "without a type")",
+                               hint: "the shopper may try again with another payment; the selection is unchanged")
+            }
+            return try placed(order, client: client, via: "paymentResult")
+        }
+    }
+
+    private static func placed(_ order: JSON, client: CentraClient, via: String) throws(Diagnostic) -> StepOutput {
+        try client.state.update { $0.lastOrder = order["id"]?.stringValue; $0.addedLine = nil }
+        return StepOutput(document: ["order": order, "summary": CentraOperations.orderSummary(order), "via": .string(via)], status: 200)
+    }
+
+    static func latestOrder(_ client: CentraClient) async throws(Diagnostic) -> String? {
+        let response = try await client.call(CentraDocuments.orderQuery)
+        return response.data["order"]?["id"]?.stringValue
+    }
+
+    /// A lost answer is read back from the session's latest order: a new one means the payment went through.
+    private static func orderReadBack(_ action: String, prior: String?, client: CentraClient) -> ReadBack {
+        ReadBack(
+            action: action, effect: "the payment", resource: "the session's latest order",
+            read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
+                let response = try await client.call(CentraDocuments.orderQuery)
+                guard let order = response.data["order"], order != .null, let id = order["id"]?.stringValue, id != prior else {
+                    return .notSeen(shows: "no new order so far; a request still in flight may yet place it")
+                }
+                return .tookEffect(try placed(order, client: client, via: "read-back"), shows: "order \(id) was placed: the payment went through")
+            },
+            settle: {
+                let command = "`" + ShellWords.join(["checkout-driver", "centra", "order"] + client.context.services.settleOptions) + "`"
+                return ["read the session's latest order: \(command) (Centra has no idempotency keys: do not send the payment again until it shows no new order)"]
+            })
+    }
+
+    private static func open(_ url: String, _ context: OperationContext) {
+        let browser = ProcessInfo.processInfo.environment["BROWSER"].flatMap { $0.isEmpty ? nil : $0 } ?? "xdg-open"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [browser, url]
+        process.standardOutput = FileHandle.nullDevice
+        do { try process.run() } catch { context.note("could not start \(browser): \(error); open the URL yourself") }
+    }
+}
+
+/// A loopback listener for the 3DS return: it serves `paymentReturnPage` and `paymentFailedPage` on 127.0.0.1 (and
+/// a form action's page), keeps every query and form parameter of the first return, and tells the person they may
+/// close the tab.
+final class ReturnListener: Sendable {
+    struct Returned: Sendable {
+        var parameters: [String: JSON]
+        var failed: Bool
+    }
+
+    /// What the handler (on the server's threads) and the waiting step share.
+    private final class Shared: Sendable {
+        let state = Mutex<(returned: Returned?, form: String?)>((nil, nil))
+    }
+
+    private let server: HTTPServer
+    private let shared: Shared
+
+    init() throws(Diagnostic) {
+        let shared = Shared()
+        self.shared = shared
+        let state = shared
+        do {
+            server = try HTTPServer(host: "127.0.0.1", port: 0) { request in
+                if request.path == "/form", let html = state.state.withLock({ $0.form }) {
+                    return .respond(HTTPResponse(status: 200, headers: ["Content-Type": "text/html; charset=utf-8"], body: Data(html.utf8)))
+                }
+                guard request.path == "/return" || request.path == "/failed" else { return .respond(.text(404, "not found")) }
+                var parameters: [String: JSON] = request.query.mapValues(JSON.string)
+                if request.headers["Content-Type"]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
+                    for (k, v) in ReturnListener.form(request.body) { parameters[k] = .string(v) }
+                }
+                state.state.withLock { s in if s.returned == nil { s.returned = Returned(parameters: parameters, failed: request.path == "/failed") } }
+                let page = "<!doctype html><meta charset=utf-8><title>checkout-driver</title><p>Payment step received. You may close this tab.</p>"
+                return .respond(HTTPResponse(status: 200, headers: ["Content-Type": "text/html; charset=utf-8"], body: Data(page.utf8)))
+            }
+        } catch {
+            throw .unavailable("cannot start the 3DS return listener on 127.0.0.1: \(error)", hint: "check that loopback sockets are allowed")
+        }
+        server.start()
+    }
+
+    var baseURL: String { server.baseURL }
+    var returnURL: String { baseURL + "/return" }
+    var failedURL: String { baseURL + "/failed" }
+
+    func serveForm(_ html: String) -> String {
+        shared.state.withLock { $0.form = html }
+        return baseURL + "/form"
+    }
+
+    /// The first return, or nil when none came within `seconds` (an interrupt ends the wait too).
+    func waitForReturn(seconds: Double) async -> Returned? {
+        let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < end, !Task.isCancelled {
+            if let returned = shared.state.withLock({ $0.returned }) { return returned }
+            try? await Task.sleep(for: .milliseconds(25))
+        }
+        return shared.state.withLock { $0.returned }
+    }
+
+    func stop() { server.shutdown() }
+
+    /// `application/x-www-form-urlencoded` pairs, decoded.
+    static func form(_ body: Data) -> [(String, String)] {
+        String(decoding: body, as: UTF8.self).split(separator: "&").compactMap { pair in
+            let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ s: Substring) -> String { (String(s).replacingOccurrences(of: "+", with: " ")).removingPercentEncoding ?? String(s) }
+            guard let key = kv.first, !key.isEmpty else { return nil }
+            return (decode(key), kv.count > 1 ? decode(kv[1]) : "")
+        }
+    }
+}

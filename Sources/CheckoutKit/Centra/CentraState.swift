@@ -1,0 +1,60 @@
+import Foundation
+
+/// What Centra commands keep in the state file so separate invocations are one shopper: the session token (replaced
+/// by every response's `extensions.token`), the line a PDP express checkout added (rolled back on cancel), the payment
+/// waiting for its 3DS step, the latest order.
+///
+/// Layout (`CentraSection`, one typed decoder used by every reader):
+/// `{"centra": {"session": "<token>", "addedLine": "<line id>", "pending": {"paymentData": "…"}, "lastOrder": "<id>"}}`
+struct CentraState: Sendable {
+    let store: StateStore?
+
+    private static let root = JSONPath(components: [.key("centra")])
+
+    static let check: FlowOperation.StateCheck = { (document: JSON, file: String) throws(Diagnostic) in
+        _ = try CentraSection(StateField(document["centra"], at: root, in: file))
+    }
+
+    func read() throws(Diagnostic) -> CentraSection {
+        guard let store else { return CentraSection() }
+        return try CentraSection(StateField(try store.read()["centra"], at: Self.root, in: store.path))
+    }
+
+    func update(_ change: (inout CentraSection) throws(Diagnostic) -> Void) throws(Diagnostic) {
+        guard let store else { return }
+        try store.update { (doc: inout JSON) throws(Diagnostic) in
+            var section = try CentraSection(StateField(doc["centra"], at: Self.root, in: store.path))
+            try change(&section)
+            doc = Self.root.setting(section.json, in: doc)
+        }
+    }
+}
+
+struct CentraSection: Sendable {
+    var session: String?
+    var addedLine: String?
+    var pendingPaymentData: String?
+    var lastOrder: String?
+    var unknown: [String: JSON] = [:]
+
+    init() {}
+
+    init(_ field: StateField) throws(Diagnostic) {
+        _ = try field.members()  // the section is an object
+        session = try field["session"].string()
+        addedLine = try field["addedLine"].string()
+        _ = try field["pending"].members()
+        pendingPaymentData = try field["pending"]["paymentData"].string()
+        lastOrder = try field["lastOrder"].string()
+        unknown = field.unknownMembers(besides: ["session", "addedLine", "pending", "lastOrder"])
+    }
+
+    var json: JSON {
+        var o = unknown
+        o["session"] = session.map(JSON.string)
+        o["addedLine"] = addedLine.map(JSON.string)
+        o["pending"] = pendingPaymentData.map { .object(["paymentData": .string($0)]) }
+        o["lastOrder"] = lastOrder.map(JSON.string)
+        return .object(o)
+    }
+}

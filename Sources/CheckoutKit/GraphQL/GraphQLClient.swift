@@ -1,0 +1,72 @@
+import Foundation
+
+/// A GraphQL request as it goes on the wire (`{"query", "variables", "operationName"}`) and the parts of an answer a
+/// client acts on: `data`, the top-level `errors` (the operation itself failed), `extensions`. Shared by every GraphQL
+/// provider; each adds its own headers and session handling around it.
+public struct GraphQLRequest: Sendable {
+    /// The document: one operation, with the fragments it uses.
+    public var document: String
+    public var operationName: String
+    public var variables: [String: JSON]
+    /// A query only reads (safe to repeat); a mutation may change things and is repeated only when the server said
+    /// it did not take it (429).
+    public var isMutation: Bool
+
+    public init(document: String, operationName: String, isMutation: Bool, variables: [String: JSON] = [:]) {
+        self.document = document
+        self.operationName = operationName
+        self.isMutation = isMutation
+        self.variables = variables
+    }
+
+    public var body: Data {
+        JSON.object(["query": .string(document), "operationName": .string(operationName), "variables": .object(variables)]).data
+    }
+}
+
+public struct GraphQLResponse: Sendable {
+    public struct Error: Sendable, Equatable {
+        public var message: String
+        /// `path` joined with dots (`paymentInstructions.action`), empty when the error has none.
+        public var path: String
+
+        public var text: String { path.isEmpty ? message : "\(path): \(message)" }
+    }
+
+    public let status: Int
+    public let data: JSON
+    public let errors: [Error]
+    public let extensions: JSON
+    /// The whole document, for `--format json` and the step's output.
+    public let document: JSON
+
+    /// Reads an answer. A body that is not a GraphQL response object is a service problem; one that was cut short
+    /// leaves open what a mutation did (the caller reads back).
+    public init(_ response: HTTPClientResponse, service: String) throws(Diagnostic) {
+        status = response.status
+        let parsed: JSON
+        do { parsed = try JSON.parse(response.body) } catch {
+            let message = "\(service) answered \(response.status) with a body that is not JSON: \(error)"
+            if response.outcomeOpen || response.status >= 500 { throw .uncertain(message, hint: "check the endpoint URL (see it with -v)") }
+            throw .unavailable(message, hint: "check the endpoint URL points at a GraphQL API (see it with -v)")
+        }
+        guard case .object(let object) = parsed, object["data"] != nil || object["errors"] != nil else {
+            throw .unavailable("\(service) answered \(response.status) with JSON that is not a GraphQL response (no data, no errors)",
+                               hint: "check the endpoint URL points at a GraphQL API (see it with -v)")
+        }
+        document = parsed
+        data = object["data"] ?? .null
+        extensions = object["extensions"] ?? .null
+        errors = (object["errors"]?.arrayValue ?? []).map(Self.error)
+    }
+
+    static func error(_ json: JSON) -> Error {
+        let path = (json["path"]?.arrayValue ?? []).map(\.interpolationText).joined(separator: ".")
+        return Error(message: json["message"]?.stringValue ?? json.serialized(), path: path)
+    }
+
+    /// `userErrors` under a payload (`[{message, path}]`), as errors with their paths.
+    public static func userErrors(in payload: JSON?) -> [Error] {
+        (payload?["userErrors"]?.arrayValue ?? []).map(error)
+    }
+}

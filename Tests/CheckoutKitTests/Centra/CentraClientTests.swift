@@ -1,0 +1,65 @@
+import Foundation
+import GraphQL
+import Testing
+@testable import CheckoutKit
+
+/// The Centra client's parts that need no server: every document against the published schema, exact money, and
+/// the contact mapping.
+@Suite struct CentraDocumentTests {
+    static let schema: Schema = {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let url = root.appendingPathComponent("Sources/SandboxEmulator/Centra/Schema/storefront_api_schema.graphql")
+        do { return try Schema(sdl: try String(contentsOf: url, encoding: .utf8)) } catch { fatalError("\(error)") }
+    }()
+
+    @Test(arguments: CentraDocuments.all.map(\.name))
+    func everyDocumentValidatesAgainstCentrasSchema(name: String) throws {
+        let document = try #require(CentraDocuments.all.first { $0.name == name })
+        let parsed = try Parser.parse(document.text)
+        #expect(Validator.validate(parsed, against: Self.schema).map(\.description) == [])
+        #expect(parsed.operations.map(\.name) == [name], "one operation, named as the request says")
+        #expect(parsed.operations.first?.operation == (document.isMutation ? .mutation : .query))
+    }
+
+    @Test func aRequestAlwaysCarriesItsOperationName() throws {
+        let body = try JSON.parse(CentraDocuments.setShippingMethod.request(["id": 2]).body)
+        #expect(body["operationName"]?.stringValue == "CentraSetShippingMethod")
+        #expect(body["variables"]?["id"] == .number(2))
+    }
+}
+
+@Suite struct CentraMoneyTests {
+    func money(_ value: Double, denominator: Int = 100) -> JSON { ["value": .number(value), "currency": ["denominator": .number(Double(denominator))]] }
+
+    @Test func majorUnitsBecomeExactMinorUnits() throws {
+        #expect(try CentraMoney.minor(money(848)) == 84800)
+        #expect(try CentraMoney.minor(money(1247.5)) == 124750)
+        #expect(try CentraMoney.minor(money(0.07)) == 7, "0.07 × 100 as doubles is 7.000000000000001")
+        #expect(try CentraMoney.minor(money(19.99)) == 1999)
+        #expect(try CentraMoney.minor(money(123456789.01)) == 12345678901)
+        #expect(try CentraMoney.minor(money(8000, denominator: 1)) == 8000)
+    }
+
+    @Test func amountsThatCannotBeExactAreRefused() {
+        #expect(throws: Diagnostic.self) { try CentraMoney.minor(money(0.005)) }
+        #expect(throws: Diagnostic.self) { try CentraMoney.minor(money(-1)) }
+        #expect(throws: Diagnostic.self) { try CentraMoney.minor(money(1, denominator: 3)) }
+        #expect(throws: Diagnostic.self) { try CentraMoney.minor(["value": "12.00"]) }
+    }
+}
+
+@Suite struct CentraAddressTests {
+    @Test func aPKContactMapsAsTheSeedsFunctionDoes() throws {
+        let mapped = try CentraAddress.address(CentraAddress.testContact, source: "test")
+        #expect(mapped == ["country": "SE", "firstName": "Ada", "lastName": "Lovelace", "address1": "Storgatan 1", "city": "Stockholm",
+                           "state": "", "zipCode": "11122", "email": "ada@example.com", "phoneNumber": "+46701234567"])
+        // The sheet's partial address before authorisation.
+        #expect(CentraAddress.partial(mapped) == ["address1": "", "country": "SE", "city": "Stockholm", "state": "", "zipCode": "11122"])
+    }
+
+    @Test func anAddressInputIsUsedAsItIsWithItsCountryUpperCased() throws {
+        #expect(try CentraAddress.address(["country": "no", "city": "Oslo"], source: "t") == ["country": "NO", "city": "Oslo"])
+        #expect(throws: Diagnostic.self) { try CentraAddress.address(["country": "no", "zip": "0150"], source: "t") }
+    }
+}
