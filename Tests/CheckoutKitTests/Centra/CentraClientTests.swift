@@ -22,6 +22,19 @@ import Testing
         #expect(parsed.operations.first?.operation == (document.isMutation ? .mutation : .query))
     }
 
+    /// For Scripts/check-graphql: the same documents, one file each, checked with graphql-core after the tests.
+    @Test func everyDocumentIsExportedForTheIndependentCheck() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let directory = root.appendingPathComponent(".build/graphql-documents/centra")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for document in CentraDocuments.all {
+            try Data(document.text.utf8).write(to: directory.appendingPathComponent(document.name + ".graphql"))
+        }
+        let written = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".graphql") }
+        #expect(Set(written) == Set(CentraDocuments.all.map { $0.name + ".graphql" }))
+    }
+
     @Test func aRequestAlwaysCarriesItsOperationName() throws {
         let body = try JSON.parse(CentraDocuments.setShippingMethod.request(["id": 2]).body)
         #expect(body["operationName"]?.stringValue == "CentraSetShippingMethod")
