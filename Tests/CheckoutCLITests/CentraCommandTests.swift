@@ -120,6 +120,17 @@ import Testing
         // The rollback removes the line add-item remembered.
         let rolledBack = try await run(["rollback"])
         #expect(rolledBack.status == 0 && rolledBack.stdout.contains("rolled back"), "\(rolledBack.all)")
+        // The shared secret went on expressCheckoutWidgets and on nothing else; every call named its operation.
+        let log = try JSONSerialization.jsonObject(with: Data(try curl(["-s", server.url + "/_sandbox/requests"]).utf8)) as? [String: Any]
+        let calls = ((log?["requests"] as? [[String: Any]]) ?? []).filter { $0["target"] as? String == CentraRules.endpointPath }
+        #expect(calls.count > 8)
+        for call in calls {
+            let headers = (call["headers"] as? [[String]]) ?? []
+            let body = try #require(try JSONSerialization.jsonObject(with: Data((call["body"] as? String ?? "").utf8)) as? [String: Any])
+            let operation = try #require(body["operationName"] as? String)
+            let hasSecret = headers.contains { $0.first?.lowercased() == "x-shared-secret" }
+            #expect(hasSecret == (operation == "CentraExpressCheckoutWidgets"), "\(operation)")
+        }
     }
 
     @Test func anExpiredSessionIsReplacedOnceAndUserErrorsShowTheirPaths() async throws {
