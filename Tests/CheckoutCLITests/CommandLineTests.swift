@@ -30,6 +30,9 @@ import Testing
         #expect(r.stdout.contains("--port N"))
         #expect(r.stdout.contains("[default: 127.0.0.1]"))
         #expect(r.stdout.contains("latency"))  // the fault grammar comes from the emulator's own help text
+        // The magic values too: each provider's scenarios, from the emulator's rules.
+        #expect(r.stdout.contains("  3001-M  3DS redirect jacket, 1299.00 SEK: 3DS redirect"), "\(r.stdout)")
+        #expect(r.stdout.contains("5100"))
     }
 
     @Test func unknownOptionSuggestsTheClosestOne() async throws {

@@ -18,6 +18,7 @@ enum SandboxCommands {
 
             SCENARIOS (magic values):
             \(BahnEmulator.scenariosHelp)
+            \(CentraEmulator.scenariosHelp)
 
             FAULT INJECTION (--faults):
             \(FaultSpec.help)

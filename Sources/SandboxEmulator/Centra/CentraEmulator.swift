@@ -33,12 +33,23 @@ public final class CentraEmulator: Sendable {
         catch { return .failure(error) }
     }()
 
-    public static let scenariosHelp = """
-        Centra (POST \(CentraRules.endpointPath), plugin token \(CentraRules.pluginToken)): items \
-        \(CentraRules.products.map { "\($0.item) (\($0.name), \($0.price) öre: \($0.scenario.rawValue))" }.joined(separator: ", ")); \
-        a new session's selection holds one \(CentraRules.startingItem). PUT /_sandbox/centra/store {"ingrid": true} turns the \
-        Ingrid flag on; POST /_sandbox/centra/expire-sessions ends every session.
-        """
+    public static let scenariosHelp: String = {
+        func describe(_ scenario: CentraRules.PaymentScenario) -> String {
+            switch scenario {
+            case .success: "paid at once (SuccessPaymentAction)"
+            case .redirect: "3DS redirect (RedirectPaymentAction to a challenge page that returns to paymentReturnPage)"
+            case .native3DS: "native 3DS2 (JavascriptPaymentAction; POST the acsURL in its token for the result)"
+            case .declined: "refused (a userError, no order)"
+            }
+        }
+        var lines = ["Centra Storefront API at POST \(CentraRules.endpointPath) (test plugin token and shared secret), items by id:"]
+        for p in CentraRules.products {
+            lines.append("  \(p.item)  \(p.name), \(p.price / 100).\(String(format: "%02d", p.price % 100)) \(CentraRules.currency.code): \(describe(p.scenario))")
+        }
+        lines.append("A new session's selection holds one \(CentraRules.startingItem); a selection with a 3DS or declined item takes that path.")
+        lines.append("PUT /_sandbox/centra/store {\"ingrid\": true} turns the Ingrid flag on; POST /_sandbox/centra/expire-sessions ends every session.")
+        return lines.joined(separator: "\n")
+    }()
 
     func handle(_ request: EmulatorRequest, baseURL: String) -> HTTPReply {
         let service: GraphQLService

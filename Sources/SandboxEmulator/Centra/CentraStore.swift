@@ -115,8 +115,10 @@ final class CentraStore: Sendable {
         }
     }
 
+    /// Drops expired sessions, then the longest idle ones down to the capacity; in batches (a tenth over the
+    /// capacity), so that a stream of new sessions does not sort the store on every request.
     private static func trim(_ s: inout State, now: Date) {
-        guard s.sessions.count > CentraRules.sessionCapacity else { return }
+        guard s.sessions.count > CentraRules.sessionCapacity + CentraRules.sessionCapacity / 10 else { return }
         let expired = s.sessions.filter { now.timeIntervalSince($0.value.lastUsed) > CentraRules.sessionIdleLifetime }.map(\.key)
         var drop = Set(expired)
         if s.sessions.count - drop.count > CentraRules.sessionCapacity {
