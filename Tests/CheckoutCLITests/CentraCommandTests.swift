@@ -133,6 +133,37 @@ import Testing
         }
     }
 
+    /// The final payment's answer is lost after Centra placed the order: the driver reads the latest order back and
+    /// reports the payment as made — never sending it again (there are no idempotency keys). When the read fails too,
+    /// the outcome is unknown (75) and the hint says how to look.
+    @Test func aLostPaymentAnswerIsReadBackFromTheLatestOrderNeverResent() async throws {
+        let s = try Scratch()
+        // Requests to the endpoint, in order: 1 the order before (a new session), 2 paymentInstructions (dropped after it
+        // took effect), 3 the read-back.
+        let server = try ServeProcess(home: s.path, arguments: ["--faults", "POST /centra/graphql => drop @2"])
+        defer { server.stop() }
+        let token = s.path + "/token.json"
+        _ = try await BinaryRunner.run(["applepay", "token", "--amount", "84800", "--currency", "SEK", "--out", token, "-q"], home: s.path)
+        let contact = try s.write("contact.json", #"{"country": "SE", "firstName": "Ada", "lastName": "Lovelace", "address1": "Storgatan 1", "city": "Stockholm", "zipCode": "11122"}"#)
+        let r = try await BinaryRunner.run(["centra", "payment-instructions", "--contact", contact, "--token-file", token], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        #expect(r.stderr.contains("paymentInstructions got no trustworthy answer"), "\(r.stderr)")
+        #expect(r.stderr.contains("was placed: the payment went through"))
+        #expect(r.stdout.contains(/order             \d+  CONFIRMED/))
+        #expect(try Self.ledger(server).count == 1, "one payment, not two")
+
+        let lost = try Scratch()
+        let failing = try ServeProcess(home: lost.path, arguments: ["--faults", "POST /centra/graphql => drop @2-9"])
+        defer { failing.stop() }
+        let token2 = lost.path + "/token.json"
+        _ = try await BinaryRunner.run(["applepay", "token", "--amount", "84800", "--currency", "SEK", "--out", token2, "-q"], home: lost.path)
+        let unknown = try await BinaryRunner.run(["centra", "payment-instructions", "--contact", contact, "--token-file", token2], home: lost.path)
+        #expect(unknown.status == 75, "\(unknown.all)")
+        #expect(unknown.stderr.contains("outcome unknown: the payment may have gone through"))
+        #expect(unknown.stderr.contains("`checkout-driver centra order`"))
+        #expect(try Self.ledger(failing).count == 1, "the one attempt took effect; nothing was sent again")
+    }
+
     @Test func anExpiredSessionIsReplacedOnceAndUserErrorsShowTheirPaths() async throws {
         let s = try Scratch()
         let server = try ServeProcess(home: s.path)

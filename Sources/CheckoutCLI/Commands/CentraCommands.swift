@@ -108,7 +108,7 @@ enum CentraCommands {
         var with: [String: JSON] = ["shippingAddress": .object(try contact(invocation, "contact")!)]
         with["billingAddress"] = try contact(invocation, "billing").map(JSON.object)
         with["tokenFile"] = invocation.string("token-file").map(JSON.string)
-        if let path = invocation.string("payment-fields") { with["paymentFields"] = try jsonObject(path, option: "--payment-fields") }
+        if let path = invocation.string("payment-fields") { with["paymentFields"] = .object(try FileIO.readJSONObject(path, what: "--payment-fields file")) }
         if invocation.flag("open") { with["open"] = true }
         with["threeDSDetails"] = invocation.string("3ds-details").map(JSON.string)
         return try await run(invocation, step: "payment", use: "centra.paymentInstructions", with: with)
@@ -122,7 +122,7 @@ enum CentraCommands {
         ]
     ) { invocation throws(Diagnostic) in
         var fields: [String: JSON] = [:]
-        if let path = invocation.string("fields") { fields = try jsonObject(path, option: "--fields").objectValue ?? [:] }
+        if let path = invocation.string("fields") { fields = try FileIO.readJSONObject(path, what: "--fields file") }
         for (key, value) in try invocation.pairs("field") { fields[key] = .string(value) }
         guard !fields.isEmpty else { throw invocation.usage("give the fields: --fields FILE or --field KEY=VALUE") }
         return try await run(invocation, step: "payment-result", use: "centra.paymentResult", with: ["fields": .object(fields)])
@@ -200,17 +200,6 @@ enum CentraCommands {
     private static func contact(_ invocation: Invocation, _ option: String) throws(Diagnostic) -> [String: JSON]? {
         guard let path = invocation.string(option) else { return nil }
         return try CentraAddress.read(path: path, option: "--\(option)")
-    }
-
-    private static func jsonObject(_ path: String, option: String) throws(Diagnostic) -> JSON {
-        let json: JSON
-        switch FileIO.read(path) {
-        case .success(let data):
-            do { json = try JSON.parse(data) } catch { throw .data("\(option) file \(path) is not JSON: \(error)", hint: "a JSON object") }
-        case .failure(let error): throw .data("cannot read \(option) file \(path): \(error.reason)", hint: "check the path")
-        }
-        guard json.objectValue != nil else { throw .data("\(option) file \(path) holds \(json.kindName), not an object", hint: "a JSON object") }
-        return json
     }
 
     private static func run(_ invocation: Invocation, step: String, use operation: String, with arguments: [String: JSON?]) async throws(Diagnostic) -> ExitCode {

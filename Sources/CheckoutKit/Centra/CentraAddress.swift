@@ -17,17 +17,9 @@ public enum CentraAddress {
                                                    "stateOrProvince", "vatNumber", "zipCode"]
 
     public static func read(path: String, option: String) throws(Diagnostic) -> [String: JSON] {
-        let bytes: Data
-        switch FileIO.read(path) {
-        case .success(let data): bytes = data
-        case .failure(let error):
-            throw .data("cannot read \(option) file \(path): \(error.reason)", hint: "give the path of a PKContact or AddressInput JSON file")
-        }
-        let json: JSON
-        do { json = try JSON.parse(bytes) } catch {
-            throw .data("\(option) file \(path) is not JSON: \(error)", hint: "a PKContact as JSON: {\"name\": {…}, \"postalAddress\": {…}}")
-        }
-        return try address(json, source: "\(option) file \(path)")
+        let object = try FileIO.readJSONObject(path, what: "\(option) file",
+                                               example: "a PKContact as JSON ({\"name\": {…}, \"postalAddress\": {…}}), or a Centra AddressInput object")
+        return try address(.object(object), source: "\(option) file \(path)")
     }
 
     static func address(_ json: JSON, source: String) throws(Diagnostic) -> [String: JSON] {

@@ -83,14 +83,8 @@ enum CentraPayment {
     /// endpoint (the `acsURL` inside the action's token), as a shopper passing the challenge would.
     private static func challengeDetails(_ adyen: JSON, args: JSON, context: OperationContext) async throws(Diagnostic) -> JSON {
         if let path = args["threeDSDetails"]?.interpolationText {
-            let json: JSON
-            switch FileIO.read(path) {
-            case .success(let data):
-                do { json = try JSON.parse(data) } catch { throw .data("3DS details file \(path) is not JSON: \(error)", hint: "the 3DS2 result as JSON, e.g. {\"threeDSResult\": \"…\"}") }
-            case .failure(let error): throw .data("cannot read 3DS details file \(path): \(error.reason)", hint: "check the path")
-            }
-            guard json.objectValue != nil else { throw .data("3DS details file \(path) holds \(json.kindName), not an object", hint: "{\"threeDSResult\": \"…\"}") }
-            return json["details"] ?? json
+            let object = try FileIO.readJSONObject(path, what: "3DS details file", example: "the 3DS2 result as JSON, e.g. {\"threeDSResult\": \"…\"}")
+            return object["details"] ?? .object(object)
         }
         guard context.configuration.kind == .local,
               let token = adyen["token"]?.stringValue.flatMap({ Data(base64Encoded: $0) }).flatMap({ try? JSON.parse($0) }),

@@ -113,3 +113,18 @@ public enum FileIO {
         }
     }
 }
+
+extension FileIO {
+    /// A file the user names that must hold a JSON object: unreadable, not JSON or not an object is exit 65 naming
+    /// `what` (`--fields file x.json`) and the problem; `example` shows what belongs there.
+    public static func readJSONObject(_ path: String, what: String, example: String = "a JSON object") throws(Diagnostic) -> [String: JSON] {
+        let json: JSON
+        switch read(path) {
+        case .success(let data):
+            do { json = try JSON.parse(data) } catch { throw .data("\(what) \(path) is not JSON: \(error)", hint: example) }
+        case .failure(let error): throw .data("cannot read \(what) \(path): \(error.reason)", hint: "check the path")
+        }
+        guard let object = json.objectValue else { throw .data("\(what) \(path) holds \(json.kindName), not an object", hint: example) }
+        return object
+    }
+}
