@@ -45,15 +45,20 @@ public enum CentraOperations {
         needs: CentraClient.requiredConfiguration + ["CENTRA_SHARED_SECRET"]
     ) { args, context throws(Diagnostic) in
         let client = try CentraClient(context)
-        var amount = args["amount"].map { _ in 0 }
+        var amount: Int?
+        if args["amount"] != nil { amount = try MinorUnits.parse(args["amount"]) }
         var lineItems = args["lineItems"]?.arrayValue
-        if amount != nil { amount = try MinorUnits.parse(args["amount"]) }
         if amount == nil || lineItems == nil {
+            // What the sheet would show: the selection's total and lines (prices as decimal strings).
             let selection = try CentraClient.payload(try await client.call(CentraDocuments.selectionQuery), "selection", what: "selection")
-            let totals = try CentraMoney.summary(selection)
-            amount = amount ?? totals.grandTotal
-            lineItems = lineItems ?? (selection["lines"]?.arrayValue ?? []).map { line in
-                ["name": line["name"] ?? "", "price": .string(line["lineValue"]?["value"].flatMap { CentraMoney.decimalText($0) } ?? "0")]
+            if amount == nil { amount = try CentraMoney.summary(selection).grandTotal }
+            if lineItems == nil {
+                var items: [JSON] = []
+                for line in selection["lines"]?.arrayValue ?? [] {
+                    let value = line["lineValue"] ?? .null
+                    items.append(["name": line["name"] ?? "", "price": .string(CentraMoney.decimal(try CentraMoney.minor(value), of: value))])
+                }
+                lineItems = items
             }
         }
         let plugin: JSON = ["type": "express_checkout_adyen",
@@ -231,6 +236,15 @@ enum CentraMoney {
         }
         let padded = fraction + String(repeating: "0", count: digits - fraction.count)
         return whole * denominator + (padded.isEmpty ? 0 : Int(padded) ?? 0)
+    }
+
+    /// Minor units as the decimal string of `money`'s currency: 79900 → "799.00".
+    static func decimal(_ minor: Int, of money: JSON) -> String {
+        let denominator = money["currency"]?["denominator"]?.intValue ?? 100
+        let digits = String(denominator).count - 1
+        guard digits > 0 else { return String(minor) }
+        let fraction = String(minor % denominator)
+        return "\(minor / denominator)." + String(repeating: "0", count: digits - fraction.count) + fraction
     }
 
     static func summary(_ selection: JSON) throws(Diagnostic) -> Summary {

@@ -54,6 +54,13 @@ import Testing
         #expect(try CentraMoney.minor(money(8000, denominator: 1)) == 8000)
     }
 
+    @Test func minorUnitsBecomeTheCurrencysDecimalString() {
+        #expect(CentraMoney.decimal(79900, of: money(0)) == "799.00")
+        #expect(CentraMoney.decimal(7, of: money(0)) == "0.07")
+        #expect(CentraMoney.decimal(100000000, of: money(0)) == "1000000.00")
+        #expect(CentraMoney.decimal(8000, of: money(0, denominator: 1)) == "8000")
+    }
+
     @Test func amountsThatCannotBeExactAreRefused() {
         #expect(throws: Diagnostic.self) { try CentraMoney.minor(money(0.005)) }
         #expect(throws: Diagnostic.self) { try CentraMoney.minor(money(-1)) }
