@@ -45,9 +45,12 @@ public final class GraphQLService: Sendable {
         } catch {
             result = .failure(Failure(errors: [error]))
         }
-        cache.withLock { cache in
-            if cache.count >= cacheLimit { cache.removeAll(keepingCapacity: true) }  // bounded: a client inventing documents
-            cache[query] = result
+        // Bounded: a client inventing documents, or sending huge ones, cannot grow the cache.
+        if query.utf8.count <= 16 * 1024 {
+            cache.withLock { cache in
+                if cache.count >= cacheLimit { cache.removeAll(keepingCapacity: true) }
+                cache[query] = result
+            }
         }
         return result
     }

@@ -17,7 +17,7 @@ import Testing
         #expect(r.status == 0, "\(r.all)")
         for step in ["express-config", "shipping", "shipping-method", "make-token", "payment", "order"] { #expect(r.stdout.contains("✓ \(step)"), "\(step)") }
         #expect(r.stdout.contains(/order             \d+  CONFIRMED/), "\(r.stdout)")
-        #expect(r.stdout.contains("total             84800 SEK"))
+        #expect(r.stdout.contains("total             848.00 SEK  (84800 minor units)"), "\(r.stdout)")
     }
 
     @Test func aPDPCheckoutRollsItsLineBackWhenCancelledOrFailed() async throws {
@@ -52,11 +52,13 @@ import Testing
         #expect(try Self.ledger(server).count == 1)
     }
 
-    @Test func aRedirectThatNeverComesBackTimesOutClearlyAndRollsBack() async throws {
+    @Test func aRedirectThatNeverComesBackTimesOutClearlyAndKeepsTheCart() async throws {
         let s = try Scratch()
         let r = try await BinaryRunner.run(["centra", "express", "--item", "3001-M", "--deadline", "4"], home: s.path)
         #expect(r.status == 69, "\(r.all)")
         #expect(r.stderr.contains("no 3DS return came back within"))
+        // The challenge is still open at Centra: the cart stays for it, and the note says how to roll back by hand.
+        #expect(r.stderr.contains("not rolling back line"), "\(r.stderr)")
         #expect(r.stdout.contains("✓ finally rollback"))
     }
 
@@ -98,7 +100,7 @@ import Testing
         let added = try await run(["add-item", "1002-M", "--quantity", "2"])
         #expect(added.status == 0 && added.stdout.contains("2 × Wool socks"), "\(added.all)")
         let shipping = try await run(["shipping", "--country", "no", "--city", "Oslo", "--zip", "0150"])
-        #expect(shipping.stdout.contains("shipping method   1  Standard  9900  (selected)"), "\(shipping.stdout)")
+        #expect(shipping.stdout.contains("shipping method   1  Standard  99.00 SEK  (selected)"), "\(shipping.stdout)")
         let method = try await run(["shipping-method", "2"])
         // 799.00 + 2 × 149.50 + 149.00 express to Norway.
         #expect(method.stdout.contains("grand total       1247.00 SEK  (124700 minor units)"), "\(method.stdout)")
@@ -108,7 +110,7 @@ import Testing
         let contact = try s.write("contact.json", #"{"name": {"givenName": "Kari", "familyName": "Nordmann"}, "postalAddress": {"street": "Karl Johans gate 1", "city": "Oslo", "postalCode": "0150", "isoCountryCode": "no"}, "emailAddress": "kari@example.com"}"#)
         let paid = try await run(["payment-instructions", "--contact", contact, "--token-file", token])
         #expect(paid.status == 0, "\(paid.all)")
-        #expect(paid.stdout.contains("total             124700 SEK"))
+        #expect(paid.stdout.contains("total             1247.00 SEK  (124700 minor units)"), "\(paid.stdout)")
         let order = try await run(["order", "--format", "json"])
         #expect(order.stdout.contains("\"status\": \"CONFIRMED\""), "\(order.stdout)")
         #expect(try Self.ledger(server).first?["amount"] as? Int == 124700)

@@ -22,8 +22,18 @@ enum CentraCommands {
     ) { invocation throws(Diagnostic) in
         var with: [String: JSON] = [:]
         if invocation.isGiven("amount") { with["amount"] = .number(Double(try MinorUnits.parse(invocation.string("amount").map(JSON.string), name: "--amount"))) }
-        let lines = try invocation.pairs("line")
-        if !lines.isEmpty { with["lineItems"] = .array(lines.sorted { $0.key < $1.key }.map { ["name": .string($0.key), "price": .string($0.value)] }) }
+        // In the order given (two lines may share a name); each price a decimal string, as Centra takes it.
+        var items: [JSON] = []
+        for pair in invocation.strings("line") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let price = parts.count == 2 ? String(parts[1]) : ""
+            guard parts.count == 2, !parts[0].isEmpty,
+                  price.wholeMatch(of: /[0-9]{1,12}(\.[0-9]{1,4})?/) != nil else {
+                throw invocation.usage("--line \(pair): expected NAME=PRICE with a decimal price, e.g. --line \"Linen shirt=799.00\"")
+            }
+            items.append(["name": .string(String(parts[0])), "price": .string(price)])
+        }
+        if !items.isEmpty { with["lineItems"] = .array(items) }
         with["returnUrl"] = try invocation.url("return-url").map(JSON.string)
         return try await run(invocation, step: "express-config", use: "centra.expressConfig", with: with)
     }
@@ -46,8 +56,11 @@ enum CentraCommands {
         return try await run(invocation, step: "add-item", use: "centra.addItem", with: with)
     }
 
-    static let rollback = CommandSpec(name: "rollback", abstract: "Remove the line add-item added (updateLine quantity 0), as the seed's cancel path does.") { invocation throws(Diagnostic) in
-        try await run(invocation, step: "rollback", use: "centra.rollback", with: [:])
+    static let rollback = CommandSpec(
+        name: "rollback", abstract: "Remove the line add-item added (updateLine quantity 0), as the seed's cancel path does.",
+        discussion: "Run by hand it rolls back even when a payment's outcome was left unknown (check `centra order` first); the express checkout's own rollback waits in that case."
+    ) { invocation throws(Diagnostic) in
+        try await run(invocation, step: "rollback", use: "centra.rollback", with: ["evenIfPaymentStarted": true])
     }
 
     static let shipping = CommandSpec(
@@ -228,16 +241,16 @@ enum CentraCommands {
             lines.append("adyen client key  \(config["clientKey"]?.interpolationText ?? "?")")
             lines.append("context           \(config["context"]?.interpolationText ?? "?") (Adyen environment \(config["adyenEnvironment"]?.interpolationText ?? "?"))")
             lines.append("country, language \(config["country"]?.interpolationText ?? "?"), \(config["languageCode"]?.interpolationText ?? "?")")
-            lines.append("amount            \(config["amount"]?.interpolationText ?? "?") \(config["currency"]?.interpolationText ?? "")")
+            lines.append("amount            \(config["amount"]?.interpolationText ?? "?") minor units of \(config["currency"]?.interpolationText ?? "?")")
             lines.append("apple pay         \(config["applePay"]?.boolValue == true ? "offered" : "not offered")")
             for m in config["shippingMethods"]?.arrayValue ?? [] {
-                lines.append("shipping method   \(m["id"]?.interpolationText ?? "?")  \(m["name"]?.interpolationText ?? "")  \(m["price"]?.interpolationText ?? "")")
+                lines.append("shipping method   \(m["id"]?.interpolationText ?? "?")  \(m["name"]?.interpolationText ?? "")  \(m["price"]?.serialized() ?? "")")
             }
             return lines
         }
         if let order = output["order"], order != .null, let s = output["summary"] {
             lines.append("order             \(s["number"]?.interpolationText ?? "?")  \(s["status"]?.interpolationText ?? "?")  (\(s["id"]?.interpolationText ?? "?"))")
-            lines.append("total             \(money(s["grandTotal"])) \(s["currency"]?.interpolationText ?? "")")
+            lines.append("total             \(s["grandTotalText"]?.interpolationText ?? "?") \(s["currency"]?.interpolationText ?? "")  (\(money(s["grandTotal"])) minor units)")
             return lines
         }
         if let selection = output["selection"], selection != .null, let s = output["summary"], s != .null {
@@ -245,9 +258,9 @@ enum CentraCommands {
                 lines.append("line              \(line["id"]?.interpolationText ?? "?")  \(line["quantity"]?.interpolationText ?? "1") × \(line["name"]?.interpolationText ?? "?")  \(line["lineValue"]?["formattedValue"]?.interpolationText ?? "")")
             }
             for m in s["shippingMethods"]?.arrayValue ?? [] {
-                lines.append("shipping method   \(m["id"]?.interpolationText ?? "?")  \(m["name"]?.interpolationText ?? "")  \(money(m["price"]))\(m["selected"]?.boolValue == true ? "  (selected)" : "")")
+                lines.append("shipping method   \(m["id"]?.interpolationText ?? "?")  \(m["name"]?.interpolationText ?? "")  \(m["priceText"]?.interpolationText ?? "?")\(m["selected"]?.boolValue == true ? "  (selected)" : "")")
             }
-            lines.append("grand total       \(selection["grandTotal"]?["formattedValue"]?.interpolationText ?? money(s["grandTotal"]))  (\(s["grandTotal"]?.interpolationText ?? "?") minor units)")
+            lines.append("grand total       \(s["grandTotalText"]?.interpolationText ?? "?") \(s["currency"]?.interpolationText ?? "")  (\(money(s["grandTotal"])) minor units)")
             if let rolledBack = output["rolledBack"]?.stringValue { lines.append("rolled back       \(rolledBack)") }
         }
         return lines

@@ -23,14 +23,18 @@ struct CentraClient: Sendable {
         state = CentraState(store: context.state)
     }
 
-    /// Sends `document`; answers with the response whatever its errors (the caller reads them).
-    func call(_ document: CentraDocuments.Document, _ variables: [String: JSON] = [:]) async throws(Diagnostic) -> GraphQLResponse {
+    /// Sends `document`; answers with the response whatever its errors (the caller reads them). A call that may
+    /// take part in a payment (the payment mutations, the read-back of their outcome) never starts a new session:
+    /// the payment belongs to the session it began in.
+    func call(_ document: CentraDocuments.Document, _ variables: [String: JSON] = [:],
+              newSessionOnUnauthorized: Bool = true) async throws(Diagnostic) -> GraphQLResponse {
         var sharedSecret: String?
         if document.name == CentraDocuments.expressCheckoutWidgets.name {
             try context.configuration.require(["CENTRA_SHARED_SECRET"], for: "expressCheckoutWidgets")
             sharedSecret = try context.configuration.headerValue("CENTRA_SHARED_SECRET")
         }
         let stored = try state.read().session
+        if let stored { context.redactor.register(stored) }
         var token = stored ?? pluginToken
         for _ in 0..<2 {
             let response = try await send(document.request(variables), token: token, sharedSecret: sharedSecret)
@@ -43,6 +47,10 @@ struct CentraClient: Sendable {
             guard token != pluginToken else {
                 throw .configuration("Centra refused the plugin token (Unauthorized)",
                                      hint: "check CENTRA_TOKEN is the Storefront API plugin's Session-mode token")
+            }
+            guard newSessionOnUnauthorized else {
+                throw .uncertain("Centra refused the session token (Unauthorized) during \(document.name): the session a payment belongs to has ended",
+                                 hint: "a payment in that session may be pending; check the order in the store before paying again")
             }
             // The session expired: start a fresh one (its selection is a new, empty cart) and try once more.
             context.note("Centra refused the session token (Unauthorized): starting a new session with the plugin token")
@@ -68,7 +76,12 @@ struct CentraClient: Sendable {
 
     /// The payload at `field` of `data`, or a failure naming the top-level errors and the payload's userErrors (with
     /// their paths). The selection is still in the answer when a userError comes back.
-    static func payload(_ response: GraphQLResponse, _ field: String, what: String) throws(Diagnostic) -> JSON {
+    static func payload(_ response: GraphQLResponse, _ field: String, what: String, movesMoney: Bool = false) throws(Diagnostic) -> JSON {
+        // A field error in an executed payment mutation comes after its resolver ran: the payment may have been made.
+        if movesMoney && response.executed && !response.errors.isEmpty {
+            throw .uncertain("\(what) answered with errors: \(response.errors.map(\.text).joined(separator: "; "))",
+                             hint: "the payment may have been made; read the order back before paying again")
+        }
         if !response.errors.isEmpty {
             throw .failure("\(what) failed: Centra answered with errors: \(response.errors.map(\.text).joined(separator: "; "))",
                            hint: "a top-level error means the operation itself did not run; check the store's plugin and CENTRA_API_URL")

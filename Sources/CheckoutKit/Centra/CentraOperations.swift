@@ -96,11 +96,20 @@ public enum CentraOperations {
         return output(selection: payload["selection"] ?? .null, response, extra: ["line": ["id": .string(line)]])
     }
 
-    static let rollback = operation("centra.rollback", "Remove the line a PDP express checkout added (updateLine quantity 0).") { _, context throws(Diagnostic) in
+    static let rollback = operation(
+        "centra.rollback", "Remove the line a PDP express checkout added (updateLine quantity 0).",
+        parameters: [.init("evenIfPaymentStarted", .boolean, help: "roll back although a payment's outcome is not known yet")]
+    ) { args, context throws(Diagnostic) in
         let client = try CentraClient(context)
-        guard let line = try client.state.read().addedLine else {
+        let section = try client.state.read()
+        guard let line = section.addedLine else {
             context.note("nothing to roll back: no line was added in this session")
             return StepOutput(document: ["rolledBack": nil])
+        }
+        // A payment that may yet complete (a lost answer, a 3DS step still open) pays for this cart: leave it.
+        if section.paymentStarted && args["evenIfPaymentStarted"]?.boolValue != true {
+            context.note("not rolling back line \(line): a payment in this session may still complete; check `checkout-driver centra order`, then `checkout-driver centra rollback`")
+            return StepOutput(document: ["rolledBack": nil, "kept": .string(line)])
         }
         let response = try await client.call(CentraDocuments.updateLine, ["lineId": .string(line), "quantity": 0])
         let payload = try CentraClient.payload(response, "updateLine", what: "rollback of line \(line)")
@@ -190,8 +199,10 @@ public enum CentraOperations {
 
     static func orderSummary(_ order: JSON) -> JSON {
         let total = (order["totals"]?.arrayValue ?? []).first { $0["type"]?.stringValue == "GRAND_TOTAL" }?["price"]
+        let minor = total.flatMap { try? CentraMoney.minor($0) }
         return ["id": order["id"] ?? .null, "number": order["number"] ?? .null, "status": order["status"] ?? .null,
-                "grandTotal": total.flatMap { try? CentraMoney.minor($0) }.map { .number(Double($0)) } ?? .null,
+                "grandTotal": minor.map { .number(Double($0)) } ?? .null,
+                "grandTotalText": minor.map { .string(CentraMoney.decimal($0, of: total!)) } ?? .null,
                 "currency": total?["currency"]?["code"] ?? .null]
     }
 }
@@ -203,9 +214,10 @@ enum CentraMoney {
         var currency: String
         var currencyNumeric: String?
         var shippingMethods: [JSON]
+        var grandTotalText: String
 
         var json: JSON {
-            ["grandTotal": .number(Double(grandTotal)), "currency": .string(currency),
+            ["grandTotal": .number(Double(grandTotal)), "grandTotalText": .string(grandTotalText), "currency": .string(currency),
              "currencyNumeric": currencyNumeric.map(JSON.string) ?? .null, "shippingMethods": .array(shippingMethods)]
         }
     }
@@ -247,15 +259,23 @@ enum CentraMoney {
         return "\(minor / denominator)." + String(repeating: "0", count: digits - fraction.count) + fraction
     }
 
+    /// The amount to authorise. DECISION: the checkout's GRAND_TOTAL row when the answer has one — the schema says
+    /// `Selection.grandTotal` "does not contain added tax", so in a store that adds tax only the checkout total is
+    /// what the shopper pays — else `grandTotal`.
     static func summary(_ selection: JSON) throws(Diagnostic) -> Summary {
-        guard let total = selection["grandTotal"], total != .null else {
+        let row = (selection["checkout"]?["totals"]?.arrayValue ?? []).first { $0["type"]?.stringValue == "GRAND_TOTAL" }?["price"]
+        guard let total = row ?? selection["grandTotal"], total != .null else {
             throw .failure("Centra's selection has no grandTotal", hint: "check CENTRA_API_URL points at the Storefront API")
         }
         let methods = (selection["checkout"]?["shippingMethods"]?.arrayValue ?? []).map { m -> JSON in
-            ["id": m["id"] ?? .null, "name": m["name"] ?? .null, "selected": m["selected"] ?? .null,
-             "price": m["price"].flatMap { try? minor($0) }.map { .number(Double($0)) } ?? .null]
+            let price = m["price"].flatMap { try? minor($0) }
+            return ["id": m["id"] ?? .null, "name": m["name"] ?? .null, "selected": m["selected"] ?? .null,
+                    "price": price.map { .number(Double($0)) } ?? .null,
+                    "priceText": price.map { .string(decimal($0, of: m["price"]!) + " " + (m["price"]?["currency"]?["code"]?.stringValue ?? "")) } ?? .null]
         }
-        return Summary(grandTotal: try minor(total), currency: total["currency"]?["code"]?.stringValue ?? "?",
-                       currencyNumeric: total["currency"]?["isoNumber"]?.stringValue, shippingMethods: methods)
+        let grandTotal = try minor(total)
+        return Summary(grandTotal: grandTotal, currency: total["currency"]?["code"]?.stringValue ?? "?",
+                       currencyNumeric: total["currency"]?["isoNumber"]?.stringValue, shippingMethods: methods,
+                       grandTotalText: decimal(grandTotal, of: total))
     }
 }

@@ -18,6 +18,16 @@ enum CentraPayment {
             // Checked first, as `bahn confirm` does: a bad file exits 65 and nothing is sent.
             fields = CentraProtocol.applePayFields(try PaymentTokenFile.read(path: path, redactor: context.redactor))
         } else if let given = args["paymentFields"] {
+            // The wallet data inside is as secret as a token file's: masked in every output.
+            func register(_ value: JSON) {
+                switch value {
+                case .string(let s) where s.count >= 12: context.redactor.register(s)
+                case .array(let a): a.forEach(register)
+                case .object(let o): o.values.forEach(register)
+                default: break
+                }
+            }
+            register(given)
             fields = given
         } else {
             throw .usage("the final payment needs the wallet's payment data", hint: "pass --token-file FILE (PKPaymentToken.paymentData) or --payment-fields FILE")
@@ -33,11 +43,13 @@ enum CentraPayment {
         // The order before this payment, so that a read-back can tell this payment's order from an earlier one.
         let prior = try await latestOrder(client)
         let readBack = orderReadBack("paymentInstructions", prior: prior, client: client)
-        let payload = try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
-            let response = try await client.call(CentraDocuments.paymentInstructions, ["input": .object(input)])
-            let payload = try CentraClient.payload(response, "paymentInstructions", what: "paymentInstructions")
+        // Until its outcome is known the cart stays as it is (a PDP rollback waits).
+        try client.state.update { $0.paymentStarted = true }
+        let payload = try await settled(client) { () async throws(Diagnostic) -> StepOutput in try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
+            let response = try await client.call(CentraDocuments.paymentInstructions, ["input": .object(input)], newSessionOnUnauthorized: false)
+            let payload = try CentraClient.payload(response, "paymentInstructions", what: "paymentInstructions", movesMoney: true)
             return StepOutput(document: payload, status: response.status)
-        }
+        } }
         // A read-back that found the order answers with it.
         if payload.document["order"] != nil && payload.document["action"] == nil { return payload }
         return try await handle(payload.document["action"] ?? .null, args: args, listener: listener, prior: prior, client: client)
@@ -65,13 +77,18 @@ enum CentraPayment {
             if returned.failed { context.note("the shopper came back to paymentFailedPage; Centra decides with paymentResult") }
             return try await result(.object(returned.parameters), client: client, prior: .known(prior))
         case "JavascriptPaymentAction"?:
-            let adyen = action["formFields"]?["action"] ?? .null
-            context.note("3DS: native challenge (Adyen action \(adyen["type"]?.stringValue ?? "?") \(adyen["subtype"]?.stringValue ?? ""))")
-            guard let paymentData = adyen["paymentData"]?.stringValue else {
-                throw .failure("the JavascriptPaymentAction has no Adyen action with paymentData in formFields", hint: "see the action with --format json")
+            // formFields is the Adyen action itself (protocols/centra.md); some plugins wrap it as {"action": …}.
+            let fields = action["formFields"] ?? .null
+            let adyen = fields["action"]?.objectValue != nil ? fields["action"]! : fields
+            guard adyen["type"] != nil else {
+                throw .failure("the JavascriptPaymentAction's formFields is not an Adyen action (no type)", hint: "see the action with --format json")
             }
+            context.note("3DS: native challenge (Adyen action \(adyen["type"]?.stringValue ?? "?") \(adyen["subtype"]?.stringValue ?? ""))")
             let details = try await challengeDetails(adyen, args: args, context: context)
-            return try await result(["details": details, "paymentData": .string(paymentData)], client: client, prior: .known(prior))
+            // paymentData goes back when the action carried it (newer Adyen actions may not).
+            var resultFields: [String: JSON] = ["details": details]
+            if let paymentData = adyen["paymentData"]?.stringValue { resultFields["paymentData"] = .string(paymentData) }
+            return try await result(.object(resultFields), client: client, prior: .known(prior))
         case let other?:
             throw .failure("Centra answered with a \(other) this driver does not handle", hint: "see the action with --format json")
         case nil:
@@ -114,24 +131,41 @@ enum CentraPayment {
         case .unknown: known = try await latestOrder(client)
         }
         let readBack = orderReadBack("paymentResult", prior: known, client: client)
-        return try await client.context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
-            let response = try await client.call(CentraDocuments.paymentResult, ["fields": fields])
-            let payload = try CentraClient.payload(response, "paymentResult", what: "paymentResult")
+        return try await settled(client) { () async throws(Diagnostic) -> StepOutput in try await client.context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
+            let response = try await client.call(CentraDocuments.paymentResult, ["fields": fields], newSessionOnUnauthorized: false)
+            let payload = try CentraClient.payload(response, "paymentResult", what: "paymentResult", movesMoney: true)
             guard payload["type"]?.stringValue == "SUCCESS", let order = payload["order"], order != .null else {
                 throw .failure("the payment failed: paymentResult answered \(payload["type"]?.stringValue ?? "without a type")",
                                hint: "the shopper may try again with another payment; the selection is unchanged")
             }
             return try placed(order, client: client, via: "paymentResult")
+        } }
+    }
+
+    /// Runs a payment call; a known failure (a refusal, not a lost or interrupted answer) ends the payment, so the
+    /// cart may change again.
+    private static func settled(_ client: CentraClient, _ call: () async throws(Diagnostic) -> StepOutput) async throws(Diagnostic) -> StepOutput {
+        do { return try await call() } catch {
+            if !error.outcomeUncertain && error.code != .outcomeUnknown && error.code != .interrupted {
+                try? client.state.update { $0.paymentStarted = false }
+            }
+            throw error
         }
     }
 
     private static func placed(_ order: JSON, client: CentraClient, via: String) throws(Diagnostic) -> StepOutput {
-        try client.state.update { $0.lastOrder = order["id"]?.stringValue; $0.addedLine = nil }
+        try client.state.update { $0.lastOrder = order["id"]?.stringValue; $0.addedLine = nil; $0.paymentStarted = false }
         return StepOutput(document: ["order": order, "summary": CentraOperations.orderSummary(order), "via": .string(via)], status: 200)
     }
 
+    /// The session's latest order id (nil: none yet). A failed read throws: "no order" must never be a guess, or a
+    /// read-back could take an older order for this payment's.
     static func latestOrder(_ client: CentraClient) async throws(Diagnostic) -> String? {
-        let response = try await client.call(CentraDocuments.orderQuery)
+        let response = try await client.call(CentraDocuments.orderQuery, newSessionOnUnauthorized: false)
+        guard response.errors.isEmpty, response.executed else {
+            throw .unavailable("reading the session's latest order failed: \(response.errors.map(\.text).joined(separator: "; "))",
+                               hint: "check CENTRA_API_URL and try again; nothing was paid")
+        }
         return response.data["order"]?["id"]?.stringValue
     }
 
@@ -140,7 +174,10 @@ enum CentraPayment {
         ReadBack(
             action: action, effect: "the payment", resource: "the session's latest order",
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
-                let response = try await client.call(CentraDocuments.orderQuery)
+                let response = try await client.call(CentraDocuments.orderQuery, newSessionOnUnauthorized: false)
+                guard response.errors.isEmpty else {
+                    throw .unavailable("the order read answered with errors: \(response.errors.map(\.text).joined(separator: "; "))", hint: "try `centra order` later")
+                }
                 guard let order = response.data["order"], order != .null, let id = order["id"]?.stringValue, id != prior else {
                     return .notSeen(shows: "no new order so far; a request still in flight may yet place it")
                 }

@@ -5,7 +5,7 @@ import Foundation
 /// waiting for its 3DS step, the latest order.
 ///
 /// Layout (`CentraSection`, one typed decoder used by every reader):
-/// `{"centra": {"session": "<token>", "addedLine": "<line id>", "pending": {"paymentData": "…"}, "lastOrder": "<id>"}}`
+/// `{"centra": {"session": "<token>", "addedLine": "<line id>", "paymentStarted": true, "lastOrder": "<id>"}}`
 struct CentraState: Sendable {
     let store: StateStore?
 
@@ -33,7 +33,8 @@ struct CentraState: Sendable {
 struct CentraSection: Sendable {
     var session: String?
     var addedLine: String?
-    var pendingPaymentData: String?
+    /// A final payment was sent and its outcome is not known yet (lost, or waiting for 3DS): the cart must stay.
+    var paymentStarted = false
     var lastOrder: String?
     var unknown: [String: JSON] = [:]
 
@@ -43,17 +44,16 @@ struct CentraSection: Sendable {
         _ = try field.members()  // the section is an object
         session = try field["session"].string()
         addedLine = try field["addedLine"].string()
-        _ = try field["pending"].members()
-        pendingPaymentData = try field["pending"]["paymentData"].string()
+        paymentStarted = try field["paymentStarted"].bool() ?? false
         lastOrder = try field["lastOrder"].string()
-        unknown = field.unknownMembers(besides: ["session", "addedLine", "pending", "lastOrder"])
+        unknown = field.unknownMembers(besides: ["session", "addedLine", "paymentStarted", "lastOrder"])
     }
 
     var json: JSON {
         var o = unknown
         o["session"] = session.map(JSON.string)
         o["addedLine"] = addedLine.map(JSON.string)
-        o["pending"] = pendingPaymentData.map { .object(["paymentData": .string($0)]) }
+        o["paymentStarted"] = paymentStarted ? .bool(true) : nil
         o["lastOrder"] = lastOrder.map(JSON.string)
         return .object(o)
     }

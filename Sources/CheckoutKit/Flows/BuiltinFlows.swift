@@ -77,7 +77,7 @@ public enum BuiltinFlows {
             #"{ "name": "shipping-method", "use": "centra.setShippingMethod" }"#,
             #"{ "name": "make-token", "use": "applepay.makeToken", "with": { "amount": "${steps.shipping-method.summary.grandTotal}", "currency": "${steps.shipping-method.summary.currency}" }, "capture": { "token_file": "path" } }"#,
             #"{ "name": "payment", "use": "centra.paymentInstructions", "with": { "shippingAddress": "${vars.contact}", "tokenFile": "${vars.token_file}", "open": "${vars.open}" } }"#,
-            #"{ "name": "order", "use": "centra.order", "expect": { "equals": { "order.status": "CONFIRMED" } } }"#,
+            #"{ "name": "order", "use": "centra.order", "expect": { "exists": ["order.id", "order.status"] } }"#,
         ]
         let finally = item == nil ? "" : #", "finally": [{ "name": "rollback", "use": "centra.rollback" }]"#
         let itemVar = item.map { #", "item": "\#($0)""# } ?? ""

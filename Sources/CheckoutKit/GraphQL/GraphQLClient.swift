@@ -35,6 +35,10 @@ public struct GraphQLResponse: Sendable {
 
     public let status: Int
     public let data: JSON
+    /// The answer has a `data` member (null included): the operation was executed, so a top-level error in it came
+    /// from a field — after a mutation's resolver may have acted. No `data` at all means the request never ran
+    /// (a syntax or validation error).
+    public let executed: Bool
     public let errors: [Error]
     public let extensions: JSON
     /// The whole document, for `--format json` and the step's output.
@@ -56,6 +60,7 @@ public struct GraphQLResponse: Sendable {
         }
         document = parsed
         data = object["data"] ?? .null
+        executed = object["data"] != nil
         extensions = object["extensions"] ?? .null
         errors = (object["errors"]?.arrayValue ?? []).map(Self.error)
     }

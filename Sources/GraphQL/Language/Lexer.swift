@@ -224,7 +224,8 @@ struct Lexer {
                 continue
             }
             if byte == 0x0A || byte == 0x0D {
-                if byte == 0x0D, peek(1) == 0x0A { raw.append(0x0D); position += 1 }
+                // CR LF is one line terminator: keep the CR, step over the LF, then count one line.
+                if byte == 0x0D, peek(1) == 0x0A { raw.append(0x0D); position += 1; raw.append(0x0A); position += 1; newLine(after: position - 1); continue }
                 newLine(after: position)
             } else if byte < 0x20 && byte != 0x09 {
                 throw syntaxError("Invalid character within String: \(Self.codePoint(byte)).")

@@ -3,6 +3,10 @@
 public struct Parser {
     private var lexer: Lexer
     private var token: Token
+    /// How deep selection sets, values and types nest right now; beyond `maxDepth` the document is refused, so a
+    /// hostile `{a{a{a…` cannot exhaust the stack of whoever parses, validates or executes it.
+    private var depth = 0
+    public static let maxDepth = 128
 
     /// Parses a whole document; the first syntax error is thrown with its line and column.
     public static func parse(_ text: String) throws(GraphQLError) -> Document {
@@ -63,6 +67,11 @@ public struct Parser {
     /// `open item* close`, at least one item when `nonEmpty`.
     private mutating func many<T>(_ open: String, _ close: String, nonEmpty: Bool = true,
                                   _ item: (inout Parser) throws(GraphQLError) -> T) throws(GraphQLError) -> [T] {
+        guard depth < Self.maxDepth else {
+            throw GraphQLError("Syntax Error: Document nests deeper than \(Self.maxDepth) levels.", locations: [token.location])
+        }
+        depth += 1
+        defer { depth -= 1 }
         try expect(open)
         var items: [T] = []
         if nonEmpty { items.append(try item(&self)) }
@@ -139,6 +148,11 @@ public struct Parser {
     }
 
     private mutating func typeReference() throws(GraphQLError) -> TypeReference {
+        guard depth < Self.maxDepth else {
+            throw GraphQLError("Syntax Error: Document nests deeper than \(Self.maxDepth) levels.", locations: [token.location])
+        }
+        depth += 1
+        defer { depth -= 1 }
         var type: TypeReference
         if try skip("[") {
             type = .list(try typeReference())

@@ -8,6 +8,7 @@ public protocol ValidationRule: Sendable {
 public enum Validator {
     public static let specifiedRules: [any ValidationRule.Type] = [
         ExecutableDefinitionsRule.self,
+        KnownRootTypeRule.self,
         UniqueOperationNamesRule.self,
         LoneAnonymousOperationRule.self,
         KnownTypeNamesRule.self,
@@ -20,6 +21,7 @@ public enum Validator {
         NoUnusedFragmentsRule.self,
         PossibleFragmentSpreadsRule.self,
         NoFragmentCyclesRule.self,
+        FragmentDepthRule.self,
         UniqueVariableNamesRule.self,
         NoUndefinedVariablesRule.self,
         NoUnusedVariablesRule.self,

@@ -84,7 +84,7 @@ enum CentraPayments {
         case .declined:
             throw .userError("Payment refused: Refused (the emulator's declined product)", path: ["input", "paymentMethodSpecificFields"])
         case .success:
-            let order = try call.store.placeOrder(call.sessionID)
+            let order = try call.store.placeOrder(call.sessionID, expectedTotal: totals.grandTotal)
             call.ledger.append(provider: "centra", kind: .authorization, reference: order.id, amount: totals.grandTotal,
                                currency: CentraRules.currency.isoNumber)
             return ["__typename": "SuccessPaymentAction", "action": "SUCCESS", "order": CentraResolvers.order(order), "formFields": nil as Any? as Any]
@@ -102,8 +102,9 @@ enum CentraPayments {
                 "token": Data(EmulatorResponse.encode(["threeDSServerTransID": reference,
                                                        "acsURL": call.baseURL + CentraChallenge.completePath(reference)])).base64EncodedString(),
             ]
+            // formFields is the Adyen action itself, as protocols/centra.md says.
             return ["__typename": "JavascriptPaymentAction", "action": "JAVASCRIPT", "formType": "adyen",
-                    "script": "", "formFields": ["action": adyenAction]]
+                    "script": "", "formFields": adyenAction]
         }
     }
 
@@ -149,7 +150,7 @@ enum CentraPayments {
             throw .userError("No payment in this session is waiting for that 3DS result", path: ["paymentMethodFields"])
         }
         return try call.store.completePending(payment.reference) { () throws(CentraFailure) -> CentraStore.Order in
-            let order = try call.store.placeOrder(call.sessionID)
+            let order = try call.store.placeOrder(call.sessionID, expectedTotal: payment.amount)
             call.ledger.append(provider: "centra", kind: .authorization, reference: order.id, amount: payment.amount,
                                currency: CentraRules.currency.isoNumber)
             return order

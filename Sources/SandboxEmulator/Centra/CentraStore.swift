@@ -205,11 +205,17 @@ final class CentraStore: Sendable {
         }
     }
 
-    /// Places the session's selection as an order: the selection empties, the order is kept for `query order`.
-    func placeOrder(_ sessionID: String, now: Date = Date()) throws(CentraFailure) -> Order {
+    /// Places the session's selection as an order, if it still totals what was authorised (checked under the same
+    /// lock, so two final calls cannot both place one cart, nor a cart changed during 3DS be placed for the old
+    /// amount): the selection empties, the order is kept for `query order`.
+    func placeOrder(_ sessionID: String, expectedTotal: Int, now: Date = Date()) throws(CentraFailure) -> Order {
         try state.withLock { (s: inout State) throws(CentraFailure) -> Order in
             guard var session = s.sessions[sessionID] else { throw CentraFailure.unauthorized }
             let totals = CentraTotals(session)
+            guard !session.lines.isEmpty, totals.grandTotal == expectedTotal else {
+                throw .userError("The selection changed since the payment was authorised (it totals \(totals.grandTotal), the payment \(expectedTotal))",
+                                 path: ["selection"])
+            }
             s.nextOrderNumber += 1
             let order = Order(id: CentraRules.newID("ord_"), number: s.nextOrderNumber, lines: session.lines,
                               itemsTotal: totals.items, shipping: totals.shipping ?? 0, shippingMethod: session.shippingMethod,

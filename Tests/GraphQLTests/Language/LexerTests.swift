@@ -43,6 +43,12 @@ import Testing
         #expect(t.first?.value == "Hello,\n  World!\n\nYours, \"\"\" GraphQL.")
     }
 
+    @Test func aBlockStringWithCRLFLineEndsHasOneLineBreakPerLine() throws {
+        let t = try tokens("\"\"\"\r\n  a\r\n  b\r\n\"\"\" next")
+        #expect(t.first?.value == "a\nb")
+        #expect(t.last?.location == SourceLocation(line: 4, column: 5), "CR LF counts as one line")
+    }
+
     @Test(arguments: [
         ("\"abc", "Syntax Error: Unterminated string.", 1, 5),
         ("\"a\nb\"", "Syntax Error: Unterminated string.", 1, 3),

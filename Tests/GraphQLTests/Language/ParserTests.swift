@@ -113,6 +113,17 @@ import Testing
         }
     }
 
+    /// Nesting is bounded, so a hostile document cannot exhaust a stack: a syntax error, not a crash.
+    @Test func deepNestingIsRefused() {
+        let deep = String(repeating: "{a", count: 5000) + String(repeating: "}", count: 5000)
+        #expect((try? Parser.parse(deep)) == nil)
+        do { _ = try Parser.parse(deep) } catch { #expect(error.message == "Syntax Error: Document nests deeper than 128 levels.") }
+        let values = "{ f(a: " + String(repeating: "[", count: 1000) + String(repeating: "]", count: 1000) + ") }"
+        #expect(throws: GraphQLError.self) { try Parser.parse(values) }
+        let fine = String(repeating: "{a", count: 100) + String(repeating: "}", count: 100)
+        #expect((try? Parser.parse(fine)) != nil)
+    }
+
     @Test func variablesAreNotAllowedInConstantPositions() {
         #expect(throws: GraphQLError.self) { try Parser.parse("query Q($a: Int = $b) { f }") }
         #expect(throws: GraphQLError.self) { try Parser.parse("type T { f(a: Int = $x): Int }") }

@@ -81,6 +81,8 @@ import Testing
         ("query ($id: ID) { product(id: $id) { id } }", #"Variable "$id" of type "ID" used in position expecting type "ID!"."#),
         ("query ($n: String) { amount(value: $n) }", #"Variable "$n" of type "String" used in position expecting type "Int"."#),
         ("mutation ($p: String!) { addLine(line: {product: $p}) { id } }", #"Variable "$p" of type "String!" used in position expecting type "ID!"."#),
+        // KnownRootType (the test schema has no subscriptions)
+        ("subscription { cart { id } }", "Schema is not configured to execute subscription operation."),
         // UniqueInputFieldNames
         ("mutation { addLine(line: {product: \"a\", product: \"b\"}) { id } }", #"There can be only one input field named "product"."#),
     ])
@@ -93,6 +95,14 @@ import Testing
         #expect(try TestSchema.validate("query ($c: Currency = SEK) { product(id: \"1\") { price(currency: $c) { amount } } }") == [])
         // The position's own default covers it too (`first: Int = 10` is nullable already; `currency` has a default).
         #expect(try TestSchema.validate("query ($t: String = \"x\") { search(text: $t) { __typename } }") == [])
+    }
+
+    @Test func aFragmentOnTheSameAbstractTypeFitsAndFragmentChainsAreBounded() throws {
+        #expect(try TestSchema.validate("{ node(id: \"1\") { ... on Node { id } } }") == [])
+        var chain = "query Q { ...F0 }\n"
+        for i in 0..<200 { chain += "fragment F\(i) on Query { ...F\(i + 1) }\n" }
+        chain += "fragment F200 on Query { amount(value: 1) }"
+        #expect(try TestSchema.validate(chain).contains("Fragments nest deeper than 128 levels (201)."))
     }
 
     @Test func errorsCarryTheirLocations() throws {

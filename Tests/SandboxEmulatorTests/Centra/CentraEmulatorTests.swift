@@ -262,7 +262,7 @@ final class CentraShopper {
         let paid = try shopper.pay(token: try TestApplePayToken.make(amount: try shopper.grandTotalMinor(), currency: "752").bytes)
         let action = try #require(paid["action"] as? [String: Any])
         #expect(action["__typename"] as? String == "JavascriptPaymentAction")
-        let adyen = try #require((action["formFields"] as? [String: Any])?["action"] as? [String: Any])
+        let adyen = try #require(action["formFields"] as? [String: Any])
         #expect(adyen["type"] as? String == "threeDS2")
         let paymentData = try #require(adyen["paymentData"] as? String)
         let token = try #require(try JSONSerialization.jsonObject(with: Data(base64Encoded: adyen["token"] as? String ?? "") ?? Data()) as? [String: Any])

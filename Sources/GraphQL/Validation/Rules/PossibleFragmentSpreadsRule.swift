@@ -3,7 +3,8 @@ public enum PossibleFragmentSpreadsRule: ValidationRule {
     public static func validate(_ context: ValidationContext) -> [GraphQLError] {
         let schema = context.schema
         func possible(_ fragmentType: String, _ parentType: String) -> Bool {
-            !schema.possibleTypes(of: fragmentType).isDisjoint(with: schema.possibleTypes(of: parentType))
+            // The same type always fits, even an interface nothing implements yet.
+            fragmentType == parentType || !schema.possibleTypes(of: fragmentType).isDisjoint(with: schema.possibleTypes(of: parentType))
         }
         var errors: [GraphQLError] = []
         for visit in context.inlineFragments {
