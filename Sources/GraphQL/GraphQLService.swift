@@ -1,12 +1,15 @@
-import Synchronization
+import Foundation
 
 /// A GraphQL server's core: a schema, its resolvers, and a cache of parsed and validated documents by their text (a
 /// client sends the same few documents again and again). `execute` answers a request the way GraphQL servers do:
 /// `{"data": …}` with `"errors"` beside it for field errors, or only `"errors"` when the request could not run.
-public final class GraphQLService: Sendable {
+public final class GraphQLService: @unchecked Sendable {
     public let schema: Schema
     private let resolvers: Resolvers
-    private let cache = Mutex<[String: Result<Prepared, Failure>]>([:])
+    // @unchecked: `cache` is only touched under `lock` — a pthread lock, not a Mutex: it is taken on every request
+    // by as many threads as there are connections, and a contended Mutex sleeps in the kernel.
+    private let lock = NSLock()
+    private var cache: [String: Result<Prepared, Failure>] = [:]
     private let cacheLimit = 512
 
     struct Prepared: Sendable {
@@ -32,7 +35,7 @@ public final class GraphQLService: Sendable {
     }
 
     private func prepared(_ query: String) -> Result<Prepared, Failure> {
-        if let hit = cache.withLock({ $0[query] }) { return hit }
+        if let hit = lock.withLock({ cache[query] }) { return hit }
         let result: Result<Prepared, Failure>
         do {
             let document = try Parser.parse(query)
@@ -47,7 +50,7 @@ public final class GraphQLService: Sendable {
         }
         // Bounded: a client inventing documents, or sending huge ones, cannot grow the cache.
         if query.utf8.count <= 16 * 1024 {
-            cache.withLock { cache in
+            lock.withLock {
                 if cache.count >= cacheLimit { cache.removeAll(keepingCapacity: true) }
                 cache[query] = result
             }

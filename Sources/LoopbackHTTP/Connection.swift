@@ -28,9 +28,12 @@ final class Connection {
     private var position = 0
     private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
 
-    init(fd: Int32, server: HTTPServer) {
+    private let idle: IdleMark
+
+    init(fd: Int32, server: HTTPServer, idle: IdleMark) {
         self.fd = fd
         self.server = server
+        self.idle = idle
         self.limits = server.limits
         self.id = connectionCounter.add(1, ordering: .relaxed).newValue
     }
@@ -130,9 +133,9 @@ final class Connection {
         // closed to make room for a new one (the server's connection cap).
         if buffer.isEmpty {
             let since = now()
-            server.setIdle(fd, true, at: since)
+            idle.set(idle: true, at: since)
             let received = receive(until: since + limits.idleTimeout)
-            server.setIdle(fd, false, at: since)
+            idle.set(idle: false, at: since)
             switch received {
             case .data: break
             case .closed: throw .closed

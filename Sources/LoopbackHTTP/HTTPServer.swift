@@ -17,11 +17,10 @@ public final class HTTPServer: Sendable {
     private struct State {
         var started = false
         var stopping = false
-        /// Open connection sockets, so that shutdown() can wake their threads.
-        var connections: Set<Int32> = []
-        /// Connections waiting for their next request, and since when: at the connection cap the longest idle one is
-        /// closed to make room, so idle keep-alive sockets cannot lock other clients out.
-        var idle: [Int32: Double] = [:]
+        /// Open connection sockets, so that shutdown() can wake their threads, each with its idle mark: at the
+        /// connection cap the longest idle one is closed to make room, so idle keep-alive sockets cannot lock other
+        /// clients out.
+        var connections: [Int32: IdleMark] = [:]
         /// Connections closed to make room whose threads have not finished yet.
         var evicting: Set<Int32> = []
     }
@@ -111,7 +110,7 @@ public final class HTTPServer: Sendable {
             // SHUT_RDWR wakes a thread blocked in accept/poll/recv/send; the fd itself is closed by its owner.
             // Doing it under the lock means no fd in the set can have been closed and reused meanwhile.
             Glibc.shutdown(listenFD, Int32(SHUT_RDWR))
-            for fd in s.connections { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+            for fd in s.connections.keys { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
         }
         threads.wait()
         close(listenFD)
@@ -140,15 +139,19 @@ public final class HTTPServer: Sendable {
                 return
             }
             // Register under the lock so that a concurrent shutdown() either sees this fd or we see `stopping`.
+            let mark = IdleMark()
             let verdict = state.withLock { s -> Int in
                 if s.stopping { return 0 }
                 if s.connections.count - s.evicting.count >= limits.maxConnections {
-                    guard let oldest = s.idle.min(by: { $0.value < $1.value })?.key else { return 1 }
+                    let idle = s.connections.compactMap { fd, mark -> (Int32, Int64)? in
+                        let since = mark.since.load(ordering: .acquiring)
+                        return since > 0 && !s.evicting.contains(fd) ? (fd, since) : nil
+                    }
+                    guard let oldest = idle.min(by: { $0.1 < $1.1 })?.0 else { return 1 }
                     Glibc.shutdown(oldest, Int32(SHUT_RDWR))
-                    s.idle[oldest] = nil
                     s.evicting.insert(oldest)
                 }
-                s.connections.insert(fd)
+                s.connections[fd] = mark
                 return 2
             }
             switch verdict {
@@ -169,7 +172,7 @@ public final class HTTPServer: Sendable {
                 setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
                 threads.enter()
                 let thread = Thread { [self] in
-                    let connection = Connection(fd: fd, server: self)
+                    let connection = Connection(fd: fd, server: self, idle: mark)
                     connection.run()
                     threads.leave()
                 }
@@ -182,19 +185,22 @@ public final class HTTPServer: Sendable {
     func forget(_ fd: Int32, _ closeIt: () -> Void) {
         // Close under the lock so that shutdown() never calls shutdown(2) on a recycled fd number.
         state.withLock { s in
-            s.connections.remove(fd)
-            s.idle[fd] = nil
+            s.connections[fd] = nil
             s.evicting.remove(fd)
             closeIt()
         }
     }
+}
 
-    /// Called by a connection thread as it starts and stops waiting for a next request.
-    func setIdle(_ fd: Int32, _ idle: Bool, at time: Double) {
-        state.withLock { s in
-            guard !s.evicting.contains(fd) else { return }
-            s.idle[fd] = idle ? time : nil
-        }
+/// When a connection began waiting for its next request (milliseconds of a monotonic clock, 0 while it serves one).
+/// Its own thread writes it without the server's lock — a lock taken twice per request by every connection costs
+/// most of the server's throughput under load (Linux's contended mutexes sleep in the kernel) — and the accept
+/// thread reads it, under the lock, only at the connection cap.
+final class IdleMark: Sendable {
+    let since = Atomic<Int64>(0)
+
+    func set(idle: Bool, at seconds: Double) {
+        since.store(idle ? max(1, Int64(seconds * 1000)) : 0, ordering: .releasing)
     }
 }
 

@@ -1,6 +1,5 @@
 import Foundation
 import GraphQL
-import Synchronization
 
 /// The emulated store's state: shopper sessions (each with its selection, addresses, shipping method, a payment
 /// waiting for 3DS, its orders), the tokens that name them, and the Apple Pay transactions already used. Bounded: the
@@ -66,7 +65,8 @@ final class CentraStore: Sendable {
         var ingrid = false
     }
 
-    private let state = Mutex(State())
+    /// Touched on every Centra request: a pthread lock (see `Locked`), not a Mutex.
+    private let state = Locked(State())
 
     // MARK: Sessions
 
@@ -135,12 +135,14 @@ final class CentraStore: Sendable {
 
     /// Changes a session under the lock; the change may fail with a message (a userError).
     func update<T>(_ id: String, _ change: (inout Session) throws(CentraFailure) -> T) throws(CentraFailure) -> T {
-        try state.withLock { (s: inout State) throws(CentraFailure) -> T in
-            guard var session = s.sessions[id] else { throw CentraFailure.unauthorized }
-            let result = try change(&session)
-            s.sessions[id] = session
-            return result
-        }
+        try state.withLock { (s: inout State) -> Result<T, CentraFailure> in
+            guard var session = s.sessions[id] else { return .failure(.unauthorized) }
+            do throws(CentraFailure) {
+                let result = try change(&session)
+                s.sessions[id] = session
+                return .success(result)
+            } catch { return .failure(error) }
+        }.get()
     }
 
     // MARK: Store flags
@@ -209,12 +211,12 @@ final class CentraStore: Sendable {
     /// lock, so two final calls cannot both place one cart, nor a cart changed during 3DS be placed for the old
     /// amount): the selection empties, the order is kept for `query order`.
     func placeOrder(_ sessionID: String, expectedTotal: Int, now: Date = Date()) throws(CentraFailure) -> Order {
-        try state.withLock { (s: inout State) throws(CentraFailure) -> Order in
-            guard var session = s.sessions[sessionID] else { throw CentraFailure.unauthorized }
+        try state.withLock { (s: inout State) -> Result<Order, CentraFailure> in
+            guard var session = s.sessions[sessionID] else { return .failure(.unauthorized) }
             let totals = CentraTotals(session)
             guard !session.lines.isEmpty, totals.grandTotal == expectedTotal else {
-                throw .userError("The selection changed since the payment was authorised (it totals \(totals.grandTotal), the payment \(expectedTotal))",
-                                 path: ["selection"])
+                return .failure(.userError("The selection changed since the payment was authorised (it totals \(totals.grandTotal), the payment \(expectedTotal))",
+                                           path: ["selection"]))
             }
             s.nextOrderNumber += 1
             let order = Order(id: CentraRules.newID("ord_"), number: s.nextOrderNumber, lines: session.lines,
@@ -226,8 +228,8 @@ final class CentraStore: Sendable {
             session.selectionID = CentraRules.newID("sel_")
             session.ingridHandled = false
             s.sessions[sessionID] = session
-            return order
-        }
+            return .success(order)
+        }.get()
     }
 }
 
