@@ -39,6 +39,7 @@ public final class CentraEmulator: Sendable {
             case .success: "paid at once (SuccessPaymentAction)"
             case .redirect: "3DS redirect (RedirectPaymentAction to a challenge page that returns to paymentReturnPage)"
             case .native3DS: "native 3DS2 (JavascriptPaymentAction; POST the acsURL in its token for the result)"
+            case .form: "3DS form (FormPaymentAction: an HTML form posting MD and PaRes to paymentReturnPage)"
             case .declined: "refused (a userError, no order)"
             }
         }

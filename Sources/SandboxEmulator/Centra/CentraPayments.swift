@@ -88,7 +88,7 @@ enum CentraPayments {
             call.ledger.append(provider: "centra", kind: .authorization, reference: order.id, amount: totals.grandTotal,
                                currency: CentraRules.currency.isoNumber)
             return ["__typename": "SuccessPaymentAction", "action": "SUCCESS", "order": CentraResolvers.order(order), "formFields": nil as Any? as Any]
-        case .redirect, .native3DS:
+        case .redirect, .native3DS, .form:
             let reference = CentraRules.newID("3ds_")
             let payment = CentraStore.PendingPayment(reference: reference, scenario: scenario, amount: totals.grandTotal,
                                                      result: CentraRules.newID("res_"), paymentData: CentraRules.newID("pd_"),
@@ -96,6 +96,19 @@ enum CentraPayments {
             call.store.addPending(payment)
             if scenario == .redirect {
                 return ["__typename": "RedirectPaymentAction", "action": "REDIRECT", "url": call.baseURL + CentraChallenge.pagePath(reference)]
+            }
+            if scenario == .form {
+                // A bank's page posting back at once: the shop's return page gets MD (the reference) and PaRes.
+                let html = """
+                    <!doctype html><meta charset=utf-8><title>3DS</title>
+                    <form id="threeds" method="post" action="\(returnPage)">
+                    <input type="hidden" name="MD" value="\(reference)">
+                    <input type="hidden" name="PaRes" value="\(payment.result)">
+                    <button type="submit">Continue</button></form>
+                    <script>document.getElementById("threeds").submit()</script>
+                    """
+                return ["__typename": "FormPaymentAction", "action": "FORM", "formType": "adyen-3ds1", "html": html,
+                        "formFields": ["MD": reference, "PaRes": payment.result], "expressHtml": nil as Any? as Any]
             }
             let adyenAction: [String: Any] = [
                 "type": "threeDS2", "subtype": "challenge", "paymentMethodType": "scheme", "paymentData": payment.paymentData,
@@ -112,8 +125,9 @@ enum CentraPayments {
         switch s {
         case .success: 0
         case .redirect: 1
-        case .native3DS: 2
-        case .declined: 3
+        case .form: 2
+        case .native3DS: 3
+        case .declined: 4
         }
     }
 
@@ -138,14 +152,19 @@ enum CentraPayments {
         let redirectResult = fields["redirectResult"]?.stringValue
         let details = fields["details"]?["threeDSResult"]?.stringValue
         let paymentData = fields["paymentData"]?.stringValue
-        guard redirectResult != nil || (details != nil && paymentData != nil) else {
-            throw .userError("paymentMethodFields needs redirectResult (after a redirect) or details.threeDSResult with paymentData",
+        let md = fields["MD"]?.stringValue, paRes = fields["PaRes"]?.stringValue
+        guard redirectResult != nil || details != nil || (md != nil && paRes != nil) else {
+            throw .userError("paymentMethodFields needs redirectResult (after a redirect), details.threeDSResult (with paymentData), or MD and PaRes (after a form)",
                              path: ["paymentMethodFields"])
         }
         guard let payment = call.store.pendingPayment(matching: { p in
-            p.sessionID == call.sessionID
-                && (redirectResult.map { $0 == p.result && p.scenario == .redirect } ?? false
-                    || (details == p.result && paymentData == p.paymentData && p.scenario == .native3DS))
+            guard p.sessionID == call.sessionID else { return false }
+            switch p.scenario {
+            case .redirect: return redirectResult == p.result
+            case .native3DS: return details == p.result && (paymentData == nil || paymentData == p.paymentData)
+            case .form: return md == p.reference && paRes == p.result
+            case .success, .declined: return false
+            }
         }) else {
             throw .userError("No payment in this session is waiting for that 3DS result", path: ["paymentMethodFields"])
         }

@@ -47,6 +47,8 @@ public enum CentraRules {
         case redirect
         /// `JavascriptPaymentAction` with an Adyen `threeDS2` challenge action in `formFields`.
         case native3DS
+        /// `FormPaymentAction`: an HTML form that posts `MD` and `PaRes` to `paymentReturnPage` (a 3DS1-style bank page).
+        case form
         /// A refused authorisation: `userErrors` and no order.
         case declined
     }
@@ -57,6 +59,7 @@ public enum CentraRules {
         Product(item: "1002-M", displayItemID: 1002, name: "Wool socks", size: "M", price: 14_950, scenario: .success),
         Product(item: "3001-M", displayItemID: 3001, name: "3DS redirect jacket", size: "M", price: 129_900, scenario: .redirect),
         Product(item: "3002-M", displayItemID: 3002, name: "3DS native coat", size: "M", price: 189_900, scenario: .native3DS),
+        Product(item: "3003-M", displayItemID: 3003, name: "3DS form gloves", size: "M", price: 39_900, scenario: .form),
         Product(item: "4001-M", displayItemID: 4001, name: "Declined scarf", size: "M", price: 24_900, scenario: .declined),
     ]
 
