@@ -8,6 +8,18 @@ import Testing
         (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType
     }
 
+    /// The device to write to. As root, a copy of it (same major and minor numbers) in the scratch directory: a
+    /// mutant of the in-place rule (Scripts/mutate) would otherwise replace the machine's real /dev/null or /dev/full
+    /// with a regular file. Anyone else cannot replace anything in /dev, so the real device is the honest target.
+    func device(_ name: String, in s: Scratch) throws -> String {
+        guard geteuid() == 0 else { return "/dev/" + name }
+        var info = stat()
+        guard stat("/dev/" + name, &info) == 0 else { throw POSIXError(.ENOENT) }
+        let copy = s.path + "/" + name
+        guard mknod(copy, info.st_mode, info.st_rdev) == 0 else { throw POSIXError(.EPERM) }
+        return copy
+    }
+
     func leftovers(_ directory: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".tmp") }
     }
@@ -30,15 +42,19 @@ import Testing
     @Test(arguments: ["--record", "--junit"])
     func devNullIsWrittenInPlaceNeverReplaced(option: String) async throws {
         let s = try Scratch()
-        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", option, "/dev/null"], home: s.path)
+        let null = try device("null", in: s)
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", option, null], home: s.path)
         #expect(r.status == 0, "\(r.all)")
-        #expect(fileType("/dev/null") == .typeCharacterSpecial, "/dev/null is still the device")
-        #expect(leftovers("/dev").isEmpty)
+        #expect(fileType(null) == .typeCharacterSpecial, "\(null) is still the device")
+        #expect(leftovers((null as NSString).deletingLastPathComponent).isEmpty)
     }
 
     @Test func devStdoutIsWrittenInPlace() async throws {
         let s = try Scratch()
-        let r = try await BinaryRunner.run(["applepay", "token", "--amount", "100", "--out", "/dev/stdout", "-q"], home: s.path)
+        // A link of its own to the standard output, as /dev/stdout is: the real one must not be at stake (see device).
+        let stdout = s.path + "/stdout"
+        try FileManager.default.createSymbolicLink(atPath: stdout, withDestinationPath: "/proc/self/fd/1")
+        let r = try await BinaryRunner.run(["applepay", "token", "--amount", "100", "--out", stdout, "-q"], home: s.path)
         #expect(r.status == 0, "\(r.all)")
         #expect(r.stdout.hasPrefix(#"{"data":""#), "the token went to stdout: \(r.stdout.prefix(60))")
     }
@@ -53,7 +69,12 @@ import Testing
             let handle = FileHandle(forReadingAtPath: fifo)
             return String(decoding: handle?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
         }
+        // A second name for the same FIFO: if the run wrongly replaced `fifo`, the reader still waits on this one.
+        #expect(link(fifo, s.path + "/kept.fifo") == 0)
         let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--junit", fifo], home: s.path)
+        // Releases a reader that no writer ever reached (it then reads nothing), so that a failure fails, not hangs.
+        let release = open(s.path + "/kept.fifo", O_WRONLY | O_NONBLOCK)
+        if release >= 0 { close(release) }
         #expect(r.status == 0, "\(r.all)")
         #expect(await reader.value.contains("<testsuites"))
         var info = stat()
@@ -63,9 +84,10 @@ import Testing
     @Test(arguments: ["--record", "--junit", "--session"])
     func aFullDeviceIsExit74SayingNoSpace(option: String) async throws {
         let s = try Scratch()
-        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", option, "/dev/full"], home: s.path)
+        let full = try device("full", in: s)
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", option, full], home: s.path)
         #expect(r.status == 74, "\(r.all)")
-        #expect(r.stderr.contains("/dev/full: No space left on device"), "\(r.stderr)")
+        #expect(r.stderr.contains("\(full): No space left on device"), "\(r.stderr)")
         #expect(r.stderr.contains("hint:"))
     }
 
