@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Dependency direction (see DESIGN "Shape"):
-//   checkout-driver → CheckoutCLI → CheckoutKit → Crypto / CCurl / LoopbackHTTP
+//   checkout-driver → CheckoutCLI (→ CQRencode) → CheckoutKit → Crypto / CCurl / LoopbackHTTP
 //   SandboxEmulator → Crypto / LoopbackHTTP / GraphQL   (never CheckoutKit: it is the other side of the wire)
 let package = Package(
     name: "checkout-driver",
@@ -12,7 +12,7 @@ let package = Package(
     ],
     targets: [
         .executableTarget(name: "checkout-driver", dependencies: ["CheckoutCLI"]),
-        .target(name: "CheckoutCLI", dependencies: ["CheckoutKit", "SandboxEmulator"]),
+        .target(name: "CheckoutCLI", dependencies: ["CheckoutKit", "SandboxEmulator", "CQRencode"]),
         .target(name: "CheckoutKit", dependencies: ["CCurl", "Crypto", "LoopbackHTTP"]),
         .target(name: "SandboxEmulator", dependencies: ["Crypto", "LoopbackHTTP", "GraphQL"],
                 exclude: ["Centra/Schema/SOURCE.md"],
@@ -27,6 +27,9 @@ let package = Package(
                        providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl",
                        providers: [.apt(["libssl-dev"])]),
+        // QR codes of approval links drawn in the terminal (Cash App Pay).
+        .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode",
+                       providers: [.apt(["libqrencode-dev"])]),
 
         .testTarget(name: "CheckoutCLITests", dependencies: ["CheckoutCLI", "SandboxEmulator", "LoopbackHTTP", "Crypto"]),
         .testTarget(name: "CheckoutKitTests", dependencies: ["CheckoutKit", "SandboxEmulator", "LoopbackHTTP", "Crypto", "GraphQL"]),

@@ -3,7 +3,7 @@ import Foundation
 
 /// The command line's entry point. The executable hands it the arguments and exits with its code.
 public enum CheckoutDriver {
-    public static let version = "0.1.0"
+    public static let version = DriverVersion.current
 
     /// The process's one redactor: the run environment teaches it the configured secrets, the token reader
     /// the token's, and every output — reporters, files, the error printer below — masks through it.
@@ -19,7 +19,7 @@ public enum CheckoutDriver {
                 70 internal error, 75 outcome of a money-moving step unknown (the message says how to settle it),
                 78 configuration missing, 130/143 interrupted (SIGINT/SIGTERM).
                 """,
-            subcommands: [FlowCommands.spec, BahnCommands.spec, CentraCommands.spec, ApplePayCommands.spec, SandboxCommands.spec])
+            subcommands: [FlowCommands.spec, BahnCommands.spec, CentraCommands.spec, CashAppCommands.spec, ApplePayCommands.spec, SandboxCommands.spec])
     }
 
     /// Parses, runs, and prints any error — the one place where diagnostics reach the user.

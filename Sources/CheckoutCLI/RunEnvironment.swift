@@ -259,6 +259,10 @@ enum LocalEnvironment {
             "BAHN_WEBHOOK_SECRET": TestCredentials.bahnWebhookSecret,
             "CENTRA_TOKEN": CentraRules.pluginToken,
             "CENTRA_SHARED_SECRET": CentraRules.sharedSecret,
+            "AFTERPAY_MERCHANT_ID": TestCredentials.afterpayMerchantID,
+            "AFTERPAY_SECRET_KEY": TestCredentials.afterpaySecretKey,
+            "AFTERPAY_SHOP_MERCHANT_ID": TestCredentials.afterpayShopMerchantID,
+            "CASHAPP_CLIENT_ID": TestCredentials.cashAppClientID,
         ]
     }
 }

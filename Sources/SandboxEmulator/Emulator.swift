@@ -12,6 +12,8 @@ public final class Emulator: Sendable {
     public let bahn: BahnEmulator
     /// Centra's Storefront API with Adyen behind it.
     public let centra: CentraEmulator
+    /// Afterpay (v2 and api-plus) with Cash App Pay's Customer Request API.
+    public let cashapp: CashAppEmulator
     private let server: HTTPServer
     private let recorder: RequestRecorder
 
@@ -35,6 +37,7 @@ public final class Emulator: Sendable {
         }
         self.server = server
         self.centra = CentraEmulator.install(on: router, ledger: ledger, baseURL: { server.baseURL })
+        self.cashapp = CashAppEmulator.install(on: router, ledger: ledger, baseURL: { server.baseURL })
         router.register(BuiltinRoutes.make(ledger: ledger, recorder: recorder))
     }
 

@@ -18,7 +18,7 @@ enum SandboxCommands {
 
             SCENARIOS (magic values):
             \(BahnEmulator.scenariosHelp)
-            \(CentraEmulator.scenariosHelp)
+            \(CentraEmulator.scenariosHelp)\n\(CashAppEmulator.scenariosHelp)
 
             FAULT INJECTION (--faults):
             \(FaultSpec.help)

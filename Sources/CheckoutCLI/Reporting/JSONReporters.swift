@@ -56,6 +56,8 @@ enum EventJSON {
             return ["event": "poll", "step": .string(step), "poll": .number(Double(poll)), "reason": .string(redactor.text(reason))]
         case .note(let step, let message):
             return ["event": "note", "step": .string(step), "message": .string(redactor.text(message))]
+        case .link(let step, let label, let url):
+            return ["event": "link", "step": .string(step), "label": .string(label), "url": .string(redactor.text(url))]
         case .stepFinished(let r):
             var o = step(r, redactor: redactor).objectValue ?? [:]
             o["event"] = "step_finished"

@@ -1,11 +1,20 @@
 import CheckoutKit
 import Foundation
+import Synchronization
 
 /// Human output: a line per step with its outcome and duration on stdout; on a terminal, a live
 /// progress line on stderr while a step runs.
 struct TextReporter: Reporter {
     let console: Console
     let quiet: Bool
+    /// The links shown so far: a later step offering the same link (the wait after the request that made it) does not
+    /// draw it twice.
+    private let shownLinks = ShownLinks()
+
+    init(console: Console, quiet: Bool) {
+        self.console = console
+        self.quiet = quiet
+    }
 
     func handle(_ event: FlowEvent) {
         switch event {
@@ -19,6 +28,12 @@ struct TextReporter: Reporter {
             console.progress("\(console.paint("…", "2")) \(step): poll \(poll), \(reason)")
         case .note(let step, let message):
             if !quiet { console.err("note: \(step): \(message)") }
+        case .link(let step, let label, let url):
+            guard shownLinks.first(url) else { return }
+            // Shown even with -q: the run waits for someone to act on it.
+            var lines = ["\(step): \(label): \(url)"]
+            if console.stderrIsTerminal, let code = QRCode(url) { lines = code.terminalLines() + lines }
+            console.err(lines.joined(separator: "\n"))
         case .stepFinished(let r):
             guard !quiet || r.outcome == .failed else { return }
             let mark = switch r.outcome {
@@ -55,6 +70,14 @@ struct TextReporter: Reporter {
         if optional > 0 { text += ", \(optional) optional failed" }
         return text
     }
+}
+
+/// The links a run has shown (the reporter is a value; what it remembers is shared).
+private final class ShownLinks: Sendable {
+    private let urls = Mutex<Set<String>>([])
+
+    /// Whether `url` is shown for the first time.
+    func first(_ url: String) -> Bool { urls.withLock { $0.insert(url).inserted } }
 }
 
 /// `-v`: every exchange, redacted, on stderr.

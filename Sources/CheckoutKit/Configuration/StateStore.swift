@@ -76,10 +76,15 @@ public struct StateStore: Sendable {
         return json
     }
 
-    /// Where the state file keeps a session credential the next invocation must send (Centra's shopper session
-    /// token, per protocols/centra.md): the one thing the redactor leaves as it is, since carrying it between
-    /// invocations is what the file (mode 0600) is for. It appears in no other output.
-    static let sessionCredentialPaths = [JSONPath(components: [.key("centra"), .key("session")])]
+    /// Where the state file keeps a credential the next invocation must send: Centra's shopper session token (per
+    /// protocols/centra.md), and the Afterpay checkout token and its signed JWT that Cash App's validate and confirm
+    /// take. The only things the redactor leaves as they are, since carrying them between invocations is what the
+    /// file (mode 0600) is for. They appear in no other output.
+    static let sessionCredentialPaths = [
+        JSONPath(components: [.key("centra"), .key("session")]),
+        CashAppState.root.appending("token"),
+        CashAppState.root.appending("jwt"),
+    ]
 
     private func write(_ document: JSON) throws(Diagnostic) {
         // The state file is an output like any other: the one redactor gets the last word, but for session credentials.

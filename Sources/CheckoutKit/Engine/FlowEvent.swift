@@ -56,6 +56,9 @@ public enum FlowEvent: Sendable {
     case polling(step: String, poll: Int, reason: String)
     /// A note from an operation worth showing the user (a warning, a hint about what happened).
     case note(step: String, message: String)
+    /// A link the user must act on (an approval in Cash App): shown even with `-q`, and on a terminal as a QR code
+    /// too, so a phone can open it.
+    case link(step: String, label: String, url: String)
     case stepFinished(StepResult)
     case flowFinished(FlowResult)
 }

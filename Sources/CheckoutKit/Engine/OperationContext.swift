@@ -73,6 +73,12 @@ public struct OperationContext: Sendable {
     /// Reports something the user should know (a warning, what a retry did).
     public func note(_ message: String) { events(.note(step: step, message: redactor.text(message))) }
 
+    /// Shows a link the user must act on (see `FlowEvent.link`).
+    public func offer(_ label: String, url: String) { events(.link(step: step, label: label, url: redactor.text(url))) }
+
+    /// Reports one poll of a wait the operation runs itself (the engine's `until` reports its own).
+    func polled(_ poll: Int, _ reason: String) { events(.polling(step: step, poll: poll, reason: redactor.text(reason))) }
+
     private func diagnose(_ error: TransportError, request: HTTPClientRequest, attempts: Int) -> Diagnostic {
         let tries = attempts > 1 ? " after \(attempts) attempts" : ""
         let what = "\(request.method) \(redactor.text(request.url))"

@@ -11,15 +11,19 @@ public struct HTTPClientRequest: Sendable {
     public var timeout: Double
     /// The request only reads, whatever its method (a GraphQL query is a POST): safe to repeat.
     public var readOnly: Bool
+    /// The service documents the request as idempotent on something in its body (Afterpay's capture on its checkout
+    /// token, Cash App's `idempotency_key`): a repeat is answered with the first outcome, so it is safe to repeat.
+    public var idempotent: Bool
 
     public init(method: String, url: String, headers: HTTPHeaders = [:], body: Data? = nil, timeout: Double = 30,
-                readOnly: Bool = false) {
+                readOnly: Bool = false, idempotent: Bool = false) {
         self.method = method.uppercased()
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
         self.readOnly = readOnly
+        self.idempotent = idempotent
     }
 }
 

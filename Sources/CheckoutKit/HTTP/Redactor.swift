@@ -19,9 +19,9 @@ public final class Redactor: Sendable {
 
     /// JSON object keys whose values are secrets wherever they occur.
     static let sensitiveKeys: Set<String> = [
-        "client_secret", "clientsecret", "secret", "password", "token", "jwt", "signature", "api_key", "apikey",
+        "client_secret", "clientsecret", "secret", "password", "token", "jwt", "jwttoken", "signature", "api_key", "apikey",
         "access_token", "refresh_token", "session_token", "sessiontoken", "cvc", "cvv", "card_number",
-        "cardnumber", "pan", "private_key", "shared_secret",
+        "cardnumber", "cardtoken", "pan", "private_key", "shared_secret",
     ]
 
     private let secrets = Mutex<[String]>([])

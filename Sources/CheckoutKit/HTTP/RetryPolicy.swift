@@ -54,7 +54,7 @@ public struct RetryPolicy: Sendable, Equatable {
     }
 
     public static func isSafeToRepeat(_ request: HTTPClientRequest) -> Bool {
-        request.readOnly || idempotentMethods.contains(request.method) || idempotencyHeaders.contains { request.headers[$0] != nil }
+        request.readOnly || request.idempotent || idempotentMethods.contains(request.method) || idempotencyHeaders.contains { request.headers[$0] != nil }
     }
 
     /// Whether attempt number `attempt` (1-based) that ended in `outcome` should be followed by another.

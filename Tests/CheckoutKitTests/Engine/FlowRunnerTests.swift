@@ -337,6 +337,7 @@ import Testing
             case .retrying: "retrying"
             case .polling: "polling"
             case .note: "note"
+            case .link: "link"
             case .stepFinished: "stepFinished"
             case .flowFinished: "flowFinished"
             }

@@ -1,0 +1,101 @@
+import Foundation
+
+/// Pay Kit's polling state, from a shell: the customer request is read every second until the customer decides,
+/// under a timeout the integrator sets (Pay Kit has none; the seed says to set one). A rotated approval link
+/// (`refreshes_at` passed) is shown again. APPROVED without a grant counts as declined, as in Pay Kit.
+enum CashAppApproval {
+    enum Expectation: String { case approved, declined }
+
+    static let poll = FlowOperation(
+        name: "cashapp.poll", summary: "Wait for the customer's decision on the customer request (GET every second).",
+        requiredConfiguration: CashAppClient.requiredConfiguration, stateCheck: CashAppState.check,
+        parameters: [
+            .init("request", .string, help: "the customer request id [default: the state file's]"),
+            .init("timeout", .any, help: "seconds or a duration (\"2m\"); default 120"),
+            .init("interval", .any, help: "between reads; default 1s, as Pay Kit"),
+            .init("expect", .string, help: "approved (default), or declined: the step passes when the customer declines"),
+        ]
+    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        let client = try CashAppClient(context)
+        let state = CashAppState(store: context.state)
+        let kept = try state.read().requestID
+        guard let id = args["request"]?.interpolationText ?? kept else {
+            throw .usage("no customer request to wait for", hint: "run `checkout-driver cashapp request` first, or give its id")
+        }
+        let timeout = try seconds(args["timeout"], name: "timeout", default: CashAppProtocol.approvalTimeout)
+        let interval = try seconds(args["interval"], name: "interval", default: CashAppProtocol.pollInterval)
+        let expectationName = args["expect"]?.interpolationText ?? Expectation.approved.rawValue
+        guard let expectation = Expectation(rawValue: expectationName) else {
+            throw .usage("expect must be approved or declined, got '\(expectationName)'", hint: "declined makes the step pass when the customer declines")
+        }
+        let started = ContinuousClock.now
+        var shownLink: String?
+        var polls = 0
+        while true {
+            let current = try await client.retrieve(id)
+            polls += 1
+            try state.update { section in
+                if section.requestID == id { section.requestStatus = current.state }
+            }
+            if let link = current.mobileURL, link != shownLink {
+                context.offer(shownLink == nil ? "approve in Cash App" : "the approval link was refreshed", url: link)
+                shownLink = link
+            }
+            let status = current.state ?? "?"
+            switch status {
+            case "APPROVED":
+                return try approved(current, id: id, polls: polls, expectation: expectation, state: state)
+            case "DECLINED":
+                guard expectation == .declined else {
+                    throw .failure("the customer declined the payment in Cash App (customer request \(id))",
+                                   hint: "start again with `checkout-driver cashapp pay`, or offer another payment method")
+                }
+                return StepOutput(document: ["request": current.json, "summary": summary(current, id: id, polls: polls)], status: current.status)
+            default:
+                let waited = (ContinuousClock.now - started).seconds
+                if waited + interval > timeout {
+                    throw .failure("no decision from the customer within \(FlowRunner.format(timeout))s: customer request \(id) is still \(status)",
+                                   hint: "approve it in Cash App (scan the code or open the link) and run `checkout-driver cashapp poll` again, or raise --approval-timeout")
+                }
+                context.polled(polls, "customer request is \(status)")
+                try await context.deadline.sleep(interval, during: context.step)
+            }
+        }
+    }
+
+    private static func approved(_ request: CustomerRequest, id: String, polls: Int, expectation: Expectation,
+                                 state: CashAppState) throws(Diagnostic) -> StepOutput {
+        guard let grant = request.grant, let grantID = grant["id"]?.stringValue else {
+            throw .failure("Cash App approved customer request \(id) without a grant, so there is nothing to pay with (Pay Kit treats this as declined)",
+                           hint: "start again with `checkout-driver cashapp pay`")
+        }
+        guard expectation == .approved else {
+            throw .failure("the customer approved customer request \(id), but this step expected a decline",
+                           hint: "against the emulator, the amount 13.13 declines; or decline it with `checkout-driver cashapp decline`")
+        }
+        // validate-payment takes the profile's id for v2; the v3 confirm takes the grant's customer_id.
+        let customer = request.customerID ?? grant["customer_id"]?.stringValue
+        try state.update { section in
+            guard section.requestID == id else { return }
+            section.customerID = customer
+            section.grantID = grantID
+        }
+        return StepOutput(document: ["request": request.json, "summary": summary(request, id: id, polls: polls)], status: request.status)
+    }
+
+    static func summary(_ request: CustomerRequest, id: String, polls: Int) -> JSON {
+        ["id": .string(id), "status": .string(request.state ?? ""), "polls": .number(Double(polls)),
+         "customerId": request.customerID.map(JSON.string) ?? .null,
+         "cashtag": request.json["customer_profile"]?["cashtag"] ?? .null,
+         "grantId": request.grant?["id"] ?? .null, "grantExpiresAt": request.grant?["expires_at"] ?? .null]
+    }
+
+    /// A wait given as seconds (a number) or a duration ("2m", "500ms").
+    static func seconds(_ value: JSON?, name: String, default fallback: Double) throws(Diagnostic) -> Double {
+        guard let value else { return fallback }
+        if let n = value.doubleValue, n > 0 { return n }
+        if let s = value.stringValue, let n = Duration.seconds(from: s), n > 0 { return n }
+        throw .usage("\(name) must be a positive number of seconds or a duration such as 90s or 2m, got '\(value.interpolationText)'",
+                     hint: "e.g. 120, \"120s\" or \"2m\"")
+    }
+}

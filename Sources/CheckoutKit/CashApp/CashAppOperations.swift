@@ -1,0 +1,261 @@
+import Foundation
+
+/// The Afterpay + Cash App Pay operations a flow step can `use`, one per SDK call the seed describes: the server
+/// checkout (checkout → sign → request → poll → validate → capture or auth) and the Afterpay Button (button → sign →
+/// request → poll → confirm). Chained through the state file's `cashapp` section (`CashAppState`).
+public enum CashAppOperations {
+    public static var all: [FlowOperation] {
+        [checkout, button, sign, request, CashAppApproval.poll, validate, CashAppPayments.capture, CashAppPayments.auth,
+         CashAppPayments.payment, CashAppCard.confirm, decide]
+    }
+
+    static let amountHelp = "a decimal string, e.g. \"19.99\" (exact: never a binary floating-point value)"
+
+    static let checkout = FlowOperation(
+        name: "cashapp.checkout", summary: "Create an Afterpay checkout for Cash App Pay (POST /v2/checkouts, isCashAppPay: true).",
+        requiredConfiguration: AfterpayClient.serverConfiguration, stateCheck: CashAppState.check,
+        parameters: [
+            .init("amount", .string, required: true, help: amountHelp), .init("currency", .string, help: "default USD"),
+            .init("email", .string), .init("confirmUrl", .string), .init("cancelUrl", .string), .init("merchantReference", .string),
+        ]
+    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        let (amount, currency) = try money(args)
+        var body: [String: JSON] = [
+            "amount": ["amount": .string(DecimalAmount.text(amount)), "currency": .string(currency)],
+            "consumer": ["email": .string(args["email"]?.interpolationText ?? CashAppProtocol.defaultEmail)],
+            "merchant": ["redirectConfirmUrl": .string(args["confirmUrl"]?.interpolationText ?? CashAppProtocol.defaultConfirmURL),
+                         "redirectCancelUrl": .string(args["cancelUrl"]?.interpolationText ?? CashAppProtocol.defaultCancelURL)],
+            "isCashAppPay": true,
+        ]
+        body["merchantReference"] = args["merchantReference"].map { .string($0.interpolationText) }
+        let response = try await AfterpayClient(context).server("POST", CashAppProtocol.checkoutsPath, body: .object(body))
+        let document = try response.requireSuccess("create checkout")
+        guard let token = document["token"]?.stringValue else {
+            throw .failure("Afterpay's checkout answer has no token", hint: "check AFTERPAY_API_URL (see the answer with -v)")
+        }
+        try CashAppState(store: context.state).update { $0 = CashAppSection(flow: .server, token: token, amount: amount, currency: currency) }
+        var output = document.objectValue ?? [:]
+        output["summary"] = ["amount": .string(DecimalAmount.text(amount)), "cents": .number(Double(amount)),
+                             "currency": .string(currency), "expires": document["expires"] ?? .null]
+        return StepOutput(document: .object(output), status: response.status)
+    }
+
+    static let button = FlowOperation(
+        name: "cashapp.button", summary: "Create an Afterpay Button (v3) checkout for Cash App Pay (POST /v3/button).",
+        requiredConfiguration: AfterpayClient.buttonConfiguration, stateCheck: CashAppState.check,
+        parameters: [
+            .init("amount", .string, required: true, help: "the order total, " + amountHelp), .init("currency", .string, help: "default USD"),
+            .init("shipping", .string, help: "shipping amount within the total, default 0.00"),
+            .init("tax", .string, help: "tax amount within the total, default 0.00"), .init("email", .string),
+        ]
+    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        let (amount, currency) = try money(args)
+        func part(_ name: String) throws(Diagnostic) -> JSON {
+            let minor = try args[name].map { (v: JSON) throws(Diagnostic) -> Int in try DecimalAmount.parse(v, name: name) } ?? 0
+            return ["amount": .string(DecimalAmount.text(minor)), "currency": .string(currency)]
+        }
+        let body: JSON = [
+            "shopDirectoryId": .string(CashAppProtocol.sandboxShopDirectoryID),
+            "shopDirectoryMerchantId": .string(try context.configuration.headerValue("AFTERPAY_SHOP_MERCHANT_ID") ?? ""),
+            "amount": ["amount": .string(DecimalAmount.text(amount)), "currency": .string(currency)],
+            "shippingAmount": try part("shipping"), "taxAmount": try part("tax"), "items": [],
+            "consumer": ["email": .string(args["email"]?.interpolationText ?? CashAppProtocol.defaultEmail)],
+            "merchant": ["redirectConfirmUrl": .string(CashAppProtocol.defaultConfirmURL),
+                         "redirectCancelUrl": .string(CashAppProtocol.defaultCancelURL)],
+            "isCashAppPay": true,
+        ]
+        let response = try await AfterpayClient(context).plus(CashAppProtocol.buttonPath, body: body, sdkHeader: true)
+        let document = try response.requireSuccess("create the Afterpay Button checkout")
+        guard let token = document["token"]?.stringValue, let card = document["singleUseCardToken"]?.stringValue else {
+            throw .failure("Afterpay's button answer has no token or singleUseCardToken", hint: "check AFTERPAY_PLUS_URL (see the answer with -v)")
+        }
+        try CashAppState(store: context.state).update { section in
+            section = CashAppSection(flow: .button, token: token, amount: amount, currency: currency)
+            section.singleUseCardToken = card
+            section.confirmBefore = document["confirmMustBeCalledBefore"]?.stringValue
+        }
+        var output = document.objectValue ?? [:]
+        output["summary"] = ["amount": .string(DecimalAmount.text(amount)), "cents": .number(Double(amount)), "currency": .string(currency),
+                             "confirmMustBeCalledBefore": document["confirmMustBeCalledBefore"] ?? .null]
+        return StepOutput(document: .object(output), status: response.status)
+    }
+
+    static func money(_ args: JSON) throws(Diagnostic) -> (Int, String) {
+        let amount = try DecimalAmount.parse(args["amount"])
+        let currency = (args["currency"]?.interpolationText ?? "USD").uppercased()
+        guard currency.count == 3, currency.allSatisfy({ $0.isASCII && $0.isLetter }) else {
+            throw .usage("currency must be an ISO 4217 code such as USD, got '\(currency)'", hint: "Cash App Pay through Afterpay is US only: USD")
+        }
+        return (amount, currency)
+    }
+
+    static let sign = FlowOperation(
+        name: "cashapp.sign", summary: "Sign the checkout token for Cash App (sign-payment) and keep the signing data.",
+        requiredConfiguration: AfterpayClient.plusConfiguration, stateCheck: CashAppState.check,
+        parameters: [.init("token", .string, help: "a checkout or button token [default: the state file's]")]
+    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        let state = CashAppState(store: context.state)
+        var section = try state.read()
+        if let given = args["token"]?.interpolationText, given != section.token {
+            // A token from elsewhere (the merchant's own server): a checkout of its own from here on.
+            section = CashAppSection()
+            section.flow = .server
+            section.token = given
+        }
+        guard let token = section.token else {
+            throw .usage("no checkout token to sign", hint: "run `checkout-driver cashapp checkout --amount 10.00` first, or pass --token T")
+        }
+        let response = try await AfterpayClient(context).plus(CashAppProtocol.signPath, body: ["token": .string(token)])
+        let document = try response.requireSuccess("sign-payment")
+        guard let jwt = document["jwtToken"]?.stringValue, let brand = document["externalBrandId"]?.stringValue else {
+            throw .failure("Afterpay's sign-payment answer has no jwtToken or externalBrandId", hint: "check AFTERPAY_PLUS_URL (see the answer with -v)")
+        }
+        context.redactor.register(jwt)
+        let signing = try SigningData(jwt: jwt, token: token)
+        if let expected = section.amount, expected != signing.amount {
+            context.note("warning: the JWT signs \(DecimalAmount.text(signing.amount)), the checkout was for \(DecimalAmount.text(expected)); Cash App will ask for the JWT's amount")
+        }
+        section.jwt = jwt
+        section.brandID = brand
+        section.merchantID = signing.merchantID
+        section.redirectURI = signing.redirectURI
+        section.signedAmount = signing.amount
+        section.currency = section.currency ?? signing.currency
+        let signed = section
+        try state.update { $0 = signed }
+        return StepOutput(document: ["signing": signing.summary, "redirectUrl": document["redirectUrl"] ?? .null], status: response.status)
+    }
+
+    /// What Pay Kit's customer request is built from: the JWT's payload, decoded (never verified: that is Afterpay's
+    /// job at validate-payment), with the amount parsed exactly from its decimal string.
+    struct SigningData {
+        var amount: Int
+        var currency: String
+        var redirectURI: String
+        var merchantID: String
+        var header: JSON
+
+        init(jwt: String, token: String) throws(Diagnostic) {
+            let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 3, let headerBytes = Data(base64URLEncoded: String(parts[0])),
+                  let payloadBytes = Data(base64URLEncoded: String(parts[1])),
+                  let header = try? JSON.parse(headerBytes), let payload = try? JSON.parse(payloadBytes) else {
+                throw .failure("Afterpay's jwtToken is not a JWT (three base64url parts of JSON)", hint: "check AFTERPAY_PLUS_URL (see the answer with -v)")
+            }
+            guard let text = payload["amount"]?["amount"]?.stringValue, let amount = DecimalAmount.minorUnits(text) else {
+                throw .failure("the JWT's amount.amount is not a decimal string: \(payload["amount"]?.serialized() ?? "missing")",
+                               hint: "Afterpay signs amounts as strings such as \"50.00\"")
+            }
+            guard let redirect = payload["redirectUrl"]?.stringValue, let merchant = payload["externalMerchantId"]?.stringValue else {
+                throw .failure("the JWT's payload lacks redirectUrl or externalMerchantId", hint: "see the sign-payment answer with -v")
+            }
+            if let signed = payload["token"]?.stringValue, signed != token {
+                throw .failure("Afterpay signed another checkout than the one sent", hint: "sign the checkout again")
+            }
+            self.amount = amount
+            currency = payload["amount"]?["currency"]?.stringValue ?? "USD"
+            redirectURI = redirect
+            merchantID = merchant
+            self.header = header
+        }
+
+        var summary: JSON {
+            ["amount": .number(Double(amount)), "amountText": .string(DecimalAmount.text(amount)), "currency": .string(currency),
+             "redirectUri": .string(redirectURI), "merchantId": .string(merchantID),
+             "alg": header["alg"] ?? .null, "kid": header["kid"] ?? .null]
+        }
+    }
+
+    static let request = FlowOperation(
+        name: "cashapp.request", summary: "Create the Cash App customer request (ONE_TIME_PAYMENT) and show its approval link.",
+        requiredConfiguration: CashAppClient.requiredConfiguration, stateCheck: CashAppState.check,
+        parameters: [
+            .init("scope", .string, help: "brand (default) or merchant: which id goes into scope_id (UNCONFIRMED)"),
+            .init("redirectUrl", .string), .init("referenceId", .string),
+        ]
+    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        let client = try CashAppClient(context)
+        let state = CashAppState(store: context.state)
+        let section = try state.read()
+        guard let amount = section.signedAmount, let brand = section.brandID, let merchant = section.merchantID else {
+            throw .usage("the checkout is not signed yet", hint: "run `checkout-driver cashapp sign` first")
+        }
+        let scopeName = args["scope"]?.interpolationText ?? CashAppProtocol.Scope.brand.rawValue
+        guard let scope = CashAppProtocol.Scope(rawValue: scopeName) else {
+            throw .usage("scope must be brand or merchant, got '\(scopeName)'", hint: "brand sends the signing data's brand id (the default), merchant its merchant id")
+        }
+        var request: [String: JSON] = [
+            "actions": [["type": "ONE_TIME_PAYMENT", "scope_id": .string(scope == .brand ? brand : merchant),
+                         "amount": .number(Double(amount)), "currency": .string(section.currency ?? "USD")]],
+            "channel": "IN_APP",
+            // The signing data's redirectUri (the JWT payload's redirectUrl): where Cash App sends the customer back.
+            "redirect_url": .string(args["redirectUrl"]?.interpolationText ?? section.redirectURI ?? CashAppProtocol.defaultConfirmURL),
+        ]
+        request["reference_id"] = args["referenceId"].map { .string($0.interpolationText) }
+        let key = try state.requestKey(for: .object(request))
+        let created = try await client.create(["request": .object(request), "idempotency_key": .string(key)])
+        try state.update { section in
+            section.requestID = created.id
+            section.requestStatus = created.state
+        }
+        if let link = created.mobileURL { context.offer("approve in Cash App", url: link) }
+        return StepOutput(document: ["request": created.json, "summary": ["id": .string(created.id ?? ""), "status": .string(created.state ?? ""),
+                                                                         "approvalLink": created.mobileURL.map(JSON.string) ?? .null,
+                                                                         "idempotencyKey": .string(key)]],
+                          status: created.status)
+    }
+
+    static let validate = FlowOperation(
+        name: "cashapp.validate", summary: "Validate the approved order with Afterpay (validate-payment): only SUCCESS passes.",
+        requiredConfiguration: AfterpayClient.plusConfiguration, stateCheck: CashAppState.check, parameters: []
+    ) { (_: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        let state = CashAppState(store: context.state)
+        let section = try state.read()
+        guard let jwt = section.jwt else { throw .usage("nothing to validate: the checkout is not signed", hint: "run `checkout-driver cashapp sign` first") }
+        guard let customer = section.customerID, let grant = section.grantID else {
+            throw .usage("nothing to validate: the customer request has no approval with a grant yet", hint: "run `checkout-driver cashapp poll` until it is approved")
+        }
+        let response = try await AfterpayClient(context).plus(CashAppProtocol.validatePath,
+                                                              body: ["jwt": .string(jwt), "externalCustomerId": .string(customer),
+                                                                     "externalGrantId": .string(grant)])
+        let document = try response.requireSuccess("validate-payment")
+        let status = document["status"]?.stringValue ?? "none"
+        try state.update { $0.validated = status == "SUCCESS" }
+        guard status == "SUCCESS" else {
+            throw .failure("Afterpay did not validate the Cash App order: status \(status) (only SUCCESS may be captured)",
+                           hint: "do not capture it; start the payment again (`checkout-driver cashapp pay`)")
+        }
+        return StepOutput(document: ["validation": document], status: response.status)
+    }
+
+    static let decide = FlowOperation(
+        name: "cashapp.decide", summary: "Play the customer on the emulator: approve or decline a customer request.",
+        requiredConfiguration: ["EMULATOR_URL"], stateCheck: CashAppState.check,
+        parameters: [.init("decision", .string, required: true, help: "approve or decline"),
+                     .init("request", .string, help: "the customer request id [default: the state file's]")]
+    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        let decision = args["decision"]!.interpolationText
+        guard decision == "approve" || decision == "decline" else {
+            throw .usage("decision must be approve or decline, got '\(decision)'", hint: "`checkout-driver cashapp approve` or `cashapp decline`")
+        }
+        let kept = try CashAppState(store: context.state).read().requestID
+        guard let id = args["request"]?.interpolationText ?? kept else {
+            throw .usage("no customer request in the state file", hint: "give its id (GRR_…), or run `checkout-driver cashapp request` first")
+        }
+        let url = AfterpayClient.trimmed(context.configuration.value("EMULATOR_URL")!) + "/_sandbox/cashapp/requests/\(id)/\(decision)"
+        let timeout = context.requestTimeout
+        let response = try await context.send { (_: Int) throws(Diagnostic) -> HTTPClientRequest in
+            HTTPClientRequest(method: "POST", url: url, headers: ["Accept": "application/json"], timeout: timeout)
+        }
+        let decided: CustomerRequest
+        do throws(Diagnostic) { decided = try CashAppResponse(response).request("\(decision) \(id)") } catch {
+            var failure = error
+            if response.status == 404, context.services.emulatorEndsWithRun {
+                failure.hint = "the embedded emulator (--env local) ends with each command: start `checkout-driver sandbox serve` in another terminal, then run `cashapp pay` and `cashapp \(decision)` against it"
+            }
+            throw failure
+        }
+        return StepOutput(document: ["request": decided.json, "summary": ["id": .string(id), "status": .string(decided.state ?? "")]],
+                          status: response.status)
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+
+/// The Afterpay calls that move money — capture, auth, and the capture of an authorised order — and the read of a
+/// payment that settles them when an answer is lost. Capture of a checkout is idempotent on its token and auth and
+/// a deferred capture on their `requestId` (kept in the state file before the request goes out), so the engine may
+/// repeat them; when it cannot tell what happened, the payment is read back by token or order id.
+enum CashAppPayments {
+    static let capture = FlowOperation(
+        name: "cashapp.capture",
+        summary: "Capture the payment: the whole checkout (POST /v2/payments/capture), or an authorised order (deferred capture).",
+        requiredConfiguration: AfterpayClient.serverConfiguration, stateCheck: CashAppState.check,
+        parameters: [.init("amount", .string, help: "for an authorised order: how much to capture [default: all that is open]"),
+                     .init("merchantReference", .string)]
+    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        let client = AfterpayClient(context)
+        let state = CashAppState(store: context.state)
+        let section = try state.read()
+        guard let token = section.token else {
+            throw .usage("no checkout to capture", hint: "run `checkout-driver cashapp pay --auth` or the single steps from `cashapp checkout` first")
+        }
+        if let order = section.orderID, let paymentState = section.paymentState, CashAppProtocol.capturableStates.contains(paymentState) {
+            return try await deferredCapture(order, args: args, section: section, client: client, state: state)
+        }
+        if args["amount"] != nil {
+            throw .usage("--amount is for an authorised order; a checkout is captured whole", hint: "authorise first (`checkout-driver cashapp auth`), or leave --amount out")
+        }
+        try requireValidated(section, action: "capture")
+        var body: [String: JSON] = ["token": .string(token)]
+        body["merchantReference"] = args["merchantReference"].map { .string($0.interpolationText) }
+        let readBack = byToken(token, action: "capture", effect: "the capture", client: client, state: state, resend: ["cashapp", "capture"])
+        return try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
+            let response = try await client.server("POST", CashAppProtocol.capturePath, body: .object(body), idempotent: true)
+            return try settled(try response.requireSuccess("capture"), status: response.status, action: "capture", state: state)
+        }
+    }
+
+    static let auth = FlowOperation(
+        name: "cashapp.auth", summary: "Authorise the payment (POST /v2/payments/auth), to capture later with cashapp.capture.",
+        requiredConfiguration: AfterpayClient.serverConfiguration, stateCheck: CashAppState.check,
+        parameters: [.init("merchantReference", .string)]
+    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        let client = AfterpayClient(context)
+        let state = CashAppState(store: context.state)
+        let section = try state.read()
+        guard let token = section.token else { throw .usage("no checkout to authorise", hint: "run `checkout-driver cashapp checkout` first") }
+        try requireValidated(section, action: "auth")
+        let requestID = try keptRequestID(\.authRequestID, state: state)
+        var body: [String: JSON] = ["token": .string(token), "requestId": .string(requestID)]
+        body["merchantReference"] = args["merchantReference"].map { .string($0.interpolationText) }
+        let readBack = byToken(token, action: "auth", effect: "the authorisation", client: client, state: state, resend: ["cashapp", "auth"])
+        return try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
+            let response = try await client.server("POST", CashAppProtocol.authPath, body: .object(body), idempotent: true)
+            return try settled(try response.requireSuccess("auth"), status: response.status, action: "auth", state: state)
+        }
+    }
+
+    static let payment = FlowOperation(
+        name: "cashapp.payment", summary: "Read the checkout's payment (by order id, or by checkout token).",
+        requiredConfiguration: AfterpayClient.serverConfiguration, stateCheck: CashAppState.check,
+        parameters: [.init("order", .string, help: "the Afterpay order id [default: the state file's]")]
+    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        let client = AfterpayClient(context)
+        let state = CashAppState(store: context.state)
+        let section = try state.read()
+        let path: String
+        if let order = args["order"]?.interpolationText ?? section.orderID {
+            path = CashAppProtocol.paymentPath(order)
+        } else if let token = section.token {
+            path = CashAppProtocol.paymentByTokenPath(token)
+        } else {
+            throw .usage("no payment to read", hint: "give --order ID, or run the checkout first")
+        }
+        let response = try await client.server("GET", path)
+        let document = try response.requireSuccess("reading the payment")
+        try record(document, state: state)
+        return StepOutput(document: ["payment": document, "summary": summary(document)], status: response.status)
+    }
+
+    // MARK: -
+
+    private static func deferredCapture(_ order: String, args: JSON, section: CashAppSection, client: AfterpayClient,
+                                        state: CashAppState) async throws(Diagnostic) -> StepOutput {
+        let context = client.context
+        let before = try await client.server("GET", CashAppProtocol.paymentPath(order)).requireSuccess("reading order \(order)")
+        guard let open = before["openToCaptureAmount"]?["amount"]?.stringValue.flatMap({ DecimalAmount.minorUnits($0) }) else {
+            throw .failure("order \(order) has nothing open to capture", hint: "see it with `checkout-driver cashapp payment`")
+        }
+        let amount = try args["amount"].map { (v: JSON) throws(Diagnostic) -> Int in try DecimalAmount.parse(v, name: "amount") } ?? open
+        guard amount <= open else {
+            throw .usage("cannot capture \(DecimalAmount.text(amount)): only \(DecimalAmount.text(open)) of order \(order) is open to capture",
+                         hint: "give at most \(DecimalAmount.text(open)), or leave --amount out to capture all of it")
+        }
+        let currency = before["openToCaptureAmount"]?["currency"]?.stringValue ?? section.currency ?? "USD"
+        let requestID = try keptRequestID(\.captureRequestID, state: state)
+        var body: [String: JSON] = ["amount": ["amount": .string(DecimalAmount.text(amount)), "currency": .string(currency)],
+                                    "requestId": .string(requestID)]
+        body["merchantReference"] = args["merchantReference"].map { .string($0.interpolationText) }
+        let readBack = ReadBack(
+            action: "capture", effect: "the capture", resource: "order \(order)",
+            read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
+                let now = try await client.server("GET", CashAppProtocol.paymentPath(order)).requireSuccess("reading order \(order)")
+                let left = now["openToCaptureAmount"]?["amount"]?.stringValue.flatMap { DecimalAmount.minorUnits($0) } ?? open
+                if left <= open - amount {
+                    try record(now, state: state)
+                    try state.update { $0.captureRequestID = nil }
+                    return .tookEffect(StepOutput(document: ["payment": now, "summary": summary(now)], status: 200),
+                                       shows: "\(DecimalAmount.text(open - left)) was captured; \(DecimalAmount.text(left)) is still open")
+                }
+                return .notSeen(shows: "\(DecimalAmount.text(left)) is still open to capture, as before")
+            },
+            settle: { settleWays(["cashapp", "capture", "--amount", DecimalAmount.text(amount)], context: context,
+                                 replay: "its requestId \(requestID) is kept, so Afterpay answers a repeat with the first capture") })
+        return try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
+            let response = try await client.server("POST", CashAppProtocol.deferredCapturePath(order), body: .object(body), idempotent: true)
+            let output = try settled(try response.requireSuccess("capture of order \(order)"), status: response.status, action: "capture", state: state)
+            try state.update { $0.captureRequestID = nil }  // the next partial capture is a new one
+            return output
+        }
+    }
+
+    /// Capture and auth of an order the state file watched being approved: refused here, before anything is sent,
+    /// unless Afterpay validated it (the seed: "Don't skip this step").
+    private static func requireValidated(_ section: CashAppSection, action: String) throws(Diagnostic) {
+        guard section.flow == .server else {
+            throw .usage("an Afterpay Button checkout is paid with its virtual card, not with \(action)", hint: "see the card with `checkout-driver cashapp pay --flow button`")
+        }
+        if section.requestID != nil && !section.validated {
+            throw .failure("\(action) refused: Afterpay has not validated this Cash App order (validation was skipped or failed)",
+                           hint: "run `checkout-driver cashapp validate` first; if it fails, start again with `checkout-driver cashapp pay`")
+        }
+    }
+
+    /// The request id that makes a call idempotent: the one kept from an earlier attempt, or a new one kept now.
+    private static func keptRequestID(_ path: WritableKeyPath<CashAppSection, String?>, state: CashAppState) throws(Diagnostic) -> String {
+        var id = ""
+        try state.update { section in
+            if section[keyPath: path] == nil { section[keyPath: path] = UUID().uuidString.lowercased() }
+            id = section[keyPath: path]!
+        }
+        return id
+    }
+
+    /// A capture or auth answer: a decline (201 or 402, UNCONFIRMED which) fails the step; an approval is recorded.
+    private static func settled(_ payment: JSON, status: Int, action: String, state: CashAppState) throws(Diagnostic) -> StepOutput {
+        try record(payment, state: state)
+        if CashAppProtocol.isDecline(payment) {
+            throw .failure("Afterpay declined the \(action): status DECLINED, paymentState \(payment["paymentState"]?.stringValue ?? "?") (HTTP \(status))",
+                           hint: "nothing was charged; offer another payment method")
+        }
+        return StepOutput(document: ["payment": payment, "summary": summary(payment)], status: status)
+    }
+
+    private static func record(_ payment: JSON, state: CashAppState) throws(Diagnostic) {
+        try state.update { section in
+            if let id = payment["id"]?.stringValue { section.orderID = id }
+            if let paymentState = payment["paymentState"]?.stringValue { section.paymentState = paymentState }
+        }
+    }
+
+    static func summary(_ payment: JSON) -> JSON {
+        ["orderId": payment["id"] ?? .null, "status": payment["status"] ?? .null, "paymentState": payment["paymentState"] ?? .null,
+         "amount": payment["originalAmount"]?["amount"] ?? .null, "currency": payment["originalAmount"]?["currency"] ?? .null,
+         "openToCapture": payment["openToCaptureAmount"]?["amount"] ?? .null]
+    }
+
+    /// Capture and auth of a checkout, read back by its token: a payment there is the call's outcome (Afterpay keeps
+    /// one payment per checkout), a 404 means none was made yet.
+    private static func byToken(_ token: String, action: String, effect: String, client: AfterpayClient, state: CashAppState,
+                                resend: [String]) -> ReadBack {
+        ReadBack(
+            action: action, effect: effect, resource: "the checkout's payment",
+            read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
+                let response = try await client.server("GET", CashAppProtocol.paymentByTokenPath(token))
+                if response.status == 404 { return .notSeen(shows: "the checkout has no payment yet") }
+                let payment = try response.requireSuccess("reading the checkout's payment")
+                try record(payment, state: state)
+                if CashAppProtocol.isDecline(payment) {
+                    return .refused(.failure("Afterpay declined the \(action): paymentState \(payment["paymentState"]?.stringValue ?? "?")",
+                                             hint: "nothing was charged; offer another payment method"))
+                }
+                return .tookEffect(StepOutput(document: ["payment": payment, "summary": summary(payment)], status: 200),
+                                   shows: "order \(payment["id"]?.stringValue ?? "?") is \(payment["paymentState"]?.stringValue ?? "?")")
+            },
+            settle: { settleWays(resend, context: client.context, replay: "Afterpay answers a repeat for the same checkout with the first payment") })
+    }
+
+    private static func settleWays(_ resend: [String], context: OperationContext, replay: String) -> [String] {
+        func command(_ arguments: [String]) -> String {
+            "`" + ShellWords.join(["checkout-driver"] + arguments + context.services.settleOptions) + "`"
+        }
+        return ["re-send it (\(replay)): \(command(resend))", "read the payment: \(command(["cashapp", "payment"]))"]
+    }
+}

@@ -1,0 +1,23 @@
+import Foundation
+
+/// Afterpay + Cash App Pay as protocols/cashapp-afterpay.md describes them, both flows: the server checkout (v2
+/// checkout → sign-payment → a Cash App customer request approved by the sandbox customer → validate-payment → capture
+/// or auth) and the v3 Afterpay Button (button → sign → customer request → confirm → a one-time virtual card). Choices
+/// the documents leave open are in `CashAppRules`.
+public final class CashAppEmulator: Sendable {
+    let store = CashAppStore()
+
+    /// Creates the emulator and registers its routes under `/afterpay`, `/afterpay-plus`, `/cashapp` and `/_sandbox/cashapp`.
+    public static func install(on router: Router, ledger: Ledger, baseURL: @escaping @Sendable () -> String) -> CashAppEmulator {
+        let emulator = CashAppEmulator()
+        let store = emulator.store
+        router.register(AfterpayEmulator(store: store, ledger: ledger, baseURL: baseURL).routes()
+                        + AfterpayPlus(store: store, baseURL: baseURL).routes()
+                        + CashAppRequests(store: store, baseURL: baseURL).routes()
+                        + CashAppSandbox(store: store, baseURL: baseURL).routes())
+        return emulator
+    }
+
+    /// The magic-amount scenarios and the sandbox controls, for `sandbox serve --help`.
+    public static let scenariosHelp = CashAppRules.scenariosHelp
+}

@@ -1,0 +1,127 @@
+import Foundation
+import LoopbackHTTP
+
+/// Money as Afterpay writes it: a decimal string of dollars ("19.99"), read digit by digit into integer cents, so
+/// that no amount ever passes through a Double.
+enum AfterpayMoney {
+    /// Cents for `text`, or nil when it is not a plain non-negative decimal with `0...maxDecimals` fraction digits
+    /// (and exactly `minDecimals` or more).
+    static func cents(_ text: String, minDecimals: Int = 2, maxDecimals: Int = 2) -> Int? {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let whole = parts[0], fraction = parts.count > 1 ? parts[1] : ""
+        guard !whole.isEmpty, whole.count <= 12, (minDecimals...maxDecimals).contains(fraction.count),
+              parts.count == 1 || !fraction.isEmpty,
+              (whole + fraction).allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        var cents = 0
+        for digit in whole { cents = cents * 10 + Int(digit.asciiValue! - 48) }
+        let padded = fraction + String(repeating: "0", count: 2 - fraction.count)
+        for digit in padded { cents = cents * 10 + Int(digit.asciiValue! - 48) }
+        return cents
+    }
+
+    /// "50.00" for 5000.
+    static func format(_ cents: Int) -> String {
+        "\(cents / 100)." + (cents % 100 < 10 ? "0" : "") + "\(cents % 100)"
+    }
+
+    /// Afterpay's Money object.
+    static func json(_ cents: Int, _ currency: String) -> [String: Any] {
+        ["amount": format(cents), "currency": currency]
+    }
+}
+
+/// Timestamps in the two precisions the providers write: Afterpay's with nanoseconds, Cash App's with milliseconds.
+enum CashAppTime {
+    static func nanoseconds(_ date: Date) -> String { format(date, digits: 9) }
+    static func milliseconds(_ date: Date) -> String { format(date, digits: 3) }
+
+    private static func format(_ date: Date, digits: Int) -> String {
+        let t = date.timeIntervalSince1970
+        let seconds = t.rounded(.down)
+        let scale = digits == 9 ? 1_000_000_000.0 : 1_000.0
+        let fraction = min(Int(((t - seconds) * scale).rounded(.down)), Int(scale) - 1)
+        let whole = Date(timeIntervalSince1970: seconds).formatted(Date.ISO8601FormatStyle())  // "…:00Z"
+        return String(whole.dropLast()) + String(format: ".%0\(digits)dZ", fraction)
+    }
+}
+
+/// Afterpay's error shape, the same on v2 and api-plus: `{errorCode, errorId, message, httpStatusCode}`.
+struct AfterpayFailure: Error {
+    var status: Int
+    var code: String
+    var message: String
+
+    init(_ status: Int, _ code: String, _ message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    var reply: HTTPReply {
+        EmulatorResponse.json(status, ["errorCode": code, "errorId": CashAppRules.newErrorID(), "message": message,
+                                       "httpStatusCode": status])
+    }
+
+    static func invalidObject(_ message: String, status: Int = 422) -> AfterpayFailure {
+        AfterpayFailure(status, "invalid_object", message)
+    }
+}
+
+/// Cash App's error shape: `{"errors": [{category, code, detail, field?}]}`.
+struct CashAppFailure: Error {
+    var status: Int
+    var category: String
+    var code: String
+    var detail: String
+    var field: String?
+
+    init(_ status: Int, category: String = "INVALID_REQUEST_ERROR", _ code: String, _ detail: String, field: String? = nil) {
+        self.status = status
+        self.category = category
+        self.code = code
+        self.detail = detail
+        self.field = field
+    }
+
+    var reply: HTTPReply {
+        var error: [String: Any] = ["category": category, "code": code, "detail": detail]
+        if let field { error["field"] = field }
+        return EmulatorResponse.json(status, ["errors": [error]])
+    }
+
+    static func notFound(_ id: String) -> CashAppFailure {
+        CashAppFailure(404, "NOT_FOUND", "No customer request \(id)")
+    }
+}
+
+/// Reading request bodies: an object's members by path, typed, nil when absent or of another type.
+extension Dictionary where Key == String, Value == Any {
+    func object(_ key: String) -> [String: Any]? { self[key] as? [String: Any] }
+    /// A JSON string member (a number is not a string here, whatever JSONSerialization hands back).
+    func string(_ key: String) -> String? { self[key] as? String }
+}
+
+extension String {
+    /// Text safe inside HTML element content and attribute values.
+    var htmlEscaped: String {
+        var out = ""
+        for c in self {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+
+    /// An absolute URL of any scheme: redirect targets may be an app's deep link ("shop://afterpay/confirm") as well
+    /// as a web page.
+    var isAbsoluteURL: Bool {
+        guard let url = URL(string: self), let scheme = url.scheme, !scheme.isEmpty else { return false }
+        return count > scheme.count + 1
+    }
+}
