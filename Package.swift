@@ -15,9 +15,10 @@ let package = Package(
         .target(name: "CheckoutCLI", dependencies: ["CheckoutKit", "SandboxEmulator", "CQRencode"]),
         .target(name: "CheckoutKit", dependencies: ["CCurl", "Crypto", "LoopbackHTTP"]),
         .target(name: "SandboxEmulator", dependencies: ["Crypto", "LoopbackHTTP", "GraphQL"],
-                exclude: ["Centra/Schema/SOURCE.md"],
-                // Centra's published Storefront API schema, served through the GraphQL engine (loaded lazily).
-                resources: [.copy("Centra/Schema/storefront_api_schema.graphql")]),
+                exclude: ["Centra/Schema/SOURCE.md", "Braintree/Schema/SOURCE.md"],
+                // Centra's published Storefront API schema and Braintree's GraphQL API schema, served through the
+                // GraphQL engine (each loaded lazily).
+                resources: [.copy("Centra/Schema/storefront_api_schema.graphql"), .copy("Braintree/Schema/schema.graphql")]),
         .target(name: "LoopbackHTTP"),
         // A GraphQL engine (lexer, parser, validation, execution, introspection): the emulator serves Centra's and
         // Braintree's published schemas through it.

@@ -19,7 +19,7 @@ public enum CheckoutDriver {
                 70 internal error, 75 outcome of a money-moving step unknown (the message says how to settle it),
                 78 configuration missing, 130/143 interrupted (SIGINT/SIGTERM).
                 """,
-            subcommands: [FlowCommands.spec, BahnCommands.spec, CentraCommands.spec, CashAppCommands.spec, ApplePayCommands.spec, SandboxCommands.spec])
+            subcommands: [FlowCommands.spec, BahnCommands.spec, CentraCommands.spec, CashAppCommands.spec, BraintreeCommands.spec, ApplePayCommands.spec, SandboxCommands.spec])
     }
 
     /// Parses, runs, and prints any error — the one place where diagnostics reach the user.

@@ -232,6 +232,19 @@ final class RunEnvironment: Sendable {
         return result
     }
 
+    /// Runs a command's flow and, in text mode, prints the lines `summary` makes of each step that passed (what a person
+    /// wants to see of its answer), then exits with the flow's outcome.
+    func runPrintingSummaries(_ flow: Flow, summary: ([String: JSON]) -> [String]) async throws(Diagnostic) -> ExitCode {
+        let result = try await run(flow, vars: [:], registry: Operations.registry)
+        if settings.format == .text {
+            for step in result.steps where step.outcome == .passed {
+                for line in summary(step.output?.objectValue ?? [:]) { console.out(redactor.text(line)) }
+            }
+        }
+        if let failure = result.failure { throw failure }
+        return .ok
+    }
+
     func shutdown() {
         emulator?.shutdown()
         if throwawayState {
@@ -263,6 +276,9 @@ enum LocalEnvironment {
             "AFTERPAY_SECRET_KEY": TestCredentials.afterpaySecretKey,
             "AFTERPAY_SHOP_MERCHANT_ID": TestCredentials.afterpayShopMerchantID,
             "CASHAPP_CLIENT_ID": TestCredentials.cashAppClientID,
+            "BRAINTREE_TOKENIZATION_KEY": TestCredentials.braintreeTokenizationKey,
+            "BRAINTREE_PUBLIC_KEY": TestCredentials.braintreePublicKey,
+            "BRAINTREE_PRIVATE_KEY": TestCredentials.braintreePrivateKey,
         ]
     }
 }

@@ -14,6 +14,8 @@ public final class Emulator: Sendable {
     public let centra: CentraEmulator
     /// Afterpay (v2 and api-plus) with Cash App Pay's Customer Request API.
     public let cashapp: CashAppEmulator
+    /// Braintree's client API and GraphQL API (Apple Pay → nonce → charge, or authorize then capture).
+    public let braintree: BraintreeEmulator
     private let server: HTTPServer
     private let recorder: RequestRecorder
 
@@ -38,6 +40,7 @@ public final class Emulator: Sendable {
         self.server = server
         self.centra = CentraEmulator.install(on: router, ledger: ledger, baseURL: { server.baseURL })
         self.cashapp = CashAppEmulator.install(on: router, ledger: ledger, baseURL: { server.baseURL })
+        self.braintree = BraintreeEmulator.install(on: router, ledger: ledger, baseURL: { server.baseURL })
         router.register(BuiltinRoutes.make(ledger: ledger, recorder: recorder))
     }
 

@@ -68,6 +68,7 @@ import Testing
         let refused = try await BinaryRunner.run(["cashapp", "pay", "--flow", "button", "--card-out", out] + Self.fast, home: s.path)
         #expect(refused.status == 64, "\(refused.all)")
         #expect(refused.stderr.contains("already exists"))
+        #expect(!refused.all.contains("environment:"), "refused before any emulator started or anything was sent")
     }
 
     @Test(arguments: [("13.13", "the customer declined the payment in Cash App"),
@@ -98,9 +99,8 @@ import Testing
 
     @Test func everySingleStepChainsThroughTheStateFileAndTheCustomerIsPlayedFromAnotherTerminal() async throws {
         let s = try Scratch()
-        let server = try ServeProcess(home: s.path)
+        let server = try ServeProcess(home: s.path, arguments: ["--cashapp-approval", "manual"])
         defer { server.stop() }
-        _ = try curl(["-s", "-X", "PUT", "-d", #"{"approval":"manual"}"#, server.url + "/_sandbox/cashapp/settings"])
         for (arguments, shows) in [(["checkout", "--amount", "25.00"], "checkout          25.00 USD  (2500 cents)"),
                                    (["sign"], "signed            25.00 USD for MMI_"),
                                    (["request"], "customer request  GRR_")] {
@@ -167,14 +167,16 @@ import Testing
                                                 home: s.path)
         #expect(button.status == 0, "\(button.all)")
         let buttonState = try Self.state(s.path)
-        let serverRun = try await BinaryRunner.run(["cashapp", "pay", "-v", "--format", "jsonl"] + Self.fast, home: s.path)
+        let serverHAR = s.path + "/server.har"
+        let serverRun = try await BinaryRunner.run(["cashapp", "pay", "-v", "--format", "jsonl", "--record", serverHAR] + Self.fast, home: s.path)
         #expect(serverRun.status == 0, "\(serverRun.all)")
         let jwts = [try #require(buttonState["jwt"] as? String), try #require(try Self.state(s.path)["jwt"] as? String, "the JWT is kept for validate")]
         let card = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: cardFile))) as? [String: Any])
         let virtual = try #require((card["paymentDetails"] as? [String: Any])?["virtualCard"] as? [String: Any])
         let number = try #require(virtual["cardNumber"] as? String)
         let cvc = try #require(virtual["cvc"] as? String)
-        let outputs = [button.all, serverRun.all, try String(contentsOfFile: har, encoding: .utf8), try String(contentsOfFile: junit, encoding: .utf8)]
+        let outputs = [button.all, serverRun.all, try String(contentsOfFile: har, encoding: .utf8), try String(contentsOfFile: junit, encoding: .utf8),
+                       try String(contentsOfFile: serverHAR, encoding: .utf8)]
         for output in outputs {
             #expect(!output.contains(TestCredentials.afterpaySecretKey))
             #expect(!output.contains(Data("\(TestCredentials.afterpayMerchantID):\(TestCredentials.afterpaySecretKey)".utf8).base64EncodedString()))
@@ -183,6 +185,7 @@ import Testing
             #expect(!output.contains("\"\(cvc)\""), "no CVC")
         }
         #expect(outputs[2].contains("button/confirm"), "the HAR has the confirm exchange (redacted)")
+        #expect(outputs[4].contains("/v2/payments/capture") && outputs[4].contains("[REDACTED]"), "the server HAR has the Basic-auth capture, masked")
         let stateText = try String(contentsOfFile: s.path + "/state/checkout-driver/local/state.json", encoding: .utf8)
         #expect(!stateText.contains(TestCredentials.afterpaySecretKey) && !stateText.contains(number))
     }

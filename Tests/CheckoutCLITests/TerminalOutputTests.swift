@@ -10,19 +10,9 @@ import Testing
         var env = BinaryRunner.environment(home: home)
         if !noColor { env["NO_COLOR"] = nil }
         env["TERM"] = "xterm"
-        let output = home + "/terminal.txt"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qec", "\(BinaryRunner.binary) \(arguments)", output]
-        process.environment = env
-        process.standardOutput = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            process.terminationHandler = { _ in done.resume() }
-            do { try process.run() } catch { done.resume() }
-        }
-        #expect(process.terminationStatus == 0)
-        return try String(contentsOfFile: output, encoding: .utf8)
+        let (status, shown) = try await runOnTerminal(arguments, home: home, environment: env)
+        #expect(status == 0)
+        return shown
     }
 
     @Test func terminalGetsALiveProgressLineAndColour() async throws {

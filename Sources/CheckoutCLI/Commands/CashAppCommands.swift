@@ -7,7 +7,7 @@ import Foundation
 enum CashAppCommands {
     static var spec: CommandSpec {
         CommandSpec(name: "cashapp", abstract: "Cash App Pay through Afterpay: the sign / validate flow, server checkout or Afterpay Button.",
-                    subcommands: [pay, checkout, sign, request, poll, validate, capture, auth, payment, approve, decline])
+                    subcommands: [pay, checkout, sign, request, poll, validate, capture, auth, payment, confirm, approve, decline])
     }
 
     static let pay = CommandSpec(
@@ -42,6 +42,10 @@ enum CashAppCommands {
         flow.vars["approval_timeout"] = .string(try seconds(invocation, "approval-timeout"))
         flow.vars["poll_interval"] = .string(try seconds(invocation, "poll-interval"))
         if let cardOut = invocation.string("card-out") {
+            // Before anything is sent: a card must never be issued to a file that cannot take it.
+            if FileManager.default.fileExists(atPath: cardOut) {
+                throw invocation.usage("--card-out \(cardOut) already exists; the card is only ever written to a new file")
+            }
             flow.steps = flow.steps.map { step in
                 guard step.name == "confirm", case .operation(let op, _) = step.action else { return step }
                 var s = step
@@ -118,6 +122,13 @@ enum CashAppCommands {
         try await run(invocation, step: "payment", use: "cashapp.payment", with: ["order": try invocation.identifier("order").map(JSON.string)])
     }
 
+    static let confirm = CommandSpec(
+        name: "confirm", abstract: "Afterpay Button: confirm the approved checkout and show the virtual card (masked).",
+        options: [OptionSpec("card-out", value: "FILE", help: "Write the full card to this new file (mode 0600).")]
+    ) { invocation throws(Diagnostic) in
+        try await run(invocation, step: "confirm", use: "cashapp.confirm", with: ["cardOut": invocation.string("card-out").map(JSON.string)])
+    }
+
     static let approve = decision("approve", abstract: "Emulator only: approve a customer request, as the customer would in Cash App.")
     static let decline = decision("decline", abstract: "Emulator only: decline a customer request, as the customer would in Cash App.")
 
@@ -167,14 +178,7 @@ enum CashAppCommands {
             throw .usage("`cashapp \(flow.steps.first?.name ?? "approve")` plays the customer on the emulator only (--env local)",
                          hint: "in the Cash App sandbox, scan the approval link's QR code with the Cash App sandbox app, or open the link in a browser")
         }
-        let result = try await environment.run(flow, vars: [:], registry: Operations.registry)
-        if environment.settings.format == .text {
-            for step in result.steps where step.outcome == .passed {
-                for line in summary(step.output ?? .null) { environment.console.out(environment.redactor.text(line)) }
-            }
-        }
-        if let failure = result.failure { throw failure }
-        return .ok
+        return try await environment.runPrintingSummaries(flow) { summary(.object($0)) }
     }
 
     static func summary(_ output: JSON) -> [String] {

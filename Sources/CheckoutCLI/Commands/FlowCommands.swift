@@ -126,7 +126,7 @@ enum FlowCommands {
 /// The provider operations flows can `use`. Provider folders add theirs here.
 enum Operations {
     static let registry: OperationRegistry = {
-        var registry = OperationRegistry(BahnOperations.all + CentraOperations.all + CashAppOperations.all)
+        var registry = OperationRegistry(BahnOperations.all + CentraOperations.all + CashAppOperations.all + BraintreeOperations.all)
         if let tokens = try? ApplePayTestTokens.makeTokenOperation() { registry.register(tokens) }
         return registry
     }()

@@ -18,7 +18,7 @@ enum SandboxCommands {
 
             SCENARIOS (magic values):
             \(BahnEmulator.scenariosHelp)
-            \(CentraEmulator.scenariosHelp)\n\(CashAppEmulator.scenariosHelp)
+            \(CentraEmulator.scenariosHelp)\n\(CashAppEmulator.scenariosHelp)\n\(BraintreeEmulator.scenariosHelp)
 
             FAULT INJECTION (--faults):
             \(FaultSpec.help)
@@ -29,6 +29,8 @@ enum SandboxCommands {
             OptionSpec("faults", value: "SPEC", help: "Inject faults (see below)."),
             OptionSpec("webhook-url", value: "URL", help: "Where emulated providers POST their webhooks."),
             OptionSpec("no-announce", help: "Do not offer this emulator to --env local runs."),
+            OptionSpec("cashapp-approval", value: "MODE", help: "How Cash App customer requests are decided: auto (on the 2nd poll) or manual (`cashapp approve|decline`).",
+                       default: "auto", choices: ["auto", "manual"]),
         ]
     ) { invocation throws(Diagnostic) in
         let port = try invocation.int("port", range: 0...65535) ?? 0
@@ -56,6 +58,7 @@ enum SandboxCommands {
         } catch {
             throw .unavailable("cannot start the emulator: \(error)", hint: "pick another --port, or 0 for any free port")
         }
+        if invocation.string("cashapp-approval") == "manual" { emulator.cashapp.setApproval(.manual) }
         emulator.start()
         onTerminationSignals { emulator.shutdown() }
         if settings.format == .text {

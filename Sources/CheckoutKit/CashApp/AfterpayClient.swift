@@ -62,14 +62,7 @@ struct AfterpayResponse: Sendable {
     init(_ response: HTTPClientResponse) throws(Diagnostic) {
         status = response.status
         outcomeOpen = response.outcomeOpen
-        if response.body.isEmpty {
-            document = .null
-        } else {
-            do { document = try JSON.parse(response.body) } catch {
-                throw .uncertain("Afterpay answered \(response.status) with a body that is not JSON: \(error)",
-                                 hint: "check AFTERPAY_API_URL and AFTERPAY_PLUS_URL point at Afterpay (see the answer with -v)")
-            }
-        }
+        document = try response.jsonDocument(service: "Afterpay", hint: "check AFTERPAY_API_URL and AFTERPAY_PLUS_URL point at Afterpay (see the answer with -v)")
     }
 
     var errorCode: String? { document["errorCode"]?.stringValue }

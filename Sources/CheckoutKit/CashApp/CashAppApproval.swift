@@ -66,6 +66,10 @@ enum CashAppApproval {
     private static func approved(_ request: CustomerRequest, id: String, polls: Int, expectation: Expectation,
                                  state: CashAppState) throws(Diagnostic) -> StepOutput {
         guard let grant = request.grant, let grantID = grant["id"]?.stringValue else {
+            // Pay Kit counts an approval without a grant as a decline.
+            if expectation == .declined {
+                return StepOutput(document: ["request": request.json, "summary": summary(request, id: id, polls: polls)], status: request.status)
+            }
             throw .failure("Cash App approved customer request \(id) without a grant, so there is nothing to pay with (Pay Kit treats this as declined)",
                            hint: "start again with `checkout-driver cashapp pay`")
         }
@@ -74,10 +78,11 @@ enum CashAppApproval {
                            hint: "against the emulator, the amount 13.13 declines; or decline it with `checkout-driver cashapp decline`")
         }
         // validate-payment takes the profile's id for v2; the v3 confirm takes the grant's customer_id.
-        let customer = request.customerID ?? grant["customer_id"]?.stringValue
+        let profile = request.customerID
+        let grantCustomer = grant["customer_id"]?.stringValue
         try state.update { section in
             guard section.requestID == id else { return }
-            section.customerID = customer
+            section.customerID = section.flow == .button ? grantCustomer ?? profile : profile ?? grantCustomer
             section.grantID = grantID
         }
         return StepOutput(document: ["request": request.json, "summary": summary(request, id: id, polls: polls)], status: request.status)

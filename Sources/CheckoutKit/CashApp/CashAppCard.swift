@@ -30,7 +30,7 @@ enum CashAppCard {
             if let value = secret?.stringValue { context.redactor.register(value) }
         }
         guard let shown = shownCard(details, validUntil: document["cardValidUntil"]?.stringValue) else {
-            throw .failure("Afterpay's confirm answer has neither paymentDetails.virtualCard nor virtualCardToken", hint: "see the answer with -v")
+            throw .unavailable("Afterpay's confirm answer has neither paymentDetails.virtualCard nor virtualCardToken", hint: "see the answer with -v")
         }
         var summary = shown
         if let cardOut {
@@ -67,13 +67,13 @@ enum CashAppCard {
         guard fd >= 0 else {
             let reason = String(cString: strerror(errno))
             throw .ioError("cannot create --card-out \(path): \(reason); the card was issued but not written",
-                           hint: "confirm again with a new path: Afterpay answers a repeated confirm with the same card")
+                           hint: "run `checkout-driver cashapp confirm --card-out NEW_FILE` (the emulator answers a repeated confirm with the same card; Afterpay's behaviour is UNCONFIRMED)")
         }
         defer { close(fd) }
         guard FileIO.writeAll(fd, bytes) else {
             let reason = String(cString: strerror(errno))
             unlink(path)
-            throw .ioError("cannot write --card-out \(path): \(reason)", hint: "confirm again with a path on a disk with room")
+            throw .ioError("cannot write --card-out \(path): \(reason)", hint: "run `checkout-driver cashapp confirm --card-out NEW_FILE` on a disk with room")
         }
     }
 }

@@ -70,14 +70,7 @@ struct CashAppResponse: Sendable {
     init(_ response: HTTPClientResponse) throws(Diagnostic) {
         status = response.status
         outcomeOpen = response.outcomeOpen
-        if response.body.isEmpty {
-            document = .null
-        } else {
-            do { document = try JSON.parse(response.body) } catch {
-                throw .uncertain("Cash App answered \(response.status) with a body that is not JSON: \(error)",
-                                 hint: "check CASHAPP_API_URL points at the Customer Request API (see the answer with -v)")
-            }
-        }
+        document = try response.jsonDocument(service: "Cash App", hint: "check CASHAPP_API_URL points at the Customer Request API (see the answer with -v)")
     }
 
     /// The first error's category and code, when the body has `errors`.

@@ -28,10 +28,12 @@ public enum CashAppOperations {
             "isCashAppPay": true,
         ]
         body["merchantReference"] = args["merchantReference"].map { .string($0.interpolationText) }
+        // A new checkout starts over: nothing of the previous one may be signed, requested or captured by mistake.
+        try CashAppState(store: context.state).update { $0 = CashAppSection() }
         let response = try await AfterpayClient(context).server("POST", CashAppProtocol.checkoutsPath, body: .object(body))
         let document = try response.requireSuccess("create checkout")
         guard let token = document["token"]?.stringValue else {
-            throw .failure("Afterpay's checkout answer has no token", hint: "check AFTERPAY_API_URL (see the answer with -v)")
+            throw .unavailable("Afterpay's checkout answer has no token", hint: "check AFTERPAY_API_URL (see the answer with -v)")
         }
         try CashAppState(store: context.state).update { $0 = CashAppSection(flow: .server, token: token, amount: amount, currency: currency) }
         var output = document.objectValue ?? [:]
@@ -51,7 +53,10 @@ public enum CashAppOperations {
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let (amount, currency) = try money(args)
         func part(_ name: String) throws(Diagnostic) -> JSON {
-            let minor = try args[name].map { (v: JSON) throws(Diagnostic) -> Int in try DecimalAmount.parse(v, name: name) } ?? 0
+            let minor = try args[name].map { (v: JSON) throws(Diagnostic) -> Int in
+                guard let text = v.stringValue, let minor = DecimalAmount.minorUnits(text, allowingZero: true) else { return try DecimalAmount.parse(v, name: name) }
+                return minor
+            } ?? 0
             return ["amount": .string(DecimalAmount.text(minor)), "currency": .string(currency)]
         }
         let body: JSON = [
@@ -64,10 +69,11 @@ public enum CashAppOperations {
                          "redirectCancelUrl": .string(CashAppProtocol.defaultCancelURL)],
             "isCashAppPay": true,
         ]
+        try CashAppState(store: context.state).update { $0 = CashAppSection() }
         let response = try await AfterpayClient(context).plus(CashAppProtocol.buttonPath, body: body, sdkHeader: true)
         let document = try response.requireSuccess("create the Afterpay Button checkout")
         guard let token = document["token"]?.stringValue, let card = document["singleUseCardToken"]?.stringValue else {
-            throw .failure("Afterpay's button answer has no token or singleUseCardToken", hint: "check AFTERPAY_PLUS_URL (see the answer with -v)")
+            throw .unavailable("Afterpay's button answer has no token or singleUseCardToken", hint: "check AFTERPAY_PLUS_URL (see the answer with -v)")
         }
         try CashAppState(store: context.state).update { section in
             section = CashAppSection(flow: .button, token: token, amount: amount, currency: currency)
@@ -108,12 +114,17 @@ public enum CashAppOperations {
         let response = try await AfterpayClient(context).plus(CashAppProtocol.signPath, body: ["token": .string(token)])
         let document = try response.requireSuccess("sign-payment")
         guard let jwt = document["jwtToken"]?.stringValue, let brand = document["externalBrandId"]?.stringValue else {
-            throw .failure("Afterpay's sign-payment answer has no jwtToken or externalBrandId", hint: "check AFTERPAY_PLUS_URL (see the answer with -v)")
+            throw .unavailable("Afterpay's sign-payment answer has no jwtToken or externalBrandId", hint: "check AFTERPAY_PLUS_URL (see the answer with -v)")
         }
         context.redactor.register(jwt)
         let signing = try SigningData(jwt: jwt, token: token)
         if let expected = section.amount, expected != signing.amount {
             context.note("warning: the JWT signs \(DecimalAmount.text(signing.amount)), the checkout was for \(DecimalAmount.text(expected)); Cash App will ask for the JWT's amount")
+        }
+        if section.jwt != jwt {
+            // A new JWT: the request, approval and validation of the old one do not carry over.
+            for path in [\CashAppSection.requestKey, \.requestBody, \.requestID, \.requestStatus, \.customerID, \.grantID] { section[keyPath: path] = nil }
+            section.validated = false
         }
         section.jwt = jwt
         section.brandID = brand
@@ -140,7 +151,7 @@ public enum CashAppOperations {
             guard parts.count == 3, let headerBytes = Data(base64URLEncoded: String(parts[0])),
                   let payloadBytes = Data(base64URLEncoded: String(parts[1])),
                   let header = try? JSON.parse(headerBytes), let payload = try? JSON.parse(payloadBytes) else {
-                throw .failure("Afterpay's jwtToken is not a JWT (three base64url parts of JSON)", hint: "check AFTERPAY_PLUS_URL (see the answer with -v)")
+                throw .unavailable("Afterpay's jwtToken is not a JWT (three base64url parts of JSON)", hint: "check AFTERPAY_PLUS_URL (see the answer with -v)")
             }
             guard let text = payload["amount"]?["amount"]?.stringValue, let amount = DecimalAmount.minorUnits(text) else {
                 throw .failure("the JWT's amount.amount is not a decimal string: \(payload["amount"]?.serialized() ?? "missing")",

@@ -27,7 +27,8 @@ enum CashAppPayments {
         try requireValidated(section, action: "capture")
         var body: [String: JSON] = ["token": .string(token)]
         body["merchantReference"] = args["merchantReference"].map { .string($0.interpolationText) }
-        let readBack = byToken(token, action: "capture", effect: "the capture", client: client, state: state, resend: ["cashapp", "capture"])
+        let readBack = byToken(token, action: "capture", effect: "the capture", done: ["CAPTURED"], client: client, state: state,
+                               resend: ["cashapp", "capture"])
         return try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
             let response = try await client.server("POST", CashAppProtocol.capturePath, body: .object(body), idempotent: true)
             return try settled(try response.requireSuccess("capture"), status: response.status, action: "capture", state: state)
@@ -47,10 +48,13 @@ enum CashAppPayments {
         let requestID = try keptRequestID(\.authRequestID, state: state)
         var body: [String: JSON] = ["token": .string(token), "requestId": .string(requestID)]
         body["merchantReference"] = args["merchantReference"].map { .string($0.interpolationText) }
-        let readBack = byToken(token, action: "auth", effect: "the authorisation", client: client, state: state, resend: ["cashapp", "auth"])
-        return try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
-            let response = try await client.server("POST", CashAppProtocol.authPath, body: .object(body), idempotent: true)
-            return try settled(try response.requireSuccess("auth"), status: response.status, action: "auth", state: state)
+        let readBack = byToken(token, action: "auth", effect: "the authorisation", done: ["AUTH_APPROVED", "PARTIALLY_CAPTURED", "CAPTURED"],
+                               client: client, state: state, resend: ["cashapp", "auth"])
+        return try await forgettingOnRefusal(\.authRequestID, state: state) { () async throws(Diagnostic) -> StepOutput in
+            try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
+                let response = try await client.server("POST", CashAppProtocol.authPath, body: .object(body), idempotent: true)
+                return try settled(try response.requireSuccess("auth"), status: response.status, action: "auth", state: state)
+            }
         }
     }
 
@@ -82,7 +86,8 @@ enum CashAppPayments {
                                         state: CashAppState) async throws(Diagnostic) -> StepOutput {
         let context = client.context
         let before = try await client.server("GET", CashAppProtocol.paymentPath(order)).requireSuccess("reading order \(order)")
-        guard let open = before["openToCaptureAmount"]?["amount"]?.stringValue.flatMap({ DecimalAmount.minorUnits($0) }) else {
+        guard let open = before["openToCaptureAmount"]?["amount"]?.stringValue.flatMap({ DecimalAmount.minorUnits($0, allowingZero: true) }),
+              open > 0 else {
             throw .failure("order \(order) has nothing open to capture", hint: "see it with `checkout-driver cashapp payment`")
         }
         let amount = try args["amount"].map { (v: JSON) throws(Diagnostic) -> Int in try DecimalAmount.parse(v, name: "amount") } ?? open
@@ -99,7 +104,9 @@ enum CashAppPayments {
             action: "capture", effect: "the capture", resource: "order \(order)",
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 let now = try await client.server("GET", CashAppProtocol.paymentPath(order)).requireSuccess("reading order \(order)")
-                let left = now["openToCaptureAmount"]?["amount"]?.stringValue.flatMap { DecimalAmount.minorUnits($0) } ?? open
+                guard let left = now["openToCaptureAmount"]?["amount"]?.stringValue.flatMap({ DecimalAmount.minorUnits($0, allowingZero: true) }) else {
+                    return .notSeen(shows: "order \(order) shows no openToCaptureAmount")
+                }
                 if left <= open - amount {
                     try record(now, state: state)
                     try state.update { $0.captureRequestID = nil }
@@ -110,11 +117,13 @@ enum CashAppPayments {
             },
             settle: { settleWays(["cashapp", "capture", "--amount", DecimalAmount.text(amount)], context: context,
                                  replay: "its requestId \(requestID) is kept, so Afterpay answers a repeat with the first capture") })
-        return try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
-            let response = try await client.server("POST", CashAppProtocol.deferredCapturePath(order), body: .object(body), idempotent: true)
-            let output = try settled(try response.requireSuccess("capture of order \(order)"), status: response.status, action: "capture", state: state)
-            try state.update { $0.captureRequestID = nil }  // the next partial capture is a new one
-            return output
+        return try await forgettingOnRefusal(\.captureRequestID, state: state) { () async throws(Diagnostic) -> StepOutput in
+            try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
+                let response = try await client.server("POST", CashAppProtocol.deferredCapturePath(order), body: .object(body), idempotent: true)
+                let output = try settled(try response.requireSuccess("capture of order \(order)"), status: response.status, action: "capture", state: state)
+                try state.update { $0.captureRequestID = nil }  // the next partial capture is a new one
+                return output
+            }
         }
     }
 
@@ -127,6 +136,18 @@ enum CashAppPayments {
         if section.requestID != nil && !section.validated {
             throw .failure("\(action) refused: Afterpay has not validated this Cash App order (validation was skipped or failed)",
                            hint: "run `checkout-driver cashapp validate` first; if it fails, start again with `checkout-driver cashapp pay`")
+        }
+    }
+
+    /// Runs a call made idempotent by the request id at `path`, and forgets the id when the call was definitely refused:
+    /// the next attempt is a new request (a kept id would only replay the refusal). An open outcome keeps it.
+    private static func forgettingOnRefusal(_ path: WritableKeyPath<CashAppSection, String?>, state: CashAppState,
+                                            _ call: () async throws(Diagnostic) -> StepOutput) async throws(Diagnostic) -> StepOutput {
+        do { return try await call() } catch {
+            if error.code != .outcomeUnknown && error.code != .interrupted && !error.outcomeUncertain {
+                try state.update { $0[keyPath: path] = nil }
+            }
+            throw error
         }
     }
 
@@ -165,8 +186,8 @@ enum CashAppPayments {
 
     /// Capture and auth of a checkout, read back by its token: a payment there is the call's outcome (Afterpay keeps
     /// one payment per checkout), a 404 means none was made yet.
-    private static func byToken(_ token: String, action: String, effect: String, client: AfterpayClient, state: CashAppState,
-                                resend: [String]) -> ReadBack {
+    private static func byToken(_ token: String, action: String, effect: String, done: Set<String>, client: AfterpayClient,
+                                state: CashAppState, resend: [String]) -> ReadBack {
         ReadBack(
             action: action, effect: effect, resource: "the checkout's payment",
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
@@ -178,8 +199,11 @@ enum CashAppPayments {
                     return .refused(.failure("Afterpay declined the \(action): paymentState \(payment["paymentState"]?.stringValue ?? "?")",
                                              hint: "nothing was charged; offer another payment method"))
                 }
+                let paymentState = payment["paymentState"]?.stringValue ?? "?"
+                // A payment in another state (an authorisation, when this was a capture) is not this call's effect.
+                guard done.contains(paymentState) else { return .notSeen(shows: "the checkout's payment is \(paymentState)") }
                 return .tookEffect(StepOutput(document: ["payment": payment, "summary": summary(payment)], status: 200),
-                                   shows: "order \(payment["id"]?.stringValue ?? "?") is \(payment["paymentState"]?.stringValue ?? "?")")
+                                   shows: "order \(payment["id"]?.stringValue ?? "?") is \(paymentState)")
             },
             settle: { settleWays(resend, context: client.context, replay: "Afterpay answers a repeat for the same checkout with the first payment") })
     }

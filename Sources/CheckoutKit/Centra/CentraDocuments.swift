@@ -2,15 +2,7 @@
 /// Each validates against Centra's published schema (the tests check them with this project's GraphQL engine, and
 /// `Scripts/test` with graphql-core). Ask for `__typename` where the type is an interface or union.
 enum CentraDocuments {
-    struct Document: Sendable {
-        var name: String
-        var isMutation: Bool
-        var text: String
-
-        func request(_ variables: [String: JSON] = [:]) -> GraphQLRequest {
-            GraphQLRequest(document: text, operationName: name, isMutation: isMutation, variables: variables)
-        }
-    }
+    typealias Document = GraphQLDocument
 
     private static let money = "fragment Money on MonetaryValue { value formattedValue currency { code isoNumber denominator } }"
 

@@ -35,11 +35,13 @@ public struct Configuration: Sendable {
         .init(name: "AFTERPAY_SECRET_KEY", meaning: "v2 Basic auth password", defaultValue: nil, isSecret: true),
         .init(name: "AFTERPAY_SHOP_MERCHANT_ID", meaning: "v3 button shopDirectoryMerchantId", defaultValue: nil, isSecret: true),
         .init(name: "CASHAPP_API_URL", meaning: "Cash App Customer Request API", defaultValue: "https://sandbox.api.cash.app", isSecret: false),
-        .init(name: "CASHAPP_CLIENT_ID", meaning: "Pay Kit client id", defaultValue: "CAS-CI_AFTERPAY", isSecret: true),
+        .init(name: "CASHAPP_CLIENT_ID", meaning: "Pay Kit client id (fixed and public per environment)", defaultValue: "CAS-CI_AFTERPAY", isSecret: false),
         .init(name: "BRAINTREE_CLIENT_API_URL", meaning: "client API host", defaultValue: "https://api.sandbox.braintreegateway.com", isSecret: false),
         .init(name: "BRAINTREE_GRAPHQL_URL", meaning: "GraphQL API", defaultValue: "https://payments.sandbox.braintree-api.com/graphql", isSecret: false),
         .init(name: "BRAINTREE_TOKENIZATION_KEY", meaning: "client-side authorization", defaultValue: nil, isSecret: true),
-        .init(name: "BRAINTREE_PUBLIC_KEY", meaning: "server-side Basic auth user", defaultValue: nil, isSecret: true),
+        // Braintree calls it public: an identifier (client tokens carry it in their fingerprint), not a secret. Masking it would
+        // corrupt every client token printed.
+        .init(name: "BRAINTREE_PUBLIC_KEY", meaning: "server-side Basic auth user (a public identifier)", defaultValue: nil, isSecret: false),
         .init(name: "BRAINTREE_PRIVATE_KEY", meaning: "server-side Basic auth password", defaultValue: nil, isSecret: true),
     ]
 

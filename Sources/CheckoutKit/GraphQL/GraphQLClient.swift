@@ -24,11 +24,30 @@ public struct GraphQLRequest: Sendable {
     }
 }
 
+/// A named document of one operation (with the fragments it uses), as a provider's client keeps it.
+public struct GraphQLDocument: Sendable {
+    public var name: String
+    public var isMutation: Bool
+    public var text: String
+
+    public init(name: String, isMutation: Bool, text: String) {
+        self.name = name
+        self.isMutation = isMutation
+        self.text = text
+    }
+
+    public func request(_ variables: [String: JSON] = [:]) -> GraphQLRequest {
+        GraphQLRequest(document: text, operationName: name, isMutation: isMutation, variables: variables)
+    }
+}
+
 public struct GraphQLResponse: Sendable {
     public struct Error: Sendable, Equatable {
         public var message: String
         /// `path` joined with dots (`paymentInstructions.action`), empty when the error has none.
         public var path: String
+        /// The error's `extensions` (Braintree's `legacyCode`, `errorClass`, `inputPath`), null when it has none.
+        public var extensions: JSON = .null
 
         public var text: String { path.isEmpty ? message : "\(path): \(message)" }
     }
@@ -67,7 +86,7 @@ public struct GraphQLResponse: Sendable {
 
     static func error(_ json: JSON) -> Error {
         let path = (json["path"]?.arrayValue ?? []).map(\.interpolationText).joined(separator: ".")
-        return Error(message: json["message"]?.stringValue ?? json.serialized(), path: path)
+        return Error(message: json["message"]?.stringValue ?? json.serialized(), path: path, extensions: json["extensions"] ?? .null)
     }
 
     /// `userErrors` under a payload (`[{message, path}]`), as errors with their paths.

@@ -107,3 +107,14 @@ public protocol HTTPClient: Sendable {
 extension HTTPClient {
     public var preferredExecutor: (any TaskExecutor)? { nil }
 }
+
+extension HTTPClientResponse {
+    /// The body as JSON (null when empty). A body that is not JSON is no answer to trust: what the request did is
+    /// unknown (a call that moves money reads back), so it is `uncertain`, naming the service and what to check.
+    public func jsonDocument(service: String, hint: String) throws(Diagnostic) -> JSON {
+        guard !body.isEmpty else { return .null }
+        do { return try JSON.parse(body) } catch {
+            throw .uncertain("\(service) answered \(status) with a body that is not JSON: \(error)", hint: hint)
+        }
+    }
+}

@@ -4,8 +4,8 @@
 public enum DecimalAmount {
     /// The minor units of `text`: digits, optionally a point and at most `decimals` digits ("10", "10.5", "10.50").
     /// Nil for anything else — a sign, an exponent, spaces, more decimals than the currency has, or an amount beyond
-    /// `MinorUnits.range`.
-    public static func minorUnits(_ text: String, decimals: Int = 2) -> Int? {
+    /// `MinorUnits.range` — or zero, when `allowingZero` (an amount read back, such as what is left to capture).
+    public static func minorUnits(_ text: String, decimals: Int = 2, allowingZero: Bool = false) -> Int? {
         let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         let whole = parts[0]
         let fraction = parts.count == 2 ? parts[1] : ""
@@ -19,7 +19,7 @@ public enum DecimalAmount {
             guard !overflow else { return nil }
             value = shifted + Int(digit - UInt8(ascii: "0"))
         }
-        return MinorUnits.range.contains(value) ? value : nil
+        return MinorUnits.range.contains(value) || (allowingZero && value == 0) ? value : nil
     }
 
     /// `minorUnits` as the decimal string with exactly `decimals` digits after the point: 1999 → "19.99", 7 → "0.07".

@@ -33,7 +33,7 @@ struct AfterpayPlus: Sendable {
         let iat = Int(now.timeIntervalSince1970)
         let jwt = CashAppJWT.sign([
             "externalMerchantId": TestCredentials.afterpayExternalMerchantID, "token": token,
-            "amount": ["amount": AfterpayMoney.format(checkout.amount), "currency": checkout.currency, "symbol": CashAppRules.currencySymbol],
+            "amount": ["amount": DecimalMoney.format(checkout.amount), "currency": checkout.currency, "symbol": CashAppRules.currencySymbol],
             "redirectUrl": checkout.redirectConfirmURL, "iat": iat, "exp": iat + CashAppRules.jwtTTL,
         ])
         return EmulatorResponse.json(200, ["jwtToken": jwt, "redirectUrl": checkout.redirectConfirmURL,
@@ -61,7 +61,7 @@ struct AfterpayPlus: Sendable {
     static func check(_ s: inout CashAppStore.State, payload: [String: Any], customerID: String, grantID: String,
                       now: Date) -> (passed: Bool, cashtag: String) {
         let token = payload.string("token") ?? ""
-        let cents = payload.object("amount")?.string("amount").flatMap { AfterpayMoney.cents($0) }
+        let cents = payload.object("amount")?.string("amount").flatMap { DecimalMoney.cents($0) }
         guard let requestID = s.requestByGrant[grantID], let request = s.requests[requestID] else { return (false, "") }
         let cashtag = request.customerID == nil ? "" : CashAppRules.cashtag
         guard var checkout = s.checkouts[token], cents == checkout.amount, checkout.amount != CashAppRules.validationFailsAmount,

@@ -18,6 +18,10 @@ public final class CashAppEmulator: Sendable {
         return emulator
     }
 
+    /// How PENDING customer requests get decided from now on (`sandbox serve --cashapp-approval manual` leaves it
+    /// to `cashapp approve|decline` in another terminal).
+    public func setApproval(_ approval: CashAppRules.Approval) { store.withLock { $0.settings.approval = approval } }
+
     /// The magic-amount scenarios and the sandbox controls, for `sandbox serve --help`.
     public static let scenariosHelp = CashAppRules.scenariosHelp
 }

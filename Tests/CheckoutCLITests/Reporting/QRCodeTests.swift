@@ -76,19 +76,9 @@ import Testing
         let s = try Scratch()
         var env = BinaryRunner.environment(home: s.path)
         env["TERM"] = "xterm"
-        let output = s.path + "/terminal.txt"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qec", "\(BinaryRunner.binary) cashapp pay --poll-interval 0.05", output]
-        process.environment = env
-        process.standardOutput = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            process.terminationHandler = { _ in done.resume() }
-            do { try process.run() } catch { done.resume() }
-        }
-        #expect(process.terminationStatus == 0)
-        let shown = try String(contentsOfFile: output, encoding: .utf8)
+        let (status, terminal) = try await runOnTerminal("cashapp pay --poll-interval 0.05", home: s.path, environment: env)
+        #expect(status == 0)
+        let shown = terminal
             .replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r\u{1B}[2K", with: "\n")
         let link = try #require(shown.firstMatch(of: /request: approve in Cash App: (\S+)/).map { String($0.output.1) })
         let drawing = shown.split(separator: "\n").map(String.init).filter { line in

@@ -195,7 +195,7 @@ import Testing
 
     @Test func builtinFlowsDecode() throws {
         // The built-in flows use the real provider operations.
-        var real = OperationRegistry(BahnOperations.all + CentraOperations.all + CashAppOperations.all)
+        var real = OperationRegistry(BahnOperations.all + CentraOperations.all + CashAppOperations.all + BraintreeOperations.all)
         let signer = try PaymentTokenSigner(leafPEM: TestCredentials.applePayLeafCertificatePEM, leafKeyPEM: TestCredentials.applePayLeafPrivateKeyPEM,
                                             intermediatePEMs: [TestCredentials.applePayIntermediateCertificatePEM])
         real.register(ApplePayOperations.makeToken(signer: signer, recipient: try P256PublicKey(pem: TestCredentials.paymentProcessingPublicKeyPEM),

@@ -1,0 +1,215 @@
+import Foundation
+
+/// The Braintree operations a flow step can `use`: the client half of Apple Pay (configuration, tokenization into a
+/// single-use nonce) and the server half (charge, or authorize and later capture; void), plus ping and client tokens.
+/// Charge, authorize and capture move money and have no idempotency key: never repeated once they may have reached
+/// Braintree; a lost answer is read back (a transaction search by the orderId the driver always sets).
+public enum BraintreeOperations {
+    public static var all: [FlowOperation] { [config, tokenize, charge, authorize, capture, void, ping, clientToken, transaction] }
+
+    static let config = FlowOperation(
+        name: "braintree.config", summary: "Read the gateway's Apple Pay configuration; warn when the payment request disagrees with it.",
+        requiredConfiguration: ["BRAINTREE_CLIENT_API_URL"],
+        parameters: [.init("clientToken", .string, help: "authorise with a client token instead of BRAINTREE_TOKENIZATION_KEY"),
+                     .init("currency", .string, help: "the payment request's currency, checked against the gateway's"),
+                     .init("network", .string, help: "the card network of the payment, checked against supportedNetworks")]
+    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        let client = BraintreeClient(context)
+        let configuration = try await client.configuration(try client.authorization(clientToken: args["clientToken"]?.interpolationText))
+        let applePay = configuration["applePay"] ?? .null
+        let status = applePay["status"]?.stringValue ?? "off"
+        guard status != "off" else {
+            throw .configuration("Apple Pay is off for this Braintree merchant (applePay.status is \"off\")",
+                                 hint: "enable Apple Pay in the Control Panel (Settings → Processing → Apple Pay)")
+        }
+        // The seed: keep the PKPaymentRequest in sync with the gateway's settings.
+        if let currency = args["currency"]?.interpolationText.uppercased(), let gateway = applePay["currencyCode"]?.stringValue,
+           currency != gateway.uppercased() {
+            context.note("warning: the payment request's currency \(currency) is not the gateway's \(gateway); the merchant account settles in \(gateway)")
+        }
+        let networks = (applePay["supportedNetworks"]?.arrayValue ?? []).compactMap(\.stringValue)
+        if let network = args["network"]?.interpolationText, !networks.isEmpty,
+           !networks.contains(where: { $0.lowercased() == network.lowercased() }) {
+            context.note("warning: \(network) is not among the gateway's supported networks (\(networks.joined(separator: ", ")))")
+        }
+        let summary: JSON = ["status": .string(status), "countryCode": applePay["countryCode"] ?? .null,
+                             "currencyCode": applePay["currencyCode"] ?? .null, "merchantIdentifier": applePay["merchantIdentifier"] ?? .null,
+                             "supportedNetworks": .array(networks.map(JSON.string)), "environment": configuration["environment"] ?? .null,
+                             "clientApiUrl": configuration["clientApiUrl"] ?? .null]
+        return StepOutput(document: ["configuration": configuration, "summary": summary], status: 200)
+    }
+
+    static let tokenize = FlowOperation(
+        name: "braintree.tokenize", summary: "Tokenize an Apple Pay token into a single-use nonce (the file's exact bytes, base64).",
+        requiredConfiguration: ["BRAINTREE_CLIENT_API_URL"],
+        parameters: [.init("tokenFile", .string, required: true, help: "PKPaymentToken.paymentData, exactly as PassKit produced it"),
+                     .init("clientApiUrl", .string, help: "from the configuration (default: BRAINTREE_CLIENT_API_URL's merchant path)"),
+                     .init("clientToken", .string), .init("paymentInstrumentName", .string, help: "default \"Apple Pay\""),
+                     .init("paymentNetwork", .string, help: "default Visa")]
+    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        let client = BraintreeClient(context)
+        // Read and check the token before anything is sent: a bad file must cost nothing.
+        let token = try PaymentTokenFile.read(path: args["tokenFile"]?.interpolationText ?? "", redactor: context.redactor)
+        let auth = try client.authorization(clientToken: args["clientToken"]?.interpolationText)
+        var clientAPIURL = args["clientApiUrl"]?.interpolationText
+        if clientAPIURL == nil {
+            clientAPIURL = try await client.configuration(auth)["clientApiUrl"]?.stringValue
+        }
+        guard let clientAPIURL else {
+            throw .failure("Braintree's configuration has no clientApiUrl", hint: "check BRAINTREE_CLIENT_API_URL (see the answer with -v)")
+        }
+        let card = try await client.tokenize(token, clientAPIURL: clientAPIURL, auth: auth,
+                                             instrumentName: args["paymentInstrumentName"]?.interpolationText ?? "Apple Pay",
+                                             network: args["paymentNetwork"]?.interpolationText ?? "Visa")
+        return StepOutput(document: ["card": card, "nonce": card["nonce"] ?? .null,
+                                     "summary": ["cardType": card["details"]?["cardType"] ?? .null]], status: 201)
+    }
+
+    static let transactionParameters: [FlowOperation.Parameter] = [
+        .init("nonce", .string, required: true, help: "a nonce from tokenize, or a sandbox fake nonce"),
+        .init("amount", .string, required: true, help: "a decimal string such as \"10.00\""),
+        .init("orderId", .string, help: "default: a new one (the driver always sets one, to find the transaction again)"),
+        .init("merchantAccountId", .string),
+        .init("expect", .string, help: "accepted (default), or declined: the step passes when Braintree refuses it"),
+    ]
+
+    static let charge = transact(name: "braintree.charge", summary: "Charge the nonce (chargePaymentMethod): SUBMITTED_FOR_SETTLEMENT.",
+                                 document: BraintreeDocuments.charge, field: "chargePaymentMethod", action: "charge")
+    static let authorize = transact(name: "braintree.authorize", summary: "Authorize the nonce (authorizePaymentMethod); capture later.",
+                                    document: BraintreeDocuments.authorize, field: "authorizePaymentMethod", action: "authorize")
+
+    private static func transact(name: String, summary: String, document: GraphQLDocument, field: String, action: String) -> FlowOperation {
+        FlowOperation(name: name, summary: summary, requiredConfiguration: BraintreeClient.serverConfiguration,
+                      parameters: transactionParameters) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+            let client = BraintreeClient(context)
+            let nonce = args["nonce"]!.interpolationText
+            context.redactor.register(nonce)
+            // Checked before anything is sent, exactly as given: Braintree takes the decimal string itself.
+            let amount = args["amount"]!.interpolationText
+            _ = try DecimalAmount.parse(.string(amount), name: "amount")
+            let orderID = args["orderId"]?.interpolationText ?? BraintreeProtocol.newOrderID()
+            let expectDecline = try expectation(args)
+            var transaction: [String: JSON] = ["amount": .string(amount), "orderId": .string(orderID)]
+            transaction["merchantAccountId"] = args["merchantAccountId"].map { .string($0.interpolationText) }
+            let input: JSON = ["paymentMethodId": .string(nonce), "transaction": .object(transaction)]
+            let readBack = BraintreeReadBack.byOrder(orderID, action: action, client: client)
+            let result: Result<StepOutput, Diagnostic>
+            do throws(Diagnostic) {
+                result = .success(try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
+                    let response = try await client.graphQL(document, ["input": input])
+                    let payload = try BraintreeClient.payload(response, field, what: action)
+                    return try outcome(payload["transaction"] ?? .null, action: action, orderID: orderID)
+                })
+            } catch {
+                result = .failure(error)
+            }
+            switch result {
+            case .success(let output) where !expectDecline:
+                return output
+            case .success:
+                throw .failure("Braintree accepted the \(action), but this step expected a refusal",
+                               hint: "the sandbox declines 2000.00–2999.99, fails 3000.00–3000.99 and rejects 5001.00")
+            case .failure(let refusal) where expectDecline && refusal.code == .failure:
+                // A refusal Braintree stated (a decline, a failure, a rejection) is what this step is for.
+                context.note("refused as expected: \(refusal.message)")
+                return StepOutput(document: ["refused": .string(refusal.message), "orderId": .string(orderID)])
+            case .failure(let error):
+                throw error
+            }
+        }
+    }
+
+    private static func expectation(_ args: JSON) throws(Diagnostic) -> Bool {
+        switch args["expect"]?.interpolationText ?? "accepted" {
+        case "accepted": return false
+        case "declined": return true
+        case let other: throw .usage("expect must be accepted or declined, got '\(other)'", hint: "declined makes the step pass when Braintree refuses the transaction")
+        }
+    }
+
+    /// A transaction in an answer: accepted, or exit 1 naming its status.
+    static func outcome(_ transaction: JSON, action: String, orderID: String?) throws(Diagnostic) -> StepOutput {
+        let status = transaction["status"]?.stringValue ?? "?"
+        if BraintreeProtocol.refusedStatuses.contains(status) {
+            throw .failure("Braintree refused the \(action): transaction \(transaction["id"]?.stringValue ?? "?") is \(status)",
+                           hint: "nothing was charged; try another card")
+        }
+        return StepOutput(document: ["transaction": transaction, "summary": summary(transaction)], status: 200)
+    }
+
+    static func summary(_ transaction: JSON) -> JSON {
+        let card = transaction["paymentMethodSnapshot"]
+        return ["id": transaction["id"] ?? .null, "legacyId": transaction["legacyId"] ?? .null, "status": transaction["status"] ?? .null,
+                "amount": transaction["amount"]?["value"] ?? .null, "currency": transaction["amount"]?["currencyCode"] ?? .null,
+                "orderId": transaction["orderId"] ?? .null, "cardType": card?["brandCode"] ?? .null, "last4": card?["last4"] ?? .null,
+                "origin": card?["origin"]?["type"] ?? .null]
+    }
+
+    static let capture = transactionAction(name: "braintree.capture", summary: "Capture an authorized transaction (captureTransaction).",
+                                           document: BraintreeDocuments.capture, field: "captureTransaction", action: "capture",
+                                           done: ["SUBMITTED_FOR_SETTLEMENT", "SETTLING", "SETTLED"], amount: true)
+    static let void = transactionAction(name: "braintree.void", summary: "Void an authorized or submitted transaction (reverseTransaction).",
+                                        document: BraintreeDocuments.void, field: "reverseTransaction", action: "void",
+                                        done: ["VOIDED"], amount: false)
+
+    private static func transactionAction(name: String, summary: String, document: GraphQLDocument, field: String, action: String,
+                                          done: Set<String>, amount: Bool) -> FlowOperation {
+        var parameters: [FlowOperation.Parameter] = [.init("transaction", .string, required: true, help: "the transaction id")]
+        if amount { parameters.append(.init("amount", .string, help: "less than authorized: a partial capture")) }
+        return FlowOperation(name: name, summary: summary, requiredConfiguration: BraintreeClient.serverConfiguration,
+                             parameters: parameters) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+            let client = BraintreeClient(context)
+            let id = args["transaction"]!.interpolationText
+            var input: [String: JSON] = ["transactionId": .string(id)]
+            if let value = args["amount"]?.interpolationText {
+                _ = try DecimalAmount.parse(.string(value), name: "amount")
+                input["transaction"] = ["amount": .string(value)]
+            }
+            let readBack = BraintreeReadBack.byID(id, action: action, done: done, client: client)
+            return try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
+                let response = try await client.graphQL(document, ["input": .object(input)])
+                let payload = try BraintreeClient.payload(response, field, what: "\(action) \(id)")
+                let transaction = payload["transaction"] ?? payload["reversal"] ?? .null
+                return try outcome(transaction, action: action, orderID: nil)
+            }
+        }
+    }
+
+    static let ping = FlowOperation(name: "braintree.ping", summary: "query { ping }: the API keys work.",
+                                    requiredConfiguration: BraintreeClient.serverConfiguration, parameters: []) { (_: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        let response = try await BraintreeClient(context).graphQL(BraintreeDocuments.ping)
+        let pong = try BraintreeClient.payload(response, "ping", what: "ping")
+        return StepOutput(document: ["ping": pong, "requestId": response.extensions["requestId"] ?? .null], status: response.status)
+    }
+
+    static let clientToken = FlowOperation(
+        name: "braintree.clientToken", summary: "Create a client token (createClientToken) for the client API.",
+        requiredConfiguration: BraintreeClient.serverConfiguration,
+        parameters: [.init("merchantAccountId", .string), .init("customerId", .string)]
+    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        var token: [String: JSON] = [:]
+        token["merchantAccountId"] = args["merchantAccountId"].map { .string($0.interpolationText) }
+        token["customerId"] = args["customerId"].map { .string($0.interpolationText) }
+        let response = try await BraintreeClient(context).graphQL(BraintreeDocuments.clientToken, ["input": ["clientToken": .object(token)]])
+        let payload = try BraintreeClient.payload(response, "createClientToken", what: "createClientToken")
+        return StepOutput(document: ["clientToken": payload["clientToken"] ?? .null], status: response.status)
+    }
+
+    static let transaction = FlowOperation(
+        name: "braintree.transaction", summary: "Read a transaction by id, or find the transactions of an orderId.",
+        requiredConfiguration: BraintreeClient.serverConfiguration,
+        parameters: [.init("transaction", .string), .init("orderId", .string)]
+    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        let client = BraintreeClient(context)
+        if let id = args["transaction"]?.interpolationText {
+            let found = try await BraintreeReadBack.read(id, client: client)
+            return StepOutput(document: ["transaction": found, "summary": summary(found)], status: 200)
+        }
+        guard let order = args["orderId"]?.interpolationText else {
+            throw .usage("give a transaction id or an order id", hint: "`checkout-driver braintree transaction TXN` or `--order-id ID`")
+        }
+        let found = try await BraintreeReadBack.search(order, client: client)
+        guard let latest = found.first else { throw .failure("no Braintree transaction has orderId \(order)", hint: "check the order id") }
+        return StepOutput(document: ["transaction": latest, "summary": summary(latest), "all": .array(found)], status: 200)
+    }
+}

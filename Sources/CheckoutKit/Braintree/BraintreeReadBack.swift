@@ -1,0 +1,62 @@
+import Foundation
+
+/// What a Braintree mutation whose answer was lost actually did, read back with queries (safe to repeat): a charge or
+/// an authorization by its orderId (the driver always sets one), a capture or a void by the transaction id. The
+/// commands that settle it when the read cannot tell.
+enum BraintreeReadBack {
+    static func byOrder(_ orderID: String, action: String, client: BraintreeClient) -> ReadBack {
+        ReadBack(
+            action: action, effect: "the \(action)", resource: "the transactions of order \(orderID)",
+            read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
+                let found = try await search(orderID, client: client)
+                guard let latest = found.first, let status = latest["status"]?.stringValue else {
+                    return .notSeen(shows: "no transaction has orderId \(orderID)")
+                }
+                if BraintreeProtocol.refusedStatuses.contains(status) {
+                    return .refused(.failure("Braintree refused the \(action): transaction \(latest["id"]?.stringValue ?? "?") is \(status)",
+                                             hint: "nothing was charged; try another card"))
+                }
+                return .tookEffect(StepOutput(document: ["transaction": latest, "summary": BraintreeOperations.summary(latest)], status: 200),
+                                   shows: "transaction \(latest["id"]?.stringValue ?? "?") is \(status)")
+            },
+            settle: {
+                ["look the order up before paying again (a nonce is single-use; a charge is never repeated): "
+                    + command(["braintree", "transaction", "--order-id", orderID], client)]
+            })
+    }
+
+    static func byID(_ id: String, action: String, done: Set<String>, client: BraintreeClient) -> ReadBack {
+        ReadBack(
+            action: action, effect: "the \(action)", resource: "transaction \(id)",
+            read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
+                let current = try await read(id, client: client)
+                let status = current["status"]?.stringValue ?? "?"
+                if done.contains(status) {
+                    return .tookEffect(StepOutput(document: ["transaction": current, "summary": BraintreeOperations.summary(current)], status: 200),
+                                       shows: "\(id) is \(status): the \(action) went through")
+                }
+                return .notSeen(shows: "\(id) is still \(status)")
+            },
+            settle: {
+                ["read the transaction: " + command(["braintree", "transaction", id], client),
+                 "then \(action) it again if it has not changed: " + command(["braintree", action, id], client)]
+            })
+    }
+
+    static func read(_ id: String, client: BraintreeClient) async throws(Diagnostic) -> JSON {
+        let response = try await client.graphQL(BraintreeDocuments.transactionByID, ["id": .string(id)])
+        let node = try BraintreeClient.payload(response, "node", what: "reading transaction \(id)")
+        return node
+    }
+
+    /// The transactions with this orderId, newest first.
+    static func search(_ orderID: String, client: BraintreeClient) async throws(Diagnostic) -> [JSON] {
+        let response = try await client.graphQL(BraintreeDocuments.transactionsByOrder, ["input": ["orderId": ["is": .string(orderID)]]])
+        let search = try BraintreeClient.payload(response, "search", what: "searching transactions of order \(orderID)")
+        return (search["transactions"]?["edges"]?.arrayValue ?? []).compactMap { $0["node"] }.filter { $0 != .null }
+    }
+
+    private static func command(_ arguments: [String], _ client: BraintreeClient) -> String {
+        "`" + ShellWords.join(["checkout-driver"] + arguments + client.context.services.settleOptions) + "`"
+    }
+}

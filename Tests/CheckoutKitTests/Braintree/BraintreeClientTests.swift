@@ -1,0 +1,148 @@
+import Foundation
+import GraphQL
+import LoopbackHTTP
+import Testing
+@testable import CheckoutKit
+
+/// The Braintree client against Braintree's published schema and a scripted server written from
+/// protocols/braintree.md (not the project's emulator): every document validates; the wire of the client API and the
+/// GraphQL API; errors[] in an HTTP 200 answer; a charge never repeated, and read back by its orderId.
+@Suite struct BraintreeClientTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    static let schema: Schema = {
+        let url = root.appendingPathComponent("../shared/data/braintree/schema.graphql").standardized
+        do { return try Schema(sdl: try String(contentsOf: url, encoding: .utf8)) } catch { fatalError("\(error)") }
+    }()
+
+    @Test(arguments: BraintreeDocuments.all.map(\.name))
+    func everyDocumentValidatesAgainstBraintreesSchema(name: String) throws {
+        let document = try #require(BraintreeDocuments.all.first { $0.name == name })
+        let parsed = try Parser.parse(document.text)
+        #expect(Validator.validate(parsed, against: Self.schema).map(\.description) == [])
+        #expect(parsed.operations.map(\.name) == [name])
+        #expect(parsed.operations.first?.operation == (document.isMutation ? .mutation : .query))
+    }
+
+    /// For Scripts/check-graphql: the same documents checked with graphql-core after the tests.
+    @Test func everyDocumentIsExportedForTheIndependentCheck() throws {
+        let directory = Self.root.appendingPathComponent(".build/graphql-documents/braintree")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for document in BraintreeDocuments.all {
+            try Data(document.text.utf8).write(to: directory.appendingPathComponent(document.name + ".graphql"))
+        }
+        let written = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".graphql") }
+        #expect(Set(written) == Set(BraintreeDocuments.all.map { $0.name + ".graphql" }))
+    }
+
+    static func harness(_ server: TestServer) -> Harness {
+        var harness = Harness(registry: OperationRegistry(BraintreeOperations.all))
+        harness.env = ["BRAINTREE_CLIENT_API_URL": server.url("/bt"), "BRAINTREE_GRAPHQL_URL": server.url("/graphql"),
+                       "BRAINTREE_TOKENIZATION_KEY": "sandbox_abc123_merchant9", "BRAINTREE_PUBLIC_KEY": "pub-key-1",
+                       "BRAINTREE_PRIVATE_KEY": "private-key-secret-1"]
+        return harness
+    }
+
+    static func step(_ use: String, _ with: String = "{}") -> String {
+        #"{ "name": "t", "steps": [ { "name": "s", "use": "\#(use)", "with": \#(with) } ] }"#
+    }
+
+    static func body(_ request: HTTPRequest) -> JSON { (try? JSON.parse(request.body)) ?? .null }
+
+    static let transaction: JSON = ["id": "dHJhbnNhY3Rpb25fYWJj", "legacyId": "abc", "status": "SUBMITTED_FOR_SETTLEMENT", "orderId": "o-1",
+                                    "amount": ["value": "10.00", "currencyCode": "USD"],
+                                    "paymentMethodSnapshot": ["__typename": "CreditCardDetails", "brandCode": "VISA", "last4": "1234", "origin": ["type": "APPLE_PAY"]]]
+
+    @Test func theConfigurationIsReadWithTheClientKeyAndAMismatchWarns() async throws {
+        let server = try TestServer { _, _ in
+            .json(200, ["clientApiUrl": "http://x/client_api", "environment": "sandbox",
+                        "applePay": ["status": "mock", "countryCode": "US", "currencyCode": "USD", "merchantIdentifier": "merchant.x",
+                                     "supportedNetworks": ["visa", "mastercard"]]])
+        }
+        let harness = Self.harness(server)
+        let result = try await harness.run(Self.step("braintree.config", #"{ "currency": "EUR", "network": "Discover" }"#))
+        #expect(result.passed, "\(result.failure?.description ?? "")")
+        let request = try #require(server.requests.first)
+        #expect(request.target == "/bt/merchants/merchant9/client_api/v1/configuration?configVersion=3")
+        #expect(request.headers["Client-Key"] == "sandbox_abc123_merchant9")
+        let notes = harness.events.all.compactMap { if case .note(_, let m) = $0 { m } else { nil } }
+        #expect(notes.contains { $0.contains("currency EUR is not the gateway's USD") }, "\(notes)")
+        #expect(notes.contains { $0.contains("Discover is not among the gateway's supported networks") }, "\(notes)")
+    }
+
+    @Test func aChargeSendsTheDecimalAmountAndAnOrderIdWithBasicAuthAndTheVersion() async throws {
+        let server = try TestServer { _, _ in .json(200, ["data": ["chargePaymentMethod": ["transaction": Self.transaction]]]) }
+        let result = try await Self.harness(server).run(Self.step("braintree.charge", #"{ "nonce": "fake-apple-pay-visa-nonce", "amount": "10.00" }"#))
+        #expect(result.passed, "\(result.failure?.description ?? "")")
+        let request = try #require(server.requests.first)
+        #expect(request.headers["Authorization"] == "Basic " + Data("pub-key-1:private-key-secret-1".utf8).base64EncodedString())
+        #expect(request.headers["Braintree-Version"] == "2019-01-01")
+        let input = Self.body(request)["variables"]?["input"]
+        #expect(input?["paymentMethodId"] == "fake-apple-pay-visa-nonce")
+        #expect(input?["transaction"]?["amount"] == "10.00", "the decimal string itself")
+        #expect(input?["transaction"]?["orderId"]?.stringValue?.hasPrefix("cd-") == true, "an orderId is always set")
+        #expect(Self.body(request)["operationName"] == "BraintreeCharge")
+    }
+
+    @Test func errorsInAnHTTP200AnswerAreAFailureShowingLegacyCodeAndInputPath() async throws {
+        let server = try TestServer { _, _ in
+            .json(200, ["data": ["chargePaymentMethod": .null],
+                        "errors": [["message": "Amount is an invalid format.", "extensions": ["errorClass": "VALIDATION", "legacyCode": "81503",
+                                                                                           "inputPath": ["input", "transaction", "amount"]]]]])
+        }
+        let result = try await Self.harness(server).run(Self.step("braintree.charge", #"{ "nonce": "n-123456", "amount": "10.00" }"#))
+        #expect(result.exitCode == .failure)
+        #expect(result.failure?.message.contains("Amount is an invalid format. (legacyCode 81503, inputPath input.transaction.amount)") == true,
+                "\(result.failure?.message ?? "")")
+        #expect(server.requests.count == 1, "a mutation is never repeated")
+    }
+
+    @Test func aBadAmountIsRefusedBeforeAnythingIsSent() async throws {
+        let server = try TestServer { _, _ in .json(200, ["data": ["ping": "pong"]]) }
+        let result = try await Self.harness(server).run(Self.step("braintree.charge", #"{ "nonce": "n-123456", "amount": "10.001" }"#))
+        #expect(result.exitCode == .usage)
+        #expect(server.requests.isEmpty)
+    }
+
+    @Test func aLostChargeIsNeverResentAndIsReadBackByItsOrderId() async throws {
+        let server = try TestServer { request, _ in
+            let body = Self.body(request)
+            if body["operationName"] == "BraintreeCharge" { return .reset }
+            return .json(200, ["data": ["search": ["transactions": ["edges": [["node": Self.transaction]]]]]])
+        }
+        let result = try await Self.harness(server).run(Self.step("braintree.charge", #"{ "nonce": "n-123456", "amount": "10.00", "orderId": "o-1" }"#))
+        #expect(result.passed, "\(result.failure?.description ?? "")")
+        let operations = server.requests.map { Self.body($0)["operationName"]?.stringValue ?? "?" }
+        #expect(operations == ["BraintreeCharge", "BraintreeTransactionsByOrder"], "\(operations)")
+        #expect(Self.body(server.requests[1])["variables"]?["input"] == ["orderId": ["is": "o-1"]])
+    }
+
+    @Test func aLostChargeNotFoundIsOutcomeUnknownNamingTheLookup() async throws {
+        let server = try TestServer { request, _ in
+            if Self.body(request)["operationName"] == "BraintreeCharge" { return .reset }
+            return .json(200, ["data": ["search": ["transactions": ["edges": []]]]])
+        }
+        let result = try await Self.harness(server).run(Self.step("braintree.charge", #"{ "nonce": "n-123456", "amount": "10.00", "orderId": "o-9" }"#))
+        #expect(result.exitCode == .outcomeUnknown)
+        #expect(result.failure?.hint?.contains("`checkout-driver braintree transaction --order-id o-9`") == true, "\(result.failure?.hint ?? "")")
+    }
+
+    @Test func tokenizationSendsTheTokenFilesExactBytesAndThePassKitFields() async throws {
+        let directory = try temporaryDirectory()
+        let server = try TestServer { _, _ in .json(201, ["applePayCards": [["nonce": "tokenized-nonce-77", "details": ["cardType": "Apple Pay - Visa"]]]]) }
+        let token = #"{"data":"AAAA","header":{"ephemeralPublicKey":"BBBB","publicKeyHash":"CCCC","transactionId":"0a1b2c3d"},"signature":"DDDD","version":"EC_v1"}"#
+        let path = directory + "/token.json"
+        try Data(token.utf8).write(to: URL(fileURLWithPath: path))
+        let result = try await Self.harness(server).run(Self.step("braintree.tokenize", #"{ "tokenFile": "\#(path)", "clientApiUrl": "\#(server.url("/ca"))", "paymentNetwork": "MasterCard" }"#))
+        #expect(result.passed, "\(result.failure?.description ?? "")")
+        let request = try #require(server.requests.first)
+        #expect(request.path == "/ca/v1/payment_methods/apple_payment_tokens")
+        #expect(request.headers["Content-Type"] == "application/json; charset=utf-8")
+        let sent = Self.body(request)["applePaymentToken"]
+        #expect(sent?["paymentData"]?.stringValue == Data(token.utf8).base64EncodedString())
+        #expect(sent?["transactionIdentifier"] == "0a1b2c3d" && sent?["paymentNetwork"] == "MasterCard")
+        #expect(Self.body(request)["_meta"]?["sessionId"]?.stringValue != nil)
+        #expect(result.step("s")?.output?["nonce"] == "tokenized-nonce-77")
+    }
+}
