@@ -137,12 +137,24 @@ import Testing
         let r = try await BinaryRunner.run(["braintree", "apple-pay", "--token-file", s.path + "/token.json", "--amount", "10.00", "-v",
                                             "--record", har, "--junit", junit], home: s.path)
         #expect(r.status == 0, "\(r.all)")
+        let server = try ServeProcess(home: s.path)
+        defer { server.stop() }
         let json = try await BinaryRunner.run(["braintree", "apple-pay", "--amount", "10.00", "--format", "jsonl", "-v"], home: s.path)
         #expect(json.status == 0, "\(json.all)")
+        // The nonce the run charged, as the emulator received it.
+        let received = try curl(["-s", server.url + "/_sandbox/requests"])
+        let charged = try #require(received.firstMatch(of: /paymentMethodId\\?"\s*:\s*\\?"([0-9a-f-]{20,})/).map { String($0.output.1) })
+        let tokenRun = try await BinaryRunner.run(["braintree", "client-token", "-q"], home: s.path)
+        let clientToken = tokenRun.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let withToken = try await BinaryRunner.run(["braintree", "config", "--client-token", clientToken, "-v"], home: s.path)
+        #expect(withToken.status == 0, "\(withToken.all)")
         let tokenBytes = try Data(contentsOf: URL(fileURLWithPath: s.path + "/token.json"))
-        let outputs = [r.all, json.all, try String(contentsOfFile: har, encoding: .utf8), try String(contentsOfFile: junit, encoding: .utf8)]
-        let nonces = (try String(contentsOfFile: har, encoding: .utf8)).matches(of: /"nonce"\s*:\s*"([^"]+)"/).map { String($0.output.1) }
-        #expect(nonces.allSatisfy { $0 == "[REDACTED]" }, "\(nonces)")
+        let outputs = [r.all, json.all, try String(contentsOfFile: har, encoding: .utf8), try String(contentsOfFile: junit, encoding: .utf8), withToken.all]
+        // HAR keeps bodies as JSON strings: the nonce's key and value appear escaped there.
+        let nonces = (try String(contentsOfFile: har, encoding: .utf8)).matches(of: /\\"nonce\\":\\"([^"\\]+)/).map { String($0.output.1) }
+        #expect(!nonces.isEmpty && nonces.allSatisfy { $0 == "[REDACTED]" }, "\(nonces)")
+        #expect(!json.all.contains(charged), "the charged nonce is in no output of its run")
+        #expect(clientToken.count > 40 && !withToken.all.contains(clientToken), "the client token is printed by client-token only")
         for output in outputs {
             #expect(!output.contains(TestCredentials.braintreePrivateKey))
             #expect(!output.contains(TestCredentials.braintreeTokenizationKey))

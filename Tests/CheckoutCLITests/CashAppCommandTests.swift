@@ -150,9 +150,12 @@ import Testing
         let s = try Scratch()
         let server = try ServeProcess(home: s.path)
         defer { server.stop() }
-        _ = try curl(["-s", "-X", "PUT", "-d", #"{"autoApproveAfterPolls":5,"triggerLifetimeSeconds":1}"#, server.url + "/_sandbox/cashapp/settings"])
-        let r = try await BinaryRunner.run(["cashapp", "pay", "--poll-interval", "0.6"], home: s.path)
+        _ = try curl(["-s", "-X", "PUT", "-d", #"{"autoApproveAfterPolls":3,"triggerLifetimeSeconds":1}"#, server.url + "/_sandbox/cashapp/settings"])
+        // A poll interval far longer than the link lives: the wait re-reads the request right after refreshes_at instead.
+        let started = Date()
+        let r = try await BinaryRunner.run(["cashapp", "pay", "--poll-interval", "30"], home: s.path)
         #expect(r.status == 0, "\(r.all)")
+        #expect(Date().timeIntervalSince(started) < 20, "three reads, each right after the link's refresh, not 30 s apart")
         #expect(r.stderr.contains("approval: the approval link was refreshed: \(server.url)/cashapp/approve/GRR_"), "\(r.stderr)")
     }
 

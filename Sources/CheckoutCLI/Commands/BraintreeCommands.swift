@@ -54,7 +54,10 @@ enum BraintreeCommands {
         let orderID = try invocation.identifier("order-id")
         if let nonce = try invocation.identifier("nonce") {
             steps.removeAll { $0.name == "make-token" || $0.name == "tokenize" }
-            if environment.configuration.value("BRAINTREE_TOKENIZATION_KEY") == nil && clientToken == nil { steps.removeAll { $0.name == "config" } }
+            if environment.configuration.value("BRAINTREE_TOKENIZATION_KEY") == nil && clientToken == nil {
+                steps.removeAll { $0.name == "config" }
+                environment.console.err("note: no BRAINTREE_TOKENIZATION_KEY or --client-token: the gateway's configuration (and the --currency and --network checks) is skipped")
+            }
             flow.vars["nonce"] = .string(nonce)
         } else if let path = invocation.string("token-file") {
             steps.removeAll { $0.name == "make-token" }
@@ -113,9 +116,16 @@ enum BraintreeCommands {
         name: "client-token", abstract: "Create a client token (createClientToken) and print it.",
         options: [OptionSpec("merchant-account", value: "ID", help: "The merchant account."), OptionSpec("customer", value: "ID", help: "A vaulted customer.")]
     ) { invocation throws(Diagnostic) in
-        try await run(invocation, step: "client-token", use: "braintree.clientToken",
-                      with: ["merchantAccountId": try invocation.identifier("merchant-account").map(JSON.string),
-                             "customerId": try invocation.identifier("customer").map(JSON.string)])
+        let with: [String: JSON?] = ["merchantAccountId": try invocation.identifier("merchant-account").map(JSON.string),
+                                     "customerId": try invocation.identifier("customer").map(JSON.string)]
+        let flow = Flow(name: "braintree-client-token", steps: [Step(name: "client-token", action: .operation(name: "braintree.clientToken", arguments: .object(with.compactMapValues { $0 })))])
+        let environment = try RunEnvironment.prepare(invocation)
+        defer { environment.shutdown() }
+        let result = try await environment.run(flow, vars: [:], registry: Operations.registry)
+        if let failure = result.failure { throw failure }
+        // The token is this command's product, so stdout gets it as it is; every other output masks it.
+        if environment.settings.format == .text, let token = result.steps.last?.output?["clientToken"]?.stringValue { environment.console.out(token) }
+        return .ok
     }
 
     // MARK: -
@@ -153,7 +163,6 @@ enum BraintreeCommands {
         }
         if let refused = output["refused"]?.stringValue { return ["refused           \(refused)"] }
         if let pong = output["ping"]?.stringValue { return ["ping              \(pong)"] }
-        if let token = output["clientToken"]?.stringValue { return [token] }
         return []
     }
 }

@@ -20,6 +20,7 @@ struct BraintreeClient: Sendable {
 
     func authorization(clientToken: String?) throws(Diagnostic) -> Authorization {
         if let clientToken {
+            context.redactor.register(clientToken)
             let token = try BraintreeProtocol.ClientToken(clientToken)
             context.redactor.register(token.fingerprint)
             return .clientToken(token)
@@ -42,8 +43,9 @@ struct BraintreeClient: Sendable {
             url = AfterpayClient.trimmed(context.configuration.value("BRAINTREE_CLIENT_API_URL")!) + BraintreeProtocol.configurationPath(merchantID: merchant)
             headers["Client-Key"] = key
         case .clientToken(let token):
-            url = token.configURL + (token.configURL.contains("?") ? "&" : "?") + "configVersion=3&authorization_fingerprint="
-                + (token.fingerprint.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? token.fingerprint)
+            let encoded = token.fingerprint.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? token.fingerprint
+            context.redactor.register(encoded)  // the URL form, which the redactor's own encodings may not cover
+            url = token.configURL + (token.configURL.contains("?") ? "&" : "?") + "configVersion=3&authorization_fingerprint=" + encoded
         }
         let timeout = context.requestTimeout
         let (fixedURL, fixedHeaders) = (url, headers)
@@ -76,7 +78,7 @@ struct BraintreeClient: Sendable {
         }
         let answer = try Self.clientAnswer(response, what: "tokenizing the Apple Pay token")
         guard let card = answer["applePayCards"]?.arrayValue?.first, let nonce = card["nonce"]?.stringValue else {
-            throw .failure("Braintree's tokenization answer has no applePayCards[0].nonce", hint: "check BRAINTREE_CLIENT_API_URL (see the answer with -v)")
+            throw .unavailable("Braintree's tokenization answer has no applePayCards[0].nonce", hint: "check BRAINTREE_CLIENT_API_URL (see the answer with -v)")
         }
         context.redactor.register(nonce)
         return card
@@ -125,8 +127,22 @@ struct BraintreeClient: Sendable {
         return try GraphQLResponse(response, service: "Braintree")
     }
 
-    /// The payload at `field`, or exit 1 with Braintree's errors, each with its `legacyCode` and `inputPath`.
-    static func payload(_ response: GraphQLResponse, _ field: String, what: String) throws(Diagnostic) -> JSON {
+    /// Error classes that say Braintree itself failed, not the request: after a mutation the money may have moved.
+    static let uncertainErrorClasses: Set<String> = ["INTERNAL", "SERVICE_AVAILABILITY", "UNKNOWN"]
+
+    /// The payload at `field`, or exit 1 with Braintree's errors, each with its `legacyCode` and `inputPath`. For a
+    /// mutation (`movesMoney`), an answer that does not settle what it did — a lost or cut-short exchange, a 5xx, an
+    /// internal error class — is uncertain, so the caller reads back instead of reporting a failure.
+    static func payload(_ response: GraphQLResponse, _ field: String, what: String, movesMoney: Bool = false) throws(Diagnostic) -> JSON {
+        let classes = Set(response.errors.compactMap { $0.extensions["errorClass"]?.stringValue })
+        if movesMoney && (response.outcomeOpen || response.status >= 500 || !classes.isDisjoint(with: uncertainErrorClasses)) {
+            throw .uncertain("\(what) got no answer that settles it (HTTP \(response.status)\(classes.isEmpty ? "" : ", " + classes.sorted().joined(separator: ", ")))",
+                             hint: "the transaction may have been made; look it up before paying again")
+        }
+        if classes.contains("AUTHENTICATION") || classes.contains("AUTHORIZATION") {
+            throw .configuration("\(what) failed: Braintree refused the credentials: \(response.errors.map(\.message).joined(separator: "; "))",
+                                 hint: "check BRAINTREE_PUBLIC_KEY and BRAINTREE_PRIVATE_KEY and the merchant they belong to")
+        }
         if !response.errors.isEmpty {
             let texts = response.errors.map { error -> String in
                 var parts: [String] = []
@@ -141,6 +157,14 @@ struct BraintreeClient: Sendable {
             throw .failure("\(what) failed: Braintree's answer has no \(field)", hint: "check BRAINTREE_GRAPHQL_URL (see the answer with -v)")
         }
         return payload
+    }
+
+    /// Whether the answer is Braintree refusing the payment itself (the processor's or the gateway's legacy codes).
+    static func isRefusal(_ response: GraphQLResponse) -> Bool {
+        response.errors.contains { error in
+            guard let code = error.extensions["legacyCode"].flatMap({ Int($0.interpolationText) }) else { return false }
+            return (2000...3999).contains(code) || code == 5001
+        }
     }
 
     /// What to do about a legacy code: the processor's (2xxx, 3xxx) and the gateway's (5001) rejections, a bad nonce.

@@ -6,7 +6,11 @@ enum BraintreeDocuments {
         fragment TransactionParts on Transaction {
           id legacyId status orderId createdAt merchantAccountId
           amount { value currencyCode }
-          paymentMethodSnapshot { __typename ... on CreditCardDetails { brandCode last4 origin { type } } }
+          paymentMethodSnapshot {
+            __typename
+            ... on CreditCardDetails { brandCode last4 origin { type } }
+            ... on CreditCardTransactionDetails { creditCard { brandCode last4 origin { type } } }
+          }
         }
         """
 
@@ -26,7 +30,7 @@ enum BraintreeDocuments {
         """)
     static let void = document("BraintreeVoid", mutation: true, """
         mutation BraintreeVoid($input: ReverseTransactionInput!) {
-          reverseTransaction(input: $input) { reversal { __typename ... on Transaction { ...TransactionParts } ... on Refund { id legacyId status } } }
+          reverseTransaction(input: $input) { reversal { __typename ... on Transaction { ...TransactionParts } ... on Refund { id legacyId status amount { value currencyCode } } } }
         }
         """)
     static let clientToken = document("BraintreeClientToken", mutation: true, """

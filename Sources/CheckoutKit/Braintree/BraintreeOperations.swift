@@ -84,38 +84,31 @@ public enum BraintreeOperations {
             let client = BraintreeClient(context)
             let nonce = args["nonce"]!.interpolationText
             context.redactor.register(nonce)
-            // Checked before anything is sent, exactly as given: Braintree takes the decimal string itself.
-            let amount = args["amount"]!.interpolationText
-            _ = try DecimalAmount.parse(.string(amount), name: "amount")
+            // Checked before anything is sent, and sent with exactly two decimals, as the schema's Amount takes it.
+            let amount = DecimalAmount.text(try DecimalAmount.parse(.string(args["amount"]!.interpolationText), name: "amount"))
             let orderID = args["orderId"]?.interpolationText ?? BraintreeProtocol.newOrderID()
             let expectDecline = try expectation(args)
             var transaction: [String: JSON] = ["amount": .string(amount), "orderId": .string(orderID)]
             transaction["merchantAccountId"] = args["merchantAccountId"].map { .string($0.interpolationText) }
             let input: JSON = ["paymentMethodId": .string(nonce), "transaction": .object(transaction)]
-            let readBack = BraintreeReadBack.byOrder(orderID, action: action, client: client)
-            let result: Result<StepOutput, Diagnostic>
-            do throws(Diagnostic) {
-                result = .success(try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
-                    let response = try await client.graphQL(document, ["input": input])
-                    let payload = try BraintreeClient.payload(response, field, what: action)
-                    return try outcome(payload["transaction"] ?? .null, action: action, orderID: orderID)
-                })
-            } catch {
-                result = .failure(error)
+            let readBack = BraintreeReadBack.byOrder(orderID, amount: amount, action: action, client: client)
+            let output = try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
+                let response = try await client.graphQL(document, ["input": input])
+                // A refusal Braintree stated (the processor's or the gateway's codes) is what an `expect: declined` step is
+                // for; any other error still fails it.
+                if expectDecline && BraintreeClient.isRefusal(response) {
+                    let message = response.errors.map(\.message).joined(separator: "; ")
+                    context.note("refused as expected: \(message)")
+                    return StepOutput(document: ["refused": .string(message), "orderId": .string(orderID)])
+                }
+                let payload = try BraintreeClient.payload(response, field, what: action, movesMoney: true)
+                return try outcome(payload["transaction"] ?? .null, action: action, orderID: orderID)
             }
-            switch result {
-            case .success(let output) where !expectDecline:
-                return output
-            case .success:
+            if expectDecline && output.document["refused"] == nil {
                 throw .failure("Braintree accepted the \(action), but this step expected a refusal",
                                hint: "the sandbox declines 2000.00–2999.99, fails 3000.00–3000.99 and rejects 5001.00")
-            case .failure(let refusal) where expectDecline && refusal.code == .failure:
-                // A refusal Braintree stated (a decline, a failure, a rejection) is what this step is for.
-                context.note("refused as expected: \(refusal.message)")
-                return StepOutput(document: ["refused": .string(refusal.message), "orderId": .string(orderID)])
-            case .failure(let error):
-                throw error
             }
+            return output
         }
     }
 
@@ -138,7 +131,8 @@ public enum BraintreeOperations {
     }
 
     static func summary(_ transaction: JSON) -> JSON {
-        let card = transaction["paymentMethodSnapshot"]
+        let snapshot = transaction["paymentMethodSnapshot"]
+        let card = snapshot?["creditCard"] ?? snapshot
         return ["id": transaction["id"] ?? .null, "legacyId": transaction["legacyId"] ?? .null, "status": transaction["status"] ?? .null,
                 "amount": transaction["amount"]?["value"] ?? .null, "currency": transaction["amount"]?["currencyCode"] ?? .null,
                 "orderId": transaction["orderId"] ?? .null, "cardType": card?["brandCode"] ?? .null, "last4": card?["last4"] ?? .null,
@@ -162,14 +156,18 @@ public enum BraintreeOperations {
             let id = args["transaction"]!.interpolationText
             var input: [String: JSON] = ["transactionId": .string(id)]
             if let value = args["amount"]?.interpolationText {
-                _ = try DecimalAmount.parse(.string(value), name: "amount")
-                input["transaction"] = ["amount": .string(value)]
+                input["transaction"] = ["amount": .string(DecimalAmount.text(try DecimalAmount.parse(.string(value), name: "amount")))]
             }
             let readBack = BraintreeReadBack.byID(id, action: action, done: done, client: client)
             return try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
                 let response = try await client.graphQL(document, ["input": .object(input)])
-                let payload = try BraintreeClient.payload(response, field, what: "\(action) \(id)")
+                let payload = try BraintreeClient.payload(response, field, what: "\(action) \(id)", movesMoney: true)
                 let transaction = payload["transaction"] ?? payload["reversal"] ?? .null
+                if transaction["__typename"] == "Refund" {
+                    // A settled transaction cannot be voided: Braintree refunded it instead.
+                    context.note("\(id) was already settled, so Braintree refunded it (refund \(transaction["id"]?.stringValue ?? "?")) instead of voiding it")
+                    return StepOutput(document: ["refund": transaction, "summary": BraintreeOperations.summary(transaction)], status: 200)
+                }
                 return try outcome(transaction, action: action, orderID: nil)
             }
         }
@@ -192,6 +190,8 @@ public enum BraintreeOperations {
         token["customerId"] = args["customerId"].map { .string($0.interpolationText) }
         let response = try await BraintreeClient(context).graphQL(BraintreeDocuments.clientToken, ["input": ["clientToken": .object(token)]])
         let payload = try BraintreeClient.payload(response, "createClientToken", what: "createClientToken")
+        // An authorization for the client API: masked in every output (`braintree client-token` prints it on purpose).
+        if let token = payload["clientToken"]?.stringValue { context.redactor.register(token) }
         return StepOutput(document: ["clientToken": payload["clientToken"] ?? .null], status: response.status)
     }
 

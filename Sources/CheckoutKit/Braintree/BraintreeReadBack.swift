@@ -4,13 +4,18 @@ import Foundation
 /// an authorization by its orderId (the driver always sets one), a capture or a void by the transaction id. The
 /// commands that settle it when the read cannot tell.
 enum BraintreeReadBack {
-    static func byOrder(_ orderID: String, action: String, client: BraintreeClient) -> ReadBack {
+    static func byOrder(_ orderID: String, amount: String, action: String, client: BraintreeClient) -> ReadBack {
         ReadBack(
             action: action, effect: "the \(action)", resource: "the transactions of order \(orderID)",
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
-                let found = try await search(orderID, client: client)
+                // Only a transaction of this amount can be this call's; two of them (an order id reused after a decline)
+                // cannot tell which one this call made.
+                let found = try await search(orderID, client: client).filter { $0["amount"]?["value"]?.stringValue == amount }
+                guard found.count <= 1 else {
+                    return .notSeen(shows: "order \(orderID) has \(found.count) transactions of \(amount), so which one this \(action) made cannot be told")
+                }
                 guard let latest = found.first, let status = latest["status"]?.stringValue else {
-                    return .notSeen(shows: "no transaction has orderId \(orderID)")
+                    return .notSeen(shows: "no transaction of \(amount) has orderId \(orderID)")
                 }
                 if BraintreeProtocol.refusedStatuses.contains(status) {
                     return .refused(.failure("Braintree refused the \(action): transaction \(latest["id"]?.stringValue ?? "?") is \(status)",
@@ -45,11 +50,14 @@ enum BraintreeReadBack {
 
     static func read(_ id: String, client: BraintreeClient) async throws(Diagnostic) -> JSON {
         let response = try await client.graphQL(BraintreeDocuments.transactionByID, ["id": .string(id)])
-        let node = try BraintreeClient.payload(response, "node", what: "reading transaction \(id)")
+        guard response.errors.isEmpty, let node = response.data["node"], node != .null else {
+            if !response.errors.isEmpty { _ = try BraintreeClient.payload(response, "node", what: "reading transaction \(id)") }
+            throw .failure("Braintree has no transaction \(id)", hint: "check the id (`checkout-driver braintree transaction --order-id ID` finds an order's)")
+        }
         return node
     }
 
-    /// The transactions with this orderId, newest first.
+    /// The transactions with this orderId.
     static func search(_ orderID: String, client: BraintreeClient) async throws(Diagnostic) -> [JSON] {
         let response = try await client.graphQL(BraintreeDocuments.transactionsByOrder, ["input": ["orderId": ["is": .string(orderID)]]])
         let search = try BraintreeClient.payload(response, "search", what: "searching transactions of order \(orderID)")

@@ -58,7 +58,11 @@ enum CashAppApproval {
                                    hint: "approve it in Cash App (scan the code or open the link) and run `checkout-driver cashapp poll` again, or raise --approval-timeout")
                 }
                 context.polled(polls, "customer request is \(status)")
-                try await context.deadline.sleep(interval, during: context.step)
+                var wait = interval
+                if let refresh = current.refreshesAt.flatMap(Timestamp.parse) {
+                    wait = min(interval, max(CashAppProtocol.refreshFloor, refresh.timeIntervalSinceNow + 0.1))
+                }
+                try await context.deadline.sleep(wait, during: context.step)
             }
         }
     }

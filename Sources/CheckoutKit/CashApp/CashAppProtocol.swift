@@ -38,8 +38,10 @@ public enum CashAppProtocol {
 
     /// Pay Kit polls the customer request every second.
     static let pollInterval: Double = 1
-    /// Pay Kit refreshes the approval link when `refreshes_at` is this close.
-    static let refreshWindow: Double = 10
+    /// Pay Kit refreshes the approval link before `refreshes_at`. DECISION: the wait reads the request again right after
+    /// `refreshes_at` when that comes before the next poll (so a long --poll-interval never shows a stale link), but
+    /// never sooner than this after the last read.
+    static let refreshFloor: Double = 0.5
     /// The seed: "Set a timeout for this state" (Pay Kit itself waits forever).
     static let approvalTimeout: Double = 120
     /// Pay Kit's per-request timeout for the Cash App API.

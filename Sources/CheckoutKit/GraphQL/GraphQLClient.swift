@@ -53,6 +53,8 @@ public struct GraphQLResponse: Sendable {
     }
 
     public let status: Int
+    /// The exchange's answer does not settle what the request did (see `HTTPClientResponse.outcomeOpen`).
+    public let outcomeOpen: Bool
     public let data: JSON
     /// The answer has a `data` member (null included): the operation was executed, so a top-level error in it came
     /// from a field — after a mutation's resolver may have acted. No `data` at all means the request never ran
@@ -67,6 +69,7 @@ public struct GraphQLResponse: Sendable {
     /// leaves open what a mutation did (the caller reads back).
     public init(_ response: HTTPClientResponse, service: String) throws(Diagnostic) {
         status = response.status
+        outcomeOpen = response.outcomeOpen
         let parsed: JSON
         do { parsed = try JSON.parse(response.body) } catch {
             let message = "\(service) answered \(response.status) with a body that is not JSON: \(error)"

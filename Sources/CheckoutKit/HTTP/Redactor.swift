@@ -21,7 +21,7 @@ public final class Redactor: Sendable {
     static let sensitiveKeys: Set<String> = [
         "client_secret", "clientsecret", "secret", "password", "token", "jwt", "jwttoken", "signature", "api_key", "apikey",
         "access_token", "refresh_token", "session_token", "sessiontoken", "cvc", "cvv", "card_number",
-        "cardnumber", "cardtoken", "pan", "private_key", "shared_secret",
+        "cardnumber", "cardtoken", "pan", "private_key", "shared_secret", "nonce",
     ]
 
     private let secrets = Mutex<[String]>([])

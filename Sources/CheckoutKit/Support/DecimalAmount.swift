@@ -35,6 +35,6 @@ public enum DecimalAmount {
     public static func parse(_ value: JSON?, name: String = "amount") throws(Diagnostic) -> Int {
         if let text = value?.stringValue, let minor = minorUnits(text) { return minor }
         throw .usage("\(name) must be a decimal amount with at most 2 decimals, from 0.01 to \(text(MinorUnits.range.upperBound)) (e.g. 19.99), got \(value.map { "'\($0.interpolationText)'" } ?? "nothing")",
-                     hint: "write it as Afterpay does: \"19.99\", \"0.07\", \"1000000.00\" (a string, no sign or currency symbol)")
+                     hint: "a string such as \"19.99\", \"0.07\" or \"1000000.00\": no sign, no currency symbol")
     }
 }

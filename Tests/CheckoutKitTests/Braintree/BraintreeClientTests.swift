@@ -12,7 +12,8 @@ import Testing
         .deletingLastPathComponent().deletingLastPathComponent()
 
     static let schema: Schema = {
-        let url = root.appendingPathComponent("../shared/data/braintree/schema.graphql").standardized
+        // The emulator's copy of the published schema (identical to ../shared/data/braintree/schema.graphql).
+        let url = root.appendingPathComponent("Sources/SandboxEmulator/Braintree/Schema/schema.graphql")
         do { return try Schema(sdl: try String(contentsOf: url, encoding: .utf8)) } catch { fatalError("\(error)") }
     }()
 
@@ -116,6 +117,33 @@ import Testing
         let operations = server.requests.map { Self.body($0)["operationName"]?.stringValue ?? "?" }
         #expect(operations == ["BraintreeCharge", "BraintreeTransactionsByOrder"], "\(operations)")
         #expect(Self.body(server.requests[1])["variables"]?["input"] == ["orderId": ["is": "o-1"]])
+    }
+
+    @Test func aChargeAnsweredWithAServerErrorIsReadBackNotReportedAsAFailure() async throws {
+        let server = try TestServer { request, _ in
+            if Self.body(request)["operationName"] == "BraintreeCharge" {
+                return .json(200, ["data": ["chargePaymentMethod": .null], "errors": [["message": "An unexpected error occurred", "extensions": ["errorClass": "INTERNAL"]]]])
+            }
+            return .json(200, ["data": ["search": ["transactions": ["edges": [["node": Self.transaction]]]]]])
+        }
+        let result = try await Self.harness(server).run(Self.step("braintree.charge", #"{ "nonce": "n-123456", "amount": "10", "orderId": "o-1" }"#))
+        #expect(result.passed, "\(result.failure?.description ?? "")")
+        let operations = server.requests.map { Self.body($0)["operationName"]?.stringValue ?? "?" }
+        #expect(operations == ["BraintreeCharge", "BraintreeTransactionsByOrder"], "\(operations)")
+        #expect(Self.body(server.requests[0])["variables"]?["input"]?["transaction"]?["amount"] == "10.00", "sent with two decimals")
+    }
+
+    @Test func aReusedOrderIdWithTwoTransactionsOfTheAmountSettlesNothing() async throws {
+        var declined = Self.transaction
+        if case .object(var o) = declined { o["status"] = "PROCESSOR_DECLINED"; o["id"] = "dHhfb2xk"; declined = .object(o) }
+        let old = declined
+        let server = try TestServer { request, _ in
+            if Self.body(request)["operationName"] == "BraintreeCharge" { return .reset }
+            return .json(200, ["data": ["search": ["transactions": ["edges": [["node": old], ["node": Self.transaction]]]]]])
+        }
+        let result = try await Self.harness(server).run(Self.step("braintree.charge", #"{ "nonce": "n-123456", "amount": "10.00", "orderId": "o-1" }"#))
+        #expect(result.exitCode == .outcomeUnknown, "\(result.failure?.description ?? "")")
+        #expect(result.failure?.message.contains("2 transactions of 10.00") == true)
     }
 
     @Test func aLostChargeNotFoundIsOutcomeUnknownNamingTheLookup() async throws {
