@@ -26,6 +26,7 @@ import Testing
         for step in ["config", "tokenize", "charge"] { #expect(r.stdout.contains("✓ \(step)"), "\(step)") }
         #expect(r.stdout.contains(/transaction       \S+  SUBMITTED_FOR_SETTLEMENT  10.00 USD  \(order cd-[0-9a-f]{20}\)/), "\(r.stdout)")
         #expect(r.stdout.contains(/card              VISA \d{4}  \(APPLE_PAY\)/), "\(r.stdout)")
+        #expect(r.stdout.contains(/nonce             [0-9a-f-]{6}… \(masked\)/) && r.stdout.contains("tokenized         Apple Pay - Visa"), "\(r.stdout)")
         #expect(r.stdout.contains("apple pay         mock"))
         let ledger = try Self.ledger(server)
         #expect(ledger.map { $0["kind"] as? String } == ["capture"] && ledger.first?["amount"] as? Int == 1000, "\(ledger)")
@@ -41,6 +42,7 @@ import Testing
         let r = try await BinaryRunner.run(["braintree", "apple-pay", "--nonce", nonce, "--amount", "12.34", "--order-id", "order-77"], home: s.path)
         #expect(r.status == 0, "\(r.all)")
         #expect(r.stdout.contains("SUBMITTED_FOR_SETTLEMENT  12.34 USD  (order order-77)"), "\(r.stdout)")
+        #expect(r.stdout.contains("nonce             fake-a… (masked)") && !r.stdout.contains(nonce), "\(r.stdout)")
         #expect(!r.stdout.contains("✓ tokenize"))
     }
 

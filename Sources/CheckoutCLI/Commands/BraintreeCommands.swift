@@ -154,12 +154,14 @@ enum BraintreeCommands {
                     "merchant id       \(text(s["merchantIdentifier"]))",
                     "networks          \((s["supportedNetworks"]?.arrayValue ?? []).map(\.interpolationText).joined(separator: ", "))"]
         }
-        if let nonce = output["nonce"]?.stringValue {
-            return ["nonce             \(nonce.prefix(6))… (masked)  \(text(output["card"]?["details"]?["cardType"]))"]
-        }
         if let s = output["summary"], output["transaction"] != nil {
-            return ["transaction       \(text(s["id"]))  \(text(s["status"]))  \(text(s["amount"])) \(text(s["currency"]))  (order \(text(s["orderId"])))",
-                    "card              \(text(s["cardType"])) \(text(s["last4"]))  (\(text(s["origin"])))"]
+            var lines = output["nonce"]?.stringValue.map { ["nonce             \($0.prefix(6))… (masked)"] } ?? []
+            lines += ["transaction       \(text(s["id"]))  \(text(s["status"]))  \(text(s["amount"])) \(text(s["currency"]))  (order \(text(s["orderId"])))",
+                      "card              \(text(s["cardType"])) \(text(s["last4"]))  (\(text(s["origin"])))"]
+            return lines
+        }
+        if output["nonce"] != nil {
+            return ["tokenized         \(text(output["card"]?["details"]?["cardType"]))"]
         }
         if let refused = output["refused"]?.stringValue { return ["refused           \(refused)"] }
         if let pong = output["ping"]?.stringValue { return ["ping              \(pong)"] }

@@ -102,7 +102,9 @@ public enum BraintreeOperations {
                     return StepOutput(document: ["refused": .string(message), "orderId": .string(orderID)])
                 }
                 let payload = try BraintreeClient.payload(response, field, what: action, movesMoney: true)
-                return try outcome(payload["transaction"] ?? .null, action: action, orderID: orderID)
+                var accepted = try outcome(payload["transaction"] ?? .null, action: action, orderID: orderID)
+                accepted.document = JSONPath(components: [.key("nonce")]).setting(.string(nonce), in: accepted.document)  // masked in every output
+                return accepted
             }
             if expectDecline && output.document["refused"] == nil {
                 throw .failure("Braintree accepted the \(action), but this step expected a refusal",

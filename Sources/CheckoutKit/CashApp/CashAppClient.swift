@@ -89,6 +89,8 @@ struct CashAppResponse: Sendable {
                 throw .configuration(message, hint: "check CASHAPP_CLIENT_ID (the sandbox Pay Kit client id is CAS-CI_AFTERPAY)")
             case (_, "IDEMPOTENCY_KEY_REUSED"):
                 throw .failure(message, hint: "this idempotency key went out with another body; `checkout-driver cashapp request` makes a new key when the request changes")
+            case (_, "NOT_FOUND"):
+                throw .failure(message, hint: "check the request id; under --env local each command's embedded emulator forgets its requests: run `checkout-driver sandbox serve` to chain commands")
             case ("RATE_LIMIT_ERROR", _), ("API_ERROR", _):
                 throw .unavailable(message, hint: "Cash App is not available right now; try again later")
             default:
