@@ -82,6 +82,18 @@ import Testing
         #expect(!r.stdout.contains("✓ capture"))
     }
 
+    @Test func aCaptureAfterAFailedValidationIsRefusedAndMovesNothing() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path)
+        defer { server.stop() }
+        let failed = try await BinaryRunner.run(["cashapp", "pay", "--amount", "16.16"] + Self.fast, home: s.path)
+        #expect(failed.status == 1 && failed.stderr.contains("status FAILED"), "\(failed.all)")
+        let capture = try await BinaryRunner.run(["cashapp", "capture"], home: s.path)
+        #expect(capture.status == 1, "\(capture.all)")
+        #expect(capture.stderr.contains("capture refused: Afterpay has not validated this Cash App order"), "\(capture.stderr)")
+        #expect(try Self.ledger(server).isEmpty)
+    }
+
     @Test func theApprovalTimeoutEndsWithExit1() async throws {
         let s = try Scratch()
         let r = try await BinaryRunner.run(["cashapp", "pay", "--amount", "15.15", "--approval-timeout", "0.5"] + Self.fast, home: s.path)
