@@ -53,6 +53,14 @@ public final class Router: Sendable {
     private struct Table {
         var entries: [Entry] = []
         var hits: [Int] = []
+        /// Entry indexes by method and segment count: a request is matched against the few routes that can fit it,
+        /// not every provider's (the table holds ~100 routes, and the health check is the benchmark's request).
+        var candidates: [Shape: [Int]] = [:]
+    }
+
+    private struct Shape: Hashable {
+        var method: String
+        var segments: Int
     }
     private let table = Locked(Table())
 
@@ -64,6 +72,7 @@ public final class Router: Sendable {
                 let segments = route.pattern.split(separator: "/")
                 t.entries.append(Entry(route: route, segments: segments, literalCount: segments.filter { !$0.hasPrefix(":") }.count))
                 t.hits.append(0)
+                t.candidates[Shape(method: route.method, segments: segments.count), default: []].append(t.entries.count - 1)
             }
         }
     }
@@ -74,9 +83,9 @@ public final class Router: Sendable {
         let method = request.method == "HEAD" ? "GET" : request.method
         let found = table.withLock { t -> (Route, [String: String], Int)? in
             var best: (index: Int, params: [String: String])? = nil
-            for (i, entry) in t.entries.enumerated() where entry.route.method == method {
-                if let params = Self.match(entry.segments, path),
-                   best.map({ entry.literalCount > t.entries[$0.index].literalCount }) ?? true {
+            for i in t.candidates[Shape(method: method, segments: path.count)] ?? [] {
+                let entry = t.entries[i]
+                if best.map({ entry.literalCount > t.entries[$0.index].literalCount }) ?? true, let params = Self.match(entry.segments, path) {
                     best = (i, params)
                 }
             }
@@ -100,7 +109,8 @@ public final class Router: Sendable {
 
     /// Segment-by-segment match; returns the captured parameters.
     private static func match(_ pattern: [Substring], _ path: [Substring]) -> [String: String]? {
-        guard pattern.count == path.count else { return nil }
+        guard pattern.count == path.count,
+              zip(pattern, path).allSatisfy({ p, s in p.hasPrefix(":") || p == s }) else { return nil }  // before any allocation
         var params: [String: String] = [:]
         for (p, s) in zip(pattern, path) {
             if p.hasPrefix(":") {
