@@ -84,6 +84,8 @@ public struct StateStore: Sendable {
         JSONPath(components: [.key("centra"), .key("session")]),
         CashAppState.root.appending("token"),
         CashAppState.root.appending("jwt"),
+        // Sent as the customer request's redirect_url; Afterpay may build it with the checkout token in it.
+        CashAppState.root.appending("redirectUri"),
     ]
 
     private func write(_ document: JSON) throws(Diagnostic) {

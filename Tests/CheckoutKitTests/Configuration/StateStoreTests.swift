@@ -17,6 +17,25 @@ import Testing
         #expect(try StateStore(path: dir + "/nested/state.json").read()["bahn"]?["intent"] == "pi_1")
     }
 
+    /// The credentials the next invocation must send stay as they are; everything else is redacted as in any output.
+    @Test func sessionCredentialsAreKeptAndEverythingElseIsMasked() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let redactor = Redactor(secrets: ["merchant-secret-key"])
+        let store = StateStore(path: dir + "/state.json", redactor: redactor)
+        try store.update { (doc: inout JSON) throws(Diagnostic) in
+            doc = ["cashapp": ["token": "002.checkout-token", "jwt": "a.b.c-signed", "redirectUri": "https://m.example/r?t=002.checkout-token",
+                               "requestKey": "k-merchant-secret-key"],
+                   "centra": ["session": "session-token-1"], "other": ["token": "002.checkout-token"]]
+        }
+        let written = try String(contentsOfFile: dir + "/state.json", encoding: .utf8)
+        for kept in ["002.checkout-token\"", "a.b.c-signed", "https://m.example/r?t=002.checkout-token", "session-token-1"] {
+            #expect(written.contains(kept), "\(kept) kept: \(written)")
+        }
+        #expect(!written.contains("merchant-secret-key"), "a configured secret is masked")
+        #expect(try JSON.parse(written)["other"]?["token"] == "[REDACTED]", "a token elsewhere is masked")
+    }
+
     @Test func fileIsPrivateAndNoTemporaryFilesRemain() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
