@@ -234,11 +234,11 @@ final class RunEnvironment: Sendable {
 
     /// Runs a command's flow and, in text mode, prints the lines `summary` makes of each step that passed (what a person
     /// wants to see of its answer), then exits with the flow's outcome.
-    func runPrintingSummaries(_ flow: Flow, summary: ([String: JSON]) -> [String]) async throws(Diagnostic) -> ExitCode {
+    func runPrintingSummaries(_ flow: Flow, summary: (JSON) -> [String]) async throws(Diagnostic) -> ExitCode {
         let result = try await run(flow, vars: [:], registry: Operations.registry)
         if settings.format == .text {
             for step in result.steps where step.outcome == .passed {
-                for line in summary(step.output?.objectValue ?? [:]) { console.out(redactor.text(line)) }
+                for line in summary(step.output ?? .null) { console.out(redactor.text(line)) }
             }
         }
         if let failure = result.failure { throw failure }

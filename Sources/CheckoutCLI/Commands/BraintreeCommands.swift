@@ -143,7 +143,7 @@ enum BraintreeCommands {
     }
 
     private static func show(_ environment: RunEnvironment, flow: Flow) async throws(Diagnostic) -> ExitCode {
-        try await environment.runPrintingSummaries(flow) { summary(.object($0)) }
+        try await environment.runPrintingSummaries(flow, summary: summary)
     }
 
     static func summary(_ output: JSON) -> [String] {

@@ -17,7 +17,7 @@ struct BahnClient: Sendable {
         let config = context.configuration
         try config.require(Self.requiredConfiguration, for: "Bahn requests")
         self.context = context
-        baseURL = String(config.value("BAHN_API_URL")!.reversed().drop { $0 == "/" }.reversed())
+        baseURL = HTTPURL.base(config.value("BAHN_API_URL")!)
         apiKey = try config.headerValue("BAHN_API_KEY")!
         keyID = config.value("BAHN_KEY_ID")
         signingKey = try Self.loadSigningKey(config.value("BAHN_SIGNING_KEY")!)

@@ -40,7 +40,7 @@ struct BraintreeClient: Sendable {
         var headers: HTTPHeaders = ["Accept": "application/json"]
         switch auth {
         case .tokenizationKey(let key, let merchant):
-            url = AfterpayClient.trimmed(context.configuration.value("BRAINTREE_CLIENT_API_URL")!) + BraintreeProtocol.configurationPath(merchantID: merchant)
+            url = HTTPURL.base(context.configuration.value("BRAINTREE_CLIENT_API_URL")!) + BraintreeProtocol.configurationPath(merchantID: merchant)
             headers["Client-Key"] = key
         case .clientToken(let token):
             let encoded = token.fingerprint.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? token.fingerprint
@@ -69,7 +69,7 @@ struct BraintreeClient: Sendable {
         case .tokenizationKey(let key, _): headers["Client-Key"] = key
         case .clientToken(let clientToken): body["authorization_fingerprint"] = .string(clientToken.fingerprint)
         }
-        let url = AfterpayClient.trimmed(clientAPIURL) + BraintreeProtocol.applePayTokensPath
+        let url = HTTPURL.base(clientAPIURL) + BraintreeProtocol.applePayTokensPath
         let data = JSON.object(body).data
         let timeout = context.requestTimeout
         let fixedHeaders = headers

@@ -50,11 +50,10 @@ enum BraintreeReadBack {
 
     static func read(_ id: String, client: BraintreeClient) async throws(Diagnostic) -> JSON {
         let response = try await client.graphQL(BraintreeDocuments.transactionByID, ["id": .string(id)])
-        guard response.errors.isEmpty, let node = response.data["node"], node != .null else {
-            if !response.errors.isEmpty { _ = try BraintreeClient.payload(response, "node", what: "reading transaction \(id)") }
+        if response.errors.isEmpty && (response.data["node"] ?? .null) == .null {
             throw .failure("Braintree has no transaction \(id)", hint: "check the id (`checkout-driver braintree transaction --order-id ID` finds an order's)")
         }
-        return node
+        return try BraintreeClient.payload(response, "node", what: "reading transaction \(id)")
     }
 
     /// The transactions with this orderId.

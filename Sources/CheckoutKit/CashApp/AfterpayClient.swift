@@ -14,11 +14,9 @@ struct AfterpayClient: Sendable {
 
     init(_ context: OperationContext) {
         self.context = context
-        apiURL = Self.trimmed(context.configuration.value("AFTERPAY_API_URL") ?? "")
-        plusURL = Self.trimmed(context.configuration.value("AFTERPAY_PLUS_URL") ?? "")
+        apiURL = HTTPURL.base(context.configuration.value("AFTERPAY_API_URL") ?? "")
+        plusURL = HTTPURL.base(context.configuration.value("AFTERPAY_PLUS_URL") ?? "")
     }
-
-    static func trimmed(_ url: String) -> String { String(url.reversed().drop { $0 == "/" }.reversed()) }
 
     /// A v2 call as the merchant's server makes it. `idempotent`: Afterpay answers a repeat with the first outcome
     /// (a capture on its token, a call with a requestId), so the engine may repeat it after a lost answer.

@@ -30,12 +30,17 @@ enum CashAppApproval {
         }
         let started = ContinuousClock.now
         var shownLink: String?
+        var recordedStatus: String?
         var polls = 0
         while true {
             let current = try await client.retrieve(id)
             polls += 1
-            try state.update { section in
-                if section.requestID == id { section.requestStatus = current.state }
+            // Written when it changes, not on every poll (each update rewrites the state file under its lock).
+            if current.state != recordedStatus {
+                try state.update { section in
+                    if section.requestID == id { section.requestStatus = current.state }
+                }
+                recordedStatus = current.state
             }
             if let link = current.mobileURL, link != shownLink {
                 context.offer(shownLink == nil ? "approve in Cash App" : "the approval link was refreshed", url: link)

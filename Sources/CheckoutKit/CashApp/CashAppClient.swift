@@ -13,7 +13,7 @@ struct CashAppClient: Sendable {
         let config = context.configuration
         try config.require(Self.requiredConfiguration, for: "Cash App customer requests")
         self.context = context
-        baseURL = AfterpayClient.trimmed(config.value("CASHAPP_API_URL")!)
+        baseURL = HTTPURL.base(config.value("CASHAPP_API_URL")!)
         clientID = try config.headerValue("CASHAPP_CLIENT_ID")!
     }
 

@@ -253,7 +253,7 @@ public enum CashAppOperations {
         guard let id = args["request"]?.interpolationText ?? kept else {
             throw .usage("no customer request in the state file", hint: "give its id (GRR_…), or run `checkout-driver cashapp request` first")
         }
-        let url = AfterpayClient.trimmed(context.configuration.value("EMULATOR_URL")!) + "/_sandbox/cashapp/requests/\(id)/\(decision)"
+        let url = HTTPURL.base(context.configuration.value("EMULATOR_URL")!) + "/_sandbox/cashapp/requests/\(id)/\(decision)"
         let timeout = context.requestTimeout
         let response = try await context.send { (_: Int) throws(Diagnostic) -> HTTPClientRequest in
             HTTPClientRequest(method: "POST", url: url, headers: ["Accept": "application/json"], timeout: timeout)

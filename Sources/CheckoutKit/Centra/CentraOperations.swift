@@ -253,10 +253,7 @@ enum CentraMoney {
     /// Minor units as the decimal string of `money`'s currency: 79900 → "799.00".
     static func decimal(_ minor: Int, of money: JSON) -> String {
         let denominator = money["currency"]?["denominator"]?.intValue ?? 100
-        let digits = String(denominator).count - 1
-        guard digits > 0 else { return String(minor) }
-        let fraction = String(minor % denominator)
-        return "\(minor / denominator)." + String(repeating: "0", count: digits - fraction.count) + fraction
+        return DecimalAmount.text(minor, decimals: String(denominator).count - 1)
     }
 
     /// The amount to authorise. DECISION: the checkout's GRAND_TOTAL row when the answer has one — the schema says

@@ -15,4 +15,7 @@ public enum HTTPURL {
         guard let host = components.host, !host.isEmpty else { return "has no host: give \(allowed)host…" }
         return nil
     }
+
+    /// A configured base URL without its trailing slashes, so that `base + "/path"` has exactly one between them.
+    public static func base(_ url: String) -> String { String(url.reversed().drop { $0 == "/" }.reversed()) }
 }
