@@ -19,6 +19,7 @@ enum GlobalOptions {
         OptionSpec("deadline", value: "SECONDS", help: "Time budget for the whole flow."),
         OptionSpec("record", value: "FILE.har", help: "Record every exchange (redacted) as HAR 1.2."),
         OptionSpec("junit", value: "FILE", help: "Write a JUnit XML report."),
+        OptionSpec("force", help: "Send a payment although the state file keeps an earlier one's outcome open (settled by other means)."),
     ]
 }
 
@@ -36,6 +37,8 @@ struct GlobalSettings: Sendable {
     var deadline: Double?
     var recordPath: String?
     var junitPath: String?
+    /// `--force`: pass over open outcomes in the state file (see `RunServices.force`).
+    var force: Bool
 
     init(_ invocation: Invocation) throws(Diagnostic) {
         environment = invocation.string("env")
@@ -49,6 +52,7 @@ struct GlobalSettings: Sendable {
         deadline = try invocation.seconds("deadline")
         recordPath = invocation.string("record")
         junitPath = invocation.string("junit")
+        force = invocation.flag("force")
         if verbose && quiet { throw invocation.usage("--verbose and --quiet contradict each other; pick one") }
     }
 }

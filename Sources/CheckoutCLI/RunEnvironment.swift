@@ -88,6 +88,7 @@ final class RunEnvironment: Sendable {
     func startServices(for flow: Flow) async throws(Diagnostic) -> RunServices {
         let (options, withheld) = settleOptions
         var services = RunServices(keepDirectory: keepDirectory, settleOptions: options, emulatorEndsWithRun: emulator != nil)
+        services.force = settings.force
         if !withheld.isEmpty {
             services.settleCaveat = "add this run's --set options for \(withheld.joined(separator: ", ")) to those commands (they are secrets, so they are not repeated here)"
         }

@@ -172,6 +172,10 @@ public enum BahnOperations {
         let response = try await client.get(BahnProtocol.intentPath(id))
         let document = try response.requireSuccess("intent \(id)")
         if let intent = response.intent { try BahnState(store: context.state).record(intent: intent, orderID: nil) }
+        // An intent in a final state settles whatever was left open on it: nothing more can happen to it.
+        if let status = response.intent?["status"]?.stringValue, BahnProtocol.finalStatuses.contains(status) {
+            context.settledOpenOutcomes(provider: "bahn", reference: "intent \(id)", "\(id) is \(status)")
+        }
         return StepOutput(document: document, status: response.status)
     }
 

@@ -21,6 +21,8 @@ public enum BahnProtocol {
 
     /// Statuses after which an intent no longer changes by itself.
     public static let terminalStatuses: Set<String> = ["succeeded", "requires_capture", "canceled", "requires_payment_method"]
+    /// Statuses nothing more happens in: a read that finds one settles an outcome left open on the intent.
+    static let finalStatuses: Set<String> = ["succeeded", "canceled"]
 
     /// The webhook events the seed lists.
     static let eventTypes = [

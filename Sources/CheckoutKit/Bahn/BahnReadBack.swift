@@ -7,7 +7,8 @@ enum BahnReadBack {
     static func confirm(intent: String, orderID: String?, token: PaymentTokenFile, key: String, captureMethod: String?,
                         prior: BahnState.PriorCharge, client: BahnClient, state: BahnState) -> ReadBack {
         ReadBack(
-            action: "confirm", effect: "the charge", resource: "the intent \(intent)",
+            provider: "bahn", action: "confirm", effect: "the charge", resource: "the intent \(intent)", reference: "intent \(intent)",
+            replay: "confirm under idempotency key \(key)",
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 let (document, current, status) = try await read(intent, client)
                 // A confirm that reached Bahn leaves a charge on the intent; one that did not leaves the one before. With no
@@ -63,7 +64,8 @@ enum BahnReadBack {
     private static func intentAction(_ action: String, _ intent: String, _ client: BahnClient, done: String, key: String,
                                      ruledOut: [String: String]) -> ReadBack {
         ReadBack(
-            action: action, effect: "the \(action)", resource: "the intent \(intent)",
+            provider: "bahn", action: action, effect: "the \(action)", resource: "the intent \(intent)", reference: "intent \(intent)",
+            replay: "\(action) under idempotency key \(key)",
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 let (document, current, status) = try await read(intent, client)
                 try BahnState(store: client.context.state).record(intent: current, orderID: nil)

@@ -124,7 +124,8 @@ struct BraintreeClient: Sendable {
             throw .configuration("Braintree refused the API keys (HTTP \(response.status))",
                                  hint: "check BRAINTREE_PUBLIC_KEY and BRAINTREE_PRIVATE_KEY (Settings → API → API Keys)")
         }
-        return try GraphQLResponse(response, service: "Braintree")
+        return try GraphQLResponse(response, service: "Braintree", mutation: request.isMutation,
+                                   hint: context.garbledHint(endpoint: "check BRAINTREE_GRAPHQL_URL points at Braintree's GraphQL API (see it with -v)"))
     }
 
     /// Error classes that say Braintree itself failed, not the request: after a mutation the money may have moved.
@@ -135,7 +136,7 @@ struct BraintreeClient: Sendable {
     /// internal error class — is uncertain, so the caller reads back instead of reporting a failure.
     static func payload(_ response: GraphQLResponse, _ field: String, what: String, movesMoney: Bool = false) throws(Diagnostic) -> JSON {
         let classes = Set(response.errors.compactMap { $0.extensions["errorClass"]?.stringValue })
-        if movesMoney && (response.outcomeOpen || response.status >= 500 || !classes.isDisjoint(with: uncertainErrorClasses)) {
+        if movesMoney && (response.settlesNothing || !classes.isDisjoint(with: uncertainErrorClasses)) {
             throw .uncertain("\(what) got no answer that settles it (HTTP \(response.status)\(classes.isEmpty ? "" : ", " + classes.sorted().joined(separator: ", ")))",
                              hint: "the transaction may have been made; look it up before paying again")
         }

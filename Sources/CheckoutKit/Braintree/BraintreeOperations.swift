@@ -84,6 +84,12 @@ public enum BraintreeOperations {
             let client = BraintreeClient(context)
             let nonce = args["nonce"]!.interpolationText
             context.redactor.register(nonce)
+            // A nonce is single-use; the sandbox's fixed fake nonces (`fake-…`) are the exception Braintree documents.
+            let singleUse = !nonce.hasPrefix(BraintreeProtocol.fakeNoncePrefix)
+            if singleUse {
+                try context.refuseIfSpent(nonce, kind: "Braintree nonce",
+                                          fix: "tokenize a fresh Apple Pay token: `checkout-driver braintree apple-pay --token-file FILE --amount …`")
+            }
             // Checked before anything is sent, and sent with exactly two decimals, as the schema's Amount takes it.
             let amount = DecimalAmount.text(try DecimalAmount.parse(.string(args["amount"]!.interpolationText), name: "amount"))
             let orderID = args["orderId"]?.interpolationText ?? BraintreeProtocol.newOrderID()
@@ -105,6 +111,9 @@ public enum BraintreeOperations {
                 var accepted = try outcome(payload["transaction"] ?? .null, action: action, orderID: orderID)
                 accepted.document = JSONPath(components: [.key("nonce")]).setting(.string(nonce), in: accepted.document)  // masked in every output
                 return accepted
+            }
+            if singleUse && output.document["refused"] == nil {
+                try context.markSpent(nonce, kind: "Braintree nonce", by: "\(action) of order \(orderID)")
             }
             if expectDecline && output.document["refused"] == nil {
                 throw .failure("Braintree accepted the \(action), but this step expected a refusal",
@@ -203,14 +212,19 @@ public enum BraintreeOperations {
         parameters: [.init("transaction", .string), .init("orderId", .string)]
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = BraintreeClient(context)
+        // A read that tells what a transaction or an order holds settles a charge, capture or void left open on it.
         if let id = args["transaction"]?.interpolationText {
             let found = try await BraintreeReadBack.read(id, client: client)
+            context.settledOpenOutcomes(provider: "braintree", reference: "transaction \(id)", "\(id) is \(found["status"]?.stringValue ?? "?")")
             return StepOutput(document: ["transaction": found, "summary": summary(found)], status: 200)
         }
         guard let order = args["orderId"]?.interpolationText else {
             throw .usage("give a transaction id or an order id", hint: "`checkout-driver braintree transaction TXN` or `--order-id ID`")
         }
         let found = try await BraintreeReadBack.search(order, client: client)
+        context.settledOpenOutcomes(provider: "braintree", reference: "order \(order)",
+                                    found.isEmpty ? "no transaction has orderId \(order): nothing was charged, and the payment may be made again"
+                                                  : "order \(order) has \(found.count) transaction(s), the latest \(found.first?["status"]?.stringValue ?? "?")")
         guard let latest = found.first else { throw .failure("no Braintree transaction has orderId \(order)", hint: "check the order id") }
         return StepOutput(document: ["transaction": latest, "summary": summary(latest), "all": .array(found)], status: 200)
     }

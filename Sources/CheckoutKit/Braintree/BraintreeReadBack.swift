@@ -6,7 +6,8 @@ import Foundation
 enum BraintreeReadBack {
     static func byOrder(_ orderID: String, amount: String, action: String, client: BraintreeClient) -> ReadBack {
         ReadBack(
-            action: action, effect: "the \(action)", resource: "the transactions of order \(orderID)",
+            provider: "braintree", action: action, effect: "the \(action)", resource: "the transactions of order \(orderID)",
+            reference: "order \(orderID)",
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 // Only a transaction of this amount can be this call's; two of them (an order id reused after a decline)
                 // cannot tell which one this call made.
@@ -32,7 +33,7 @@ enum BraintreeReadBack {
 
     static func byID(_ id: String, action: String, done: Set<String>, client: BraintreeClient) -> ReadBack {
         ReadBack(
-            action: action, effect: "the \(action)", resource: "transaction \(id)",
+            provider: "braintree", action: action, effect: "the \(action)", resource: "transaction \(id)", reference: "transaction \(id)",
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 let current = try await read(id, client: client)
                 let status = current["status"]?.stringValue ?? "?"

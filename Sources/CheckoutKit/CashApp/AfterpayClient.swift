@@ -46,7 +46,7 @@ struct AfterpayClient: Sendable {
         let response = try await context.send { (_: Int) throws(Diagnostic) -> HTTPClientRequest in
             HTTPClientRequest(method: method, url: url, headers: headers, body: data, timeout: timeout, idempotent: idempotent)
         }
-        return try AfterpayResponse(response)
+        return try AfterpayResponse(response, hint: context.garbledHint(endpoint: AfterpayResponse.endpointHint))
     }
 }
 
@@ -57,10 +57,12 @@ struct AfterpayResponse: Sendable {
     let document: JSON
     let outcomeOpen: Bool
 
-    init(_ response: HTTPClientResponse) throws(Diagnostic) {
+    static let endpointHint = "check AFTERPAY_API_URL and AFTERPAY_PLUS_URL point at Afterpay (see the answer with -v)"
+
+    init(_ response: HTTPClientResponse, hint: String) throws(Diagnostic) {
         status = response.status
         outcomeOpen = response.outcomeOpen
-        document = try response.jsonDocument(service: "Afterpay", hint: "check AFTERPAY_API_URL and AFTERPAY_PLUS_URL point at Afterpay (see the answer with -v)")
+        document = try response.jsonDocument(service: "Afterpay", hint: hint)
     }
 
     var errorCode: String? { document["errorCode"]?.stringValue }

@@ -41,7 +41,7 @@ struct CashAppClient: Sendable {
             if data != nil { headers["Content-Type"] = "application/json" }
             return HTTPClientRequest(method: method, url: url, headers: headers, body: data, timeout: timeout, idempotent: idempotent)
         }
-        return try CashAppResponse(response)
+        return try CashAppResponse(response, hint: context.garbledHint(endpoint: CashAppResponse.endpointHint))
     }
 }
 
@@ -67,10 +67,12 @@ struct CashAppResponse: Sendable {
     let document: JSON
     let outcomeOpen: Bool
 
-    init(_ response: HTTPClientResponse) throws(Diagnostic) {
+    static let endpointHint = "check CASHAPP_API_URL points at the Customer Request API (see the answer with -v)"
+
+    init(_ response: HTTPClientResponse, hint: String) throws(Diagnostic) {
         status = response.status
         outcomeOpen = response.outcomeOpen
-        document = try response.jsonDocument(service: "Cash App", hint: "check CASHAPP_API_URL points at the Customer Request API (see the answer with -v)")
+        document = try response.jsonDocument(service: "Cash App", hint: hint)
     }
 
     /// The first error's category and code, when the body has `errors`.

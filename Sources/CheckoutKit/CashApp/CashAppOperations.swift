@@ -259,7 +259,7 @@ public enum CashAppOperations {
             HTTPClientRequest(method: "POST", url: url, headers: ["Accept": "application/json"], timeout: timeout)
         }
         let decided: CustomerRequest
-        do throws(Diagnostic) { decided = try CashAppResponse(response).request("\(decision) \(id)") } catch {
+        do throws(Diagnostic) { decided = try CashAppResponse(response, hint: context.garbledHint(endpoint: CashAppResponse.endpointHint)).request("\(decision) \(id)") } catch {
             var failure = error
             if response.status == 404, context.services.emulatorEndsWithRun {
                 failure.hint = "the embedded emulator (--env local) ends with each command: start `checkout-driver sandbox serve` in another terminal, then run `cashapp pay` and `cashapp \(decision)` against it"

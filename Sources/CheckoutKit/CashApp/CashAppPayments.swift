@@ -21,18 +21,26 @@ enum CashAppPayments {
         if let order = section.orderID, let paymentState = section.paymentState, CashAppProtocol.capturableStates.contains(paymentState) {
             return try await deferredCapture(order, args: args, section: section, client: client, state: state)
         }
+        if let order = section.orderID, let paymentState = section.paymentState, CashAppProtocol.finalPaymentStates.contains(paymentState) {
+            throw .failure("refused before sending: order \(order) is already \(paymentState) (state file \(context.state?.path ?? "")); nothing more can be captured",
+                           hint: "see it with `checkout-driver cashapp payment`; a new payment starts with `checkout-driver cashapp pay`")
+        }
         if args["amount"] != nil {
             throw .usage("--amount is for an authorised order; a checkout is captured whole", hint: "authorise first (`checkout-driver cashapp auth`), or leave --amount out")
         }
         try requireValidated(section, action: "capture")
+        try context.refuseIfSpent(token, kind: "Afterpay checkout",
+                                  fix: "it is captured: nothing more to do (see it with `checkout-driver cashapp payment`); a new payment starts with `checkout-driver cashapp pay`")
         var body: [String: JSON] = ["token": .string(token)]
         body["merchantReference"] = args["merchantReference"].map { .string($0.interpolationText) }
         let readBack = byToken(token, action: "capture", effect: "the capture", done: ["CAPTURED"], client: client, state: state,
-                               resend: ["cashapp", "capture"])
-        return try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
+                               resend: ["cashapp", "capture"], replay: "capture of checkout \(OpenOutcome.fingerprint(token))")
+        let output = try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
             let response = try await client.server("POST", CashAppProtocol.capturePath, body: .object(body), idempotent: true)
             return try settled(try response.requireSuccess("capture"), status: response.status, action: "capture", state: state)
         }
+        try context.markSpent(token, kind: "Afterpay checkout", by: "the capture of order \(output.document["payment"]?["id"]?.stringValue ?? "?")")
+        return output
     }
 
     static let auth = FlowOperation(
@@ -49,7 +57,7 @@ enum CashAppPayments {
         var body: [String: JSON] = ["token": .string(token), "requestId": .string(requestID)]
         body["merchantReference"] = args["merchantReference"].map { .string($0.interpolationText) }
         let readBack = byToken(token, action: "auth", effect: "the authorisation", done: ["AUTH_APPROVED", "PARTIALLY_CAPTURED", "CAPTURED"],
-                               client: client, state: state, resend: ["cashapp", "auth"])
+                               client: client, state: state, resend: ["cashapp", "auth"], replay: "auth request \(requestID)")
         return try await forgettingOnRefusal(\.authRequestID, state: state) { () async throws(Diagnostic) -> StepOutput in
             try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
                 let response = try await client.server("POST", CashAppProtocol.authPath, body: .object(body), idempotent: true)
@@ -77,6 +85,12 @@ enum CashAppPayments {
         let response = try await client.server("GET", path)
         let document = try response.requireSuccess("reading the payment")
         try record(document, state: state)
+        // A payment in a final state settles what was left open on its checkout or order: nothing more can happen to it.
+        if let paymentState = document["paymentState"]?.stringValue, CashAppProtocol.finalPaymentStates.contains(paymentState) {
+            let finding = "order \(document["id"]?.stringValue ?? "?") is \(paymentState)"
+            if let token = section.token { context.settledOpenOutcomes(provider: "cashapp", reference: "checkout \(OpenOutcome.fingerprint(token))", finding) }
+            if let order = document["id"]?.stringValue { context.settledOpenOutcomes(provider: "cashapp", reference: "order \(order)", finding) }
+        }
         return StepOutput(document: ["payment": document, "summary": summary(document)], status: response.status)
     }
 
@@ -88,6 +102,13 @@ enum CashAppPayments {
         let before = try await client.server("GET", CashAppProtocol.paymentPath(order)).requireSuccess("reading order \(order)")
         guard let open = before["openToCaptureAmount"]?["amount"]?.stringValue.flatMap({ DecimalAmount.minorUnits($0, allowingZero: true) }),
               open > 0 else {
+            try record(before, state: state)
+            // The settle command of a capture left open: it went through, and there is nothing more to do.
+            if !(try context.openOutcomes(provider: "cashapp")).filter({ $0.reference == "order \(order)" }).isEmpty {
+                context.settledOpenOutcomes(provider: "cashapp", reference: "order \(order)", "already captured — nothing more to do")
+                try state.update { $0.captureRequestID = nil }
+                return StepOutput(document: ["payment": before, "summary": summary(before)], status: 200)
+            }
             throw .failure("order \(order) has nothing open to capture", hint: "see it with `checkout-driver cashapp payment`")
         }
         let amount = try args["amount"].map { (v: JSON) throws(Diagnostic) -> Int in try DecimalAmount.parse(v, name: "amount") } ?? open
@@ -101,7 +122,8 @@ enum CashAppPayments {
                                     "requestId": .string(requestID)]
         body["merchantReference"] = args["merchantReference"].map { .string($0.interpolationText) }
         let readBack = ReadBack(
-            action: "capture", effect: "the capture", resource: "order \(order)",
+            provider: "cashapp", action: "capture", effect: "the capture", resource: "order \(order)", reference: "order \(order)",
+            replay: "capture request \(requestID)",
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 let now = try await client.server("GET", CashAppProtocol.paymentPath(order)).requireSuccess("reading order \(order)")
                 guard let left = now["openToCaptureAmount"]?["amount"]?.stringValue.flatMap({ DecimalAmount.minorUnits($0, allowingZero: true) }) else {
@@ -187,9 +209,10 @@ enum CashAppPayments {
     /// Capture and auth of a checkout, read back by its token: a payment there is the call's outcome (Afterpay keeps
     /// one payment per checkout), a 404 means none was made yet.
     private static func byToken(_ token: String, action: String, effect: String, done: Set<String>, client: AfterpayClient,
-                                state: CashAppState, resend: [String]) -> ReadBack {
+                                state: CashAppState, resend: [String], replay: String) -> ReadBack {
         ReadBack(
-            action: action, effect: effect, resource: "the checkout's payment",
+            provider: "cashapp", action: action, effect: effect, resource: "the checkout's payment",
+            reference: "checkout \(OpenOutcome.fingerprint(token))", replay: replay,
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 let response = try await client.server("GET", CashAppProtocol.paymentByTokenPath(token))
                 if response.status == 404 { return .notSeen(shows: "the checkout has no payment yet") }

@@ -53,6 +53,8 @@ public enum CashAppProtocol {
 
     /// Payment states in which the order is authorised and money is still open to capture.
     static let capturableStates: Set<String> = ["AUTH_APPROVED", "PARTIALLY_CAPTURED"]
+    /// Payment states nothing more happens in: a read that finds one settles an outcome left open on the payment.
+    static let finalPaymentStates: Set<String> = ["CAPTURED", "VOIDED", "EXPIRED", "CAPTURE_DECLINED", "AUTH_DECLINED"]
 
     private static func pathSegment(_ s: String) -> String {
         s.addingPercentEncoding(withAllowedCharacters: CharacterSet.urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? s

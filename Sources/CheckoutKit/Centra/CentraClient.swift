@@ -48,6 +48,13 @@ struct CentraClient: Sendable {
                 throw .configuration("Centra refused the plugin token (Unauthorized)",
                                      hint: "check CENTRA_TOKEN is the Storefront API plugin's Session-mode token")
             }
+            // The session an open payment belongs to is never replaced: its order can only be read through it.
+            let open = try context.openOutcomes(provider: "centra")
+            if let payment = open.first, !context.services.force {
+                throw Diagnostic(.outcomeUnknown,
+                                 "Centra no longer accepts the session of \(payment.effect) left open at \(payment.since) (Unauthorized): its order cannot be read, so the outcome stays open",
+                                 hint: "look the order up in Centra's admin; once settled, pass --force to start a new session (the state file keeps this one until then)")
+            }
             guard newSessionOnUnauthorized else {
                 throw .uncertain("Centra refused the session token (Unauthorized) during \(document.name): the session a payment belongs to has ended",
                                  hint: "a payment in that session may be pending; check the order in the store before paying again")
@@ -71,13 +78,17 @@ struct CentraClient: Sendable {
             return HTTPClientRequest(method: "POST", url: endpoint, headers: headers, body: body, timeout: context.requestTimeout,
                                      readOnly: !request.isMutation)
         }
-        return try GraphQLResponse(response, service: "Centra")
+        return try GraphQLResponse(response, service: "Centra", mutation: request.isMutation,
+                                   hint: context.garbledHint(endpoint: "check CENTRA_API_URL points at a Storefront API plugin (see it with -v)"))
     }
 
     /// The payload at `field` of `data`, or a failure naming the top-level errors and the payload's userErrors (with
     /// their paths). The selection is still in the answer when a userError comes back.
     static func payload(_ response: GraphQLResponse, _ field: String, what: String, movesMoney: Bool = false) throws(Diagnostic) -> JSON {
         // A field error in an executed payment mutation comes after its resolver ran: the payment may have been made.
+        if movesMoney && response.settlesNothing {
+            throw .uncertain("\(what) got no answer that settles it (HTTP \(response.status))", hint: "the payment may have been made; read the order back before paying again")
+        }
         if movesMoney && response.executed && !response.errors.isEmpty {
             throw .uncertain("\(what) answered with errors: \(response.errors.map(\.text).joined(separator: "; "))",
                              hint: "the payment may have been made; read the order back before paying again")

@@ -26,9 +26,20 @@ public enum CentraOperations {
 
     static let order = operation("centra.order", "Read the session's latest order.") { _, context throws(Diagnostic) in
         let client = try CentraClient(context)
+        let before = try client.state.read()
         let response = try await client.call(CentraDocuments.orderQuery)
         guard response.errors.isEmpty else { _ = try CentraClient.payload(response, "order", what: "order"); return StepOutput(document: .null) }
-        guard let order = response.data["order"], order != .null else {
+        // The read of the session's latest order is what settles a payment left open in it: the order before the payment
+        // was kept, so a new one is that payment's and none means it did not go through.
+        let latest = response.data["order"].flatMap { $0 == .null ? nil : $0 }
+        let placedNow = latest?["id"]?.stringValue.map { $0 != before.lastOrder } ?? false
+        if !(try context.openOutcomes(provider: "centra")).isEmpty {
+            context.settledOpenOutcomes(provider: "centra", reference: CentraPayment.openReference,
+                                        placedNow ? "order \(latest?["id"]?.stringValue ?? "?") was placed: the payment went through"
+                                                  : "the session has no new order: the payment did not go through, and may be made again")
+            try client.state.update { $0.paymentStarted = false; if placedNow { $0.addedLine = nil } }
+        }
+        guard let order = latest else {
             throw .failure("the session has no order yet", hint: "complete a payment first (`checkout-driver centra express`)")
         }
         try client.state.update { $0.lastOrder = order["id"]?.stringValue }

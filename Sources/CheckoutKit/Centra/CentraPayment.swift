@@ -14,9 +14,14 @@ enum CentraPayment {
         var billing: [String: JSON]?
         if let given = args["billingAddress"] { billing = try CentraAddress.address(given, source: "argument 'billingAddress'") }
         let fields: JSON
+        var token: PaymentTokenFile?
         if let path = args["tokenFile"]?.interpolationText {
-            // Checked first, as `bahn confirm` does: a bad file exits 65 and nothing is sent.
-            fields = CentraProtocol.applePayFields(try PaymentTokenFile.read(path: path, redactor: context.redactor))
+            // Checked first, as `bahn confirm` does: a bad file exits 65, and a token this state file saw pay is refused;
+            // nothing is sent.
+            let file = try PaymentTokenFile.read(path: path, redactor: context.redactor)
+            try context.refuseIfSpent(file.transactionId, kind: "Apple Pay token", fix: CentraPayment.freshTokenHint)
+            token = file
+            fields = CentraProtocol.applePayFields(file)
         } else if let given = args["paymentFields"] {
             // The wallet data inside is as secret as a token file's: masked in every output.
             func register(_ value: JSON) {
@@ -43,13 +48,16 @@ enum CentraPayment {
         // The order before this payment, so that a read-back can tell this payment's order from an earlier one.
         let prior = try await latestOrder(client)
         let readBack = orderReadBack("paymentInstructions", prior: prior, client: client)
-        // Until its outcome is known the cart stays as it is (a PDP rollback waits).
-        try client.state.update { $0.paymentStarted = true }
+        // Until its outcome is known the cart stays as it is (a PDP rollback waits); the order before it tells a later
+        // `centra order` whether it placed one.
+        try client.state.update { $0.paymentStarted = true; $0.lastOrder = prior }
         let payload = try await settled(client) { () async throws(Diagnostic) -> StepOutput in try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
             let response = try await client.call(CentraDocuments.paymentInstructions, ["input": .object(input)], newSessionOnUnauthorized: false)
             let payload = try CentraClient.payload(response, "paymentInstructions", what: "paymentInstructions", movesMoney: true)
             return StepOutput(document: payload, status: response.status)
         } }
+        // Centra took the payment data: the token has paid (or is paying) for this order.
+        if let token { try context.markSpent(token.transactionId, kind: "Apple Pay token", by: "Centra paymentInstructions") }
         // A read-back that found the order answers with it.
         if payload.document["order"] != nil && payload.document["action"] == nil { return payload }
         return try await handle(payload.document["action"] ?? .null, args: args, listener: listener, prior: prior, client: client)
@@ -117,6 +125,11 @@ enum CentraPayment {
         return details
     }
 
+    static let freshTokenHint = "make a fresh one for the selection's total: `checkout-driver applepay token --amount <minor units> --currency <code> --out token.json`"
+
+    /// The reference a Centra payment is kept open under: its session, the only thing Centra's API reads an order by.
+    static let openReference = "session"
+
     /// What is known of the session's latest order before a payment call.
     enum PriorOrder {
         case known(String?)
@@ -172,7 +185,8 @@ enum CentraPayment {
     /// A lost answer is read back from the session's latest order: a new one means the payment went through.
     private static func orderReadBack(_ action: String, prior: String?, client: CentraClient) -> ReadBack {
         ReadBack(
-            action: action, effect: "the payment", resource: "the session's latest order",
+            provider: "centra", action: action, effect: "the payment", resource: "the session's latest order",
+            reference: CentraPayment.openReference,
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 let response = try await client.call(CentraDocuments.orderQuery, newSessionOnUnauthorized: false)
                 guard response.errors.isEmpty else {

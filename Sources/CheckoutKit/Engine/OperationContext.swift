@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Long-lived helpers a run provides to operations (listeners that outlive a single step).
 public struct RunServices: Sendable {
@@ -15,6 +16,11 @@ public struct RunServices: Sendable {
     public var settleCaveat: String?
     /// The run talks to an emulator that ends with this process: nothing it did outlives the command.
     public var emulatorEndsWithRun: Bool
+    /// `--force`: a money call goes ahead although the state file keeps an earlier one's outcome open (the user settled
+    /// it by other means); the open outcomes it passes over are dropped, with a note.
+    public var force = false
+    /// Whether anything in this run got a well-formed answer: until then a garbled one may be a wrong endpoint URL.
+    public let answers = AnswerLog()
     /// Undoes what starting the services changed outside the process (a webhook target).
     public var restore: @Sendable () async -> Void
 
@@ -62,12 +68,19 @@ public struct OperationContext: Sendable {
         switch last.outcome {
         case .success(var response):
             response.outcomeOpen = last.outcomeOpen
+            services.answers.note(response)
             return response
         case .failure(let error):
             var diagnostic = diagnose(error, request: last.request, attempts: last.attempts)
             if last.outcomeOpen { diagnostic.outcomeUncertain = true }
             throw diagnostic
         }
+    }
+
+    /// The hint for an answer that is not what the protocol promises: `endpoint` (check the URL) while nothing in this
+    /// run has answered well — a configuration that never worked — and otherwise a service that failed this once.
+    public func garbledHint(endpoint: String) -> String {
+        services.answers.any ? "the service answered well before in this run, so it failed this once; try again later (see the answer with -v)" : endpoint
     }
 
     /// Reports something the user should know (a warning, what a retry did).
@@ -109,6 +122,20 @@ public struct OperationContext: Sendable {
     }
 }
 
+/// Remembers whether a run got any well-formed (JSON) answer. Once it has, the check is one atomic load.
+public final class AnswerLog: Sendable {
+    private let seen = Atomic<Bool>(false)
+
+    public init() {}
+
+    public var any: Bool { seen.load(ordering: .relaxed) }
+
+    func note(_ response: HTTPClientResponse) {
+        guard !any, response.status < 500, !response.body.isEmpty, (try? JSON.parse(response.body)) != nil else { return }
+        seen.store(true, ordering: .relaxed)
+    }
+}
+
 // MARK: - Outcomes that move money
 
 /// How an operation that can move money finds out what its request did when no trustworthy answer came back
@@ -123,24 +150,34 @@ public struct ReadBack: Sendable {
         case notSeen(shows: String)
     }
 
+    /// Whose money it moves ("bahn"): an open outcome blocks that provider's next money call in the state file.
+    public var provider: String
     /// What the operation does, for messages: "confirm".
     public var action: String
     /// What would have moved: "the charge".
     public var effect: String
     /// What is read back: "the intent pi_…".
     public var resource: String
+    /// The identity of what is read back ("intent pi_…"), under which an open outcome is kept in the state file.
+    public var reference: String
+    /// What makes a re-send of this call a replay that cannot move money twice (its idempotency key); nil when the
+    /// provider has nothing of the kind, so nothing may be sent while the outcome is open.
+    public var replay: String?
     /// The safe read (its requests go through `send`, within what is left of the deadline).
     public var read: @Sendable (OperationContext) async throws(Diagnostic) -> Finding
     /// Keeps what a safe retry needs (a token out of the run's scratch directory) and returns the ways to settle
     /// the outcome, each a sentence with its command: the re-send that replays, the read of the status.
     public var settle: @Sendable () -> [String]
 
-    public init(action: String, effect: String, resource: String,
+    public init(provider: String, action: String, effect: String, resource: String, reference: String, replay: String? = nil,
                 read: @escaping @Sendable (OperationContext) async throws(Diagnostic) -> Finding,
                 settle: @escaping @Sendable () -> [String]) {
+        self.provider = provider
         self.action = action
         self.effect = effect
         self.resource = resource
+        self.reference = reference
+        self.replay = replay
         self.read = read
         self.settle = settle
     }
@@ -149,9 +186,39 @@ public struct ReadBack: Sendable {
 extension OperationContext {
     /// Runs the request of an operation that can move money. When it ends without a trustworthy answer, the
     /// resource is read back and what actually happened becomes the step's outcome; when the read cannot settle
-    /// it either, the outcome is unknown (exit 75) and the message says how to settle it safely.
+    /// it either, the outcome is unknown (exit 75), the message says how to settle it safely, and the state file keeps
+    /// it open: the provider's next money call on that file is refused before sending until it is settled.
     public func reconciling(_ readBack: ReadBack,
                             _ operation: () async throws(Diagnostic) -> StepOutput) async throws(Diagnostic) -> StepOutput {
+        try guardOpenOutcomes(readBack)
+        do {
+            let output = try await reconcile(readBack, operation)
+            clearReplayed(readBack)
+            return output
+        } catch {
+            // An open outcome was kept by `unknown`; any other end is an answer.
+            if !error.outcomeUncertain { clearReplayed(readBack) }
+            throw error
+        }
+    }
+
+    /// A known answer to a replay settles the outcome it replayed.
+    private func clearReplayed(_ readBack: ReadBack) {
+        guard let state, let replay = readBack.replay else { return }
+        _ = try? OpenOutcomes.clear(provider: readBack.provider, in: state, where: { $0.replay == replay })
+    }
+
+    private func keepOpen(_ readBack: ReadBack, settle ways: [String]) {
+        guard let state, !services.emulatorEndsWithRun else { return }
+        let outcome = OpenOutcome(provider: readBack.provider, reference: readBack.reference, replay: readBack.replay,
+                                  effect: readBack.effect, settle: ways, since: Timestamp.iso8601(Date()))
+        do { try OpenOutcomes.record(outcome, in: state) } catch {
+            note("warning: could not keep the open outcome in the state file: \(error.message)")
+        }
+    }
+
+    private func reconcile(_ readBack: ReadBack,
+                           _ operation: () async throws(Diagnostic) -> StepOutput) async throws(Diagnostic) -> StepOutput {
         let lost: Diagnostic
         do { return try await operation() } catch {
             guard error.outcomeUncertain else { throw error }
@@ -184,11 +251,14 @@ extension OperationContext {
     private func unknown(_ readBack: ReadBack, because reason: String, code: ExitCode = .outcomeUnknown) -> Diagnostic {
         var ways = readBack.settle()
         if let caveat = services.settleCaveat { ways.append(caveat) }
+        keepOpen(readBack, settle: ways)
         if services.emulatorEndsWithRun {
             ways.append("note that this command's embedded emulator ends with it, so nothing is left to settle; run `checkout-driver sandbox serve` to keep intents between commands")
         }
-        return Diagnostic(code, "outcome unknown: \(readBack.effect) may have gone through — \(reason)",
-                          hint: "settle it safely: " + ways.joined(separator: "; or "))
+        var diagnostic = Diagnostic(code, "outcome unknown: \(readBack.effect) may have gone through — \(reason)",
+                                    hint: "settle it safely: " + ways.joined(separator: "; or "))
+        diagnostic.outcomeUncertain = true
+        return diagnostic
     }
 
     /// Runs a read that only adds detail to a result the operation already has (the card's last 4 digits). It

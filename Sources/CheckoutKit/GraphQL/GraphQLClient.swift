@@ -65,20 +65,21 @@ public struct GraphQLResponse: Sendable {
     /// The whole document, for `--format json` and the step's output.
     public let document: JSON
 
-    /// Reads an answer. A body that is not a GraphQL response object is a service problem; one that was cut short
-    /// leaves open what a mutation did (the caller reads back).
-    public init(_ response: HTTPClientResponse, service: String) throws(Diagnostic) {
+    /// Reads an answer. A body that is not a GraphQL response object says nothing of what the request did: after a
+    /// mutation — or when the exchange itself left it open — the outcome is open (a money call reads back); a query's
+    /// is a service problem. `hint` is the caller's (see `OperationContext.garbledHint`).
+    public init(_ response: HTTPClientResponse, service: String, mutation: Bool, hint: String) throws(Diagnostic) {
         status = response.status
         outcomeOpen = response.outcomeOpen
-        let parsed: JSON
-        do { parsed = try JSON.parse(response.body) } catch {
-            let message = "\(service) answered \(response.status) with a body that is not JSON: \(error)"
-            if response.outcomeOpen || response.status >= 500 { throw .uncertain(message, hint: "check the endpoint URL (see it with -v)") }
-            throw .unavailable(message, hint: "check the endpoint URL points at a GraphQL API (see it with -v)")
+        let open = mutation || response.outcomeOpen || response.status >= 500
+        func garbled(_ what: String) -> Diagnostic {
+            let message = "\(service) answered \(response.status) with \(what)"
+            return open ? .uncertain(message, hint: hint) : .unavailable(message, hint: hint)
         }
+        let parsed: JSON
+        do { parsed = try JSON.parse(response.body) } catch { throw garbled("a body that is not JSON: \(error)") }
         guard case .object(let object) = parsed, object["data"] != nil || object["errors"] != nil else {
-            throw .unavailable("\(service) answered \(response.status) with JSON that is not a GraphQL response (no data, no errors)",
-                               hint: "check the endpoint URL points at a GraphQL API (see it with -v)")
+            throw garbled("JSON that is not a GraphQL response (no data, no errors)")
         }
         document = parsed
         data = object["data"] ?? .null
@@ -96,4 +97,8 @@ public struct GraphQLResponse: Sendable {
     public static func userErrors(in payload: JSON?) -> [Error] {
         (payload?["userErrors"]?.arrayValue ?? []).map(error)
     }
+
+    /// The answer does not settle what a mutation did, whatever it says: the exchange left it open, or the service
+    /// failed (any 5xx, whatever its body). A money call reads back.
+    public var settlesNothing: Bool { outcomeOpen || status >= 500 }
 }

@@ -1,0 +1,136 @@
+import Crypto
+import Foundation
+
+/// A money call whose outcome is open: it may have moved money and nothing could tell (the run exited 75). Kept in the
+/// state file so that a later invocation on that file neither charges again nor forgets it (docs/outcomes.md).
+public struct OpenOutcome: Sendable, Equatable {
+    /// The provider whose money it may have moved ("centra"): the guard holds per provider.
+    public var provider: String
+    /// What the read-back reads ("order cd-…", "intent pi_…", "session"): a settle command that reads it clears the entry.
+    public var reference: String
+    /// A re-send that replays the open call instead of moving money again (its idempotency key); nil when the provider
+    /// has none, so every new payment waits until the outcome is settled.
+    public var replay: String?
+    /// "the payment", "the capture": for messages.
+    public var effect: String
+    /// The commands that settle it, as the run printed them.
+    public var settle: [String]
+    /// When it was left open (ISO 8601).
+    public var since: String
+
+    public init(provider: String, reference: String, replay: String?, effect: String, settle: [String], since: String) {
+        self.provider = provider
+        self.reference = reference
+        self.replay = replay
+        self.effect = effect
+        self.settle = settle
+        self.since = since
+    }
+
+    var key: String { "\(provider) \(reference)" }
+
+    /// A name for a secret (a checkout token) that may stand in messages and the state file: the first 12 hex digits of
+    /// its SHA-256.
+    public static func fingerprint(_ secret: String) -> String {
+        "sha256:" + Digest.sha256(Data(secret.utf8)).hexString.prefix(12)
+    }
+
+    var json: JSON {
+        var o: [String: JSON] = ["provider": .string(provider), "reference": .string(reference), "effect": .string(effect),
+                                 "settle": .array(settle.map(JSON.string)), "since": .string(since)]
+        o["replay"] = replay.map(JSON.string)
+        return .object(o)
+    }
+
+    init(_ field: StateField) throws(Diagnostic) {
+        guard let provider = try field["provider"].string(), let reference = try field["reference"].string() else {
+            throw field.wrong("an open outcome with a provider and a reference")
+        }
+        self.provider = provider
+        self.reference = reference
+        replay = try field["replay"].string()
+        effect = try field["effect"].string() ?? "a payment"
+        since = try field["since"].string() ?? ""
+        var settle: [String] = []
+        if let list = field["settle"].value {
+            guard case .array(let items) = list else { throw field["settle"].wrong("a list of commands") }
+            settle = items.compactMap(\.stringValue)
+        }
+        self.settle = settle
+    }
+}
+
+/// The `openOutcomes` section of the state file: `{"<provider> <reference>": {provider, reference, replay, effect,
+/// settle, since}}`. Written by `reconciling` when it ends in exit 75, read by its guard before every money call, and
+/// cleared by whatever settles the outcome (a replay that answers, a settle command's read, `--force`).
+enum OpenOutcomes {
+    static let root = JSONPath(components: [.key("openOutcomes")])
+
+    static func read(_ store: StateStore) throws(Diagnostic) -> [OpenOutcome] {
+        try decode(store.read(), file: store.path)
+    }
+
+    static func decode(_ document: JSON, file: String) throws(Diagnostic) -> [OpenOutcome] {
+        var outcomes: [OpenOutcome] = []
+        for (_, field) in try StateField(document["openOutcomes"], at: root, in: file).members() { outcomes.append(try OpenOutcome(field)) }
+        return outcomes
+    }
+
+    static func record(_ outcome: OpenOutcome, in store: StateStore) throws(Diagnostic) {
+        try store.update { (doc: inout JSON) throws(Diagnostic) in
+            _ = try decode(doc, file: store.path)
+            doc = root.appending(outcome.key).setting(outcome.json, in: doc)
+        }
+    }
+
+    /// Removes the provider's entries that `matches` picks; answers the ones removed.
+    @discardableResult
+    static func clear(provider: String, in store: StateStore, where matches: (OpenOutcome) -> Bool) throws(Diagnostic) -> [OpenOutcome] {
+        try store.update { (doc: inout JSON) throws(Diagnostic) -> [OpenOutcome] in
+            let all = try decode(doc, file: store.path)
+            let removed = all.filter { $0.provider == provider && matches($0) }
+            guard !removed.isEmpty else { return [] }
+            var kept: [String: JSON] = [:]
+            for outcome in all where !removed.contains(outcome) { kept[outcome.key] = outcome.json }
+            var top = doc.objectValue ?? [:]
+            top["openOutcomes"] = kept.isEmpty ? nil : .object(kept)
+            doc = .object(top)
+            return removed
+        }
+    }
+}
+
+extension OperationContext {
+    /// Refuses a money call while an earlier one of the same provider is open in this state file — unless it replays
+    /// that very call (the same idempotency key) or the run has `--force`, which sets the open outcomes aside.
+    func guardOpenOutcomes(_ readBack: ReadBack) throws(Diagnostic) {
+        guard let state else { return }
+        if services.force {
+            for outcome in try OpenOutcomes.clear(provider: readBack.provider, in: state, where: { $0.replay == nil || $0.replay != readBack.replay }) {
+                note("--force: going ahead although \(outcome.effect) of \(outcome.reference) (\(outcome.since)) is still open")
+            }
+            return
+        }
+        let blocking = try OpenOutcomes.read(state).filter {
+            $0.provider == readBack.provider && ($0.replay == nil || $0.replay != readBack.replay)
+        }
+        guard let first = blocking.first else { return }
+        throw Diagnostic(.outcomeUnknown,
+                         "refused before sending: \(first.effect) of \(first.reference) (left open \(first.since)) may have gone through, and \(readBack.action) could move money a second time",
+                         hint: "settle it first: " + first.settle.joined(separator: "; or ") + "; or pass --force if you settled it yourself")
+    }
+
+    /// Clears the provider's open outcomes on `reference` after a read that tells what happened to them (a settle
+    /// command), saying so.
+    public func settledOpenOutcomes(provider: String, reference: String, _ finding: String) {
+        guard let state else { return }
+        guard let removed = try? OpenOutcomes.clear(provider: provider, in: state, where: { $0.reference == reference }) else { return }
+        for outcome in removed { note("settled: \(outcome.effect) of \(outcome.reference), open since \(outcome.since): \(finding)") }
+    }
+
+    /// The provider's open outcomes in this state file (none without one).
+    public func openOutcomes(provider: String) throws(Diagnostic) -> [OpenOutcome] {
+        guard let state else { return [] }
+        return try OpenOutcomes.read(state).filter { $0.provider == provider }
+    }
+}
