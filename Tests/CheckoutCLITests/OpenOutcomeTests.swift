@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+
+/// Money outcomes across invocations, through the built binary against `sandbox serve` with faults: a garbled answer
+/// to a payment is read back, an open outcome stays in the state file and refuses the provider's next payment before
+/// anything is sent (until a settle command reads it, or `--force`), the session of an open Centra payment is never
+/// replaced, and what the state file saw used up — a token, a nonce, a captured checkout — is never sent again.
+@Suite struct OpenOutcomeTests {
+    static func ledger(_ server: ServeProcess, _ provider: String) throws -> [[String: Any]] {
+        let json = try JSONSerialization.jsonObject(with: Data(try curl(["-s", server.url + "/_sandbox/ledger"]).utf8)) as? [String: Any]
+        return ((json?["entries"] as? [[String: Any]]) ?? []).filter { $0["provider"] as? String == provider }
+    }
+
+    static func state(_ home: String) throws -> [String: Any] {
+        let path = home + "/state/checkout-driver/local/state.json"
+        return (try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any]) ?? [:]
+    }
+
+    static func openOutcomes(_ home: String) throws -> [String: Any] { (try state(home)["openOutcomes"] as? [String: Any]) ?? [:] }
+
+    // Requests to /centra/graphql in `centra express --item 1002-M`: 1–2 express-config, 3 add-item, 4 shipping,
+    // 5–6 shipping-method, 7 the order before the payment, 8 paymentInstructions, 9–11 the read-back's attempts.
+
+    @Test(arguments: ["malformed @8", "truncate=20 @8", "status=500 @8"])
+    func aGarbledCentraPaymentAnswerIsReadBackNotCalledAWrongURL(fault: String) async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path, arguments: ["--faults", "POST /centra/graphql => \(fault)"])
+        defer { server.stop() }
+        let r = try await BinaryRunner.run(["centra", "express", "--item", "1002-M"], home: s.path)
+        let placed = try Self.ledger(server, "centra").count
+        if fault.hasPrefix("status") {
+            // The 500 never ran the payment: the read-back finds no new order, so the outcome is open, not a failure.
+            #expect(r.status == 75, "\(r.all)")
+            #expect(placed == 0)
+        } else {
+            #expect(r.status == 0, "\(r.all)")
+            #expect(r.stderr.contains("reading the session's latest order back: order"), "\(r.stderr)")
+            #expect(placed == 1)
+        }
+        #expect(!r.stderr.contains("check CENTRA_API_URL"), "the endpoint answered well before: \(r.stderr)")
+    }
+
+    @Test func anOpenCentraPaymentKeepsItsSessionAndRefusesTheNextPaymentUntilSettled() async throws {
+        let s = try Scratch()
+        // 502 answers never reach the store: nothing is paid and the session stays valid, but nothing can tell that.
+        let server = try ServeProcess(home: s.path, arguments: ["--faults", "POST /centra/graphql => status=502 @8-11"])
+        defer { server.stop() }
+        let open = try await BinaryRunner.run(["centra", "express", "--item", "1002-M"], home: s.path)
+        #expect(open.status == 75, "\(open.all)")
+        #expect(try Self.openOutcomes(s.path)["centra session"] != nil)
+        let session = try Self.state(s.path)["centra"] as? [String: Any]
+
+        let again = try await BinaryRunner.run(["centra", "express", "--item", "1002-M"], home: s.path)
+        #expect(again.status == 75, "\(again.all)")
+        #expect(again.stderr.contains("refused before sending: the payment of session"), "\(again.stderr)")
+        #expect(again.stderr.contains("`checkout-driver centra order`") && again.stderr.contains("--force"))
+        #expect(try Self.ledger(server, "centra").isEmpty, "nothing was paid twice, or at all")
+        #expect((try Self.state(s.path)["centra"] as? [String: Any])?["session"] as? String != nil)
+        _ = session
+
+        let settle = try await BinaryRunner.run(["centra", "order"], home: s.path)
+        #expect(settle.stderr.contains("settled: the payment of session"), "\(settle.all)")
+        #expect(settle.stderr.contains("did not go through"))
+        #expect(try Self.openOutcomes(s.path).isEmpty)
+
+        let paid = try await BinaryRunner.run(["centra", "express", "--item", "1002-M"], home: s.path)
+        #expect(paid.status == 0, "\(paid.all)")
+        #expect(try Self.ledger(server, "centra").count == 1)
+    }
+
+    @Test func aDeadSessionOfAnOpenCentraPaymentIsNeverReplacedButForce() async throws {
+        let s = try Scratch()
+        // Every answer from the payment on is lost after it took effect: the token rotates four times unseen.
+        let server = try ServeProcess(home: s.path, arguments: ["--faults", "POST /centra/graphql => drop @8-11"])
+        defer { server.stop() }
+        let open = try await BinaryRunner.run(["centra", "express", "--item", "1002-M"], home: s.path)
+        #expect(open.status == 75, "\(open.all)")
+        let session = (try Self.state(s.path)["centra"] as? [String: Any])?["session"] as? String
+        #expect(session != nil)
+
+        let order = try await BinaryRunner.run(["centra", "order"], home: s.path)
+        #expect(order.status == 75, "\(order.all)")
+        #expect(order.stderr.contains("Centra no longer accepts the session"), "\(order.stderr)")
+        #expect(!order.stderr.contains("no order yet"))
+        #expect((try Self.state(s.path)["centra"] as? [String: Any])?["session"] as? String == session, "the paid session is kept")
+
+        let again = try await BinaryRunner.run(["centra", "express", "--item", "1002-M"], home: s.path)
+        #expect(again.status == 75, "\(again.all)")
+        #expect(try Self.ledger(server, "centra").count == 1, "the advice never charges twice")
+
+        let forced = try await BinaryRunner.run(["--force", "centra", "express", "--item", "1002-M"], home: s.path)
+        #expect(forced.status == 0, "\(forced.all)")
+        #expect(forced.stderr.contains("--force: going ahead although the payment of session"), "\(forced.stderr)")
+        #expect(try Self.ledger(server, "centra").count == 2)
+        #expect(try Self.openOutcomes(s.path).isEmpty)
+    }
+
+    @Test(arguments: ["status=502 @1", "malformed @1", "drop @1-4"])
+    func anOpenBraintreeChargeRefusesTheNextOneUntilTheOrderIsLookedUp(fault: String) async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path, arguments: ["--faults", "POST /braintree/graphql => \(fault)"])
+        defer { server.stop() }
+        let pay = ["braintree", "apple-pay", "--nonce", "fake-apple-pay-visa-nonce", "--amount", "10.00"]
+        let first = try await BinaryRunner.run(pay, home: s.path)
+        let charged = try Self.ledger(server, "braintree").count
+        if fault == "malformed @1" {
+            #expect(first.status == 0, "read back: \(first.all)")
+            #expect(charged == 1)
+            return
+        }
+        #expect(first.status == 75, "\(first.all)")
+        let refused = try await BinaryRunner.run(pay, home: s.path)
+        #expect(refused.status == 75, "\(refused.all)")
+        #expect(refused.stderr.contains("refused before sending: the charge of order cd-"), "\(refused.stderr)")
+        #expect(try Self.ledger(server, "braintree").count == charged, "nothing sent")
+
+        let order = try #require(refused.stderr.firstMatch(of: /--order-id (cd-[0-9a-f]+)/)).1
+        let look = try await BinaryRunner.run(["braintree", "transaction", "--order-id", String(order)], home: s.path)
+        #expect(look.stderr.contains("settled: the charge of order \(order)"), "\(look.all)")
+        #expect(try Self.openOutcomes(s.path).isEmpty)
+        let next = try await BinaryRunner.run(pay, home: s.path)
+        #expect(next.status == 0, "\(next.all)")
+    }
+
+    @Test func aCheckoutTheStateSawCapturedAndATokenThatPaidAreRefusedBeforeSending() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path)
+        defer { server.stop() }
+        #expect(try await BinaryRunner.run(["cashapp", "pay", "--auth"], home: s.path).status == 0)
+        #expect(try await BinaryRunner.run(["cashapp", "capture"], home: s.path).status == 0)
+        let again = try await BinaryRunner.run(["cashapp", "capture"], home: s.path)
+        #expect(again.status == 1, "\(again.all)")
+        #expect(again.stderr.contains("refused before sending: order") && again.stderr.contains("is already CAPTURED"), "\(again.stderr)")
+        #expect(try Self.ledger(server, "afterpay").filter { $0["kind"] as? String == "capture" }.count == 1)
+
+        let token = s.path + "/token.json"
+        _ = try await BinaryRunner.run(["applepay", "token", "--amount", "84800", "--currency", "SEK", "--out", token, "-q"], home: s.path)
+        let contact = try s.write("contact.json", #"{"country": "SE", "firstName": "Ada", "lastName": "Lovelace", "address1": "Storgatan 1", "city": "Stockholm", "zipCode": "11122"}"#)
+        let paid = try await BinaryRunner.run(["centra", "payment-instructions", "--contact", contact, "--token-file", token], home: s.path)
+        #expect(paid.status == 0, "\(paid.all)")
+        let twice = try await BinaryRunner.run(["centra", "payment-instructions", "--contact", contact, "--token-file", token], home: s.path)
+        #expect(twice.status == 1, "\(twice.all)")
+        #expect(twice.stderr.contains("refused before sending: this Apple Pay token was already used by Centra paymentInstructions"), "\(twice.stderr)")
+        #expect(twice.stderr.contains("checkout-driver applepay token"))
+        #expect(try Self.ledger(server, "centra").count == 1)
+    }
+}
