@@ -19,6 +19,8 @@ enum GlobalOptions {
         OptionSpec("deadline", value: "SECONDS", help: "Time budget for the whole flow."),
         OptionSpec("record", value: "FILE.har", help: "Record every exchange (redacted) as HAR 1.2."),
         OptionSpec("junit", value: "FILE", help: "Write a JUnit XML report."),
+        OptionSpec("continue", help: "A whole flow continues the state file's chain (its session, cart, checkout) instead of a scope of its own."),
+        OptionSpec("run", value: "ID", help: "A single step in the state file's scope of that run (as settle commands name it)."),
         OptionSpec("force", help: "Send a payment although the state file keeps an earlier one's outcome open (settled by other means)."),
     ]
 }
@@ -37,6 +39,10 @@ struct GlobalSettings: Sendable {
     var deadline: Double?
     var recordPath: String?
     var junitPath: String?
+    /// `--continue`: a whole flow works on the chain, not in a run scope of its own.
+    var continueChain: Bool
+    /// `--run ID`: the run scope a single step works in.
+    var runScope: String?
     /// `--force`: pass over open outcomes in the state file (see `RunServices.force`).
     var force: Bool
 
@@ -53,6 +59,8 @@ struct GlobalSettings: Sendable {
         recordPath = invocation.string("record")
         junitPath = invocation.string("junit")
         force = invocation.flag("force")
+        continueChain = invocation.flag("continue")
+        runScope = try invocation.identifier("run")
         if verbose && quiet { throw invocation.usage("--verbose and --quiet contradict each other; pick one") }
     }
 }

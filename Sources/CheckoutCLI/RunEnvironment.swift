@@ -72,21 +72,49 @@ final class RunEnvironment: Sendable {
     }
 
     func makeRunner(registry: OperationRegistry, reporters: Reporters, services: RunServices,
-                    interruption: Interruption? = nil) -> FlowRunner {
+                    interruption: Interruption? = nil, state: StateStore? = nil) -> FlowRunner {
         FlowRunner(client: CurlTransport(), registry: registry,
                    settings: RunSettings(environment: configuration.environment, requestTimeout: settings.timeout,
                                          deadline: settings.deadline,
                                          interruptedExitCode: { interruption?.caught.map(Interruption.exitCode(for:)) ?? .interrupted }),
-                   configuration: configuration, state: state, redactor: redactor, services: services,
+                   configuration: configuration, state: state ?? self.state, redactor: redactor, services: services,
                    events: { reporters.handle($0) })
+    }
+
+    /// How long a command waits for another one holding the state file's chain.
+    static let chainWait: Double = 30
+
+    /// The part of the state file a run works on: a whole flow gets a run scope of its own (so parallel runs on one
+    /// file never share a checkout) unless `--continue`; a single step continues the chain — or the run `--run` names —
+    /// holding it for its duration, so two commands never interleave one checkout. An embedded emulator's throwaway
+    /// file is the run's alone already.
+    func stateScope(for flow: Flow) throws(Diagnostic) -> (store: StateStore, hold: ChainLock?) {
+        if throwawayState { return (state, nil) }
+        if let run = settings.runScope {
+            guard try state.readFile()["runs"]?[run] != nil else {
+                throw .usage("state file \(state.path) has no run \(run)", hint: "use the --run ID a settle command printed, with the same --session")
+            }
+            let scoped = state.scoped(run: run)
+            return (scoped, try scoped.holdChain(wait: Self.chainWait, command: Self.commandName))
+        }
+        if flow.ownsState && !settings.continueChain {
+            return (state.scoped(run: "\(flow.name)-\(UUID().uuidString.prefix(8).lowercased())"), nil)
+        }
+        return (state, try state.holdChain(wait: Self.chainWait, command: Self.commandName))
+    }
+
+    /// The command's words without its options or values that might be secret: "checkout-driver cashapp capture".
+    private static var commandName: String {
+        (["checkout-driver"] + CommandLine.arguments.dropFirst().prefix { !$0.hasPrefix("-") }.prefix(2)).joined(separator: " ")
     }
 
     /// A flow that awaits Bahn webhooks gets a listener of its own, registered as one more webhook target of the
     /// local emulator — embedded, or a running `sandbox serve` — and removed when the run ends. Other runs' targets
     /// (a `bahn listen`, flows in parallel) are never touched: every target gets every event, and each run's listener
     /// waits for the events of its own intents.
-    func startServices(for flow: Flow) async throws(Diagnostic) -> RunServices {
-        let (options, withheld) = settleOptions
+    func startServices(for flow: Flow, run: String? = nil) async throws(Diagnostic) -> RunServices {
+        var (options, withheld) = settleOptions
+        if let run { options += ["--run", run] }
         var services = RunServices(keepDirectory: keepDirectory, settleOptions: options, emulatorEndsWithRun: emulator != nil)
         services.force = settings.force
         if !withheld.isEmpty {
@@ -213,7 +241,8 @@ final class RunEnvironment: Sendable {
     /// their turn, and the result fails with 130 or 143 (see `Interruption`).
     func run(_ flow: Flow, vars: [String: JSON], registry: OperationRegistry) async throws(Diagnostic) -> FlowResult {
         let reporters = makeReporters()
-        var services = try await startServices(for: flow)
+        let (store, hold) = try stateScope(for: flow)
+        var services = try await startServices(for: flow, run: store.run)
         // Files a run makes for itself (test tokens) live and die with it.
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("checkout-driver-run-\(UUID().uuidString.prefix(8))").path
         try? FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -222,14 +251,16 @@ final class RunEnvironment: Sendable {
         let interruption = Interruption { sig in
             console.err("interrupted (\(Interruption.name(sig))): stopping the current step; finally steps and reports follow (again to quit at once)")
         }
-        let runner = makeRunner(registry: registry, reporters: reporters, services: services, interruption: interruption)
+        let runner = makeRunner(registry: registry, reporters: reporters, services: services, interruption: interruption, state: store)
         let result = await interruption.run { await runner.run(flow, vars: vars) }
         interruption.stop()
         await services.restore()
         services.bahnWebhooks?.shutdown()
         try? FileManager.default.removeItem(atPath: scratch)
         try reporters.finish()
-        if !result.captures.isEmpty { try state.recordCaptures(result.captures) }
+        if !result.captures.isEmpty { try store.recordCaptures(result.captures) }
+        try store.finishRun()
+        withExtendedLifetime(hold) {}
         return result
     }
 

@@ -18,6 +18,18 @@ import Testing
 
     static func openOutcomes(_ home: String) throws -> [String: Any] { (try state(home)["openOutcomes"] as? [String: Any]) ?? [:] }
 
+    /// The section a run kept of a provider (a run with an open outcome keeps it to itself).
+    static func runSection(_ home: String, _ provider: String) throws -> [String: Any]? {
+        let runs = (try state(home)["runs"] as? [String: Any]) ?? [:]
+        return runs.values.compactMap { ($0 as? [String: Any])?[provider] as? [String: Any] }.first
+    }
+
+    /// The first settle command a run printed (in its `hint:` line), as words after `checkout-driver`.
+    static func settleCommand(_ stderr: String) throws -> [String] {
+        let hint = try #require(stderr.split(separator: "\n").first { $0.hasPrefix("hint: settle it") }.map(String.init))
+        return try #require(UnknownOutcomeTests.commands(in: hint).first)
+    }
+
     // Requests to /centra/graphql in `centra express --item 1002-M`: 1–2 express-config, 3 add-item, 4 shipping,
     // 5–6 shipping-method, 7 the order before the payment, 8 paymentInstructions, 9–11 the read-back's attempts.
 
@@ -47,18 +59,18 @@ import Testing
         defer { server.stop() }
         let open = try await BinaryRunner.run(["centra", "express", "--item", "1002-M"], home: s.path)
         #expect(open.status == 75, "\(open.all)")
-        #expect(try Self.openOutcomes(s.path)["centra session"] != nil)
-        let session = try Self.state(s.path)["centra"] as? [String: Any]
+        let settleCommand = try Self.settleCommand(open.stderr)
+        #expect(settleCommand.starts(with: ["centra", "order", "--run"]), "\(settleCommand)")
+        #expect(try Self.openOutcomes(s.path).count == 1)
+        #expect(try Self.state(s.path)["centra"] == nil, "the session of an open payment stays with its run")
 
         let again = try await BinaryRunner.run(["centra", "express", "--item", "1002-M"], home: s.path)
         #expect(again.status == 75, "\(again.all)")
         #expect(again.stderr.contains("refused before sending: the payment of session"), "\(again.stderr)")
         #expect(again.stderr.contains("`checkout-driver centra order`") && again.stderr.contains("--force"))
         #expect(try Self.ledger(server, "centra").isEmpty, "nothing was paid twice, or at all")
-        #expect((try Self.state(s.path)["centra"] as? [String: Any])?["session"] as? String != nil)
-        _ = session
 
-        let settle = try await BinaryRunner.run(["centra", "order"], home: s.path)
+        let settle = try await BinaryRunner.run(settleCommand, home: s.path)
         #expect(settle.stderr.contains("settled: the payment of session"), "\(settle.all)")
         #expect(settle.stderr.contains("did not go through"))
         #expect(try Self.openOutcomes(s.path).isEmpty)
@@ -75,14 +87,14 @@ import Testing
         defer { server.stop() }
         let open = try await BinaryRunner.run(["centra", "express", "--item", "1002-M"], home: s.path)
         #expect(open.status == 75, "\(open.all)")
-        let session = (try Self.state(s.path)["centra"] as? [String: Any])?["session"] as? String
+        let session = try Self.runSection(s.path, "centra")?["session"] as? String
         #expect(session != nil)
 
-        let order = try await BinaryRunner.run(["centra", "order"], home: s.path)
+        let order = try await BinaryRunner.run(try Self.settleCommand(open.stderr), home: s.path)
         #expect(order.status == 75, "\(order.all)")
         #expect(order.stderr.contains("Centra no longer accepts the session"), "\(order.stderr)")
         #expect(!order.stderr.contains("no order yet"))
-        #expect((try Self.state(s.path)["centra"] as? [String: Any])?["session"] as? String == session, "the paid session is kept")
+        #expect(try Self.runSection(s.path, "centra")?["session"] as? String == session, "the paid session is kept")
 
         let again = try await BinaryRunner.run(["centra", "express", "--item", "1002-M"], home: s.path)
         #expect(again.status == 75, "\(again.all)")
@@ -115,6 +127,7 @@ import Testing
         #expect(try Self.ledger(server, "braintree").count == charged, "nothing sent")
 
         let order = try #require(refused.stderr.firstMatch(of: /--order-id (cd-[0-9a-f]+)/)).1
+        // Typed as a person would, without the run the printed command names: an order id is the file's to settle.
         let look = try await BinaryRunner.run(["braintree", "transaction", "--order-id", String(order)], home: s.path)
         #expect(look.stderr.contains("settled: the charge of order \(order)"), "\(look.all)")
         #expect(try Self.openOutcomes(s.path).isEmpty)
@@ -143,5 +156,50 @@ import Testing
         #expect(twice.stderr.contains("refused before sending: this Apple Pay token was already used by Centra paymentInstructions"), "\(twice.stderr)")
         #expect(twice.stderr.contains("checkout-driver applepay token"))
         #expect(try Self.ledger(server, "centra").count == 1)
+    }
+
+    /// Ten whole payments at once under one `sandbox serve`, on the default state file: each run works in its own scope,
+    /// so each reports its own order, and the ledger holds exactly what was reported.
+    @Test(arguments: [["cashapp", "pay"], ["centra", "express", "--item", "1002-M"]])
+    func parallelRunsOnOneStateFileNeverShareACheckout(command: [String]) async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path)
+        defer { server.stop() }
+        let home = s.path
+        let results = try await withThrowingTaskGroup(of: BinaryRunner.Result.self) { group in
+            for _ in 0..<10 { group.addTask { try await BinaryRunner.run(command, home: home) } }
+            var all: [BinaryRunner.Result] = []
+            for try await r in group { all.append(r) }
+            return all
+        }
+        for r in results { #expect(r.status == 0, "\(r.all)") }
+        let provider = command[0] == "cashapp" ? "afterpay" : "centra"
+        let pattern = command[0] == "cashapp" ? /order (\d+)  APPROVED  CAPTURED/ : /\((ord_[0-9a-f]+)\)/
+        let reported = Set(results.compactMap { $0.stdout.firstMatch(of: pattern).map { String($0.1) } })
+        #expect(reported.count == 10, "each run reports an order of its own: \(reported)")
+        let moved = try Self.ledger(server, provider).filter { ($0["kind"] as? String) != "authorization" || provider == "centra" }
+        #expect(Set(moved.compactMap { $0["reference"] as? String }) == reported, "the ledger holds exactly what was reported")
+        let runs = (try Self.state(s.path)["runs"] as? [String: Any]) ?? [:]
+        #expect(runs.count == 10, "each run is recorded under its own id")
+    }
+
+    /// Single steps continue one chain, so a second one waits while the first holds it: the status read starts only
+    /// when the confirm, held 1.5 s by the emulator, has ended.
+    @Test func aSingleStepWaitsForAnotherHoldingTheChain() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path, arguments: ["--faults", "POST /api/payment_intents/*/confirm => latency=1500ms @1"])
+        defer { server.stop() }
+        let created = try await BinaryRunner.run(["bahn", "create-intent", "--amount", "8000", "--currency", "704", "--order-id", "w-1"], home: s.path)
+        let intent = String(try #require(created.stdout.firstMatch(of: /payment_intent (pi_\w+)/)).1)
+        let token = try await BahnCommandTests.makeToken(s)
+        let confirm = try LiveProcess(["bahn", "confirm", "--intent", intent, "--token-file", token], home: s.path)
+        #expect(waitUntil(timeout: 10) { (try? curl(["-s", server.url + "/_sandbox/requests"]))?.contains("/confirm") == true }, "the confirm is in flight")
+        let started = Date()
+        let read = try await BinaryRunner.run(["bahn", "intent", intent], home: s.path)
+        let waited = Date().timeIntervalSince(started)
+        #expect(confirm.exitStatus(within: 10) == 0, "\(confirm.stderr)")
+        #expect(read.status == 0, "\(read.all)")
+        #expect(read.stdout.contains("succeeded"), "it read the intent after the confirm: \(read.stdout)")
+        #expect(waited > 0.8, "it waited for the chain (\(waited) s)")
     }
 }

@@ -23,8 +23,24 @@ enum CashAppCard {
         }
         let body: JSON = ["token": .string(token), "singleUseCardToken": .string(card),
                           "cashAppPspInfo": ["externalCustomerId": .string(customer), "externalGrantId": .string(grant), "jwt": .string(jwt)]]
-        let response = try await AfterpayClient(context).plus(CashAppProtocol.buttonConfirmPath, body: body, sdkHeader: true)
-        let document = try response.requireSuccess("button confirm")
+        // The confirm issues the card the merchant then charges: a lost answer is an open outcome. Afterpay documents no
+        // read of a confirmed button checkout, so it is settled by repeating the confirm (see `repeatedConfirm`).
+        let readBack = ReadBack(
+            provider: "cashapp", action: "button confirm", effect: "the virtual card", resource: "the button checkout",
+            reference: "checkout \(OpenOutcome.fingerprint(token))", replay: "button confirm of checkout \(OpenOutcome.fingerprint(token))",
+            read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
+                .notSeen(shows: "Afterpay has no read of a confirmed button checkout")
+            },
+            settle: {
+                let command = "`" + ShellWords.join(["checkout-driver", "cashapp", "confirm", "--card-out", "NEW_FILE"] + context.services.settleOptions) + "`"
+                return ["repeat the confirm to get the card (\(CashAppProtocol.repeatedConfirm)): \(command)"]
+            })
+        let answer = try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
+            let response = try await AfterpayClient(context).plus(CashAppProtocol.buttonConfirmPath, body: body, sdkHeader: true)
+            if response.outcomeOpen { throw .uncertain("button confirm got no answer that settles it (HTTP \(response.status))", hint: "repeat the confirm") }
+            return StepOutput(document: try response.requireSuccess("button confirm"), status: response.status)
+        }
+        let document = answer.document
         let details = document["paymentDetails"] ?? .null
         for secret in [details["virtualCard"]?["cardNumber"], details["virtualCard"]?["cvc"], details["virtualCardToken"]?["cardToken"]] {
             if let value = secret?.stringValue { context.redactor.register(value) }
@@ -38,7 +54,7 @@ enum CashAppCard {
             try writeNew(Data((whole.serialized(pretty: true) + "\n").utf8), to: cardOut)
             summary["writtenTo"] = .string(cardOut)
         }
-        return StepOutput(document: ["card": .object(summary)], status: response.status)
+        return StepOutput(document: ["card": .object(summary)], status: answer.status)
     }
 
     /// What may be shown of the card: its type, last 4, expiry, and how long it stays valid.
@@ -67,7 +83,7 @@ enum CashAppCard {
         guard fd >= 0 else {
             let reason = String(cString: strerror(errno))
             throw .ioError("cannot create --card-out \(path): \(reason); the card was issued but not written",
-                           hint: "run `checkout-driver cashapp confirm --card-out NEW_FILE` (the emulator answers a repeated confirm with the same card; Afterpay's behaviour is UNCONFIRMED)")
+                           hint: "run `checkout-driver cashapp confirm --card-out NEW_FILE` (\(CashAppProtocol.repeatedConfirm))")
         }
         defer { close(fd) }
         guard FileIO.writeAll(fd, bytes) else {

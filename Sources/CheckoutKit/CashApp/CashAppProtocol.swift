@@ -52,6 +52,9 @@ public enum CashAppProtocol {
     static func isDecline(_ payment: JSON) -> Bool { payment["status"]?.stringValue == "DECLINED" }
 
     /// Payment states in which the order is authorised and money is still open to capture.
+    /// UNCONFIRMED: what Afterpay answers to a second `button/confirm` of one checkout. The emulator answers it with the
+    /// same card; the driver settles a lost confirm by repeating it.
+    static let repeatedConfirm = "the emulator answers a repeated confirm with the same card; Afterpay's behaviour is UNCONFIRMED"
     static let capturableStates: Set<String> = ["AUTH_APPROVED", "PARTIALLY_CAPTURED"]
     /// Payment states nothing more happens in: a read that finds one settles an outcome left open on the payment.
     static let finalPaymentStates: Set<String> = ["CAPTURED", "VOIDED", "EXPIRED", "CAPTURE_DECLINED", "AUTH_DECLINED"]

@@ -34,7 +34,7 @@ public enum CentraOperations {
         let latest = response.data["order"].flatMap { $0 == .null ? nil : $0 }
         let placedNow = latest?["id"]?.stringValue.map { $0 != before.lastOrder } ?? false
         if !(try context.openOutcomes(provider: "centra")).isEmpty {
-            context.settledOpenOutcomes(provider: "centra", reference: CentraPayment.openReference,
+            context.settledOpenOutcomes(provider: "centra", reference: CentraPayment.openReference(context),
                                         placedNow ? "order \(latest?["id"]?.stringValue ?? "?") was placed: the payment went through"
                                                   : "the session has no new order: the payment did not go through, and may be made again")
             try client.state.update { $0.paymentStarted = false; if placedNow { $0.addedLine = nil } }

@@ -127,8 +127,11 @@ enum CentraPayment {
 
     static let freshTokenHint = "make a fresh one for the selection's total: `checkout-driver applepay token --amount <minor units> --currency <code> --out token.json`"
 
-    /// The reference a Centra payment is kept open under: its session, the only thing Centra's API reads an order by.
-    static let openReference = "session"
+    /// The reference a Centra payment is kept open under: its session (the only thing Centra's API reads an order by),
+    /// the chain's or a run's.
+    static func openReference(_ context: OperationContext) -> String {
+        context.state?.run.map { "session of run \($0)" } ?? "session"
+    }
 
     /// What is known of the session's latest order before a payment call.
     enum PriorOrder {
@@ -186,7 +189,7 @@ enum CentraPayment {
     private static func orderReadBack(_ action: String, prior: String?, client: CentraClient) -> ReadBack {
         ReadBack(
             provider: "centra", action: action, effect: "the payment", resource: "the session's latest order",
-            reference: CentraPayment.openReference,
+            reference: openReference(client.context),
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 let response = try await client.call(CentraDocuments.orderQuery, newSessionOnUnauthorized: false)
                 guard response.errors.isEmpty else {

@@ -5,6 +5,11 @@ import Glibc
 
 /// The state file that chains separate invocations (captured ids, idempotency keys, spent tokens).
 ///
+/// Its sections belong either to the chain — the top level, which single-step commands continue — or to one run
+/// (`runs.<id>`): a whole checkout (`flow run`, `cashapp pay`, `centra express`, `braintree apple-pay`) works in a
+/// scope of its own, so parallel runs on one file never share a checkout, and its sections become the chain's when it
+/// ends (`finishRun`). What guards money across all of them — open outcomes, spent tokens — is file-wide.
+///
 /// Every change is read-modify-write under an exclusive advisory lock (`flock` on a sibling `.lock`
 /// file, so that the rename below never swaps the locked inode away), and lands atomically: written to a
 /// temporary file in the same directory, flushed, renamed over the old one. Mode 0600. A file that
@@ -13,10 +18,72 @@ import Glibc
 public struct StateStore: Sendable {
     public let path: String
     let redactor: Redactor?
+    /// The run whose sections `read` and `update` see (`runs.<id>`); nil for the chain at the top level.
+    public let run: String?
 
-    public init(path: String, redactor: Redactor? = nil) {
+    public init(path: String, redactor: Redactor? = nil, run: String? = nil) {
         self.path = path
         self.redactor = redactor
+        self.run = run
+    }
+
+    /// The same file, seen from a run's own scope.
+    public func scoped(run: String) -> StateStore { StateStore(path: path, redactor: redactor, run: run) }
+
+    /// Sections that are the file's, never a run's: what guards money across every run and the chain.
+    static let fileWideSections: Set<String> = ["openOutcomes", "spent", "runs"]
+    /// How many finished runs the file remembers (a run with an open outcome is always kept).
+    static let keptRuns = 20
+
+    /// The run's sections become the chain's, so that single steps continue from it — except a provider's section
+    /// tied to an outcome still open (its settle commands name the run) — and the oldest runs are forgotten.
+    public func finishRun() throws(Diagnostic) {
+        // A run that never wrote a section leaves no record, and the file as it was.
+        guard let run, try readFile()["runs"]?[run] != nil else { return }
+        try updateFile { (doc: inout JSON) throws(Diagnostic) in
+            guard var scope = doc["runs"]?[run]?.objectValue else { return }
+            let open = try OpenOutcomes.decode(doc, file: path)
+            var top = doc.objectValue ?? [:]
+            for (section, value) in scope where section != Self.runRecord && !Self.fileWideSections.contains(section) {
+                if open.contains(where: { $0.run == run && $0.provider == section }) { continue }
+                top[section] = value
+            }
+            scope[Self.runRecord] = ["finishedAt": .string(Timestamp.iso8601(Date()))]
+            var runs = top["runs"]?.objectValue ?? [:]
+            runs[run] = .object(scope)
+            let keep = Set(open.compactMap(\.run))
+            func finished(_ id: String) -> String { runs[id]?[Self.runRecord]?["finishedAt"]?.stringValue ?? "" }
+            for old in runs.keys.filter({ !keep.contains($0) }).sorted(by: { finished($0) > finished($1) }).dropFirst(Self.keptRuns) {
+                runs[old] = nil
+            }
+            top["runs"] = .object(runs)
+            doc = .object(top)
+        }
+    }
+
+    private static let runsRoot = JSONPath(components: [.key("runs")])
+    /// The member of a run's scope that says when it finished (never promoted).
+    private static let runRecord = "run"
+
+    /// The part of the file this store's sections live in. A run sees the chain's `captures` (`${state.captures.…}` of
+    /// earlier runs) and its own sections — none of a provider's at first: a run is a whole checkout of its own.
+    private func scope(of document: JSON) throws(Diagnostic) -> JSON {
+        guard let run else { return document }
+        let value = document["runs"]?[run] ?? .object([:])
+        guard case .object(var scope) = value else { throw StateField(value, at: Self.runsRoot.appending(run), in: path).wrong("an object") }
+        scope["captures"] = document["captures"]
+        return .object(scope)
+    }
+
+    /// Writes a run's view back: its captures are the chain's (merged under the lock, so parallel runs lose none).
+    private func storeScope(_ view: JSON, of run: String, in document: inout JSON) {
+        var scope = view.objectValue ?? [:]
+        var top = document.objectValue ?? [:]
+        top["captures"] = scope.removeValue(forKey: "captures")
+        var runs = top["runs"]?.objectValue ?? [:]
+        runs[run] = .object(scope)
+        top["runs"] = .object(runs)
+        document = .object(top)
     }
 
     /// `$XDG_STATE_HOME/checkout-driver/<env>/state.json` (XDG's default `~/.local/state`).
@@ -26,14 +93,30 @@ public struct StateStore: Sendable {
         return "\(base)/checkout-driver/\(environment)/state.json"
     }
 
-    /// The current document (an empty object when the file does not exist yet).
+    /// The current document of this store's scope (an empty object when the file does not exist yet).
     public func read() throws(Diagnostic) -> JSON {
+        try withLock(exclusive: false) { () throws(Diagnostic) -> JSON in try scope(of: load()) }
+    }
+
+    /// Applies `change` to the document of this store's scope and writes the result, all under the lock.
+    @discardableResult
+    public func update<T>(_ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T {
+        try updateFile { (document: inout JSON) throws(Diagnostic) -> T in
+            guard let run else { return try change(&document) }
+            var scoped = try scope(of: document)
+            let result = try change(&scoped)
+            storeScope(scoped, of: run, in: &document)
+            return result
+        }
+    }
+
+    /// The whole file, whatever the scope: the file-wide sections.
+    public func readFile() throws(Diagnostic) -> JSON {
         try withLock(exclusive: false) { () throws(Diagnostic) -> JSON in try load() }
     }
 
-    /// Applies `change` to the document and writes the result, all under the lock.
     @discardableResult
-    public func update<T>(_ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T {
+    func updateFile<T>(_ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T {
         try withLock(exclusive: true) { () throws(Diagnostic) -> T in
             var document = try load()
             let result = try change(&document)
@@ -91,10 +174,50 @@ public struct StateStore: Sendable {
     private func write(_ document: JSON) throws(Diagnostic) {
         // The state file is an output like any other: the one redactor gets the last word, but for session credentials.
         var safe = redactor?.json(document) ?? document
-        for path in Self.sessionCredentialPaths {
-            if let value = path.evaluate(document) { safe = path.setting(value, in: safe) }
+        let scopes = [JSONPath.root] + (document["runs"]?.objectValue?.keys.sorted() ?? []).map { Self.runsRoot.appending($0) }
+        for scope in scopes {
+            for credential in Self.sessionCredentialPaths {
+                let path = JSONPath(components: scope.components + credential.components)
+                if let value = path.evaluate(document) { safe = path.setting(value, in: safe) }
+            }
         }
         try FileIO.write(Data((safe.serialized(pretty: true) + "\n").utf8), to: path)
+    }
+
+    /// Holds the chain of this state file for one command: single steps continue one checkout, so two of them at once
+    /// would interleave it. Waits up to `wait` seconds for another holder, then refuses with its pid and command.
+    /// Released when the returned lock is (or the process ends).
+    public func holdChain(wait: Double, command: String) throws(Diagnostic) -> ChainLock? {
+        guard isRegularFile else { return nil }
+        let target = FileIO.resolvingSymlinks(path)
+        let directory = (target as NSString).deletingLastPathComponent
+        if !directory.isEmpty {
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        let lockPath = target + ".chain.lock"
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw .ioError("cannot open \(lockPath): \(String(cString: strerror(errno)))", hint: "pass --session FILE somewhere writable")
+        }
+        let end = Date().addingTimeInterval(wait)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else {
+                close(fd)
+                throw .ioError("cannot lock \(lockPath): \(String(cString: strerror(errno)))", hint: "pass --session FILE on a local file system")
+            }
+            if Date() >= end {
+                let holder = (FileManager.default.contents(atPath: lockPath).map { String(decoding: $0, as: UTF8.self) } ?? "")
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+                close(fd)
+                throw .unavailable("state file \(path) is in use by another command (\(holder.isEmpty ? "unknown" : holder)) and stayed so for \(Int(wait)) s",
+                                   hint: "wait for it to end and run this again, or give this command a state file of its own with --session FILE")
+            }
+            usleep(50_000)
+        }
+        let mark = Data("pid \(getpid()): \(command)\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = mark.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        return ChainLock(fd: fd)
     }
 
     /// Whether the state file is (or will be) a regular file: `/dev/null` or a FIFO is written in place, unlocked.
@@ -129,5 +252,17 @@ public struct StateStore: Sendable {
         }
         defer { flock(fd, LOCK_UN) }
         return try body()
+    }
+}
+
+/// The chain of a state file, held by one command (see `StateStore.holdChain`).
+public final class ChainLock: Sendable {
+    private let fd: Int32
+
+    init(fd: Int32) { self.fd = fd }
+
+    deinit {
+        flock(fd, LOCK_UN)
+        close(fd)
     }
 }

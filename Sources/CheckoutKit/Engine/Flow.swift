@@ -12,6 +12,9 @@ public struct Flow: Sendable {
     public var finally: [Step]
     /// Seconds the whole flow may take; `--deadline` overrides.
     public var deadline: Double?
+    /// A whole checkout (a flow file or a built-in flow), which runs in a scope of the state file of its own
+    /// (`StateStore.run`); a command's single step continues the chain instead.
+    public var ownsState = false
 
     /// Every variable the flow declares or refers to: a `--var` outside this set is a mistake (a misspelt name).
     public var variableNames: Set<String> {

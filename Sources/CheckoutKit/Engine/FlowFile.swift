@@ -49,7 +49,8 @@ struct FlowDecoder {
         if steps.isEmpty { throw Problem(path: path.appending("steps"), message: "a flow needs at least one step") }
         let finallySteps = try o["finally"].map { try stepList($0, at: path.appending("finally")) } ?? []
         let deadline = try o["deadline"].map { try seconds($0, at: path.appending("deadline")) }
-        let flow = Flow(name: name, description: description, vars: vars, steps: steps, finally: finallySteps, deadline: deadline)
+        var flow = Flow(name: name, description: description, vars: vars, steps: steps, finally: finallySteps, deadline: deadline)
+        flow.ownsState = true
         try checkNames(flow, at: path)
         return flow
     }

@@ -6,7 +6,8 @@ import Foundation
 public struct OpenOutcome: Sendable, Equatable {
     /// The provider whose money it may have moved ("centra"): the guard holds per provider.
     public var provider: String
-    /// What the read-back reads ("order cd-…", "intent pi_…", "session"): a settle command that reads it clears the entry.
+    /// What the read-back reads ("order cd-…", "intent pi_…", "session of run …"), unique in the file: a settle command
+    /// that reads it clears the entry.
     public var reference: String
     /// A re-send that replays the open call instead of moving money again (its idempotency key); nil when the provider
     /// has none, so every new payment waits until the outcome is settled.
@@ -17,8 +18,11 @@ public struct OpenOutcome: Sendable, Equatable {
     public var settle: [String]
     /// When it was left open (ISO 8601).
     public var since: String
+    /// The run whose scope of the state file holds what it belongs to (`runs.<id>`); nil for the chain's.
+    public var run: String?
 
-    public init(provider: String, reference: String, replay: String?, effect: String, settle: [String], since: String) {
+    public init(provider: String, reference: String, replay: String?, effect: String, settle: [String], since: String, run: String? = nil) {
+        self.run = run
         self.provider = provider
         self.reference = reference
         self.replay = replay
@@ -27,7 +31,7 @@ public struct OpenOutcome: Sendable, Equatable {
         self.since = since
     }
 
-    var key: String { "\(provider) \(reference)" }
+    var key: String { [provider, run, reference].compactMap { $0 }.joined(separator: " ") }
 
     /// A name for a secret (a checkout token) that may stand in messages and the state file: the first 12 hex digits of
     /// its SHA-256.
@@ -39,6 +43,7 @@ public struct OpenOutcome: Sendable, Equatable {
         var o: [String: JSON] = ["provider": .string(provider), "reference": .string(reference), "effect": .string(effect),
                                  "settle": .array(settle.map(JSON.string)), "since": .string(since)]
         o["replay"] = replay.map(JSON.string)
+        o["run"] = run.map(JSON.string)
         return .object(o)
     }
 
@@ -49,6 +54,7 @@ public struct OpenOutcome: Sendable, Equatable {
         self.provider = provider
         self.reference = reference
         replay = try field["replay"].string()
+        run = try field["run"].string()
         effect = try field["effect"].string() ?? "a payment"
         since = try field["since"].string() ?? ""
         var settle: [String] = []
@@ -67,7 +73,7 @@ enum OpenOutcomes {
     static let root = JSONPath(components: [.key("openOutcomes")])
 
     static func read(_ store: StateStore) throws(Diagnostic) -> [OpenOutcome] {
-        try decode(store.read(), file: store.path)
+        try decode(store.readFile(), file: store.path)
     }
 
     static func decode(_ document: JSON, file: String) throws(Diagnostic) -> [OpenOutcome] {
@@ -77,7 +83,7 @@ enum OpenOutcomes {
     }
 
     static func record(_ outcome: OpenOutcome, in store: StateStore) throws(Diagnostic) {
-        try store.update { (doc: inout JSON) throws(Diagnostic) in
+        try store.updateFile { (doc: inout JSON) throws(Diagnostic) in
             _ = try decode(doc, file: store.path)
             doc = root.appending(outcome.key).setting(outcome.json, in: doc)
         }
@@ -86,7 +92,7 @@ enum OpenOutcomes {
     /// Removes the provider's entries that `matches` picks; answers the ones removed.
     @discardableResult
     static func clear(provider: String, in store: StateStore, where matches: (OpenOutcome) -> Bool) throws(Diagnostic) -> [OpenOutcome] {
-        try store.update { (doc: inout JSON) throws(Diagnostic) -> [OpenOutcome] in
+        try store.updateFile { (doc: inout JSON) throws(Diagnostic) -> [OpenOutcome] in
             let all = try decode(doc, file: store.path)
             let removed = all.filter { $0.provider == provider && matches($0) }
             guard !removed.isEmpty else { return [] }
@@ -128,9 +134,9 @@ extension OperationContext {
         for outcome in removed { note("settled: \(outcome.effect) of \(outcome.reference), open since \(outcome.since): \(finding)") }
     }
 
-    /// The provider's open outcomes in this state file (none without one).
+    /// The provider's open outcomes in this scope of the state file (none without one).
     public func openOutcomes(provider: String) throws(Diagnostic) -> [OpenOutcome] {
         guard let state else { return [] }
-        return try OpenOutcomes.read(state).filter { $0.provider == provider }
+        return try OpenOutcomes.read(state).filter { $0.provider == provider && $0.run == state.run }
     }
 }

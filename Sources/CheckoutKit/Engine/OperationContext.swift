@@ -211,7 +211,7 @@ extension OperationContext {
     private func keepOpen(_ readBack: ReadBack, settle ways: [String]) {
         guard let state, !services.emulatorEndsWithRun else { return }
         let outcome = OpenOutcome(provider: readBack.provider, reference: readBack.reference, replay: readBack.replay,
-                                  effect: readBack.effect, settle: ways, since: Timestamp.iso8601(Date()))
+                                  effect: readBack.effect, settle: ways, since: Timestamp.iso8601(Date()), run: state.run)
         do { try OpenOutcomes.record(outcome, in: state) } catch {
             note("warning: could not keep the open outcome in the state file: \(error.message)")
         }

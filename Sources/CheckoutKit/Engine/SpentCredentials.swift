@@ -21,7 +21,7 @@ extension OperationContext {
     /// Refuses, before anything is sent, a single-use `value` this state file has seen used up.
     public func refuseIfSpent(_ value: String, kind: String, fix: String) throws(Diagnostic) {
         guard let state else { return }
-        let document = try state.read()
+        let document = try state.readFile()
         _ = try StateField(document["spent"], at: SpentCredentials.root, in: state.path).members()
         guard let used = try SpentCredentials.entry(document, kind: kind, value: value, file: state.path) else { return }
         throw .failure("refused before sending: this \(kind) was already used by \(used.by)\(used.at.isEmpty ? "" : " at \(used.at)"); it pays once",
@@ -31,7 +31,7 @@ extension OperationContext {
     /// Records that `value` is used up (`by`: what used it, for the message that refuses it next time).
     public func markSpent(_ value: String, kind: String, by: String) throws(Diagnostic) {
         guard let state else { return }
-        try state.update { (doc: inout JSON) throws(Diagnostic) in
+        try state.updateFile { (doc: inout JSON) throws(Diagnostic) in
             _ = try StateField(doc["spent"], at: SpentCredentials.root, in: state.path).members()
             doc = SpentCredentials.root.appending(SpentCredentials.key(kind, value))
                 .setting(["kind": .string(kind), "by": .string(by), "at": .string(Timestamp.iso8601(Date()))], in: doc)

@@ -109,3 +109,63 @@ import Testing
             == "/home/u/.local/state/checkout-driver/sandbox/state.json")
     }
 }
+
+/// Run scopes, the chain lock, and the file-wide sections that guard money across them.
+@Suite struct StateStoreScopeTests {
+    @Test func aRunSeesTheChainsCapturesButNoProviderSectionAndBecomesTheChainWhenItEnds() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let chain = StateStore(path: dir + "/state.json")
+        try chain.update { (doc: inout JSON) throws(Diagnostic) in doc = ["captures": ["x": 1], "cashapp": ["token": "t-old"]] }
+        let run = chain.scoped(run: "r1")
+        #expect(try run.read() == ["captures": ["x": 1]], "a run starts from nothing but the captures")
+        try run.update { (doc: inout JSON) throws(Diagnostic) in doc = JSONPath(components: [.key("cashapp"), .key("token")]).setting("t-new", in: doc) }
+        #expect(try chain.read()["cashapp"]?["token"] == "t-old", "a running run does not touch the chain")
+        try run.recordCaptures(["y": 2])
+        #expect(try chain.read()["captures"] == ["x": 1, "y": 2], "captures are the chain's at once")
+        try run.finishRun()
+        #expect(try chain.read()["cashapp"]?["token"] == "t-new", "the finished run is what single steps continue")
+        #expect(try chain.readFile()["runs"]?["r1"]?["cashapp"]?["token"] == "t-new", "and the file remembers the run")
+    }
+
+    @Test func aProviderSectionWithAnOpenOutcomeStaysWithItsRunAndOldRunsAreForgotten() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let chain = StateStore(path: dir + "/state.json")
+        try chain.update { (doc: inout JSON) throws(Diagnostic) in doc = ["centra": ["session": "chain-session"]] }
+        let open = chain.scoped(run: "open")
+        try open.update { (doc: inout JSON) throws(Diagnostic) in doc = ["centra": ["session": "paid-session"]] }
+        try OpenOutcomes.record(OpenOutcome(provider: "centra", reference: "session of run open", replay: nil, effect: "the payment",
+                                            settle: [], since: "t", run: "open"), in: chain)
+        try open.finishRun()
+        #expect(try chain.read()["centra"]?["session"] == "chain-session", "the open payment's session is not promoted")
+        for i in 0..<(StateStore.keptRuns + 3) {
+            let run = chain.scoped(run: "r\(i)")
+            try run.update { (doc: inout JSON) throws(Diagnostic) in doc = ["bahn": ["lastIntent": .string("pi_\(i)")]] }
+            try run.finishRun()
+        }
+        let runs = try #require(try chain.readFile()["runs"]?.objectValue)
+        #expect(runs["open"] != nil, "a run with an open outcome is always kept")
+        #expect(runs.count == StateStore.keptRuns + 1, "\(runs.keys.sorted())")
+    }
+
+    @Test func theChainIsHeldByOneCommandAndASecondOneIsRefusedAfterItsWait() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = StateStore(path: dir + "/state.json")
+        var held: ChainLock? = try store.holdChain(wait: 1, command: "checkout-driver cashapp capture")
+        #expect(held != nil)
+        let started = Date()
+        do {
+            _ = try store.holdChain(wait: 0.3, command: "checkout-driver cashapp payment")
+            Issue.record("a second holder was let in")
+        } catch {
+            #expect(error.code == .unavailable)
+            #expect(error.message.contains("in use by another command (pid \(getpid()): checkout-driver cashapp capture)"), "\(error.message)")
+            #expect(error.hint?.contains("--session FILE") == true)
+        }
+        #expect(Date().timeIntervalSince(started) >= 0.3, "it waited its bound")
+        held = nil
+        #expect(try store.holdChain(wait: 0.3, command: "checkout-driver cashapp payment") != nil, "released with its holder")
+    }
+}
