@@ -56,8 +56,14 @@ struct CentraClient: Sendable {
                                  hint: "look the order up in Centra's admin; once settled, pass --force to start a new session (the state file keeps this one until then)")
             }
             guard newSessionOnUnauthorized else {
-                throw .uncertain("Centra refused the session token (Unauthorized) during \(document.name): the session a payment belongs to has ended",
-                                 hint: "a payment in that session may be pending; check the order in the store before paying again")
+                // Refused, so this call did nothing; only a payment sent earlier in the session can be pending.
+                let paymentSent = try state.read().paymentStarted
+                var ended = Diagnostic.failure(
+                    "Centra refused the session token (Unauthorized) during \(document.name): the session has ended, so \(document.name) was not done",
+                    hint: paymentSent ? "a payment sent earlier in that session may be pending; check the order in the store before paying again"
+                                      : "nothing was paid; start the checkout again (`checkout-driver centra express`): the ended session's cart is gone")
+                ended.outcomeUncertain = paymentSent
+                throw ended
             }
             // The session expired: start a fresh one (its selection is a new, empty cart) and try once more.
             context.note("Centra refused the session token (Unauthorized): starting a new session with the plugin token")

@@ -80,7 +80,9 @@ enum CentraPayment {
             if args["open"]?.boolValue == true { open(url, context) }
             let budget = context.deadline.remaining.map { max(0, $0 - 1) } ?? CentraProtocol.redirectWait
             guard let returned = await listener.waitForReturn(seconds: budget) else {
-                throw .unavailable("no 3DS return came back within \(Int(budget)) s", hint: "open the URL above in a browser (or pass --open), or raise --deadline")
+                let waited = context.deadline.seconds.map { "before the flow's deadline of \(FlowRunner.format($0))s" } ?? "within \(FlowRunner.format(budget))s"
+                throw .unavailable("no 3DS return came back \(waited)",
+                                   hint: "open the URL above in a browser (or pass --open)\(context.deadline.seconds == nil ? "" : ", or raise --deadline")")
             }
             if returned.failed { context.note("the shopper came back to paymentFailedPage; Centra decides with paymentResult") }
             return try await result(.object(returned.parameters), client: client, prior: .known(prior))

@@ -66,12 +66,20 @@ public struct OperationContext: Sendable {
                                                 events(.retrying(step: step, attempt: attempt, delay: delay, reason: redactor.text(reason)))
                                             })
         switch last.outcome {
+        case .success(let response) where response.status == 429:
+            // Rate limited on every attempt: a clear "not now" for the last one — the outcome is open only if an
+            // earlier attempt may have taken effect (then a money call reads back).
+            var limited = Diagnostic.failure(
+                "\(last.request.method) \(redactor.text(last.request.url)): rate limited (429) on \(last.attempts == 1 ? "its attempt" : "all \(last.attempts) attempts")",
+                hint: "the service said not now\(response.headers["Retry-After"].map { " (Retry-After: \($0))" } ?? ""), so the last attempt did nothing; wait, then run it again")
+            limited.outcomeUncertain = last.outcomeOpen
+            throw limited
         case .success(var response):
             response.outcomeOpen = last.outcomeOpen
             services.answers.note(response)
             return response
         case .failure(let error):
-            var diagnostic = diagnose(error, request: last.request, attempts: last.attempts)
+            var diagnostic = diagnose(error, request: last.request, attempts: last.attempts, deadlineBound: last.deadlineBound)
             if last.outcomeOpen { diagnostic.outcomeUncertain = true }
             throw diagnostic
         }
@@ -92,7 +100,7 @@ public struct OperationContext: Sendable {
     /// Reports one poll of a wait the operation runs itself (the engine's `until` reports its own).
     func polled(_ poll: Int, _ reason: String) { events(.polling(step: step, poll: poll, reason: redactor.text(reason))) }
 
-    private func diagnose(_ error: TransportError, request: HTTPClientRequest, attempts: Int) -> Diagnostic {
+    private func diagnose(_ error: TransportError, request: HTTPClientRequest, attempts: Int, deadlineBound: Bool) -> Diagnostic {
         let tries = attempts > 1 ? " after \(attempts) attempts" : ""
         let what = "\(request.method) \(redactor.text(request.url))"
         switch error {
@@ -100,7 +108,8 @@ public struct OperationContext: Sendable {
             return .unavailable("\(what): cannot connect\(tries): \(redactor.text(m))",
                                 hint: "check the base URL and that the service is up (--env local uses the built-in emulator)")
         case .timedOut:
-            if deadline.isSpent {
+            // The flow's deadline, not --timeout, ended it: the message names the budget that was set.
+            if deadline.isSpent || deadlineBound {
                 var exceeded = deadline.exceeded(during: step)
                 exceeded.outcomeUncertain = true  // the deadline cut an exchange short
                 return exceeded
@@ -281,6 +290,8 @@ extension RetryPolicy {
         public var attempts: Int
         /// Some attempt may have taken effect and the last one's answer does not settle it.
         public var outcomeOpen: Bool
+        /// The last attempt's timeout was cut to what was left of the deadline.
+        public var deadlineBound = false
     }
 
     /// Sends `build(attempt)` until an attempt ends in a way this policy does not repeat, waiting between attempts
@@ -303,8 +314,10 @@ extension RetryPolicy {
             if Task.isCancelled { throw stopped(.interrupted(during: step)) }
             var request = try build(attempt)
             try HeaderSafety.check(request, during: step)
+            var deadlineBound = false
             if let remaining = deadline.remaining {
                 if remaining <= 0 { throw stopped(deadline.exceeded(during: step)) }
+                deadlineBound = remaining < request.timeout
                 request.timeout = min(request.timeout, remaining)
             }
             let startedAt = Date()
@@ -316,7 +329,7 @@ extension RetryPolicy {
             mayHaveTakenEffect = mayHaveTakenEffect || Self.leavesOutcomeOpen(outcome)
             guard shouldRetry(request, attempt: attempt, outcome: outcome), !Task.isCancelled else {
                 return LastAttempt(request: request, outcome: outcome, attempts: attempt,
-                                   outcomeOpen: mayHaveTakenEffect && !Self.settles(outcome))
+                                   outcomeOpen: mayHaveTakenEffect && !Self.settles(outcome), deadlineBound: deadlineBound)
             }
             let delay = delay(after: attempt, response: try? outcome.get())
             let reason = switch outcome {
