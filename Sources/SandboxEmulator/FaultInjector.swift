@@ -68,6 +68,9 @@ public final class FaultInjector: Sendable {
         case .status(let code, let headers):
             return EmulatorResponse.error(code, type: "api_error", code: "injected_fault",
                                           message: "Fault injected by the sandbox (--faults): HTTP \(code)", headers: headers)
+        case .html(let code):
+            let page = "<html><head><title>\(code)</title></head><body><center><h1>\(code) Error</h1></center><hr><center>proxy</center></body></html>\n"
+            return .respond(HTTPResponse(status: code, headers: ["Content-Type": "text/html"], body: Data(page.utf8)))
         case .reset:
             return .reset
         case .drop:

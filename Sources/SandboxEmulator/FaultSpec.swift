@@ -10,6 +10,8 @@ import LoopbackHTTP
 ///     attempts := '*' | N | N-M | list of those joined by ','           (default: 1, the first match only)
 ///     action   := latency=<ms>ms                delay before handling
 ///               | status=<code>[:Header=Value]* answer with this status; the handler does NOT run
+///               | html=<code>                   answer with this status and an HTML error page, as a proxy in front of
+///                                               the service does; the handler does NOT run
 ///               | reset                         connection reset before the response; the handler does NOT run
 ///               | drop                          the handler runs (the operation is committed), then reset, no response
 ///               | truncate=<bytes>              the handler runs; only that many body bytes are sent, then close
@@ -24,6 +26,7 @@ public struct FaultSpec: Sendable, Equatable, CustomStringConvertible {
     public enum Action: Sendable, Equatable {
         case latency(milliseconds: Int)
         case status(Int, headers: HTTPHeaders)
+        case html(Int)
         case reset
         case drop
         case truncate(bytes: Int)
@@ -92,6 +95,7 @@ public struct FaultSpec: Sendable, Equatable, CustomStringConvertible {
                 switch action {
                 case .latency(let ms): "latency=\(ms)ms"
                 case .status(let code, let headers): (["status=\(code)"] + headers.map { "\($0.name)=\($0.value)" }).joined(separator: ":")
+                case .html(let code): "html=\(code)"
                 case .reset: "reset"
                 case .drop: "drop"
                 case .truncate(let bytes): "truncate=\(bytes)"
@@ -118,6 +122,8 @@ public struct FaultSpec: Sendable, Equatable, CustomStringConvertible {
                           latency=<ms>ms                delay the response
                           status=<code>[:Header=Value]  answer with that status (the operation is not performed),
                                                         e.g. status=429:Retry-After=1
+                          html=<code>                   answer with that status and an HTML error page, as a proxy
+                                                        in front of the service does (the operation is not performed)
                           reset                         reset the connection before the operation is performed
                           drop                          perform the operation, then reset without a response
                           truncate=<bytes>              perform it, send only that many body bytes, then close
@@ -210,8 +216,11 @@ public struct FaultSpec: Sendable, Equatable, CustomStringConvertible {
                 headers.add(String(hv[0]), String(hv[1]))
             }
             return .status(code, headers: headers)
+        case ("html", let v?):
+            guard let code = Int(v), (100...599).contains(code) else { throw fail("bad html \"\(v)\" (use html=<code>)") }
+            return .html(code)
         default:
-            throw fail("unknown action \"\(token)\" (use latency=<ms>ms, status=<code>, reset, drop, truncate=<bytes> or malformed)")
+            throw fail("unknown action \"\(token)\" (use latency=<ms>ms, status=<code>, html=<code>, reset, drop, truncate=<bytes> or malformed)")
         }
     }
 }

@@ -26,7 +26,7 @@ enum CashAppCard {
         // The confirm issues the card the merchant then charges: a lost answer is an open outcome. Afterpay documents no
         // read of a confirmed button checkout, so it is settled by repeating the confirm (see `repeatedConfirm`).
         let readBack = ReadBack(
-            provider: "cashapp", action: "button confirm", effect: "the virtual card", resource: "the button checkout",
+            provider: "cashapp", action: "button confirm", effect: "the confirm that issues the virtual card", resource: "the button checkout",
             reference: "checkout \(OpenOutcome.fingerprint(token))", replay: "button confirm of checkout \(OpenOutcome.fingerprint(token))",
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 .notSeen(shows: "Afterpay has no read of a confirmed button checkout")

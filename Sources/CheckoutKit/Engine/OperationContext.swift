@@ -333,6 +333,7 @@ extension RetryPolicy {
             }
             let delay = delay(after: attempt, response: try? outcome.get())
             let reason = switch outcome {
+            case .success(let r) where Self.isGarbledRead(request, r): "status \(r.status) with a body that is not JSON"
             case .success(let r): "status \(r.status)"
             case .failure(let e): e.description
             }

@@ -62,6 +62,8 @@ public struct RetryPolicy: Sendable, Equatable {
                             outcome: Result<HTTPClientResponse, TransportError>) -> Bool {
         guard attempt < attempts else { return false }
         switch outcome {
+        case .success(let response) where Self.isGarbledRead(request, response):
+            return true
         case .success(let response):
             // A 429 says the request was not taken, so even a request without an idempotency key may go again.
             return Self.transientStatuses.contains(response.status) && (Self.isSafeToRepeat(request) || response.status == 429)
@@ -69,6 +71,13 @@ public struct RetryPolicy: Sendable, Equatable {
             if case .invalidRequest = error { return false }
             return error.requestNeverSent || Self.isSafeToRepeat(request)
         }
+    }
+
+    /// A read that asked for JSON and got a body that is not JSON (a proxy's error page, a body garbled on the way): a
+    /// passing fault, and a read is safe to ask again — an approval poll must not end a run the customer approved.
+    static func isGarbledRead(_ request: HTTPClientRequest, _ response: HTTPClientResponse) -> Bool {
+        (request.readOnly || request.method == "GET") && request.headers["Accept"]?.lowercased().contains("json") == true
+            && !response.body.isEmpty && (try? JSON.parse(response.body)) == nil
     }
 
     /// Seconds to wait after attempt number `attempt` (1-based).

@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+
+/// What the tool says under answers that are neither success nor a clear refusal, through the built binary against
+/// `sandbox serve --faults`: a rate limit on every attempt, a garbled answer to a poll, a lost Button confirm, a
+/// session that ended before the payment was sent, a deadline that cut a request short.
+@Suite struct FaultAnswerTests {
+    @Test(arguments: [
+        (["flow", "run", "bahn-apple-pay"], "POST /api/payment_intents/*/confirm", "bahn"),
+        (["cashapp", "pay"], "POST /afterpay/v2/payments/capture", "afterpay"),
+        (["centra", "express", "--item", "1002-M"], "POST /centra/graphql", "centra"),
+        (["braintree", "apple-pay", "--nonce", "fake-apple-pay-visa-nonce", "--amount", "10.00"], "POST /braintree/graphql", "braintree"),
+    ])
+    func aRateLimitOnEveryAttemptIsSaidAsSuchAndMovesNothing(command: [String], route: String, provider: String) async throws {
+        let s = try Scratch()
+        // Centra's payment is its 8th request; the rule counts from there so the cart is built first.
+        let attempts = provider == "centra" ? "@8-30" : "@*"
+        let server = try ServeProcess(home: s.path, arguments: ["--faults", "\(route) => status=429:Retry-After=0 \(attempts)"])
+        defer { server.stop() }
+        let r = try await BinaryRunner.run(command, home: s.path)
+        #expect(r.status == 1, "\(r.all)")
+        #expect(r.stderr.contains("rate limited (429) on all 3 attempts"), "\(r.stderr)")
+        #expect(r.stderr.contains("hint: the service said not now (Retry-After: 0), so the last attempt did nothing"))
+        #expect(!r.stderr.contains("check ") && !r.stderr.contains("outcome unknown"), "no configuration hint, no open outcome: \(r.stderr)")
+        let moved = try OpenOutcomeTests.ledger(server, provider).filter { $0["kind"] as? String != "authorization" || provider == "centra" }
+        #expect(moved.isEmpty)
+    }
+
+    @Test func aGarbledAnswerToTheApprovalPollIsAskedAgainNotTheEndOfTheRun() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path, arguments: ["--faults", "GET /cashapp/** => malformed @1-2"])
+        defer { server.stop() }
+        let r = try await BinaryRunner.run(["cashapp", "pay"], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        #expect(r.stderr.contains("status 200 with a body that is not JSON; attempt 2"), "\(r.stderr)")
+        #expect(r.stdout.contains("APPROVED  CAPTURED  10.00 USD"))
+    }
+
+    @Test func aLostButtonConfirmIs75AndItsSettleCommandGetsTheCard() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path, arguments: ["--faults", "POST /afterpay-plus/v3/button/confirm => drop @1"])
+        defer { server.stop() }
+        let r = try await BinaryRunner.run(["cashapp", "pay", "--flow", "button"], home: s.path)
+        #expect(r.status == 75, "\(r.all)")
+        #expect(r.stderr.contains("outcome unknown: the confirm that issues the virtual card may have gone through"), "\(r.stderr)")
+        var settle = try OpenOutcomeTests.settleCommand(r.stderr)
+        #expect(settle.starts(with: ["cashapp", "confirm", "--card-out", "NEW_FILE"]), "\(settle)")
+        settle[3] = s.path + "/card.json"
+        let settled = try await BinaryRunner.run(settle, home: s.path)
+        #expect(settled.status == 0, "the replay is not refused: \(settled.all)")
+        #expect(FileManager.default.fileExists(atPath: s.path + "/card.json"))
+        #expect(try OpenOutcomeTests.openOutcomes(s.path).isEmpty, "the repeated confirm settled it")
+    }
+
+    @Test func aSessionThatEndedBeforeThePaymentWasSentSaysNothingWasPaid() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path)
+        defer { server.stop() }
+        #expect(try await BinaryRunner.run(["centra", "selection"], home: s.path).status == 0)
+        _ = try curl(["-s", "-X", "POST", server.url + "/_sandbox/centra/expire-sessions"])
+        let token = s.path + "/token.json"
+        _ = try await BinaryRunner.run(["applepay", "token", "--amount", "84800", "--currency", "SEK", "--out", token, "-q"], home: s.path)
+        let contact = try s.write("contact.json", #"{"country": "SE", "firstName": "Ada", "lastName": "Lovelace", "address1": "Storgatan 1", "city": "Stockholm", "zipCode": "11122"}"#)
+        let r = try await BinaryRunner.run(["centra", "payment-instructions", "--contact", contact, "--token-file", token], home: s.path)
+        #expect(r.status == 1, "\(r.all)")
+        #expect(r.stderr.contains("the session has ended, so CentraOrder was not done"), "\(r.stderr)")
+        #expect(r.stderr.contains("nothing was paid") && !r.stderr.contains("may be pending"), "\(r.stderr)")
+    }
+
+    @Test func aRequestTheDeadlineCutShortNamesTheDeadline() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path, arguments: ["--faults", "GET /api/payment_intents/* => latency=3000ms @*"])
+        defer { server.stop() }
+        let created = try await BinaryRunner.run(["bahn", "create-intent", "--amount", "8000", "--currency", "704"], home: s.path)
+        let intent = String(try #require(created.stdout.firstMatch(of: /payment_intent (pi_\w+)/)).1)
+        let r = try await BinaryRunner.run(["--deadline", "1", "bahn", "intent", intent], home: s.path)
+        #expect(r.status == 69, "\(r.all)")
+        #expect(r.stderr.contains("the flow's deadline of 1.0s passed during step"), "\(r.stderr)")
+        #expect(!r.stderr.contains("within 0") && !r.stderr.contains("raise --timeout"), "\(r.stderr)")
+    }
+}
