@@ -38,10 +38,13 @@ public struct StateStore: Sendable {
     /// The run's sections become the chain's, so that single steps continue from it — except a provider's section
     /// tied to an outcome still open (its settle commands name the run) — and the oldest runs are forgotten.
     public func finishRun() throws(Diagnostic) {
-        // A run that never wrote a section leaves no record, and the file as it was.
-        guard let run, try readFile()["runs"]?[run] != nil else { return }
+        // A run that wrote no section and left nothing open leaves no record, and the file as it was.
+        guard let run else { return }
+        let current = try readFile()
+        let leftOpen = try OpenOutcomes.decode(current, file: path).contains { $0.run == run }
+        guard current["runs"]?[run] != nil || leftOpen else { return }
         try updateFile { (doc: inout JSON) throws(Diagnostic) in
-            guard var scope = doc["runs"]?[run]?.objectValue else { return }
+            var scope = doc["runs"]?[run]?.objectValue ?? [:]
             let open = try OpenOutcomes.decode(doc, file: path)
             var top = doc.objectValue ?? [:]
             for (section, value) in scope where section != Self.runRecord && !Self.fileWideSections.contains(section) {

@@ -69,9 +69,12 @@ struct BinaryRunner {
 
     /// The same, blocking the calling thread: for tests that drive several processes from their own threads.
     static func runBlocking(_ arguments: [String], home: String? = nil, environment extra: [String: String] = [:],
-                            directory: String? = nil) throws -> Result {
+                            directory: String? = nil, timeout: Double = 60) throws -> Result {
         let process = try start(arguments, home: home, environment: extra, directory: directory)
         process.launch()
+        // As `run`'s watchdog: a hang fails the test that caused it instead of stalling the suite.
+        let watched = process.process
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { if watched.isRunning { kill(watched.processIdentifier, SIGKILL) } }
         process.process.waitUntilExit()
         return try process.result()
     }
