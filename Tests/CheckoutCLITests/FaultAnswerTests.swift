@@ -78,4 +78,22 @@ import Testing
         #expect(r.stderr.contains("the flow's deadline of 1.0s passed during step"), "\(r.stderr)")
         #expect(!r.stderr.contains("within 0") && !r.stderr.contains("raise --timeout"), "\(r.stderr)")
     }
+
+    /// A deferred capture whose answer was lost and could not be read back: its settle command re-sends it (the same
+    /// requestId) and, finding the order captured, says there is nothing more to do.
+    @Test func aSettledDeferredCaptureThatFindsItDoneSaysNothingMoreToDo() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path, arguments: ["--faults", "POST /afterpay/v2/payments/*/capture => drop @1-3; GET /afterpay/v2/payments/* => status=503 @2-4"])
+        defer { server.stop() }
+        #expect(try await BinaryRunner.run(["cashapp", "pay", "--auth"], home: s.path).status == 0)
+        let lost = try await BinaryRunner.run(["cashapp", "capture"], home: s.path)
+        #expect(lost.status == 75, "\(lost.all)")
+        let settle = try OpenOutcomeTests.settleCommand(lost.stderr)
+        #expect(settle.starts(with: ["cashapp", "capture"]), "\(settle)")
+        let settled = try await BinaryRunner.run(settle, home: s.path)
+        #expect(settled.status == 0, "\(settled.all)")
+        #expect(settled.stderr.contains("already captured — nothing more to do"), "\(settled.stderr)")
+        #expect(try OpenOutcomeTests.ledger(server, "afterpay").filter { $0["kind"] as? String == "capture" }.count == 1)
+        #expect(try OpenOutcomeTests.openOutcomes(s.path).isEmpty)
+    }
 }

@@ -217,4 +217,27 @@ import Testing
         #expect(read.stdout.contains("succeeded"), "it read the intent after the confirm: \(read.stdout)")
         #expect(waited > 0.8, "it waited for the chain (\(waited) s)")
     }
+
+    /// One record of spent tokens for every provider and every run: a token Bahn used up is refused by Centra, and by a
+    /// new Bahn intent, before anything is sent; the confirm's own replay under its key still goes through.
+    @Test func aTokenThatPaidOnOneProviderIsRefusedByEveryOther() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path)
+        defer { server.stop() }
+        let token = s.path + "/token.json"
+        _ = try await BinaryRunner.run(["applepay", "token", "--amount", "84800", "--currency", "SEK", "--out", token, "-q"], home: s.path)
+        let paid = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "x-1", "--amount", "84800", "--currency", "752",
+                                               "--token-file", token, "--idempotency-key", "k-x-1"], home: s.path)
+        #expect(paid.status == 0, "\(paid.all)")
+        let replay = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "x-1", "--token-file", token, "--idempotency-key", "k-x-1"], home: s.path)
+        #expect(replay.status == 0, "the replay under the same key is allowed: \(replay.all)")
+        let contact = try s.write("contact.json", #"{"country": "SE", "firstName": "Ada", "lastName": "Lovelace", "address1": "Storgatan 1", "city": "Stockholm", "zipCode": "11122"}"#)
+        let centra = try await BinaryRunner.run(["centra", "payment-instructions", "--contact", contact, "--token-file", token], home: s.path)
+        #expect(centra.status == 1, "\(centra.all)")
+        #expect(centra.stderr.contains("refused before sending: this Apple Pay token was already used by Bahn's confirm of pi_"), "\(centra.stderr)")
+        let another = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "x-2", "--amount", "84800", "--currency", "752", "--token-file", token], home: s.path)
+        #expect(another.status != 0, "\(another.all)")
+        #expect(try OpenOutcomeTests.ledger(server, "centra").isEmpty)
+        #expect(try OpenOutcomeTests.ledger(server, "bahn").filter { $0["kind"] as? String == "capture" }.count == 1)
+    }
 }

@@ -62,6 +62,8 @@ public enum BahnOperations {
         if intentID == nil, let orderID { intentID = try state.intentID(forOrder: orderID) }
         // A token this state file sent to another intent is refused before anything — an intent for it included — is made.
         try state.checkUnusedElsewhere(token, intent: intentID)
+        // A token that paid anywhere this file saw (another run, another provider) never gets a new intent.
+        if intentID == nil { try context.refuseIfSpent(token.transactionId, kind: "Apple Pay token", fix: BahnState.freshTokenHint) }
         if intentID == nil {
             guard let orderID else { throw .usage("confirm needs an intent id or an order id", hint: "pass --intent ID or --order-id ID") }
             guard args["amount"] != nil, args["currency"] != nil else {
@@ -97,6 +99,7 @@ public enum BahnOperations {
         }
         let (key, isNewAttempt) = try state.confirmKey(intent: intent, proposed: proposed, explicit: explicitKey != nil, token: token)
         if isNewAttempt { context.note("a new token for \(intent): confirming under a new idempotency key, \(key)") }
+        try context.refuseIfSpent(token.transactionId, kind: "Apple Pay token", replay: BahnState.replay(intent: intent, key: key), fix: BahnState.freshTokenHint)
 
         // The token goes in as a JSON string whose characters are exactly the file's: the serializer escapes
         // only what JSON requires, so Bahn decodes the very bytes PassKit produced.
@@ -109,7 +112,7 @@ public enum BahnOperations {
             let response = try await client.post(BahnProtocol.confirmPath(intent), body: confirmBody, idempotencyKey: key)
             // Any answer about the token itself means it is spent (a decline uses it up too).
             if response.status == 200 || response.status == 402 || response.error?.code == "apple_pay_token_already_used" {
-                try state.markSpent(token.transactionId)
+                try state.markSpent(token.transactionId, intent: intent, key: key)
             }
             if response.replayed { context.note("Bahn replayed the original response for idempotency key \(key)") }
             // A decline still changes the intent (a new charge, the error): remember it, so that a later read-back can

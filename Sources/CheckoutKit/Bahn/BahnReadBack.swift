@@ -18,7 +18,7 @@ enum BahnReadBack {
                 switch status {
                 case "succeeded", "requires_capture", "processing":
                     // Only a confirm gets an intent here: the money moved (or is moving), whichever attempt moved it.
-                    if reached { try state.markSpent(token.transactionId) }
+                    if reached { try state.markSpent(token.transactionId, intent: intent, key: key) }
                     let output = try await BahnOperations.confirmedOutput(document, intent: current, orderID: orderID, key: key,
                                                                           status: 200, client: client, state: state)
                     let meaning = switch status {
@@ -28,7 +28,7 @@ enum BahnReadBack {
                     }
                     return .tookEffect(output, shows: "\(intent) is \(status): \(meaning)")
                 case "requires_payment_method" where reached && current["last_payment_error"]?.objectValue != nil:
-                    try state.markSpent(token.transactionId)
+                    try state.markSpent(token.transactionId, intent: intent, key: key)
                     try state.record(intent: current, orderID: orderID)
                     let error = current["last_payment_error"]
                     let codes = [error?["code"]?.stringValue, error?["decline_code"]?.stringValue].compactMap { $0 }.joined(separator: ", ")

@@ -115,9 +115,18 @@ struct BahnState: Sendable {
         Set(try read().tokens.filter { $0.value.spent }.keys)
     }
 
-    func markSpent(_ transactionID: String) throws(Diagnostic) {
+    /// Bahn used the token up: kept here (for the confirm key) and in the file-wide record every provider checks.
+    func markSpent(_ transactionID: String, intent: String, key: String) throws(Diagnostic) {
         try update { bahn in bahn.tokens[transactionID]?.spent = true }
+        guard let store else { return }
+        try SpentCredentials.mark(transactionID, kind: "Apple Pay token", by: "Bahn's confirm of \(intent)",
+                                  replay: Self.replay(intent: intent, key: key), in: store)
     }
+
+    static let freshTokenHint = "make a fresh token with `checkout-driver applepay token`"
+
+    /// The one re-send a spent token may still go out in: the same confirm under the same key.
+    static func replay(intent: String, key: String) -> String { "Bahn confirm of \(intent) under idempotency key \(key)" }
 }
 
 /// The `bahn` section of the state file, typed. Unknown members (from a newer version) are kept as they are.

@@ -1,40 +1,58 @@
 import Foundation
 
 /// Single-use things this state file has seen used up — an Apple Pay token, a Braintree nonce, an Afterpay checkout
-/// that was captured — so that sending one again is refused before anything goes out, on every provider alike.
+/// that was captured — so that sending one again is refused before anything goes out, on every provider and in every
+/// run scope alike (the section is file-wide).
 ///
-/// Layout: `{"spent": {"<kind> <fingerprint>": {"kind", "by", "at"}}}`. The value itself is never stored: its
-/// fingerprint (`OpenOutcome.fingerprint`) is, since a nonce or a checkout token is a secret.
+/// Layout: `{"spent": {"<kind> <fingerprint>": {"kind", "by", "at", "replay"}}}`. The value itself is never stored: its
+/// fingerprint (`OpenOutcome.fingerprint`) is, since a nonce or a checkout token is a secret. `replay` names the one
+/// re-send that may still carry it — the same call under the same idempotency key, which the provider answers with
+/// the original response and charges nothing.
 enum SpentCredentials {
     static let root = JSONPath(components: [.key("spent")])
 
+    struct Use {
+        var by: String
+        var at: String
+        var replay: String?
+    }
+
     static func key(_ kind: String, _ value: String) -> String { "\(kind) \(OpenOutcome.fingerprint(value))" }
 
-    static func entry(_ document: JSON, kind: String, value: String, file: String) throws(Diagnostic) -> (by: String, at: String)? {
-        let field = StateField(document["spent"], at: root, in: file)[key(kind, value)]
+    static func use(of value: String, kind: String, in store: StateStore) throws(Diagnostic) -> Use? {
+        let section = StateField(try store.readFile()["spent"], at: root, in: store.path)
+        _ = try section.members()
+        let field = section[key(kind, value)]
         guard field.value != nil else { return nil }
-        return (try field["by"].string() ?? "an earlier call", try field["at"].string() ?? "")
+        return Use(by: try field["by"].string() ?? "an earlier call", at: try field["at"].string() ?? "", replay: try field["replay"].string())
+    }
+
+    static func mark(_ value: String, kind: String, by: String, replay: String?, in store: StateStore) throws(Diagnostic) {
+        try store.updateFile { (doc: inout JSON) throws(Diagnostic) in
+            let section = StateField(doc["spent"], at: root, in: store.path)
+            _ = try section.members()
+            // The first use is the one that paid: a replay of it does not move the record.
+            guard section[key(kind, value)].value == nil else { return }
+            var entry: [String: JSON] = ["kind": .string(kind), "by": .string(by), "at": .string(Timestamp.iso8601(Date()))]
+            entry["replay"] = replay.map(JSON.string)
+            doc = root.appending(key(kind, value)).setting(.object(entry), in: doc)
+        }
     }
 }
 
 extension OperationContext {
-    /// Refuses, before anything is sent, a single-use `value` this state file has seen used up.
-    public func refuseIfSpent(_ value: String, kind: String, fix: String) throws(Diagnostic) {
-        guard let state else { return }
-        let document = try state.readFile()
-        _ = try StateField(document["spent"], at: SpentCredentials.root, in: state.path).members()
-        guard let used = try SpentCredentials.entry(document, kind: kind, value: value, file: state.path) else { return }
+    /// Refuses, before anything is sent, a single-use `value` this state file has seen used up — unless this call is
+    /// the replay its use allows.
+    public func refuseIfSpent(_ value: String, kind: String, replay: String? = nil, fix: String) throws(Diagnostic) {
+        guard let state, let used = try SpentCredentials.use(of: value, kind: kind, in: state) else { return }
+        if let replay, used.replay == replay { return }
         throw .failure("refused before sending: this \(kind) was already used by \(used.by)\(used.at.isEmpty ? "" : " at \(used.at)"); it pays once",
                        hint: fix)
     }
 
     /// Records that `value` is used up (`by`: what used it, for the message that refuses it next time).
-    public func markSpent(_ value: String, kind: String, by: String) throws(Diagnostic) {
+    public func markSpent(_ value: String, kind: String, by: String, replay: String? = nil) throws(Diagnostic) {
         guard let state else { return }
-        try state.updateFile { (doc: inout JSON) throws(Diagnostic) in
-            _ = try StateField(doc["spent"], at: SpentCredentials.root, in: state.path).members()
-            doc = SpentCredentials.root.appending(SpentCredentials.key(kind, value))
-                .setting(["kind": .string(kind), "by": .string(by), "at": .string(Timestamp.iso8601(Date()))], in: doc)
-        }
+        try SpentCredentials.mark(value, kind: kind, by: by, replay: replay, in: state)
     }
 }
