@@ -47,7 +47,7 @@ public struct StateStore: Sendable {
             var scope = doc["runs"]?[run]?.objectValue ?? [:]
             let open = try OpenOutcomes.decode(doc, file: path)
             var top = doc.objectValue ?? [:]
-            for (section, value) in scope where section != Self.runRecord && !Self.fileWideSections.contains(section) {
+            for (section, value) in scope where section != Self.runRecord && section != "captures" && !Self.fileWideSections.contains(section) {
                 if open.contains(where: { $0.run == run && $0.provider == section }) { continue }
                 top[section] = value
             }

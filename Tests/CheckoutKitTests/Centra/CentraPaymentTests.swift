@@ -70,6 +70,25 @@ import Testing
         #expect(try state.read()["centra"]?["paymentStarted"] == true, "the cart stays for the payment that may complete")
     }
 
+    /// A 5xx is no answer whatever its body: even a GraphQL error document without `data` is read back, not taken as
+    /// "the operation did not run" (a gateway may have failed after the store placed the order).
+    @Test(arguments: [500, 502, 503])
+    func aServerErrorWithAGraphQLBodyIsReadBack(status: Int) async throws {
+        let reads = Box<Int>(0)
+        let server = try TestServer { request, _ in
+            if (try? JSON.parse(request.body))?["operationName"]?.stringValue == "CentraPaymentInstructions" {
+                return .json(status, ["errors": [["message": "upstream unavailable"]]])
+            }
+            let n = reads.withLock { n -> Int in n += 1; return n }
+            return .json(200, n == 1 ? ["data": ["order": nil]] : ["data": ["order": Self.order]])
+        }
+        let (result, events, _) = try await pay(server)
+        #expect(result.passed, "\(String(describing: result.failure))")
+        let notes = events.all.compactMap { if case .note(_, let m) = $0 { m } else { nil } }
+        #expect(notes.contains { $0.contains("got no answer that settles it (HTTP \(status))") }, "\(notes)")
+        #expect(server.count("/graphql") == 3, "the order before, the payment once, the read-back")
+    }
+
     @Test func aDocumentRefusedBeforeExecutionIsAPlainFailure() async throws {
         let server = try Self.server { operation, _ in
             operation == "CentraPaymentInstructions"

@@ -128,6 +128,19 @@ import Testing
         #expect(try chain.readFile()["runs"]?["r1"]?["cashapp"]?["token"] == "t-new", "and the file remembers the run")
     }
 
+    @Test func parallelRunsLoseNoCaptureWhateverOrderTheyEndIn() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let chain = StateStore(path: dir + "/state.json")
+        let a = chain.scoped(run: "a"), b = chain.scoped(run: "b")
+        try a.recordCaptures(["x": 1])
+        try b.recordCaptures(["y": 2])
+        try b.finishRun()
+        try a.finishRun()
+        #expect(try chain.read()["captures"] == ["x": 1, "y": 2])
+        #expect(try chain.readFile()["runs"]?["a"]?["captures"] == nil, "a run's captures are the chain's, not a copy of its own")
+    }
+
     @Test func aProviderSectionWithAnOpenOutcomeStaysWithItsRunAndOldRunsAreForgotten() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
