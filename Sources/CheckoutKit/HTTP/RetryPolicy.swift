@@ -30,10 +30,10 @@ public struct RetryPolicy: Sendable, Equatable {
     static let idempotentMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]
     /// Statuses that say "not now" rather than "no".
     static let transientStatuses: Set<Int> = [408, 425, 429, 500, 502, 503, 504]
-    /// Answers that do not say whether the request took effect: an internal error (the server may have failed
-    /// half-way), a bad gateway and a gateway timeout (the origin may have acted). A 503 says the request was not
-    /// taken, and every other status is an answer.
-    static let indeterminateStatuses: Set<Int> = [500, 502, 504]
+    /// Answers that do not say whether the request took effect: every 5xx, whatever its body. An internal error may come
+    /// half-way, a bad gateway or a gateway timeout after the origin acted — and a 503 from a proxy in front of the
+    /// service says nothing of what the service did. Every other status is an answer.
+    static let indeterminateStatuses = Set(500...599)
 
     /// Whether an attempt that ended so may have taken effect without saying so: the request went out and what came
     /// back does not tell. The one classifier behind the retry loop's bookkeeping, the engine's diagnoses and the
