@@ -103,6 +103,19 @@ final class RunEnvironment: Sendable {
         return (state, try state.holdChain(wait: Self.chainWait, command: Self.commandName))
     }
 
+    /// A whole flow's sections become the chain's while no single step holds it (one that does is halfway through
+    /// them); when the chain stays busy the run's sections stay under its id, said in a warning.
+    private func finishOwnRun(_ store: StateStore) throws(Diagnostic) {
+        do {
+            let hold = try state.holdChain(wait: Self.chainWait, command: Self.commandName)
+            try store.finishRun()
+            withExtendedLifetime(hold) {}
+        } catch where error.code == .unavailable {
+            console.err("warning: \(error.message); this run's state stays under --run \(store.run ?? "")")
+            try store.finishRun(promote: false)
+        }
+    }
+
     /// The command's words without its options or values that might be secret: "checkout-driver cashapp capture".
     private static var commandName: String {
         (["checkout-driver"] + CommandLine.arguments.dropFirst().prefix { !$0.hasPrefix("-") }.prefix(2)).joined(separator: " ")
@@ -257,10 +270,14 @@ final class RunEnvironment: Sendable {
         await services.restore()
         services.bahnWebhooks?.shutdown()
         try? FileManager.default.removeItem(atPath: scratch)
-        try reporters.finish()
-        if !result.captures.isEmpty { try store.recordCaptures(result.captures) }
-        try store.finishRun()
+        // The state first: a report that cannot be written must not leave the run unfinished.
+        let recorded = Result { () throws(Diagnostic) in
+            if !result.captures.isEmpty { try store.recordCaptures(result.captures) }
+            if store.run != nil && settings.runScope == nil { try finishOwnRun(store) }
+        }
         withExtendedLifetime(hold) {}
+        try reporters.finish()
+        try recorded.get()
         return result
     }
 

@@ -68,12 +68,12 @@ import Testing
         let again = try await BinaryRunner.run(["centra", "express", "--item", "1002-M"], home: s.path)
         #expect(again.status == 75, "\(again.all)")
         #expect(again.stderr.contains("refused before sending: the payment of session"), "\(again.stderr)")
-        #expect(again.stderr.contains("`checkout-driver centra order`") && again.stderr.contains("--force"))
+        #expect(again.stderr.contains("`checkout-driver centra order --run centra-express-") && again.stderr.contains("--force"), "\(again.stderr)")
         #expect(try Self.ledger(server, "centra").isEmpty, "nothing was paid twice, or at all")
 
         let settle = try await BinaryRunner.run(settleCommand, home: s.path)
         #expect(settle.stderr.contains("settled: the payment of session"), "\(settle.all)")
-        #expect(settle.stderr.contains("did not go through"))
+        #expect(settle.stderr.contains("has not gone through"))
         #expect(try Self.openOutcomes(s.path).isEmpty)
 
         let paid = try await BinaryRunner.run(["centra", "express", "--item", "1002-M"], home: s.path)
@@ -101,9 +101,13 @@ import Testing
         #expect(again.status == 75, "\(again.all)")
         #expect(try Self.ledger(server, "centra").count == 1, "the advice never charges twice")
 
+        let setAside = try await BinaryRunner.run(["--force"] + (try Self.settleCommand(open.stderr)), home: s.path)
+        #expect(setAside.stderr.contains("--force: going ahead although the payment of session"), "\(setAside.all)")
+        #expect(setAside.stderr.contains("is not settled") && !setAside.stderr.contains("has not gone through"),
+                "a new session's order tells nothing of the open payment: \(setAside.stderr)")
+        #expect(try Self.openOutcomes(s.path).isEmpty)
         let forced = try await BinaryRunner.run(["--force", "centra", "express", "--item", "1002-M"], home: s.path)
         #expect(forced.status == 0, "\(forced.all)")
-        #expect(forced.stderr.contains("--force: going ahead although the payment of session"), "\(forced.stderr)")
         #expect(try Self.ledger(server, "centra").count == 2)
         #expect(try Self.openOutcomes(s.path).isEmpty)
     }
@@ -239,5 +243,41 @@ import Testing
         #expect(another.status != 0, "\(another.all)")
         #expect(try OpenOutcomeTests.ledger(server, "centra").isEmpty)
         #expect(try OpenOutcomeTests.ledger(server, "bahn").filter { $0["kind"] as? String == "capture" }.count == 1)
+    }
+
+    /// A replay that gets no answer — rate limited on every attempt — settles nothing: the outcome stays open.
+    @Test func aReplayThatIsRateLimitedLeavesTheOutcomeOpen() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path, arguments: ["--faults",
+            "POST /api/payment_intents/*/confirm => drop @1-3; POST /api/payment_intents/*/confirm => status=429:Retry-After=0 @4-6; GET /api/payment_intents/* => status=503 @1-3"])
+        defer { server.stop() }
+        let lost = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay"], home: s.path)
+        #expect(lost.status == 75, "\(lost.all)")
+        let resend = try Self.settleCommand(lost.stderr)
+        #expect(resend.contains("--idempotency-key"), "\(resend)")
+        let limited = try await BinaryRunner.run(resend, home: s.path)
+        #expect(limited.status == 1 && limited.stderr.contains("rate limited (429)"), "\(limited.all)")
+        #expect(try Self.openOutcomes(s.path).count == 1, "a rate limit answers nothing about the lost confirm")
+        let settled = try await BinaryRunner.run(resend, home: s.path)
+        #expect(settled.status == 0, "the replay gets the original answer: \(settled.all)")
+        #expect(try Self.openOutcomes(s.path).isEmpty)
+        #expect(try Self.ledger(server, "bahn").filter { $0["kind"] as? String == "capture" }.count == 1)
+    }
+
+    /// `cashapp approve` in another terminal reaches the request a running `cashapp pay` waits on (in its run's scope).
+    @Test func approveFromAnotherTerminalReachesTheRunningPay() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path, arguments: ["--cashapp-approval", "manual"])
+        defer { server.stop() }
+        #expect(try await BinaryRunner.run(["cashapp", "pay", "--amount", "1.00", "--approval-timeout", "0.5", "--poll-interval", "0.1"], home: s.path).status == 1,
+                "an earlier run leaves its request in the chain")
+        let pay = try LiveProcess(["cashapp", "pay", "--amount", "3.00", "--poll-interval", "0.1"], home: s.path)
+        #expect(waitUntil(timeout: 10) { ((try? Self.state(s.path)["runs"] as? [String: Any]) ?? [:]).values.contains {
+            (($0 as? [String: Any])?["cashapp"] as? [String: Any])?["requestId"] != nil && (($0 as? [String: Any])?["run"] == nil)
+        } }, "the running pay has made its request")
+        let approved = try await BinaryRunner.run(["cashapp", "approve"], home: s.path)
+        #expect(approved.status == 0, "\(approved.all)")
+        #expect(pay.exitStatus(within: 10) == 0, "\(pay.stderr)")
+        #expect(try Self.ledger(server, "afterpay").compactMap { $0["amount"] as? Int } == [300])
     }
 }

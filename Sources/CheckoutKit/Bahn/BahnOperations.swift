@@ -221,12 +221,16 @@ public enum BahnOperations {
         let type = args["type"]!.interpolationText
         let intent = args["intent"]?.interpolationText
         var timeout = args["timeout"].flatMap { $0.doubleValue ?? Duration.seconds(from: $0.interpolationText) } ?? BahnProtocol.walletSheetBudget
-        if let remaining = context.deadline.remaining { timeout = min(timeout, max(0, remaining)) }
+        var cutByDeadline = false
+        if let remaining = context.deadline.remaining, remaining < timeout { timeout = max(0, remaining); cutByDeadline = true }
         let found = await inbox.wait(for: type, intent: intent, timeout: timeout)
         if Task.isCancelled { throw .interrupted(during: context.step) }
         guard let event = found else {
             let seen = inbox.received.map { "\($0.type) \($0.intentID ?? "")" }
-            throw .failure("no \(type) webhook\(intent.map { " for \($0)" } ?? "") within \(FlowRunner.format(timeout))s",
+            // The budget named is the one that ended the wait: the step's timeout, or the flow's deadline.
+            let waited = cutByDeadline ? "before the flow's deadline of \(FlowRunner.format(context.deadline.seconds ?? 0))s"
+                                       : "within \(FlowRunner.format(timeout))s"
+            throw .failure("no \(type) webhook\(intent.map { " for \($0)" } ?? "") \(waited)",
                            hint: seen.isEmpty ? "no webhook arrived at \(inbox.url) at all: is Bahn configured to deliver there?"
                                               : "received instead: \(seen.joined(separator: "; "))")
         }

@@ -8,7 +8,7 @@ enum BahnReadBack {
                         prior: BahnState.PriorCharge, client: BahnClient, state: BahnState) -> ReadBack {
         ReadBack(
             provider: "bahn", action: "confirm", effect: "the charge", resource: "the intent \(intent)", reference: "intent \(intent)",
-            replay: "confirm under idempotency key \(key)",
+            replay: BahnState.replay(intent: intent, key: key),
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 let (document, current, status) = try await read(intent, client)
                 // A confirm that reached Bahn leaves a charge on the intent; one that did not leaves the one before. With no
@@ -65,7 +65,7 @@ enum BahnReadBack {
                                      ruledOut: [String: String]) -> ReadBack {
         ReadBack(
             provider: "bahn", action: action, effect: "the \(action)", resource: "the intent \(intent)", reference: "intent \(intent)",
-            replay: "\(action) under idempotency key \(key)",
+            replay: BahnState.replay(intent: intent, key: key, action: action),
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 let (document, current, status) = try await read(intent, client)
                 try BahnState(store: client.context.state).record(intent: current, orderID: nil)

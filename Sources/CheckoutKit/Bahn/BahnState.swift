@@ -126,7 +126,7 @@ struct BahnState: Sendable {
     static let freshTokenHint = "make a fresh token with `checkout-driver applepay token`"
 
     /// The one re-send a spent token may still go out in: the same confirm under the same key.
-    static func replay(intent: String, key: String) -> String { "Bahn confirm of \(intent) under idempotency key \(key)" }
+    static func replay(intent: String, key: String, action: String = "confirm") -> String { "Bahn \(action) of \(intent) under idempotency key \(key)" }
 }
 
 /// The `bahn` section of the state file, typed. Unknown members (from a newer version) are kept as they are.

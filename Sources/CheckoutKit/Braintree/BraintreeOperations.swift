@@ -223,7 +223,7 @@ public enum BraintreeOperations {
         }
         let found = try await BraintreeReadBack.search(order, client: client)
         context.settledOpenOutcomes(provider: "braintree", reference: "order \(order)",
-                                    found.isEmpty ? "no transaction has orderId \(order): nothing was charged, and the payment may be made again"
+                                    found.isEmpty ? "no transaction has orderId \(order): nothing was charged (if the charge was sent moments ago, look again before paying)"
                                                   : "order \(order) has \(found.count) transaction(s), the latest \(found.first?["status"]?.stringValue ?? "?")")
         guard let latest = found.first else { throw .failure("no Braintree transaction has orderId \(order)", hint: "check the order id") }
         return StepOutput(document: ["transaction": latest, "summary": summary(latest), "all": .array(found)], status: 200)

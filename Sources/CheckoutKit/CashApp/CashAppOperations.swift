@@ -249,7 +249,14 @@ public enum CashAppOperations {
         guard decision == "approve" || decision == "decline" else {
             throw .usage("decision must be approve or decline, got '\(decision)'", hint: "`checkout-driver cashapp approve` or `cashapp decline`")
         }
-        let kept = try CashAppState(store: context.state).read().requestID
+        // The request a `cashapp pay` running in another terminal waits on is in its run's scope; else the chain's.
+        let waiting = (try context.state?.runningScopes() ?? [:]).compactMap { $0.value["cashapp"]?["requestId"]?.stringValue }
+        if args["request"] == nil && waiting.count > 1 {
+            throw .usage("\(waiting.count) runs are waiting on a customer request: \(waiting.sorted().joined(separator: ", "))",
+                         hint: "name one: `checkout-driver cashapp \(decision) GRR_…`")
+        }
+        let chained = try CashAppState(store: context.state).read().requestID
+        let kept = waiting.first ?? chained
         guard let id = args["request"]?.interpolationText ?? kept else {
             throw .usage("no customer request in the state file", hint: "give its id (GRR_…), or run `checkout-driver cashapp request` first")
         }

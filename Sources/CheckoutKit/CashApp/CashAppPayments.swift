@@ -88,7 +88,9 @@ enum CashAppPayments {
         // A payment in a final state settles what was left open on its checkout or order: nothing more can happen to it.
         if let paymentState = document["paymentState"]?.stringValue, CashAppProtocol.finalPaymentStates.contains(paymentState) {
             let finding = "order \(document["id"]?.stringValue ?? "?") is \(paymentState)"
-            if let token = section.token { context.settledOpenOutcomes(provider: "cashapp", reference: "checkout \(OpenOutcome.fingerprint(token))", finding) }
+            if let token = section.token, args["order"] == nil || document["token"]?.stringValue == token {
+                context.settledOpenOutcomes(provider: "cashapp", reference: "checkout \(OpenOutcome.fingerprint(token))", finding)
+            }
             if let order = document["id"]?.stringValue { context.settledOpenOutcomes(provider: "cashapp", reference: "order \(order)", finding) }
         }
         return StepOutput(document: ["payment": document, "summary": summary(document)], status: response.status)
@@ -103,13 +105,18 @@ enum CashAppPayments {
         guard let open = before["openToCaptureAmount"]?["amount"]?.stringValue.flatMap({ DecimalAmount.minorUnits($0, allowingZero: true) }),
               open > 0 else {
             try record(before, state: state)
-            // The settle command of a capture left open: it went through, and there is nothing more to do.
+            // The settle command of a capture left open: the order captured whole means it went through; nothing open
+            // in any other state (voided, expired) means it did not.
+            let paymentState = before["paymentState"]?.stringValue ?? "?"
             if !(try context.openOutcomes(provider: "cashapp")).filter({ $0.reference == "order \(order)" }).isEmpty {
-                context.settledOpenOutcomes(provider: "cashapp", reference: "order \(order)", "already captured — nothing more to do")
                 try state.update { $0.captureRequestID = nil }
-                return StepOutput(document: ["payment": before, "summary": summary(before)], status: 200)
+                if paymentState == "CAPTURED" {
+                    context.settledOpenOutcomes(provider: "cashapp", reference: "order \(order)", "already captured — nothing more to do")
+                    return StepOutput(document: ["payment": before, "summary": summary(before)], status: 200)
+                }
+                context.settledOpenOutcomes(provider: "cashapp", reference: "order \(order)", "order \(order) is \(paymentState): the capture did not happen")
             }
-            throw .failure("order \(order) has nothing open to capture", hint: "see it with `checkout-driver cashapp payment`")
+            throw .failure("order \(order) has nothing open to capture (\(paymentState))", hint: "see it with `checkout-driver cashapp payment`")
         }
         let amount = try args["amount"].map { (v: JSON) throws(Diagnostic) -> Int in try DecimalAmount.parse(v, name: "amount") } ?? open
         guard amount <= open else {

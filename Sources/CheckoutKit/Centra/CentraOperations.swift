@@ -26,6 +26,8 @@ public enum CentraOperations {
 
     static let order = operation("centra.order", "Read the session's latest order.") { _, context throws(Diagnostic) in
         let client = try CentraClient(context)
+        // --force starts a new session if the open payment's has ended: its order can then tell nothing of that payment.
+        if context.services.force { context.setAside(provider: "centra") { $0.reference == CentraPayment.openReference(context) } }
         let before = try client.state.read()
         let response = try await client.call(CentraDocuments.orderQuery)
         guard response.errors.isEmpty else { _ = try CentraClient.payload(response, "order", what: "order"); return StepOutput(document: .null) }
@@ -36,7 +38,7 @@ public enum CentraOperations {
         if !(try context.openOutcomes(provider: "centra")).isEmpty {
             context.settledOpenOutcomes(provider: "centra", reference: CentraPayment.openReference(context),
                                         placedNow ? "order \(latest?["id"]?.stringValue ?? "?") was placed: the payment went through"
-                                                  : "the session has no new order: the payment did not go through, and may be made again")
+                                                  : "the session shows no new order: the payment has not gone through (if it was sent moments ago, read the order again before paying)")
             try client.state.update { $0.paymentStarted = false; if placedNow { $0.addedLine = nil } }
         }
         guard let order = latest else {

@@ -48,10 +48,10 @@ enum CentraPayment {
         // The order before this payment, so that a read-back can tell this payment's order from an earlier one.
         let prior = try await latestOrder(client)
         let readBack = orderReadBack("paymentInstructions", prior: prior, client: client)
-        // Until its outcome is known the cart stays as it is (a PDP rollback waits); the order before it tells a later
-        // `centra order` whether it placed one.
-        try client.state.update { $0.paymentStarted = true; $0.lastOrder = prior }
         let payload = try await settled(client) { () async throws(Diagnostic) -> StepOutput in try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
+            // Once past the guard, until its outcome is known, the cart stays as it is (a PDP rollback waits); the order
+            // before it tells a later `centra order` whether it placed one.
+            try client.state.update { $0.paymentStarted = true; $0.lastOrder = prior }
             let response = try await client.call(CentraDocuments.paymentInstructions, ["input": .object(input)], newSessionOnUnauthorized: false)
             let payload = try CentraClient.payload(response, "paymentInstructions", what: "paymentInstructions", movesMoney: true)
             return StepOutput(document: payload, status: response.status)

@@ -35,9 +35,10 @@ public struct StateStore: Sendable {
     /// How many finished runs the file remembers (a run with an open outcome is always kept).
     static let keptRuns = 20
 
-    /// The run's sections become the chain's, so that single steps continue from it — except a provider's section
-    /// tied to an outcome still open (its settle commands name the run) — and the oldest runs are forgotten.
-    public func finishRun() throws(Diagnostic) {
+    /// The run's sections become the chain's (`promote`), so that single steps continue from it — except a provider's
+    /// section tied to an outcome still open, the run's (its settle commands name the run) or the chain's (the chain
+    /// keeps the session it belongs to) — and the oldest finished runs are forgotten; a run still going never is.
+    public func finishRun(promote: Bool = true) throws(Diagnostic) {
         // A run that wrote no section and left nothing open leaves no record, and the file as it was.
         guard let run else { return }
         let current = try readFile()
@@ -47,21 +48,25 @@ public struct StateStore: Sendable {
             var scope = doc["runs"]?[run]?.objectValue ?? [:]
             let open = try OpenOutcomes.decode(doc, file: path)
             var top = doc.objectValue ?? [:]
-            for (section, value) in scope where section != Self.runRecord && section != "captures" && !Self.fileWideSections.contains(section) {
-                if open.contains(where: { $0.run == run && $0.provider == section }) { continue }
+            for (section, value) in scope where promote && section != Self.runRecord && section != "captures" && !Self.fileWideSections.contains(section) {
+                if open.contains(where: { ($0.run == run || $0.run == nil) && $0.provider == section }) { continue }
                 top[section] = value
             }
             scope[Self.runRecord] = ["finishedAt": .string(Timestamp.iso8601(Date()))]
             var runs = top["runs"]?.objectValue ?? [:]
             runs[run] = .object(scope)
             let keep = Set(open.compactMap(\.run))
-            func finished(_ id: String) -> String { runs[id]?[Self.runRecord]?["finishedAt"]?.stringValue ?? "" }
-            for old in runs.keys.filter({ !keep.contains($0) }).sorted(by: { finished($0) > finished($1) }).dropFirst(Self.keptRuns) {
-                runs[old] = nil
-            }
+            func finished(_ id: String) -> String? { runs[id]?[Self.runRecord]?["finishedAt"]?.stringValue }
+            let forgettable = runs.keys.filter { !keep.contains($0) && finished($0) != nil }
+            for old in forgettable.sorted(by: { finished($0)! > finished($1)! }).dropFirst(Self.keptRuns) { runs[old] = nil }
             top["runs"] = .object(runs)
             doc = .object(top)
         }
+    }
+
+    /// The scopes of runs still going (no finish recorded), by id: what another terminal acts on meanwhile.
+    public func runningScopes() throws(Diagnostic) -> [String: JSON] {
+        (try readFile()["runs"]?.objectValue ?? [:]).filter { $0.value[Self.runRecord]?["finishedAt"] == nil }
     }
 
     private static let runsRoot = JSONPath(components: [.key("runs")])

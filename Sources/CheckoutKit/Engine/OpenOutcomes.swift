@@ -93,11 +93,14 @@ enum OpenOutcomes {
     @discardableResult
     static func clear(provider: String, in store: StateStore, where matches: (OpenOutcome) -> Bool) throws(Diagnostic) -> [OpenOutcome] {
         try store.updateFile { (doc: inout JSON) throws(Diagnostic) -> [OpenOutcome] in
-            let all = try decode(doc, file: store.path)
-            let removed = all.filter { $0.provider == provider && matches($0) }
+            var kept = doc["openOutcomes"]?.objectValue ?? [:]
+            var removed: [OpenOutcome] = []
+            // Entries are kept as they are written (a newer version's members included); only the matched ones go.
+            for (key, _) in try StateField(doc["openOutcomes"], at: root, in: store.path).members() {
+                let outcome = try OpenOutcome(StateField(kept[key], at: root.appending(key), in: store.path))
+                if outcome.provider == provider && matches(outcome) { removed.append(outcome); kept[key] = nil }
+            }
             guard !removed.isEmpty else { return [] }
-            var kept: [String: JSON] = [:]
-            for outcome in all where !removed.contains(outcome) { kept[outcome.key] = outcome.json }
             var top = doc.objectValue ?? [:]
             top["openOutcomes"] = kept.isEmpty ? nil : .object(kept)
             doc = .object(top)
@@ -112,9 +115,7 @@ extension OperationContext {
     func guardOpenOutcomes(_ readBack: ReadBack) throws(Diagnostic) {
         guard let state else { return }
         if services.force {
-            for outcome in try OpenOutcomes.clear(provider: readBack.provider, in: state, where: { $0.replay == nil || $0.replay != readBack.replay }) {
-                note("--force: going ahead although \(outcome.effect) of \(outcome.reference) (\(outcome.since)) is still open")
-            }
+            setAside(provider: readBack.provider) { $0.replay == nil || $0.replay != readBack.replay }
             return
         }
         let blocking = try OpenOutcomes.read(state).filter {
@@ -124,6 +125,14 @@ extension OperationContext {
         throw Diagnostic(.outcomeUnknown,
                          "refused before sending: \(first.effect) of \(first.reference) (left open \(first.since)) may have gone through, and \(readBack.action) could move money a second time",
                          hint: "settle it first: " + first.settle.joined(separator: "; or ") + "; or pass --force if you settled it yourself")
+    }
+
+    /// `--force`: drops the provider's open outcomes that `matching` picks, unsettled, saying so.
+    func setAside(provider: String, matching: (OpenOutcome) -> Bool = { _ in true }) {
+        guard let state, let removed = try? OpenOutcomes.clear(provider: provider, in: state, where: matching) else { return }
+        for outcome in removed {
+            note("--force: going ahead although \(outcome.effect) of \(outcome.reference) (left open \(outcome.since)) is not settled")
+        }
     }
 
     /// Clears the provider's open outcomes on `reference` after a read that tells what happened to them (a settle

@@ -73,6 +73,7 @@ public struct OperationContext: Sendable {
                 "\(last.request.method) \(redactor.text(last.request.url)): rate limited (429) on \(last.attempts == 1 ? "its attempt" : "all \(last.attempts) attempts")",
                 hint: "the service said not now\(response.headers["Retry-After"].map { " (Retry-After: \($0))" } ?? ""), so the last attempt did nothing; wait, then run it again")
             limited.outcomeUncertain = last.outcomeOpen
+            limited.rateLimited = true
             throw limited
         case .success(var response):
             response.outcomeOpen = last.outcomeOpen
@@ -205,8 +206,9 @@ extension OperationContext {
             clearReplayed(readBack)
             return output
         } catch {
-            // An open outcome was kept by `unknown`; any other end is an answer.
-            if !error.outcomeUncertain { clearReplayed(readBack) }
+            // Only the service's own refusal answers a replay (a decline replayed under the key); a connection refused,
+            // a rate limit, a deadline or an interruption before sending say nothing of the call left open.
+            if error.code == .failure && !error.outcomeUncertain && !error.rateLimited { clearReplayed(readBack) }
             throw error
         }
     }

@@ -100,5 +100,5 @@ public struct GraphQLResponse: Sendable {
 
     /// The answer does not settle what a mutation did, whatever it says: the exchange left it open, or the service
     /// failed (any 5xx, whatever its body). A money call reads back.
-    public var settlesNothing: Bool { outcomeOpen || status >= 500 }
+    public var settlesNothing: Bool { outcomeOpen || RetryPolicy.indeterminateStatuses.contains(status) }
 }

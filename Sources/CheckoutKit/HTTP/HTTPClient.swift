@@ -49,7 +49,7 @@ public struct HTTPClientResponse: Sendable {
     /// Whether this exchange reused an already open connection.
     public var reusedConnection: Bool
     /// What the request did is open: an earlier attempt may have taken effect and this answer does not settle it,
-    /// or this answer itself does not say (500/502/504). See `RetryPolicy.leavesOutcomeOpen`.
+    /// or this answer itself does not say (any 5xx). See `RetryPolicy.leavesOutcomeOpen`.
     public var outcomeOpen = false
 
     public init(status: Int, headers: HTTPHeaders = [:], body: Data = Data(), httpVersion: String = "HTTP/1.1",

@@ -49,7 +49,9 @@ public struct RetryPolicy: Sendable, Equatable {
     /// Whether an answer settles what the request did (so that an earlier lost attempt no longer matters): anything
     /// but a status that means "not now". With an idempotency key, such an answer is the replay of the first one.
     static func settles(_ outcome: Result<HTTPClientResponse, TransportError>) -> Bool {
-        if case .success(let response) = outcome { return !transientStatuses.contains(response.status) }
+        if case .success(let response) = outcome {
+            return !transientStatuses.contains(response.status) && !indeterminateStatuses.contains(response.status)
+        }
         return false
     }
 

@@ -30,6 +30,8 @@ public struct Diagnostic: Error, Sendable, CustomStringConvertible {
     /// The request may have reached the server and no trustworthy answer came back (lost, cut short, malformed,
     /// timed out): whatever it asked for may or may not have happened. Operations that move money read back.
     public var outcomeUncertain = false
+    /// The service said "not now" (429) on every attempt: nothing was done, and nothing about an earlier call answered.
+    public var rateLimited = false
 
     public init(_ code: ExitCode, _ message: String, hint: String? = nil) {
         self.code = code

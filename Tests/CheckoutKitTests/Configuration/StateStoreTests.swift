@@ -181,4 +181,26 @@ import Testing
         held = nil
         #expect(try store.holdChain(wait: 0.3, command: "checkout-driver cashapp payment") != nil, "released with its holder")
     }
+
+    @Test func aRunStillGoingIsNeverForgottenAndAChainsOpenPaymentKeepsItsSession() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let chain = StateStore(path: dir + "/state.json")
+        let going = chain.scoped(run: "going")
+        try going.update { (doc: inout JSON) throws(Diagnostic) in doc = ["cashapp": ["token": "t-going"]] }
+        for i in 0...StateStore.keptRuns {
+            let run = chain.scoped(run: "r\(i)")
+            try run.update { (doc: inout JSON) throws(Diagnostic) in doc = ["bahn": ["lastIntent": .string("pi_\(i)")]] }
+            try run.finishRun()
+        }
+        #expect(try going.read()["cashapp"]?["token"] == "t-going", "a run halfway through keeps its checkout")
+        #expect(try chain.runningScopes().keys.sorted() == ["going"])
+
+        try chain.update { (doc: inout JSON) throws(Diagnostic) in doc = JSONPath(components: [.key("centra"), .key("session")]).setting("paid", in: doc) }
+        try OpenOutcomes.record(OpenOutcome(provider: "centra", reference: "session", replay: nil, effect: "the payment", settle: [], since: "t"), in: chain)
+        let later = chain.scoped(run: "later")
+        try later.update { (doc: inout JSON) throws(Diagnostic) in doc = ["centra": ["session": "new"]] }
+        try later.finishRun()
+        #expect(try chain.read()["centra"]?["session"] == "paid", "the chain's open payment keeps its session")
+    }
 }

@@ -44,6 +44,16 @@ import Testing
         #expect(!RetryPolicy.never.shouldRetry(request("GET"), attempt: 1, outcome: unavailable))
     }
 
+    /// Every 5xx says nothing of what the request did (a 503 from a proxy included), and none settles an earlier attempt.
+    @Test(arguments: [500, 501, 502, 503, 504, 507, 520, 599])
+    func everyServerErrorLeavesTheOutcomeOpen(status: Int) {
+        let answer: Result<HTTPClientResponse, TransportError> = .success(HTTPClientResponse(status: status))
+        #expect(RetryPolicy.leavesOutcomeOpen(answer))
+        #expect(!RetryPolicy.settles(answer))
+        #expect(!RetryPolicy.leavesOutcomeOpen(.success(HTTPClientResponse(status: 402))), "a 4xx is an answer")
+        #expect(RetryPolicy.settles(.success(HTTPClientResponse(status: 402))))
+    }
+
     @Test func retryAfterSeconds() {
         let response = HTTPClientResponse(status: 429, headers: ["Retry-After": "7"])
         #expect(policy.delay(after: 1, response: response) == 7)
