@@ -6,6 +6,14 @@ import Testing
 /// redirect through the loopback listener and a $BROWSER that follows it, native 3DS, Ingrid), every callback alone
 /// and chained through the state file against `sandbox serve`, sessions, errors, and secrets on every output.
 @Suite struct CentraCommandTests {
+    /// What `centra payment-instructions` takes: a token for the cart's 848.00 SEK and a test shopper's contact file.
+    static func paymentFiles(_ s: Scratch) async throws -> (token: String, contact: String) {
+        let token = s.path + "/token.json"
+        _ = try await BinaryRunner.run(["applepay", "token", "--amount", "84800", "--currency", "SEK", "--out", token, "-q"], home: s.path)
+        let contact = try s.write("contact.json", #"{"country": "SE", "firstName": "Ada", "lastName": "Lovelace", "address1": "Storgatan 1", "city": "Stockholm", "zipCode": "11122"}"#)
+        return (token, contact)
+    }
+
     static func ledger(_ server: ServeProcess) throws -> [[String: Any]] {
         let json = try JSONSerialization.jsonObject(with: Data(try curl(["-s", server.url + "/_sandbox/ledger"]).utf8)) as? [String: Any]
         return ((json?["entries"] as? [[String: Any]]) ?? []).filter { $0["provider"] as? String == "centra" }
@@ -167,9 +175,7 @@ import Testing
         // took effect), 3 the read-back.
         let server = try ServeProcess(home: s.path, arguments: ["--faults", "POST /centra/graphql => drop @2"])
         defer { server.stop() }
-        let token = s.path + "/token.json"
-        _ = try await BinaryRunner.run(["applepay", "token", "--amount", "84800", "--currency", "SEK", "--out", token, "-q"], home: s.path)
-        let contact = try s.write("contact.json", #"{"country": "SE", "firstName": "Ada", "lastName": "Lovelace", "address1": "Storgatan 1", "city": "Stockholm", "zipCode": "11122"}"#)
+        let (token, contact) = try await Self.paymentFiles(s)
         let r = try await BinaryRunner.run(["centra", "payment-instructions", "--contact", contact, "--token-file", token], home: s.path)
         #expect(r.status == 0, "\(r.all)")
         #expect(r.stderr.contains("paymentInstructions got no trustworthy answer"), "\(r.stderr)")

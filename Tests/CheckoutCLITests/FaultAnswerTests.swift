@@ -58,9 +58,7 @@ import Testing
         defer { server.stop() }
         #expect(try await BinaryRunner.run(["centra", "selection"], home: s.path).status == 0)
         _ = try curl(["-s", "-X", "POST", server.url + "/_sandbox/centra/expire-sessions"])
-        let token = s.path + "/token.json"
-        _ = try await BinaryRunner.run(["applepay", "token", "--amount", "84800", "--currency", "SEK", "--out", token, "-q"], home: s.path)
-        let contact = try s.write("contact.json", #"{"country": "SE", "firstName": "Ada", "lastName": "Lovelace", "address1": "Storgatan 1", "city": "Stockholm", "zipCode": "11122"}"#)
+        let (token, contact) = try await CentraCommandTests.paymentFiles(s)
         let r = try await BinaryRunner.run(["centra", "payment-instructions", "--contact", contact, "--token-file", token], home: s.path)
         #expect(r.status == 1, "\(r.all)")
         #expect(r.stderr.contains("the session has ended, so CentraOrder was not done"), "\(r.stderr)")

@@ -151,9 +151,7 @@ import Testing
         #expect(again.stderr.contains("refused before sending: order") && again.stderr.contains("is already CAPTURED"), "\(again.stderr)")
         #expect(try Self.ledger(server, "afterpay").filter { $0["kind"] as? String == "capture" }.count == 1)
 
-        let token = s.path + "/token.json"
-        _ = try await BinaryRunner.run(["applepay", "token", "--amount", "84800", "--currency", "SEK", "--out", token, "-q"], home: s.path)
-        let contact = try s.write("contact.json", #"{"country": "SE", "firstName": "Ada", "lastName": "Lovelace", "address1": "Storgatan 1", "city": "Stockholm", "zipCode": "11122"}"#)
+        let (token, contact) = try await CentraCommandTests.paymentFiles(s)
         let paid = try await BinaryRunner.run(["centra", "payment-instructions", "--contact", contact, "--token-file", token], home: s.path)
         #expect(paid.status == 0, "\(paid.all)")
         let twice = try await BinaryRunner.run(["centra", "payment-instructions", "--contact", contact, "--token-file", token], home: s.path)
@@ -228,14 +226,12 @@ import Testing
         let s = try Scratch()
         let server = try ServeProcess(home: s.path)
         defer { server.stop() }
-        let token = s.path + "/token.json"
-        _ = try await BinaryRunner.run(["applepay", "token", "--amount", "84800", "--currency", "SEK", "--out", token, "-q"], home: s.path)
+        let (token, contact) = try await CentraCommandTests.paymentFiles(s)
         let paid = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "x-1", "--amount", "84800", "--currency", "752",
                                                "--token-file", token, "--idempotency-key", "k-x-1"], home: s.path)
         #expect(paid.status == 0, "\(paid.all)")
         let replay = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "x-1", "--token-file", token, "--idempotency-key", "k-x-1"], home: s.path)
         #expect(replay.status == 0, "the replay under the same key is allowed: \(replay.all)")
-        let contact = try s.write("contact.json", #"{"country": "SE", "firstName": "Ada", "lastName": "Lovelace", "address1": "Storgatan 1", "city": "Stockholm", "zipCode": "11122"}"#)
         let centra = try await BinaryRunner.run(["centra", "payment-instructions", "--contact", contact, "--token-file", token], home: s.path)
         #expect(centra.status == 1, "\(centra.all)")
         #expect(centra.stderr.contains("refused before sending: this Apple Pay token was already used by Bahn's confirm of pi_"), "\(centra.stderr)")
