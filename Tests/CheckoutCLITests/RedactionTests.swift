@@ -90,4 +90,22 @@ import Testing
         let state = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: s.path + "/st/state.json"))) as? [String: Any])
         #expect(((state["captures"] as? [String: Any])?["order_id"] as? String)?.hasPrefix("ord_") == true)
     }
+
+    /// A provider's error text is output too: an Afterpay error that quotes the checkout token shows it masked in the
+    /// text, the JSON document, the JUnit report and the HAR alike (the token is the state file's, read at start).
+    @Test func aCheckoutTokenQuotedInAProvidersErrorIsMaskedEverywhere() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path)
+        defer { server.stop() }
+        #expect(try await BinaryRunner.run(["cashapp", "checkout", "--amount", "5.00"], home: s.path).status == 0)
+        let state = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: s.path + "/state/checkout-driver/local/state.json"))) as? [String: Any]
+        let token = try #require((state?["cashapp"] as? [String: Any])?["token"] as? String)
+        for format in ["text", "json"] {
+            let r = try await BinaryRunner.run(["cashapp", "capture", "--format", format, "--junit", s.path + "/j.xml", "--record", s.path + "/r.har"], home: s.path)
+            #expect(r.status == 1, "\(r.all)")
+            #expect(r.all.contains("The Cash App Pay checkout [REDACTED] has not been validated"), "the message is there, masked: \(r.all)")
+            #expect(!r.all.contains(token), "\(format): \(r.all)")
+            for report in ["/j.xml", "/r.har"] { #expect(!(try String(contentsOfFile: s.path + report, encoding: .utf8)).contains(token), "\(report)") }
+        }
+    }
 }

@@ -164,7 +164,23 @@ public struct StateStore: Sendable {
             throw .data("state file \(path) is corrupt (not a JSON object)",
                         hint: "inspect it, then move it aside or delete it to start afresh (it may hold idempotency keys you still need)")
         }
+        learnCredentials(in: json)
         return json
+    }
+
+    /// The credentials the file keeps unmasked are secrets everywhere else: a provider's error text that quotes a
+    /// checkout token is masked like any configured secret, in every message, report and trace.
+    private func learnCredentials(in document: JSON) {
+        guard let redactor else { return }
+        for path in credentialPaths(in: document) {
+            if let value = path.evaluate(document)?.stringValue { redactor.register(value) }
+        }
+    }
+
+    /// Every place a kept credential sits: the chain's sections and each run's.
+    private func credentialPaths(in document: JSON) -> [JSONPath] {
+        let scopes = [JSONPath.root] + (document["runs"]?.objectValue?.keys.sorted() ?? []).map { Self.runsRoot.appending($0) }
+        return scopes.flatMap { scope in Self.sessionCredentialPaths.map { JSONPath(components: scope.components + $0.components) } }
     }
 
     /// Where the state file keeps a credential the next invocation must send: Centra's shopper session token (per
@@ -181,13 +197,10 @@ public struct StateStore: Sendable {
 
     private func write(_ document: JSON) throws(Diagnostic) {
         // The state file is an output like any other: the one redactor gets the last word, but for session credentials.
+        learnCredentials(in: document)
         var safe = redactor?.json(document) ?? document
-        let scopes = [JSONPath.root] + (document["runs"]?.objectValue?.keys.sorted() ?? []).map { Self.runsRoot.appending($0) }
-        for scope in scopes {
-            for credential in Self.sessionCredentialPaths {
-                let path = JSONPath(components: scope.components + credential.components)
-                if let value = path.evaluate(document) { safe = path.setting(value, in: safe) }
-            }
+        for path in credentialPaths(in: document) {
+            if let value = path.evaluate(document) { safe = path.setting(value, in: safe) }
         }
         try FileIO.write(Data((safe.serialized(pretty: true) + "\n").utf8), to: path)
     }

@@ -36,6 +36,19 @@ import Testing
         #expect(try JSON.parse(written)["other"]?["token"] == "[REDACTED]", "a token elsewhere is masked")
     }
 
+    /// A credential the file keeps is a secret in every other output: reading the file teaches the redactor, for the
+    /// chain's sections and each run's.
+    @Test func keptCredentialsAreMaskedInMessagesOnceTheFileIsRead() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try #"{"cashapp": {"token": "002.chain-checkout-token"}, "runs": {"r1": {"centra": {"session": "cst_run-session-token"}}}}"#
+            .write(toFile: dir + "/state.json", atomically: true, encoding: .utf8)
+        let redactor = Redactor()
+        _ = try StateStore(path: dir + "/state.json", redactor: redactor).read()
+        let message = redactor.text("The checkout 002.chain-checkout-token is unknown; session cst_run-session-token ended")
+        #expect(!message.contains("002.chain-checkout-token") && !message.contains("cst_run-session-token"), "\(message)")
+    }
+
     @Test func fileIsPrivateAndNoTemporaryFilesRemain() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
