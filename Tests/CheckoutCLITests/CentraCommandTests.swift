@@ -85,12 +85,39 @@ import Testing
 
     @Test func aRedirectThatNeverComesBackTimesOutClearlyAndKeepsTheCart() async throws {
         let s = try Scratch()
-        let r = try await BinaryRunner.run(["centra", "express", "--item", "3001-M", "--deadline", "4"], home: s.path)
+        // A browser that opens nothing: the shopper never comes back.
+        let r = try await BinaryRunner.run(["centra", "express", "--item", "3001-M", "--deadline", "4", "--open"], home: s.path,
+                                           environment: ["BROWSER": "/bin/true"])
         #expect(r.status == 69, "\(r.all)")
         #expect(r.stderr.contains("no 3DS return came back before the flow's deadline of 4.0s"), "the budget that was set: \(r.stderr)")
         // The challenge is still open at Centra: the cart stays for it, and the note says how to roll back by hand.
         #expect(r.stderr.contains("not rolling back line"), "\(r.stderr)")
         #expect(r.stdout.contains("✓ finally rollback"))
+    }
+
+    /// Under --env local the emulator's challenge passes at once, so the built-in flows run unattended: the driver
+    /// answers it as the shopper's browser would (follows the redirect, posts the form) unless --open is given.
+    @Test(arguments: [["flow", "run", "centra-express-3ds-redirect"], ["centra", "express", "--item", "3003-M"]])
+    func theEmulatorsChallengeIsAnsweredWithoutABrowser(command: [String]) async throws {
+        let s = try Scratch()
+        let started = Date()
+        let r = try await BinaryRunner.run(command, home: s.path, environment: ["BROWSER": "/bin/false"])
+        #expect(r.status == 0, "\(r.all)")
+        #expect(r.stderr.contains("3DS: answering the emulator's challenge at"), "\(r.stderr)")
+        #expect(Date().timeIntervalSince(started) < 20, "no wait for a browser")
+    }
+
+    @Test func openWithNoBrowserSaysSoBeforeThePayment() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path)
+        defer { server.stop() }
+        let r = try await BinaryRunner.run(["centra", "express", "--item", "3001-M", "--open"], home: s.path,
+                                           environment: ["BROWSER": "", "PATH": "/nonexistent"])
+        #expect(r.status == 64, "\(r.all)")
+        #expect(r.stderr.contains("error: --open found no browser: $BROWSER is not set and xdg-open is not on PATH"), "\(r.stderr)")
+        #expect(try Self.ledger(server).isEmpty)
+        let requests = try curl(["-s", server.url + "/_sandbox/requests"])
+        #expect(!requests.contains("applePayToken"), "the final payment was never sent")
     }
 
     @Test func aNativeChallengeIsCompletedWithItsDetails() async throws {

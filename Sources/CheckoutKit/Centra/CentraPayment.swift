@@ -37,6 +37,7 @@ enum CentraPayment {
         } else {
             throw .usage("the final payment needs the wallet's payment data", hint: "pass --token-file FILE (PKPaymentToken.paymentData) or --payment-fields FILE")
         }
+        if args["open"]?.boolValue == true { _ = try browserCommand(context) }
         let listener = try ReturnListener()
         defer { listener.stop() }
         var input: [String: JSON] = [
@@ -76,8 +77,17 @@ enum CentraPayment {
             } else {
                 url = listener.serveForm(action["html"]?.stringValue ?? "")
             }
-            context.note("3DS: open \(url) to complete the payment; waiting for the return to \(listener.baseURL)")
-            if args["open"]?.boolValue == true { open(url, context) }
+            if args["open"]?.boolValue == true {
+                context.note("3DS: open \(url) to complete the payment; waiting for the return to \(listener.baseURL)")
+                try open(url, context)
+            } else if context.configuration.kind == .local {
+                // The emulator's challenge passes at once: answer it as the shopper's browser would, so that a flow runs
+                // unattended (--open shows it in a real browser instead).
+                context.note("3DS: answering the emulator's challenge at \(url) (pass --open to use a browser)")
+                try await answerChallenge(action, url: url, listener: listener, context: context)
+            } else {
+                context.note("3DS: open \(url) to complete the payment; waiting for the return to \(listener.baseURL)")
+            }
             let budget = context.deadline.remaining.map { max(0, $0 - 1) } ?? CentraProtocol.redirectWait
             guard let returned = await listener.waitForReturn(seconds: budget) else {
                 let waited = context.deadline.seconds.map { "before the flow's deadline of \(FlowRunner.format($0))s" } ?? "within \(FlowRunner.format(budget))s"
@@ -208,13 +218,52 @@ enum CentraPayment {
             })
     }
 
-    private static func open(_ url: String, _ context: OperationContext) {
-        let browser = ProcessInfo.processInfo.environment["BROWSER"].flatMap { $0.isEmpty ? nil : $0 } ?? "xdg-open"
+    /// Plays the shopper's browser on the emulator's challenge: follows a redirect to the return page, or posts a
+    /// form's fields to it, as the page's script would. Every request goes through the step's context (trace, HAR).
+    private static func answerChallenge(_ action: JSON, url: String, listener: ReturnListener, context: OperationContext) async throws(Diagnostic) {
+        let timeout = context.requestTimeout
+        if action["__typename"]?.stringValue == "FormPaymentAction" {
+            let fields = (action["formFields"]?.objectValue ?? [:]).sorted { $0.key < $1.key }
+            let body = fields.map { FormEncoding.pair($0.key, $0.value.interpolationText) }.joined(separator: "&")
+            _ = try await context.send { (_: Int) throws(Diagnostic) -> HTTPClientRequest in
+                HTTPClientRequest(method: "POST", url: listener.returnURL, headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                                  body: Data(body.utf8), timeout: timeout)
+            }
+            return
+        }
+        let page = try await context.send { (_: Int) throws(Diagnostic) -> HTTPClientRequest in
+            HTTPClientRequest(method: "GET", url: url, headers: ["Accept": "text/html"], timeout: timeout)
+        }
+        guard (300..<400).contains(page.status), let location = page.headers["Location"] else {
+            throw .unavailable("the emulator's 3DS page answered \(page.status) without a redirect", hint: "pass --open to complete it in a browser")
+        }
+        _ = try await context.send { (_: Int) throws(Diagnostic) -> HTTPClientRequest in
+            HTTPClientRequest(method: "GET", url: location, headers: ["Accept": "text/html"], timeout: timeout)
+        }
+    }
+
+    /// The browser `--open` starts: `$BROWSER`, else `xdg-open`, found on PATH — checked before the payment is sent.
+    static func browserCommand(_ context: OperationContext) throws(Diagnostic) -> (name: String, path: String) {
+        let environment = ProcessInfo.processInfo.environment
+        let browser = environment["BROWSER"].flatMap { $0.isEmpty ? nil : $0 } ?? "xdg-open"
+        guard let executable = FileIO.executable(browser, path: environment["PATH"] ?? "") else {
+            throw .usage("--open found no browser: $BROWSER is not set and \(browser) is not on PATH",
+                         hint: "set BROWSER to a browser command, or leave --open out\(context.configuration.kind == .local ? " (the emulator's challenge is then answered without one)" : " and open the URL yourself")")
+        }
+        return (browser, executable)
+    }
+
+    /// `--open`: the URL in `$BROWSER` or `xdg-open`. With neither on this machine, it says so at once instead of
+    /// waiting out the deadline for a return that cannot come.
+    private static func open(_ url: String, _ context: OperationContext) throws(Diagnostic) {
+        let (browser, executable) = try browserCommand(context)
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [browser, url]
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = [url]
         process.standardOutput = FileHandle.nullDevice
-        do { try process.run() } catch { context.note("could not start \(browser): \(error); open the URL yourself") }
+        do { try process.run() } catch {
+            throw .usage("--open could not start \(browser): \(error)", hint: "set BROWSER to a browser command, or open the URL above yourself")
+        }
     }
 }
 
@@ -247,7 +296,7 @@ final class ReturnListener: Sendable {
                 guard request.path == "/return" || request.path == "/failed" else { return .respond(.text(404, "not found")) }
                 var parameters: [String: JSON] = request.query.mapValues(JSON.string)
                 if request.headers["Content-Type"]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
-                    for (k, v) in ReturnListener.form(request.body) { parameters[k] = .string(v) }
+                    for (k, v) in FormEncoding.decode(request.body) { parameters[k] = .string(v) }
                 }
                 state.state.withLock { s in if s.returned == nil { s.returned = Returned(parameters: parameters, failed: request.path == "/failed") } }
                 let page = "<!doctype html><meta charset=utf-8><title>checkout-driver</title><p>Payment step received. You may close this tab.</p>"
@@ -280,13 +329,4 @@ final class ReturnListener: Sendable {
 
     func stop() { server.shutdown() }
 
-    /// `application/x-www-form-urlencoded` pairs, decoded.
-    static func form(_ body: Data) -> [(String, String)] {
-        String(decoding: body, as: UTF8.self).split(separator: "&").compactMap { pair in
-            let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            func decode(_ s: Substring) -> String { (String(s).replacingOccurrences(of: "+", with: " ")).removingPercentEncoding ?? String(s) }
-            guard let key = kv.first, !key.isEmpty else { return nil }
-            return (decode(key), kv.count > 1 ? decode(kv[1]) : "")
-        }
-    }
 }

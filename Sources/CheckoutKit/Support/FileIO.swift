@@ -97,6 +97,17 @@ public enum FileIO {
         public var description: String { reason }
     }
 
+    /// The path of `command` as a shell would run it: itself when it holds a `/`, else the first executable of that name
+    /// on `path` (`$PATH`'s form); nil when there is none.
+    static func executable(_ command: String, path: String) -> String? {
+        if command.contains("/") { return access(command, X_OK) == 0 ? command : nil }
+        for directory in path.split(separator: ":") where !directory.isEmpty {
+            let candidate = "\(directory)/\(command)"
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
+    }
+
     /// Writes every byte to a file descriptor, resuming after signals and short writes. False on failure, with
     /// `errno` saying why.
     @discardableResult
