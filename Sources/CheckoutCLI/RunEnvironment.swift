@@ -29,6 +29,10 @@ final class RunEnvironment: Sendable {
     /// `startingEmulator` is false (`flow validate`: nothing will be sent; the emulator's endpoints are placeholders).
     static func prepare(_ invocation: Invocation, console: Console = .shared, startingEmulator: Bool = true) throws(Diagnostic) -> RunEnvironment {
         let settings = try GlobalSettings(invocation)
+        // Outputs that cannot be written stop the run before anything is sent (`flow validate` too).
+        if let record = settings.recordPath { try FileIO.checkWritable(record, option: "--record") }
+        if let junit = settings.junitPath { try FileIO.checkWritable(junit, option: "--junit") }
+        if let session = settings.sessionPath, FileManager.default.fileExists(atPath: session) { try FileIO.checkWritable(session, option: "--session") }
         let processEnvironment = ProcessInfo.processInfo.environment
         var emulator: Emulator?
         var standalone: LocalEmulatorFile.Entry?
@@ -226,8 +230,11 @@ final class RunEnvironment: Sendable {
     private func control(_ method: String, _ url: String, body: JSON?, goneIsFine: Bool = false) async -> String? {
         let client = CurlTransport()
         let timeout = settings.timeout
+        // --timeout is each attempt's, as for any request: the retry policy gets the room to repeat one that timed out.
+        let policy = RetryPolicy.default
+        let budget = Double(policy.attempts) * (timeout + policy.maxDelay)
         do {
-            let last = try await RetryPolicy.default.exchange(client: client, deadline: Deadline(seconds: timeout), during: "webhook target") {
+            let last = try await policy.exchange(client: client, deadline: Deadline(seconds: budget), during: "webhook target") {
                 (_: Int) throws(Diagnostic) -> HTTPClientRequest in
                 HTTPClientRequest(method: method, url: url, headers: body == nil ? [:] : ["Content-Type": "application/json"],
                                   body: body?.data, timeout: timeout)

@@ -94,4 +94,15 @@ import Testing
         #expect(try OpenOutcomeTests.ledger(server, "afterpay").filter { $0["kind"] as? String == "capture" }.count == 1)
         #expect(try OpenOutcomeTests.openOutcomes(s.path).isEmpty)
     }
+
+    /// The driver's own housekeeping request (registering its webhook listener) is retried like any safe request when it
+    /// times out under --timeout, and no message speaks of a --deadline nobody set.
+    @Test func aHousekeepingRequestThatTimedOutIsRetried() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path, arguments: ["--faults", "PUT /_sandbox/bahn/webhook-targets/* => latency=1500ms @1"])
+        defer { server.stop() }
+        let r = try await BinaryRunner.run(["--timeout", "1", "flow", "run", "bahn-apple-pay"], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        #expect(!r.all.contains("deadline"), "\(r.all)")
+    }
 }

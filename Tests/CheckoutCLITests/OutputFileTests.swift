@@ -107,7 +107,7 @@ import Testing
         defer { chmod(state, 0o600) }
         let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--session", state], home: s.path)
         #expect(r.status == 74, "\(r.all)")
-        #expect(r.stderr.contains("cannot write \(state)"), "\(r.stderr)")
+        #expect(r.stderr.contains("cannot write --session \(state)"), "refused before the run: \(r.stderr)")
         #expect(r.stderr.contains("read-only"))
         #expect(try s.read("state.json") == #"{"captures": {"kept": "yes"}}"#)
         #expect(leftovers(s.path).isEmpty)

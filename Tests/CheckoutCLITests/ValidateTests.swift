@@ -70,4 +70,62 @@ import Testing
         let doc = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(doc["valid"] as? Bool == true && doc["steps"] as? Int == 4)
     }
+
+    /// What can be checked without the network is checked before the first request, by `flow run` and `flow validate`
+    /// alike: output paths, the state file's path, and input files whose path is known (a literal, a variable).
+    @Test(arguments: [
+        (["--record", "nodir/x.har"], 74, "cannot write --record nodir/x.har: the directory nodir does not exist"),
+        (["--junit", "nodir/j.xml"], 74, "cannot write --junit nodir/j.xml: the directory nodir does not exist"),
+        (["--session", "."], 74, "--session . is a directory"),
+    ])
+    func outputsThatCannotBeWrittenStopTheRunBeforeAnyRequest(options: [String], status: Int32, message: String) async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path)
+        defer { server.stop() }
+        for command in [["flow", "run", "bahn-apple-pay"], ["flow", "validate", "bahn-apple-pay"]] {
+            let r = try await BinaryRunner.run(options + command, home: s.path)
+            #expect(r.status == status, "\(command): \(r.all)")
+            #expect(r.stderr.contains("error: " + message), "\(r.stderr)")
+        }
+        #expect(!(try curl(["-s", server.url + "/_sandbox/requests"])).contains("/api/payment_intents"), "nothing was sent")
+    }
+
+    @Test func aMalformedInputFileIs65BeforeAnyRequestEvenWhenTheStepIsLater() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path)
+        defer { server.stop() }
+        let bad = try s.write("details.json", "{not json")
+        // No challenge comes for 1002-M, and the file is read only for one: it is checked all the same.
+        for item in ["1002-M", "3002-M"] {
+            let r = try await BinaryRunner.run(["centra", "express", "--item", item, "--3ds-details", bad], home: s.path)
+            #expect(r.status == 65, "\(item): \(r.all)")
+            #expect(r.stderr.contains("3DS details file"), "\(r.stderr)")
+        }
+        let flow = try s.write("flow.json", #"""
+            {"name": "t", "vars": {"token": "missing-token.json"}, "steps": [
+              {"name": "create", "use": "bahn.createIntent", "with": {"amount": 100, "currency": "704"}, "capture": {"intent": "payment_intent.id"}},
+              {"name": "confirm", "use": "bahn.confirm", "with": {"intent": "${vars.intent}", "tokenFile": "${vars.token}"}}]}
+            """#)
+        for command in [["flow", "run", flow], ["flow", "validate", flow]] {
+            let r = try await BinaryRunner.run(command, home: s.path)
+            #expect(r.status == 65, "\(command): \(r.all)")
+            #expect(r.stderr.contains("missing-token.json"), "\(r.stderr)")
+        }
+        let requests = try curl(["-s", server.url + "/_sandbox/requests"])
+        #expect(!requests.contains("/centra/graphql") && !requests.contains("/api/payment_intents"), "nothing was sent")
+    }
+
+    @Test func aBodyFileNamedByAVariableIsCheckedByValidateAsByRun() async throws {
+        let s = try Scratch()
+        let flow = try s.write("flow.json", #"""
+            {"name": "t", "vars": {"body": "nope.json"}, "steps": [
+              {"name": "post", "request": {"method": "POST", "url": "${env.EMULATOR_URL}/_sandbox/echo", "bodyFile": "${vars.body}"}}]}
+            """#)
+        for command in [["flow", "validate", flow], ["flow", "run", flow], ["flow", "validate", flow, "--var", "body=also-missing.json"]] {
+            let r = try await BinaryRunner.run(command, home: s.path)
+            #expect(r.status == 65, "\(command): \(r.all)")
+            let named = command.count > 3 ? "also-missing.json" : "nope.json"
+            #expect(r.stderr.contains("cannot read bodyFile \(named)"), "\(r.stderr)")
+        }
+    }
 }

@@ -42,7 +42,7 @@ public enum BahnOperations {
         parameters: [
             .init("intent", .string, help: "the PaymentIntent id; or give orderId"),
             .init("orderId", .string, help: "the order: its intent from the state file, or a new one (then amount and currency)"),
-            .init("tokenFile", .string, required: true, help: "PKPaymentToken.paymentData, exactly as PassKit produced it"),
+            .init("tokenFile", .string, required: true, input: .paymentToken, help: "PKPaymentToken.paymentData, exactly as PassKit produced it"),
             .init("captureMethod", .string, help: "manual: authorise now, capture later"),
             .init("idempotencyKey", .string, help: "default order-<order id>-applepay, kept in the state file"),
             .init("amount", .integer, range: MinorUnits.range), .init("currency", .string), .init("description", .string, multiline: true),

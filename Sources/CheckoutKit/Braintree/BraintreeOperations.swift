@@ -42,7 +42,7 @@ public enum BraintreeOperations {
     static let tokenize = FlowOperation(
         name: "braintree.tokenize", summary: "Tokenize an Apple Pay token into a single-use nonce (the file's exact bytes, base64).",
         requiredConfiguration: ["BRAINTREE_CLIENT_API_URL"],
-        parameters: [.init("tokenFile", .string, required: true, help: "PKPaymentToken.paymentData, exactly as PassKit produced it"),
+        parameters: [.init("tokenFile", .string, required: true, input: .paymentToken, help: "PKPaymentToken.paymentData, exactly as PassKit produced it"),
                      .init("clientApiUrl", .string, help: "from the configuration (default: BRAINTREE_CLIENT_API_URL's merchant path)"),
                      .init("clientToken", .string), .init("paymentInstrumentName", .string, help: "default \"Apple Pay\""),
                      .init("paymentNetwork", .string, help: "default Visa")]

@@ -58,7 +58,8 @@ enum CashAppApproval {
                 return StepOutput(document: ["request": current.json, "summary": summary(current, id: id, polls: polls)], status: current.status)
             default:
                 let waited = (ContinuousClock.now - started).seconds
-                if waited + interval > timeout {
+                // The last read is at the limit, not one interval before it: the timeout is the time the customer gets.
+                if waited >= timeout {
                     throw .failure("no decision from the customer within \(FlowRunner.format(timeout))s: customer request \(id) is still \(status)",
                                    hint: "approve it in Cash App (scan the code or open the link) and run `checkout-driver cashapp poll` again, or raise --approval-timeout")
                 }
@@ -67,6 +68,7 @@ enum CashAppApproval {
                 if let refresh = current.refreshesAt.flatMap(Timestamp.parse) {
                     wait = min(interval, max(CashAppProtocol.refreshFloor, refresh.timeIntervalSinceNow + 0.1))
                 }
+                wait = min(wait, timeout - waited)
                 try await context.deadline.sleep(wait, during: context.step)
             }
         }

@@ -184,10 +184,10 @@ public enum CentraOperations {
         "centra.paymentInstructions", "The final submission: addresses and the Apple Pay token as Adyen state data; then the action.",
         parameters: [
             .init("shippingAddress", .object, required: true), .init("billingAddress", .object),
-            .init("tokenFile", .string, help: "PKPaymentToken.paymentData, exactly as PassKit produced it"),
+            .init("tokenFile", .string, input: .paymentToken, help: "PKPaymentToken.paymentData, exactly as PassKit produced it"),
             .init("paymentFields", .object, help: "paymentMethodSpecificFields as they are, instead of a token file"),
             .init("open", .boolean, help: "open a redirect with $BROWSER (else xdg-open)"),
-            .init("threeDSDetails", .string, help: "a file with the native 3DS2 result (details)"),
+            .init("threeDSDetails", .string, input: .jsonObject(what: "3DS details file"), help: "a file with the native 3DS2 result (details)"),
         ]
     ) { args, context throws(Diagnostic) in
         try await CentraPayment.instruct(args, context)

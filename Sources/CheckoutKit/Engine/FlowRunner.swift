@@ -75,6 +75,13 @@ public struct FlowRunner: Sendable {
                 }
             }
         }
+        // The flow's own variables join what is known as far as they can be worked out now (a few rounds, as one may
+        // name another), so that their values are checked as a run would use them.
+        for _ in 0..<3 {
+            for (name, value) in flow.vars where overrides[name] == nil && probe.vars[name] == nil {
+                if let rendered = try? probe.render(value) { probe.vars[name] = rendered }
+            }
+        }
         for (index, step) in (flow.steps + flow.finally).enumerated() {
             let isFinally = index >= flow.steps.count
             let segments: [Template.Segment]
@@ -94,13 +101,19 @@ public struct FlowRunner: Sendable {
                 default: break
                 }
             }
-            if case .operation(let name, _) = step.action, let op = registry[name] {
+            if case .operation(let name, let arguments) = step.action, let op = registry[name] {
                 try configuration.require(op.requiredConfiguration, for: "step '\(step.name)' (\(name))")
                 if let check = op.stateCheck, let state { try check(stateDocument, state.path) }
+                // Input files whose path is known before the run (a literal, a variable, configuration) are read now.
+                for p in op.parameters {
+                    guard let input = p.input, let template = arguments[p.name], let path = try? probe.render(template).stringValue else { continue }
+                    try input.check(path)
+                }
             }
             try checkOneLine(step, scope: probe)
             if case .request(let r) = step.action, case .file(let file)? = r.body,
-               let segments = try? Template.parse(file), segments.count == 1, case .literal(let path) = segments[0] {
+               let path = try? probe.render(.string(file)).interpolationText {
+                // A literal, or a path from a variable or configuration known before the run.
                 if case .failure(let error) = FileIO.read(path) {
                     throw .data("step '\(step.name)': cannot read bodyFile \(path): \(error.reason)",
                                 hint: "check the path (relative paths are from the directory you run in)")

@@ -14,15 +14,34 @@ public struct FlowOperation: Sendable {
         public var multiline: Bool
         /// For an integer (an amount): the values it may take, checked when the flow is read.
         public var range: ClosedRange<Int>?
+        /// The argument names a file the operation reads: checked before the flow's first request (and by `flow
+        /// validate`) whenever its path is known by then, so that a bad file never costs a request.
+        public var input: InputFile?
 
         public init(_ name: String, _ kind: Kind, required: Bool = false, multiline: Bool = false, range: ClosedRange<Int>? = nil,
-                    help: String = "") {
+                    input: InputFile? = nil, help: String = "") {
             self.name = name
             self.kind = kind
             self.required = required
             self.multiline = multiline
             self.range = range
+            self.input = input
             self.help = help
+        }
+    }
+
+    /// What an input file must hold.
+    public enum InputFile: Sendable {
+        /// An Apple Pay token (PKPaymentToken.paymentData), read by the one token reader.
+        case paymentToken
+        /// A JSON object (`what` names it in messages).
+        case jsonObject(what: String)
+
+        func check(_ path: String) throws(Diagnostic) {
+            switch self {
+            case .paymentToken: _ = try PaymentTokenFile.read(path: path, redactor: Redactor())
+            case .jsonObject(let what): _ = try FileIO.readJSONObject(path, what: what)
+            }
         }
     }
 

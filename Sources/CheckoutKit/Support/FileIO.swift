@@ -46,6 +46,31 @@ public enum FileIO {
         }
     }
 
+    /// Whether `write` could write `requested` (`option` names it in the message), checked before a run sends anything:
+    /// a directory, a read-only file or a missing directory is exit 74 now rather than after the money moved. Nothing
+    /// is created.
+    public static func checkWritable(_ requested: String, option: String) throws(Diagnostic) {
+        let path = resolvingSymlinks(requested)
+        var info = stat()
+        if stat(path, &info) == 0 {
+            if (info.st_mode & S_IFMT) == S_IFDIR {
+                throw .ioError("\(option) \(requested) is a directory", hint: "give a file path, e.g. \(requested)/\(option == "--junit" ? "report.xml" : option == "--record" ? "run.har" : "state.json")")
+            }
+            if (info.st_mode & S_IFMT) == S_IFREG && info.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH) == 0 {
+                throw .ioError("cannot write \(option) \(requested): it is read-only", hint: "make it writable, or point \(option) at another file")
+            }
+            return
+        }
+        let directory = (path as NSString).deletingLastPathComponent
+        let parent = directory.isEmpty ? "." : directory
+        guard stat(parent, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw .ioError("cannot write \(option) \(requested): the directory \(directory) does not exist", hint: "create it first, or point \(option) elsewhere")
+        }
+        guard access(parent, W_OK) == 0 else {
+            throw .ioError("cannot write \(option) \(requested): the directory \(directory) is not writable", hint: "point \(option) at a directory you can write")
+        }
+    }
+
     /// Removes the temporary files of writes under way (the process is about to exit without finishing them).
     public static func removeTemporaryFiles() {
         for temp in temporaryFiles.withLock({ $0 }) { unlink(temp) }

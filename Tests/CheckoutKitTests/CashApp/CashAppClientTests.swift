@@ -149,8 +149,26 @@ import Testing
         #expect(result.exitCode == .failure)
         #expect(result.failure?.message.contains("no decision from the customer within 0.3s") == true, "\(result.failure?.message ?? "")")
         let waited = Date().timeIntervalSince(started)
-        #expect(waited >= 0.25 && waited < 10, "it waited the timeout, not the default 120 s: \(waited)")
+        #expect(waited >= 0.3 && waited < 10, "it waited the whole timeout, not less and not the default 120 s: \(waited)")
         #expect(s.server.count("/ca/customer-request/v1/requests/GRR_1") >= 2, "it kept polling")
+    }
+
+    /// The customer gets the whole timeout: a decision made after the last full interval, just before the limit, is
+    /// read at the limit (3 s with a 1 s interval once gave up after 2 s).
+    @Test func aDecisionJustBeforeTheTimeoutIsStillRead() async throws {
+        let first = Box<Date?>(nil)
+        let s = try Self.setup { _, _ in
+            let start = first.withLock { f -> Date in if f == nil { f = Date() }; return f! }
+            return Date().timeIntervalSince(start) < 0.5
+                ? .json(200, Self.pending("https://cash.app/a"))
+                : .json(200, ["request": ["id": "GRR_1", "status": "APPROVED", "customer_profile": ["id": "CST_9", "cashtag": "$x"],
+                                          "grants": [["id": "GRG_7", "customer_id": "CST_9", "status": "ACTIVE"]]]])
+        }
+        try s.harness.state!.update { $0 = ["cashapp": ["token": "002.tok", "flow": "server", "requestId": "GRR_1"]] }
+        // Reads at 0, 0.4 and then — at the limit, 0.6 — once more: approved by then.
+        let result = try await s.harness.run(Self.step("cashapp.poll", #"{ "interval": "400ms", "timeout": "600ms" }"#))
+        #expect(result.passed, "\(result.failure?.description ?? "")")
+        #expect(s.server.count("/ca/customer-request/v1/requests/GRR_1") == 3)
     }
 
     @Test(arguments: [201, 402])
