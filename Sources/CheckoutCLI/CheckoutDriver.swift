@@ -16,8 +16,9 @@ public enum CheckoutDriver {
             discussion: """
                 With no configuration every command runs against the built-in sandbox emulator (--env local).
                 Exit codes: 0 ok, 1 flow failed, 64 usage, 65 bad input data, 69 service unavailable,
-                70 internal error, 75 outcome of a money-moving step unknown (the message says how to settle it),
-                78 configuration missing, 130/143 interrupted (SIGINT/SIGTERM).
+                70 internal error, 74 an output could not be written, 75 outcome of a money-moving step unknown
+                (the message says how to settle it; also a payment refused while an earlier one is open),
+                78 configuration missing, 130/143 interrupted (SIGINT/SIGTERM). `help COMMAND` = COMMAND --help.
                 """,
             subcommands: [FlowCommands.spec, BahnCommands.spec, CentraCommands.spec, CashAppCommands.spec, BraintreeCommands.spec, ApplePayCommands.spec, SandboxCommands.spec])
     }
@@ -38,6 +39,8 @@ public enum CheckoutDriver {
 
     private static func run(_ arguments: [String], console: Console) async -> Int32 {
         let parser = Parser(root: root, globalOptions: GlobalOptions.specs)
+        // `help bahn confirm` is `bahn confirm --help`.
+        let arguments = arguments.first == "help" ? Array(arguments.dropFirst()) + ["--help"] : arguments
         do {
             switch try parser.parse(arguments) {
             case .version:

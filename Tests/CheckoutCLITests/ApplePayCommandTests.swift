@@ -51,7 +51,7 @@ import Testing
     @Test func negativeAmountIsAUsageError() async throws {
         let result = try await BinaryRunner.run(["applepay", "token", "--amount", "-5"])
         #expect(result.status == 64)
-        #expect(result.stderr.contains("--amount must be a whole number of minor units from 1 to 999999999999 (e.g. 8000), got '-5'"))
+        #expect(result.stderr.contains("--amount must be a whole number of minor units from 1 to 999999999999 (e.g. 8000), or a decimal such as 25.00, got '-5'"))
         #expect(result.stdout.isEmpty)
     }
 

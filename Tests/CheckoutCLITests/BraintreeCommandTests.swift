@@ -171,4 +171,15 @@ import Testing
         }
         #expect(outputs[2].contains("apple_payment_tokens") && outputs[2].contains("chargePaymentMethod"))
     }
+
+    /// A processor decline is told in the processor's own words wherever it is reported — here found by the read-back
+    /// of a charge whose answer was lost.
+    @Test func aDeclineReadBackShowsTheProcessorsMessage() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path, arguments: ["--faults", "POST /braintree/graphql => drop @1"])
+        defer { server.stop() }
+        let r = try await BinaryRunner.run(["braintree", "apple-pay", "--nonce", "fake-apple-pay-visa-nonce", "--amount", "2000.00"], home: s.path)
+        #expect(r.status == 1, "\(r.all)")
+        #expect(r.stderr.contains("is PROCESSOR_DECLINED (processor 2000: Do Not Honor)"), "\(r.stderr)")
+    }
 }

@@ -36,6 +36,8 @@ import Testing
         #expect(cancelled.status == 0, "\(cancelled.all)")
         #expect(cancelled.stdout.contains("✓ finally rollback"))
         #expect(!cancelled.stdout.contains("payment"), "a dismissed sheet pays nothing")
+        #expect(cancelled.stdout.contains("cancelled         after shipping, as a shopper dismissing the sheet: nothing was paid"), "\(cancelled.stdout)")
+        #expect(cancelled.stdout.contains("rolled back       line_") && !cancelled.stdout.contains("Wool socks"), "the cart after the rollback: \(cancelled.stdout)")
         let after = try await BinaryRunner.run(["centra", "selection"], home: s.path)
         #expect(after.stdout.contains("Linen shirt") && !after.stdout.contains("Wool socks"), "the added line is gone: \(after.stdout)")
         // A declined payment rolls back too, and charges nothing.
@@ -118,6 +120,13 @@ import Testing
         #expect(try Self.ledger(server).isEmpty)
         let requests = try curl(["-s", server.url + "/_sandbox/requests"])
         #expect(!requests.contains("applePayToken"), "the final payment was never sent")
+    }
+
+    @Test func expressConfigShowsShippingPricesAsMoney() async throws {
+        let r = try await BinaryRunner.run(["centra", "express-config"])
+        #expect(r.status == 0, "\(r.all)")
+        #expect(r.stdout.contains("shipping method   1  Standard  49.00 SEK"), "\(r.stdout)")
+        #expect(!r.stdout.contains("{"), "no raw JSON: \(r.stdout)")
     }
 
     @Test func aNativeChallengeIsCompletedWithItsDetails() async throws {

@@ -109,4 +109,27 @@ import Testing
         #expect(r.status == 0)
         #expect(r.stdout.contains("emulator-orders"))
     }
+
+    @Test func anUnknownEnvironmentIs78NamingTheKnownOnes() async throws {
+        let r = try await BinaryRunner.run(["--env", "sandbx", "bahn", "intent", "pi_1"])
+        #expect(r.status == 78, "\(r.all)")
+        #expect(r.stderr.contains("unknown environment 'sandbx'; did you mean 'sandbox'?: the known ones are local, sandbox"), "\(r.stderr)")
+    }
+
+    @Test func everyMissingVariableOfAFlowIsNamedAtOnce() async throws {
+        let r = try await BinaryRunner.run(["--env", "sandbox", "flow", "run", "bahn-apple-pay"])
+        #expect(r.status == 78, "\(r.all)")
+        #expect(r.stderr.contains("BAHN_API_KEY, BAHN_SIGNING_KEY, BAHN_WEBHOOK_SECRET are not set for environment 'sandbox'"), "\(r.stderr)")
+    }
+
+    @Test func helpCommandIsTheCommandsHelpAndListsEveryExitCode() async throws {
+        let help = try await BinaryRunner.run(["help", "bahn", "confirm"])
+        let flag = try await BinaryRunner.run(["bahn", "confirm", "--help"])
+        #expect(help.status == 0 && help.stdout == flag.stdout, "\(help.all)")
+        let root = try await BinaryRunner.run(["--help"])
+        for code in ["0 ok", "1 flow failed", "64 usage", "65 bad input data", "69 service unavailable", "70 internal error",
+                     "74 an output could not be written", "75 outcome", "78 configuration missing", "130/143"] {
+            #expect(root.stdout.contains(code), "\(code) in --help")
+        }
+    }
 }

@@ -168,11 +168,11 @@ import Testing
         #expect(b.status == 0, "\(b.all)")
         #expect(b.stdout.contains("\"environment\": \"staging\""))
         let d = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--env", "stagign", "--config", config], home: other.path)
-        #expect(d.status == 64)
+        #expect(d.status == 78, "an unknown environment is a configuration problem: \(d.all)")
         #expect(d.stderr.contains("did you mean 'staging'?"))
         let e = try await BinaryRunner.run(["flow", "run", "emulator-orders"], home: other.path,
                                      environment: ["CHECKOUT_DRIVER_ENV": "nowhere"])
-        #expect(e.status == 64)
+        #expect(e.status == 78, "\(e.all)")
         try other.write(".env", "THIS IS NOT AN ASSIGNMENT\n")
         let f = try await BinaryRunner.run(["flow", "run", "emulator-orders"], home: other.path)
         #expect(f.status == 65)
@@ -227,5 +227,14 @@ import Testing
         let xml = try XMLDocument(contentsOf: URL(fileURLWithPath: s.path + "/j.xml"))
         let failure = try #require(try xml.nodes(forXPath: "//testcase[@name='nope']/failure").first as? XMLElement)
         #expect(failure.attribute(forName: "message")?.stringValue?.contains("expected status 2xx, got 404") == true)
+    }
+
+    /// A failed step shows the HTTP status of its last answer, in text and in JSON.
+    @Test func aFailedStepShowsItsStatus() async throws {
+        let text = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay", "--var", "amount=5100"])
+        #expect(text.status == 1 && text.stdout.contains("✗ confirm  402"), "\(text.all)")
+        let json = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay", "--var", "amount=5100", "--format", "json"])
+        let steps = try #require((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["steps"] as? [[String: Any]])
+        #expect(steps.first { $0["name"] as? String == "confirm" }?["status"] as? Int == 402, "\(json.stdout)")
     }
 }

@@ -3,11 +3,18 @@ import Testing
 
 /// Values are checked once, where they enter, with the exact value in the message.
 @Suite struct ValueTests {
-    @Test(arguments: ["19.99", "0", "-5", "+5", "9000000000000000", "1e3", " 8000", "eight"])
+    @Test(arguments: ["0", "-5", "+5", "9000000000000000", "1e3", " 8000", "eight"])
     func anAmountOptionThatIsNotWholeMinorUnitsIs64(amount: String) async throws {
         let r = try await BinaryRunner.run(["bahn", "create-intent", "--amount", amount, "--currency", "704"])
         #expect(r.status == 64, "\(amount): \(r.all)")
-        #expect(r.stderr.contains("--amount must be a whole number of minor units from 1 to 999999999999 (e.g. 8000), got '\(amount)'"), "\(r.stderr)")
+        #expect(r.stderr.contains("--amount must be a whole number of minor units from 1 to 999999999999 (e.g. 8000), or a decimal such as 25.00, got '\(amount)'"), "\(r.stderr)")
+    }
+
+    /// The decimal form is read by the currency's digits: the dong has none.
+    @Test func aDecimalAmountThatDoesNotFitTheCurrencyIs64() async throws {
+        let r = try await BinaryRunner.run(["bahn", "create-intent", "--amount", "19.99", "--currency", "704"])
+        #expect(r.status == 64, "\(r.all)")
+        #expect(r.stderr.contains("--amount '19.99' does not fit currency VND, which has no decimals"), "\(r.stderr)")
     }
 
     @Test(arguments: [("0", "0 is out of range 1…999999999999"), ("9000000000000000.0", "expected integer, found a number"),

@@ -62,8 +62,9 @@ import Testing
         #expect(ContinuousClock.now - started < .seconds(5))
     }
 
-    /// A control route that never answers costs at most --timeout, retries included.
-    @Test func aRegistrationThatHangsFailsWithinTheTimeout() async throws {
+    /// A control route that never answers is retried like any safe request, each attempt within --timeout: the run
+    /// ends after the policy's attempts, never waiting for ever, and says nothing of a deadline nobody set.
+    @Test func aRegistrationThatHangsFailsWithinItsAttempts() async throws {
         let s = try Scratch()
         let server = try ServeProcess(home: s.path, arguments: ["--faults", "PUT /_sandbox/bahn/webhook-targets/* => latency=20000ms @*"])
         defer { server.stop() }
@@ -71,7 +72,9 @@ import Testing
         let r = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay", "--timeout", "1"], home: s.path)
         #expect(r.status == 69, "\(r.all)")
         #expect(r.stderr.contains("cannot register this run's webhook listener"), "\(r.stderr)")
-        #expect(ContinuousClock.now - started < .seconds(3), "one --timeout, not three attempts of it")
+        let took = ContinuousClock.now - started
+        #expect(took > .seconds(2) && took < .seconds(6), "three attempts of one --timeout each: \(took)")
+        #expect(!r.stderr.contains("deadline"), "\(r.stderr)")
     }
 
     @Test func aTargetThatCannotBeRemovedIsAWarningNotAFailure() async throws {

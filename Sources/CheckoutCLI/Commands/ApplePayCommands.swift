@@ -32,7 +32,7 @@ enum ApplePayCommands {
         ]
     ) { invocation throws(Diagnostic) in
         let settings = try GlobalSettings(invocation)
-        let amount = try MinorUnits.parse(invocation.string("amount").map(JSON.string), name: "--amount")
+        let amount = try MinorUnits.parse(invocation.string("amount").map(JSON.string), name: "--amount", currency: invocation.string("currency") ?? "704")
         let currency = try CurrencyCode.numeric(invocation.string("currency") ?? "704")
         let request = PaymentTokenRequest(
             amount: amount, currencyNumeric: currency,

@@ -80,23 +80,23 @@ enum BahnCommands {
 
     static let intent = CommandSpec(
         name: "intent", abstract: "Show a PaymentIntent (its status).",
-        arguments: [ArgumentSpec("ID", help: "The PaymentIntent id.")]
+        arguments: [ArgumentSpec("ID", help: "The PaymentIntent id [default: the state file's last intent].", optional: true)]
     ) { invocation throws(Diagnostic) in
-        try await run(invocation, step: "intent", use: "bahn.getIntent", with: ["intent": .string(try invocation.identifier("ID")!)])
+        try await run(invocation, step: "intent", use: "bahn.getIntent", with: ["intent": try invocation.identifier("ID").map(JSON.string)])
     }
 
     static let capture = CommandSpec(
         name: "capture", abstract: "Capture an authorised PaymentIntent (after --capture manual).",
-        arguments: [ArgumentSpec("ID", help: "The PaymentIntent id.")]
+        arguments: [ArgumentSpec("ID", help: "The PaymentIntent id [default: the state file's last intent].", optional: true)]
     ) { invocation throws(Diagnostic) in
-        try await run(invocation, step: "capture", use: "bahn.capture", with: ["intent": .string(try invocation.identifier("ID")!)])
+        try await run(invocation, step: "capture", use: "bahn.capture", with: ["intent": try invocation.identifier("ID").map(JSON.string)])
     }
 
     static let cancel = CommandSpec(
         name: "cancel", abstract: "Cancel a PaymentIntent.",
-        arguments: [ArgumentSpec("ID", help: "The PaymentIntent id.")]
+        arguments: [ArgumentSpec("ID", help: "The PaymentIntent id [default: the state file's last intent].", optional: true)]
     ) { invocation throws(Diagnostic) in
-        try await run(invocation, step: "cancel", use: "bahn.cancel", with: ["intent": .string(try invocation.identifier("ID")!)])
+        try await run(invocation, step: "cancel", use: "bahn.cancel", with: ["intent": try invocation.identifier("ID").map(JSON.string)])
     }
 
     static let listen = CommandSpec(
@@ -151,7 +151,7 @@ enum BahnCommands {
     // MARK: -
 
     private static func amount(_ invocation: Invocation) throws(Diagnostic) -> JSON {
-        .number(Double(try MinorUnits.parse(invocation.string("amount").map(JSON.string), name: "--amount")))
+        .number(Double(try MinorUnits.parse(invocation.string("amount").map(JSON.string), name: "--amount", currency: invocation.string("currency"))))
     }
 
     private static func run(_ invocation: Invocation, step: String, use operation: String, with arguments: [String: JSON?]) async throws(Diagnostic) -> ExitCode {

@@ -205,7 +205,7 @@ enum CentraCommands {
             steps = Array(steps[...index])
         }
         flow.steps = steps
-        return try await show(environment, flow: flow)
+        return try await show(environment, flow: flow, cancelledAfter: invocation.string("cancel-after"))
     }
 
     // MARK: -
@@ -222,14 +222,19 @@ enum CentraCommands {
         return try await show(environment, flow: flow)
     }
 
-    /// Runs the flow and, in text mode, prints what a person wants to see of its last answer.
-    private static func show(_ environment: RunEnvironment, flow: Flow) async throws(Diagnostic) -> ExitCode {
+    /// Runs the flow and, in text mode, prints what a person wants to see of its last answer — after a cancel, that
+    /// the checkout was cancelled, and the cart as the rollback left it.
+    private static func show(_ environment: RunEnvironment, flow: Flow, cancelledAfter: String? = nil) async throws(Diagnostic) -> ExitCode {
         let result = try await environment.run(flow, vars: [:], registry: Operations.registry)
-        // The answer worth showing is the last main step's (a finally rollback's only when nothing else ran).
-        let shown = result.steps.last { $0.output != nil && $0.outcome == .passed && !$0.isFinally }
-            ?? result.steps.last { $0.output != nil && $0.outcome == .passed }
-        if environment.settings.format == .text, let output = shown?.output {
-            for line in summary(output) { environment.console.out(environment.redactor.text(line)) }
+        // The answer worth showing is the last main step's (a finally rollback's when nothing else ran, or after a cancel).
+        let main = result.steps.last { $0.output != nil && $0.outcome == .passed && !$0.isFinally }
+        let rollback = result.steps.last { $0.output != nil && $0.outcome == .passed && $0.isFinally }
+        let shown = cancelledAfter != nil ? (rollback ?? main) : (main ?? rollback)
+        if environment.settings.format == .text {
+            if let stop = cancelledAfter, result.failure == nil {
+                environment.console.out("cancelled         after \(stop), as a shopper dismissing the sheet: nothing was paid")
+            }
+            for line in summary(shown?.output ?? .null) { environment.console.out(environment.redactor.text(line)) }
         }
         if let failure = result.failure { throw failure }
         return .ok
@@ -244,7 +249,7 @@ enum CentraCommands {
             lines.append("amount            \(config["amount"]?.interpolationText ?? "?") minor units of \(config["currency"]?.interpolationText ?? "?")")
             lines.append("apple pay         \(config["applePay"]?.boolValue == true ? "offered" : "not offered")")
             for m in config["shippingMethods"]?.arrayValue ?? [] {
-                lines.append("shipping method   \(m["id"]?.interpolationText ?? "?")  \(m["name"]?.interpolationText ?? "")  \(m["price"]?.serialized() ?? "")")
+                lines.append("shipping method   \(m["id"]?.interpolationText ?? "?")  \(m["name"]?.interpolationText ?? "")  \(m["priceText"]?.interpolationText ?? m["price"]?.serialized() ?? "")")
             }
             return lines
         }

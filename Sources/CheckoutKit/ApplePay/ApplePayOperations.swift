@@ -14,7 +14,7 @@ public enum ApplePayOperations {
                 .init("pan", .string),
             ]
         ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
-            let amount = try MinorUnits.parse(args["amount"])
+            let amount = try MinorUnits.parse(args["amount"], currency: args["currency"]?.interpolationText)
             let currency = try CurrencyCode.numeric(args["currency"]?.interpolationText ?? "")
             let request = PaymentTokenRequest(amount: amount, currencyNumeric: currency, merchantIdentifier: merchantIdentifier,
                                               pan: args["pan"]?.interpolationText ?? PaymentTokenMaker.testDPAN)

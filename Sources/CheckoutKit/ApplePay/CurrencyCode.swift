@@ -21,6 +21,12 @@ public enum CurrencyCode {
                      hint: "give an ISO 4217 numeric code such as 704 (VND), or one of: \(known)")
     }
 
+    /// ISO 4217's minor-unit digits of the currencies the table knows (the yen and the dong have none).
+    public static func minorDigits(numeric: String) -> Int? {
+        guard numericByAlphabetic.values.contains(numeric) else { return nil }
+        return ["392", "704"].contains(numeric) ? 0 : 2
+    }
+
     /// The alphabetic code for a numeric one, when the table knows it (for summaries only).
     public static func alphabetic(forNumeric numeric: String) -> String? {
         numericByAlphabetic.first { $0.value == numeric }?.key
@@ -34,11 +40,39 @@ public enum MinorUnits {
     public static let range = 1...999_999_999_999
 
     /// The amount in a flag (`"8000"`) or a flow argument (`8000`, or a rendered template `"8000"`): digits only,
-    /// no sign, no fraction, within `range`. The message repeats the value as given.
-    public static func parse(_ value: JSON?, name: String = "amount") throws(Diagnostic) -> Int {
+    /// no sign, within `range` — or, when the currency is known, the decimal form read exactly (`"25.00"` is 2500 in a
+    /// currency with cents; a fraction the currency has no digits for is refused). The message repeats the value.
+    public static func parse(_ value: JSON?, name: String = "amount", currency: String? = nil) throws(Diagnostic) -> Int {
         if let amount = amount(value) { return amount }
-        throw .usage("\(name) must be a whole number of minor units from 1 to \(range.upperBound) (e.g. 8000), got \(value.map { "'\($0.interpolationText)'" } ?? "nothing")",
+        let numeric = currency.flatMap { try? CurrencyCode.numeric($0) }
+        if case .string(let text)? = value, text.contains("."), let numeric {
+            guard let digits = CurrencyCode.minorDigits(numeric: numeric) else {
+                throw .usage("\(name) '\(text)' is a decimal, and how many decimals currency \(numeric) has is not known here",
+                             hint: "give it in minor units (digits only)")
+            }
+            if let minor = fromDecimal(text, digits: digits), range.contains(minor) { return minor }
+            throw .usage("\(name) '\(text)' does not fit currency \(CurrencyCode.alphabetic(forNumeric: numeric) ?? numeric), which has \(digits == 0 ? "no decimals" : "\(digits) decimals")",
+                         hint: digits == 0 ? "give a whole number, e.g. 8000" : "give at most \(digits) decimals, e.g. 25.00 (or 2500 in minor units)")
+        }
+        throw .usage("\(name) must be a whole number of minor units from 1 to \(range.upperBound) (e.g. 8000), or a decimal such as 25.00, got \(value.map { "'\($0.interpolationText)'" } ?? "nothing")",
                      hint: "minor units: 1999 for 19.99 in a currency with cents, 8000 for 8,000 ₫")
+    }
+
+    /// `"25.5"` with 2 digits is 2550: exact, in integers; fraction digits past `digits` must be zeros. Nil for anything
+    /// but digits, one point and digits.
+    static func fromDecimal(_ text: String, digits: Int) -> Int? {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, parts[0].utf8.count <= 12,
+              (parts[0] + parts[1]).utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        var fraction = String(parts[1])
+        guard fraction.dropFirst(digits).allSatisfy({ $0 == "0" }) else { return nil }
+        fraction = String(fraction.prefix(digits))
+        fraction += String(repeating: "0", count: digits - fraction.count)
+        guard let whole = Int(parts[0]), let cents = Int(fraction.isEmpty ? "0" : fraction) else { return nil }
+        var scale = 1
+        for _ in 0..<digits { scale *= 10 }
+        let (product, overflow) = whole.multipliedReportingOverflow(by: scale)
+        return overflow ? nil : product + cents
     }
 
     /// The amount, or nil when `value` is not one.

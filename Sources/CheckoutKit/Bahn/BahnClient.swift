@@ -123,12 +123,13 @@ struct BahnResponse: Sendable {
     var intent: JSON? { document["payment_intent"] ?? document["error"]?["payment_intent"] }
 
     /// The document, or a diagnostic carrying Bahn's message and the seed's hint for its code.
-    func requireSuccess(_ what: String) throws(Diagnostic) -> JSON {
+    /// The document, or a diagnostic mapped on Bahn's error code; `intent` names the intent in the hint.
+    func requireSuccess(_ what: String, intent: String? = nil) throws(Diagnostic) -> JSON {
         if (200..<300).contains(status) { return document }
         let e = error
         let code = e?.code.map { " (\($0)\(e?.declineCode.map { ", \($0)" } ?? ""))" } ?? ""
         let message = "\(what) failed: Bahn answered \(status)\(code): \(e?.message ?? document.serialized())"
-        let hint = BahnProtocol.hint(forCode: e?.code, type: e?.type)
+        let hint = BahnProtocol.hint(forCode: e?.code, type: e?.type, intent: intent)
         if outcomeOpen || e?.code == BahnProtocol.idempotencyInProgressCode {
             throw .uncertain(message, hint: hint ?? "try again with the same idempotency key")
         }

@@ -25,7 +25,7 @@ public enum BahnOperations {
     }
 
     static func createBody(_ args: JSON, orderID: String?) throws(Diagnostic) -> JSON {
-        let amount = try MinorUnits.parse(args["amount"])
+        let amount = try MinorUnits.parse(args["amount"], currency: args["currency"]?.interpolationText)
         let currency = try CurrencyCode.numeric(args["currency"]?.interpolationText ?? "")
         var metadata = args["metadata"]?.objectValue?.mapValues { JSON.string($0.interpolationText) } ?? [:]
         if let orderID { metadata["order_id"] = .string(orderID) }
@@ -118,7 +118,7 @@ public enum BahnOperations {
             // A decline still changes the intent (a new charge, the error): remember it, so that a later read-back can
             // tell this attempt's charge from the next one's.
             if response.status == 402, let declined = response.intent { try state.record(intent: declined, orderID: orderID) }
-            let document = try response.requireSuccess("confirm")
+            let document = try response.requireSuccess("confirm", intent: intent)
             guard let confirmed = response.intent else {
                 throw .uncertain("Bahn's confirm answer has no payment_intent", hint: "check BAHN_API_URL points at Bahn's API (see it with -v)")
             }
@@ -168,12 +168,12 @@ public enum BahnOperations {
     static let getIntent = FlowOperation(
         name: "bahn.getIntent", summary: "Read a PaymentIntent (the status poll).",
         requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check,
-        parameters: [.init("intent", .string, required: true)]
+        parameters: [.init("intent", .string, help: "the intent id [default: the state file's last intent]")]
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = try BahnClient(context)
-        let id = args["intent"]!.interpolationText
+        let id = try BahnState(store: context.state).intent(args["intent"]?.interpolationText, for: "intent")
         let response = try await client.get(BahnProtocol.intentPath(id))
-        let document = try response.requireSuccess("intent \(id)")
+        let document = try response.requireSuccess("intent \(id)", intent: id)
         if let intent = response.intent { try BahnState(store: context.state).record(intent: intent, orderID: nil) }
         // An intent in a final state settles whatever was left open on it: nothing more can happen to it.
         if let status = response.intent?["status"]?.stringValue, BahnProtocol.finalStatuses.contains(status) {
@@ -195,12 +195,12 @@ public enum BahnOperations {
                                      key: @escaping @Sendable (String) -> String,
                                      readBack: @escaping @Sendable (String, BahnClient) -> ReadBack) -> FlowOperation {
         FlowOperation(name: name, summary: summary, requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check,
-                      parameters: [.init("intent", .string, required: true)]) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+                      parameters: [.init("intent", .string, help: "the intent id [default: the state file's last intent]")]) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
             let client = try BahnClient(context)
-            let id = args["intent"]!.interpolationText
+            let id = try BahnState(store: context.state).intent(args["intent"]?.interpolationText, for: String(name.dropFirst(5)))
             return try await context.reconciling(readBack(id, client)) { () async throws(Diagnostic) -> StepOutput in
                 let response = try await client.post(path(id), body: .object([:]), idempotencyKey: key(id))
-                let document = try response.requireSuccess("\(name.dropFirst(5)) \(id)")
+                let document = try response.requireSuccess("\(name.dropFirst(5)) \(id)", intent: id)
                 if let intent = response.intent { try BahnState(store: context.state).record(intent: intent, orderID: nil) }
                 return StepOutput(document: document, status: response.status)
             }

@@ -66,14 +66,14 @@ public enum BahnProtocol {
     static let walletSheetBudget: Double = 30
 
     /// The seed's error table, keyed by the error codes Bahn (and the emulator) return.
-    static func hint(forCode code: String?, type: String?) -> String? {
+    static func hint(forCode code: String?, type: String?, intent: String? = nil) -> String? {
         switch code {
         case "apple_pay_decryption_failed":
             "decryption error: the payment processing certificate was not made from Bahn's CSR; re-run the certificate step with Bahn's CSR (Bahn must hold the private key)"
         case "apple_pay_token_invalid", "apple_pay_token_malformed", "invalid_token":
             "signature or invalid-token error: paymentData was base64-wrapped, re-serialised or truncated; send the raw UTF-8 JSON exactly as PassKit produced it"
         case "apple_pay_token_already_used":
-            "Apple Pay tokens are single-use: to retry, send the same Bn-Idempotency-Key so the original response replays; for a new payment make a fresh token"
+            "Apple Pay tokens are single-use: to retry, send the same Bn-Idempotency-Key so the original response replays; for a new payment make a fresh one: `checkout-driver applepay token --amount N --currency CODE --out token.json`"
         case "apple_pay_amount_mismatch":
             "the token was made for another amount or currency than the intent's; make the token for the intent's amount"
         case "idempotency_key_reused":
@@ -87,7 +87,7 @@ public enum BahnProtocol {
         case "resource_missing":
             "check the id; an embedded emulator (--env local) forgets its intents when the command ends: run `checkout-driver sandbox serve` to chain commands"
         case "payment_intent_unexpected_state":
-            "check the intent's status with `checkout-driver bahn intent ID`"
+            "check the intent's status with `checkout-driver bahn intent \(intent ?? "ID")`"
         default:
             type == "authentication_error" ? "check BAHN_API_KEY and BAHN_SIGNING_KEY" : nil
         }

@@ -49,6 +49,16 @@ struct BahnState: Sendable {
 
     func intentID(forOrder orderID: String) throws(Diagnostic) -> String? { try read().orders[orderID] }
 
+    /// The intent a command names, or else the last one this state file saw (as the Cash App commands default to the
+    /// last request); none is a usage error saying how to give one.
+    func intent(_ given: String?, for command: String) throws(Diagnostic) -> String {
+        if let given { return given }
+        guard let last = try read().lastIntent else {
+            throw .usage("no intent given and none in the state file", hint: "give its id: `checkout-driver bahn \(command) pi_…`, or create one first with `checkout-driver bahn create-intent`")
+        }
+        return last
+    }
+
     func orderID(forIntent id: String) throws(Diagnostic) -> String? { try read().intents[id]?.orderId }
 
     /// What this state file knows of the intent's latest charge: `.known(nil)` for an intent seen without one,

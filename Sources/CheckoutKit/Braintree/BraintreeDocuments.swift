@@ -6,6 +6,7 @@ enum BraintreeDocuments {
         fragment TransactionParts on Transaction {
           id legacyId status orderId createdAt merchantAccountId
           amount { value currencyCode }
+          processorResponse { legacyCode message }
           paymentMethodSnapshot {
             __typename
             ... on CreditCardDetails { brandCode last4 origin { type } }

@@ -135,10 +135,16 @@ public enum BraintreeOperations {
     static func outcome(_ transaction: JSON, action: String, orderID: String?) throws(Diagnostic) -> StepOutput {
         let status = transaction["status"]?.stringValue ?? "?"
         if BraintreeProtocol.refusedStatuses.contains(status) {
-            throw .failure("Braintree refused the \(action): transaction \(transaction["id"]?.stringValue ?? "?") is \(status)",
+            throw .failure("Braintree refused the \(action): transaction \(transaction["id"]?.stringValue ?? "?") is \(status)\(processorSays(transaction))",
                            hint: "nothing was charged; try another card")
         }
         return StepOutput(document: ["transaction": transaction, "summary": summary(transaction)], status: 200)
+    }
+
+    /// The processor's own words on a transaction, as Braintree reports them: " (processor 2000: Do Not Honor)".
+    static func processorSays(_ transaction: JSON) -> String {
+        guard let response = transaction["processorResponse"], let message = response["message"]?.stringValue else { return "" }
+        return " (processor \(response["legacyCode"]?.stringValue.map { "\($0): " } ?? "")\(message))"
     }
 
     static func summary(_ transaction: JSON) -> JSON {

@@ -19,7 +19,7 @@ enum BraintreeReadBack {
                     return .notSeen(shows: "no transaction of \(amount) has orderId \(orderID)")
                 }
                 if BraintreeProtocol.refusedStatuses.contains(status) {
-                    return .refused(.failure("Braintree refused the \(action): transaction \(latest["id"]?.stringValue ?? "?") is \(status)",
+                    return .refused(.failure("Braintree refused the \(action): transaction \(latest["id"]?.stringValue ?? "?") is \(status)\(BraintreeOperations.processorSays(latest))",
                                              hint: "nothing was charged; try another card"))
                 }
                 return .tookEffect(StepOutput(document: ["transaction": latest, "summary": BraintreeOperations.summary(latest)], status: 200),

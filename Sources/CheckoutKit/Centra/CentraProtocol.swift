@@ -24,7 +24,15 @@ public enum CentraProtocol {
                 "country": config["country"] ?? .null, "languageCode": config["languageCode"] ?? .null,
                 "amount": config["paymentAmount"]?["amount"] ?? .null, "currency": config["paymentAmount"]?["currency"] ?? .null,
                 "applePay": .bool(methods.contains { $0["type"]?.stringValue == "applepay" }),
-                "shippingMethods": config["shippingMethods"] ?? .array([])]
+                "shippingMethods": .array((config["shippingMethods"]?.arrayValue ?? []).map(shippingMethodSummary))]
+    }
+
+    /// A shipping method of the widget as money reads: its price as an exact decimal of its currency ("49.00 SEK"),
+    /// beside the price as Centra sent it.
+    static func shippingMethodSummary(_ method: JSON) -> JSON {
+        guard case .object(var o) = method, let price = method["price"], let minor = try? CentraMoney.minor(price) else { return method }
+        o["priceText"] = .string(CentraMoney.decimal(minor, of: price) + (price["currency"]?["code"]?.stringValue.map { " " + $0 } ?? ""))
+        return .object(o)
     }
 
     /// Adyen's Apple Pay state data as Centra's reference storefront sends it: the token file's exact bytes, base64.

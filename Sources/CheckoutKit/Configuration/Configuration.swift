@@ -97,7 +97,16 @@ public struct Configuration: Sendable {
     }
 
     /// Stops the run before any request when a variable is missing.
+    /// Every one of `names` that is not set, all at once (a user should not discover them one run at a time).
     public func require(_ names: [String], for purpose: String) throws(Diagnostic) {
-        for name in names where value(name) == nil { throw missing(name, neededBy: purpose) }
+        let unset = names.filter { value($0) == nil }
+        if !unset.isEmpty { throw missing(unset, neededBy: [purpose]) }
+    }
+
+    /// The variables that are not set, named together with what needs them.
+    public func missing(_ names: [String], neededBy purposes: [String]) -> Diagnostic {
+        guard names.count > 1 else { return missing(names[0], neededBy: purposes.joined(separator: ", ")) }
+        return .configuration("\(names.joined(separator: ", ")) are not set for environment '\(environment)' (needed by \(purposes.joined(separator: ", ")))",
+                              hint: "export each (NAME=…), put them in ./.env or in the profile's \"variables\" in the config file; --env local needs none")
     }
 }

@@ -42,8 +42,8 @@ public struct ConfigurationLoader: Sendable {
         } else {
             let choices = ["local", "sandbox"] + file.profiles.keys.sorted()
             let suggestion = Suggest.closest(to: name, in: choices).map { "; did you mean '\($0)'?" } ?? ""
-            throw .usage("unknown environment '\(name)'\(suggestion)",
-                         hint: "use local, sandbox, or a profile from \(configPath ?? defaultConfigPath): \(choices.joined(separator: ", "))")
+            throw .configuration("unknown environment '\(name)'\(suggestion): the known ones are \(choices.joined(separator: ", "))",
+                                 hint: "use local, sandbox, or a profile of \(configPath ?? defaultConfigPath)")
         }
 
         var config = Configuration(environment: name, kind: kind, values: [:])

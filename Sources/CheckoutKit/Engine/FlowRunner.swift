@@ -82,6 +82,13 @@ public struct FlowRunner: Sendable {
                 if let rendered = try? probe.render(value) { probe.vars[name] = rendered }
             }
         }
+        // Every configuration variable the flow needs and lacks is named at once, at the end of the checks below.
+        var unset: [String] = []
+        var neededBy: [String] = []
+        func need(_ name: String, by purpose: String) {
+            if !unset.contains(name) { unset.append(name) }
+            if !neededBy.contains(purpose) { neededBy.append(purpose) }
+        }
         for (index, step) in (flow.steps + flow.finally).enumerated() {
             let isFinally = index >= flow.steps.count
             let segments: [Template.Segment]
@@ -91,7 +98,7 @@ public struct FlowRunner: Sendable {
             for case .reference(let ref, let fallback, let source) in segments where fallback == nil {
                 switch ref {
                 case .env(let name) where configuration.value(name) == nil:
-                    throw configuration.missing(name, neededBy: "\(source) in step '\(step.name)'")
+                    need(name, by: "\(source) in step '\(step.name)'")
                 case .vars(let name, _) where !known.contains(name) && !(isFinally && allCaptures.contains(name)):
                     throw .data("step '\(step.name)': \(source) names an unknown variable",
                                 hint: "declare it in the flow's \"vars\", capture it in an earlier step, or pass --var \(name)=VALUE")
@@ -102,7 +109,7 @@ public struct FlowRunner: Sendable {
                 }
             }
             if case .operation(let name, let arguments) = step.action, let op = registry[name] {
-                try configuration.require(op.requiredConfiguration, for: "step '\(step.name)' (\(name))")
+                for variable in op.requiredConfiguration where configuration.value(variable) == nil { need(variable, by: "step '\(step.name)' (\(name))") }
                 if let check = op.stateCheck, let state { try check(stateDocument, state.path) }
                 // Input files whose path is known before the run (a literal, a variable, configuration) are read now.
                 for p in op.parameters {
@@ -121,6 +128,7 @@ public struct FlowRunner: Sendable {
             }
             known.formUnion(step.capture.keys)
         }
+        if !unset.isEmpty { throw configuration.missing(unset, neededBy: neededBy) }
         return stateDocument
     }
 
@@ -292,7 +300,7 @@ public struct FlowRunner: Sendable {
         let result = StepResult(
             name: step.name, isFinally: false, optional: step.optional, outcome: failure == nil ? .passed : .failed,
             startedAt: started, duration: Date().timeIntervalSince(started), requests: counter.count, polls: polls,
-            status: output?.status, message: failure.map { redactor.text($0.message) }, output: output?.document)
+            status: output?.status ?? counter.lastStatus, message: failure.map { redactor.text($0.message) }, output: output?.document)
         return (result, failure)
     }
 
@@ -504,6 +512,10 @@ final class ExchangeCounter: @unchecked Sendable {
     // @unchecked: a step runs sequentially in one task; the lock only guards against misuse.
     private let lock = NSLock()
     private var value = 0
-    func increment() { lock.withLock { value += 1 } }
+    private var status: Int?
+    /// Counts an exchange and remembers its HTTP status (nil when it got no answer).
+    func record(status: Int?) { lock.withLock { value += 1; if let status { self.status = status } } }
     var count: Int { lock.withLock { value } }
+    /// The status of the step's last answered exchange: what a failed step shows.
+    var lastStatus: Int? { lock.withLock { status } }
 }

@@ -59,7 +59,7 @@ public struct OperationContext: Sendable {
     public func send(_ build: @Sendable (Int) throws(Diagnostic) -> HTTPClientRequest) async throws(Diagnostic) -> HTTPClientResponse {
         let last = try await retry.exchange(client: client, deadline: deadline, during: step, build: build,
                                             attempted: { record in
-                                                counter.increment()
+                                                counter.record(status: try? record.outcome.get().status)
                                                 events(.exchange(record))
                                             },
                                             retrying: { attempt, delay, reason in

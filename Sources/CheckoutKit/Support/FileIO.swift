@@ -50,7 +50,7 @@ public enum FileIO {
     /// a directory, a read-only file or a missing directory is exit 74 now rather than after the money moved. Nothing
     /// is created.
     public static func checkWritable(_ requested: String, option: String) throws(Diagnostic) {
-        let path = resolvingSymlinks(requested)
+        let path = resolvingSymlinks(requested)  // the target, as `write` writes it
         var info = stat()
         if stat(path, &info) == 0 {
             if (info.st_mode & S_IFMT) == S_IFDIR {

@@ -47,12 +47,13 @@ import Testing
         }
     }
 
-    @Test func unknownEnvironmentIsAUsageErrorWithDidYouMean() throws {
+    @Test func unknownEnvironmentIsAConfigurationErrorWithDidYouMean() throws {
         try withDirectory { dir in
             let loader = ConfigurationLoader(processEnvironment: [:], workingDirectory: dir)
             let d = diagnostic { () throws(Diagnostic) in try loader.load(environmentFlag: "sandbx", configPath: nil) }
-            #expect(d?.code == .usage)
+            #expect(d?.code == .configuration)
             #expect(d?.message.contains("did you mean 'sandbox'?") == true)
+            #expect(d?.message.contains("the known ones are local, sandbox") == true)
         }
     }
 

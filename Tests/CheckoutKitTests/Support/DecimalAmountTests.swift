@@ -44,3 +44,20 @@ import Testing
         #expect(Timestamp.parse("2026-12-01T15:30:00.Z") == nil)
     }
 }
+
+/// `--amount` in minor units also takes the decimal form, read exactly by the currency's digits.
+@Suite struct MinorUnitsDecimalTests {
+    @Test(arguments: [("25.00", "USD", 2500), ("25.5", "EUR", 2550), ("0.01", "840", 1), ("8000", "VND", 8000), ("8000.00", "VND", 8000),
+                      ("1999", "USD", 1999), ("12.340", "SEK", 1234)])
+    func theDecimalFormIsReadExactly(text: String, currency: String, minor: Int) throws {
+        #expect(try MinorUnits.parse(.string(text), currency: currency) == minor)
+    }
+
+    @Test(arguments: [("25.5", "VND", "does not fit currency VND, which has no decimals"), ("1.001", "USD", "does not fit currency USD, which has 2 decimals"),
+                      ("25.00", "999", "how many decimals currency 999 has is not known"), ("25.00", nil, "must be a whole number"),
+                      ("-1.00", "USD", "does not fit"), ("1.", "USD", "does not fit"), ("0.00", "USD", "does not fit")])
+    func aDecimalThatDoesNotFitIsRefused(text: String, currency: String?, message: String) {
+        #expect(throws: Diagnostic.self) { try MinorUnits.parse(.string(text), currency: currency) }
+        do { _ = try MinorUnits.parse(.string(text), currency: currency) } catch { #expect(error.message.contains(message), "\(error.message)") }
+    }
+}
