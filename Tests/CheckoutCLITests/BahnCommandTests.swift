@@ -260,9 +260,12 @@ import FoundationXML
 
     @Test func listenVerifiesDedupesAndPrints() async throws {
         let s = try Scratch()
+        // Somewhere to forward to (the emulator's echo answers 200); not announced, so --env sandbox stays apart.
+        let target = try ServeProcess(home: s.path + "/target", arguments: ["--no-announce"])
+        defer { target.stop() }
         let listener = Process()
         listener.executableURL = URL(fileURLWithPath: BinaryRunner.binary)
-        listener.arguments = ["bahn", "listen", "--env", "sandbox", "--format", "jsonl"]
+        listener.arguments = ["bahn", "listen", "--env", "sandbox", "--format", "jsonl", "--forward-to", target.url + "/_sandbox/echo"]
         listener.environment = BinaryRunner.environment(home: s.path, extra: ["BAHN_WEBHOOK_SECRET": "whsec_listen_test_secret"])
         let out = Pipe(), err = Pipe()
         listener.standardOutput = out
@@ -283,15 +286,20 @@ import FoundationXML
         #expect(try post(secret: "whsec_listen_test_secret", t: now) == "200")  // duplicate: accepted, not printed again
         #expect(try post(secret: "wrong_secret_value", t: now) == "400")
         #expect(try post(secret: "whsec_listen_test_secret", t: now - 301) == "400")  // stale
+        usleep(300_000)  // the forward of the one new delivery completes
 
         listener.interrupt()
         #expect(listener.exits(within: 3), "Ctrl-C stops bahn listen")
         listener.stop()
         #expect(listener.terminationStatus == 0)
         let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let events = printed.split(separator: "\n")
+        let lines = printed.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let events = lines.filter { $0["event"] as? String == "webhook" }
         #expect(events.count == 1, "\(printed)")
-        #expect(events.first?.contains("\"id\":\"evt_1\"") == true)
+        #expect(events.first?["id"] as? String == "evt_1" && events.first?["environment"] as? String == "sandbox", "\(printed)")
+        #expect((events.first?["time"] as? String)?.hasPrefix("20") == true, "each line says when: \(printed)")
+        let forwards = lines.filter { $0["event"] as? String == "forwarded" }
+        #expect(forwards.count == 1 && forwards.first?["delivered"] as? Bool == true && forwards.first?["status"] as? Int == 200, "\(printed)")
         let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(errors.contains("signature does not match"))
         #expect(errors.contains("stale signature"))
@@ -422,5 +430,16 @@ import FoundationXML
         #expect(captured.status == 1 && captured.stderr.contains("hint: check the intent's status with `checkout-driver bahn intent \(intent)`"), "\(captured.all)")
         let wrong = try await BinaryRunner.run(["bahn", "create-intent", "--amount", "80.5", "--currency", "VND"], home: s.path)
         #expect(wrong.status == 64 && wrong.stderr.contains("does not fit currency VND, which has no decimals"), "\(wrong.all)")
+    }
+
+    @Test func listenRefusesOneJSONDocumentAndWarnsWhenNothingCanDeliver() async throws {
+        let json = try await BinaryRunner.run(["bahn", "listen", "--format", "json"])
+        #expect(json.status == 64 && json.stderr.contains("use --format jsonl"), "\(json.all)")
+        let s = try Scratch()
+        let listener = try LiveProcess(["bahn", "listen"], home: s.path)
+        #expect(waitUntil(timeout: 10) { listener.stderr.contains("listening for Bahn webhooks at") }, "\(listener.stderr)")
+        #expect(waitUntil(timeout: 5) { listener.stderr.contains("warning: no `checkout-driver sandbox serve` is running") }, "\(listener.stderr)")
+        listener.send(SIGINT)
+        #expect(listener.exitStatus(within: 5) == 0)
     }
 }

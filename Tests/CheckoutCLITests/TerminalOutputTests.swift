@@ -6,10 +6,10 @@ import Testing
     static let escape = "\u{1B}["
 
     /// Runs the binary on a pseudo-terminal; returns everything the terminal showed.
-    func onTerminal(_ arguments: String, noColor: Bool, home: String) async throws -> String {
+    func onTerminal(_ arguments: String, noColor: Bool, home: String, term: String = "xterm") async throws -> String {
         var env = BinaryRunner.environment(home: home)
         if !noColor { env["NO_COLOR"] = nil }
-        env["TERM"] = "xterm"
+        env["TERM"] = term
         let (status, shown) = try await runOnTerminal(arguments, home: home, environment: env)
         #expect(status == 0)
         return shown
@@ -27,6 +27,13 @@ import Testing
         let shown = try await onTerminal("flow run emulator-orders", noColor: true, home: s.path)
         #expect(shown.contains("\r\(Self.escape)2K"))
         #expect(!shown.contains("\(Self.escape)32m"))
+        #expect(shown.contains("✓ health"))
+    }
+
+    @Test func aDumbTerminalGetsNoCursorControl() async throws {
+        let s = try Scratch()
+        let shown = try await onTerminal("flow run emulator-orders", noColor: false, home: s.path, term: "dumb")
+        #expect(!shown.contains(Self.escape), "no escape sequence at all: \(shown.debugDescription)")
         #expect(shown.contains("✓ health"))
     }
 

@@ -113,6 +113,9 @@ enum BahnCommands {
         ]
     ) { invocation throws(Diagnostic) in
         let forwardTo = try invocation.url("forward-to")
+        if try GlobalSettings(invocation).format == .json {
+            throw invocation.usage("bahn listen streams its deliveries, and one JSON document would never end: use --format jsonl (one JSON line each)")
+        }
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
         try environment.configuration.require(["BAHN_WEBHOOK_SECRET"], for: "bahn listen")
@@ -120,6 +123,7 @@ enum BahnCommands {
         let console = environment.console
         let redactor = environment.redactor
         let format = environment.settings.format
+        let environmentName = environment.configuration.environment
         let inbox = try BahnWebhookInbox(
             secret: environment.configuration.value("BAHN_WEBHOOK_SECRET")!, port: UInt16(port),
             forwardTo: forwardTo,
@@ -127,12 +131,22 @@ enum BahnCommands {
                 if format == .text {
                     console.out("\(Timestamp.iso8601(event.receivedAt))  \(event.type)  \(event.intentID ?? "-")  \(event.status ?? "")  \(event.id)")
                 } else {
-                    console.out(redactor.json(["event": "webhook", "id": .string(event.id), "type": .string(event.type),
+                    console.out(redactor.json(["event": "webhook", "time": .string(Timestamp.iso8601(event.receivedAt)), "environment": .string(environmentName),
+                                               "id": .string(event.id), "type": .string(event.type),
                                                "intent": event.intentID.map(JSON.string) ?? .null, "body": event.body]).serialized())
                 }
             },
             onRejected: { reason in console.err("rejected a delivery: \(reason)") },
-            onForwardFailed: { reason in console.err(redactor.text(reason)) })
+            onForwarded: { result in
+                if format == .jsonl {
+                    var line: [String: JSON] = ["event": "forwarded", "time": .string(Timestamp.iso8601(Date())), "environment": .string(environmentName),
+                                                "id": .string(result.eventID), "to": .string(result.url), "delivered": .bool(result.delivered)]
+                    line["status"] = result.status.map { .number(Double($0)) }
+                    line["error"] = result.failure.map(JSON.string)
+                    console.out(redactor.json(.object(line)).serialized())
+                }
+                if let problem = result.problem { console.err(redactor.text(problem)) }
+            })
         inbox.start()
         // Under --env local the emulator (a running `sandbox serve`, when there is one) delivers here too, beside any
         // other listener; the target goes when this command does.
@@ -143,6 +157,10 @@ enum BahnCommands {
         }
         onTerminationSignals { inbox.shutdown() }
         console.err("listening for Bahn webhooks at \(inbox.url)")
+        // An embedded emulator ends with this command and takes no other command's requests: nothing will ever deliver.
+        if environment.emulator != nil {
+            console.err("warning: no `checkout-driver sandbox serve` is running, so nothing under --env local will deliver here; start it in another terminal first")
+        }
         inbox.waitUntilShutdown()
         if let target { await environment.unregister(target) }
         return .ok

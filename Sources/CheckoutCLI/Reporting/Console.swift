@@ -17,6 +17,8 @@ final class Console: @unchecked Sendable {
     /// A JSON document (or JSON lines) describing the run's outcome went to stdout: an error then needs no second one.
     private var outcomeWritten = false
     let stderrIsTerminal = isatty(2) == 1
+    /// A terminal that understands cursor control: not `TERM=dumb` (an editor's shell, a CI log viewer).
+    let stderrTakesCursorControl = isatty(2) == 1 && ProcessInfo.processInfo.environment["TERM"] != "dumb"
     let stdoutIsTerminal = isatty(1) == 1
     /// Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org).
     let color: Bool
@@ -61,7 +63,7 @@ final class Console: @unchecked Sendable {
 
     /// A transient status line on a terminal's stderr, replaced by the next line written.
     func progress(_ text: String) {
-        guard stderrIsTerminal else { return }
+        guard stderrTakesCursorControl else { return }
         lock.withLock {
             write(2, "\r\u{1B}[2K" + text)
             progressShown = true

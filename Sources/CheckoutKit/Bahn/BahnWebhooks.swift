@@ -59,14 +59,14 @@ public final class BahnWebhookInbox: Sendable {
     /// - Parameters:
     ///   - onEvent: called once per new event (not for duplicates or rejected deliveries).
     ///   - onRejected: called with the reason for each delivery refused with 400.
-    ///   - onForwardFailed: called when passing a delivery on to `forwardTo` failed.
+    ///   - onForwarded: called with the result of passing each delivery on to `forwardTo`.
     public init(secret: String, host: String = "127.0.0.1", port: UInt16 = 0, forwardTo: String? = nil,
                 onEvent: @escaping @Sendable (BahnWebhookEvent) -> Void = { _ in },
                 onRejected: @escaping @Sendable (String) -> Void = { _ in },
-                onForwardFailed: @escaping @Sendable (String) -> Void = { _ in }) throws(Diagnostic) {
+                onForwarded: @escaping @Sendable (BahnForwardResult) -> Void = { _ in }) throws(Diagnostic) {
         let events = EventStore()
         self.events = events
-        let forwarder = forwardTo.map { Forwarder(url: $0, onFailure: onForwardFailed) }
+        let forwarder = forwardTo.map { Forwarder(url: $0, onResult: onForwarded) }
         do {
             server = try HTTPServer(host: host, port: port) { request in
                 guard request.method == "POST" else { return .respond(.text(405, "POST webhooks here\n")) }
@@ -121,22 +121,40 @@ private final class EventStore: Sendable {
     let list = Mutex<[BahnWebhookEvent]>([])
 }
 
+/// What passing one delivery on did: the status it was answered with, or why it failed.
+public struct BahnForwardResult: Sendable {
+    public var eventID: String
+    public var url: String
+    public var status: Int?
+    public var failure: String?
+
+    /// A delivery answered with a 2xx.
+    public var delivered: Bool { status.map { (200..<300).contains($0) } ?? false }
+
+    /// One line for a person when it did not go through; nil when it did.
+    public var problem: String? {
+        if let failure { return "forwarding \(eventID) to \(url) failed: \(failure)" }
+        if let status, !delivered { return "forwarding \(eventID) to \(url): it answered \(status)" }
+        return nil
+    }
+}
+
 /// Sends each verified delivery on, unchanged (body and signature), to another URL.
 private struct Forwarder: Sendable {
     let url: String
-    let onFailure: @Sendable (String) -> Void
+    let onResult: @Sendable (BahnForwardResult) -> Void
     let transport = CurlTransport()
 
     func forward(_ request: HTTPRequest, eventID: String) {
         var headers: HTTPHeaders = ["Content-Type": request.headers["Content-Type"] ?? "application/json"]
         if let signature = request.headers[BahnProtocol.signatureHeader] { headers[BahnProtocol.signatureHeader] = signature }
         let outgoing = HTTPClientRequest(method: "POST", url: url, headers: headers, body: request.body, timeout: 10)
-        Task { [transport, url, onFailure] in
+        Task { [transport, url, onResult] in
             do {
                 let response = try await transport.send(outgoing)
-                if !(200..<300).contains(response.status) { onFailure("forwarding \(eventID) to \(url): it answered \(response.status)") }
+                onResult(BahnForwardResult(eventID: eventID, url: url, status: response.status))
             } catch {
-                onFailure("forwarding \(eventID) to \(url) failed: \(error)")
+                onResult(BahnForwardResult(eventID: eventID, url: url, failure: "\(error)"))
             }
         }
     }
