@@ -46,6 +46,9 @@ final class RunEnvironment: Sendable {
                 standalone = running
                 return LocalEnvironment.values(baseURL: running.url)
             }
+            if let stale = LocalEmulatorFile.withdrawStale(processEnvironment: processEnvironment) {
+                console.err("warning: the sandbox serve announced at \(stale.url) (pid \(stale.pid)) is gone; this command uses an embedded emulator, which ends with it (start `checkout-driver sandbox serve` again to chain commands)")
+            }
             do {
                 let e = try Emulator(host: "127.0.0.1", port: 0)
                 e.start()
@@ -279,7 +282,9 @@ final class RunEnvironment: Sendable {
         try? FileManager.default.removeItem(atPath: scratch)
         // The state first: a report that cannot be written must not leave the run unfinished.
         let recorded = Result { () throws(Diagnostic) in
-            if !result.captures.isEmpty { try store.recordCaptures(result.captures) }
+            // A capture that names a file of the run's scratch directory would point at nothing once the run ends.
+            let lasting = result.captures.filter { !($0.value.stringValue?.hasPrefix(scratch + "/") ?? false) }
+            if !lasting.isEmpty { try store.recordCaptures(lasting) }
             if store.run != nil && settings.runScope == nil { try finishOwnRun(store) }
         }
         withExtendedLifetime(hold) {}
@@ -355,11 +360,24 @@ enum LocalEmulatorFile {
     /// The announced emulator, when its process is alive and its port accepts connections (a `sandbox serve`
     /// killed with SIGKILL leaves its file behind, and its pid may by now belong to another process).
     static func running(processEnvironment: [String: String]) -> Entry? {
+        guard let entry = announced(processEnvironment: processEnvironment), kill(entry.pid, 0) == 0,
+              let port = entry.url.split(separator: ":").last.flatMap({ UInt16($0) }), acceptsConnections(port: port) else { return nil }
+        return entry
+    }
+
+    /// What the file announces, alive or not.
+    static func announced(processEnvironment: [String: String]) -> Entry? {
         guard let data = FileManager.default.contents(atPath: path(processEnvironment: processEnvironment)),
-              let json = try? JSON.parse(data), let url = json["url"]?.stringValue,
-              let pid = json["pid"]?.intValue, kill(Int32(pid), 0) == 0,
-              let port = url.split(separator: ":").last.flatMap({ UInt16($0) }), acceptsConnections(port: port) else { return nil }
+              let json = try? JSON.parse(data), let url = json["url"]?.stringValue, let pid = json["pid"]?.intValue else { return nil }
         return Entry(url: url, pid: Int32(pid))
+    }
+
+    /// An announcement whose `sandbox serve` is gone (killed with SIGKILL, the machine restarted): removed, and said,
+    /// since the commands that would have chained through it now each get an emulator of their own.
+    static func withdrawStale(processEnvironment: [String: String]) -> Entry? {
+        guard let entry = announced(processEnvironment: processEnvironment), running(processEnvironment: processEnvironment) == nil else { return nil }
+        unlink(path(processEnvironment: processEnvironment))
+        return entry
     }
 
     /// A loopback TCP connect, so a stale announcement is ignored rather than sending every run to a dead port.

@@ -130,4 +130,23 @@ struct LiveProcessHolder {
         let after = try #require(Self.residentKiB(pid))
         #expect(after - before < 48 * 1024, "resident memory grew by \((after - before) / 1024) MiB")
     }
+
+    /// An announcement whose `sandbox serve` is gone is said, not silently replaced: by a command (which then gets an
+    /// embedded emulator) and by a new `sandbox serve`.
+    @Test func aStaleAnnouncementIsDetectedAndSaid() async throws {
+        let s = try Scratch()
+        let dir = s.path + "/state/checkout-driver/local"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        // A pid that is not running (the highest one Linux hands out, plus one), on a port nobody listens on.
+        try #"{"url": "http://127.0.0.1:1", "pid": 4194305}"#.write(toFile: dir + "/emulator.json", atomically: true, encoding: .utf8)
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders"], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        #expect(r.stderr.contains("warning: the sandbox serve announced at http://127.0.0.1:1 (pid 4194305) is gone"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/emulator.json"), "the stale announcement is removed")
+        try #"{"url": "http://127.0.0.1:1", "pid": 4194305}"#.write(toFile: dir + "/emulator.json", atomically: true, encoding: .utf8)
+        let server = try LiveProcess(["sandbox", "serve"], home: s.path)
+        #expect(waitUntil(timeout: 10) { server.stderr.contains("replacing the announcement of a sandbox serve that is gone") }, "\(server.stderr)")
+        server.send(SIGTERM)
+        _ = server.exitStatus(within: 5)
+    }
 }

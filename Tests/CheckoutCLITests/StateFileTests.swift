@@ -99,4 +99,16 @@ import Testing
         #expect(emulator.receivedRequests().isEmpty, "nothing was sent")
         #expect(try s.read("state.json") == content)
     }
+
+    /// A capture never points at a file the run made for itself in its scratch directory (gone when the run ends).
+    @Test func aCaptureOfAScratchFileIsNotKept() async throws {
+        let s = try Scratch()
+        let state = s.path + "/state.json"
+        let r = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay", "--session", state], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        let document = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: state))) as? [String: Any]
+        let captures = (document?["captures"] as? [String: Any]) ?? [:]
+        #expect(captures["token_file"] == nil, "the made token's path is not kept: \(captures)")
+        #expect(captures["intent"] != nil, "a lasting value is: \(captures)")
+    }
 }

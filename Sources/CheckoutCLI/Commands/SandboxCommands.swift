@@ -52,6 +52,9 @@ enum SandboxCommands {
             throw .unavailable("another sandbox serve is announced for --env local runs: \(other.url) (pid \(other.pid))",
                                hint: "stop that one first, or start this one with --no-announce (runs will then not use it)")
         }
+        if announcing, let stale = LocalEmulatorFile.withdrawStale(processEnvironment: environment) {
+            Console.shared.err("note: replacing the announcement of a sandbox serve that is gone: \(stale.url) (pid \(stale.pid)); what it kept in memory is lost")
+        }
         let emulator: Emulator
         do {
             emulator = try Emulator(host: host, port: UInt16(port), faults: faults, webhookURL: webhookURL)
