@@ -204,4 +204,17 @@ import Testing
         let stateText = try String(contentsOfFile: s.path + "/state/checkout-driver/local/state.json", encoding: .utf8)
         #expect(!stateText.contains(TestCredentials.afterpaySecretKey) && !stateText.contains(number))
     }
+
+    /// After a decline the hint names the real next step: a new payment, not a poll that can never bring a grant.
+    @Test func validateAfterADeclineSaysToStartAgain() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path)
+        defer { server.stop() }
+        let declined = try await BinaryRunner.run(["cashapp", "pay", "--amount", "13.13"] + Self.fast, home: s.path)
+        #expect(declined.status == 1 && declined.stderr.contains("the customer declined"), "\(declined.all)")
+        let r = try await BinaryRunner.run(["cashapp", "validate"], home: s.path)
+        #expect(r.status == 1, "\(r.all)")
+        #expect(r.stderr.contains("the customer declined the payment") && r.stderr.contains("hint: start again with `checkout-driver cashapp pay`"), "\(r.stderr)")
+        #expect(!r.stderr.contains("cashapp poll"))
+    }
 }

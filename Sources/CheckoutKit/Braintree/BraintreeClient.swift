@@ -174,7 +174,7 @@ struct BraintreeClient: Sendable {
         case .some(2000...2999): "the processor declined it: nothing was charged; try another card"
         case .some(3000...3999): "the processor could not be reached: nothing was charged; try again later"
         case .some(5001): "the gateway rejected it: nothing was charged; see the reason in the message"
-        case .some(91565): "a nonce is single-use: tokenize the Apple Pay token again (a fresh token from the phone)"
+        case .some(91565): "a nonce is single-use: make a fresh one from a new Apple Pay token (`checkout-driver braintree apple-pay --token-file FILE --amount AMOUNT` tokenizes it)"
         default: "see the request and answer with -v"
         }
     }

@@ -224,6 +224,11 @@ public enum CashAppOperations {
         let section = try state.read()
         guard let jwt = section.jwt else { throw .usage("nothing to validate: the checkout is not signed", hint: "run `checkout-driver cashapp sign` first") }
         guard let customer = section.customerID, let grant = section.grantID else {
+            // A declined request never gets a grant: waiting for one would not help.
+            if section.requestStatus == "DECLINED" {
+                throw .failure("nothing to validate: the customer declined the payment in Cash App",
+                               hint: "start again with `checkout-driver cashapp pay`, or offer another payment method")
+            }
             throw .usage("nothing to validate: the customer request has no approval with a grant yet", hint: "run `checkout-driver cashapp poll` until it is approved")
         }
         let response = try await AfterpayClient(context).plus(CashAppProtocol.validatePath,

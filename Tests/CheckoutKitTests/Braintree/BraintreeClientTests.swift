@@ -174,3 +174,11 @@ import Testing
         #expect(result.step("s")?.output?["nonce"] == "tokenized-nonce-77")
     }
 }
+
+/// A refused nonce's hint says how to make a fresh one, with the command.
+@Suite struct BraintreeHintTests {
+    @Test func aReusedNonceNamesTheCommandThatMakesAFreshOne() {
+        let hint = BraintreeClient.hint(for: "91565")
+        #expect(hint.contains("make a fresh one") && hint.contains("`checkout-driver braintree apple-pay --token-file FILE"), "\(hint)")
+    }
+}
