@@ -122,6 +122,17 @@ import Testing
         #expect(!requests.contains("applePayToken"), "the final payment was never sent")
     }
 
+    /// When two things fail — a decline, then the rollback — text mode explains both.
+    @Test func aDeclineAndAFailedRollbackAreBothExplained() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path, arguments: ["--faults", "POST /centra/graphql => status=429:Retry-After=0 @9-30"])
+        defer { server.stop() }
+        let r = try await BinaryRunner.run(["centra", "express", "--item", "4001-M"], home: s.path)
+        #expect(r.status == 1, "\(r.all)")
+        #expect(r.stderr.contains("also failed: finally rollback: POST") && r.stderr.contains("rate limited (429)"), "\(r.stderr)")
+        #expect(r.stderr.contains("error: paymentInstructions failed: input.paymentMethodSpecificFields: Payment refused"), "\(r.stderr)")
+    }
+
     @Test func expressConfigShowsShippingPricesAsMoney() async throws {
         let r = try await BinaryRunner.run(["centra", "express-config"])
         #expect(r.status == 0, "\(r.all)")

@@ -53,6 +53,11 @@ struct TextReporter: Reporter {
             guard !r.steps.isEmpty else { return }
             let verdict = r.passed ? console.paint("passed", "32") : console.paint("failed", "31")
             if !quiet || !r.passed { console.out("\(verdict): \(r.name), \(Self.summary(r.steps, duration: r.duration))") }
+            // The error line that follows explains the flow's failure (its first failed step's); any later step that
+            // failed is explained here, so that a rollback failing after a decline is not lost.
+            for step in r.steps.filter({ $0.outcome == .failed && !$0.optional }).dropFirst() {
+                if let message = step.message { console.err("also failed: \(step.isFinally ? "finally " : "")\(step.name): \(message)") }
+            }
         case .exchange:
             break
         }
