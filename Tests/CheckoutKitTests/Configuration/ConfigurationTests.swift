@@ -47,6 +47,13 @@ import Testing
         }
     }
 
+    @Test func everyMissingVariableIsNamedAtOnce() throws {
+        let config = Configuration(environment: "sandbox", kind: .sandbox, values: ["BAHN_API_URL": "https://x.example"])
+        let d = diagnostic { () throws(Diagnostic) in try config.require(["BAHN_API_URL", "BAHN_API_KEY", "BAHN_SIGNING_KEY"], for: "Bahn requests") }
+        #expect(d?.code == .configuration)
+        #expect(d?.message.contains("BAHN_API_KEY, BAHN_SIGNING_KEY are not set for environment 'sandbox' (needed by Bahn requests)") == true, "\(d?.message ?? "")")
+    }
+
     @Test func unknownEnvironmentIsAConfigurationErrorWithDidYouMean() throws {
         try withDirectory { dir in
             let loader = ConfigurationLoader(processEnvironment: [:], workingDirectory: dir)
