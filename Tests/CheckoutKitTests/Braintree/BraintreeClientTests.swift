@@ -12,7 +12,7 @@ import Testing
         .deletingLastPathComponent().deletingLastPathComponent()
 
     static let schema: Schema = {
-        // The emulator's copy of the published schema (identical to ../shared/data/braintree/schema.graphql).
+        // The emulator's copy of Braintree's published schema (braintree/graphql-api, 2025-04-29), bundled as a resource.
         let url = root.appendingPathComponent("Sources/SandboxEmulator/Braintree/Schema/schema.graphql")
         do { return try Schema(sdl: try String(contentsOf: url, encoding: .utf8)) } catch { fatalError("\(error)") }
     }()
