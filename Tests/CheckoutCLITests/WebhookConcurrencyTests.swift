@@ -87,4 +87,24 @@ import Testing
         #expect(r.stderr.contains("it answered 500"))
         #expect(try targets(server).count == 1, "the target it could not remove is still there")
     }
+
+    /// `bahn listen` removes its target before it closes its listener: while the removal is on its way (slowed here),
+    /// a delivery still finds the listener answering, so the emulator never marks one failed at a closed port.
+    @Test func bahnListenAnswersUntilItsTargetIsGone() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path, arguments: ["--faults", "DELETE /_sandbox/bahn/webhook-targets/* => latency=2000ms @*"])
+        defer { server.stop() }
+        let listener = try LiveProcess(["bahn", "listen"], home: s.path)
+        defer { listener.process.stop() }
+        #expect(listener.waitFor("listening for Bahn webhooks at ", on: .stderr), "\(listener.stderr)")
+        let line = try #require(listener.stderr.split(separator: "\n").first { $0.contains("listening for Bahn webhooks at ") })
+        let url = try #require(line.split(separator: " ").last.map(String.init))
+        listener.send(SIGINT)
+        usleep(700_000)
+        // Unsigned, so refused with 400 — but answered: the listener is still open while its target is being removed.
+        let code = try curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "--data-binary", "{}", url])
+        #expect(code == "400", "the listener closed before its target was removed: \(code)")
+        #expect(listener.exitStatus(within: 8) == 0, "\(listener.stderr)")
+        #expect(try targets(server).isEmpty, "bahn listen removed its own target")
+    }
 }

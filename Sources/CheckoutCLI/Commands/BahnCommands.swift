@@ -155,14 +155,21 @@ enum BahnCommands {
             inbox.shutdown()
             throw error
         }
-        onTerminationSignals { inbox.shutdown() }
+        let stop = DispatchSemaphore(value: 0)
+        onTerminationSignals { stop.signal() }
         console.err("listening for Bahn webhooks at \(inbox.url)")
         // An embedded emulator ends with this command and takes no other command's requests: nothing will ever deliver.
         if environment.emulator != nil {
             console.err("warning: no `checkout-driver sandbox serve` is running, so nothing under --env local will deliver here; start it in another terminal first")
         }
-        inbox.waitUntilShutdown()
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async { stop.wait(); done.resume() }
+        }
+        // The target goes while the listener still answers: an event the emulator emits meanwhile is delivered here,
+        // never left failed at a closed port.
         if let target { await environment.unregister(target) }
+        inbox.shutdown()
+        inbox.waitUntilShutdown()
         return .ok
     }
 
