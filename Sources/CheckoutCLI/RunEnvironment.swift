@@ -284,7 +284,7 @@ final class RunEnvironment: Sendable {
         let recorded = Result { () throws(Diagnostic) in
             // A capture that names a file of the run's scratch directory would point at nothing once the run ends.
             let lasting = result.captures.filter { !($0.value.stringValue?.hasPrefix(scratch + "/") ?? false) }
-            if !lasting.isEmpty { try store.recordCaptures(lasting) }
+            if !lasting.isEmpty { try store.recordCaptures(lasting, flow: flow.name) }
             if store.run != nil && settings.runScope == nil { try finishOwnRun(store) }
         }
         withExtendedLifetime(hold) {}

@@ -102,14 +102,14 @@ import Testing
 
     @Test func aReadOnlyStateFileIsAnErrorAndIsLeftAlone() async throws {
         let s = try Scratch()
-        let state = try s.write("state.json", #"{"captures": {"kept": "yes"}}"#)
+        let state = try s.write("state.json", #"{"captures": {"f": {"kept": "yes"}}}"#)
         #expect(chmod(state, 0o400) == 0)
         defer { chmod(state, 0o600) }
         let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--session", state], home: s.path)
         #expect(r.status == 74, "\(r.all)")
         #expect(r.stderr.contains("cannot write --session \(state)"), "refused before the run: \(r.stderr)")
         #expect(r.stderr.contains("read-only"))
-        #expect(try s.read("state.json") == #"{"captures": {"kept": "yes"}}"#)
+        #expect(try s.read("state.json") == #"{"captures": {"f": {"kept": "yes"}}}"#)
         #expect(leftovers(s.path).isEmpty)
     }
 

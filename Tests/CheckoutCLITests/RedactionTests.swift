@@ -88,7 +88,7 @@ import Testing
         let attributes = try FileManager.default.attributesOfItem(atPath: s.path + "/st/state.json")
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
         let state = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: s.path + "/st/state.json"))) as? [String: Any])
-        #expect(((state["captures"] as? [String: Any])?["order_id"] as? String)?.hasPrefix("ord_") == true)
+        #expect(((state["captures"] as? [String: [String: Any]])?["emulator-orders"]?["order_id"] as? String)?.hasPrefix("ord_") == true)
     }
 
     /// A provider's error text is output too: an Afterpay error that quotes the checkout token shows it masked in the

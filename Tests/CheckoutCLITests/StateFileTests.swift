@@ -10,13 +10,48 @@ import Testing
         #expect(first.status == 0, "\(first.all)")
         let follow = try s.write("follow.json", """
             {"name": "follow", "steps": [{"name": "echo", "request": {"method": "POST", "url": "${env.EMULATOR_URL}/_sandbox/echo",
-              "json": {"previous": "${state.captures.order_id}"}}, "expect": {"matches": {"json.previous": "^ord_"}}}]}
+              "json": {"previous": "${state.captures.emulator-orders.order_id}"}}, "expect": {"matches": {"json.previous": "^ord_"}}}]}
             """)
         let second = try await BinaryRunner.run(["flow", "run", follow, "--session", s.path + "/state.json"], home: s.path)
         #expect(second.status == 0, "\(second.all)")
         let fresh = try await BinaryRunner.run(["flow", "run", follow, "--session", s.path + "/other.json"], home: s.path)
         #expect(fresh.status == 65)
         #expect(fresh.stderr.contains("is not in the state file"))
+    }
+
+    /// Captures are kept per flow: a second flow that captures the same name leaves the first one's value alone, and a
+    /// later run reads either by the flow's name.
+    @Test func twoFlowsCapturingOneNameKeepBoth() async throws {
+        let s = try Scratch()
+        let state = s.path + "/state.json"
+        for flow in ["one", "two"] {
+            let file = try s.write("\(flow).json", """
+                {"name": "\(flow)", "steps": [{"name": "echo", "request": {"method": "POST", "url": "${env.EMULATOR_URL}/_sandbox/echo",
+                  "json": {"v": "from-\(flow)"}}, "capture": {"id": "json.v"}}]}
+                """)
+            let r = try await BinaryRunner.run(["flow", "run", file, "--session", state], home: s.path)
+            #expect(r.status == 0, "\(r.all)")
+        }
+        let reader = try s.write("reader.json", """
+            {"name": "reader", "steps": [{"name": "echo", "request": {"method": "POST", "url": "${env.EMULATOR_URL}/_sandbox/echo",
+              "json": {"a": "${state.captures.one.id}", "b": "${state.captures.two.id}"}},
+              "expect": {"equals": {"json.a": "from-one", "json.b": "from-two"}}}]}
+            """)
+        let r = try await BinaryRunner.run(["flow", "run", reader, "--session", state], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+    }
+
+    /// A captures section of the old flat layout (a name straight under `captures`) is 65 naming the entry and the
+    /// layout, never silently misread as a flow.
+    @Test func aFlatCaptureIs65NamingTheLayout() async throws {
+        let s = try Scratch()
+        let content = #"{"captures": {"order_id": "ord_1"}}"#
+        let state = try s.write("state.json", content)
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--session", state], home: s.path)
+        #expect(r.status == 65, "\(r.all)")
+        #expect(r.stderr.contains("$.captures.order_id: expected an object (the captures of flow 'order_id'), found a string"), "\(r.stderr)")
+        #expect(r.stderr.contains("captures.<flow>.<name>"), "\(r.stderr)")
+        #expect(try s.read("state.json") == content)
     }
 
     @Test func corruptStateIsAnErrorAndIsLeftAlone() async throws {
@@ -61,8 +96,9 @@ import Testing
         group.wait()
         #expect(failed.isEmpty, "\(failed)")
         let doc = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: state))) as? [String: Any])
-        let captures = try #require(doc["captures"] as? [String: Any])
+        let captures = try #require(doc["captures"] as? [String: [String: Any]])
         #expect(captures.count == 20, "\(captures.keys.sorted())")
+        #expect(captures.allSatisfy { flow, values in values[flow] as? String == flow }, "\(captures)")
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: s.path).filter { $0.hasSuffix(".tmp") }
         #expect(leftovers.isEmpty)
     }
@@ -107,7 +143,7 @@ import Testing
         let r = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay", "--session", state], home: s.path)
         #expect(r.status == 0, "\(r.all)")
         let document = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: state))) as? [String: Any]
-        let captures = (document?["captures"] as? [String: Any]) ?? [:]
+        let captures = (document?["captures"] as? [String: [String: Any]])?["bahn-apple-pay"] ?? [:]
         #expect(captures["token_file"] == nil, "the made token's path is not kept: \(captures)")
         #expect(captures["intent"] != nil, "a lasting value is: \(captures)")
     }

@@ -133,20 +133,30 @@ public struct StateStore: Sendable {
         }
     }
 
-    /// Adds values captured by a flow to the `captures` section (an object; `${state.captures.<name>}` in later runs).
-    public func recordCaptures(_ captures: [String: JSON]) throws(Diagnostic) {
+    /// Adds values captured by a flow to its own part of the `captures` section, `captures.<flow>` (read in later runs
+    /// as `${state.captures.<flow>.<name>}`): two flows that capture the same name never overwrite each other's.
+    public func recordCaptures(_ captures: [String: JSON], flow: String) throws(Diagnostic) {
         try update { (doc: inout JSON) throws(Diagnostic) in
-            var merged = try self.captures(in: doc)
-            for (name, value) in captures { merged[name] = value }
-            doc = Self.capturesSection.setting(.object(merged), in: doc)
+            var all = try self.captures(in: doc)
+            var own = all[flow] ?? [:]
+            for (name, value) in captures { own[name] = value }
+            all[flow] = own
+            doc = Self.capturesSection.setting(.object(all.mapValues(JSON.object)), in: doc)
         }
     }
 
-    /// The `captures` section of a state document, checked: exit 65 naming the path when it is not an object.
-    func captures(in document: JSON) throws(Diagnostic) -> [String: JSON] {
-        var values: [String: JSON] = [:]
-        for (name, field) in try StateField(document["captures"], at: Self.capturesSection, in: path).members() { values[name] = field.value }
-        return values
+    /// The `captures` section of a state document, by flow, checked: exit 65 naming the path when it, or a flow's part
+    /// of it, is not an object.
+    func captures(in document: JSON) throws(Diagnostic) -> [String: [String: JSON]] {
+        var flows: [String: [String: JSON]] = [:]
+        for (flow, part) in try StateField(document["captures"], at: Self.capturesSection, in: path).members() {
+            guard case .object(let values)? = part.value else {
+                throw .data("state file \(path): \(part.path): expected an object (the captures of flow '\(flow)'), found \(part.value?.kindName ?? "nothing")",
+                            hint: "captures are kept per flow, as captures.<flow>.<name>: move the entry under its flow's name, or remove it")
+            }
+            flows[flow] = values
+        }
+        return flows
     }
 
     private static let capturesSection = JSONPath(components: [.key("captures")])

@@ -129,13 +129,13 @@ import Testing
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let chain = StateStore(path: dir + "/state.json")
-        try chain.update { (doc: inout JSON) throws(Diagnostic) in doc = ["captures": ["x": 1], "cashapp": ["token": "t-old"]] }
+        try chain.update { (doc: inout JSON) throws(Diagnostic) in doc = ["captures": ["f": ["x": 1]], "cashapp": ["token": "t-old"]] }
         let run = chain.scoped(run: "r1")
-        #expect(try run.read() == ["captures": ["x": 1]], "a run starts from nothing but the captures")
+        #expect(try run.read() == ["captures": ["f": ["x": 1]]], "a run starts from nothing but the captures")
         try run.update { (doc: inout JSON) throws(Diagnostic) in doc = JSONPath(components: [.key("cashapp"), .key("token")]).setting("t-new", in: doc) }
         #expect(try chain.read()["cashapp"]?["token"] == "t-old", "a running run does not touch the chain")
-        try run.recordCaptures(["y": 2])
-        #expect(try chain.read()["captures"] == ["x": 1, "y": 2], "captures are the chain's at once")
+        try run.recordCaptures(["y": 2], flow: "f")
+        #expect(try chain.read()["captures"] == ["f": ["x": 1, "y": 2]], "captures are the chain's at once")
         try run.finishRun()
         #expect(try chain.read()["cashapp"]?["token"] == "t-new", "the finished run is what single steps continue")
         #expect(try chain.readFile()["runs"]?["r1"]?["cashapp"]?["token"] == "t-new", "and the file remembers the run")
@@ -146,11 +146,12 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let chain = StateStore(path: dir + "/state.json")
         let a = chain.scoped(run: "a"), b = chain.scoped(run: "b")
-        try a.recordCaptures(["x": 1])
-        try b.recordCaptures(["y": 2])
+        try a.recordCaptures(["x": 1, "id": "a"], flow: "fa")
+        try b.recordCaptures(["y": 2, "id": "b"], flow: "fb")
         try b.finishRun()
         try a.finishRun()
-        #expect(try chain.read()["captures"] == ["x": 1, "y": 2])
+        #expect(try chain.read()["captures"] == ["fa": ["x": 1, "id": "a"], "fb": ["y": 2, "id": "b"]],
+                "each flow keeps its own, the same name included")
         #expect(try chain.readFile()["runs"]?["a"]?["captures"] == nil, "a run's captures are the chain's, not a copy of its own")
     }
 
