@@ -16,6 +16,8 @@ public enum Definition: Sendable {
     case operation(OperationDefinition)
     case fragment(FragmentDefinition)
     case schema(SchemaDefinition)
+    /// `extend schema`: directives and root operation types added to the schema's (no description).
+    case schemaExtension(SchemaDefinition)
     case type(TypeDefinition)
     case typeExtension(TypeDefinition)
     case directive(DirectiveDefinition)
@@ -24,7 +26,7 @@ public enum Definition: Sendable {
         switch self {
         case .operation(let o): o.location
         case .fragment(let f): f.location
-        case .schema(let s): s.location
+        case .schema(let s), .schemaExtension(let s): s.location
         case .type(let t), .typeExtension(let t): t.location
         case .directive(let d): d.location
         }
@@ -91,6 +93,14 @@ public enum Selection: Sendable {
         case .field(let f): f.directives
         case .fragmentSpread(let s): s.directives
         case .inlineFragment(let i): i.directives
+        }
+    }
+
+    var location: SourceLocation {
+        switch self {
+        case .field(let f): f.location
+        case .fragmentSpread(let s): s.location
+        case .inlineFragment(let i): i.location
         }
     }
 }
@@ -178,6 +188,7 @@ public indirect enum Value: Sendable, Equatable {
 
 public struct SchemaDefinition: Sendable {
     public var description: String?
+    public var directives: [Directive]
     public var operationTypes: [(OperationType, String)]
     public var location: SourceLocation
 }
@@ -190,6 +201,17 @@ public struct TypeDefinition: Sendable {
         case union(types: [String])
         case enumeration(values: [EnumValueDefinition])
         case inputObject(fields: [InputValueDefinition])
+
+        /// Nothing declared inside: no interfaces, fields, members or values.
+        var isEmpty: Bool {
+            switch self {
+            case .scalar: true
+            case .object(let interfaces, let fields), .interface(let interfaces, let fields): interfaces.isEmpty && fields.isEmpty
+            case .union(let types): types.isEmpty
+            case .enumeration(let values): values.isEmpty
+            case .inputObject(let fields): fields.isEmpty
+            }
+        }
     }
 
     public var name: String

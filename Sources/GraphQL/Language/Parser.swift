@@ -103,6 +103,7 @@ public struct Parser {
         case ("directive", _): return .directive(try directiveDefinition())
         case ("extend", false):
             _ = try advance()
+            if peekKeyword("schema") { return .schemaExtension(try schemaDefinition(isExtension: true)) }
             return .typeExtension(try typeDefinition(isExtension: true))
         default: throw unexpected()
         }
@@ -264,12 +265,16 @@ public struct Parser {
 
     // MARK: Type system
 
-    private mutating func schemaDefinition() throws(GraphQLError) -> SchemaDefinition {
+    /// `schema` (or `extend schema`) with its directives and root operation types; an extension must add one or the
+    /// other.
+    private mutating func schemaDefinition(isExtension: Bool = false) throws(GraphQLError) -> SchemaDefinition {
         let location = token.location
-        let text = try description()
+        let text = isExtension ? nil : try description()
         try keyword("schema")
-        _ = try directives(constant: true)
-        let operationTypes = try many("{", "}") { (p: inout Parser) throws(GraphQLError) -> (OperationType, String) in
+        let directives = try directives(constant: true)
+        let hasOperationTypes = token.is("{")
+        if isExtension && directives.isEmpty && !hasOperationTypes { throw unexpected() }
+        let operationTypes = !hasOperationTypes && isExtension ? [] : try many("{", "}") { (p: inout Parser) throws(GraphQLError) -> (OperationType, String) in
             let at = p.token.location
             let word = try p.name()
             guard let type = OperationType(rawValue: word) else {
@@ -278,7 +283,7 @@ public struct Parser {
             try p.expect(":")
             return (type, try p.name())
         }
-        return SchemaDefinition(description: text, operationTypes: operationTypes, location: location)
+        return SchemaDefinition(description: text, directives: directives, operationTypes: operationTypes, location: location)
     }
 
     private mutating func typeDefinition(isExtension: Bool = false) throws(GraphQLError) -> TypeDefinition {
@@ -323,6 +328,8 @@ public struct Parser {
         default:
             throw GraphQLError("Syntax Error: Unexpected Name \"\(word)\".", locations: [location])
         }
+        // An extension that adds nothing is not one: the grammar wants directives, interfaces, members or fields.
+        if isExtension && directives.isEmpty && kind.isEmpty { throw unexpected() }
         return TypeDefinition(name: typeName, description: text, kind: kind, directives: directives, location: location)
     }
 
@@ -370,9 +377,21 @@ public struct Parser {
         }
         try keyword("on")
         _ = try skip("|")
-        var locations = [try name()]
-        while try skip("|") { locations.append(try name()) }
+        var locations = [try directiveLocation()]
+        while try skip("|") { locations.append(try directiveLocation()) }
         return DirectiveDefinition(name: directiveName, description: text, arguments: arguments, repeatable: repeatable,
                                    locations: locations, location: location)
     }
+
+    /// One of the spec's directive locations (`__DirectiveLocation`); any other name is a syntax error.
+    private mutating func directiveLocation() throws(GraphQLError) -> String {
+        guard token.kind == .name, Self.directiveLocations.contains(token.value) else { throw unexpected() }
+        return try advance().value
+    }
+
+    static let directiveLocations: Set<String> = [
+        "QUERY", "MUTATION", "SUBSCRIPTION", "FIELD", "FRAGMENT_DEFINITION", "FRAGMENT_SPREAD", "INLINE_FRAGMENT",
+        "VARIABLE_DEFINITION", "SCHEMA", "SCALAR", "OBJECT", "FIELD_DEFINITION", "ARGUMENT_DEFINITION", "INTERFACE", "UNION",
+        "ENUM", "ENUM_VALUE", "INPUT_OBJECT", "INPUT_FIELD_DEFINITION",
+    ]
 }

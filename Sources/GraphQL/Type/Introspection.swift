@@ -1,17 +1,31 @@
-/// Introspection (spec §4): the built-in scalars and directives, the `__Schema`/`__Type`/… types as SDL, and the
-/// values that answer `__schema` and `__type` from a `Schema`, so GraphQL tools can read the emulator's schema.
+/// Introspection (spec §4): the built-in scalars and directives, with the descriptions the spec and the reference
+/// implementation give them, the `__Schema`/`__Type`/… types as SDL, and the values that answer `__schema` and `__type`
+/// from a `Schema`, so GraphQL tools can read the emulator's schema.
 enum Introspection {
     static let sdl = #"""
+    """The `Int` scalar type represents non-fractional signed whole numeric values. Int can represent values between -(2^31) and 2^31 - 1."""
     scalar Int
+    """The `Float` scalar type represents signed double-precision fractional values as specified by [IEEE 754](https://en.wikipedia.org/wiki/IEEE_floating_point)."""
     scalar Float
+    """The `String` scalar type represents textual data, represented as UTF-8 character sequences. The String type is most often used by GraphQL to represent free-form human-readable text."""
     scalar String
+    """The `Boolean` scalar type represents `true` or `false`."""
     scalar Boolean
+    """The `ID` scalar type represents a unique identifier, often used to refetch an object or as key for a cache. The ID type appears in a JSON response as a String; however, it is not intended to be human-readable. When expected as an input type, any string (such as `"4"`) or integer (such as `4`) input value will be accepted as an ID."""
     scalar ID
 
-    directive @skip(if: Boolean!) on FIELD | FRAGMENT_SPREAD | INLINE_FRAGMENT
-    directive @include(if: Boolean!) on FIELD | FRAGMENT_SPREAD | INLINE_FRAGMENT
-    directive @deprecated(reason: String = "No longer supported") on FIELD_DEFINITION | ARGUMENT_DEFINITION | INPUT_FIELD_DEFINITION | ENUM_VALUE
-    directive @specifiedBy(url: String!) on SCALAR
+    """Directs the executor to skip this field or fragment when the `if` argument is true."""
+    directive @skip("""Skipped when true.""" if: Boolean!) on FIELD | FRAGMENT_SPREAD | INLINE_FRAGMENT
+    """Directs the executor to include this field or fragment only when the `if` argument is true."""
+    directive @include("""Included when true.""" if: Boolean!) on FIELD | FRAGMENT_SPREAD | INLINE_FRAGMENT
+    """Marks an element of a GraphQL schema as no longer supported."""
+    directive @deprecated(
+      """Explains why this element was deprecated, usually also including a suggestion for how to access supported similar data. Formatted using the Markdown syntax, as specified by [CommonMark](https://commonmark.org/)."""
+      reason: String = "No longer supported"
+    ) on FIELD_DEFINITION | ARGUMENT_DEFINITION | INPUT_FIELD_DEFINITION | ENUM_VALUE
+    """Exposes a URL that specifies the behavior of this scalar."""
+    directive @specifiedBy("""The URL that specifies the behavior of this scalar.""" url: String!) on SCALAR
+    """Indicates exactly one field must be supplied and this field must not be `null`."""
     directive @oneOf on INPUT_OBJECT
 
     type __Schema {

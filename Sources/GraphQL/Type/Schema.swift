@@ -51,6 +51,8 @@ public struct Schema: Sendable {
 
         public var isObject: Bool { if case .object = definition.kind { true } else { false } }
 
+        public var isInterface: Bool { if case .interface = definition.kind { true } else { false } }
+
         public var interfaces: [String] {
             switch definition.kind {
             case .object(let i, _), .interface(let i, _): i
@@ -88,6 +90,7 @@ public struct Schema: Sendable {
     public init(document: Document) throws(GraphQLError) {
         var extensions: [TypeDefinition] = []
         var schemaDefinition: SchemaDefinition?
+        var schemaExtensions: [SchemaDefinition] = []
         for definition in document.definitions {
             switch definition {
             case .type(let t):
@@ -96,7 +99,10 @@ public struct Schema: Sendable {
                 typeOrder.append(t.name)
             case .typeExtension(let t): extensions.append(t)
             case .directive(let d): directives[d.name] = d
-            case .schema(let s): schemaDefinition = s
+            case .schema(let s):
+                guard schemaDefinition == nil else { throw GraphQLError("Must provide only one schema definition.", locations: [s.location]) }
+                schemaDefinition = s
+            case .schemaExtension(let s): schemaExtensions.append(s)
             case .operation(let o):
                 throw GraphQLError("A schema cannot hold an operation.", locations: [o.location])
             case .fragment(let f):
@@ -113,17 +119,24 @@ public struct Schema: Sendable {
             }
         }
         for e in extensions { try extend(with: e) }
-        if let schemaDefinition {
-            for (operation, name) in schemaDefinition.operationTypes {
+        // Without a schema definition the root types go by their conventional names; the root types a definition
+        // names, and those its extensions add, are each given once.
+        if schemaDefinition == nil {
+            if types["Mutation"] != nil { mutationType = "Mutation" }
+            if types["Subscription"] != nil { subscriptionType = "Subscription" }
+        }
+        var named: Set<OperationType> = []
+        for definition in (schemaDefinition.map { [$0] } ?? []) + schemaExtensions {
+            for (operation, name) in definition.operationTypes {
+                guard named.insert(operation).inserted else {
+                    throw GraphQLError("There can be only one \(operation.rawValue) type in schema.", locations: [definition.location])
+                }
                 switch operation {
                 case .query: queryType = name
                 case .mutation: mutationType = name
                 case .subscription: subscriptionType = name
                 }
             }
-        } else {
-            if types["Mutation"] != nil { mutationType = "Mutation" }
-            if types["Subscription"] != nil { subscriptionType = "Subscription" }
         }
         guard types[queryType]?.isObject == true else { throw GraphQLError("The schema has no query type \"\(queryType)\".") }
         for (name, type) in types {

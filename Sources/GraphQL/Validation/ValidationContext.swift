@@ -38,6 +38,14 @@ public struct ValidationContext {
         public var parentType: String?
     }
 
+    public struct SelectionSetVisit {
+        public var selections: [Selection]
+        /// The composite type it selects from; nil when that type is unknown (already reported).
+        public var parentType: String?
+        /// An inline fragment's selections, which merge into the enclosing selection set's response.
+        public var ofInlineFragment: Bool
+    }
+
     public struct VariableUsage {
         public var name: String
         /// The type the position expects; nil when the position itself is unknown (already reported).
@@ -54,6 +62,8 @@ public struct ValidationContext {
     public private(set) var argumentLists: [ArgumentsVisit] = []
     public private(set) var directives: [DirectiveVisit] = []
     public private(set) var inlineFragments: [InlineFragmentVisit] = []
+    /// Every selection set of the document, in document order, with the type it selects from.
+    public private(set) var selectionSets: [SelectionSetVisit] = []
     /// By definition index in the document: the spreads and variable usages directly inside it.
     public private(set) var spreads: [Int: [SpreadVisit]] = [:]
     public private(set) var variableUsages: [Int: [VariableUsage]] = [:]
@@ -91,7 +101,8 @@ public struct ValidationContext {
         return name
     }
 
-    private mutating func walk(_ selections: [Selection], parent: String?) {
+    private mutating func walk(_ selections: [Selection], parent: String?, ofInlineFragment: Bool = false) {
+        selectionSets.append(SelectionSetVisit(selections: selections, parentType: parent, ofInlineFragment: ofInlineFragment))
         for selection in selections {
             switch selection {
             case .field(let field):
@@ -107,7 +118,7 @@ public struct ValidationContext {
             case .inlineFragment(let inline):
                 inlineFragments.append(InlineFragmentVisit(fragment: inline, parentType: parent))
                 walk(inline.directives, at: "INLINE_FRAGMENT")
-                walk(inline.selectionSet, parent: inline.typeCondition.map { compositeName($0) } ?? parent)
+                walk(inline.selectionSet, parent: inline.typeCondition.map { compositeName($0) } ?? parent, ofInlineFragment: true)
             }
         }
     }

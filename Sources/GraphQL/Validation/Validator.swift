@@ -1,6 +1,13 @@
 /// One validation rule of the spec (§5): reads what the context gathered, returns what is wrong.
 public protocol ValidationRule: Sendable {
     static func validate(_ context: ValidationContext) -> [GraphQLError]
+    /// The rule follows fragment spreads by recursion, so it runs only once fragments are known to nest within
+    /// `Parser.maxDepth` (FragmentDepthRule): a hostile chain of fragments cannot exhaust the stack.
+    static var followsSpreadsRecursively: Bool { get }
+}
+
+extension ValidationRule {
+    public static var followsSpreadsRecursively: Bool { false }
 }
 
 /// Validates an executable document against a schema with the spec's rules, one per file in `Rules/`, in the
@@ -11,6 +18,7 @@ public enum Validator {
         KnownRootTypeRule.self,
         UniqueOperationNamesRule.self,
         LoneAnonymousOperationRule.self,
+        SingleFieldSubscriptionsRule.self,
         KnownTypeNamesRule.self,
         FragmentsOnCompositeTypesRule.self,
         VariablesAreInputTypesRule.self,
@@ -32,12 +40,15 @@ public enum Validator {
         ValuesOfCorrectTypeRule.self,
         ProvidedRequiredArgumentsRule.self,
         VariablesInAllowedPositionRule.self,
+        OverlappingFieldsCanBeMergedRule.self,
         UniqueInputFieldNamesRule.self,
+        MaxIntrospectionDepthRule.self,
     ]
 
     public static func validate(_ document: Document, against schema: Schema,
                                 rules: [any ValidationRule.Type] = specifiedRules) -> [GraphQLError] {
         let context = ValidationContext(schema: schema, document: document)
-        return rules.flatMap { $0.validate(context) }
+        let fragmentsTooDeep = !FragmentDepthRule.validate(context).isEmpty
+        return rules.flatMap { rule in fragmentsTooDeep && rule.followsSpreadsRecursively ? [] : rule.validate(context) }
     }
 }

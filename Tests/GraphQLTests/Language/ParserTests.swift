@@ -84,6 +84,95 @@ import Testing
         #expect(m.description == "A scalar")
     }
 
+    /// Every production of the type system grammar (§3), each extension kind with each thing it may add, directives
+    /// at every location, descriptions of every form: the schema "kitchen sink" of this project's own.
+    @Test func theWholeTypeSystemGrammar() throws {
+        let doc = try Parser.parse(#"""
+            """The schema as a whole."""
+            schema @onSchema { query: Root mutation: Change }
+            extend schema @onSchema
+            extend schema @onSchema { subscription: Feed }
+            extend schema { subscription: Feed }
+            """
+            A multi-line
+            description.
+            """
+            type Item implements & Node & Named @onObject(arg: "value") {
+              "single-line" one: Int
+              two("""an argument""" argument: In! = {key: "v", list: [1, 2.5e3]} @onArgumentDefinition): [Item!]! @onFieldDefinition
+            }
+            type Bare
+            extend type Item implements Other
+            extend type Item @onObject
+            extend type Item { three: String }
+            interface Node implements Base @onInterface { id: ID! }
+            interface Empty
+            extend interface Node implements More
+            extend interface Node @onInterface
+            extend interface Node { more: Int }
+            union Choice @onUnion = | A | B
+            union Nothing
+            extend union Choice = C | D
+            extend union Choice @onUnion
+            scalar Stamp @onScalar
+            extend scalar Stamp @onScalar
+            enum Mode @onEnum { """first""" ON @onEnumValue "second" OFF }
+            enum NoModes
+            extend enum Mode { AUTO }
+            extend enum Mode @onEnum
+            input In @onInputObject { key: String! = "k" @onInputFieldDefinition list: [Float] }
+            input NoFields
+            extend input In { more: Int }
+            extend input In @onInputObject
+            """A directive."""
+            directive @onEverything(a: Int = 1) repeatable on | SCHEMA | SCALAR | OBJECT | FIELD_DEFINITION | ARGUMENT_DEFINITION
+              | INTERFACE | UNION | ENUM | ENUM_VALUE | INPUT_OBJECT | INPUT_FIELD_DEFINITION | QUERY | MUTATION | SUBSCRIPTION
+              | FIELD | FRAGMENT_DEFINITION | FRAGMENT_SPREAD | INLINE_FRAGMENT | VARIABLE_DEFINITION
+            """#)
+        #expect(doc.definitions.count == 29)
+        var schemaExtensions: [SchemaDefinition] = []
+        var extensions: [String] = []
+        for definition in doc.definitions {
+            if case .schemaExtension(let s) = definition { schemaExtensions.append(s) }
+            if case .typeExtension(let t) = definition { extensions.append(t.name) }
+        }
+        #expect(schemaExtensions.map(\.directives.count) == [1, 1, 0])
+        #expect(schemaExtensions.map { $0.operationTypes.map(\.1) } == [[], ["Feed"], ["Feed"]])
+        #expect(extensions == ["Item", "Item", "Item", "Node", "Node", "Node", "Choice", "Choice", "Stamp", "Mode", "Mode", "In", "In"])
+        guard case .directive(let directive) = doc.definitions.last else { Issue.record("directive"); return }
+        #expect(directive.locations.count == 19 && directive.repeatable && directive.description == "A directive.")
+    }
+
+    @Test(arguments: [
+        ("extend type Item", "Syntax Error: Unexpected <EOF>."),
+        ("extend type Item {}", "Syntax Error: Expected Name, found \"}\"."),
+        ("extend interface Node", "Syntax Error: Unexpected <EOF>."),
+        ("extend union U", "Syntax Error: Unexpected <EOF>."),
+        ("extend enum E type T", "Syntax Error: Unexpected Name \"type\"."),
+        ("extend input I", "Syntax Error: Unexpected <EOF>."),
+        ("extend scalar S", "Syntax Error: Unexpected <EOF>."),
+        ("extend schema", "Syntax Error: Unexpected <EOF>."),
+        ("\"no description on an extension\" extend type T @d", "Syntax Error: Unexpected String \"no description on an extension\"."),
+        ("directive @d on FIELD | NOWHERE", "Syntax Error: Unexpected Name \"NOWHERE\"."),
+        ("directive @d on field", "Syntax Error: Unexpected Name \"field\"."),
+    ])
+    func incompleteTypeSystemDefinitionsAreSyntaxErrors(text: String, message: String) {
+        do {
+            _ = try Parser.parse(text)
+            Issue.record("\(text) parsed")
+        } catch {
+            #expect(error.message == message, "\(text)")
+        }
+    }
+
+    @Test func aSchemaExtensionAddsRootTypesOnce() throws {
+        let schema = try Schema(sdl: "schema { query: Q } type Q { a: Int } type S { b: Int } extend schema { subscription: S }")
+        #expect(schema.subscriptionType == "S")
+        #expect(throws: GraphQLError.self) {
+            try Schema(sdl: "schema { query: Q } type Q { a: Int } extend schema { query: Q }")
+        }
+    }
+
     @Test func theRealSchemasParse() throws {
         let centra = try Parser.parse(try Self.centraSDL())
         #expect(centra.definitions.count > 250)

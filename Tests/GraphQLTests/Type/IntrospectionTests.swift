@@ -28,6 +28,27 @@ import Testing
         #expect(inner["kind"] as? String == "NON_NULL" && (inner["ofType"] as? [String: Any])?["name"] as? String == "String")
     }
 
+    /// The built-in scalars and directives carry the descriptions the spec gives them, arguments included.
+    @Test func builtInsHaveTheSpecsDescriptions() throws {
+        let r = try object(#"""
+            { int: __type(name: "Int") { description } id: __type(name: "ID") { description }
+              __schema { directives { name description args { name description defaultValue } } } }
+            """#)
+        let data = try #require(r["data"] as? [String: Any])
+        #expect((data["int"] as? [String: Any])?["description"] as? String
+            == "The `Int` scalar type represents non-fractional signed whole numeric values. Int can represent values between -(2^31) and 2^31 - 1.")
+        #expect(((data["id"] as? [String: Any])?["description"] as? String)?.contains("any string (such as `\"4\"`) or integer") == true)
+        let directives = try #require((data["__schema"] as? [String: Any])?["directives"] as? [[String: Any]])
+        let byName = Dictionary(uniqueKeysWithValues: directives.map { ($0["name"] as? String ?? "", $0) })
+        #expect(byName["skip"]?["description"] as? String == "Directs the executor to skip this field or fragment when the `if` argument is true.")
+        #expect((byName["include"]?["args"] as? [[String: Any]])?.first?["description"] as? String == "Included when true.")
+        let reason = (byName["deprecated"]?["args"] as? [[String: Any]])?.first
+        #expect((reason?["description"] as? String)?.hasPrefix("Explains why this element was deprecated") == true)
+        #expect(reason?["defaultValue"] as? String == "\"No longer supported\"")
+        #expect(byName["oneOf"]?["description"] as? String == "Indicates exactly one field must be supplied and this field must not be `null`.")
+        for (name, directive) in byName { #expect((directive["description"] as? String)?.isEmpty == false, "@\(name)") }
+    }
+
     @Test func deprecatedFieldsOnRequestAndEnumsUnionsInputs() throws {
         let r = try object(#"""
             { p: __type(name: "Product") { fields(includeDeprecated: true) { name isDeprecated deprecationReason } }

@@ -4,7 +4,7 @@ public enum ExecutableDefinitionsRule: ValidationRule {
         context.document.definitions.compactMap { definition in
             let name: String? = switch definition {
             case .operation, .fragment: nil
-            case .schema: "schema"
+            case .schema, .schemaExtension: "schema"
             case .type(let t), .typeExtension(let t): t.name
             case .directive(let d): "@" + d.name
             }
