@@ -140,6 +140,16 @@ enum InputCoercion {
                 for f in given where named.inputFields[f.name] == nil {
                     throw Problem(message: "Field \"\(f.name)\" is not defined by type \"\(name)\".")
                 }
+                if named.isOneOf {
+                    // Exactly one field, and not null — a variable's value included, once there are values.
+                    let present = given.filter { !isUnsetVariable($0.value, variables) }
+                    guard present.count == 1, given.count == 1 else {
+                        throw Problem(message: "OneOf Input Object \"\(name)\" must specify exactly one key.")
+                    }
+                    let only = present[0]
+                    let isNull = if case .variable(let v) = only.value { variables?[v]?.isNull ?? false } else { only.value == .null }
+                    if isNull { throw Problem(message: "Field \"\(name).\(only.name)\" must be non-null.") }
+                }
                 var out: [(String, GraphQLValue)] = []
                 for field in fields {
                     let provided = given.first { $0.name == field.name }?.value

@@ -53,6 +53,9 @@ public struct Schema: Sendable {
 
         public var isInterface: Bool { if case .interface = definition.kind { true } else { false } }
 
+        /// An input object marked `@oneOf`: exactly one of its fields is given, and not null.
+        public var isOneOf: Bool { definition.directives.contains { $0.name == "oneOf" } }
+
         public var interfaces: [String] {
             switch definition.kind {
             case .object(let i, _), .interface(let i, _): i
