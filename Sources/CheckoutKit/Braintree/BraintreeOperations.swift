@@ -158,10 +158,10 @@ public enum BraintreeOperations {
 
     static let capture = transactionAction(name: "braintree.capture", summary: "Capture an authorized transaction (captureTransaction).",
                                            document: BraintreeDocuments.capture, field: "captureTransaction", action: "capture",
-                                           done: ["SUBMITTED_FOR_SETTLEMENT", "SETTLING", "SETTLED"], amount: true)
+                                           done: BraintreeProtocol.capturedStatuses, amount: true)
     static let void = transactionAction(name: "braintree.void", summary: "Void an authorized or submitted transaction (reverseTransaction).",
                                         document: BraintreeDocuments.void, field: "reverseTransaction", action: "void",
-                                        done: ["VOIDED"], amount: false)
+                                        done: BraintreeProtocol.voidedStatuses, amount: false)
 
     private static func transactionAction(name: String, summary: String, document: GraphQLDocument, field: String, action: String,
                                           done: Set<String>, amount: Bool) -> FlowOperation {

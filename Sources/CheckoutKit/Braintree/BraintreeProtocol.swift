@@ -36,6 +36,10 @@ public enum BraintreeProtocol {
     ]
     /// Statuses of a transaction the processor or the gateway refused: nothing moved.
     static let refusedStatuses: Set<String> = ["PROCESSOR_DECLINED", "FAILED", "GATEWAY_REJECTED", "SETTLEMENT_DECLINED"]
+    /// Statuses that show a capture went through (an AUTHORIZED transaction is not captured yet).
+    static let capturedStatuses: Set<String> = ["SUBMITTED_FOR_SETTLEMENT", "SETTLING", "SETTLED"]
+    /// The status that shows a void went through.
+    static let voidedStatuses: Set<String> = ["VOIDED"]
 
     /// The merchant id a tokenization key carries (`<environment>_<random>_<merchant id>`).
     static func merchantID(tokenizationKey key: String) -> String? {

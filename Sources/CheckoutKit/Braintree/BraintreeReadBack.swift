@@ -9,21 +9,7 @@ enum BraintreeReadBack {
             provider: "braintree", action: action, effect: "the \(action)", resource: "the transactions of order \(orderID)",
             reference: "order \(orderID)",
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
-                // Only a transaction of this amount can be this call's; two of them (an order id reused after a decline)
-                // cannot tell which one this call made.
-                let found = try await search(orderID, client: client).filter { $0["amount"]?["value"]?.stringValue == amount }
-                guard found.count <= 1 else {
-                    return .notSeen(shows: "order \(orderID) has \(found.count) transactions of \(amount), so which one this \(action) made cannot be told")
-                }
-                guard let latest = found.first, let status = latest["status"]?.stringValue else {
-                    return .notSeen(shows: "no transaction of \(amount) has orderId \(orderID)")
-                }
-                if BraintreeProtocol.refusedStatuses.contains(status) {
-                    return .refused(.failure("Braintree refused the \(action): transaction \(latest["id"]?.stringValue ?? "?") is \(status)\(BraintreeOperations.processorSays(latest))",
-                                             hint: "nothing was charged; try another card"))
-                }
-                return .tookEffect(StepOutput(document: ["transaction": latest, "summary": BraintreeOperations.summary(latest)], status: 200),
-                                   shows: "transaction \(latest["id"]?.stringValue ?? "?") is \(status)")
+                finding(try await search(orderID, client: client), orderID: orderID, amount: amount, action: action)
             },
             settle: {
                 ["look the order up before paying again (a nonce is single-use; a charge is never repeated): "
@@ -35,18 +21,41 @@ enum BraintreeReadBack {
         ReadBack(
             provider: "braintree", action: action, effect: "the \(action)", resource: "transaction \(id)", reference: "transaction \(id)",
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
-                let current = try await read(id, client: client)
-                let status = current["status"]?.stringValue ?? "?"
-                if done.contains(status) {
-                    return .tookEffect(StepOutput(document: ["transaction": current, "summary": BraintreeOperations.summary(current)], status: 200),
-                                       shows: "\(id) is \(status): the \(action) went through")
-                }
-                return .notSeen(shows: "\(id) is still \(status)")
+                finding(try await read(id, client: client), id: id, action: action, done: done)
             },
             settle: {
                 ["read the transaction: " + command(["braintree", "transaction", id], client),
                  "then \(action) it again if it has not changed: " + command(["braintree", action, id], client)]
             })
+    }
+
+    /// What an order's transactions say of a lost charge or authorization. Only a transaction of this amount can be
+    /// this call's; two of them (an order id reused after a decline) cannot tell which one this call made; a refused
+    /// one means nothing moved.
+    static func finding(_ transactions: [JSON], orderID: String, amount: String, action: String) -> ReadBack.Finding {
+        let found = transactions.filter { $0["amount"]?["value"]?.stringValue == amount }
+        guard found.count <= 1 else {
+            return .notSeen(shows: "order \(orderID) has \(found.count) transactions of \(amount), so which one this \(action) made cannot be told")
+        }
+        guard let latest = found.first, let status = latest["status"]?.stringValue else {
+            return .notSeen(shows: "no transaction of \(amount) has orderId \(orderID)")
+        }
+        if BraintreeProtocol.refusedStatuses.contains(status) {
+            return .refused(.failure("Braintree refused the \(action): transaction \(latest["id"]?.stringValue ?? "?") is \(status)\(BraintreeOperations.processorSays(latest))",
+                                     hint: "nothing was charged; try another card"))
+        }
+        return .tookEffect(StepOutput(document: ["transaction": latest, "summary": BraintreeOperations.summary(latest)], status: 200),
+                           shows: "transaction \(latest["id"]?.stringValue ?? "?") is \(status)")
+    }
+
+    /// What a transaction's status says of a lost capture or void: only a status in `done` shows that it went through.
+    static func finding(_ current: JSON, id: String, action: String, done: Set<String>) -> ReadBack.Finding {
+        let status = current["status"]?.stringValue ?? "?"
+        if done.contains(status) {
+            return .tookEffect(StepOutput(document: ["transaction": current, "summary": BraintreeOperations.summary(current)], status: 200),
+                               shows: "\(id) is \(status): the \(action) went through")
+        }
+        return .notSeen(shows: "\(id) is still \(status)")
     }
 
     static func read(_ id: String, client: BraintreeClient) async throws(Diagnostic) -> JSON {

@@ -136,7 +136,7 @@ enum CashAppPayments {
                 guard let left = now["openToCaptureAmount"]?["amount"]?.stringValue.flatMap({ DecimalAmount.minorUnits($0, allowingZero: true) }) else {
                     return .notSeen(shows: "order \(order) shows no openToCaptureAmount")
                 }
-                if left <= open - amount {
+                if captured(amount, open: open, leftOpen: left) {
                     try record(now, state: state)
                     try state.update { $0.captureRequestID = nil }
                     return .tookEffect(StepOutput(document: ["payment": now, "summary": summary(now)], status: 200),
@@ -225,18 +225,27 @@ enum CashAppPayments {
                 if response.status == 404 { return .notSeen(shows: "the checkout has no payment yet") }
                 let payment = try response.requireSuccess("reading the checkout's payment")
                 try record(payment, state: state)
-                if CashAppProtocol.isDecline(payment) {
-                    return .refused(.failure("Afterpay declined the \(action): paymentState \(payment["paymentState"]?.stringValue ?? "?")",
-                                             hint: "nothing was charged; offer another payment method"))
-                }
-                let paymentState = payment["paymentState"]?.stringValue ?? "?"
-                // A payment in another state (an authorisation, when this was a capture) is not this call's effect.
-                guard done.contains(paymentState) else { return .notSeen(shows: "the checkout's payment is \(paymentState)") }
-                return .tookEffect(StepOutput(document: ["payment": payment, "summary": summary(payment)], status: 200),
-                                   shows: "order \(payment["id"]?.stringValue ?? "?") is \(paymentState)")
+                return finding(payment, action: action, done: done)
             },
             settle: { settleWays(resend, context: client.context, replay: "Afterpay answers a repeat for the same checkout with the first payment") })
     }
+
+    /// What a checkout's payment says of a lost capture or auth: a decline means nothing was charged; only a state in
+    /// `done` is this call's effect (an authorisation, when this was a capture, is not).
+    static func finding(_ payment: JSON, action: String, done: Set<String>) -> ReadBack.Finding {
+        guard !CashAppProtocol.isDecline(payment) else {
+            return .refused(.failure("Afterpay declined the \(action): paymentState \(payment["paymentState"]?.stringValue ?? "?")",
+                                     hint: "nothing was charged; offer another payment method"))
+        }
+        let paymentState = payment["paymentState"]?.stringValue ?? "?"
+        guard done.contains(paymentState) else { return .notSeen(shows: "the checkout's payment is \(paymentState)") }
+        return .tookEffect(StepOutput(document: ["payment": payment, "summary": summary(payment)], status: 200),
+                           shows: "order \(payment["id"]?.stringValue ?? "?") is \(paymentState)")
+    }
+
+    /// Whether a lost deferred capture of `amount` went through: what is left open to capture has dropped by at least
+    /// that much since before it (a smaller drop is someone else's capture, not this one).
+    static func captured(_ amount: Int, open: Int, leftOpen left: Int) -> Bool { left <= open - amount }
 
     private static func settleWays(_ resend: [String], context: OperationContext, replay: String) -> [String] {
         func command(_ arguments: [String]) -> String {

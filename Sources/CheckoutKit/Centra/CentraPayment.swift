@@ -198,6 +198,13 @@ enum CentraPayment {
     }
 
     /// A lost answer is read back from the session's latest order: a new one means the payment went through.
+    /// The id of the session's latest order when it is a new one: Centra reads only "the latest order", so an order
+    /// that was already the latest before the payment (`prior`) is not this payment's.
+    static func newOrder(_ order: JSON, prior: String?) -> String? {
+        guard order != .null, let id = order["id"]?.stringValue, id != prior else { return nil }
+        return id
+    }
+
     private static func orderReadBack(_ action: String, prior: String?, client: CentraClient) -> ReadBack {
         ReadBack(
             provider: "centra", action: action, effect: "the payment", resource: "the session's latest order",
@@ -207,7 +214,7 @@ enum CentraPayment {
                 guard response.errors.isEmpty else {
                     throw .unavailable("the order read answered with errors: \(response.errors.map(\.text).joined(separator: "; "))", hint: "try `centra order` later")
                 }
-                guard let order = response.data["order"], order != .null, let id = order["id"]?.stringValue, id != prior else {
+                guard let order = response.data["order"], let id = newOrder(order, prior: prior) else {
                     return .notSeen(shows: "no new order so far; a request still in flight may yet place it")
                 }
                 return .tookEffect(try placed(order, client: client, via: "read-back"), shows: "order \(id) was placed: the payment went through")

@@ -115,11 +115,13 @@ public struct OperationContext: Sendable {
                 exceeded.outcomeUncertain = true  // the deadline cut an exchange short
                 return exceeded
             }
-            return .uncertain("\(what): no response within \(FlowRunner.format(request.timeout))s\(tries)",
+            // Whether the request may have acted is the retry loop's to say (RetryPolicy.leavesOutcomeOpen), for this
+            // ending as for every other: `send` marks the diagnostic.
+            return .unavailable("\(what): no response within \(FlowRunner.format(request.timeout))s\(tries)",
                               hint: "raise --timeout, or check the service with -v")
         case .connectionLost(let m):
             let safe = RetryPolicy.isSafeToRepeat(request)
-            return .uncertain("\(what): connection lost\(tries): \(redactor.text(m))",
+            return .unavailable("\(what): connection lost\(tries): \(redactor.text(m))",
                               hint: safe ? "the service may be failing; try again later" :
                                 "the request may have been applied; it was not repeated because it has no idempotency key")
         case .cancelled(let sent):

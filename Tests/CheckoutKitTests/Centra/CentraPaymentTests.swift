@@ -101,3 +101,15 @@ import Testing
         #expect(try state.read()["centra"]?["paymentStarted"] == nil)
     }
 }
+
+/// The rule that decides whether Centra placed an order for a payment whose answer was lost: the session's latest
+/// order is this payment's only when it is not the order that was already the latest before.
+@Suite struct CentraOrderReadBackRuleTests {
+    @Test func onlyANewLatestOrderIsThisPayments() {
+        #expect(CentraPayment.newOrder(["id": "o-2"], prior: "o-1") == "o-2")
+        #expect(CentraPayment.newOrder(["id": "o-1"], prior: "o-1") == nil, "the order before the payment is not its order")
+        #expect(CentraPayment.newOrder(["id": "o-1"], prior: nil) == "o-1", "a session's first order")
+        #expect(CentraPayment.newOrder(.null, prior: nil) == nil)
+        #expect(CentraPayment.newOrder(["number": 7], prior: nil) == nil, "an order without an id tells nothing")
+    }
+}

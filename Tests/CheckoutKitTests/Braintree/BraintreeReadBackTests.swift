@@ -1,0 +1,51 @@
+import Testing
+@testable import CheckoutKit
+
+/// The rules that decide what a Braintree money call whose answer was lost did, from what the read-back finds.
+@Suite struct BraintreeReadBackTests {
+    static func transaction(_ id: String, _ status: String, amount: String = "10.00") -> JSON {
+        ["id": .string(id), "status": .string(status), "amount": ["value": .string(amount), "currencyCode": "USD"], "orderId": "o-1"]
+    }
+
+    @Test func aChargeIsTheOneTransactionOfItsAmount() {
+        let found = BraintreeReadBack.finding([Self.transaction("t-other", "SETTLED", amount: "99.00"), Self.transaction("t-1", "SUBMITTED_FOR_SETTLEMENT")],
+                                              orderID: "o-1", amount: "10.00", action: "charge")
+        #expect(found.described == "took: transaction t-1 is SUBMITTED_FOR_SETTLEMENT")
+        #expect(found.output?.document["transaction"]?["id"] == "t-1")
+    }
+
+    @Test func aTransactionOfAnotherAmountIsNotThisCalls() {
+        let found = BraintreeReadBack.finding([Self.transaction("t-other", "SETTLED", amount: "99.00")], orderID: "o-1", amount: "10.00", action: "charge")
+        #expect(found.described == "not seen: no transaction of 10.00 has orderId o-1")
+    }
+
+    @Test func twoTransactionsOfTheAmountCannotTellWhichOneThisCallMade() {
+        let found = BraintreeReadBack.finding([Self.transaction("t-1", "PROCESSOR_DECLINED"), Self.transaction("t-2", "SETTLED")],
+                                              orderID: "o-1", amount: "10.00", action: "charge")
+        #expect(found.described == "not seen: order o-1 has 2 transactions of 10.00, so which one this charge made cannot be told")
+    }
+
+    /// Every status in which nothing moved is a refusal — on a read-back as in a direct answer.
+    @Test(arguments: ["PROCESSOR_DECLINED", "FAILED", "GATEWAY_REJECTED", "SETTLEMENT_DECLINED"])
+    func aRefusedTransactionMeansNothingWasCharged(status: String) throws {
+        let found = BraintreeReadBack.finding([Self.transaction("t-1", status)], orderID: "o-1", amount: "10.00", action: "authorization")
+        #expect(found.described == "refused: Braintree refused the authorization: transaction t-1 is \(status)")
+        #expect(throws: Diagnostic.self) { try BraintreeOperations.outcome(Self.transaction("t-1", status), action: "charge", orderID: "o-1") }
+    }
+
+    @Test(arguments: ["AUTHORIZED", "AUTHORIZING", "SUBMITTED_FOR_SETTLEMENT", "SETTLING", "SETTLED", "SETTLEMENT_PENDING", "SETTLEMENT_CONFIRMED"])
+    func anAcceptedTransactionTookTheMoney(status: String) throws {
+        let found = BraintreeReadBack.finding([Self.transaction("t-1", status)], orderID: "o-1", amount: "10.00", action: "charge")
+        #expect(found.described == "took: transaction t-1 is \(status)")
+        #expect(try BraintreeOperations.outcome(Self.transaction("t-1", status), action: "charge", orderID: "o-1").document["transaction"]?["id"] == "t-1")
+    }
+
+    /// A capture went through only once the transaction is submitted for settlement or beyond; a void only once VOIDED.
+    @Test(arguments: [("AUTHORIZED", false), ("SUBMITTED_FOR_SETTLEMENT", true), ("SETTLING", true), ("SETTLED", true), ("VOIDED", false)])
+    func aCaptureIsSeenOnlyInACapturedStatus(status: String, captured: Bool) {
+        let found = BraintreeReadBack.finding(Self.transaction("t-1", status), id: "t-1", action: "capture", done: BraintreeProtocol.capturedStatuses)
+        #expect(found.described == (captured ? "took: t-1 is \(status): the capture went through" : "not seen: t-1 is still \(status)"))
+        let void = BraintreeReadBack.finding(Self.transaction("t-1", status), id: "t-1", action: "void", done: BraintreeProtocol.voidedStatuses)
+        #expect(void.described.hasPrefix(status == "VOIDED" ? "took:" : "not seen:"))
+    }
+}
