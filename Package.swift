@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Dependency direction (see DESIGN "Shape"):
+// Dependency direction (see docs/architecture.md, "Targets and dependency direction"):
 //   checkout-driver → CheckoutCLI (→ CQRencode) → CheckoutKit → Crypto / CCurl / LoopbackHTTP
 //   SandboxEmulator → Crypto / LoopbackHTTP / GraphQL   (never CheckoutKit: it is the other side of the wire)
 let package = Package(

@@ -3,7 +3,7 @@ import Foundation
 
 public enum OutputFormat: String, Sendable { case text, json, jsonl }
 
-/// Options every command accepts, anywhere on the command line (DESIGN "Command line").
+/// Options every command accepts, anywhere on the command line (docs/architecture.md, "Command line").
 enum GlobalOptions {
     static let specs: [OptionSpec] = [
         OptionSpec("env", value: "NAME", help: "Environment: local (the embedded emulator), sandbox, or a profile from the config file. Also CHECKOUT_DRIVER_ENV.",

@@ -1,4 +1,4 @@
-import Glibc  // Linux only (see DESIGN "Constraints")
+import Glibc  // Linux only (see docs/architecture.md, "Constraints")
 import Dispatch
 import Foundation
 import Synchronization

@@ -111,7 +111,7 @@ import FoundationXML
 
     /// One changed character in any field of the token. The signed fields (Apple signs
     /// ephemeralPublicKey‖data‖transactionId, and the signature itself) fail the signature check with the
-    /// seed's "signature or invalid-token" hint; publicKeyHash is not signed, so a change there reads as a
+    /// integration guide's "signature or invalid-token" hint; publicKeyHash is not signed, so a change there reads as a
     /// token encrypted to another certificate (the decryption hint); the version is caught before sending.
     @Test(arguments: [
         ("data", 1, "hint: signature or invalid-token error"),

@@ -57,7 +57,7 @@ enum CentraCommands {
     }
 
     static let rollback = CommandSpec(
-        name: "rollback", abstract: "Remove the line add-item added (updateLine quantity 0), as the seed's cancel path does.",
+        name: "rollback", abstract: "Remove the line add-item added (updateLine quantity 0), as an express checkout cancelled on the sheet does.",
         discussion: "Run by hand it rolls back even when a payment's outcome was left unknown (check `centra order` first); the express checkout's own rollback waits in that case."
     ) { invocation throws(Diagnostic) in
         try await run(invocation, step: "rollback", use: "centra.rollback", with: ["evenIfPaymentStarted": true])

@@ -2,7 +2,7 @@ import Foundation
 
 /// An Apple Pay token read from `--token-file`, checked before anything is sent.
 ///
-/// The bytes are sent exactly as read: the processor verifies Apple's signature and the seed insists the token
+/// The bytes are sent exactly as read: the processor verifies Apple's signature and the integration guide insists the token
 /// travels as PassKit produced it, so nothing here trims, re-encodes or re-serialises. The checks exist to turn
 /// the usual mistakes (a base64-wrapped token, a whole PKPayment dump, a truncated copy) into one clear line each,
 /// instead of an opaque decline from the processor. Whether a token is spent depends on the key it is sent under:

@@ -3,7 +3,7 @@ import Foundation
 
 /// Talks to Bahn for one step: signs bodies as compact JWS, sets the headers, sends through the step's
 /// context (so retries, deadline, trace and HAR are the engine's), and turns Bahn errors into diagnostics
-/// carrying the seed's hints.
+/// carrying the integration guide's hints.
 struct BahnClient: Sendable {
     let context: OperationContext
     let baseURL: String
@@ -96,7 +96,7 @@ struct BahnResponse: Sendable {
         replayed = response.headers["Bn-Idempotent-Replayed"] == "true"
         outcomeOpen = response.outcomeOpen
         var body = response.body
-        // DECISION (protocols/bahn.md): responses are plain JSON; one that arrives as a JWS is opened.
+        // DECISION (docs/protocols/bahn.md): responses are plain JSON; one that arrives as a JWS is opened.
         if response.headers["Content-Type"]?.lowercased().hasPrefix(BahnProtocol.joseContentType) == true,
            let text = String(data: body, encoding: .utf8) {
             let parts = text.split(separator: ".", omittingEmptySubsequences: false)
@@ -122,7 +122,7 @@ struct BahnResponse: Sendable {
     /// The intent the answer carries: at the top, or inside the error of a decline.
     var intent: JSON? { document["payment_intent"] ?? document["error"]?["payment_intent"] }
 
-    /// The document, or a diagnostic carrying Bahn's message and the seed's hint for its code.
+    /// The document, or a diagnostic carrying Bahn's message and the integration guide's hint for its code.
     /// The document, or a diagnostic mapped on Bahn's error code; `intent` names the intent in the hint.
     func requireSuccess(_ what: String, intent: String? = nil) throws(Diagnostic) -> JSON {
         if (200..<300).contains(status) { return document }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// What the driver knows about Bahn's wire protocol (protocols/bahn.md), and every DECISION it takes where
+/// What the driver knows about Bahn's wire protocol (docs/protocols/bahn.md), and every DECISION it takes where
 /// Bahn's reference is not public — in this one place, so that each can change when the reference says otherwise.
 public enum BahnProtocol {
     // MARK: Documented (seed)
@@ -16,7 +16,7 @@ public enum BahnProtocol {
     static let idempotencyHeader = "Bn-Idempotency-Key"
     static let joseContentType = "application/jose"
 
-    /// The default idempotency key of a confirm: keyed to the order, as the seed shows (`order-1234-applepay`).
+    /// The default idempotency key of a confirm: keyed to the order, as the integration guide shows (`order-1234-applepay`).
     static func confirmIdempotencyKey(orderID: String) -> String { "order-\(orderID)-applepay" }
 
     /// Statuses after which an intent no longer changes by itself.
@@ -24,7 +24,7 @@ public enum BahnProtocol {
     /// Statuses nothing more happens in: a read that finds one settles an outcome left open on the intent.
     static let finalStatuses: Set<String> = ["succeeded", "canceled"]
 
-    /// The webhook events the seed lists.
+    /// The webhook events the integration guide lists.
     static let eventTypes = [
         "payment_intent.status.succeeded", "payment_intent.status.processing",
         "payment_intent.status.requires_capture", "payment_intent.payment_failed",
@@ -47,7 +47,7 @@ public enum BahnProtocol {
         return .object(header)
     }
 
-    /// DECISION: idempotency keys of the operations the seed does not name. Create is keyed to the order when
+    /// DECISION: idempotency keys of the operations the integration guide does not name. Create is keyed to the order when
     /// there is one (a second create for the same order replays the first intent), else a fresh key per
     /// invocation that still makes its own retries safe.
     static func createIdempotencyKey(orderID: String?) -> String { orderID.map { "order-\($0)-create" } ?? "create-\(UUID().uuidString.lowercased())" }
@@ -62,10 +62,10 @@ public enum BahnProtocol {
     /// An earlier attempt under the same key is still being processed (Stripe's idempotency semantics).
     static let idempotencyInProgressCode = "idempotency_in_progress"
 
-    /// The seed's ~30 s between wallet authorisation and completing the sheet: the default `--wait` budget.
+    /// The integration guide's ~30 s between wallet authorisation and completing the sheet: the default `--wait` budget.
     static let walletSheetBudget: Double = 30
 
-    /// The seed's error table, keyed by the error codes Bahn (and the emulator) return.
+    /// The integration guide's error table, keyed by the error codes Bahn (and the emulator) return.
     static func hint(forCode code: String?, type: String?, intent: String? = nil) -> String? {
         switch code {
         case "apple_pay_decryption_failed":

@@ -22,7 +22,7 @@ public enum BraintreeOperations {
             throw .configuration("Apple Pay is off for this Braintree merchant (applePay.status is \"off\")",
                                  hint: "enable Apple Pay in the Control Panel (Settings → Processing → Apple Pay)")
         }
-        // The seed: keep the PKPaymentRequest in sync with the gateway's settings.
+        // The integration guide: keep the PKPaymentRequest in sync with the gateway's settings (docs/protocols/braintree.md).
         if let currency = args["currency"]?.interpolationText.uppercased(), let gateway = applePay["currencyCode"]?.stringValue,
            currency != gateway.uppercased() {
             context.note("warning: the payment request's currency \(currency) is not the gateway's \(gateway); the merchant account settles in \(gateway)")

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Braintree wire facts (protocols/braintree.md) and the client's choices where that file leaves them open, in one place.
+/// Braintree wire facts (docs/protocols/braintree.md) and the client's choices where that file leaves them open, in one place.
 public enum BraintreeProtocol {
     /// The sandbox's fixed nonces (`fake-apple-pay-visa-nonce`, …) may be used again and again; every other nonce pays once.
     static let fakeNoncePrefix = "fake-"

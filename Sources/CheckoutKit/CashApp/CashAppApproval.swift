@@ -1,8 +1,9 @@
 import Foundation
 
 /// Pay Kit's polling state, from a shell: the customer request is read every second until the customer decides,
-/// under a timeout the integrator sets (Pay Kit has none; the seed says to set one). A rotated approval link
-/// (`refreshes_at` passed) is shown again. APPROVED without a grant counts as declined, as in Pay Kit.
+/// under a timeout the integrator sets (Pay Kit has none; the integration guide says to set one, see
+/// docs/protocols/cashapp-afterpay.md). A rotated approval link (`refreshes_at` passed) is shown again. APPROVED without
+/// a grant counts as declined, as in Pay Kit.
 enum CashAppApproval {
     enum Expectation: String { case approved, declined }
 

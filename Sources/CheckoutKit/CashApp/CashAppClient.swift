@@ -57,7 +57,8 @@ struct CustomerRequest: Sendable {
     var refreshesAt: String? { json["auth_flow_triggers"]?["refreshes_at"]?.stringValue }
     var customerID: String? { json["customer_profile"]?["id"]?.stringValue }
     var grants: [JSON] { json["grants"]?.arrayValue ?? [] }
-    /// The grant to pay with: the first active one (Pay Kit hands the integrator `grants`; the seed takes the first).
+    /// The grant to pay with: the first active one (Pay Kit hands the integrator `grants`; the integration guide takes
+    /// the first, see docs/protocols/cashapp-afterpay.md).
     var grant: JSON? { grants.first { $0["status"]?.stringValue ?? "ACTIVE" == "ACTIVE" } }
 }
 

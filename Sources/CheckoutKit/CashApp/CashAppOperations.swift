@@ -1,7 +1,7 @@
 import Foundation
 
-/// The Afterpay + Cash App Pay operations a flow step can `use`, one per SDK call the seed describes: the server
-/// checkout (checkout → sign → request → poll → validate → capture or auth) and the Afterpay Button (button → sign →
+/// The Afterpay + Cash App Pay operations a flow step can `use`, one per SDK call the integration guide describes
+/// (docs/protocols/cashapp-afterpay.md): the server checkout (checkout → sign → request → poll → validate → capture or auth) and the Afterpay Button (button → sign →
 /// request → poll → confirm). Chained through the state file's `cashapp` section (`CashAppState`).
 public enum CashAppOperations {
     public static var all: [FlowOperation] {

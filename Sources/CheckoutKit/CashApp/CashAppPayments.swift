@@ -157,7 +157,7 @@ enum CashAppPayments {
     }
 
     /// Capture and auth of an order the state file watched being approved: refused here, before anything is sent,
-    /// unless Afterpay validated it (the seed: "Don't skip this step").
+    /// unless Afterpay validated it (the integration guide: "Don't skip this step"; docs/protocols/cashapp-afterpay.md).
     private static func requireValidated(_ section: CashAppSection, action: String) throws(Diagnostic) {
         guard section.flow == .server else {
             throw .usage("an Afterpay Button checkout is paid with its virtual card, not with \(action)", hint: "see the card with `checkout-driver cashapp pay --flow button`")

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Afterpay + Cash App Pay wire facts (protocols/cashapp-afterpay.md) and the client's choices where that file says
+/// Afterpay + Cash App Pay wire facts (docs/protocols/cashapp-afterpay.md) and the client's choices where that file says
 /// UNCONFIRMED or leaves a value open, in one place.
 public enum CashAppProtocol {
     static let checkoutsPath = "/v2/checkouts"
@@ -42,7 +42,7 @@ public enum CashAppProtocol {
     /// `refreshes_at` when that comes before the next poll (so a long --poll-interval never shows a stale link), but
     /// never sooner than this after the last read.
     static let refreshFloor: Double = 0.5
-    /// The seed: "Set a timeout for this state" (Pay Kit itself waits forever).
+    /// The integration guide: "Set a timeout for this state" (Pay Kit itself waits forever).
     static let approvalTimeout: Double = 120
     /// Pay Kit's per-request timeout for the Cash App API.
     static let cashAppRequestTimeout: Double = 5

@@ -2,7 +2,8 @@ import Foundation
 
 /// Addresses for Centra's `AddressInput`, from the file a user gives: an Apple Pay `PKContact` as JSON
 /// (`name{givenName,familyName}`, `postalAddress{street,city,state,postalCode,isoCountryCode}`, `emailAddress`,
-/// `phoneNumber`), mapped exactly as the seed's `mapPKContactToCentraAddress` (country upper-cased); or an
+/// `phoneNumber`), mapped exactly as the integration guide's `mapPKContactToCentraAddress` (country upper-cased; see
+/// docs/protocols/centra.md); or an
 /// `AddressInput`-shaped object used as it is. Anything else, or no country, is exit 65 naming the field.
 public enum CentraAddress {
     /// The contact a local run uses when none is given (a test shopper in Stockholm), as a PKContact.
@@ -44,7 +45,7 @@ public enum CentraAddress {
         return out
     }
 
-    /// The seed's `mapPKContactToCentraAddress`.
+    /// The integration guide's `mapPKContactToCentraAddress`.
     static func fromContact(_ contact: [String: JSON], source: String) throws(Diagnostic) -> [String: JSON] {
         func string(_ value: JSON?, _ path: String) throws(Diagnostic) -> String? {
             guard let value, value != .null else { return nil }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Talks to a Centra Storefront API plugin for one step: every call is a named GraphQL document with its variables,
-/// sent through the step's context (retries, deadline, trace, HAR). Sessions follow protocols/centra.md: the first
+/// sent through the step's context (retries, deadline, trace, HAR). Sessions follow docs/protocols/centra.md: the first
 /// call carries the plugin token (`CENTRA_TOKEN`), every response's `extensions.token` is stored in the state file and
 /// used next, and an `Unauthorized` answer starts one fresh session and tries once more. `X-Shared-Secret` goes on
 /// `expressCheckoutWidgets` only.

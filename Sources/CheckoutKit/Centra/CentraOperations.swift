@@ -1,8 +1,9 @@
 import Foundation
 
-/// The Centra operations a flow step can `use`: one per Apple Pay sheet callback of the seed (express config, the
-/// cart, shipping contact, shipping method, the final payment, its 3DS result, the order, the PDP rollback). Each is
-/// one GraphQL call (the final payment also handles the action it gets back); the engine supplies the rest.
+/// The Centra operations a flow step can `use`: one per Apple Pay sheet callback of the integration guide
+/// (docs/protocols/centra.md: express config, the cart, shipping contact, shipping method, the final payment, its 3DS
+/// result, the order, the PDP rollback). Each is one GraphQL call (the final payment also handles the action it gets
+/// back); the engine supplies the rest.
 public enum CentraOperations {
     public static var all: [FlowOperation] {
         [expressConfig, selection, order, addItem, rollback, shipping, setShippingMethod, handleWidgetEvent, paymentInstructions,

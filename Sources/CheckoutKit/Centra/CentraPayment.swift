@@ -2,7 +2,7 @@ import Foundation
 import LoopbackHTTP
 import Synchronization
 
-/// The final `paymentInstructions` and what follows it: the action Centra returns is handled as the seed's step 5
+/// The final `paymentInstructions` and what follows it: the action Centra returns is handled as the integration guide's step 5
 /// says — a success is the order; a redirect or a form is opened in a browser and its return, caught by a loopback
 /// listener serving `paymentReturnPage` and `paymentFailedPage`, goes to `paymentResult` unchanged; a native 3DS2
 /// challenge is completed with its details. Both calls can place an order and move money, and Centra has no
@@ -97,7 +97,7 @@ enum CentraPayment {
             if returned.failed { context.note("the shopper came back to paymentFailedPage; Centra decides with paymentResult") }
             return try await result(.object(returned.parameters), client: client, prior: .known(prior))
         case "JavascriptPaymentAction"?:
-            // formFields is the Adyen action itself (protocols/centra.md); some plugins wrap it as {"action": …}.
+            // formFields is the Adyen action itself (docs/protocols/centra.md); some plugins wrap it as {"action": …}.
             let fields = action["formFields"] ?? .null
             let adyen = fields["action"]?.objectValue != nil ? fields["action"]! : fields
             guard adyen["type"] != nil else {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The Centra client's choices where protocols/centra.md leaves them open, in one place.
+/// The Centra client's choices where docs/protocols/centra.md leaves them open, in one place.
 public enum CentraProtocol {
     /// DECISION: the pages Centra is given when no 3DS listener is running (the shipping-contact step needs both
     /// fields but never redirects). The final payment uses its own loopback listener's pages instead.

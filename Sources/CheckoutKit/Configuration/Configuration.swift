@@ -8,7 +8,7 @@ import Foundation
 public struct Configuration: Sendable {
     public enum Kind: String, Sendable { case local, sandbox }
 
-    /// A variable the driver knows about (DESIGN "Configuration variables").
+    /// A variable the driver knows about (docs/architecture.md, "Configuration variables").
     public struct Variable: Sendable {
         public var name: String
         public var meaning: String

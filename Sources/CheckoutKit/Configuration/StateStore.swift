@@ -194,7 +194,7 @@ public struct StateStore: Sendable {
     }
 
     /// Where the state file keeps a credential the next invocation must send: Centra's shopper session token (per
-    /// protocols/centra.md), and the Afterpay checkout token and its signed JWT that Cash App's validate and confirm
+    /// docs/protocols/centra.md), and the Afterpay checkout token and its signed JWT that Cash App's validate and confirm
     /// take. The only things the redactor leaves as they are, since carrying them between invocations is what the
     /// file (mode 0600) is for. They appear in no other output.
     static let sessionCredentialPaths = [

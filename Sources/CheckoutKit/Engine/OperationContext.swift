@@ -151,7 +151,7 @@ public final class AnswerLog: Sendable {
 // MARK: - Outcomes that move money
 
 /// How an operation that can move money finds out what its request did when no trustworthy answer came back
-/// (DESIGN "Outcomes that move money are never guessed"). The operation declares it; `reconciling` uses it.
+/// (docs/outcomes.md). The operation declares it; `reconciling` uses it.
 public struct ReadBack: Sendable {
     public enum Finding: Sendable {
         /// The resource shows that the operation took effect: the step passes with this output.

@@ -52,7 +52,7 @@ public enum BuiltinFlows {
         }
         """#)
 
-    /// The Centra express checkout, one step per Apple Pay sheet callback (protocols/centra.md, "Express checkout
+    /// The Centra express checkout, one step per Apple Pay sheet callback (docs/protocols/centra.md, "Express checkout
     /// sequence"). Its variants differ only in what the template is given: a PDP item (added, and rolled back in
     /// `finally` unless the payment placed the order), the Ingrid workaround first.
     static let centraExpressFlows: [Entry] = [
@@ -95,7 +95,7 @@ public enum BuiltinFlows {
         return Entry(name: name, description: description, source: source)
     }
 
-    /// Cash App Pay through Afterpay, one step per SDK call (protocols/cashapp-afterpay.md, "Two flows"). The variants
+    /// Cash App Pay through Afterpay, one step per SDK call (docs/protocols/cashapp-afterpay.md, "Two flows"). The variants
     /// differ in how the payment ends: captured at once, authorised (captured later with `cashapp capture`), a virtual
     /// card from the Afterpay Button, or the customer's decline (the emulator's 13.13) as the expected outcome.
     static let cashAppFlows: [Entry] = [

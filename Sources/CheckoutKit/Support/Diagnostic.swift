@@ -1,4 +1,4 @@
-/// Exit codes follow sysexits(3), as DESIGN "Command line" lists them.
+/// Exit codes follow sysexits(3), as docs/architecture.md, "Exit codes", lists them.
 public enum ExitCode: Int32, Sendable, Codable {
     case ok = 0
     /// The flow ran and failed: a decline, an expectation not met.

@@ -4,7 +4,7 @@ import Foundation
 import LoopbackHTTP
 import Synchronization
 
-/// The Bahn PaymentIntents API as protocols/bahn.md describes it: JWS-signed requests, idempotent replay, Apple Pay
+/// The Bahn PaymentIntents API as docs/protocols/bahn.md describes it: JWS-signed requests, idempotent replay, Apple Pay
 /// token confirmation, magic-amount scenarios, the ledger and signed webhooks. Choices the documents leave open
 /// are in `BahnRules`.
 public final class BahnEmulator: Sendable {
@@ -41,7 +41,7 @@ public final class BahnEmulator: Sendable {
         var dpanLast4: String
         var tokenRequestorID: String
 
-        /// Shaped exactly as the seed's PaymentMethod provenance object.
+        /// Shaped exactly as the integration guide's PaymentMethod provenance object.
         var json: [String: Any] {
             [
                 "id": id, "type": "card",
@@ -108,7 +108,7 @@ public final class BahnEmulator: Sendable {
             Route("GET", "/api/payment_intents/:id") { [self] in get($0) { request throws(BahnFailure) in
                 ["payment_intent": try intent(request.params["id"] ?? "").json]
             } },
-            // DECISION: the PaymentMethod is served unwrapped, exactly in the seed's provenance shape.
+            // DECISION: the PaymentMethod is served unwrapped, exactly in the integration guide's provenance shape.
             Route("GET", "/api/payment_methods/:id") { [self] in get($0) { request throws(BahnFailure) in
                 let id = request.params["id"] ?? ""
                 guard let method = store.withLock({ $0.paymentMethods[id] }) else {
@@ -422,7 +422,7 @@ public final class BahnEmulator: Sendable {
                 intent.authorized = false
             }
             intent.status = "canceled"
-            // DECISION: the seed lists no cancel event; the emulator emits payment_intent.canceled.
+            // DECISION: the integration guide lists no cancel event; the emulator emits payment_intent.canceled.
             webhooks.emit(type: "payment_intent.canceled", paymentIntent: intent.json, intentID: id)
             s.intents[id] = intent
             return .success(intent)

@@ -1,13 +1,13 @@
 import Crypto
 import Foundation
 
-/// Every choice the Bahn emulator makes where Bahn's public documents are silent (protocols/bahn.md, "DECISIONS").
+/// Every choice the Bahn emulator makes where Bahn's public documents are silent (docs/protocols/bahn.md, "DECISIONS").
 /// They live here, and only here, so that each can change in one place once Bahn's reference says otherwise.
 public enum BahnRules {
     // MARK: Identifiers
 
     /// DECISION: ids are a prefix plus 26 uppercase Crockford base32 characters (a ULID: 48-bit millisecond time,
-    /// 80 random bits), matching the seed's `pi_01HZ3X9YQ7M8KH8M5JYV9X4F2B`.
+    /// 80 random bits), matching the integration guide's `pi_01HZ3X9YQ7M8KH8M5JYV9X4F2B`.
     static func newID(_ prefix: String) -> String {
         let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
         let millis = UInt64(Date().timeIntervalSince1970 * 1000) & 0xFFFF_FFFF_FFFF
@@ -28,7 +28,7 @@ public enum BahnRules {
         return prefix + out
     }
 
-    /// DECISION: `pi_secret_` + 32 random bytes in unpadded base64url (43 characters, like the seed's example).
+    /// DECISION: `pi_secret_` + 32 random bytes in unpadded base64url (43 characters, like the integration guide's example).
     static func newClientSecret() -> String { "pi_secret_" + SecureRandom.bytes(32).base64URLEncodedString() }
 
     // MARK: Scenarios (magic amounts)
@@ -101,7 +101,7 @@ public enum BahnRules {
         return "unknown"
     }
 
-    /// DECISION: Apple Pay's token requestor id per network (the seed shows Visa's 40010030273).
+    /// DECISION: Apple Pay's token requestor id per network (the integration guide shows Visa's 40010030273).
     static func tokenRequestorID(forBrand brand: String) -> String {
         switch brand {
         case "mastercard": "50110030273"
@@ -124,7 +124,7 @@ public enum BahnRules {
 
     // MARK: Request rules
 
-    /// Payment method kinds that exclude each other in `payment_method_data` (from the seed).
+    /// Payment method kinds that exclude each other in `payment_method_data` (from the integration guide).
     static let exclusivePaymentMethods = ["apple_pay", "card", "napas_qr", "card_present", "google_pay"]
 
     // MARK: Error codes (DECISION: names chosen in the style of the usual PaymentIntent APIs)

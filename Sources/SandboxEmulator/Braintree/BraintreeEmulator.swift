@@ -3,7 +3,7 @@ import Foundation
 import GraphQL
 import LoopbackHTTP
 
-/// Braintree's Apple Pay path as protocols/braintree.md describes it: the client API (configuration, tokenization into
+/// Braintree's Apple Pay path as docs/protocols/braintree.md describes it: the client API (configuration, tokenization into
 /// single-use nonces) and the GraphQL API a merchant server calls (Basic auth, `Braintree-Version`), served by the
 /// GraphQL engine from Braintree's published schema: every document is parsed, validated against the real SDL and
 /// answered with exactly the selected fields, always HTTP 200 with failures in `errors[]` (bad API keys are the one

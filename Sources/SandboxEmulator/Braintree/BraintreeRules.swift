@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import GraphQL
 
-/// Every choice the Braintree emulator makes where `protocols/braintree.md` and the shared contract leave it open:
+/// Every choice the Braintree emulator makes where `docs/protocols/braintree.md` and the shared contract leave it open:
 /// mount points, ids, lifetimes, the merchant account, the fake nonces, the magic amounts and Braintree's error codes.
 /// They live here, and only here, so that each can change in one place.
 public enum BraintreeRules {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Afterpay + Cash App Pay as protocols/cashapp-afterpay.md describes them, both flows: the server checkout (v2
+/// Afterpay + Cash App Pay as docs/protocols/cashapp-afterpay.md describes them, both flows: the server checkout (v2
 /// checkout → sign-payment → a Cash App customer request approved by the sandbox customer → validate-payment → capture
 /// or auth) and the v3 Afterpay Button (button → sign → customer request → confirm → a one-time virtual card). Choices
 /// the documents leave open are in `CashAppRules`.

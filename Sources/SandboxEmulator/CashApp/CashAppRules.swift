@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 
-/// Every choice the Afterpay + Cash App Pay emulator makes where `protocols/cashapp-afterpay.md` and the shared
+/// Every choice the Afterpay + Cash App Pay emulator makes where `docs/protocols/cashapp-afterpay.md` and the shared
 /// contract leave it open: mount points, ids, lifetimes, the magic amounts, the test card. They live here, and only
 /// here, so that each can change in one place.
 public enum CashAppRules {

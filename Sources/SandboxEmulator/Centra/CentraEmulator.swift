@@ -2,7 +2,7 @@ import Foundation
 import GraphQL
 import LoopbackHTTP
 
-/// Centra's Storefront API for the express checkout (protocols/centra.md), with the Adyen side behind it, served by
+/// Centra's Storefront API for the express checkout (docs/protocols/centra.md), with the Adyen side behind it, served by
 /// the GraphQL engine from Centra's published schema: every document is parsed, validated against the real SDL and
 /// answered with exactly the selected fields. Sessions follow the plugin: the first call with the plugin token, the
 /// token from every response's `extensions.token` after that, `Unauthorized` for a bad or expired one.

@@ -115,7 +115,7 @@ enum CentraPayments {
                 "token": Data(EmulatorResponse.encode(["threeDSServerTransID": reference,
                                                        "acsURL": call.baseURL + CentraChallenge.completePath(reference)])).base64EncodedString(),
             ]
-            // formFields is the Adyen action itself, as protocols/centra.md says.
+            // formFields is the Adyen action itself, as docs/protocols/centra.md says.
             return ["__typename": "JavascriptPaymentAction", "action": "JAVASCRIPT", "formType": "adyen",
                     "script": "", "formFields": adyenAction]
         }

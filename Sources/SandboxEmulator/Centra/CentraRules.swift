@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 
-/// Every choice the Centra emulator makes where `protocols/centra.md` and the schema leave it open: the store's
+/// Every choice the Centra emulator makes where `docs/protocols/centra.md` and the schema leave it open: the store's
 /// catalogue, prices, shipping, sessions, and the magic values that pick a payment scenario. They live here, and only
 /// here, so each can change in one place.
 public enum CentraRules {

@@ -3,7 +3,8 @@ import SandboxEmulator
 import Testing
 @testable import CheckoutKit
 
-/// Bahn's errors as the user meets them: exit code, Bahn's code in the message, the seed's hint.
+/// Bahn's errors as the user meets them: exit code, Bahn's code in the message, the integration guide's hint
+/// (docs/protocols/bahn.md).
 @Suite struct BahnProtocolTests {
     @Test func aDeclineIsAFailureNamingCardDeclinedWithTheDeclineHint() async throws {
         let rig = try BahnRig()

@@ -5,7 +5,7 @@ import Testing
 @testable import CheckoutKit
 
 /// The Braintree client against Braintree's published schema and a scripted server written from
-/// protocols/braintree.md (not the project's emulator): every document validates; the wire of the client API and the
+/// docs/protocols/braintree.md (not the project's emulator): every document validates; the wire of the client API and the
 /// GraphQL API; errors[] in an HTTP 200 answer; a charge never repeated, and read back by its orderId.
 @Suite struct BraintreeClientTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

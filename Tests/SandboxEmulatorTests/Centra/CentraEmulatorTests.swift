@@ -137,7 +137,7 @@ final class CentraShopper {
         #expect(error["message"] as? String == #"Cannot query field "lineItems" on type "Selection"."#)
         #expect((error["locations"] as? [[String: Any]])?.first?["column"] as? Int == 18)
         #expect(r["data"] == nil)
-        // The seed's sample type names do not exist.
+        // The integration guide's sample type names do not exist (docs/protocols/centra.md).
         let seed = try shopper.call("query W($p: [ExpressCheckoutWidgetsInput!]!) { expressCheckoutWidgets(plugins: $p) { list { name } } }", ["p": []])
         #expect((seed["errors"] as? [[String: Any]])?.contains { ($0["message"] as? String) == #"Unknown type "ExpressCheckoutWidgetsInput"."# } == true)
     }
