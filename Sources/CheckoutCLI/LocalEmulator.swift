@@ -1,0 +1,103 @@
+import CheckoutKit
+import Foundation
+import SandboxEmulator
+
+/// What `--env local` means: every base URL points at the embedded emulator and every credential is the
+/// emulator's test credential, so that nothing needs configuring.
+enum LocalEnvironment {
+    static func values(baseURL: String) -> [String: String] {
+        [
+            "EMULATOR_URL": baseURL,
+            "BAHN_API_URL": baseURL,
+            "CENTRA_API_URL": baseURL + "/centra/graphql",
+            "AFTERPAY_API_URL": baseURL + "/afterpay",
+            "AFTERPAY_PLUS_URL": baseURL + "/afterpay-plus",
+            "CASHAPP_API_URL": baseURL + "/cashapp",
+            "BRAINTREE_CLIENT_API_URL": baseURL + "/braintree",
+            "BRAINTREE_GRAPHQL_URL": baseURL + "/braintree/graphql",
+            "BAHN_API_KEY": TestCredentials.bahnAPIKey,
+            "BAHN_SIGNING_KEY": TestCredentials.bahnClientPrivateKeyPEM,
+            "BAHN_KEY_ID": TestCredentials.bahnKeyID,
+            "BAHN_WEBHOOK_SECRET": TestCredentials.bahnWebhookSecret,
+            "CENTRA_TOKEN": CentraRules.pluginToken,
+            "CENTRA_SHARED_SECRET": CentraRules.sharedSecret,
+            "AFTERPAY_MERCHANT_ID": TestCredentials.afterpayMerchantID,
+            "AFTERPAY_SECRET_KEY": TestCredentials.afterpaySecretKey,
+            "AFTERPAY_SHOP_MERCHANT_ID": TestCredentials.afterpayShopMerchantID,
+            "CASHAPP_CLIENT_ID": TestCredentials.cashAppClientID,
+            "BRAINTREE_TOKENIZATION_KEY": TestCredentials.braintreeTokenizationKey,
+            "BRAINTREE_PUBLIC_KEY": TestCredentials.braintreePublicKey,
+            "BRAINTREE_PRIVATE_KEY": TestCredentials.braintreePrivateKey,
+        ]
+    }
+}
+
+/// Where a running `sandbox serve` announces itself, so that `--env local` runs use it instead of an
+/// embedded emulator: `$XDG_STATE_HOME/checkout-driver/local/emulator.json` = `{"url", "pid"}`.
+enum LocalEmulatorFile {
+    struct Entry {
+        var url: String
+        var pid: Int32
+    }
+
+    static func path(processEnvironment: [String: String]) -> String {
+        ((StateStore.defaultPath(environment: "local", processEnvironment: processEnvironment)) as NSString)
+            .deletingLastPathComponent + "/emulator.json"
+    }
+
+    /// The announced emulator, when its process is alive and its port accepts connections (a `sandbox serve`
+    /// killed with SIGKILL leaves its file behind, and its pid may by now belong to another process).
+    static func running(processEnvironment: [String: String]) -> Entry? {
+        guard let entry = announced(processEnvironment: processEnvironment), kill(entry.pid, 0) == 0,
+              let port = entry.url.split(separator: ":").last.flatMap({ UInt16($0) }), acceptsConnections(port: port) else { return nil }
+        return entry
+    }
+
+    /// What the file announces, alive or not.
+    static func announced(processEnvironment: [String: String]) -> Entry? {
+        guard let data = FileManager.default.contents(atPath: path(processEnvironment: processEnvironment)),
+              let json = try? JSON.parse(data), let url = json["url"]?.stringValue, let pid = json["pid"]?.intValue else { return nil }
+        return Entry(url: url, pid: Int32(pid))
+    }
+
+    /// An announcement whose `sandbox serve` is gone (killed with SIGKILL, the machine restarted): removed, and said,
+    /// since the commands that would have chained through it now each get an emulator of their own.
+    static func withdrawStale(processEnvironment: [String: String]) -> Entry? {
+        guard let entry = announced(processEnvironment: processEnvironment), running(processEnvironment: processEnvironment) == nil else { return nil }
+        unlink(path(processEnvironment: processEnvironment))
+        return entry
+    }
+
+    /// A loopback TCP connect, so a stale announcement is ignored rather than sending every run to a dead port.
+    private static func acceptsConnections(port: UInt16) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+
+    static func announce(url: String, processEnvironment: [String: String]) throws(Diagnostic) {
+        let file = path(processEnvironment: processEnvironment)
+        try? FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent,
+                                                 withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileIO.write(JSON.object(["url": .string(url), "pid": .number(Double(getpid()))]).data, to: file)
+    }
+
+    /// Removes the announcement if it is still ours (a later `sandbox serve` may have replaced it).
+    static func withdraw(processEnvironment: [String: String]) {
+        let file = path(processEnvironment: processEnvironment)
+        guard let data = FileManager.default.contents(atPath: file), let json = try? JSON.parse(data) else { return }
+        if json["pid"]?.intValue == Int(getpid()) { unlink(file) }
+    }
+
+    static func throwawayStatePath() -> String {
+        FileManager.default.temporaryDirectory
+            .appendingPathComponent("checkout-driver-\(getpid())-\(UInt32.random(in: 0...UInt32.max))/state.json").path
+    }
+}
