@@ -1,7 +1,7 @@
 import Foundation
 
-/// The final `paymentInstructions` and what follows it: the action Centra returns is handled as the integration guide's step 5
-/// says — a success is the order; a redirect or a form is opened in a browser and its return, caught by a loopback
+/// The final `paymentInstructions` and what follows it: the action Centra returns is handled as the integration guide
+/// says (docs/protocols/centra.md, "Bodies that matter") — a success is the order; a redirect or a form is opened in a browser and its return, caught by a loopback
 /// listener serving `paymentReturnPage` and `paymentFailedPage`, goes to `paymentResult` unchanged; a native 3DS2
 /// challenge is completed with its details. Both calls can place an order and move money, and Centra has no
 /// idempotency keys: a lost answer is read back from the session's latest order, never re-sent.

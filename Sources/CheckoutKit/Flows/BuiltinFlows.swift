@@ -52,8 +52,8 @@ public enum BuiltinFlows {
         }
         """#)
 
-    /// The Centra express checkout, one step per Apple Pay sheet callback (docs/protocols/centra.md, "Express checkout
-    /// sequence"). Its variants differ only in what the template is given: a PDP item (added, and rolled back in
+    /// The Centra express checkout, one step per Apple Pay sheet callback (docs/protocols/centra.md, "The provider and
+    /// the flow"). Its variants differ only in what the template is given: a PDP item (added, and rolled back in
     /// `finally` unless the payment placed the order), the Ingrid workaround first.
     static let centraExpressFlows: [Entry] = [
         centraExpress(name: "centra-express", description: "Centra + Adyen Apple Pay express checkout of the cart: widgets, shipping contact, shipping method, token, payment, order", item: nil),
@@ -95,7 +95,7 @@ public enum BuiltinFlows {
         return Entry(name: name, description: description, source: source)
     }
 
-    /// Cash App Pay through Afterpay, one step per SDK call (docs/protocols/cashapp-afterpay.md, "Two flows"). The variants
+    /// Cash App Pay through Afterpay, one step per SDK call (docs/protocols/cashapp-afterpay.md, "The provider and the flows"). The variants
     /// differ in how the payment ends: captured at once, authorised (captured later with `cashapp capture`), a virtual
     /// card from the Afterpay Button, or the customer's decline (the emulator's 13.13) as the expected outcome.
     static let cashAppFlows: [Entry] = [

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 
-/// Every choice the Bahn emulator makes where Bahn's public documents are silent (docs/protocols/bahn.md, "DECISIONS").
+/// Every choice the Bahn emulator makes where Bahn's public documents are silent (docs/protocols/bahn.md, "Decisions").
 /// They live here, and only here, so that each can change in one place once Bahn's reference says otherwise.
 public enum BahnRules {
     // MARK: Identifiers
