@@ -30,9 +30,18 @@ import Testing
         #expect(r.stdout.contains("apple pay         mock"))
         let ledger = try Self.ledger(server)
         #expect(ledger.map { $0["kind"] as? String } == ["capture"] && ledger.first?["amount"] as? Int == 1000, "\(ledger)")
-        // The same token again: Apple Pay tokens are single-use.
+        // The same token again: Apple Pay tokens are single-use, so it is refused before the tokenization is sent.
+        let tokenizations = {
+            let log = try JSONSerialization.jsonObject(with: Data(try curl(["-s", server.url + "/_sandbox/requests"]).utf8)) as? [String: Any]
+            return ((log?["requests"] as? [[String: Any]]) ?? []).filter { ($0["target"] as? String)?.hasSuffix("/payment_methods/apple_payment_tokens") == true }.count
+        }
+        let before = try tokenizations()
+        #expect(before == 1, "the first run tokenized once")
         let again = try await BinaryRunner.run(["braintree", "apple-pay", "--token-file", s.path + "/token.json", "--amount", "10.00"], home: s.path)
         #expect(again.status == 1, "\(again.all)")
+        #expect(again.stderr.contains("refused before sending: this Apple Pay token was already used by Braintree's tokenization"), "\(again.stderr)")
+        #expect(again.stderr.contains("checkout-driver applepay token"), "the hint makes a fresh one: \(again.stderr)")
+        #expect(try tokenizations() == before, "nothing was sent")
         #expect(try Self.ledger(server).count == 1)
     }
 

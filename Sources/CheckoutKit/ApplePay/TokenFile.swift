@@ -10,6 +10,8 @@ import Foundation
 public struct PaymentTokenFile: Sendable {
     public let path: String
     public let bytes: Data
+    /// How to make another token when one is spent (a token pays once).
+    public static let freshTokenHint = "make a fresh one: `checkout-driver applepay token --amount <minor units> --currency <code> --out token.json`"
     public let transactionId: String
     public let version: String
 

@@ -50,6 +50,8 @@ public enum BraintreeOperations {
         let client = BraintreeClient(context)
         // Read and check the token before anything is sent: a bad file must cost nothing.
         let token = try PaymentTokenFile.read(path: args["tokenFile"]?.interpolationText ?? "", redactor: context.redactor)
+        // A token pays once, whichever provider it went to: refused here, before anything is sent.
+        try context.refuseIfSpent(token.transactionId, kind: "Apple Pay token", fix: PaymentTokenFile.freshTokenHint)
         let auth = try client.authorization(clientToken: args["clientToken"]?.interpolationText)
         var clientAPIURL = args["clientApiUrl"]?.interpolationText
         if clientAPIURL == nil {
@@ -61,6 +63,7 @@ public enum BraintreeOperations {
         let card = try await client.tokenize(token, clientAPIURL: clientAPIURL, auth: auth,
                                              instrumentName: args["paymentInstrumentName"]?.interpolationText ?? "Apple Pay",
                                              network: args["paymentNetwork"]?.interpolationText ?? "Visa")
+        try context.markSpent(token.transactionId, kind: "Apple Pay token", by: "Braintree's tokenization")
         return StepOutput(document: ["card": card, "nonce": card["nonce"] ?? .null,
                                      "summary": ["cardType": card["details"]?["cardType"] ?? .null]], status: 201)
     }
