@@ -114,6 +114,16 @@ import Testing
         #expect(steps.first { $0["name"] as? String == "second" }?["requests"] as? Int == 0, "nothing was sent: \(json.stdout)")
     }
 
+    /// Wrong server API keys: Braintree answers HTTP 200 with an AUTHENTICATION error, which is exit 78 naming the keys.
+    @Test func wrongAPIKeysAreExit78() async throws {
+        let s = try Scratch()
+        let r = try await BinaryRunner.run(["braintree", "ping", "--set", "BRAINTREE_PRIVATE_KEY=not-the-private-key"], home: s.path)
+        #expect(r.status == 78, "\(r.all)")
+        #expect(r.stderr.contains("Braintree refused the credentials: Authentication failed"), "\(r.stderr)")
+        #expect(r.stderr.contains("check BRAINTREE_PUBLIC_KEY and BRAINTREE_PRIVATE_KEY"))
+        #expect(!r.all.contains("not-the-private-key"), "the wrong key is still a secret")
+    }
+
     @Test func aWrongTokenizationKeyIsExit78() async throws {
         let s = try Scratch()
         let r = try await BinaryRunner.run(["braintree", "config", "--set", "BRAINTREE_TOKENIZATION_KEY=sandbox_wrongkey1_emulatormerchant01"], home: s.path)

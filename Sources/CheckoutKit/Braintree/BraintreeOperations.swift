@@ -134,12 +134,20 @@ public enum BraintreeOperations {
         }
     }
 
-    /// A transaction in an answer: accepted, or exit 1 naming its status.
-    static func outcome(_ transaction: JSON, action: String, orderID: String?) throws(Diagnostic) -> StepOutput {
+    /// A transaction in an answer: accepted when its status shows the action went through (`accepted`), else exit 1
+    /// naming its status — a refusal, or a status that neither holds nor took the money (`AUTHORIZATION_EXPIRED`, a
+    /// capture answered still `AUTHORIZED`). The answer is clear either way: there is nothing to read back.
+    static func outcome(_ transaction: JSON, action: String, orderID: String?,
+                        accepted: Set<String> = BraintreeProtocol.acceptedStatuses) throws(Diagnostic) -> StepOutput {
         let status = transaction["status"]?.stringValue ?? "?"
+        let id = transaction["id"]?.stringValue ?? "?"
         if BraintreeProtocol.refusedStatuses.contains(status) {
-            throw .failure("Braintree refused the \(action): transaction \(transaction["id"]?.stringValue ?? "?") is \(status)\(processorSays(transaction))",
+            throw .failure("Braintree refused the \(action): transaction \(id) is \(status)\(processorSays(transaction))",
                            hint: "nothing was charged; try another card")
+        }
+        guard accepted.contains(status) else {
+            throw .failure("Braintree answered the \(action) with transaction \(id) in status \(status), which does not show that it went through",
+                           hint: "read it with `checkout-driver braintree transaction \(id)`")
         }
         return StepOutput(document: ["transaction": transaction, "summary": summary(transaction)], status: 200)
     }
@@ -188,7 +196,7 @@ public enum BraintreeOperations {
                     context.note("\(id) was already settled, so Braintree refunded it (refund \(transaction["id"]?.stringValue ?? "?")) instead of voiding it")
                     return StepOutput(document: ["refund": transaction, "summary": BraintreeOperations.summary(transaction)], status: 200)
                 }
-                return try outcome(transaction, action: action, orderID: nil)
+                return try outcome(transaction, action: action, orderID: nil, accepted: done)
             }
         }
     }

@@ -6,8 +6,8 @@ import LoopbackHTTP
 /// Braintree's Apple Pay path as docs/protocols/braintree.md describes it: the client API (configuration, tokenization into
 /// single-use nonces) and the GraphQL API a merchant server calls (Basic auth, `Braintree-Version`), served by the
 /// GraphQL engine from Braintree's published schema: every document is parsed, validated against the real SDL and
-/// answered with exactly the selected fields, always HTTP 200 with failures in `errors[]` (bad API keys are the one
-/// 401). Choices the documents leave open are in `BraintreeRules`.
+/// answered with exactly the selected fields, always HTTP 200 with failures in `errors[]` (bad API keys included).
+/// Choices the documents leave open are in `BraintreeRules`.
 public final class BraintreeEmulator: Sendable {
     let store = BraintreeStore()
     private let ledger: Ledger
@@ -46,9 +46,10 @@ public final class BraintreeEmulator: Sendable {
     // MARK: GraphQL
 
     func handleGraphQL(_ request: EmulatorRequest, baseURL: String) -> HTTPReply {
-        // DECISION (the contract's): wrong API keys are the one answer that is not HTTP 200.
+        // Wrong or missing API keys too are HTTP 200, the failure in `errors[]` (errorClass AUTHENTICATION), as every
+        // answer of Braintree's GraphQL API is (docs/protocols/braintree.md, "Errors").
         guard Self.authenticated(request.headers["Authorization"]) else {
-            return EmulatorResponse.json(401, ["error": ["message": "Authentication failed"]])
+            return Self.reply(GraphQLService.errorResponse([BraintreeFailure("Authentication failed", errorClass: "AUTHENTICATION").graphQLError]))
         }
         guard let version = request.headers["Braintree-Version"] else {
             return Self.reply(GraphQLService.errorResponse([GraphQLError("Braintree-Version header required")]))

@@ -48,4 +48,21 @@ import Testing
         let void = BraintreeReadBack.finding(Self.transaction("t-1", status), id: "t-1", action: "void", done: BraintreeProtocol.voidedStatuses)
         #expect(void.described.hasPrefix(status == "VOIDED" ? "took:" : "not seen:"))
     }
+
+    /// An answer whose transaction is in a status that does not show the action went through fails, naming it.
+    @Test func anAnswerInAStatusThatShowsNothingDoneFails() throws {
+        #expect(throws: Diagnostic.self) { try BraintreeOperations.outcome(Self.transaction("t-1", "AUTHORIZATION_EXPIRED"), action: "charge", orderID: "o-1") }
+        #expect(throws: Diagnostic.self) {
+            try BraintreeOperations.outcome(Self.transaction("t-1", "AUTHORIZED"), action: "capture", orderID: nil, accepted: BraintreeProtocol.capturedStatuses)
+        }
+        let voided = try BraintreeOperations.outcome(Self.transaction("t-1", "VOIDED"), action: "void", orderID: nil, accepted: BraintreeProtocol.voidedStatuses)
+        #expect(voided.document["transaction"]?["status"] == "VOIDED")
+        do {
+            _ = try BraintreeOperations.outcome(Self.transaction("t-9", "VOIDED"), action: "charge", orderID: "o-1")
+            Issue.record("a VOIDED charge passed")
+        } catch {
+            #expect(error.message == "Braintree answered the charge with transaction t-9 in status VOIDED, which does not show that it went through")
+            #expect(error.code == .failure)
+        }
+    }
 }

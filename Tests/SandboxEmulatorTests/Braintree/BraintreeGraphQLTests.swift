@@ -10,13 +10,16 @@ import Testing
 @Suite struct BraintreeGraphQLTests {
     typealias Client = BraintreeTestClient
 
-    @Test func wrongOrMissingAPIKeysAre401() throws {
+    /// Wrong or missing API keys are HTTP 200 like every GraphQL answer, with an AUTHENTICATION error and no data.
+    @Test func wrongOrMissingAPIKeysAreAnAuthenticationError() throws {
         try withBraintree { bt in
             let wrong = "Basic " + Data("\(TestCredentials.braintreePublicKey):not-the-private-key".utf8).base64EncodedString()
             for headers in [[("Braintree-Version", "2019-01-01")], [("Authorization", wrong), ("Braintree-Version", "2019-01-01")]] {
                 let response = try bt.post("{ ping }", headers: headers)
-                #expect(response.status == 401)
-                #expect(response.braintreeMessage == "Authentication failed")
+                #expect(response.status == 200)
+                let error = Client.firstError(response.json)
+                #expect(error.message == "Authentication failed" && error.errorClass == "AUTHENTICATION", "\(response.json)")
+                #expect(response.json["data"] is NSNull)
             }
         }
     }
