@@ -39,44 +39,25 @@ enum BraintreeCommands {
         ]
     ) { invocation throws(Diagnostic) in
         if invocation.isGiven("token-file") && invocation.isGiven("nonce") { throw invocation.usage("give --token-file FILE or --nonce NONCE, not both") }
-        let amount = try DecimalAmount.parse(.string(invocation.string("amount") ?? ""), name: "--amount")
-        let name = invocation.flag("authorize-only") ? "braintree-apple-pay-auth-capture" : "braintree-apple-pay"
-        var flow = try BuiltinFlows.load(BuiltinFlows.named(name)!, registry: Operations.registry)
-        flow.name = "braintree-apple-pay"
-        flow.vars["amount"] = .string(DecimalAmount.text(amount))
-        flow.vars["amount_minor"] = .number(Double(amount))
-        if let currency = try invocation.identifier("currency") { flow.vars["currency"] = .string(currency.uppercased()) }
-        if let network = try invocation.identifier("network") { flow.vars["network"] = .string(network) }
+        var options = CommandFlows.BraintreeApplePay(amount: try DecimalAmount.parse(.string(invocation.string("amount") ?? ""), name: "--amount"))
+        options.authorizeOnly = invocation.flag("authorize-only")
+        options.currency = try invocation.identifier("currency")
+        options.network = try invocation.identifier("network")
+        options.tokenFile = invocation.string("token-file")
+        options.nonce = try invocation.identifier("nonce")
+        options.clientToken = invocation.string("client-token")
+        options.orderID = try invocation.identifier("order-id")
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
-        var steps = flow.steps.filter { $0.name != "capture" }  // --authorize-only: the capture is a later command
-        let clientToken = invocation.string("client-token")
-        let orderID = try invocation.identifier("order-id")
-        if let nonce = try invocation.identifier("nonce") {
-            steps.removeAll { $0.name == "make-token" || $0.name == "tokenize" }
-            if environment.configuration.value("BRAINTREE_TOKENIZATION_KEY") == nil && clientToken == nil {
-                steps.removeAll { $0.name == "config" }
+        if options.nonce != nil {
+            if environment.configuration.value("BRAINTREE_TOKENIZATION_KEY") == nil && options.clientToken == nil {
+                options.skipConfiguration = true
                 environment.console.err("note: no BRAINTREE_TOKENIZATION_KEY or --client-token: the gateway's configuration (and the --currency and --network checks) is skipped")
             }
-            flow.vars["nonce"] = .string(nonce)
-        } else if let path = invocation.string("token-file") {
-            steps.removeAll { $0.name == "make-token" }
-            flow.vars["token_file"] = .string(path)
-        } else if environment.configuration.kind != .local {
+        } else if options.tokenFile == nil && environment.configuration.kind != .local {
             throw invocation.usage("give --token-file FILE (a token from the phone) or --nonce NONCE outside --env local (a made token only works with the emulator)")
         }
-        steps = steps.map { step in
-            guard case .operation(let op, .object(var arguments)) = step.action else { return step }
-            var s = step
-            if op == "braintree.config" || op == "braintree.tokenize", let clientToken { arguments["clientToken"] = .string(clientToken) }
-            if op == "braintree.charge" || op == "braintree.authorize" {
-                if invocation.isGiven("nonce") { arguments["nonce"] = "${vars.nonce}" }
-                if let orderID { arguments["orderId"] = .string(orderID) }
-            }
-            s.action = .operation(name: op, arguments: .object(arguments))
-            return s
-        }
-        flow.steps = steps
+        let flow = try CommandFlows.braintreeApplePay(options, registry: Operations.registry)
         return try await show(environment, flow: flow)
     }
 

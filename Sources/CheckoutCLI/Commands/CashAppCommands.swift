@@ -34,25 +34,21 @@ enum CashAppCommands {
         let button = invocation.string("flow") == "button"
         if button && invocation.flag("auth") { throw invocation.usage("--auth is for the server flow; the button flow ends with a virtual card") }
         if !button && invocation.isGiven("card-out") { throw invocation.usage("--card-out is for --flow button (the server flow has no card)") }
-        let name = button ? "cashapp-button" : invocation.flag("auth") ? "cashapp-server-auth" : "cashapp-server"
-        var flow = try BuiltinFlows.load(BuiltinFlows.named(name)!, registry: Operations.registry)
-        flow.vars["amount"] = .string(try amount(invocation, "amount")!)
-        if let email = try invocation.identifier("email") { flow.vars["email"] = .string(email) }
-        flow.vars["scope"] = .string(invocation.string("scope") ?? "brand")
-        flow.vars["approval_timeout"] = .string(try seconds(invocation, "approval-timeout"))
-        flow.vars["poll_interval"] = .string(try seconds(invocation, "poll-interval"))
+        var options = CommandFlows.CashAppPay(amount: try amount(invocation, "amount")!)
+        options.button = button
+        options.authorize = invocation.flag("auth")
+        options.email = try invocation.identifier("email")
+        options.scope = invocation.string("scope") ?? "brand"
+        options.approvalTimeout = try seconds(invocation, "approval-timeout")
+        options.pollInterval = try seconds(invocation, "poll-interval")
         if let cardOut = invocation.string("card-out") {
             // Before anything is sent: a card must never be issued to a file that cannot take it.
             if FileManager.default.fileExists(atPath: cardOut) {
                 throw invocation.usage("--card-out \(cardOut) already exists; the card is only ever written to a new file")
             }
-            flow.steps = flow.steps.map { step in
-                guard step.name == "confirm", case .operation(let op, _) = step.action else { return step }
-                var s = step
-                s.action = .operation(name: op, arguments: ["cardOut": .string(cardOut)])
-                return s
-            }
+            options.cardOut = cardOut
         }
+        let flow = try CommandFlows.cashAppPay(options, registry: Operations.registry)
         return try await run(invocation, flow: flow)
     }
 

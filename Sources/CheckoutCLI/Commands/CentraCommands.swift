@@ -161,50 +161,25 @@ enum CentraCommands {
             OptionSpec("3ds-details", value: "FILE", help: "The native 3DS2 result (details) as JSON."),
         ]
     ) { invocation throws(Diagnostic) in
-        let item = try invocation.identifier("item")
-        let name = invocation.flag("ingrid") ? "centra-express-ingrid" : item == nil ? "centra-express" : "centra-express-pdp"
-        var flow = try BuiltinFlows.load(BuiltinFlows.named(name)!, registry: Operations.registry)
-        flow.name = "centra-express"
-        if let item { flow.vars["item"] = .string(item) }
-        if invocation.isGiven("contact") { flow.vars["contact"] = .object(try contact(invocation, "contact")!) }
-        if invocation.flag("open") { flow.vars["open"] = true }
+        var options = CommandFlows.CentraExpress()
+        options.item = try invocation.identifier("item")
+        options.contact = try contact(invocation, "contact")
+        options.billing = try contact(invocation, "billing")
+        options.shippingMethod = try invocation.int("method", range: 0...Int(Int32.max))
+        options.tokenFile = invocation.string("token-file")
+        options.threeDSDetails = invocation.string("3ds-details")
+        options.open = invocation.flag("open")
+        options.ingrid = invocation.flag("ingrid")
+        options.cancelAfter = invocation.string("cancel-after")
+        let flow = try CommandFlows.centraExpress(options, registry: Operations.registry)
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
-        if !invocation.isGiven("contact") && environment.configuration.kind != .local {
+        if options.contact == nil && environment.configuration.kind != .local {
             throw invocation.usage("--contact FILE is needed outside --env local (the test shopper is for the emulator)")
         }
-        var steps = flow.steps
-        if let method = try invocation.int("method", range: 0...Int(Int32.max)) {
-            steps = steps.map { step in
-                guard step.name == "shipping-method" else { return step }
-                var s = step
-                s.action = .operation(name: "centra.setShippingMethod", arguments: ["id": .number(Double(method))])
-                return s
-            }
-        }
-        if let path = invocation.string("token-file") {
-            steps.removeAll { $0.name == "make-token" }
-            flow.vars["token_file"] = .string(path)
-        } else if environment.configuration.kind != .local {
+        if options.tokenFile == nil && environment.configuration.kind != .local {
             throw invocation.usage("--token-file FILE is needed outside --env local (a made token only works with the emulator)")
         }
-        let billing = try contact(invocation, "billing")
-        let details = invocation.string("3ds-details")
-        steps = steps.map { step in
-            guard step.name == "payment", case .operation(let op, .object(var arguments)) = step.action else { return step }
-            var s = step
-            if let billing { arguments["billingAddress"] = .object(billing) }
-            if let details { arguments["threeDSDetails"] = .string(details) }
-            s.action = .operation(name: op, arguments: .object(arguments))
-            return s
-        }
-        if let stop = invocation.string("cancel-after") {
-            guard let index = steps.firstIndex(where: { $0.name == stop }) else {
-                throw invocation.usage("--cancel-after \(stop): this checkout has no step \(stop) (its steps: \(steps.map(\.name).joined(separator: ", ")))")
-            }
-            steps = Array(steps[...index])
-        }
-        flow.steps = steps
         return try await show(environment, flow: flow, cancelledAfter: invocation.string("cancel-after"))
     }
 

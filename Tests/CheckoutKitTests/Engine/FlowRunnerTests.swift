@@ -289,6 +289,25 @@ import Testing
         #expect(server.requests.isEmpty)
     }
 
+    /// A flow built in code (a command's steps) gets the argument check a flow file gets when it is read: an argument
+    /// the operation does not declare, or a missing or wrongly typed one, stops the run before its first request.
+    @Test(arguments: [
+        (#"{"url": "URL", "cuont": 1}"#, "test.fetch has no argument 'cuont'; did you mean 'count'? (at $.cuont)"),
+        (#"{"count": 1}"#, "test.fetch needs argument 'url'"),
+        (#"{"url": "URL", "count": "many"}"#, "expected integer, found a string (at $.count)"),
+    ])
+    func preflightChecksTheArgumentsOfAFlowBuiltInCode(arguments: String, message: String) async throws {
+        let server = try TestServer { _, _ in .json(200, [:]) }
+        var h = Harness()
+        h.registry.register(fetchOperation)
+        let with = try JSON.parse(Data(arguments.replacingOccurrences(of: "URL", with: server.baseURL + "/a").utf8))
+        let flow = Flow(name: "built", steps: [Step(name: "fetch", action: .operation(name: "test.fetch", arguments: with))])
+        let result = await h.runner().run(flow)
+        #expect(result.exitCode == .dataError, "\(String(describing: result.failure))")
+        #expect(result.failure?.message == "step 'fetch': \(message)", "\(String(describing: result.failure))")
+        #expect(server.requests.isEmpty)
+    }
+
     @Test func preflightStopsOnAnUnknownVariable() async throws {
         let server = try TestServer { _, _ in .json(200, [:]) }
         var h = Harness()
