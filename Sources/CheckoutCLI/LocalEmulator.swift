@@ -3,33 +3,9 @@ import Foundation
 import SandboxEmulator
 
 /// What `--env local` means: every base URL points at the embedded emulator and every credential is the
-/// emulator's test credential, so that nothing needs configuring.
+/// emulator's test credential, so that nothing needs configuring (each emulated provider declares its own).
 enum LocalEnvironment {
-    static func values(baseURL: String) -> [String: String] {
-        [
-            "EMULATOR_URL": baseURL,
-            "BAHN_API_URL": baseURL,
-            "CENTRA_API_URL": baseURL + "/centra/graphql",
-            "AFTERPAY_API_URL": baseURL + "/afterpay",
-            "AFTERPAY_PLUS_URL": baseURL + "/afterpay-plus",
-            "CASHAPP_API_URL": baseURL + "/cashapp",
-            "BRAINTREE_CLIENT_API_URL": baseURL + "/braintree",
-            "BRAINTREE_GRAPHQL_URL": baseURL + "/braintree/graphql",
-            "BAHN_API_KEY": TestCredentials.bahnAPIKey,
-            "BAHN_SIGNING_KEY": TestCredentials.bahnClientPrivateKeyPEM,
-            "BAHN_KEY_ID": TestCredentials.bahnKeyID,
-            "BAHN_WEBHOOK_SECRET": TestCredentials.bahnWebhookSecret,
-            "CENTRA_TOKEN": CentraRules.pluginToken,
-            "CENTRA_SHARED_SECRET": CentraRules.sharedSecret,
-            "AFTERPAY_MERCHANT_ID": TestCredentials.afterpayMerchantID,
-            "AFTERPAY_SECRET_KEY": TestCredentials.afterpaySecretKey,
-            "AFTERPAY_SHOP_MERCHANT_ID": TestCredentials.afterpayShopMerchantID,
-            "CASHAPP_CLIENT_ID": TestCredentials.cashAppClientID,
-            "BRAINTREE_TOKENIZATION_KEY": TestCredentials.braintreeTokenizationKey,
-            "BRAINTREE_PUBLIC_KEY": TestCredentials.braintreePublicKey,
-            "BRAINTREE_PRIVATE_KEY": TestCredentials.braintreePrivateKey,
-        ]
-    }
+    static func values(baseURL: String) -> [String: String] { Emulator.localConfiguration(baseURL: baseURL) }
 }
 
 /// Where a running `sandbox serve` announces itself, so that `--env local` runs use it instead of an

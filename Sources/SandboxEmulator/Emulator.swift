@@ -51,6 +51,14 @@ public final class Emulator: Sendable {
     }
     public func waitUntilShutdown() { server.waitUntilShutdown() }
 
+    /// What `--env local` sets to point the driver at an emulator at `baseURL`: every provider's base URL and test
+    /// credentials (each declared in its folder), and the emulator's own URL for raw flows.
+    public static func localConfiguration(baseURL: String) -> [String: String] {
+        let providers = [BahnEmulator.localConfiguration, CentraEmulator.localConfiguration, CashAppEmulator.localConfiguration,
+                         BraintreeEmulator.localConfiguration]
+        return providers.reduce(into: ["EMULATOR_URL": baseURL]) { all, provider in all.merge(provider(baseURL)) { $1 } }
+    }
+
     /// Every request the emulator received, in order (method, target, headers, body); the last 10,000.
     public func receivedRequests() -> [HTTPRequest] { recorder.all() }
 }

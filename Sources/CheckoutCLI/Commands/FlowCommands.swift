@@ -123,10 +123,10 @@ enum FlowCommands {
     }
 }
 
-/// The provider operations flows can `use`. Provider folders add theirs here.
+/// The provider operations flows can `use`: every provider's (`Providers.all`), and the test-token maker.
 enum Operations {
     static let registry: OperationRegistry = {
-        var registry = OperationRegistry(BahnOperations.all + CentraOperations.all + CashAppOperations.all + BraintreeOperations.all)
+        var registry = OperationRegistry(Providers.all.flatMap(\.operations))
         if let tokens = try? ApplePayTestTokens.makeTokenOperation() { registry.register(tokens) }
         return registry
     }()

@@ -17,33 +17,11 @@ public struct Configuration: Sendable {
         public var isSecret: Bool
     }
 
+    /// The driver's own variables, then each provider's (declared in its folder, `Provider.variables`).
     public static let variables: [Variable] = [
         .init(name: "CHECKOUT_DRIVER_ENV", meaning: "environment or profile when --env is absent", defaultValue: "local", isSecret: false),
         .init(name: "EMULATOR_URL", meaning: "a standalone `sandbox serve` (raw emulator flows)", defaultValue: nil, isSecret: false),
-        .init(name: "CENTRA_API_URL", meaning: "the store's Storefront API endpoint", defaultValue: nil, isSecret: false),
-        .init(name: "CENTRA_TOKEN", meaning: "the plugin's Session-mode token", defaultValue: nil, isSecret: true),
-        .init(name: "CENTRA_SHARED_SECRET", meaning: "shared secret for expressCheckoutWidgets", defaultValue: nil, isSecret: true),
-        .init(name: "BAHN_API_URL", meaning: "Bahn base URL", defaultValue: "https://bn.cakedigibank.tech", isSecret: false),
-        .init(name: "BAHN_API_KEY", meaning: "Bn-Api-Key", defaultValue: nil, isSecret: true),
-        .init(name: "BAHN_SIGNING_KEY", meaning: "path to the PEM private key that signs JWS bodies (or the PEM itself)", defaultValue: nil, isSecret: true),
-        .init(name: "BAHN_KEY_ID", meaning: "JWS kid, when Bahn assigned one", defaultValue: nil, isSecret: true),
-        .init(name: "BAHN_WEBHOOK_SECRET", meaning: "verifies webhook signatures (bahn listen)", defaultValue: nil, isSecret: true),
-        .init(name: "BAHN_WEBHOOK_PORT", meaning: "port of a run's own webhook listener", defaultValue: nil, isSecret: false),
-        .init(name: "AFTERPAY_API_URL", meaning: "Afterpay Online API v2", defaultValue: "https://global-api-sandbox.afterpay.com", isSecret: false),
-        .init(name: "AFTERPAY_PLUS_URL", meaning: "sign / validate / v3 button host", defaultValue: "https://api-plus.us-sandbox.afterpay.com", isSecret: false),
-        .init(name: "AFTERPAY_MERCHANT_ID", meaning: "v2 Basic auth user", defaultValue: nil, isSecret: true),
-        .init(name: "AFTERPAY_SECRET_KEY", meaning: "v2 Basic auth password", defaultValue: nil, isSecret: true),
-        .init(name: "AFTERPAY_SHOP_MERCHANT_ID", meaning: "v3 button shopDirectoryMerchantId", defaultValue: nil, isSecret: true),
-        .init(name: "CASHAPP_API_URL", meaning: "Cash App Customer Request API", defaultValue: "https://sandbox.api.cash.app", isSecret: false),
-        .init(name: "CASHAPP_CLIENT_ID", meaning: "Pay Kit client id (fixed and public per environment)", defaultValue: "CAS-CI_AFTERPAY", isSecret: false),
-        .init(name: "BRAINTREE_CLIENT_API_URL", meaning: "client API host", defaultValue: "https://api.sandbox.braintreegateway.com", isSecret: false),
-        .init(name: "BRAINTREE_GRAPHQL_URL", meaning: "GraphQL API", defaultValue: "https://payments.sandbox.braintree-api.com/graphql", isSecret: false),
-        .init(name: "BRAINTREE_TOKENIZATION_KEY", meaning: "client-side authorization", defaultValue: nil, isSecret: true),
-        // Braintree calls it public: an identifier (client tokens carry it in their fingerprint), not a secret. Masking it would
-        // corrupt every client token printed.
-        .init(name: "BRAINTREE_PUBLIC_KEY", meaning: "server-side Basic auth user (a public identifier)", defaultValue: nil, isSecret: false),
-        .init(name: "BRAINTREE_PRIVATE_KEY", meaning: "server-side Basic auth password", defaultValue: nil, isSecret: true),
-    ]
+    ] + Providers.all.flatMap(\.variables)
 
     /// The environment or profile name the user chose.
     public var environment: String

@@ -193,17 +193,11 @@ public struct StateStore: Sendable {
         return scopes.flatMap { scope in Self.sessionCredentialPaths.map { JSONPath(components: scope.components + $0.components) } }
     }
 
-    /// Where the state file keeps a credential the next invocation must send: Centra's shopper session token (per
-    /// docs/protocols/centra.md), and the Afterpay checkout token and its signed JWT that Cash App's validate and confirm
-    /// take. The only things the redactor leaves as they are, since carrying them between invocations is what the
-    /// file (mode 0600) is for. They appear in no other output.
-    static let sessionCredentialPaths = [
-        JSONPath(components: [.key("centra"), .key("session")]),
-        CashAppState.root.appending("token"),
-        CashAppState.root.appending("jwt"),
-        // Sent as the customer request's redirect_url; Afterpay may build it with the checkout token in it.
-        CashAppState.root.appending("redirectUri"),
-    ]
+    /// Where the state file keeps a credential the next invocation must send (each provider's `keptCredentials`:
+    /// Centra's shopper session token, the Afterpay checkout token and its signed JWT). The only things the redactor
+    /// leaves as they are, since carrying them between invocations is what the file (mode 0600) is for. They appear
+    /// in no other output.
+    static let sessionCredentialPaths = Providers.all.flatMap(\.keptCredentials)
 
     private func write(_ document: JSON) throws(Diagnostic) {
         // The state file is an output like any other: the one redactor gets the last word, but for session credentials.

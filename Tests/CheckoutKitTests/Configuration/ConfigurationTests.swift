@@ -181,3 +181,26 @@ import Testing
         }
     }
 }
+
+/// The README's configuration table is the list the driver knows (`Configuration.variables`, each provider's declared
+/// in its folder): every variable is in the table with its default, and the table names no other.
+@Suite struct ConfigurationTableTests {
+    @Test func theReadmeTableListsEveryVariableWithItsDefault() throws {
+        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("README.md")
+        let text = try String(contentsOf: readme, encoding: .utf8)
+        let section = try #require(text.components(separatedBy: "\n## Configuration\n").dropFirst().first?.components(separatedBy: "\n#").first)
+        var table: [String: String] = [:]
+        for row in section.split(separator: "\n") where row.hasPrefix("| `") {
+            let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            for name in cells[0].split(separator: ",") { table[name.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "`", with: "")] = cells[2] }
+        }
+        #expect(table.count >= 20, "\(table.keys.sorted())")
+        for variable in Configuration.variables {
+            let row = table[variable.name]
+            #expect(row != nil, "\(variable.name) is missing from the README's configuration table")
+            if let value = variable.defaultValue { #expect(row?.contains("`\(value)`") == true, "\(variable.name): the README's default is \(row ?? "nothing")") }
+        }
+        for name in table.keys { #expect(Configuration.variables.contains { $0.name == name }, "the README lists \(name), which the driver does not know") }
+    }
+}
