@@ -2,8 +2,8 @@
 import PackageDescription
 
 // Dependency direction (see docs/architecture.md, "Targets and dependency direction"):
-//   checkout-driver → CheckoutCLI (→ CQRencode) → CheckoutKit → Crypto / CCurl / LoopbackHTTP
-//   SandboxEmulator → Crypto / LoopbackHTTP / GraphQL   (never CheckoutKit: it is the other side of the wire)
+//   checkout-driver → CheckoutCLI (→ CQRencode) → CheckoutKit → Crypto / CCurl / LoopbackHTTP / WireTypes
+//   SandboxEmulator → Crypto / LoopbackHTTP / GraphQL / WireTypes   (never CheckoutKit: it is the other side of the wire)
 let package = Package(
     name: "checkout-driver",
     platforms: [.macOS(.v14)],
@@ -13,13 +13,15 @@ let package = Package(
     targets: [
         .executableTarget(name: "checkout-driver", dependencies: ["CheckoutCLI"]),
         .target(name: "CheckoutCLI", dependencies: ["CheckoutKit", "SandboxEmulator", "CQRencode"]),
-        .target(name: "CheckoutKit", dependencies: ["CCurl", "Crypto", "LoopbackHTTP"]),
-        .target(name: "SandboxEmulator", dependencies: ["Crypto", "LoopbackHTTP", "GraphQL"],
+        .target(name: "CheckoutKit", dependencies: ["CCurl", "Crypto", "LoopbackHTTP", "WireTypes"]),
+        .target(name: "SandboxEmulator", dependencies: ["Crypto", "LoopbackHTTP", "GraphQL", "WireTypes"],
                 exclude: ["Centra/Schema/SOURCE.md", "Braintree/Schema/SOURCE.md"],
                 // Centra's published Storefront API schema and Braintree's GraphQL API schema, served through the
                 // GraphQL engine (each loaded lazily).
                 resources: [.copy("Centra/Schema/storefront_api_schema.graphql"), .copy("Braintree/Schema/schema.graphql")]),
-        .target(name: "LoopbackHTTP"),
+        .target(name: "LoopbackHTTP", dependencies: ["WireTypes"]),
+        // What both sides of the wire read and write: JSON values, exact decimal money, form and HTML encoding.
+        .target(name: "WireTypes"),
         // A GraphQL engine (lexer, parser, validation, execution, introspection): the emulator serves Centra's and
         // Braintree's published schemas through it.
         .target(name: "GraphQL"),
@@ -39,6 +41,7 @@ let package = Package(
         // Helpers shared by test targets (a raw socket client that shows exactly what a server wrote).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
+        .testTarget(name: "WireTypesTests", dependencies: ["WireTypes"]),
         // The differential corpus is read from its folder by the tests and by Scripts/graphql-differential.
         .testTarget(name: "GraphQLTests", dependencies: ["GraphQL"], exclude: ["Validation/Corpus"]),
     ],

@@ -1,4 +1,5 @@
 import Foundation
+import WireTypes
 
 /// Header fields in arrival order with case-insensitive lookup (RFC 9110 §5.1).
 public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
@@ -55,17 +56,10 @@ public struct HTTPRequest: Sendable {
     /// The path part of the target, without the query.
     public var path: String { String(target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]) }
 
-    /// Decoded query parameters (later duplicates win).
+    /// Decoded query parameters (later duplicates win), read as a form is (`FormEncoding`).
     public var query: [String: String] {
         guard let q = target.split(separator: "?", maxSplits: 1).dropFirst().first else { return [:] }
-        var result: [String: String] = [:]
-        for pair in q.split(separator: "&") {
-            let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let key = String(kv[0]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(kv[0])
-            let value = kv.count > 1 ? (String(kv[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(kv[1])) : ""
-            result[key] = value
-        }
-        return result
+        return Dictionary(FormEncoding.decode(Data(q.utf8)), uniquingKeysWith: { _, later in later })
     }
 }
 

@@ -50,29 +50,12 @@ public enum MinorUnits {
                 throw .usage("\(name) '\(text)' is a decimal, and how many decimals currency \(numeric) has is not known here",
                              hint: "give it in minor units (digits only)")
             }
-            if let minor = fromDecimal(text, digits: digits), range.contains(minor) { return minor }
+            if let minor = DecimalAmount.exactMinorUnits(text, decimals: digits, extraZeros: true), range.contains(minor) { return minor }
             throw .usage("\(name) '\(text)' does not fit currency \(CurrencyCode.alphabetic(forNumeric: numeric) ?? numeric), which has \(digits == 0 ? "no decimals" : "\(digits) decimals")",
                          hint: digits == 0 ? "give a whole number, e.g. 8000" : "give at most \(digits) decimals, e.g. 25.00 (or 2500 in minor units)")
         }
         throw .usage("\(name) must be a whole number of minor units from 1 to \(range.upperBound) (e.g. 8000), or a decimal such as 25.00, got \(value.map { "'\($0.interpolationText)'" } ?? "nothing")",
                      hint: "minor units: 1999 for 19.99 in a currency with cents, 8000 for 8,000 ₫")
-    }
-
-    /// `"25.5"` with 2 digits is 2550: exact, in integers; fraction digits past `digits` must be zeros. Nil for anything
-    /// but digits, one point and digits.
-    static func fromDecimal(_ text: String, digits: Int) -> Int? {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, parts[0].utf8.count <= 12,
-              (parts[0] + parts[1]).utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
-        var fraction = String(parts[1])
-        guard fraction.dropFirst(digits).allSatisfy({ $0 == "0" }) else { return nil }
-        fraction = String(fraction.prefix(digits))
-        fraction += String(repeating: "0", count: digits - fraction.count)
-        guard let whole = Int(parts[0]), let cents = Int(fraction.isEmpty ? "0" : fraction) else { return nil }
-        var scale = 1
-        for _ in 0..<digits { scale *= 10 }
-        let (product, overflow) = whole.multipliedReportingOverflow(by: scale)
-        return overflow ? nil : product + cents
     }
 
     /// The amount, or nil when `value` is not one.

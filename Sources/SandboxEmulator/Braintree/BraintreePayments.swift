@@ -1,4 +1,5 @@
 import Foundation
+import WireTypes
 import GraphQL
 
 /// The money-moving mutations: `chargePaymentMethod` and `authorizePaymentMethod` (a nonce → a transaction, the magic
@@ -105,7 +106,7 @@ enum BraintreePayments {
             }
             let amount = requested ?? t.amount
             guard amount <= t.amount else {
-                throw BraintreeFailure("Settlement amount is too large: \(DecimalMoney.format(amount)) is more than the \(DecimalMoney.format(t.amount)) authorized.",
+                throw BraintreeFailure("Settlement amount is too large: \(DecimalAmount.text(amount)) is more than the \(DecimalAmount.text(t.amount)) authorized.",
                                        legacyCode: Code.settlementAmountTooLarge, inputPath: given?.path ?? ["input", "transaction", "amount"])
             }
             t.status = "SUBMITTED_FOR_SETTLEMENT"

@@ -1,4 +1,5 @@
 import Foundation
+import WireTypes
 import GraphQL
 
 /// One GraphQL request as the resolvers see it.
@@ -154,7 +155,7 @@ enum BraintreeResolvers {
     }
 
     static func money(_ cents: Int) -> [String: Any] {
-        ["value": DecimalMoney.format(cents), "currencyCode": BraintreeRules.currency.alpha, "currencyIsoCode": BraintreeRules.currency.alpha]
+        ["value": DecimalAmount.text(cents), "currencyCode": BraintreeRules.currency.alpha, "currencyIsoCode": BraintreeRules.currency.alpha]
     }
 
     static func timestamp(_ date: Date) -> String { date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)) }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import WireTypes
 import GraphQL
 
 /// Every choice the Braintree emulator makes where `docs/protocols/braintree.md` and the shared contract leave it open:
@@ -160,9 +161,8 @@ public enum BraintreeRules {
         }
         let decimals = text.firstIndex(of: ".").map { text.distance(from: $0, to: text.endIndex) - 1 } ?? 0
         let cents: Int? = switch decimals {
-        case 0: DecimalMoney.cents(text, minDecimals: 0, maxDecimals: 0)
-        case 2: DecimalMoney.cents(text)
-        case 3 where text.hasSuffix("0"): DecimalMoney.cents(String(text.dropLast()))
+        case 0, 2: DecimalAmount.exactMinorUnits(text)
+        case 3: DecimalAmount.exactMinorUnits(text, extraZeros: true)
         default: nil
         }
         guard let cents, cents > 0 else { return nil }

@@ -1,4 +1,5 @@
 import Foundation
+import WireTypes
 import LoopbackHTTP
 
 /// Afterpay's Online API v2 as a merchant server calls it (under `/afterpay`): Cash App Pay checkouts, capture or
@@ -77,7 +78,7 @@ struct AfterpayEmulator: Sendable {
     /// An Afterpay Money object `{amount: "50.00", currency: "USD"}` in cents: more than zero, in USD, with exactly two
     /// decimals (`minDecimals` 0 lets the v3 button's "10" through).
     static func amount(_ money: [String: Any]?, field: String, minDecimals: Int = 2, allowZero: Bool = false) throws(AfterpayFailure) -> Int {
-        guard let text = money?.string("amount"), let cents = DecimalMoney.cents(text, minDecimals: minDecimals), cents > 0 || allowZero else {
+        guard let text = money?.string("amount"), let cents = DecimalAmount.exactMinorUnits(text, minimumDecimals: minDecimals), cents > 0 || allowZero else {
             throw AfterpayFailure.invalidObject("\(field).amount must be a decimal string like \"50.00\"\(allowZero ? "" : ", more than 0").")
         }
         guard money?.string("currency") == CashAppRules.currency else {
@@ -182,7 +183,7 @@ struct AfterpayEmulator: Sendable {
             let cents = try parsed.get()
             guard cents <= payment.openToCapture else {
                 throw AfterpayFailure(422, "invalid_amount",
-                                      "The capture of \(DecimalMoney.format(cents)) is more than the \(DecimalMoney.format(payment.openToCapture)) open to capture.")
+                                      "The capture of \(DecimalAmount.text(cents)) is more than the \(DecimalAmount.text(payment.openToCapture)) open to capture.")
             }
             payment.openToCapture -= cents
             payment.paymentState = payment.openToCapture == 0 ? "CAPTURED" : "PARTIALLY_CAPTURED"

@@ -1,4 +1,5 @@
 import Foundation
+import WireTypes
 import LoopbackHTTP
 
 /// Afterpay's api-plus host (under `/afterpay-plus`), which the SDK calls without credentials: sign a checkout for
@@ -33,7 +34,7 @@ struct AfterpayPlus: Sendable {
         let iat = Int(now.timeIntervalSince1970)
         let jwt = CashAppJWT.sign([
             "externalMerchantId": TestCredentials.afterpayExternalMerchantID, "token": token,
-            "amount": ["amount": DecimalMoney.format(checkout.amount), "currency": checkout.currency, "symbol": CashAppRules.currencySymbol],
+            "amount": ["amount": DecimalAmount.text(checkout.amount), "currency": checkout.currency, "symbol": CashAppRules.currencySymbol],
             "redirectUrl": checkout.redirectConfirmURL, "iat": iat, "exp": iat + CashAppRules.jwtTTL,
         ])
         return EmulatorResponse.json(200, ["jwtToken": jwt, "redirectUrl": checkout.redirectConfirmURL,
@@ -61,7 +62,7 @@ struct AfterpayPlus: Sendable {
     static func check(_ s: inout CashAppStore.State, payload: [String: Any], customerID: String, grantID: String,
                       now: Date) -> (passed: Bool, cashtag: String) {
         let token = payload.string("token") ?? ""
-        let cents = payload.object("amount")?.string("amount").flatMap { DecimalMoney.cents($0) }
+        let cents = payload.object("amount")?.string("amount").flatMap { DecimalAmount.exactMinorUnits($0, minimumDecimals: 2) }
         guard let requestID = s.requestByGrant[grantID], let request = s.requests[requestID] else { return (false, "") }
         let cashtag = request.customerID == nil ? "" : CashAppRules.cashtag
         guard var checkout = s.checkouts[token], cents == checkout.amount, checkout.amount != CashAppRules.validationFailsAmount,

@@ -1,4 +1,5 @@
 import Foundation
+import WireTypes
 import LoopbackHTTP
 
 /// The sandbox customer's side of Cash App, and the emulator's controls (not Cash App's API, so no Client auth):
@@ -99,7 +100,7 @@ struct CashAppSandbox: Sendable {
         guard let request = store.withLock({ $0.requests[id] }) else {
             return Self.html(404, "<p>No customer request \(id.htmlEscaped).</p>")
         }
-        let amount = request.actions.map { "$" + DecimalMoney.format($0.amount) + " " + $0.currency }.joined(separator: ", ")
+        let amount = request.actions.map { "$" + DecimalAmount.text($0.amount) + " " + $0.currency }.joined(separator: ", ")
         var body = "<h1>Cash App Pay (sandbox)</h1>\n<p>Request <code>\(id.htmlEscaped)</code> for \(amount.htmlEscaped): <strong>\(request.status.rawValue)</strong></p>\n"
         if request.status == .pending {
             body += """

@@ -1,10 +1,11 @@
 import Foundation
+import WireTypes
 import LoopbackHTTP
 
-/// Afterpay's Money object; the decimal text itself is `DecimalMoney`'s (shared with Braintree).
+/// Afterpay's Money object; the decimal text itself is `DecimalAmount`'s (the wire types, shared with the driver).
 enum AfterpayMoney {
     static func json(_ cents: Int, _ currency: String) -> [String: Any] {
-        ["amount": DecimalMoney.format(cents), "currency": currency]
+        ["amount": DecimalAmount.text(cents), "currency": currency]
     }
 }
 
@@ -80,22 +81,6 @@ extension Dictionary where Key == String, Value == Any {
 }
 
 extension String {
-    /// Text safe inside HTML element content and attribute values.
-    var htmlEscaped: String {
-        var out = ""
-        for c in self {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(c)
-            }
-        }
-        return out
-    }
-
     /// An absolute URL of any scheme: redirect targets may be an app's deep link ("shop://afterpay/confirm") as well
     /// as a web page.
     var isAbsoluteURL: Bool {

@@ -91,7 +91,7 @@ public enum JSON: Sendable, Equatable, Hashable {
         }
     }
 
-    static func format(_ n: Double) -> String {
+    public static func format(_ n: Double) -> String {
         if n.rounded() == n, abs(n) < 1e15 { return String(Int64(n)) }
         if !n.isFinite { return "null" }
         return "\(n)"

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import CheckoutKit
+@testable import WireTypes
 
 @Suite struct JSONTests {
     @Test func roundTripIsStableWithSortedKeys() throws {

@@ -2,18 +2,18 @@ import Foundation
 
 /// `application/x-www-form-urlencoded`, as browsers write it (WHATWG URL, "application/x-www-form-urlencoded"):
 /// the pairs a 3DS return page receives, and the ones the driver posts when it plays the shopper's browser.
-enum FormEncoding {
+public enum FormEncoding {
     /// Bytes that stay as they are; every other byte is percent-encoded, and a space becomes `+`.
     private static let unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789*-._ ")
 
-    static func pair(_ name: String, _ value: String) -> String { encode(name) + "=" + encode(value) }
+    public static func pair(_ name: String, _ value: String) -> String { encode(name) + "=" + encode(value) }
 
-    static func encode(_ text: String) -> String {
+    public static func encode(_ text: String) -> String {
         (text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text).replacingOccurrences(of: " ", with: "+")
     }
 
     /// The pairs of a body, decoded, in order; a pair without a name is skipped.
-    static func decode(_ body: Data) -> [(String, String)] {
+    public static func decode(_ body: Data) -> [(String, String)] {
         String(decoding: body, as: UTF8.self).split(separator: "&").compactMap { pair in
             let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             func decode(_ s: Substring) -> String { (String(s).replacingOccurrences(of: "+", with: " ")).removingPercentEncoding ?? String(s) }
