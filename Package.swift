@@ -34,11 +34,12 @@ let package = Package(
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode",
                        providers: [.apt(["libqrencode-dev"])]),
 
-        .testTarget(name: "CheckoutCLITests", dependencies: ["CheckoutCLI", "SandboxEmulator", "LoopbackHTTP", "Crypto"]),
-        .testTarget(name: "CheckoutKitTests", dependencies: ["CheckoutKit", "SandboxEmulator", "LoopbackHTTP", "Crypto", "GraphQL"]),
+        .testTarget(name: "CheckoutCLITests", dependencies: ["CheckoutCLI", "SandboxEmulator", "LoopbackHTTP", "Crypto", "TestSupport"]),
+        .testTarget(name: "CheckoutKitTests", dependencies: ["CheckoutKit", "SandboxEmulator", "LoopbackHTTP", "Crypto", "GraphQL", "TestSupport"]),
         .testTarget(name: "SandboxEmulatorTests", dependencies: ["SandboxEmulator", "LoopbackHTTP", "Crypto", "TestSupport"]),
         .testTarget(name: "LoopbackHTTPTests", dependencies: ["LoopbackHTTP", "TestSupport"]),
-        // Helpers shared by test targets (a raw socket client that shows exactly what a server wrote).
+        // Helpers shared by test targets: a raw socket client that shows exactly what a server wrote, `eventually`,
+        // temporary directories.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
         .testTarget(name: "WireTypesTests", dependencies: ["WireTypes"]),

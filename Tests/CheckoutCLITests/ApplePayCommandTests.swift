@@ -1,13 +1,8 @@
 import Foundation
 import Testing
+import TestSupport
 
 @Suite struct ApplePayCommandTests {
-    func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("applepay-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
-
     /// The secret parts of a token: none of them may be echoed anywhere but the token's own destination.
     func secrets(of token: Data) async throws -> [String] {
         let object = try #require(try JSONSerialization.jsonObject(with: token) as? [String: Any])
@@ -16,8 +11,8 @@ import Testing
     }
 
     @Test func writesTheTokenToAFile() async throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let scratch = try Scratch()
+        let directory = scratch.url
         let out = directory.appendingPathComponent("token.json").path
         let result = try await BinaryRunner.run(["applepay", "token", "--amount", "8000", "--currency", "VND", "--out", out])
         #expect(result.status == 0, "\(result.stderr)")

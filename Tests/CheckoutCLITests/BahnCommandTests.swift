@@ -3,6 +3,7 @@ import SandboxEmulator
 import Testing
 #if canImport(FoundationXML)
 import FoundationXML
+import TestSupport
 #endif
 
 /// The Bahn commands through the built binary: the main job, bad token files, secrets on every output,
@@ -437,8 +438,8 @@ import FoundationXML
         #expect(json.status == 64 && json.stderr.contains("use --format jsonl"), "\(json.all)")
         let s = try Scratch()
         let listener = try LiveProcess(["bahn", "listen"], home: s.path)
-        #expect(waitUntil(timeout: 10) { listener.stderr.contains("listening for Bahn webhooks at") }, "\(listener.stderr)")
-        #expect(waitUntil(timeout: 5) { listener.stderr.contains("warning: no `checkout-driver sandbox serve` is running") }, "\(listener.stderr)")
+        #expect(await eventually(timeout: 10) { listener.stderr.contains("listening for Bahn webhooks at") }, "\(listener.stderr)")
+        #expect(await eventually(timeout: 5) { listener.stderr.contains("warning: no `checkout-driver sandbox serve` is running") }, "\(listener.stderr)")
         listener.send(SIGINT)
         #expect(listener.exitStatus(within: 5) == 0)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import SandboxEmulator
 import Testing
+import TestSupport
 
 /// The Braintree commands through the built binary against the emulator: charge and authorize + capture end to end
 /// with no configuration, void, the fake nonces, the decline / failure / rejection ranges, a nonce used twice, a wrong

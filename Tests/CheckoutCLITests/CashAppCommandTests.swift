@@ -1,6 +1,7 @@
 import Foundation
 import SandboxEmulator
 import Testing
+import TestSupport
 
 /// The Cash App commands through the built binary against the emulator: both flows end to end with no configuration,
 /// every single step chained through the state file, the customer played from another invocation, the documented

@@ -1,6 +1,7 @@
 import Foundation
 import SandboxEmulator
 import Testing
+import TestSupport
 
 /// The Centra commands through the built binary: the whole express checkout (cart, PDP with rollback, 3DS by
 /// redirect through the loopback listener and a $BROWSER that follows it, native 3DS, Ingrid), every callback alone

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The command line as a user meets it: help, version, parsing errors and exit codes, through the built binary.
 @Suite struct CommandLineTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// What the tool says under answers that are neither success nor a clear refusal, through the built binary against
 /// `sandbox serve --faults`: a rate limit on every attempt, a garbled answer to a poll, a lost Button confirm, a

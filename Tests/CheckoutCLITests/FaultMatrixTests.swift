@@ -2,6 +2,7 @@ import Foundation
 import SandboxEmulator
 import Synchronization
 import Testing
+import TestSupport
 
 /// Every money call of every provider under every fault `sandbox serve --faults` injects, on its first attempt, on
 /// every attempt, and on every attempt with the read-back down: what the command reports must agree with the

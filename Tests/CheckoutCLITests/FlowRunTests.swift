@@ -4,6 +4,7 @@ import FoundationXML
 #endif
 import SandboxEmulator
 import Testing
+import TestSupport
 
 /// `flow run` end to end: the built binary against a real emulator.
 @Suite struct FlowRunTests {

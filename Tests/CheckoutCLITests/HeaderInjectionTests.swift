@@ -1,6 +1,7 @@
 import Foundation
 import SandboxEmulator
 import Testing
+import TestSupport
 
 /// CR, LF or NUL in a header, from any source, is refused before anything is sent, and blamed on its source:
 /// a flow file 65 with its JSON path, an option 64, configuration 78 naming the variable, a response a step failure.

@@ -4,6 +4,7 @@ import FoundationXML
 #endif
 import SandboxEmulator
 import Testing
+import TestSupport
 
 /// Ctrl-C and SIGTERM during a flow: the step stops, `finally` runs, the reports are written, 130 / 143.
 @Suite struct InterruptTests {
@@ -76,7 +77,7 @@ import Testing
         defer { emulator.shutdown() }
         let run = try start(Self.pollingFlow, [], emulator: emulator, scratch: s)
         #expect(run.waitFor(#""step":"wait""#), "\(run.stdout)")
-        #expect(waitUntil { emulator.receivedRequests().contains { $0.path.hasPrefix("/_sandbox/orders/ord_") } })
+        #expect(await eventually { emulator.receivedRequests().contains { $0.path.hasPrefix("/_sandbox/orders/ord_") } })
         let terminated = ContinuousClock.now
         run.send(SIGTERM)
         #expect(run.exitStatus(within: 5) == 143, "\(run.stderr)")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `--format json` everywhere: every outcome a script may read, errors included, is one JSON document on stdout
 /// (the message stays on stderr for people).

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Money outcomes across invocations, through the built binary against `sandbox serve` with faults: a garbled answer
 /// to a payment is read back, an open outcome stays in the state file and refuses the provider's next payment before
@@ -210,7 +211,7 @@ import Testing
         let intent = String(try #require(created.stdout.firstMatch(of: /payment_intent (pi_\w+)/)).1)
         let token = try await BahnCommandTests.makeToken(s)
         let confirm = try LiveProcess(["bahn", "confirm", "--intent", intent, "--token-file", token], home: s.path)
-        #expect(waitUntil(timeout: 10) { (try? curl(["-s", server.url + "/_sandbox/requests"]))?.contains("/confirm") == true }, "the confirm is in flight")
+        #expect(await eventually(timeout: 10) { (try? curl(["-s", server.url + "/_sandbox/requests"]))?.contains("/confirm") == true }, "the confirm is in flight")
         let started = Date()
         let read = try await BinaryRunner.run(["bahn", "intent", intent], home: s.path)
         let waited = Date().timeIntervalSince(started)
@@ -268,7 +269,7 @@ import Testing
         #expect(try await BinaryRunner.run(["cashapp", "pay", "--amount", "1.00", "--approval-timeout", "0.5", "--poll-interval", "0.1"], home: s.path).status == 1,
                 "an earlier run leaves its request in the chain")
         let pay = try LiveProcess(["cashapp", "pay", "--amount", "3.00", "--poll-interval", "0.1"], home: s.path)
-        #expect(waitUntil(timeout: 10) { ((try? Self.state(s.path)["runs"] as? [String: Any]) ?? [:]).values.contains {
+        #expect(await eventually(timeout: 10) { ((try? Self.state(s.path)["runs"] as? [String: Any]) ?? [:]).values.contains {
             (($0 as? [String: Any])?["cashapp"] as? [String: Any])?["requestId"] != nil && (($0 as? [String: Any])?["run"] == nil)
         } }, "the running pay has made its request")
         let approved = try await BinaryRunner.run(["cashapp", "approve"], home: s.path)

@@ -1,6 +1,7 @@
 import Foundation
 import SandboxEmulator
 import Testing
+import TestSupport
 
 /// "Outcome unknown" as a user meets it: exit 75, a message that says the charge may have gone through, and
 /// commands that settle it — which, run, leave exactly one charge in the ledger.
@@ -83,7 +84,7 @@ import Testing
         let token = try await BahnCommandTests.makeToken(s)
         let run = try LiveProcess(["bahn", "confirm", "--order-id", "f-1", "--amount", "8000", "--currency", "704", "--token-file", token],
                                   home: s.path)
-        #expect(waitUntil(timeout: 10) { (try? curl(["-s", server.url + "/_sandbox/requests"]))?.contains("/confirm") == true },
+        #expect(await eventually(timeout: 10) { (try? curl(["-s", server.url + "/_sandbox/requests"]))?.contains("/confirm") == true },
                 "the confirm is in flight")
         run.send(SIGINT)
         #expect(run.exitStatus(within: 5) == 130, "\(run.stderr)")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Output files are written where the user points, as the user means: symlinks followed, devices and FIFOs written
 /// in place, regular files replaced atomically, failures exit 74 with the system's reason.

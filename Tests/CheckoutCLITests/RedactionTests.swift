@@ -1,6 +1,7 @@
 import Foundation
 import SandboxEmulator
 import Testing
+import TestSupport
 
 /// Plants known secrets in the configuration and in what the service echoes back, then searches every
 /// output the driver produces — stdout, stderr, HAR, JSON, JSONL, JUnit, the state file — for them.

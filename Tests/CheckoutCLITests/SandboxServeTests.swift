@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `sandbox serve` as a process: prints its URL, serves, and stops cleanly on SIGTERM and SIGINT.
 @Suite struct SandboxServeTests {
@@ -145,7 +146,7 @@ struct LiveProcessHolder {
         #expect(!FileManager.default.fileExists(atPath: dir + "/emulator.json"), "the stale announcement is removed")
         try #"{"url": "http://127.0.0.1:1", "pid": 4194305}"#.write(toFile: dir + "/emulator.json", atomically: true, encoding: .utf8)
         let server = try LiveProcess(["sandbox", "serve"], home: s.path)
-        #expect(waitUntil(timeout: 10) { server.stderr.contains("replacing the announcement of a sandbox serve that is gone") }, "\(server.stderr)")
+        #expect(await eventually(timeout: 10) { server.stderr.contains("replacing the announcement of a sandbox serve that is gone") }, "\(server.stderr)")
         server.send(SIGTERM)
         _ = server.exitStatus(within: 5)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import SandboxEmulator
 import Testing
+import TestSupport
 
 /// The state file across processes: chaining, corruption, and concurrent writers.
 @Suite struct StateFileTests {

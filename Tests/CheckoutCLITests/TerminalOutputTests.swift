@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Text output on a terminal (through `script`, which gives the binary a pseudo-terminal) and off one.
 @Suite struct TerminalOutputTests {

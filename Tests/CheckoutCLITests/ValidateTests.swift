@@ -1,6 +1,7 @@
 import Foundation
 import SandboxEmulator
 import Testing
+import TestSupport
 
 /// `flow validate` catches everything `flow run` would reject before sending, by running the same checks: for each
 /// bad flow both exit with the same code and message, and the run sends nothing.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Values are checked once, where they enter, with the exact value in the message.
 @Suite struct ValueTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Webhooks with parallel runs: every run's listener is one more target of `sandbox serve`, so no run steals or
 /// strands another's deliveries, and a `bahn listen` beside them receives every event.
@@ -36,12 +37,12 @@ import Testing
 
         // The listener saw every event the emulator emitted (each run's success among them), and only the listener's
         // target is left.
-        #expect(waitUntil(timeout: 10) { intents.allSatisfy { listener.stdout.contains("payment_intent.status.succeeded  \($0)") } },
+        #expect(await eventually(timeout: 10) { intents.allSatisfy { listener.stdout.contains("payment_intent.status.succeeded  \($0)") } },
                 "\(listener.stdout)")
         let emitted = try #require(try JSONSerialization.jsonObject(with: Data(curl(["-s", server.url + "/_sandbox/bahn/events"]).utf8)) as? [String: Any])
         let ids = ((emitted["events"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String }
         #expect(ids.count >= 10)
-        #expect(waitUntil(timeout: 10) { ids.allSatisfy { listener.stdout.contains($0) } }, "every event reached the listener")
+        #expect(await eventually(timeout: 10) { ids.allSatisfy { listener.stdout.contains($0) } }, "every event reached the listener")
         let left = try targets(server)
         #expect(left.count == 1 && (left.first?["id"] as? String)?.hasPrefix("run-") == true, "\(left)")
         listener.send(SIGINT)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CheckoutCLI
+import TestSupport
 
 /// The approval link's QR code, read back by an independent decoder (zbarimg, Debian zbar-tools): the symbol
 /// libqrencode made, and the same symbol after it was drawn as terminal text and parsed back from that text.

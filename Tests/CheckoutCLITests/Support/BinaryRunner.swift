@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Runs the built `checkout-driver` binary the way a user would, capturing what it prints.
 struct BinaryRunner {
@@ -132,26 +133,3 @@ struct BinaryRunner {
     }
 }
 
-/// A temporary directory for one test, removed afterwards.
-final class Scratch {
-    let path: String
-
-    init() throws {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("cd-test-\(UUID().uuidString.prefix(8))").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    @discardableResult
-    func write(_ name: String, _ text: String) throws -> String {
-        let file = path + "/" + name
-        try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try Data(text.utf8).write(to: URL(fileURLWithPath: file))
-        return file
-    }
-
-    func read(_ name: String) throws -> String {
-        try String(contentsOfFile: path + "/" + name, encoding: .utf8)
-    }
-}

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// The built binary running in the background with its output collected as it arrives, for tests that act while
 /// it runs: send a signal once it is polling, start clients once a listener is up.
@@ -70,17 +71,8 @@ final class LiveProcess: @unchecked Sendable {
             process.stop()
             return nil
         }
-        _ = waitUntil(timeout: 5) { lock.withLock { ended.count == 2 } }
+        _ = eventually(timeout: 5) { lock.withLock { ended.count == 2 } }
         return process.terminationStatus
     }
 }
 
-/// Polls `condition` every 10 ms for up to `timeout` seconds; true once it holds.
-func waitUntil(timeout: Double = 5, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(10_000)
-    }
-    return condition()
-}

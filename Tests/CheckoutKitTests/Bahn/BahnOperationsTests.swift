@@ -2,6 +2,7 @@ import Foundation
 import SandboxEmulator
 import Testing
 @testable import CheckoutKit
+import TestSupport
 
 /// The Bahn operations run as flow steps, end to end against the emulator.
 @Suite struct BahnOperationsTests {

@@ -3,6 +3,7 @@ import Foundation
 import SandboxEmulator
 import Testing
 @testable import CheckoutKit
+import TestSupport
 
 /// One Bahn test's world: a real in-process emulator, a state file in a fresh directory, and flows run through
 /// the real `FlowRunner` over the real `CurlTransport`, configured the way `--env` configures a sandbox.
@@ -152,12 +153,3 @@ extension Diagnostic {
     var text: String { message + "\n" + (hint ?? "") }
 }
 
-/// Polls `condition` every 10 ms for up to `timeout` seconds; true once it holds.
-func eventually(timeout: Double = 5, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
-}

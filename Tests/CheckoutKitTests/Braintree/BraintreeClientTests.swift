@@ -3,6 +3,7 @@ import GraphQL
 import LoopbackHTTP
 import Testing
 @testable import CheckoutKit
+import TestSupport
 
 /// The Braintree client against Braintree's published schema and a scripted server written from
 /// docs/protocols/braintree.md (not the project's emulator): every document validates; the wire of the client API and the

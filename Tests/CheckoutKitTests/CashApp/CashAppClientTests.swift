@@ -2,6 +2,7 @@ import Foundation
 import LoopbackHTTP
 import Testing
 @testable import CheckoutKit
+import TestSupport
 
 /// The Cash App + Afterpay operations against a scripted server written from docs/protocols/cashapp-afterpay.md (not the
 /// project's emulator): error bodies whatever the status, the signing data taken from the JWT's payload, the customer

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CheckoutKit
+import TestSupport
 
 @Suite struct ConfigurationTests {
     func withDirectory<T>(_ body: (String) throws -> T) throws -> T {

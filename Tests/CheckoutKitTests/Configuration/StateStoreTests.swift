@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CheckoutKit
+import TestSupport
 
 @Suite struct StateStoreTests {
     @Test func updateThenReadRoundTrips() throws {

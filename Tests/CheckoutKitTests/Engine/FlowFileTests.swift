@@ -3,6 +3,7 @@ import Crypto
 import SandboxEmulator
 import Testing
 @testable import CheckoutKit
+import TestSupport
 
 @Suite struct FlowFileTests {
     let registry = OperationRegistry([fetchOperation])

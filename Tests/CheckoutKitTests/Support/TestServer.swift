@@ -161,12 +161,6 @@ extension FlowResult {
     func step(_ name: String) -> StepResult? { steps.first { $0.name == name } }
 }
 
-/// A fresh directory under the system temp dir, removed by the caller.
-func temporaryDirectory() throws -> String {
-    let path = NSTemporaryDirectory() + "checkoutkit-tests-" + UUID().uuidString
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}
 
 /// Runs a throwing(Diagnostic) body and returns the diagnostic it threw, or nil.
 func diagnostic<T>(_ body: () throws(Diagnostic) -> T) -> Diagnostic? {

@@ -114,12 +114,3 @@ func withEmulator<T>(webhookURL: String? = nil, _ body: (Emulator, BahnTestClien
     return try body(emulator, BahnTestClient(port: emulator.port))
 }
 
-/// Polls until `condition` holds or `timeout` passes.
-func eventually(timeout: TimeInterval = 5, _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if try condition() { return true }
-        Thread.sleep(forTimeInterval: 0.05)
-    }
-    return try condition()
-}
