@@ -21,6 +21,12 @@ enum CashAppCard {
         if let cardOut, FileManager.default.fileExists(atPath: cardOut) {
             throw .usage("--card-out \(cardOut) already exists; the card is only ever written to a new file", hint: "give a path that does not exist yet")
         }
+        // Afterpay takes a confirm only before the button's confirmMustBeCalledBefore: a late one is refused here, before
+        // anything is sent, with the way to start again.
+        if let text = section.confirmBefore, let before = Timestamp.parse(text), before <= Date() {
+            throw .failure("the Afterpay Button checkout can no longer be confirmed: its confirmMustBeCalledBefore, \(text), has passed",
+                           hint: "start a new one with `checkout-driver cashapp pay --flow button`")
+        }
         let body: JSON = ["token": .string(token), "singleUseCardToken": .string(card),
                           "cashAppPspInfo": ["externalCustomerId": .string(customer), "externalGrantId": .string(grant), "jwt": .string(jwt)]]
         // The confirm issues the card the merchant then charges: a lost answer is an open outcome. Afterpay documents no

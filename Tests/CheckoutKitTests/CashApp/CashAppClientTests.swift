@@ -286,4 +286,27 @@ import TestSupport
         #expect(again.exitCode == .usage)
         #expect(s.server.count("/plus/v3/button/confirm") == 1)
     }
+
+    /// A confirm after the button's confirmMustBeCalledBefore is refused before anything is sent; one before it goes.
+    @Test func aConfirmPastTheButtonsDeadlineIsRefusedBeforeSending() async throws {
+        let s = try Self.setup { _, _ in
+            .json(200, ["paymentDetails": ["virtualCard": ["cardType": "VISA", "cardNumber": "4111111111114321", "cvc": "987", "expiry": "2029-12"]],
+                        "cardValidUntil": "2099-01-01T00:00:00.123456789Z"])
+        }
+        let state: (String) -> JSON = { before in
+            ["cashapp": ["token": "003.tok", "flow": "button", "singleUseCardToken": "sut-1", "jwt": "a.b.c", "customerId": "CST_1",
+                         "grantId": "GRG_1", "confirmBefore": .string(before)]]
+        }
+        try s.harness.state!.update { $0 = state("2020-01-01T00:00:00.000000000Z") }
+        let late = try await s.harness.run(Self.step("cashapp.confirm", "{}"))
+        #expect(late.exitCode == .failure)
+        #expect(late.failure?.message.contains("can no longer be confirmed: its confirmMustBeCalledBefore, 2020-01-01T00:00:00.000000000Z, has passed") == true,
+                "\(String(describing: late.failure))")
+        #expect(late.failure?.hint?.contains("cashapp pay --flow button") == true)
+        #expect(s.server.count("/plus/v3/button/confirm") == 0, "nothing was sent")
+        try s.harness.state!.update { $0 = state("2099-01-01T00:00:00.000000000Z") }
+        let inTime = try await s.harness.run(Self.step("cashapp.confirm", "{}"))
+        #expect(inTime.passed, "\(String(describing: inTime.failure))")
+        #expect(s.server.count("/plus/v3/button/confirm") == 1)
+    }
 }
