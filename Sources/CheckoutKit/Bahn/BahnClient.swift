@@ -93,7 +93,7 @@ struct BahnResponse: Sendable {
 
     init(_ response: HTTPClientResponse) throws(Diagnostic) {
         status = response.status
-        replayed = response.headers["Bn-Idempotent-Replayed"] == "true"
+        replayed = response.headers[BahnProtocol.replayedHeader] == "true"
         outcomeOpen = response.outcomeOpen
         var body = response.body
         // DECISION (docs/protocols/bahn.md): responses are plain JSON; one that arrives as a JWS is opened.

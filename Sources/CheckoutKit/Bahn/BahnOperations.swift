@@ -111,13 +111,13 @@ public enum BahnOperations {
         return try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
             let response = try await client.post(BahnProtocol.confirmPath(intent), body: confirmBody, idempotencyKey: key)
             // Any answer about the token itself means it is spent (a decline uses it up too).
-            if response.status == 200 || response.status == 402 || response.error?.code == "apple_pay_token_already_used" {
+            if response.status == 200 || response.status == BahnProtocol.declineStatus || response.error?.code == BahnProtocol.tokenAlreadyUsedCode {
                 try state.markSpent(token.transactionId, intent: intent, key: key)
             }
             if response.replayed { context.note("Bahn replayed the original response for idempotency key \(key)") }
             // A decline still changes the intent (a new charge, the error): remember it, so that a later read-back can
             // tell this attempt's charge from the next one's.
-            if response.status == 402, let declined = response.intent { try state.record(intent: declined, orderID: orderID) }
+            if response.status == BahnProtocol.declineStatus, let declined = response.intent { try state.record(intent: declined, orderID: orderID) }
             let document = try response.requireSuccess("confirm", intent: intent)
             guard let confirmed = response.intent else {
                 throw .uncertain("Bahn's confirm answer has no payment_intent", hint: "check BAHN_API_URL points at Bahn's API (see it with -v)")

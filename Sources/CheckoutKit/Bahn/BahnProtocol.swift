@@ -62,6 +62,15 @@ public enum BahnProtocol {
     /// An earlier attempt under the same key is still being processed (Stripe's idempotency semantics).
     static let idempotencyInProgressCode = "idempotency_in_progress"
 
+    /// DECISION: a confirm the card refused answers HTTP 402 with the intent (its new charge and last error), as the
+    /// usual PaymentIntent APIs do; like a success, it uses the token up.
+    static let declineStatus = 402
+    /// The error code of a token Bahn has seen before (the integration guide's error table).
+    static let tokenAlreadyUsedCode = "apple_pay_token_already_used"
+    /// DECISION: the header that says an answer is the replay of an earlier one under the same idempotency key
+    /// (`Bn-Idempotent-Replayed: true`), after Stripe's `Idempotent-Replayed`.
+    static let replayedHeader = "Bn-Idempotent-Replayed"
+
     /// The integration guide's ~30 s between wallet authorisation and completing the sheet: the default `--wait` budget.
     static let walletSheetBudget: Double = 30
 
@@ -72,7 +81,7 @@ public enum BahnProtocol {
             "decryption error: the payment processing certificate was not made from Bahn's CSR; re-run the certificate step with Bahn's CSR (Bahn must hold the private key)"
         case "apple_pay_token_invalid", "apple_pay_token_malformed", "invalid_token":
             "signature or invalid-token error: paymentData was base64-wrapped, re-serialised or truncated; send the raw UTF-8 JSON exactly as PassKit produced it"
-        case "apple_pay_token_already_used":
+        case tokenAlreadyUsedCode:
             "Apple Pay tokens are single-use: to retry, send the same Bn-Idempotency-Key so the original response replays; for a new payment make a fresh one: `checkout-driver applepay token --amount N --currency CODE --out token.json`"
         case "apple_pay_amount_mismatch":
             "the token was made for another amount or currency than the intent's; make the token for the intent's amount"
