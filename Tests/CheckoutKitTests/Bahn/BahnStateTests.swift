@@ -1,6 +1,7 @@
 import Foundation
 import SandboxEmulator
 import Testing
+import TestSupport
 @testable import CheckoutKit
 
 /// The state file layout that chains Bahn invocations (BahnState's documented layout).
@@ -105,5 +106,20 @@ import Testing
         let state = try rig.stateFile()
         #expect((state["centra"] as? [String: Any])?["session"] as? String == "s")
         #expect((state["bahn"] as? [String: Any])?["future"] as? [Int] == [1, 2])
+    }
+
+    /// The check under the state file's lock, which holds even when another process recorded the token after this
+    /// one's early check: a token sent to one intent is refused for another, and the same intent gets its key back.
+    @Test func confirmKeyRefusesUnderTheLockATokenSentToAnotherIntent() throws {
+        let s = try Scratch()
+        let path = try s.write("token.json", TokenFileTests.goodToken)
+        let token = try PaymentTokenFile.read(path: path, redactor: nil)
+        let state = BahnState(store: StateStore(path: s.path + "/state.json"))
+        let first = try state.confirmKey(intent: "pi_A", proposed: "order-1-applepay", explicit: false, token: token)
+        #expect(first.key == "order-1-applepay")
+        #expect(try state.confirmKey(intent: "pi_A", proposed: "other", explicit: false, token: token).key == "order-1-applepay",
+                "a retry to the same intent reuses its key")
+        let refused = diagnostic { () throws(Diagnostic) in try state.confirmKey(intent: "pi_B", proposed: "order-2-applepay", explicit: false, token: token) }
+        #expect(refused?.message.contains("pi_A") == true, "\(String(describing: refused))")
     }
 }
