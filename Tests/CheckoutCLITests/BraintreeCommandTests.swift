@@ -94,6 +94,23 @@ import TestSupport
         #expect(r.stderr.contains("refused as expected"), "\(r.stderr)")
     }
 
+    /// A nonce Braintree refused a transaction for is used up too: the next charge with it is refused before sending.
+    @Test func aNonceARefusedChargeUsedIsSpent() async throws {
+        let s = try Scratch()
+        let flow = try s.write("declined-then-again.json", #"""
+            { "name": "declined-then-again", "steps": [
+              { "name": "make-token", "use": "applepay.makeToken", "with": { "amount": 200000, "currency": "USD" }, "capture": { "token_file": "path" } },
+              { "name": "tokenize", "use": "braintree.tokenize", "with": { "tokenFile": "${vars.token_file}" } },
+              { "name": "declined", "use": "braintree.charge", "with": { "nonce": "${steps.tokenize.nonce}", "amount": "2000.00", "expect": "declined" } },
+              { "name": "again", "use": "braintree.charge", "with": { "nonce": "${steps.tokenize.nonce}", "amount": "10.00" } } ] }
+            """#)
+        let r = try await BinaryRunner.run(["flow", "run", flow], home: s.path)
+        #expect(r.status == 1, "\(r.all)")
+        #expect(r.stdout.contains("✓ declined") && r.stdout.contains("✗ again"), "\(r.stdout)")
+        #expect(r.stderr.contains("refused before sending: this Braintree nonce was already used by charge of order cd-"), "\(r.stderr)")
+        #expect(r.stderr.contains("which Braintree refused"), "\(r.stderr)")
+    }
+
     @Test func aNonceUsedTwiceIsRefused() async throws {
         let s = try Scratch()
         let flow = try s.write("twice.json", #"""

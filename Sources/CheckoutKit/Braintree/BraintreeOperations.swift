@@ -103,6 +103,10 @@ public enum BraintreeOperations {
             let readBack = BraintreeReadBack.byOrder(orderID, amount: amount, action: action, client: client)
             let output = try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
                 let response = try await client.graphQL(document, ["input": input])
+                // A refused transaction used the nonce up as much as an accepted one: it is single-use whatever came of it.
+                if singleUse && BraintreeClient.isRefusal(response) {
+                    try context.markSpent(nonce, kind: "Braintree nonce", by: "\(action) of order \(orderID), which Braintree refused")
+                }
                 // A refusal Braintree stated (the processor's or the gateway's codes) is what an `expect: declined` step is
                 // for; any other error still fails it.
                 if expectDecline && BraintreeClient.isRefusal(response) {
