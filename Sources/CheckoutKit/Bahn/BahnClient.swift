@@ -10,6 +10,8 @@ struct BahnClient: Sendable {
     let apiKey: String
     let signingKey: SigningKey
     let keyID: String?
+    /// Bahn's public key, when configured: a JWS answer must verify with it.
+    let responseKey: VerifyingKey?
 
     static let requiredConfiguration = ["BAHN_API_URL", "BAHN_API_KEY", "BAHN_SIGNING_KEY"]
 
@@ -21,6 +23,21 @@ struct BahnClient: Sendable {
         apiKey = try config.headerValue("BAHN_API_KEY")!
         keyID = config.value("BAHN_KEY_ID")
         signingKey = try Self.loadSigningKey(config.value("BAHN_SIGNING_KEY")!)
+        responseKey = try config.value("BAHN_RESPONSE_KEY").map(Self.loadResponseKey)
+    }
+
+    /// `BAHN_RESPONSE_KEY` is a path to Bahn's public key (or a certificate holding it) in PEM, or the PEM itself.
+    static func loadResponseKey(_ value: String) throws(Diagnostic) -> VerifyingKey {
+        var pem = value
+        if !value.contains("-----BEGIN") {
+            guard let text = try? String(contentsOfFile: value, encoding: .utf8) else {
+                throw .configuration("cannot read BAHN_RESPONSE_KEY file \(value)", hint: "set BAHN_RESPONSE_KEY to the path of Bahn's public key (PEM), or unset it")
+            }
+            pem = text
+        }
+        do { return try VerifyingKey(pem: pem) } catch {
+            throw .configuration("BAHN_RESPONSE_KEY is not a usable public key: \(error)", hint: "use Bahn's P-256 (ES256) or RSA (RS256) public key in PEM")
+        }
     }
 
     /// `BAHN_SIGNING_KEY` is a path to a PEM file, or (handy for CI secrets) the PEM text itself.
@@ -67,7 +84,7 @@ struct BahnClient: Sendable {
             return HTTPClientRequest(method: "POST", url: url, headers: headers, body: Data(try jws(payload).utf8),
                                      timeout: context.requestTimeout)
         }
-        return try BahnResponse(response)
+        return try BahnResponse(response, verifying: responseKey)
     }
 
     func get(_ path: String) async throws(Diagnostic) -> BahnResponse {
@@ -79,28 +96,43 @@ struct BahnClient: Sendable {
             headers[BahnProtocol.requestIDHeader] = UUID().uuidString.lowercased()
             return HTTPClientRequest(method: "GET", url: url, headers: headers, timeout: context.requestTimeout)
         }
-        return try BahnResponse(response)
+        return try BahnResponse(response, verifying: responseKey)
     }
 }
 
 /// A Bahn response: its JSON document (a JWS response is opened), its status, and its error if any.
 struct BahnResponse: Sendable {
+    /// A compact JWS signed with `key` under the algorithm its protected header names.
+    static func verifies(_ parts: [Substring], with key: VerifyingKey) -> Bool {
+        guard let header = Data(base64URLEncoded: String(parts[0])).flatMap({ try? JSON.parse($0) }),
+              header["alg"]?.stringValue == key.algorithm,
+              let signature = Data(base64URLEncoded: String(parts[2])) else { return false }
+        return key.verify(signature: signature, message: Data((parts[0] + "." + parts[1]).utf8))
+    }
+
     let status: Int
     let document: JSON
     let replayed: Bool
     /// The answer does not settle what the request did (see `HTTPClientResponse.outcomeOpen`).
     let outcomeOpen: Bool
 
-    init(_ response: HTTPClientResponse) throws(Diagnostic) {
+    init(_ response: HTTPClientResponse, verifying key: VerifyingKey? = nil) throws(Diagnostic) {
         status = response.status
         replayed = response.headers[BahnProtocol.replayedHeader] == "true"
         outcomeOpen = response.outcomeOpen
         var body = response.body
-        // DECISION (docs/protocols/bahn.md): responses are plain JSON; one that arrives as a JWS is opened.
+        // Responses are plain JSON; one that arrives as a JWS is opened, and verified when Bahn's key is configured
+        // (docs/protocols/bahn.md, "Endpoints and authentication"). One that does not verify is no answer to trust.
         if response.headers["Content-Type"]?.lowercased().hasPrefix(BahnProtocol.joseContentType) == true,
            let text = String(data: body, encoding: .utf8) {
             let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-            if parts.count == 3, let payload = Data(base64URLEncoded: String(parts[1])) { body = payload }
+            if parts.count == 3, let payload = Data(base64URLEncoded: String(parts[1])) {
+                if let key, !Self.verifies(parts, with: key) {
+                    throw .uncertain("Bahn answered \(response.status) with a JWS that does not verify with BAHN_RESPONSE_KEY",
+                                     hint: "check that BAHN_RESPONSE_KEY is Bahn's current public key; until it verifies, the answer settles nothing")
+                }
+                body = payload
+            }
         }
         if body.isEmpty {
             document = .null

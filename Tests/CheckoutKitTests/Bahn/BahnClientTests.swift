@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LoopbackHTTP
 import SandboxEmulator
 import Testing
 @testable import CheckoutKit
@@ -157,5 +158,38 @@ import Testing
         let confirm = try #require(rig.confirmRequests.first)
         let received = try ReceivedJWS(confirm.body).appleToken()
         #expect(received == crafted, "\(String(decoding: received, as: UTF8.self))")
+    }
+
+    /// A JWS answer is opened; with BAHN_RESPONSE_KEY set, it must verify with Bahn's key, and one that does not is no
+    /// answer to trust.
+    @Test func aJWSAnswerIsVerifiedWithBahnsKeyWhenOneIsConfigured() async throws {
+        let bahnKey = P256PrivateKey()
+        func compact(_ payload: JSON, signedWith key: P256PrivateKey) throws -> Data {
+            let input = Data(#"{"alg":"ES256"}"#.utf8).base64URLEncodedString() + "." + payload.data.base64URLEncodedString()
+            return Data((input + "." + (try SigningKey.es256(key).sign(Data(input.utf8))).base64URLEncodedString()).utf8)
+        }
+        let answer: JSON = ["payment_intent": ["id": "pi_jws_1", "object": "payment_intent", "status": "requires_payment_method",
+                                               "amount": 8000, "currency": "704"]]
+        let signed = try compact(answer, signedWith: bahnKey)
+        let server = try TestServer { _, _ in .respond(HTTPResponse(status: 200, headers: ["Content-Type": "application/jose"], body: signed)) }
+        let rig = try BahnRig()
+        let step = #"{"name":"create","use":"bahn.createIntent","with":{"amount":8000,"currency":"704"},"capture":{"intent":"payment_intent.id"}}"#
+        // No key configured: the JWS is opened as it is.
+        let opened = try await rig.run(step, env: ["BAHN_API_URL": server.baseURL])
+        #expect(opened.passed && opened.captures["intent"] == "pi_jws_1", "\(String(describing: opened.failure))")
+        // Bahn's key: it verifies.
+        let verified = try await rig.run(step, env: ["BAHN_API_URL": server.baseURL, "BAHN_RESPONSE_KEY": bahnKey.publicKey.pemRepresentation])
+        #expect(verified.passed && verified.captures["intent"] == "pi_jws_1", "\(String(describing: verified.failure))")
+        // Another key: the answer settles nothing.
+        let other = P256PrivateKey().publicKey.pemRepresentation
+        let refused = try await rig.run(step, env: ["BAHN_API_URL": server.baseURL, "BAHN_RESPONSE_KEY": other])
+        #expect(!refused.passed)
+        #expect(refused.failure?.message.contains("a JWS that does not verify with BAHN_RESPONSE_KEY") == true, "\(String(describing: refused.failure))")
+        #expect(refused.failure?.outcomeUncertain == true)
+        // A key that is not one is a configuration error before anything is sent.
+        let before = server.requests.count
+        let broken = try await rig.run(step, env: ["BAHN_API_URL": server.baseURL, "BAHN_RESPONSE_KEY": "/nonexistent/bahn.pem"])
+        #expect(broken.exitCode == .configuration, "\(String(describing: broken.failure))")
+        #expect(server.requests.count == before)
     }
 }
