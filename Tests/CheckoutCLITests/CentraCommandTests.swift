@@ -110,6 +110,7 @@ import TestSupport
         #expect(Date().timeIntervalSince(started) < 20, "no wait for a browser")
     }
 
+    /// Checked before the checkout's first request (the flow's preflight), not when the payment comes.
     @Test func openWithNoBrowserSaysSoBeforeThePayment() async throws {
         let s = try Scratch()
         let server = try ServeProcess(home: s.path)
@@ -121,6 +122,8 @@ import TestSupport
         #expect(try Self.ledger(server).isEmpty)
         let requests = try curl(["-s", server.url + "/_sandbox/requests"])
         #expect(!requests.contains("applePayToken"), "the final payment was never sent")
+        #expect(!requests.contains("/centra/graphql"), "nor anything else of the checkout: \(requests.prefix(300))")
+        #expect(!r.stdout.contains("✓"), "no step ran: \(r.stdout)")
     }
 
     /// When two things fail — a decline, then the rollback — text mode explains both.

@@ -11,10 +11,10 @@ public enum CentraOperations {
     }
 
     private static func operation(_ name: String, _ summary: String, parameters: [FlowOperation.Parameter] = [],
-                                  needs: [String] = CentraClient.requiredConfiguration,
+                                  needs: [String] = CentraClient.requiredConfiguration, argumentCheck: FlowOperation.ArgumentCheck? = nil,
                                   _ body: @escaping FlowOperation.Body) -> FlowOperation {
         FlowOperation(name: name, summary: summary, requiredConfiguration: needs, stateCheck: CentraState.check,
-                      parameters: parameters, body: body)
+                      argumentCheck: argumentCheck, parameters: parameters, body: body)
     }
 
     // MARK: Reads
@@ -189,7 +189,11 @@ public enum CentraOperations {
             .init("paymentFields", .object, help: "paymentMethodSpecificFields as they are, instead of a token file"),
             .init("open", .boolean, help: "open a redirect with $BROWSER (else xdg-open)"),
             .init("threeDSDetails", .string, input: .jsonObject(what: "3DS details file"), help: "a file with the native 3DS2 result (details)"),
-        ]
+        ],
+        // `open` on a machine with no browser is said before the first request of the checkout, not at the payment.
+        argumentCheck: { known, configuration throws(Diagnostic) in
+            if known["open"]?.boolValue == true { _ = try CentraPayment.browserCommand(kind: configuration.kind) }
+        }
     ) { args, context throws(Diagnostic) in
         try await CentraPayment.instruct(args, context)
     }

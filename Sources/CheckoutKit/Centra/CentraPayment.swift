@@ -35,7 +35,7 @@ enum CentraPayment {
         } else {
             throw .usage("the final payment needs the wallet's payment data", hint: "pass --token-file FILE (PKPaymentToken.paymentData) or --payment-fields FILE")
         }
-        if args["open"]?.boolValue == true { _ = try browserCommand(context) }
+        if args["open"]?.boolValue == true { _ = try browserCommand(kind: context.configuration.kind) }
         let listener = try ReturnListener()
         defer { listener.stop() }
         var input: [String: JSON] = [
@@ -248,12 +248,12 @@ enum CentraPayment {
     }
 
     /// The browser `--open` starts: `$BROWSER`, else `xdg-open`, found on PATH — checked before the payment is sent.
-    static func browserCommand(_ context: OperationContext) throws(Diagnostic) -> (name: String, path: String) {
+    static func browserCommand(kind: Configuration.Kind) throws(Diagnostic) -> (name: String, path: String) {
         let environment = ProcessInfo.processInfo.environment
         let browser = environment["BROWSER"].flatMap { $0.isEmpty ? nil : $0 } ?? "xdg-open"
         guard let executable = FileIO.executable(browser, path: environment["PATH"] ?? "") else {
             throw .usage("--open found no browser: $BROWSER is not set and \(browser) is not on PATH",
-                         hint: "set BROWSER to a browser command, or leave --open out\(context.configuration.kind == .local ? " (the emulator's challenge is then answered without one)" : " and open the URL yourself")")
+                         hint: "set BROWSER to a browser command, or leave --open out\(kind == .local ? " (the emulator's challenge is then answered without one)" : " and open the URL yourself")")
         }
         return (browser, executable)
     }
@@ -261,7 +261,7 @@ enum CentraPayment {
     /// `--open`: the URL in `$BROWSER` or `xdg-open`. With neither on this machine, it says so at once instead of
     /// waiting out the deadline for a return that cannot come.
     private static func open(_ url: String, _ context: OperationContext) throws(Diagnostic) {
-        let (browser, executable) = try browserCommand(context)
+        let (browser, executable) = try browserCommand(kind: context.configuration.kind)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = [url]

@@ -116,6 +116,10 @@ public struct FlowRunner: Sendable {
                 } catch { throw .internalError("\(error)") }
                 for variable in op.requiredConfiguration where configuration.value(variable) == nil { need(variable, by: "step '\(step.name)' (\(name))") }
                 if let check = op.stateCheck, let state { try check(stateDocument, state.path) }
+                if let check = op.argumentCheck {
+                    let known = (arguments.objectValue ?? [:]).compactMapValues { try? probe.render($0) }
+                    try check(.object(known), configuration)
+                }
                 // Input files whose path is known before the run (a literal, a variable, configuration) are read now.
                 for p in op.parameters {
                     guard let input = p.input, let template = arguments[p.name], let path = try? probe.render(template).stringValue else { continue }

@@ -49,6 +49,10 @@ public struct FlowOperation: Sendable {
     /// Decodes the state-file section the operation reads and writes (the document, the file's path), so that a
     /// wrong-typed section stops the run before its first request rather than after a request that cannot be recorded.
     public typealias StateCheck = @Sendable (_ document: JSON, _ file: String) throws(Diagnostic) -> Void
+    /// Checks what the operation can tell of its arguments before the flow's first request — those known by then
+    /// (literals, variables, configuration; the others are left out) — so that a machine lacking what an argument asks
+    /// for stops the run before anything is sent.
+    public typealias ArgumentCheck = @Sendable (_ known: JSON, _ configuration: Configuration) throws(Diagnostic) -> Void
 
     public var name: String
     public var summary: String
@@ -56,15 +60,17 @@ public struct FlowOperation: Sendable {
     /// Configuration variables the operation cannot run without: checked before a flow's first request.
     public var requiredConfiguration: [String]
     public var stateCheck: StateCheck?
+    public var argumentCheck: ArgumentCheck?
     public var body: Body
 
     public init(name: String, summary: String, requiredConfiguration: [String] = [], stateCheck: StateCheck? = nil,
-                parameters: [Parameter], body: @escaping Body) {
+                argumentCheck: ArgumentCheck? = nil, parameters: [Parameter], body: @escaping Body) {
         self.name = name
         self.summary = summary
         self.parameters = parameters
         self.requiredConfiguration = requiredConfiguration
         self.stateCheck = stateCheck
+        self.argumentCheck = argumentCheck
         self.body = body
     }
 
