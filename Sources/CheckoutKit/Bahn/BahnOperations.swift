@@ -175,9 +175,15 @@ public enum BahnOperations {
         let response = try await client.get(BahnProtocol.intentPath(id))
         let document = try response.requireSuccess("intent \(id)", intent: id)
         if let intent = response.intent { try BahnState(store: context.state).record(intent: intent, orderID: nil) }
-        // An intent in a final state settles whatever was left open on it: nothing more can happen to it.
-        if let status = response.intent?["status"]?.stringValue, BahnProtocol.finalStatuses.contains(status) {
-            context.settledOpenOutcomes(provider: "bahn", reference: "intent \(id)", "\(id) is \(status)")
+        // An intent in a final state settles whatever was left open on it: nothing more can happen to it. One that
+        // waits for its capture settles the confirm (it authorised), not a capture left open.
+        if let status = response.intent?["status"]?.stringValue {
+            if BahnProtocol.finalStatuses.contains(status) {
+                context.settledOpenOutcomes(provider: "bahn", reference: "intent \(id)", "\(id) is \(status)")
+            } else if status == BahnProtocol.authorisedStatus {
+                context.settledOpenOutcomes(provider: "bahn", reference: "intent \(id)", effect: BahnReadBack.confirmEffect,
+                                            "\(id) is \(status): the confirm authorised it")
+            }
         }
         return StepOutput(document: document, status: response.status)
     }

@@ -23,6 +23,8 @@ public enum BahnProtocol {
     public static let terminalStatuses: Set<String> = ["succeeded", "requires_capture", "canceled", "requires_payment_method"]
     /// Statuses nothing more happens in: a read that finds one settles an outcome left open on the intent.
     static let finalStatuses: Set<String> = ["succeeded", "canceled"]
+    /// A manual-capture intent the confirm authorised, waiting for its capture.
+    static let authorisedStatus = "requires_capture"
 
     /// The webhook events the integration guide lists.
     static let eventTypes = [

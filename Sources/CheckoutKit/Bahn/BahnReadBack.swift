@@ -4,10 +4,13 @@ import Foundation
 /// when the intent cannot tell. The engine's `reconciling` runs these; the decisions about what each status means
 /// for each call are here, in one place.
 enum BahnReadBack {
+    /// What an open confirm may have done, as its open outcome names it.
+    static let confirmEffect = "the charge"
+
     static func confirm(intent: String, orderID: String?, token: PaymentTokenFile, key: String, captureMethod: String?,
                         prior: BahnState.PriorCharge, client: BahnClient, state: BahnState) -> ReadBack {
         ReadBack(
-            provider: "bahn", action: "confirm", effect: "the charge", resource: "the intent \(intent)", reference: "intent \(intent)",
+            provider: "bahn", action: "confirm", effect: confirmEffect, resource: "the intent \(intent)", reference: "intent \(intent)",
             replay: BahnState.replay(intent: intent, key: key),
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 let (document, current, status) = try await read(intent, client)

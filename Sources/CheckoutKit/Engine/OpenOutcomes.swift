@@ -137,9 +137,11 @@ extension OperationContext {
 
     /// Clears the provider's open outcomes on `reference` after a read that tells what happened to them (a settle
     /// command), saying so.
-    public func settledOpenOutcomes(provider: String, reference: String, _ finding: String) {
+    public func settledOpenOutcomes(provider: String, reference: String, effect: String? = nil, _ finding: String) {
         guard let state else { return }
-        guard let removed = try? OpenOutcomes.clear(provider: provider, in: state, where: { $0.reference == reference }) else { return }
+        guard let removed = try? OpenOutcomes.clear(provider: provider, in: state, where: {
+            $0.reference == reference && (effect == nil || $0.effect == effect)
+        }) else { return }
         for outcome in removed { note("settled: \(outcome.effect) of \(outcome.reference), open since \(outcome.since): \(finding)") }
     }
 

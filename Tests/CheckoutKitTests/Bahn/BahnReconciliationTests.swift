@@ -214,4 +214,25 @@ import Testing
         #expect(failure.code == .outcomeUnknown, "\(failure)")
         #expect(failure.message.contains("with no new charge"), "\(failure)")
     }
+
+    /// A read of an intent waiting for its capture settles an open confirm (it authorised) but not an open capture.
+    @Test func anAuthorisedIntentSettlesTheConfirmButNotTheCapture() async throws {
+        let rig = try BahnRig()
+        let paid = try await rig.run(BahnRig.paySteps(order: "s-1", confirmExtra: #","captureMethod":"manual""#), state: rig.state)
+        #expect(paid.passed, "\(String(describing: paid.failure))")
+        let intent = try #require(paid.captures["intent"]?.stringValue)
+        let store = rig.state
+        let read = #"{"name":"read","use":"bahn.getIntent","with":{"intent":"\#(intent)"}}"#
+        func open(_ effect: String) throws {
+            try OpenOutcomes.record(OpenOutcome(provider: "bahn", reference: "intent \(intent)", replay: nil, effect: effect,
+                                                settle: ["bahn intent \(intent)"], since: "2026-12-02T00:00:00Z"), in: store)
+        }
+        try open("the capture")
+        #expect(try await rig.run(read, state: store).passed)
+        #expect(try OpenOutcomes.read(store).map(\.effect) == ["the capture"], "an authorised intent does not show a capture")
+        try open(BahnReadBack.confirmEffect)
+        #expect(try await rig.run(read, state: store).passed)
+        #expect(try OpenOutcomes.read(store).isEmpty, "it shows the confirm went through")
+        #expect(rig.notes.contains { $0.contains("settled: the charge of intent \(intent)") && $0.contains("the confirm authorised it") }, "\(rig.notes)")
+    }
 }
