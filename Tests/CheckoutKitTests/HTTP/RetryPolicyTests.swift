@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import CheckoutKit
 
@@ -52,6 +53,27 @@ import Testing
         #expect(!RetryPolicy.settles(answer))
         #expect(!RetryPolicy.leavesOutcomeOpen(.success(HTTPClientResponse(status: 402))), "a 4xx is an answer")
         #expect(RetryPolicy.settles(.success(HTTPClientResponse(status: 402))))
+    }
+
+    /// An attempt that may have acted keeps the outcome open through the attempts after it, even when the last answer
+    /// is only "not now" (a 429 settles nothing): a lost first attempt followed by rate limits is open, never "did nothing".
+    @Test func anEarlierAttemptThatMayHaveActedKeepsTheOutcomeOpen() async throws {
+        final class Scripted: HTTPClient {
+            let outcomes = Mutex<[Result<HTTPClientResponse, TransportError>]>([
+                .failure(.connectionLost("reset after the request went out")),
+                .success(HTTPClientResponse(status: 429, headers: ["Retry-After": "0"])),
+                .success(HTTPClientResponse(status: 429, headers: ["Retry-After": "0"])),
+            ])
+            func send(_ request: HTTPClientRequest) async throws(TransportError) -> HTTPClientResponse {
+                try outcomes.withLock { $0.removeFirst() }.get()
+            }
+        }
+        let keyed = request("POST", ["Idempotency-Key": "k-1"])
+        let last = try await RetryPolicy(attempts: 3, interval: 0.01, backoff: 1, jitter: 0)
+            .exchange(client: Scripted(), deadline: Deadline(seconds: nil), during: "pay") { _ in keyed }
+        #expect(last.attempts == 3)
+        #expect((try? last.outcome.get())?.status == 429)
+        #expect(last.outcomeOpen, "the first attempt may have paid")
     }
 
     @Test func retryAfterSeconds() {
