@@ -58,6 +58,7 @@ public struct ValidationContext {
     public let schema: Schema
     public let document: Document
     public private(set) var fragments: [String: FragmentDefinition] = [:]
+    private var fragmentIndices: [String: Int] = [:]
     public private(set) var fields: [FieldVisit] = []
     public private(set) var argumentLists: [ArgumentsVisit] = []
     public private(set) var directives: [DirectiveVisit] = []
@@ -76,6 +77,9 @@ public struct ValidationContext {
         self.schema = schema
         self.document = document
         for f in document.fragments where fragments[f.name] == nil { fragments[f.name] = f }
+        for (index, definition) in document.definitions.enumerated() {
+            if case .fragment(let f) = definition, fragmentIndices[f.name] == nil { fragmentIndices[f.name] = index }
+        }
         for (index, definition) in document.definitions.enumerated() {
             current = index
             switch definition {
@@ -175,9 +179,9 @@ public struct ValidationContext {
         document.definitions.enumerated().compactMap { if case .operation(let o) = $1 { ($0, o) } else { nil } }
     }
 
-    func definitionIndex(ofFragment name: String) -> Int? {
-        document.definitions.firstIndex { if case .fragment(let f) = $0 { f.name == name } else { false } }
-    }
+    /// Where the (first) fragment of that name stands among the definitions: looked up, not searched for, so that a
+    /// document of many fragments costs linear time in the rules that follow spreads.
+    func definitionIndex(ofFragment name: String) -> Int? { fragmentIndices[name] }
 
     /// The fragments an operation uses, directly or through other fragments.
     public func fragmentsUsed(byDefinition index: Int) -> [Int] {

@@ -3,8 +3,22 @@
 /// without bound. Fragment cycles are NoFragmentCycles' to report.
 public enum FragmentDepthRule: ValidationRule {
     public static func validate(_ context: ValidationContext) -> [GraphQLError] {
-        // The longest chain of spreads below each fragment, in an order where every fragment comes after the ones
-        // it spreads (an explicit stack: the chain itself may be long).
+        let depth = depths(context)
+        return context.operationIndices.compactMap { index, operation in
+            let deepest = (context.spreads[index] ?? []).compactMap { depth[$0.spread.name] }.max() ?? 0
+            return deepest > Parser.maxDepth
+                ? GraphQLError("Fragments nest deeper than \(Parser.maxDepth) levels (\(deepest)).", locations: [operation.location]) : nil
+        }
+    }
+
+    /// Whether some fragment — spread by an operation or not — heads a chain of spreads deeper than the limit.
+    static func anyTooDeep(_ context: ValidationContext) -> Bool {
+        depths(context).values.contains { $0 > Parser.maxDepth }
+    }
+
+    /// The longest chain of spreads below each fragment, in an order where every fragment comes after the ones it
+    /// spreads (an explicit stack: the chain itself may be long).
+    private static func depths(_ context: ValidationContext) -> [String: Int] {
         var depth: [String: Int] = [:]
         var visiting = Set<String>()
         for fragment in context.document.fragments {
@@ -22,10 +36,6 @@ public enum FragmentDepthRule: ValidationRule {
                 }
             }
         }
-        return context.operationIndices.compactMap { index, operation in
-            let deepest = (context.spreads[index] ?? []).compactMap { depth[$0.spread.name] }.max() ?? 0
-            return deepest > Parser.maxDepth
-                ? GraphQLError("Fragments nest deeper than \(Parser.maxDepth) levels (\(deepest)).", locations: [operation.location]) : nil
-        }
+        return depth
     }
 }

@@ -1,27 +1,40 @@
 /// §5.5.2.2: no fragment spreads itself, directly or through others (execution would never end).
+///
+/// The reference implementation's walk: every fragment is entered once over the whole document, with the path of
+/// spreads that led to it, so a spread back onto the path is a cycle and the cost is linear in the document (an
+/// explicit stack: a chain of fragments may be long).
 public enum NoFragmentCyclesRule: ValidationRule {
     public static func validate(_ context: ValidationContext) -> [GraphQLError] {
         var errors: [GraphQLError] = []
-        var reported = Set<String>()
-        for fragment in context.document.fragments {
-            // Depth-first from the fragment, along the spreads inside it, looking for the way back to it.
-            var stack: [(name: String, via: [FragmentSpread])] = [(fragment.name, [])]
-            var seen = Set<String>()
-            while let (name, via) = stack.popLast() {
-                guard let index = context.definitionIndex(ofFragment: name) else { continue }
-                for visit in context.spreads[index] ?? [] {
-                    let path = via + [visit.spread]
-                    if visit.spread.name == fragment.name {
-                        guard !reported.contains(fragment.name) else { continue }
-                        reported.formUnion(path.map(\.name))
-                        let through = path.dropLast().map { "\"\($0.name)\"" }
-                        let suffix = through.isEmpty ? "" : " via \(through.joined(separator: ", "))"
-                        errors.append(GraphQLError("Cannot spread fragment \"\(fragment.name)\" within itself\(suffix).",
-                                                   locations: path.map(\.location)))
-                    } else if !seen.contains(visit.spread.name) {
-                        seen.insert(visit.spread.name)
-                        stack.append((visit.spread.name, path))
-                    }
+        var visited = Set<String>()
+        for fragment in context.document.fragments where !visited.contains(fragment.name) {
+            var frames: [(name: String, spreads: [FragmentSpread], next: Int)] = []
+            var path: [FragmentSpread] = []
+            var pathIndex: [String: Int] = [:]
+            func enter(_ name: String) {
+                visited.insert(name)
+                pathIndex[name] = path.count
+                let spreads = context.definitionIndex(ofFragment: name).map { (context.spreads[$0] ?? []).map(\.spread) } ?? []
+                frames.append((name, spreads, 0))
+            }
+            enter(fragment.name)
+            while let top = frames.indices.last {
+                guard frames[top].next < frames[top].spreads.count else {
+                    pathIndex[frames[top].name] = nil
+                    frames.removeLast()
+                    if !frames.isEmpty { path.removeLast() }
+                    continue
+                }
+                let spread = frames[top].spreads[frames[top].next]
+                frames[top].next += 1
+                if let cycleIndex = pathIndex[spread.name] {
+                    let cycle = Array(path[cycleIndex...]) + [spread]
+                    let via = cycle.dropLast().map { "\"\($0.name)\"" }
+                    errors.append(GraphQLError("Cannot spread fragment \"\(spread.name)\" within itself\(via.isEmpty ? "" : " via \(via.joined(separator: ", "))").",
+                                               locations: cycle.map(\.location)))
+                } else if !visited.contains(spread.name), context.fragments[spread.name] != nil {
+                    path.append(spread)
+                    enter(spread.name)
                 }
             }
         }

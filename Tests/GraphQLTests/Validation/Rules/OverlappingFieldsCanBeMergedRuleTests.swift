@@ -80,4 +80,18 @@ import Testing
         let errors = try HarnessSchema.validate(document)
         #expect(errors == ["Fragments nest deeper than 128 levels (201)."], "\(errors)")
     }
+
+    /// A chain of fragments no operation spreads is bounded too: the recursive rules never walk a hostile one, and
+    /// many fragments cost linear time (twenty thousand validate in seconds, without exhausting the stack).
+    @Test func anUnusedFragmentChainPastTheLimitIsNotWalked() throws {
+        var document = "{ count }\n"
+        let count = 20_000
+        for i in 0..<count { document += "fragment F\(i) on Car { x: doors x: wheels ...F\(i + 1) }\n" }
+        document += "fragment F\(count) on Car { doors }"
+        var errors: [String] = []
+        let took = ContinuousClock().measure { errors = (try? HarnessSchema.validate(document)) ?? ["does not parse"] }
+        #expect(errors.contains(#"Fragment "F0" is never used."#), "\(errors.prefix(3))")
+        #expect(!errors.contains { $0.hasPrefix("Fields \"x\" conflict") }, "the merging rule did not walk the chain")
+        #expect(took < .seconds(20), "\(took)")
+    }
 }
