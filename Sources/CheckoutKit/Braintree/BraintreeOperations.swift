@@ -100,7 +100,15 @@ public enum BraintreeOperations {
             var transaction: [String: JSON] = ["amount": .string(amount), "orderId": .string(orderID)]
             transaction["merchantAccountId"] = args["merchantAccountId"].map { .string($0.interpolationText) }
             let input: JSON = ["paymentMethodId": .string(nonce), "transaction": .object(transaction)]
-            let readBack = BraintreeReadBack.byOrder(orderID, amount: amount, action: action, client: client)
+            // A reused order id may already hold transactions (an earlier decline of the same amount, say): the ones
+            // there before this call are never taken for its own.
+            var prior: Set<String>? = []
+            if args["orderId"] != nil {
+                prior = await context.enrichment("the transactions order \(orderID) already has") { () async throws(Diagnostic) -> Set<String> in
+                    Set(try await BraintreeReadBack.search(orderID, client: client).compactMap { $0["id"]?.stringValue })
+                }
+            }
+            let readBack = BraintreeReadBack.byOrder(orderID, amount: amount, action: action, prior: prior, client: client)
             let output = try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
                 let response = try await client.graphQL(document, ["input": input])
                 // A refused transaction used the nonce up as much as an accepted one: it is single-use whatever came of it.

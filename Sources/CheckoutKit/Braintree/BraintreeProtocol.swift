@@ -37,7 +37,7 @@ public enum BraintreeProtocol {
     /// Statuses of a transaction the processor or the gateway refused: nothing moved.
     static let refusedStatuses: Set<String> = ["PROCESSOR_DECLINED", "FAILED", "GATEWAY_REJECTED", "SETTLEMENT_DECLINED"]
     /// Statuses that show a capture went through (an AUTHORIZED transaction is not captured yet).
-    static let capturedStatuses: Set<String> = ["SUBMITTED_FOR_SETTLEMENT", "SETTLING", "SETTLED"]
+    static let capturedStatuses: Set<String> = ["SUBMITTED_FOR_SETTLEMENT", "SETTLING", "SETTLED", "SETTLEMENT_PENDING", "SETTLEMENT_CONFIRMED"]
     /// The status that shows a void went through.
     static let voidedStatuses: Set<String> = ["VOIDED"]
 

@@ -4,12 +4,12 @@ import Foundation
 /// an authorization by its orderId (the driver always sets one), a capture or a void by the transaction id. The
 /// commands that settle it when the read cannot tell.
 enum BraintreeReadBack {
-    static func byOrder(_ orderID: String, amount: String, action: String, client: BraintreeClient) -> ReadBack {
+    static func byOrder(_ orderID: String, amount: String, action: String, prior: Set<String>?, client: BraintreeClient) -> ReadBack {
         ReadBack(
             provider: "braintree", action: action, effect: "the \(action)", resource: "the transactions of order \(orderID)",
             reference: "order \(orderID)",
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
-                finding(try await search(orderID, client: client), orderID: orderID, amount: amount, action: action)
+                finding(try await search(orderID, client: client), orderID: orderID, amount: amount, action: action, prior: prior)
             },
             settle: {
                 ["look the order up before paying again (a nonce is single-use; a charge is never repeated): "
@@ -29,11 +29,14 @@ enum BraintreeReadBack {
             })
     }
 
-    /// What an order's transactions say of a lost charge or authorization. Only a transaction of this amount can be
-    /// this call's; two of them (an order id reused after a decline) cannot tell which one this call made; a refused
-    /// one means nothing moved.
-    static func finding(_ transactions: [JSON], orderID: String, amount: String, action: String) -> ReadBack.Finding {
-        let found = transactions.filter { $0["amount"]?["value"]?.stringValue == amount }
+    /// What an order's transactions say of a lost charge or authorization. Only a transaction of this amount that was
+    /// not there before the call (`prior`: the order's transaction ids then, when they could be read) can be this
+    /// call's; two of them cannot tell which one this call made; a refused one means nothing moved; one in a status
+    /// that holds no money (VOIDED, AUTHORIZATION_EXPIRED) settles nothing.
+    static func finding(_ transactions: [JSON], orderID: String, amount: String, action: String, prior: Set<String>? = nil) -> ReadBack.Finding {
+        let found = transactions.filter {
+            $0["amount"]?["value"]?.stringValue == amount && !(prior ?? []).contains($0["id"]?.stringValue ?? "")
+        }
         guard found.count <= 1 else {
             return .notSeen(shows: "order \(orderID) has \(found.count) transactions of \(amount), so which one this \(action) made cannot be told")
         }
@@ -43,6 +46,9 @@ enum BraintreeReadBack {
         if BraintreeProtocol.refusedStatuses.contains(status) {
             return .refused(.failure("Braintree refused the \(action): transaction \(latest["id"]?.stringValue ?? "?") is \(status)\(BraintreeOperations.processorSays(latest))",
                                      hint: "nothing was charged; try another card"))
+        }
+        guard BraintreeProtocol.acceptedStatuses.contains(status) else {
+            return .notSeen(shows: "transaction \(latest["id"]?.stringValue ?? "?") is \(status), which holds no money")
         }
         return .tookEffect(StepOutput(document: ["transaction": latest, "summary": BraintreeOperations.summary(latest)], status: 200),
                            shows: "transaction \(latest["id"]?.stringValue ?? "?") is \(status)")

@@ -107,40 +107,69 @@ import TestSupport
         #expect(server.requests.isEmpty)
     }
 
+    /// The order's transactions as a search answers them: `before` until the charge was sent (attempt 1 is the read
+    /// of what a given order id already holds), `after` from then on.
+    static func search(_ request: HTTPRequest, _ attempt: Int, before: [JSON], after: [JSON]) -> HTTPReply {
+        .json(200, ["data": ["search": ["transactions": ["edges": .array((attempt == 1 ? before : after).map { ["node": $0] })]]]])
+    }
+
     @Test func aLostChargeIsNeverResentAndIsReadBackByItsOrderId() async throws {
-        let server = try TestServer { request, _ in
-            let body = Self.body(request)
-            if body["operationName"] == "BraintreeCharge" { return .reset }
-            return .json(200, ["data": ["search": ["transactions": ["edges": [["node": Self.transaction]]]]]])
+        let server = try TestServer { request, attempt in
+            if Self.body(request)["operationName"] == "BraintreeCharge" { return .reset }
+            return Self.search(request, attempt, before: [], after: [Self.transaction])
         }
         let result = try await Self.harness(server).run(Self.step("braintree.charge", #"{ "nonce": "n-123456", "amount": "10.00", "orderId": "o-1" }"#))
         #expect(result.passed, "\(result.failure?.description ?? "")")
         let operations = server.requests.map { Self.body($0)["operationName"]?.stringValue ?? "?" }
-        #expect(operations == ["BraintreeCharge", "BraintreeTransactionsByOrder"], "\(operations)")
-        #expect(Self.body(server.requests[1])["variables"]?["input"] == ["orderId": ["is": "o-1"]])
+        #expect(operations == ["BraintreeTransactionsByOrder", "BraintreeCharge", "BraintreeTransactionsByOrder"], "\(operations)")
+        #expect(Self.body(server.requests[2])["variables"]?["input"] == ["orderId": ["is": "o-1"]])
     }
 
     @Test func aChargeAnsweredWithAServerErrorIsReadBackNotReportedAsAFailure() async throws {
-        let server = try TestServer { request, _ in
+        let server = try TestServer { request, attempt in
             if Self.body(request)["operationName"] == "BraintreeCharge" {
                 return .json(200, ["data": ["chargePaymentMethod": .null], "errors": [["message": "An unexpected error occurred", "extensions": ["errorClass": "INTERNAL"]]]])
             }
-            return .json(200, ["data": ["search": ["transactions": ["edges": [["node": Self.transaction]]]]]])
+            return Self.search(request, attempt, before: [], after: [Self.transaction])
         }
         let result = try await Self.harness(server).run(Self.step("braintree.charge", #"{ "nonce": "n-123456", "amount": "10", "orderId": "o-1" }"#))
         #expect(result.passed, "\(result.failure?.description ?? "")")
         let operations = server.requests.map { Self.body($0)["operationName"]?.stringValue ?? "?" }
-        #expect(operations == ["BraintreeCharge", "BraintreeTransactionsByOrder"], "\(operations)")
-        #expect(Self.body(server.requests[0])["variables"]?["input"]?["transaction"]?["amount"] == "10.00", "sent with two decimals")
+        #expect(operations == ["BraintreeTransactionsByOrder", "BraintreeCharge", "BraintreeTransactionsByOrder"], "\(operations)")
+        #expect(Self.body(server.requests[1])["variables"]?["input"]?["transaction"]?["amount"] == "10.00", "sent with two decimals")
     }
 
-    @Test func aReusedOrderIdWithTwoTransactionsOfTheAmountSettlesNothing() async throws {
-        var declined = Self.transaction
+    static let oldDecline: JSON = {
+        var declined = transaction
         if case .object(var o) = declined { o["status"] = "PROCESSOR_DECLINED"; o["id"] = "dHhfb2xk"; declined = .object(o) }
-        let old = declined
-        let server = try TestServer { request, _ in
+        return declined
+    }()
+
+    /// A reused order id's earlier decline of the same amount, there before the charge, is never taken for it.
+    @Test func aReusedOrderIdsEarlierTransactionIsNotTakenForThisCharge() async throws {
+        let server = try TestServer { request, attempt in
             if Self.body(request)["operationName"] == "BraintreeCharge" { return .reset }
-            return .json(200, ["data": ["search": ["transactions": ["edges": [["node": old], ["node": Self.transaction]]]]]])
+            return Self.search(request, attempt, before: [Self.oldDecline], after: [Self.oldDecline, Self.transaction])
+        }
+        let result = try await Self.harness(server).run(Self.step("braintree.charge", #"{ "nonce": "n-123456", "amount": "10.00", "orderId": "o-1" }"#))
+        #expect(result.passed, "\(result.failure?.description ?? "")")
+        #expect(result.step("s")?.output?["transaction"]?["id"] == Self.transaction["id"])
+        // And when the lost charge left nothing new, the earlier decline does not say "nothing was charged": unknown.
+        let quiet = try TestServer { request, attempt in
+            if Self.body(request)["operationName"] == "BraintreeCharge" { return .reset }
+            return Self.search(request, attempt, before: [Self.oldDecline], after: [Self.oldDecline])
+        }
+        let unknown = try await Self.harness(quiet).run(Self.step("braintree.charge", #"{ "nonce": "n-123456", "amount": "10.00", "orderId": "o-1" }"#))
+        #expect(unknown.exitCode == .outcomeUnknown, "\(unknown.failure?.description ?? "")")
+    }
+
+    @Test func twoNewTransactionsOfTheAmountSettleNothing() async throws {
+        var other = Self.transaction
+        if case .object(var o) = other { o["id"] = "dHhfbmV3Mg"; other = .object(o) }
+        let second = other
+        let server = try TestServer { request, attempt in
+            if Self.body(request)["operationName"] == "BraintreeCharge" { return .reset }
+            return Self.search(request, attempt, before: [], after: [second, Self.transaction])
         }
         let result = try await Self.harness(server).run(Self.step("braintree.charge", #"{ "nonce": "n-123456", "amount": "10.00", "orderId": "o-1" }"#))
         #expect(result.exitCode == .outcomeUnknown, "\(result.failure?.description ?? "")")

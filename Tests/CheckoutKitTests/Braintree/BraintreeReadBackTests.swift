@@ -41,7 +41,8 @@ import Testing
     }
 
     /// A capture went through only once the transaction is submitted for settlement or beyond; a void only once VOIDED.
-    @Test(arguments: [("AUTHORIZED", false), ("SUBMITTED_FOR_SETTLEMENT", true), ("SETTLING", true), ("SETTLED", true), ("VOIDED", false)])
+    @Test(arguments: [("AUTHORIZED", false), ("SUBMITTED_FOR_SETTLEMENT", true), ("SETTLING", true), ("SETTLED", true),
+                      ("SETTLEMENT_PENDING", true), ("SETTLEMENT_CONFIRMED", true), ("VOIDED", false)])
     func aCaptureIsSeenOnlyInACapturedStatus(status: String, captured: Bool) {
         let found = BraintreeReadBack.finding(Self.transaction("t-1", status), id: "t-1", action: "capture", done: BraintreeProtocol.capturedStatuses)
         #expect(found.described == (captured ? "took: t-1 is \(status): the capture went through" : "not seen: t-1 is still \(status)"))
@@ -64,5 +65,21 @@ import Testing
             #expect(error.message == "Braintree answered the charge with transaction t-9 in status VOIDED, which does not show that it went through")
             #expect(error.code == .failure)
         }
+    }
+
+    /// A transaction the order already had before the call (a reused order id) is never this call's.
+    @Test func aTransactionThatWasThereBeforeIsNotThisCalls() {
+        let old = Self.transaction("t-old", "PROCESSOR_DECLINED"), new = Self.transaction("t-new", "SUBMITTED_FOR_SETTLEMENT")
+        #expect(BraintreeReadBack.finding([old, new], orderID: "o-1", amount: "10.00", action: "charge", prior: ["t-old"]).described
+                == "took: transaction t-new is SUBMITTED_FOR_SETTLEMENT")
+        #expect(BraintreeReadBack.finding([old], orderID: "o-1", amount: "10.00", action: "charge", prior: ["t-old"]).described
+                == "not seen: no transaction of 10.00 has orderId o-1", "the earlier decline says nothing of this charge")
+    }
+
+    /// A transaction in a status that holds no money settles nothing: whether this call made it cannot be told.
+    @Test(arguments: ["VOIDED", "AUTHORIZATION_EXPIRED"])
+    func aTransactionThatHoldsNoMoneySettlesNothing(status: String) {
+        #expect(BraintreeReadBack.finding([Self.transaction("t-1", status)], orderID: "o-1", amount: "10.00", action: "charge").described
+                == "not seen: transaction t-1 is \(status), which holds no money")
     }
 }
