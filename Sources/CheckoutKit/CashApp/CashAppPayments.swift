@@ -136,7 +136,7 @@ enum CashAppPayments {
                 guard let left = now["openToCaptureAmount"]?["amount"]?.stringValue.flatMap({ DecimalAmount.minorUnits($0, allowingZero: true) }) else {
                     return .notSeen(shows: "order \(order) shows no openToCaptureAmount")
                 }
-                if captured(amount, open: open, leftOpen: left) {
+                if captured(amount, open: open, leftOpen: left, paymentState: now["paymentState"]?.stringValue) {
                     try record(now, state: state)
                     try state.update { $0.captureRequestID = nil }
                     return .tookEffect(StepOutput(document: ["payment": now, "summary": summary(now)], status: 200),
@@ -243,9 +243,13 @@ enum CashAppPayments {
                            shows: "order \(payment["id"]?.stringValue ?? "?") is \(paymentState)")
     }
 
-    /// Whether a lost deferred capture of `amount` went through: what is left open to capture has dropped by at least
-    /// that much since before it (a smaller drop is someone else's capture, not this one).
-    static func captured(_ amount: Int, open: Int, leftOpen left: Int) -> Bool { left <= open - amount }
+    /// Whether a lost deferred capture of `amount` went through: the order shows a capture (a void or an expiry also
+    /// empties what is open, and captures nothing) and what is left open to capture has dropped by at least that much
+    /// since before it (a smaller drop is someone else's capture, not this one).
+    static func captured(_ amount: Int, open: Int, leftOpen left: Int, paymentState: String?) -> Bool {
+        guard let paymentState, CashAppProtocol.capturedStates.contains(paymentState) else { return false }
+        return left <= open - amount
+    }
 
     private static func settleWays(_ resend: [String], context: OperationContext, replay: String) -> [String] {
         func command(_ arguments: [String]) -> String {

@@ -55,6 +55,8 @@ public enum CashAppProtocol {
     /// UNCONFIRMED: what Afterpay answers to a second `button/confirm` of one checkout. The emulator answers it with the
     /// same card; the driver settles a lost confirm by repeating it.
     static let repeatedConfirm = "the emulator answers a repeated confirm with the same card; Afterpay's behaviour is UNCONFIRMED"
+    /// The payment states that show a capture happened.
+    static let capturedStates: Set<String> = ["PARTIALLY_CAPTURED", "CAPTURED"]
     static let capturableStates: Set<String> = ["AUTH_APPROVED", "PARTIALLY_CAPTURED"]
     /// Payment states nothing more happens in: a read that finds one settles an outcome left open on the payment.
     static let finalPaymentStates: Set<String> = ["CAPTURED", "VOIDED", "EXPIRED", "CAPTURE_DECLINED", "AUTH_DECLINED"]

@@ -23,10 +23,13 @@ import Testing
         #expect(found.described == "refused: Afterpay declined the capture: paymentState AUTH_DECLINED")
     }
 
-    /// A lost deferred capture went through only if what is open dropped by its whole amount.
-    @Test(arguments: [(2000, 2000, 0, true), (2000, 1500, 500, true), (2000, 1500, 1000, false), (2000, 1500, 1500, false),
-                      (2000, 1500, 400, true)])
-    func aDeferredCaptureIsSeenWhenTheOpenAmountDroppedByIt(open: Int, amount: Int, left: Int, captured: Bool) {
-        #expect(CashAppPayments.captured(amount, open: open, leftOpen: left) == captured)
+    /// A lost deferred capture went through only if the order shows a capture and what is open dropped by its whole
+    /// amount: a void or an expiry empties what is open too, and captures nothing.
+    @Test(arguments: [(2000, 2000, 0, "CAPTURED", true), (2000, 1500, 500, "PARTIALLY_CAPTURED", true),
+                      (2000, 1500, 1000, "PARTIALLY_CAPTURED", false), (2000, 1500, 1500, "AUTH_APPROVED", false),
+                      (2000, 1500, 400, "PARTIALLY_CAPTURED", true), (2000, 1500, 0, "VOIDED", false), (2000, 1500, 0, "EXPIRED", false)])
+    func aDeferredCaptureIsSeenWhenTheOpenAmountDroppedByIt(open: Int, amount: Int, left: Int, state: String, captured: Bool) {
+        #expect(CashAppPayments.captured(amount, open: open, leftOpen: left, paymentState: state) == captured)
+        #expect(!CashAppPayments.captured(amount, open: open, leftOpen: left, paymentState: nil))
     }
 }
