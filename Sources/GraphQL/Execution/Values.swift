@@ -47,6 +47,11 @@ enum InputCoercion {
                 for (key, _) in members where named.inputFields[key] == nil {
                     throw Problem(message: "Field \"\(key)\" is not defined by type \"\(name)\".")
                 }
+                // A OneOf input object given as a variable's value: exactly one field, and not null, as for a literal.
+                if named.isOneOf {
+                    guard members.count == 1 else { throw Problem(message: "OneOf Input Object \"\(name)\" must specify exactly one key.") }
+                    if members[0].1.isNull { throw Problem(message: "Field \"\(name).\(members[0].0)\" must be non-null.") }
+                }
                 var out: [(String, GraphQLValue)] = []
                 for field in fields {
                     if let given = members.first(where: { $0.0 == field.name })?.1 {
