@@ -16,6 +16,9 @@ extension CommandFlows {
     }
 
     public static func centraExpress(_ options: CentraExpress, registry: OperationRegistry) throws(Diagnostic) -> Flow {
+        if options.ingrid, options.item != nil {
+            throw .usage("--ingrid checks out the cart as it is; it has no product step for --item", hint: "leave one of them out")
+        }
         let name = options.ingrid ? "centra-express-ingrid" : options.item == nil ? "centra-express" : "centra-express-pdp"
         var flow = try BuiltinFlows.load(BuiltinFlows.named(name)!, registry: registry)
         flow.name = "centra-express"

@@ -43,6 +43,12 @@ import Testing
         #expect(try CommandFlows.centraExpress(o, registry: Self.registry).steps.last?.name == "shipping")
         o.cancelAfter = "nope"
         #expect(throws: Diagnostic.self) { try CommandFlows.centraExpress(o, registry: Self.registry) }
+        // The Ingrid flow has no product step: an item with it would be silently left out.
+        var ingrid = CommandFlows.CentraExpress()
+        ingrid.ingrid = true
+        #expect(try CommandFlows.centraExpress(ingrid, registry: Self.registry).steps.first?.name == "widget-event")
+        ingrid.item = "1002-M"
+        #expect(diagnostic { () throws(Diagnostic) in try CommandFlows.centraExpress(ingrid, registry: Self.registry) }?.code == .usage)
     }
 
     @Test func braintreeApplePayTakesEveryOption() throws {

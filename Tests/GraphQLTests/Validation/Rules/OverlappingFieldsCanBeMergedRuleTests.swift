@@ -47,7 +47,7 @@ import Testing
         "{ garage { ... on Car { x: doors } ... on Bike { x: size } } }",
         "{ garage { ... on Car { x: owner { id } } ... on Truck { x: owner { label } } } }",
         "{ anything { ... on Car { thing: label } ... on Person { thing: name } } }",
-        // A fragment compared with itself, fragments spread twice, and a cycle (reported by NoFragmentCycles alone).
+        // A fragment compared with itself, and fragments spread twice.
         "{ car(id: 1) { ...A ...A owner { ...P } } } fragment A on Car { doors owner { ...P } } fragment P on Person { name }",
     ])
     func documentsThatOnlySeemToBreakIt(query: String) throws {
