@@ -153,15 +153,18 @@ public enum BraintreeOperations {
                         accepted: Set<String> = BraintreeProtocol.acceptedStatuses) throws(Diagnostic) -> StepOutput {
         let status = transaction["status"]?.stringValue ?? "?"
         let id = transaction["id"]?.stringValue ?? "?"
-        if BraintreeProtocol.refusedStatuses.contains(status) {
-            throw .failure("Braintree refused the \(action): transaction \(id) is \(status)\(processorSays(transaction))",
-                           hint: "nothing was charged; try another card")
-        }
+        if BraintreeProtocol.refusedStatuses.contains(status) { throw refusal(transaction, action: action) }
         guard accepted.contains(status) else {
             throw .failure("Braintree answered the \(action) with transaction \(id) in status \(status), which does not show that it went through",
                            hint: "read it with `checkout-driver braintree transaction \(id)`")
         }
         return StepOutput(document: ["transaction": transaction, "summary": summary(transaction)], status: 200)
+    }
+
+    /// A transaction the processor or the gateway refused, as the failure it is (in an answer and on a read-back alike).
+    static func refusal(_ transaction: JSON, action: String) -> Diagnostic {
+        .failure("Braintree refused the \(action): transaction \(transaction["id"]?.stringValue ?? "?") is \(transaction["status"]?.stringValue ?? "?")\(processorSays(transaction))",
+                 hint: "nothing was charged; try another card")
     }
 
     /// The processor's own words on a transaction, as Braintree reports them: " (processor 2000: Do Not Honor)".

@@ -44,8 +44,7 @@ enum BraintreeReadBack {
             return .notSeen(shows: "no transaction of \(amount) has orderId \(orderID)")
         }
         if BraintreeProtocol.refusedStatuses.contains(status) {
-            return .refused(.failure("Braintree refused the \(action): transaction \(latest["id"]?.stringValue ?? "?") is \(status)\(BraintreeOperations.processorSays(latest))",
-                                     hint: "nothing was charged; try another card"))
+            return .refused(BraintreeOperations.refusal(latest, action: action))
         }
         guard BraintreeProtocol.acceptedStatuses.contains(status) else {
             return .notSeen(shows: "transaction \(latest["id"]?.stringValue ?? "?") is \(status), which holds no money")
