@@ -118,22 +118,25 @@ extension GraphQLValue {
         }
         out.append(UInt8(ascii: "\""))
     }
+}
 
-    /// From what `JSONSerialization` returns. On Linux an `NSNumber` holding 0 or 1 also answers `is Bool`, so
-    /// booleans, floats and integers are told apart by the number's stored type.
-    public init(json: Any?) {
-        switch json {
-        case nil, is NSNull: self = .null
-        case let n as NSNumber:
-            switch String(cString: n.objCType) {
-            case "c", "B": self = .bool(n.boolValue)
-            case "d", "f": self = .float(n.doubleValue)
-            default: self = .int(n.intValue)
-            }
-        case let s as String: self = .string(s)
-        case let a as [Any]: self = .list(a.map { GraphQLValue(json: $0) })
-        case let o as [String: Any]: self = .object(o.keys.sorted().map { ($0, GraphQLValue(json: o[$0])) })
-        default: self = .null
-        }
-    }
+// MARK: Building values
+
+/// Literals build values as a resolver writes them: `["id": .string(id), "active": true, "tags": []]`; an object
+/// literal keeps its members in the order written.
+extension GraphQLValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int) { self = .int(value) }
+    public init(floatLiteral value: Double) { self = .float(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(arrayLiteral elements: GraphQLValue...) { self = .list(elements) }
+    public init(dictionaryLiteral elements: (String, GraphQLValue)...) { self = .object(elements) }
+    public init(nilLiteral: ()) { self = .null }
+
+    /// A string, or null when there is none.
+    public init(_ value: String?) { self = value.map(GraphQLValue.string) ?? .null }
+    /// An integer, or null when there is none.
+    public init(_ value: Int?) { self = value.map(GraphQLValue.int) ?? .null }
 }

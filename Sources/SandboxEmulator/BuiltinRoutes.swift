@@ -1,6 +1,7 @@
 import Foundation
 import LoopbackHTTP
 import Synchronization
+import WireTypes
 
 /// Provider-independent routes under `/_sandbox/`: health, ledger, request log, and small demo resources
 /// (echo, orders) that built-in flows can exercise with raw HTTP requests.
@@ -15,7 +16,7 @@ enum BuiltinRoutes {
                 .respond(.json(200, ledger.jsonData()))
             },
             Route("GET", "/_sandbox/requests") { _ in
-                EmulatorResponse.json(200, ["requests": recorder.entries().map(describe)])
+                EmulatorResponse.json(200, ["requests": .array(recorder.entries().map(describe))])
             },
             Route("POST", "/_sandbox/echo") { request in
                 var headers: [String: String] = [:]
@@ -24,11 +25,11 @@ enum BuiltinRoutes {
                     headers[key] = headers[key].map { "\($0), \(value)" } ?? value
                 }
                 return EmulatorResponse.json(200, [
-                    "method": request.method,
-                    "path": request.path,
-                    "headers": headers,
-                    "json": request.json ?? NSNull(),
-                    "body": String(decoding: request.body, as: UTF8.self),
+                    "method": .string(request.method),
+                    "path": .string(request.path),
+                    "headers": JSON(headers),
+                    "json": request.json ?? .null,
+                    "body": .string(String(decoding: request.body, as: UTF8.self)),
                 ])
             },
             Route("POST", "/_sandbox/orders") { orders.create($0) },
@@ -39,19 +40,19 @@ enum BuiltinRoutes {
 
     /// A recorded request as JSON: headers keep order and duplicates; the body is UTF-8 text when it is valid UTF-8,
     /// base64 otherwise (`bodyEncoding` says which); a long body is kept cut short, `bodyLength` says how long it was.
-    private static func describe(_ entry: RequestRecorder.Entry) -> [String: Any] {
+    private static func describe(_ entry: RequestRecorder.Entry) -> JSON {
         let request = entry.request
         let text = String(data: request.body, encoding: .utf8)
         return [
-            "bodyLength": entry.bodyLength,
-            "bodyTruncated": entry.bodyLength > request.body.count,
-            "method": request.method,
-            "target": request.target,
-            "headers": request.headers.map { [$0.name, $0.value] },
-            "body": text ?? request.body.base64EncodedString(),
+            "bodyLength": JSON(entry.bodyLength),
+            "bodyTruncated": JSON(entry.bodyLength > request.body.count),
+            "method": .string(request.method),
+            "target": .string(request.target),
+            "headers": .array(request.headers.map { [.string($0.name), .string($0.value)] }),
+            "body": .string(text ?? request.body.base64EncodedString()),
             "bodyEncoding": text == nil ? "base64" : "utf8",
-            "connectionID": request.connectionID,
-            "indexOnConnection": request.indexOnConnection,
+            "connectionID": JSON(request.connectionID),
+            "indexOnConnection": JSON(request.indexOnConnection),
         ]
     }
 }
@@ -65,8 +66,8 @@ final class OrderStore: Sendable {
         var status: String
         var polls: Int
 
-        var json: [String: Any] {
-            ["id": id, "amount": amount, "currency": currency, "status": status, "polls": polls]
+        var json: JSON {
+            ["id": .string(id), "amount": JSON(amount), "currency": .string(currency), "status": .string(status), "polls": JSON(polls)]
         }
     }
 
@@ -82,19 +83,16 @@ final class OrderStore: Sendable {
     init(ledger: Ledger) { self.ledger = ledger }
 
     func create(_ request: EmulatorRequest) -> HTTPReply {
-        // Strictly typed single-field decodes: JSONDecoder rejects `true`, `12.5` and `"100"` for an Int,
-        // which a JSONSerialization NSNumber would let through.
-        struct Amount: Decodable { var amount: Int }
-        struct Currency: Decodable { var currency: String }
-        guard let fields = (try? JSONSerialization.jsonObject(with: request.body)) as? [String: Any] else {
+        // Typed members: `true`, `12.5` and `"100"` are not an integer amount.
+        guard let fields = request.jsonObject else {
             return EmulatorResponse.error(400, code: "invalid_json", message: "The body must be a JSON object")
         }
-        guard let rawAmount = fields["amount"], !(rawAmount is NSNull) else { return missing("amount") }
-        guard let rawCurrency = fields["currency"], !(rawCurrency is NSNull) else { return missing("currency") }
-        guard let amount = try? JSONDecoder().decode(Amount.self, from: request.body).amount else {
+        guard let rawAmount = fields["amount"], !rawAmount.isNull else { return missing("amount") }
+        guard let rawCurrency = fields["currency"], !rawCurrency.isNull else { return missing("currency") }
+        guard let amount = rawAmount.intValue else {
             return invalid("amount", "amount must be a positive integer (minor units)")
         }
-        guard let currency = try? JSONDecoder().decode(Currency.self, from: request.body).currency else {
+        guard let currency = rawCurrency.stringValue else {
             return invalid("currency", "currency must be a three-letter ISO 4217 code")
         }
         guard amount > 0 else { return invalid("amount", "amount must be a positive integer (minor units)") }

@@ -1,5 +1,6 @@
 import Foundation
 import LoopbackHTTP
+import WireTypes
 import Synchronization
 
 /// What a route handler gets: the raw request, the `:name` path parameters and which attempt this is.
@@ -22,10 +23,13 @@ public struct EmulatorRequest: Sendable {
     public var body: Data { http.body }
 
     /// The body parsed as JSON (any top-level value), or nil when it is empty or not JSON.
-    public var json: Any? {
+    public var json: JSON? {
         guard !http.body.isEmpty else { return nil }
-        return try? JSONSerialization.jsonObject(with: http.body, options: [.fragmentsAllowed])
+        return try? JSON.parse(http.body)
     }
+
+    /// The body when it is a JSON object.
+    public var jsonObject: [String: JSON]? { json?.objectValue }
 }
 
 /// One endpoint: `pattern` segments starting with `:` capture a path parameter.
@@ -125,22 +129,18 @@ public final class Router: Sendable {
 
 /// JSON response helpers shared by the built-in routes and the providers.
 public enum EmulatorResponse {
-    /// Serialises a JSON-compatible value (dictionaries, arrays, strings, numbers, NSNull) with sorted keys,
-    /// so bodies are byte-stable across runs.
-    public static func encode(_ object: Any) -> Data {
-        (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed]))
-            ?? Data("null".utf8)
-    }
+    /// A JSON value's bytes, keys sorted, so bodies are byte-stable across runs.
+    public static func encode(_ value: JSON) -> Data { value.data }
 
-    public static func json(_ status: Int, _ object: Any, headers: HTTPHeaders = [:]) -> HTTPReply {
-        .respond(.json(status, encode(object), headers: headers))
+    public static func json(_ status: Int, _ value: JSON, headers: HTTPHeaders = [:]) -> HTTPReply {
+        .respond(.json(status, encode(value), headers: headers))
     }
 
     /// The emulator's own error shape: `{"error":{"type","code","message"[,"param"]}}`.
     public static func error(_ status: Int, type: String = "invalid_request_error", code: String, message: String,
                              param: String? = nil, headers: HTTPHeaders = [:]) -> HTTPReply {
-        var error: [String: Any] = ["type": type, "code": code, "message": message]
-        if let param { error["param"] = param }
-        return json(status, ["error": error], headers: headers)
+        var error: [String: JSON] = ["type": .string(type), "code": .string(code), "message": .string(message)]
+        if let param { error["param"] = .string(param) }
+        return json(status, ["error": .object(error)], headers: headers)
     }
 }

@@ -129,6 +129,32 @@ extension JSON: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Express
     public init(nilLiteral: ()) { self = .null }
 }
 
+extension JSON {
+    /// A string, or null when there is none (an optional member of a response).
+    public init(_ value: String?) { self = value.map(JSON.string) ?? .null }
+    /// An integer, or null when there is none.
+    public init(_ value: Int?) { self = value.map { .number(Double($0)) } ?? .null }
+    public init(_ value: Double) { self = .number(value) }
+    public init(_ value: Bool) { self = .bool(value) }
+    /// An object whose members are all strings.
+    public init(_ members: [String: String]?) { self = members.map { .object($0.mapValues(JSON.string)) } ?? .null }
+
+    /// An object member that is itself an object (nil when absent or of another kind).
+    public func object(_ key: String) -> [String: JSON]? { self[key]?.objectValue }
+    /// An object member that is a string (a number is not a string).
+    public func string(_ key: String) -> String? { self[key]?.stringValue }
+    public var isNull: Bool { self == .null }
+}
+
+extension Dictionary where Key == String, Value == JSON {
+    /// A member that is itself an object (nil when absent or of another kind).
+    public func object(_ key: String) -> [String: JSON]? { self[key]?.objectValue }
+    /// A member that is a string (a number is not a string).
+    public func string(_ key: String) -> String? { self[key]?.stringValue }
+    /// A member that is an integer: not a boolean, not a fraction, small enough to be exact.
+    public func integer(_ key: String) -> Int? { self[key]?.intValue }
+}
+
 extension JSON: CustomStringConvertible {
     public var description: String { serialized() }
 }

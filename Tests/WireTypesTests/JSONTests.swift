@@ -53,4 +53,28 @@ import Testing
         #expect(JSON.number(3).interpolationText == "3")
         #expect(JSON.object(["a": 1]).interpolationText == #"{"a":1}"#)
     }
+
+    @Test func optionalsBecomeNullAndMembersAreReadByKind() throws {
+        #expect(JSON(nil as String?) == .null)
+        #expect(JSON("a" as String?) == .string("a"))
+        #expect(JSON(nil as Int?) == .null)
+        #expect(JSON(7 as Int?) == .number(7))
+        #expect(JSON(["k": "v"] as [String: String]?) == ["k": "v"])
+        #expect(JSON(nil as [String: String]?) == .null)
+
+        let body = try JSON.parse(#"{"s":"x","n":12,"f":12.5,"b":true,"o":{"s":"y"},"z":null}"#)
+        let object = try #require(body.objectValue)
+        #expect(object.string("s") == "x")
+        #expect(object.string("n") == nil)  // a number is not a string
+        #expect(object.integer("n") == 12)
+        #expect(object.integer("f") == nil)  // nor is a fraction an integer
+        #expect(object.integer("b") == nil)  // nor a boolean
+        #expect(object.integer("s") == nil)
+        #expect(object.object("o")?.string("s") == "y")
+        #expect(object.object("s") == nil)
+        #expect(body.string("s") == "x")
+        #expect(body.object("o") == ["s": "y"])
+        #expect(object["z"]?.isNull == true)
+        #expect(object["b"]?.isNull == false)
+    }
 }

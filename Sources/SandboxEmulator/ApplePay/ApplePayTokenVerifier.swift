@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import WireTypes
 
 /// Why a token was refused. The three cases match the three ways a processor reports a bad token: it could not be
 /// read, Apple's signature over its exact bytes did not hold, or it could not be decrypted with the processing key.
@@ -132,17 +133,17 @@ public struct ApplePayTokenVerifier: Sendable {
     }
 
     private static func parsePayload(_ plaintext: Data, transactionId: String) throws(ApplePayTokenError) -> DecryptedPaymentToken {
-        guard let object = (try? JSONSerialization.jsonObject(with: plaintext)) as? [String: Any] else {
+        guard let object = (try? JSON.parse(plaintext))?.objectValue else {
             throw .decryption("the decrypted payload is not a JSON object")
         }
-        func string(_ key: String, in dict: [String: Any]) throws(ApplePayTokenError) -> String {
-            guard let value = dict[key] as? String else { throw .malformed("decrypted payload lacks string \(key)") }
+        func string(_ key: String, in dict: [String: JSON]) throws(ApplePayTokenError) -> String {
+            guard let value = dict.string(key) else { throw .malformed("decrypted payload lacks string \(key)") }
             return value
         }
-        guard let paymentData = object["paymentData"] as? [String: Any] else {
+        guard let paymentData = object.object("paymentData") else {
             throw .malformed("decrypted payload lacks paymentData")
         }
-        guard let amount = JSONValues.integer(object["transactionAmount"]) else {
+        guard let amount = object.integer("transactionAmount") else {
             throw .malformed("decrypted payload lacks integer transactionAmount")
         }
         return DecryptedPaymentToken(
@@ -152,7 +153,7 @@ public struct ApplePayTokenVerifier: Sendable {
             currencyCode: try string("currencyCode", in: object),
             amount: amount,
             cryptogram: try string("onlinePaymentCryptogram", in: paymentData),
-            eci: paymentData["eciIndicator"] as? String,
+            eci: paymentData.string("eciIndicator"),
             deviceManufacturerIdentifier: try string("deviceManufacturerIdentifier", in: object),
             paymentDataType: try string("paymentDataType", in: object))
     }
@@ -168,20 +169,20 @@ private struct EnvelopeFields {
     var applicationData: Data?
 
     init(_ bytes: Data) throws(ApplePayTokenError) {
-        guard let object = (try? JSONSerialization.jsonObject(with: bytes)) as? [String: Any] else {
+        guard let object = (try? JSON.parse(bytes))?.objectValue else {
             throw .malformed("the token is not a JSON object")
         }
-        guard let version = object["version"] as? String else { throw .malformed("version is missing") }
+        guard let version = object.string("version") else { throw .malformed("version is missing") }
         guard version == "EC_v1" else { throw .malformed("version \(version) is not supported; only EC_v1 is") }
-        guard let header = object["header"] as? [String: Any] else { throw .malformed("header is missing") }
-        func base64(_ value: Any?, _ name: String) throws(ApplePayTokenError) -> Data {
-            guard let text = value as? String, let data = Data(base64Encoded: text) else {
+        guard let header = object.object("header") else { throw .malformed("header is missing") }
+        func base64(_ value: JSON?, _ name: String) throws(ApplePayTokenError) -> Data {
+            guard let text = value?.stringValue, let data = Data(base64Encoded: text) else {
                 throw .malformed("\(name) is missing or not base64")
             }
             return data
         }
-        func hex(_ value: Any?, _ name: String) throws(ApplePayTokenError) -> Data {
-            guard let text = value as? String, let data = Data(hex: text) else {
+        func hex(_ value: JSON?, _ name: String) throws(ApplePayTokenError) -> Data {
+            guard let text = value?.stringValue, let data = Data(hex: text) else {
                 throw .malformed("\(name) is missing or not hex")
             }
             return data
@@ -189,7 +190,7 @@ private struct EnvelopeFields {
         data = try base64(object["data"], "data")
         signature = try base64(object["signature"], "signature")
         ephemeralPublicKey = try base64(header["ephemeralPublicKey"], "header.ephemeralPublicKey")
-        guard let hash = header["publicKeyHash"] as? String else { throw .malformed("header.publicKeyHash is missing") }
+        guard let hash = header.string("publicKeyHash") else { throw .malformed("header.publicKeyHash is missing") }
         publicKeyHash = hash
         transactionId = try hex(header["transactionId"], "header.transactionId")
         applicationData = header["applicationData"] == nil ? nil : try hex(header["applicationData"], "header.applicationData")

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import LoopbackHTTP
 import Synchronization
+import WireTypes
 
 /// The Bahn PaymentIntents API as docs/protocols/bahn.md describes it: JWS-signed requests, idempotent replay, Apple Pay
 /// token confirmation, magic-amount scenarios, the ledger and signed webhooks. Choices the documents leave open
@@ -24,12 +25,13 @@ public final class BahnEmulator: Sendable {
         /// Whether the ledger holds an authorisation that a cancel must void.
         var authorized = false
 
-        var json: [String: Any] {
+        var json: JSON {
             [
-                "id": id, "object": "payment_intent", "client_secret": clientSecret, "amount": amount, "currency": currency,
-                "description": description ?? NSNull(), "metadata": metadata, "status": status, "created": created,
-                "capture_method": captureMethod, "payment_method_id": paymentMethodID ?? NSNull(),
-                "latest_charge_id": latestChargeID ?? NSNull(), "last_payment_error": lastPaymentError ?? NSNull(),
+                "id": .string(id), "object": "payment_intent", "client_secret": .string(clientSecret), "amount": JSON(amount),
+                "currency": .string(currency), "description": JSON(description), "metadata": JSON(metadata),
+                "status": .string(status), "created": JSON(created), "capture_method": .string(captureMethod),
+                "payment_method_id": JSON(paymentMethodID), "latest_charge_id": JSON(latestChargeID),
+                "last_payment_error": JSON(lastPaymentError),
             ]
         }
     }
@@ -42,15 +44,15 @@ public final class BahnEmulator: Sendable {
         var tokenRequestorID: String
 
         /// Shaped exactly as the integration guide's PaymentMethod provenance object.
-        var json: [String: Any] {
+        var json: JSON {
             [
-                "id": id, "type": "card",
+                "id": .string(id), "type": "card",
                 "card": [
-                    "brand": brand, "last4": fundingLast4,
+                    "brand": .string(brand), "last4": .string(fundingLast4),
                     "wallet": ["type": "apple_pay",
                                "assurance_details": ["account_verified": true, "card_holder_authenticated": true]],
-                    "network_token": ["dynamic_last4": dpanLast4, "token_requestor_id": tokenRequestorID],
-                ] as [String: Any],
+                    "network_token": ["dynamic_last4": .string(dpanLast4), "token_requestor_id": .string(tokenRequestorID)],
+                ],
             ]
         }
     }
@@ -117,32 +119,32 @@ public final class BahnEmulator: Sendable {
                 return method.json
             } },
             Route("GET", "/_sandbox/bahn/events") { [self] _ in
-                EmulatorResponse.json(200, ["events": events().map(\.json)])
+                EmulatorResponse.json(200, ["events": .array(events().map(\.json))])
             },
             // Control routes of the emulator itself (not Bahn's API): a client run or `bahn listen` registers a target
             // of its own under an id it chose (PUT, so a repeat is harmless) and removes it when it ends.
             Route("GET", "/_sandbox/bahn/webhook-targets") { [self] _ in
-                EmulatorResponse.json(200, ["targets": webhookTargets.map { ["id": $0.id, "url": $0.url] }])
+                EmulatorResponse.json(200, ["targets": .array(webhookTargets.map { ["id": .string($0.id), "url": .string($0.url)] })])
             },
             Route("PUT", "/_sandbox/bahn/webhook-targets/:id") { [self] request in
                 let id = request.params["id"] ?? ""
-                guard let body = request.json as? [String: Any], let url = body["url"] as? String, url.hasPrefix("http://") else {
+                guard let url = request.json?.string("url"), url.hasPrefix("http://") else {
                     return EmulatorResponse.error(400, code: "parameter_invalid", message: "expected {\"url\": \"http://…\"}", param: "url")
                 }
                 addWebhookTarget(id: id, url: url)
-                return EmulatorResponse.json(200, ["id": id, "url": url])
+                return EmulatorResponse.json(200, ["id": .string(id), "url": .string(url)])
             },
             Route("DELETE", "/_sandbox/bahn/webhook-targets/:id") { [self] request in
                 let id = request.params["id"] ?? ""
                 guard removeWebhookTarget(id: id) else {
                     return EmulatorResponse.error(404, code: "resource_missing", message: "No webhook target \(id)", param: "id")
                 }
-                return EmulatorResponse.json(200, ["id": id, "removed": true])
+                return EmulatorResponse.json(200, ["id": .string(id), "removed": true])
             },
         ]
     }
 
-    private func get(_ request: EmulatorRequest, _ body: (EmulatorRequest) throws(BahnFailure) -> [String: Any]) -> HTTPReply {
+    private func get(_ request: EmulatorRequest, _ body: (EmulatorRequest) throws(BahnFailure) -> JSON) -> HTTPReply {
         do throws(BahnFailure) {
             try BahnRequestAuth.checkHeaders(request)
             return EmulatorResponse.json(200, try body(request))
@@ -153,7 +155,7 @@ public final class BahnEmulator: Sendable {
 
     /// Authentication, JWS, then idempotency around the operation itself.
     private func post(_ request: EmulatorRequest, idempotencyRequired: Bool,
-                      _ operation: (EmulatorRequest, [String: Any]) throws(BahnFailure) -> HTTPResponse) -> HTTPReply {
+                      _ operation: (EmulatorRequest, [String: JSON]) throws(BahnFailure) -> HTTPResponse) -> HTTPReply {
         let payload: Data
         do throws(BahnFailure) {
             try BahnRequestAuth.checkHeaders(request)
@@ -164,7 +166,7 @@ public final class BahnEmulator: Sendable {
         func run() -> HTTPResponse {
             do throws(BahnFailure) {
                 // An empty payload is an empty body (capture and cancel take no parameters).
-                let object = payload.isEmpty ? [:] : (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any]
+                let object = payload.isEmpty ? [:] : (try? JSON.parse(payload))?.objectValue
                 guard let object else {
                     throw BahnFailure(400, code: BahnRules.Code.bodyInvalid, message: "The JWS payload must be a JSON object.")
                 }
@@ -211,7 +213,7 @@ public final class BahnEmulator: Sendable {
                     extra: ["payment_intent": intent.json])
     }
 
-    private static func rejectUnknown(_ body: [String: Any], allowed: Set<String>) throws(BahnFailure) {
+    private static func rejectUnknown(_ body: [String: JSON], allowed: Set<String>) throws(BahnFailure) {
         if let unknown = body.keys.sorted().first(where: { !allowed.contains($0) }) {
             throw BahnFailure(400, code: BahnRules.Code.parameterUnknown, message: "Received unknown parameter: \(unknown)", param: unknown)
         }
@@ -219,26 +221,26 @@ public final class BahnEmulator: Sendable {
 
     // MARK: Create
 
-    private func create(_ request: EmulatorRequest, _ body: [String: Any]) throws(BahnFailure) -> HTTPResponse {
+    private func create(_ request: EmulatorRequest, _ body: [String: JSON]) throws(BahnFailure) -> HTTPResponse {
         try Self.rejectUnknown(body, allowed: ["amount", "currency", "description", "metadata"])
         func invalid(_ param: String, _ message: String) -> BahnFailure {
             BahnFailure(400, code: body[param] == nil ? BahnRules.Code.parameterMissing : BahnRules.Code.parameterInvalid,
                         message: message, param: param)
         }
-        guard let amount = JSONValues.integer(body["amount"]), amount > 0 else {
+        guard let amount = body.integer("amount"), amount > 0 else {
             throw invalid("amount", "amount must be a positive integer in minor units.")
         }
-        guard let currency = body["currency"] as? String, currency.count == 3, currency.allSatisfy(\.isASCIIDigit) else {
+        guard let currency = body.string("currency"), currency.count == 3, currency.allSatisfy(\.isASCIIDigit) else {
             throw invalid("currency", "currency must be a 3-digit ISO 4217 numeric code as a string, e.g. \"704\".")
         }
         var description: String?
-        if let value = body["description"], !(value is NSNull) {
-            guard let text = value as? String else { throw invalid("description", "description must be a string.") }
+        if let value = body["description"], !value.isNull {
+            guard let text = value.stringValue else { throw invalid("description", "description must be a string.") }
             description = text
         }
         var metadata: [String: String] = [:]
-        if let value = body["metadata"], !(value is NSNull) {
-            guard let map = value as? [String: String] else {
+        if let value = body["metadata"], !value.isNull {
+            guard let map = value.objectValue?.compactMapValues(\.stringValue), map.count == value.objectValue?.count else {
                 throw invalid("metadata", "metadata must be an object whose values are strings.")
             }
             metadata = map
@@ -252,11 +254,11 @@ public final class BahnEmulator: Sendable {
 
     // MARK: Confirm
 
-    private func confirm(_ request: EmulatorRequest, _ body: [String: Any]) throws(BahnFailure) -> HTTPResponse {
+    private func confirm(_ request: EmulatorRequest, _ body: [String: JSON]) throws(BahnFailure) -> HTTPResponse {
         let id = request.params["id"] ?? ""
         let current = try intent(id)
         try Self.rejectUnknown(body, allowed: ["payment_method_data", "payment_method_options", "capture_method"])
-        guard let methodData = body["payment_method_data"] as? [String: Any] else {
+        guard let methodData = body.object("payment_method_data") else {
             throw BahnFailure(400, code: BahnRules.Code.parameterMissing,
                               message: "payment_method_data is required.", param: "payment_method_data")
         }
@@ -266,20 +268,20 @@ public final class BahnEmulator: Sendable {
                               message: "payment_method_data may contain only one of \(BahnRules.exclusivePaymentMethods.joined(separator: ", ")); got \(kinds.joined(separator: " and ")).",
                               param: "payment_method_data")
         }
-        guard let applePay = methodData["apple_pay"] as? [String: Any], let token = applePay["token"] as? String else {
+        guard let token = methodData.object("apple_pay")?.string("token") else {
             throw BahnFailure(400, code: BahnRules.Code.parameterMissing,
                               message: "payment_method_data.apple_pay.token is required: the PKPaymentToken paymentData as a UTF-8 JSON string.",
                               param: "payment_method_data.apple_pay.token")
         }
         var captureMethod = "automatic"
         if let value = body["capture_method"] {
-            guard let text = value as? String, text == "manual" || text == "automatic" else {
+            guard let text = value.stringValue, text == "manual" || text == "automatic" else {
                 throw BahnFailure(400, code: BahnRules.Code.parameterInvalid,
                                   message: "capture_method must be manual or automatic.", param: "capture_method")
             }
             captureMethod = text
         }
-        if let options = body["payment_method_options"], !(options is [String: Any]) {
+        if let options = body["payment_method_options"], options.objectValue == nil {
             throw BahnFailure(400, code: BahnRules.Code.parameterInvalid,
                               message: "payment_method_options must be an object.", param: "payment_method_options")
         }
@@ -335,7 +337,7 @@ public final class BahnEmulator: Sendable {
         let (intent, declined) = try result.get()
         if declined, let error = intent.lastPaymentError {
             throw BahnFailure(402, type: "card_error", code: BahnRules.Code.cardDeclined, message: error["message"] ?? "",
-                              extra: ["decline_code": error["decline_code"] ?? "", "payment_intent": intent.json])
+                              extra: ["decline_code": .string(error["decline_code"] ?? ""), "payment_intent": intent.json])
         }
         return Self.ok(intent)
     }
@@ -396,7 +398,7 @@ public final class BahnEmulator: Sendable {
 
     // MARK: Capture and cancel
 
-    private func capture(_ request: EmulatorRequest, _ body: [String: Any]) throws(BahnFailure) -> HTTPResponse {
+    private func capture(_ request: EmulatorRequest, _ body: [String: JSON]) throws(BahnFailure) -> HTTPResponse {
         let id = request.params["id"] ?? ""
         let result = store.withLock { s -> Result<Intent, BahnFailure> in
             guard var intent = s.intents[id] else { return .failure(Self.missing(id)) }
@@ -410,7 +412,7 @@ public final class BahnEmulator: Sendable {
         return Self.ok(try result.get())
     }
 
-    private func cancel(_ request: EmulatorRequest, _ body: [String: Any]) throws(BahnFailure) -> HTTPResponse {
+    private func cancel(_ request: EmulatorRequest, _ body: [String: JSON]) throws(BahnFailure) -> HTTPResponse {
         let id = request.params["id"] ?? ""
         let result = store.withLock { s -> Result<Intent, BahnFailure> in
             guard var intent = s.intents[id] else { return .failure(Self.missing(id)) }

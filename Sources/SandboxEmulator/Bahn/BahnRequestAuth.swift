@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import LoopbackHTTP
+import WireTypes
 
 /// A request the Bahn emulator refuses, carrying the reply in Bahn's error shape.
 struct BahnFailure: Error {
@@ -8,16 +9,16 @@ struct BahnFailure: Error {
     var response: HTTPResponse? { if case .respond(let r) = reply { r } else { nil } }
 
     init(_ status: Int, type: String = "invalid_request_error", code: String, message: String, param: String? = nil,
-         extra: [String: Any] = [:]) {
+         extra: [String: JSON] = [:]) {
         reply = .respond(BahnFailure.response(status, type: type, code: code, message: message, param: param, extra: extra))
     }
 
     /// `{"error":{"type","code","message","param"}}`; param is always present (null when none applies).
     static func response(_ status: Int, type: String, code: String, message: String, param: String?,
-                         extra: [String: Any] = [:]) -> HTTPResponse {
-        var error: [String: Any] = ["type": type, "code": code, "message": message, "param": param ?? NSNull()]
+                         extra: [String: JSON] = [:]) -> HTTPResponse {
+        var error: [String: JSON] = ["type": .string(type), "code": .string(code), "message": .string(message), "param": JSON(param)]
         error.merge(extra) { $1 }
-        return .json(status, EmulatorResponse.encode(["error": error]))
+        return .json(status, EmulatorResponse.encode(["error": .object(error)]))
     }
 }
 
@@ -69,7 +70,7 @@ enum BahnRequestAuth {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3 else { throw fail("Malformed JWS: expected three base64url parts separated by '.'.") }
         guard let headerBytes = Data(base64URLEncoded: parts[0]),
-              let header = (try? JSONSerialization.jsonObject(with: headerBytes)) as? [String: Any] else {
+              let header = (try? JSON.parse(headerBytes))?.objectValue else {
             throw fail("Malformed JWS: the protected header is not unpadded base64url JSON.")
         }
         guard let payload = Data(base64URLEncoded: parts[1]) else {
@@ -78,15 +79,15 @@ enum BahnRequestAuth {
         guard let signature = Data(base64URLEncoded: parts[2]), !signature.isEmpty else {
             throw fail("Malformed JWS: the signature is not unpadded base64url.")
         }
-        guard let alg = header["alg"] as? String, alg == "ES256" || alg == "RS256" else {
-            throw fail("JWS alg \(header["alg"].map { "\($0)" } ?? "(missing)") is not accepted; use ES256 or RS256.")
+        guard let alg = header.string("alg"), alg == "ES256" || alg == "RS256" else {
+            throw fail("JWS alg \(header["alg"]?.interpolationText ?? "(missing)") is not accepted; use ES256 or RS256.")
         }
         guard alg == clientKey.algorithm else {
             throw fail("JWS alg \(alg) does not match the registered client key, which is \(clientKey.algorithm).")
         }
         if let kid = header["kid"] {
-            guard let kid = kid as? String, kid == TestCredentials.bahnKeyID else {
-                throw fail("JWS kid \(kid) is not a registered key id (expected \(TestCredentials.bahnKeyID)).")
+            guard let kid = kid.stringValue, kid == TestCredentials.bahnKeyID else {
+                throw fail("JWS kid \(kid.interpolationText) is not a registered key id (expected \(TestCredentials.bahnKeyID)).")
             }
         }
         let signingInput = Data((parts[0] + "." + parts[1]).utf8)

@@ -2,6 +2,7 @@ import Crypto
 import Dispatch
 import Foundation
 import Synchronization
+import WireTypes
 
 /// One webhook event the Bahn emulator emitted, with a delivery record per target it was sent to.
 public struct BahnWebhookEvent: Sendable {
@@ -46,17 +47,16 @@ public struct BahnWebhookEvent: Sendable {
         return deliveries.contains(where: { $0.status == .failed }) ? .failed : .delivered
     }
 
-    var json: [String: Any] {
+    var json: JSON {
         [
-            "id": id, "type": type, "created": created, "payment_intent_id": paymentIntentID, "status": status.rawValue,
-            "payload": (try? JSONSerialization.jsonObject(with: body)) ?? NSNull(),
-            "deliveries": deliveries.map { delivery -> [String: Any] in
-                ["target": delivery.target, "url": delivery.url, "status": delivery.status.rawValue,
-                 "attempts": delivery.attempts.map { attempt -> [String: Any] in
-                     ["at": attempt.at.timeIntervalSince1970, "http_status": attempt.httpStatus ?? NSNull(),
-                      "error": attempt.error ?? NSNull()]
-                 }]
-            },
+            "id": .string(id), "type": .string(type), "created": JSON(created), "payment_intent_id": .string(paymentIntentID),
+            "status": .string(status.rawValue), "payload": (try? JSON.parse(body)) ?? .null,
+            "deliveries": .array(deliveries.map { delivery in
+                ["target": .string(delivery.target), "url": .string(delivery.url), "status": .string(delivery.status.rawValue),
+                 "attempts": .array(delivery.attempts.map { attempt in
+                     ["at": JSON(attempt.at.timeIntervalSince1970), "http_status": JSON(attempt.httpStatus), "error": JSON(attempt.error)]
+                 })]
+            }),
         ]
     }
 }
@@ -112,12 +112,12 @@ final class BahnWebhooks: Sendable {
     func events() -> [BahnWebhookEvent] { state.withLock { $0.events } }
 
     /// Records the event and queues its delivery to every target registered now. Never blocks on the network.
-    func emit(type: String, paymentIntent: [String: Any], intentID: String) {
+    func emit(type: String, paymentIntent: JSON, intentID: String) {
         let created = Int(Date().timeIntervalSince1970)
         let id = BahnRules.newID("evt_")
         let body = EmulatorResponse.encode([
-            "id": id, "type": type, "created": created, "data": ["payment_intent": paymentIntent],
-        ] as [String: Any])
+            "id": .string(id), "type": .string(type), "created": JSON(created), "data": ["payment_intent": paymentIntent],
+        ])
         let jobs = state.withLock { s -> [(DispatchQueue, Target)] in
             let targets = s.targets
             s.events.append(BahnWebhookEvent(id: id, type: type, created: created, paymentIntentID: intentID, body: body,

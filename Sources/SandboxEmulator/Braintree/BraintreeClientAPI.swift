@@ -1,4 +1,5 @@
 import Foundation
+import WireTypes
 import LoopbackHTTP
 
 /// Braintree's client API as the iOS SDK calls it: the gateway configuration and Apple Pay tokenization, authorized
@@ -20,7 +21,7 @@ struct BraintreeClientAPI: Sendable {
 
     /// The client API's error shape: `{"error": {"message": …}}`.
     static func error(_ status: Int, _ message: String) -> HTTPReply {
-        EmulatorResponse.json(status, ["error": ["message": message]])
+        EmulatorResponse.json(status, ["error": ["message": .string(message)]])
     }
 
     /// Nil when the request may go on; otherwise the 401 that says why not. The `Client-Key` header, when sent,
@@ -53,12 +54,12 @@ struct BraintreeClientAPI: Sendable {
         let base = baseURL(), merchant = TestCredentials.braintreeMerchantID
         let applePay = store.withLock { $0.applePay }
         return EmulatorResponse.json(200, [
-            "environment": BraintreeRules.environment, "merchantId": merchant,
-            "clientApiUrl": base + BraintreeRules.clientAPIPath(merchant),
+            "environment": .string(BraintreeRules.environment), "merchantId": .string(merchant),
+            "clientApiUrl": .string(base + BraintreeRules.clientAPIPath(merchant)),
             // DECISION: nothing is served there; it only keeps every URL of the configuration on the emulator.
-            "assetsUrl": base + BraintreeRules.prefix + "/assets",
-            "graphQL": ["url": base + BraintreeRules.graphQLPath, "features": [] as [Any]] as [String: Any],
-            "challenges": [] as [Any], "paymentMethods": [] as [Any],
+            "assetsUrl": .string(base + BraintreeRules.prefix + "/assets"),
+            "graphQL": ["url": .string(base + BraintreeRules.graphQLPath), "features": []],
+            "challenges": [], "paymentMethods": [],
             "applePay": applePay.json,
         ])
     }
@@ -67,7 +68,7 @@ struct BraintreeClientAPI: Sendable {
 
     private func tokenize(_ request: EmulatorRequest) -> HTTPReply {
         // DECISION: a body that is not JSON at all is a 400; a JSON body with a bad or missing token is a 422.
-        guard let body = request.json as? [String: Any] else {
+        guard let body = request.jsonObject else {
             return Self.error(400, "The request body must be a JSON object")
         }
         if let refused = authorize(request, fingerprint: body.string("authorization_fingerprint")) { return refused }
@@ -114,16 +115,17 @@ struct BraintreeClientAPI: Sendable {
 
     /// DECISION: the card's description is "<cardType> ending in <last two>"; binData is all "Unknown", as for
     /// Braintree's sandbox cards.
-    static func cardJSON(_ card: BraintreeRules.Card, nonce: String) -> [String: Any] {
+    static func cardJSON(_ card: BraintreeRules.Card, nonce: String) -> JSON {
         let lastTwo = String(card.last4.suffix(2))
-        let unknown = "Unknown"
-        var details: [String: Any] = ["cardType": card.network.cardType, "lastTwo": lastTwo, "lastFour": card.last4, "dpanLastTwo": lastTwo,
-                                      "bin": card.bin, "expirationMonth": card.expirationMonth, "expirationYear": card.expirationYear]
-        // JSONSerialization takes NSNull, not a nil inside Any.
-        details["paymentInstrumentName"] = card.instrumentName.map { $0 as Any } ?? NSNull()
+        let unknown: JSON = "Unknown"
+        let details: JSON = [
+            "cardType": .string(card.network.cardType), "lastTwo": .string(lastTwo), "lastFour": .string(card.last4),
+            "dpanLastTwo": .string(lastTwo), "bin": .string(card.bin), "expirationMonth": .string(card.expirationMonth),
+            "expirationYear": .string(card.expirationYear), "paymentInstrumentName": JSON(card.instrumentName),
+        ]
         return [
-            "type": "ApplePayCard", "nonce": nonce, "description": "\(card.network.cardType) ending in \(lastTwo)", "default": false,
-            "consumed": false, "details": details,
+            "type": "ApplePayCard", "nonce": .string(nonce), "description": .string("\(card.network.cardType) ending in \(lastTwo)"),
+            "default": false, "consumed": false, "details": details,
             "binData": ["prepaid": unknown, "healthcare": unknown, "debit": unknown, "durbinRegulated": unknown, "commercial": unknown,
                         "payroll": unknown, "issuingBank": unknown, "countryOfIssuance": unknown, "productId": unknown],
         ]

@@ -63,12 +63,11 @@ public final class BraintreeEmulator: Sendable {
         case .failure(let e):
             return Self.reply(GraphQLService.errorResponse([BraintreeFailure("\(e)", errorClass: "INTERNAL").graphQLError]))
         }
-        guard let body = request.json as? [String: Any], let query = body["query"] as? String else {
+        guard let body = GraphQLRequest(request) else {
             return Self.reply(GraphQLService.errorResponse([GraphQLError("Must provide query string.")]))
         }
         let call = BraintreeCall(store: store, ledger: ledger, baseURL: baseURL)
-        return Self.reply(service.execute(query: query, operationName: body["operationName"] as? String,
-                                          variables: GraphQLValue(json: body["variables"]), context: call))
+        return Self.reply(service.execute(query: body.query, operationName: body.operationName, variables: body.variables, context: call))
     }
 
     /// `Basic base64(publicKey:privateKey)` with the emulator's API keys.

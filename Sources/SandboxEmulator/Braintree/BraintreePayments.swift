@@ -10,7 +10,7 @@ enum BraintreePayments {
     private typealias Code = BraintreeRules.Code
 
     /// A charge (`capture`) or an authorization of `input.paymentMethodId` for `input.transaction.amount`.
-    static func transact(_ info: ResolveInfo, capture: Bool) throws(BraintreeFailure) -> Any? {
+    static func transact(_ info: ResolveInfo, capture: Bool) throws(BraintreeFailure) -> GraphQLValue {
         let call = try BraintreeCall.from(info)
         let input = info.arguments["input"]
         let options = input?["transaction"]
@@ -45,7 +45,7 @@ enum BraintreePayments {
         guard outcome == .approved else {
             throw BraintreeFailure(transaction.processorResponseText, legacyCode: transaction.processorResponseCode)
         }
-        return ["clientMutationId": BraintreeResolvers.clientMutationID(info) as Any, "transaction": BraintreeResolvers.transactionValue(transaction)]
+        return ["clientMutationId": GraphQLValue(BraintreeResolvers.clientMutationID(info)), "transaction": BraintreeResolvers.transactionValue(transaction)]
     }
 
     /// The card a payment method id stands for: a documented fake nonce (reusable), or a tokenized nonce, used up here.
@@ -83,7 +83,7 @@ enum BraintreePayments {
     }
 
     /// `captureTransaction`: AUTHORIZED → SUBMITTED_FOR_SETTLEMENT for the authorized amount or less.
-    static func capture(_ info: ResolveInfo) throws(BraintreeFailure) -> Any? {
+    static func capture(_ info: ResolveInfo) throws(BraintreeFailure) -> GraphQLValue {
         let call = try BraintreeCall.from(info)
         let input = info.arguments["input"]
         let id = input?["transactionId"]?.stringValue ?? ""
@@ -116,12 +116,12 @@ enum BraintreePayments {
             call.ledger.append(provider: "braintree", kind: .capture, reference: t.id, amount: amount, currency: BraintreeRules.currency.alpha)
             return t
         }
-        return ["clientMutationId": BraintreeResolvers.clientMutationID(info) as Any, "transaction": BraintreeResolvers.transactionValue(transaction)]
+        return ["clientMutationId": GraphQLValue(BraintreeResolvers.clientMutationID(info)), "transaction": BraintreeResolvers.transactionValue(transaction)]
     }
 
     /// `reverseTransaction`: an AUTHORIZED or SUBMITTED_FOR_SETTLEMENT transaction is voided (its reversal is the
     /// transaction itself). DECISION: the emulator never settles on its own, so a reversal is never a Refund.
-    static func reverse(_ info: ResolveInfo) throws(BraintreeFailure) -> Any? {
+    static func reverse(_ info: ResolveInfo) throws(BraintreeFailure) -> GraphQLValue {
         let call = try BraintreeCall.from(info)
         let id = info.arguments["input"]?["transactionId"]?.stringValue ?? ""
         let now = Date()
@@ -136,7 +136,7 @@ enum BraintreePayments {
             call.ledger.append(provider: "braintree", kind: .void, reference: t.id, amount: t.amount, currency: BraintreeRules.currency.alpha)
             return t
         }
-        return ["clientMutationId": BraintreeResolvers.clientMutationID(info) as Any, "reversal": BraintreeResolvers.transactionValue(transaction)]
+        return ["clientMutationId": GraphQLValue(BraintreeResolvers.clientMutationID(info)), "reversal": BraintreeResolvers.transactionValue(transaction)]
     }
 
     private static func nonNull(_ value: GraphQLValue?) -> GraphQLValue? {

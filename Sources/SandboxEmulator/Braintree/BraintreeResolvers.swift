@@ -54,7 +54,7 @@ enum BraintreeResolvers {
         }
         r["Query", "ping"] = { _, _ in "pong" }
         r["Query", "node"] = { _, info in try run { () throws(BraintreeFailure) in try node(info) } }
-        r["Query", "search"] = { _, _ in [String: Any]() }
+        r["Query", "search"] = { _, _ in GraphQLValue.object([]) }
         r["Search", "transactions"] = { _, info in try run { () throws(BraintreeFailure) in try searchTransactions(info) } }
         r["Mutation", "chargePaymentMethod"] = { _, info in try run { () throws(BraintreeFailure) in try BraintreePayments.transact(info, capture: true) } }
         r["Mutation", "authorizePaymentMethod"] = { _, info in try run { () throws(BraintreeFailure) in try BraintreePayments.transact(info, capture: false) } }
@@ -65,13 +65,13 @@ enum BraintreeResolvers {
     }
 
     /// A resolver body whose failure becomes the GraphQL error (with its extensions) the executor reports.
-    private static func run(_ body: () throws(BraintreeFailure) -> Any?) throws -> Any? {
+    private static func run(_ body: () throws(BraintreeFailure) -> GraphQLValue) throws -> Any? {
         do throws(BraintreeFailure) { return try body() } catch { throw error.graphQLError }
     }
 
     // MARK: Reading
 
-    private static func node(_ info: ResolveInfo) throws(BraintreeFailure) -> Any? {
+    private static func node(_ info: ResolveInfo) throws(BraintreeFailure) -> GraphQLValue {
         let call = try BraintreeCall.from(info)
         let id = info.arguments["id"]?.stringValue ?? ""
         // DECISION: only GraphQL ids here (a legacy id names no type); any other id is NOT_FOUND.
@@ -83,7 +83,7 @@ enum BraintreeResolvers {
     }
 
     /// `search { transactions(input: {orderId: {is: …}}) }`: newest first, paged by `first` and `after`.
-    private static func searchTransactions(_ info: ResolveInfo) throws(BraintreeFailure) -> Any? {
+    private static func searchTransactions(_ info: ResolveInfo) throws(BraintreeFailure) -> GraphQLValue {
         let call = try BraintreeCall.from(info)
         let input = info.arguments["input"]?.objectValue ?? []
         if let other = input.first(where: { $0.0 != "orderId" && !$0.1.isNull }) {
@@ -108,16 +108,16 @@ enum BraintreeResolvers {
         }
         let page = Array(found.prefix(min(first, BraintreeRules.defaultPageSize)))
         return [
-            "edges": page.map { ["cursor": $0.id, "node": transactionValue($0)] as [String: Any] },
-            "pageInfo": ["hasNextPage": found.count > page.count, "hasPreviousPage": info.arguments["after"]?.stringValue != nil,
-                         "startCursor": page.first?.id as Any, "endCursor": page.last?.id as Any] as [String: Any],
+            "edges": .list(page.map { ["cursor": .string($0.id), "node": transactionValue($0)] }),
+            "pageInfo": ["hasNextPage": .bool(found.count > page.count), "hasPreviousPage": .bool(info.arguments["after"]?.stringValue != nil),
+                         "startCursor": GraphQLValue(page.first?.id), "endCursor": GraphQLValue(page.last?.id)],
         ]
     }
 
     // MARK: Client tokens
 
     /// A client token for the client API: base64 of JSON naming a fresh fingerprint (valid 24 h) and the configuration URL.
-    private static func createClientToken(_ info: ResolveInfo) throws(BraintreeFailure) -> Any? {
+    private static func createClientToken(_ info: ResolveInfo) throws(BraintreeFailure) -> GraphQLValue {
         let call = try BraintreeCall.from(info)
         let options = info.arguments["input"]?["clientToken"]
         if let account = options?["merchantAccountId"]?.stringValue, account != BraintreeRules.merchantAccountID {
@@ -130,48 +130,54 @@ enum BraintreeResolvers {
                                    inputPath: ["input", "clientToken", "customerId"])
         }
         let merchant = TestCredentials.braintreeMerchantID
-        let token: [String: Any] = [
-            "version": 2, "authorizationFingerprint": call.store.issueFingerprint(), "environment": BraintreeRules.environment,
-            "configUrl": call.baseURL + BraintreeRules.configurationPath(merchant), "merchantId": merchant,
+        // The token is base64 of a JSON text, as the client SDKs decode it.
+        let token: JSON = [
+            "version": 2, "authorizationFingerprint": .string(call.store.issueFingerprint()), "environment": .string(BraintreeRules.environment),
+            "configUrl": .string(call.baseURL + BraintreeRules.configurationPath(merchant)), "merchantId": .string(merchant),
         ]
-        return ["clientMutationId": clientMutationID(info) as Any, "clientToken": EmulatorResponse.encode(token).base64EncodedString()]
+        return ["clientMutationId": GraphQLValue(clientMutationID(info)), "clientToken": .string(token.data.base64EncodedString())]
     }
 
     static func clientMutationID(_ info: ResolveInfo) -> String? { info.arguments["input"]?["clientMutationId"]?.stringValue }
 
     // MARK: Values
 
-    static func transactionValue(_ t: BraintreeStore.Transaction) -> [String: Any] {
+    static func transactionValue(_ t: BraintreeStore.Transaction) -> GraphQLValue {
         [
-            "__typename": "Transaction", "id": t.id, "legacyId": t.legacyID, "status": t.status, "amount": money(t.amount),
-            "orderId": t.orderID as Any, "createdAt": timestamp(t.createdAt), "merchantAccountId": t.merchantAccountID,
-            "merchantId": TestCredentials.braintreeMerchantID, "source": "API",
+            "__typename": "Transaction", "id": .string(t.id), "legacyId": .string(t.legacyID), "status": .string(t.status),
+            "amount": money(t.amount), "orderId": GraphQLValue(t.orderID), "createdAt": .string(timestamp(t.createdAt)),
+            "merchantAccountId": .string(t.merchantAccountID), "merchantId": .string(TestCredentials.braintreeMerchantID), "source": "API",
             "paymentMethodSnapshot": snapshot(t.card),
             // Braintree lists the most recent status first.
-            "statusHistory": t.history.reversed().map { event(t, $0) },
-            "processorResponse": ["legacyCode": t.processorResponseCode, "message": t.processorResponseText],
-            "refunds": [] as [Any], "disputes": [] as [Any], "retried": false, "partiallyAuthorized": false,
+            "statusHistory": .list(t.history.reversed().map { event(t, $0) }),
+            "processorResponse": processorResponse(t),
+            "refunds": [], "disputes": [], "retried": false, "partiallyAuthorized": false,
         ]
     }
 
-    static func money(_ cents: Int) -> [String: Any] {
-        ["value": DecimalAmount.text(cents), "currencyCode": BraintreeRules.currency.alpha, "currencyIsoCode": BraintreeRules.currency.alpha]
+    static func processorResponse(_ t: BraintreeStore.Transaction) -> GraphQLValue {
+        ["legacyCode": .string(t.processorResponseCode), "message": .string(t.processorResponseText)]
+    }
+
+    static func money(_ cents: Int) -> GraphQLValue {
+        let currency = GraphQLValue.string(BraintreeRules.currency.alpha)
+        return ["value": .string(DecimalAmount.text(cents)), "currencyCode": currency, "currencyIsoCode": currency]
     }
 
     static func timestamp(_ date: Date) -> String { date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)) }
 
     /// `CreditCardDetails` of an Apple Pay card (the union member, named by `__typename`).
-    static func snapshot(_ card: BraintreeRules.Card) -> [String: Any] {
+    static func snapshot(_ card: BraintreeRules.Card) -> GraphQLValue {
         [
-            "__typename": "CreditCardDetails", "brandCode": card.network.brandCode, "last4": card.last4, "bin": card.bin,
-            "expirationMonth": card.expirationMonth, "expirationYear": card.expirationYear,
+            "__typename": "CreditCardDetails", "brandCode": .string(card.network.brandCode), "last4": .string(card.last4),
+            "bin": .string(card.bin), "expirationMonth": .string(card.expirationMonth), "expirationYear": .string(card.expirationYear),
             "origin": ["type": "APPLE_PAY",
-                       "details": ["__typename": "ApplePayOriginDetails", "paymentInstrumentName": card.instrumentName as Any, "bin": card.bin] as [String: Any]]
-                as [String: Any],
+                       "details": ["__typename": "ApplePayOriginDetails", "paymentInstrumentName": GraphQLValue(card.instrumentName),
+                                   "bin": .string(card.bin)]],
         ]
     }
 
-    private static func event(_ t: BraintreeStore.Transaction, _ e: BraintreeStore.Event) -> [String: Any] {
+    private static func event(_ t: BraintreeStore.Transaction, _ e: BraintreeStore.Event) -> GraphQLValue {
         let typeName = switch e.status {
         case "AUTHORIZED": "AuthorizedEvent"
         case "SUBMITTED_FOR_SETTLEMENT": "SubmittedForSettlementEvent"
@@ -180,12 +186,12 @@ enum BraintreeResolvers {
         case "GATEWAY_REJECTED": "GatewayRejectedEvent"
         default: "FailedEvent"
         }
-        var value: [String: Any] = ["__typename": typeName, "status": e.status, "timestamp": timestamp(e.at), "amount": money(e.amount),
-                                    "source": "API", "terminal": e.status != "AUTHORIZED" && e.status != "SUBMITTED_FOR_SETTLEMENT"]
-        if e.status != "SUBMITTED_FOR_SETTLEMENT" && e.status != "VOIDED" {
-            value["processorResponse"] = ["legacyCode": t.processorResponseCode, "message": t.processorResponseText]
-        }
-        if e.status == "GATEWAY_REJECTED" { value["gatewayRejectionReason"] = t.gatewayRejectionReason as Any }
-        return value
+        var value: [(String, GraphQLValue)] = [
+            ("__typename", .string(typeName)), ("status", .string(e.status)), ("timestamp", .string(timestamp(e.at))),
+            ("amount", money(e.amount)), ("source", "API"), ("terminal", .bool(e.status != "AUTHORIZED" && e.status != "SUBMITTED_FOR_SETTLEMENT")),
+        ]
+        if e.status != "SUBMITTED_FOR_SETTLEMENT" && e.status != "VOIDED" { value.append(("processorResponse", processorResponse(t))) }
+        if e.status == "GATEWAY_REJECTED" { value.append(("gatewayRejectionReason", GraphQLValue(t.gatewayRejectionReason))) }
+        return .object(value)
     }
 }

@@ -32,9 +32,9 @@ public enum BraintreeRules {
         static let statuses: Set<String> = ["off", "mock", "production"]
         static let supportedNetworks = ["visa", "mastercard", "amex", "discover"]
 
-        var json: [String: Any] {
-            ["status": status, "countryCode": countryCode, "currencyCode": currencyCode,
-             "merchantIdentifier": TestCredentials.merchantIdentifier, "supportedNetworks": Self.supportedNetworks]
+        var json: JSON {
+            ["status": .string(status), "countryCode": .string(countryCode), "currencyCode": .string(currencyCode),
+             "merchantIdentifier": .string(TestCredentials.merchantIdentifier), "supportedNetworks": .array(Self.supportedNetworks.map(JSON.string))]
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import WireTypes
 import LoopbackHTTP
 
 /// The emulator's Braintree controls (not Braintree's API, so no authorization): what the configuration endpoint
@@ -15,8 +16,8 @@ struct BraintreeSandbox: Sendable {
         ]
     }
 
-    static func json(_ settings: BraintreeRules.ApplePaySettings) -> [String: Any] {
-        ["applePayStatus": settings.status, "currencyCode": settings.currencyCode, "countryCode": settings.countryCode]
+    static func json(_ settings: BraintreeRules.ApplePaySettings) -> JSON {
+        ["applePayStatus": .string(settings.status), "currencyCode": .string(settings.currencyCode), "countryCode": .string(settings.countryCode)]
     }
 
     /// Any subset of the settings; a key the emulator does not know is refused, so a typo cannot silently do nothing.
@@ -24,13 +25,13 @@ struct BraintreeSandbox: Sendable {
         func invalid(_ message: String) -> HTTPReply {
             EmulatorResponse.error(400, code: "invalid_braintree_configuration", message: message)
         }
-        guard let body = request.json as? [String: Any] else { return invalid("send a JSON object, e.g. {\"applePayStatus\": \"off\"}") }
+        guard let body = request.jsonObject else { return invalid("send a JSON object, e.g. {\"applePayStatus\": \"off\"}") }
         if let unknown = body.keys.sorted().first(where: { !["applePayStatus", "currencyCode", "countryCode"].contains($0) }) {
             return invalid("unknown setting \(unknown): use applePayStatus, currencyCode, countryCode")
         }
         var changed = store.withLock { $0.applePay }
         if let value = body["applePayStatus"] {
-            guard let status = value as? String, BraintreeRules.ApplePaySettings.statuses.contains(status) else {
+            guard let status = value.stringValue, BraintreeRules.ApplePaySettings.statuses.contains(status) else {
                 return invalid("applePayStatus must be \"off\", \"mock\" or \"production\"")
             }
             changed.status = status
@@ -40,7 +41,7 @@ struct BraintreeSandbox: Sendable {
         ]
         for (key, length, path) in codes {
             guard let value = body[key] else { continue }
-            guard let code = value as? String, code.count == length, code.allSatisfy({ $0.isASCII && $0.isUppercase }) else {
+            guard let code = value.stringValue, code.count == length, code.allSatisfy({ $0.isASCII && $0.isUppercase }) else {
                 return invalid("\(key) must be \(length) uppercase letters")
             }
             changed[keyPath: path] = code

@@ -49,8 +49,8 @@ struct AfterpayEmulator: Sendable {
         }
     }
 
-    static func object(_ request: EmulatorRequest) throws(AfterpayFailure) -> [String: Any] {
-        guard let body = request.json as? [String: Any] else {
+    static func object(_ request: EmulatorRequest) throws(AfterpayFailure) -> [String: JSON] {
+        guard let body = request.jsonObject else {
             throw AfterpayFailure.invalidObject("The request body must be a JSON object.", status: 400)
         }
         return body
@@ -71,13 +71,13 @@ struct AfterpayEmulator: Sendable {
                                         merchantReference: body.string("merchantReference"), createdAt: now,
                                         expiresAt: now.addingTimeInterval(CashAppRules.checkoutLifetime))
         store.withLock { $0.checkouts[checkout.token] = checkout }
-        return EmulatorResponse.json(201, ["token": checkout.token, "expires": CashAppTime.nanoseconds(checkout.expiresAt),
-                                           "redirectCheckoutUrl": baseURL() + CashAppRules.afterpayPrefix + "/checkout/" + checkout.token])
+        return EmulatorResponse.json(201, ["token": .string(checkout.token), "expires": .string(CashAppTime.nanoseconds(checkout.expiresAt)),
+                                           "redirectCheckoutUrl": .string(baseURL() + CashAppRules.afterpayPrefix + "/checkout/" + checkout.token)])
     }
 
     /// An Afterpay Money object `{amount: "50.00", currency: "USD"}` in cents: more than zero, in USD, with exactly two
     /// decimals (`minDecimals` 0 lets the v3 button's "10" through).
-    static func amount(_ money: [String: Any]?, field: String, minDecimals: Int = 2, allowZero: Bool = false) throws(AfterpayFailure) -> Int {
+    static func amount(_ money: [String: JSON]?, field: String, minDecimals: Int = 2, allowZero: Bool = false) throws(AfterpayFailure) -> Int {
         guard let text = money?.string("amount"), let cents = DecimalAmount.exactMinorUnits(text, minimumDecimals: minDecimals), cents > 0 || allowZero else {
             throw AfterpayFailure.invalidObject("\(field).amount must be a decimal string like \"50.00\"\(allowZero ? "" : ", more than 0").")
         }
@@ -89,8 +89,8 @@ struct AfterpayEmulator: Sendable {
 
     /// DECISION: the emulator takes only Cash App Pay checkouts (`isCashAppPay: true`): it models no Afterpay
     /// consumer approval, so any other checkout could never be paid. Both redirect URLs are required for them.
-    static func cashAppRedirects(_ body: [String: Any]) throws(AfterpayFailure) -> (confirm: String, cancel: String) {
-        guard JSONValues.isBool(body["isCashAppPay"]), body["isCashAppPay"] as? Bool == true else {
+    static func cashAppRedirects(_ body: [String: JSON]) throws(AfterpayFailure) -> (confirm: String, cancel: String) {
+        guard body["isCashAppPay"]?.boolValue == true else {
             throw AfterpayFailure.invalidObject("isCashAppPay must be true: the emulator takes Cash App Pay checkouts only.")
         }
         let merchant = body.object("merchant")

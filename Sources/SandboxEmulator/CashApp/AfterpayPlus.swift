@@ -33,12 +33,13 @@ struct AfterpayPlus: Sendable {
         }
         let iat = Int(now.timeIntervalSince1970)
         let jwt = CashAppJWT.sign([
-            "externalMerchantId": TestCredentials.afterpayExternalMerchantID, "token": token,
-            "amount": ["amount": DecimalAmount.text(checkout.amount), "currency": checkout.currency, "symbol": CashAppRules.currencySymbol],
-            "redirectUrl": checkout.redirectConfirmURL, "iat": iat, "exp": iat + CashAppRules.jwtTTL,
+            "externalMerchantId": .string(TestCredentials.afterpayExternalMerchantID), "token": .string(token),
+            "amount": ["amount": .string(DecimalAmount.text(checkout.amount)), "currency": .string(checkout.currency),
+                       "symbol": .string(CashAppRules.currencySymbol)],
+            "redirectUrl": .string(checkout.redirectConfirmURL), "iat": JSON(iat), "exp": JSON(iat + CashAppRules.jwtTTL),
         ])
-        return EmulatorResponse.json(200, ["jwtToken": jwt, "redirectUrl": checkout.redirectConfirmURL,
-                                           "externalBrandId": TestCredentials.afterpayExternalBrandID])
+        return EmulatorResponse.json(200, ["jwtToken": .string(jwt), "redirectUrl": .string(checkout.redirectConfirmURL),
+                                           "externalBrandId": .string(TestCredentials.afterpayExternalBrandID)])
     }
 
     // MARK: validate-payment
@@ -52,14 +53,14 @@ struct AfterpayPlus: Sendable {
         let now = Date()
         let payload = try CashAppJWT.verify(jwt, now: now)
         let check = store.withLock { Self.check(&$0, payload: payload, customerID: customerID, grantID: grantID, now: now) }
-        return EmulatorResponse.json(200, ["status": check.passed ? "SUCCESS" : "FAILED", "cashAppTag": check.cashtag,
-                                           "callbackBaseUrl": baseURL() + CashAppRules.plusPrefix])
+        return EmulatorResponse.json(200, ["status": check.passed ? "SUCCESS" : "FAILED", "cashAppTag": .string(check.cashtag),
+                                           "callbackBaseUrl": .string(baseURL() + CashAppRules.plusPrefix)])
     }
 
     /// Whether the grant pays the checkout the JWT names: a request APPROVED with that grant, ACTIVE, of that customer,
     /// for the JWT's amount, and not already used for another checkout. A pass marks the checkout validated (what
     /// capture, auth and confirm need) and binds the grant to it. Caller holds the lock.
-    static func check(_ s: inout CashAppStore.State, payload: [String: Any], customerID: String, grantID: String,
+    static func check(_ s: inout CashAppStore.State, payload: [String: JSON], customerID: String, grantID: String,
                       now: Date) -> (passed: Bool, cashtag: String) {
         let token = payload.string("token") ?? ""
         let cents = payload.object("amount")?.string("amount").flatMap { DecimalAmount.exactMinorUnits($0, minimumDecimals: 2) }
@@ -100,9 +101,9 @@ struct AfterpayPlus: Sendable {
                                       singleUseCardToken: UUID().uuidString.lowercased())
         store.withLock { $0.checkouts[button.token] = button }
         return EmulatorResponse.json(200, [
-            "token": button.token, "confirmMustBeCalledBefore": CashAppTime.nanoseconds(button.expiresAt),
-            "redirectCheckoutUrl": baseURL() + CashAppRules.afterpayPrefix + "/checkout/" + button.token,
-            "singleUseCardToken": button.singleUseCardToken ?? "",
+            "token": .string(button.token), "confirmMustBeCalledBefore": .string(CashAppTime.nanoseconds(button.expiresAt)),
+            "redirectCheckoutUrl": .string(baseURL() + CashAppRules.afterpayPrefix + "/checkout/" + button.token),
+            "singleUseCardToken": .string(button.singleUseCardToken ?? ""),
         ])
     }
 
@@ -143,8 +144,8 @@ struct AfterpayPlus: Sendable {
             guard Self.check(&s, payload: payload, customerID: customerID, grantID: grantID, now: now).passed else {
                 throw AfterpayFailure(402, "payment_declined", "Cash App Pay did not approve this payment (the grant does not pay this button).")
             }
-            let card = EmulatorResponse.encode(["paymentDetails": ["virtualCard": CashAppRules.virtualCard],
-                                                "cardValidUntil": CashAppTime.nanoseconds(now.addingTimeInterval(CashAppRules.cardLifetime))])
+            let card = EmulatorResponse.encode(["paymentDetails": ["virtualCard": JSON(CashAppRules.virtualCard)],
+                                                "cardValidUntil": .string(CashAppTime.nanoseconds(now.addingTimeInterval(CashAppRules.cardLifetime)))])
             s.checkouts[token]?.confirmation = card
             return .respond(.json(200, card))
         }

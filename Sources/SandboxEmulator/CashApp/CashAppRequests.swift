@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import LoopbackHTTP
+import WireTypes
 
 /// Cash App's Customer Request API as Pay Kit calls it (under `/cashapp`): create, retrieve (the poll), update.
 /// Every call needs `Authorization: Client <the Pay Kit client id>`; errors are `{"errors": [...]}`.
@@ -53,7 +54,7 @@ struct CashAppRequests: Sendable {
         let actions = try Self.actions(input["actions"])
         var channel = "IN_APP"
         if let value = input["channel"] {
-            guard let text = value as? String, CashAppRules.channels.contains(text) else {
+            guard let text = value.stringValue, CashAppRules.channels.contains(text) else {
                 throw CashAppFailure(400, "INVALID_PARAMETER", "channel must be one of \(CashAppRules.channels.sorted().joined(separator: ", ")).",
                                      field: "request.channel")
             }
@@ -67,7 +68,7 @@ struct CashAppRequests: Sendable {
         }
         let referenceID = try Self.referenceID(input)
         let metadata = try Self.metadata(input)
-        let fingerprint = Digest.sha256(EmulatorResponse.encode(input)).hexString
+        let fingerprint = Digest.sha256(EmulatorResponse.encode(.object(input))).hexString
         let now = Date()
         return try store.transact { (s: inout CashAppStore.State) throws(CashAppFailure) -> HTTPReply in
             if let used = s.requestByIdempotencyKey[key] {
@@ -133,22 +134,22 @@ struct CashAppRequests: Sendable {
 
     // MARK: Input
 
-    private static func object(_ http: EmulatorRequest) throws(CashAppFailure) -> [String: Any] {
-        guard let body = http.json as? [String: Any] else {
+    private static func object(_ http: EmulatorRequest) throws(CashAppFailure) -> [String: JSON] {
+        guard let body = http.jsonObject else {
             throw CashAppFailure(400, "INVALID_REQUEST_BODY", "The body must be a JSON object.")
         }
         return body
     }
 
     /// One or more ONE_TIME_PAYMENT actions for one of the merchant's scopes, in whole cents.
-    static func actions(_ value: Any?) throws(CashAppFailure) -> [CustomerRequest.Action] {
-        guard let list = value as? [Any], !list.isEmpty else {
+    static func actions(_ value: JSON?) throws(CashAppFailure) -> [CustomerRequest.Action] {
+        guard let list = value?.arrayValue, !list.isEmpty else {
             throw CashAppFailure(400, "MISSING_REQUIRED_PARAMETER", "actions must list at least one action.", field: "request.actions")
         }
         var actions: [CustomerRequest.Action] = []
         for (i, item) in list.enumerated() {
             let field = "request.actions[\(i)]"
-            guard let action = item as? [String: Any] else {
+            guard let action = item.objectValue else {
                 throw CashAppFailure(400, "INVALID_PARAMETER", "Each action must be an object.", field: field)
             }
             guard action.string("type") == "ONE_TIME_PAYMENT" else {
@@ -159,7 +160,7 @@ struct CashAppRequests: Sendable {
                                      "scope_id must be the merchant's brand or merchant id (externalBrandId or externalMerchantId from sign-payment).",
                                      field: field + ".scope_id")
             }
-            guard let amount = JSONValues.integer(action["amount"]), amount > 0 else {
+            guard let amount = action.integer("amount"), amount > 0 else {
                 throw CashAppFailure(400, "INVALID_AMOUNT", "amount must be a positive integer in cents.", field: field + ".amount")
             }
             guard action.string("currency") == CashAppRules.currency else {
@@ -170,17 +171,17 @@ struct CashAppRequests: Sendable {
         return actions
     }
 
-    private static func referenceID(_ input: [String: Any]) throws(CashAppFailure) -> String? {
-        guard let value = input["reference_id"], !(value is NSNull) else { return nil }
-        guard let text = value as? String else {
+    private static func referenceID(_ input: [String: JSON]) throws(CashAppFailure) -> String? {
+        guard let value = input["reference_id"], !value.isNull else { return nil }
+        guard let text = value.stringValue else {
             throw CashAppFailure(400, "INVALID_PARAMETER", "reference_id must be a string.", field: "request.reference_id")
         }
         return text
     }
 
-    private static func metadata(_ input: [String: Any]) throws(CashAppFailure) -> [String: Any]? {
-        guard let value = input["metadata"], !(value is NSNull) else { return nil }
-        guard let object = value as? [String: Any] else {
+    private static func metadata(_ input: [String: JSON]) throws(CashAppFailure) -> [String: JSON]? {
+        guard let value = input["metadata"], !value.isNull else { return nil }
+        guard let object = value.objectValue else {
             throw CashAppFailure(400, "INVALID_PARAMETER", "metadata must be an object.", field: "request.metadata")
         }
         return object

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import WireTypes
 
 /// Every choice the Afterpay + Cash App Pay emulator makes where `docs/protocols/cashapp-afterpay.md` and the shared
 /// contract leave it open: mount points, ids, lifetimes, the magic amounts, the test card. They live here, and only
@@ -66,9 +67,9 @@ public enum CashAppRules {
         var triggerLifetimeSeconds = 30
         var grantLifetimeSeconds = 600
 
-        var json: [String: Any] {
-            ["approval": approval.rawValue, "autoApproveAfterPolls": autoApproveAfterPolls,
-             "triggerLifetimeSeconds": triggerLifetimeSeconds, "grantLifetimeSeconds": grantLifetimeSeconds]
+        var json: JSON {
+            ["approval": .string(approval.rawValue), "autoApproveAfterPolls": JSON(autoApproveAfterPolls),
+             "triggerLifetimeSeconds": JSON(triggerLifetimeSeconds), "grantLifetimeSeconds": JSON(grantLifetimeSeconds)]
         }
     }
 

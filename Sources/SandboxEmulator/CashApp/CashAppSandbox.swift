@@ -62,7 +62,7 @@ struct CashAppSandbox: Sendable {
         func invalid(_ field: String, _ detail: String) -> HTTPReply {
             CashAppFailure(400, "INVALID_PARAMETER", detail, field: field).reply
         }
-        guard let body = http.json as? [String: Any] else {
+        guard let body = http.jsonObject else {
             return CashAppFailure(400, "INVALID_REQUEST_BODY", "The body must be a JSON object.").reply
         }
         let integers: [(String, WritableKeyPath<CashAppRules.Settings, Int>)] = [
@@ -74,7 +74,7 @@ struct CashAppSandbox: Sendable {
         }
         var approval: CashAppRules.Approval?
         if let value = body["approval"] {
-            guard let text = value as? String, let parsed = CashAppRules.Approval(rawValue: text) else {
+            guard let text = value.stringValue, let parsed = CashAppRules.Approval(rawValue: text) else {
                 return invalid("approval", "approval must be \"auto\" or \"manual\".")
             }
             approval = parsed
@@ -82,7 +82,7 @@ struct CashAppSandbox: Sendable {
         var numbers: [(WritableKeyPath<CashAppRules.Settings, Int>, Int)] = []
         for (name, path) in integers {
             guard let value = body[name] else { continue }
-            guard let number = JSONValues.integer(value), CashAppRules.settingsRange.contains(number) else {
+            guard let number = value.intValue, CashAppRules.settingsRange.contains(number) else {
                 return invalid(name, "\(name) must be an integer from \(CashAppRules.settingsRange.lowerBound) to \(CashAppRules.settingsRange.upperBound).")
             }
             numbers.append((path, number))

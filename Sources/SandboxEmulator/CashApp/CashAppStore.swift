@@ -1,4 +1,5 @@
 import Foundation
+import WireTypes
 
 /// A checkout as Afterpay holds it: a v2 server checkout or a v3 button, and what has happened to it since.
 struct AfterpayCheckout {
@@ -51,20 +52,20 @@ struct AfterpayPayment {
     /// Deferred captures by `requestId`: the Payment body as that capture left it, replayed to a repeat.
     var captureReplies: [String: Data] = [:]
 
-    var json: [String: Any] {
-        var object: [String: Any] = [
-            "id": id, "token": token, "status": status, "paymentState": paymentState,
-            "created": CashAppTime.nanoseconds(created),
+    var json: JSON {
+        var object: [String: JSON] = [
+            "id": .string(id), "token": .string(token), "status": .string(status), "paymentState": .string(paymentState),
+            "created": .string(CashAppTime.nanoseconds(created)),
             "originalAmount": AfterpayMoney.json(amount, currency),
             "openToCaptureAmount": AfterpayMoney.json(openToCapture, currency),
-            "refunds": [] as [Any],
-            "events": events.map { event -> [String: Any] in
-                ["id": event.id, "created": CashAppTime.nanoseconds(event.created), "type": event.type,
+            "refunds": [],
+            "events": .array(events.map { event in
+                ["id": .string(event.id), "created": .string(CashAppTime.nanoseconds(event.created)), "type": .string(event.type),
                  "amount": AfterpayMoney.json(event.amount, currency)]
-            },
+            }),
         ]
-        if let merchantReference { object["merchantReference"] = merchantReference }
-        return object
+        if let merchantReference { object["merchantReference"] = .string(merchantReference) }
+        return .object(object)
     }
 }
 

@@ -4,8 +4,8 @@ import LoopbackHTTP
 
 /// Afterpay's Money object; the decimal text itself is `DecimalAmount`'s (the wire types, shared with the driver).
 enum AfterpayMoney {
-    static func json(_ cents: Int, _ currency: String) -> [String: Any] {
-        ["amount": DecimalAmount.text(cents), "currency": currency]
+    static func json(_ cents: Int, _ currency: String) -> JSON {
+        ["amount": .string(DecimalAmount.text(cents)), "currency": .string(currency)]
     }
 }
 
@@ -37,8 +37,8 @@ struct AfterpayFailure: Error {
     }
 
     var reply: HTTPReply {
-        EmulatorResponse.json(status, ["errorCode": code, "errorId": CashAppRules.newErrorID(), "message": message,
-                                       "httpStatusCode": status])
+        EmulatorResponse.json(status, ["errorCode": .string(code), "errorId": .string(CashAppRules.newErrorID()),
+                                       "message": .string(message), "httpStatusCode": JSON(status)])
     }
 
     static func invalidObject(_ message: String, status: Int = 422) -> AfterpayFailure {
@@ -63,21 +63,14 @@ struct CashAppFailure: Error {
     }
 
     var reply: HTTPReply {
-        var error: [String: Any] = ["category": category, "code": code, "detail": detail]
-        if let field { error["field"] = field }
-        return EmulatorResponse.json(status, ["errors": [error]])
+        var error: [String: JSON] = ["category": .string(category), "code": .string(code), "detail": .string(detail)]
+        if let field { error["field"] = .string(field) }
+        return EmulatorResponse.json(status, ["errors": [.object(error)]])
     }
 
     static func notFound(_ id: String) -> CashAppFailure {
         CashAppFailure(404, "NOT_FOUND", "No customer request \(id)")
     }
-}
-
-/// Reading request bodies: an object's members by path, typed, nil when absent or of another type.
-extension Dictionary where Key == String, Value == Any {
-    func object(_ key: String) -> [String: Any]? { self[key] as? [String: Any] }
-    /// A JSON string member (a number is not a string here, whatever JSONSerialization hands back).
-    func string(_ key: String) -> String? { self[key] as? String }
 }
 
 extension String {

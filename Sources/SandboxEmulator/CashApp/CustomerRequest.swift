@@ -1,4 +1,5 @@
 import Foundation
+import WireTypes
 
 /// A Cash App customer request and its state machine: PENDING until the customer (the auto rule, the approve page
 /// or a sandbox route) decides it APPROVED or DECLINED; its auth-flow triggers rotate while it waits; its grants
@@ -17,7 +18,7 @@ struct CustomerRequest {
         var amount: Int
         var currency: String
 
-        var json: [String: Any] { ["type": type, "scope_id": scopeID, "amount": amount, "currency": currency] }
+        var json: JSON { ["type": .string(type), "scope_id": .string(scopeID), "amount": JSON(amount), "currency": .string(currency)] }
     }
 
     struct Grant {
@@ -30,10 +31,10 @@ struct CustomerRequest {
 
         func status(at now: Date) -> String { now < expiresAt ? "ACTIVE" : "EXPIRED" }
 
-        func json(now: Date) -> [String: Any] {
-            ["id": id, "customer_id": customerID, "action": action.json, "status": status(at: now), "type": "ONE_TIME",
-             "channel": channel, "created_at": CashAppTime.milliseconds(createdAt),
-             "updated_at": CashAppTime.milliseconds(createdAt), "expires_at": CashAppTime.milliseconds(expiresAt)]
+        func json(now: Date) -> JSON {
+            ["id": .string(id), "customer_id": .string(customerID), "action": action.json, "status": .string(status(at: now)),
+             "type": "ONE_TIME", "channel": .string(channel), "created_at": .string(CashAppTime.milliseconds(createdAt)),
+             "updated_at": .string(CashAppTime.milliseconds(createdAt)), "expires_at": .string(CashAppTime.milliseconds(expiresAt))]
         }
     }
 
@@ -43,7 +44,7 @@ struct CustomerRequest {
     var channel: String
     var redirectURL: String
     var referenceID: String?
-    var metadata: [String: Any]?
+    var metadata: [String: JSON]?
     var createdAt: Date
     var updatedAt: Date
     var expiresAt: Date
@@ -55,7 +56,7 @@ struct CustomerRequest {
     var grants: [Grant] = []
     var customerID: String?
 
-    init(actions: [Action], channel: String, redirectURL: String, referenceID: String?, metadata: [String: Any]?,
+    init(actions: [Action], channel: String, redirectURL: String, referenceID: String?, metadata: [String: JSON]?,
          now: Date, settings: CashAppRules.Settings) {
         id = CashAppRules.newCashAppID("GRR_")
         self.actions = actions
@@ -126,26 +127,26 @@ struct CustomerRequest {
         updatedAt = now
     }
 
-    func json(baseURL: String, now: Date) -> [String: Any] {
+    func json(baseURL: String, now: Date) -> JSON {
         let page = baseURL + CashAppSandbox.approvePagePath(id)
         let v = "v=\(triggerVersion)"
-        var object: [String: Any] = [
-            "id": id, "status": status.rawValue, "actions": actions.map(\.json), "channel": channel,
-            "redirect_url": redirectURL, "created_at": CashAppTime.milliseconds(createdAt),
-            "updated_at": CashAppTime.milliseconds(updatedAt), "expires_at": CashAppTime.milliseconds(expiresAt),
-            "grants": grants.map { $0.json(now: now) },
+        var object: [String: JSON] = [
+            "id": .string(id), "status": .string(status.rawValue), "actions": .array(actions.map(\.json)), "channel": .string(channel),
+            "redirect_url": .string(redirectURL), "created_at": .string(CashAppTime.milliseconds(createdAt)),
+            "updated_at": .string(CashAppTime.milliseconds(updatedAt)), "expires_at": .string(CashAppTime.milliseconds(expiresAt)),
+            "grants": .array(grants.map { $0.json(now: now) }),
             // DECISION: the desktop link is the same approve page; the QR image URLs are named but not served (the
             // emulator draws no QR codes: the page at mobile_url is how a sandbox customer answers).
             "auth_flow_triggers": [
-                "mobile_url": "\(page)?\(v)", "desktop_url": "\(page)?\(v)&desktop=1",
-                "qr_code_image_url": "\(page)/qr.png?\(v)", "qr_code_svg_url": "\(page)/qr.svg?\(v)",
-                "refreshes_at": CashAppTime.milliseconds(refreshesAt),
+                "mobile_url": .string("\(page)?\(v)"), "desktop_url": .string("\(page)?\(v)&desktop=1"),
+                "qr_code_image_url": .string("\(page)/qr.png?\(v)"), "qr_code_svg_url": .string("\(page)/qr.svg?\(v)"),
+                "refreshes_at": .string(CashAppTime.milliseconds(refreshesAt)),
             ],
         ]
-        if let customerID { object["customer_profile"] = ["id": customerID, "cashtag": CashAppRules.cashtag] }
-        if let referenceID { object["reference_id"] = referenceID }
-        if let metadata { object["metadata"] = metadata }
-        return object
+        if let customerID { object["customer_profile"] = ["id": .string(customerID), "cashtag": .string(CashAppRules.cashtag)] }
+        if let referenceID { object["reference_id"] = .string(referenceID) }
+        if let metadata { object["metadata"] = .object(metadata) }
+        return .object(object)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import WireTypes
 import LoopbackHTTP
 
 /// The emulator's side of 3DS and its test controls: the challenge page a `RedirectPaymentAction` points at (it
@@ -26,15 +27,15 @@ enum CentraChallenge {
                 guard let payment = store.pending(request.params["ref"] ?? ""), payment.scenario == .native3DS else {
                     return EmulatorResponse.error(404, code: "challenge_not_found", message: "no native 3DS challenge waits under this reference")
                 }
-                return EmulatorResponse.json(200, ["threeDSResult": payment.result])
+                return EmulatorResponse.json(200, ["threeDSResult": .string(payment.result)])
             },
-            Route("GET", "/_sandbox/centra/store") { _ in EmulatorResponse.json(200, ["ingrid": store.ingrid]) },
+            Route("GET", "/_sandbox/centra/store") { _ in EmulatorResponse.json(200, ["ingrid": JSON(store.ingrid)]) },
             Route("PUT", "/_sandbox/centra/store") { request in
-                guard let object = request.json as? [String: Any], let ingrid = object["ingrid"], JSONValues.isBool(ingrid), let on = ingrid as? Bool else {
+                guard let on = request.json?["ingrid"]?.boolValue else {
                     return EmulatorResponse.error(400, code: "invalid_store_flags", message: "send {\"ingrid\": true|false}")
                 }
                 store.setIngrid(on)
-                return EmulatorResponse.json(200, ["ingrid": on])
+                return EmulatorResponse.json(200, ["ingrid": JSON(on)])
             },
             Route("POST", "/_sandbox/centra/expire-sessions") { _ in
                 store.expireSessions()

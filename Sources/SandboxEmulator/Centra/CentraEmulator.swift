@@ -58,7 +58,7 @@ public final class CentraEmulator: Sendable {
         case .success(let s): service = s
         case .failure(let e): return Self.reply(GraphQLService.errorResponse([e]), status: 500)
         }
-        guard let body = request.json as? [String: Any], let query = body["query"] as? String else {
+        guard let body = GraphQLRequest(request) else {
             return Self.reply(GraphQLService.errorResponse([GraphQLError("Must provide query string.")]), status: 400)
         }
         let bearer = request.headers["Authorization"].flatMap { header -> String? in
@@ -70,8 +70,7 @@ public final class CentraEmulator: Sendable {
         let call = CentraCall(store: store, sessionID: sessionID,
                               sharedSecretValid: request.headers[CentraRules.sharedSecretHeader] == CentraRules.sharedSecret,
                               baseURL: baseURL, ledger: ledger, verifier: verifier)
-        let result = service.execute(query: query, operationName: body["operationName"] as? String,
-                                     variables: GraphQLValue(json: body["variables"]), context: call)
+        let result = service.execute(query: body.query, operationName: body.operationName, variables: body.variables, context: call)
         var members = result.objectValue ?? []
         // A resolver that found the session gone answers like an expired token.
         if let errors = result["errors"]?.listValue, errors.contains(where: { $0["message"]?.stringValue == "Unauthorized" }) {

@@ -5,13 +5,13 @@ import GraphQL
 /// shipping methods for a partial address) and its final step (addresses, Adyen's Apple Pay state data, an action),
 /// then the 3DS return. The Apple Pay token is verified and decrypted by the same verifier Bahn's emulator uses.
 enum CentraPayments {
-    static func paymentInstructions(_ info: ResolveInfo) throws -> [String: Any] {
+    static func paymentInstructions(_ info: ResolveInfo) throws -> GraphQLValue {
         let call = try CentraCall.from(info)
         let input = info.arguments["input"] ?? .null
         var failure: CentraFailure?
-        var action: [String: Any]?
+        var action: GraphQLValue?
         do { action = try instruct(input, call) } catch { failure = error }
-        return ["action": action as Any, "userErrors": try CentraResolvers.userErrors(failure),
+        return ["action": action ?? .null, "userErrors": try CentraResolvers.userErrors(failure),
                 "selection": CentraResolvers.selection(try call.session)]
     }
 
@@ -21,7 +21,7 @@ enum CentraPayments {
 
     private static func text(_ value: GraphQLValue?) -> String { value?.stringValue ?? "" }
 
-    private static func instruct(_ input: GraphQLValue, _ call: CentraCall) throws(CentraFailure) -> [String: Any]? {
+    private static func instruct(_ input: GraphQLValue, _ call: CentraCall) throws(CentraFailure) -> GraphQLValue? {
         let shipping = members(input["shippingAddress"])
         let country = text(input["shippingAddress"]?["country"]).uppercased()
         guard CentraRules.shipsTo(country) else {
@@ -87,7 +87,7 @@ enum CentraPayments {
             let order = try call.store.placeOrder(call.sessionID, expectedTotal: totals.grandTotal)
             call.ledger.append(provider: "centra", kind: .authorization, reference: order.id, amount: totals.grandTotal,
                                currency: CentraRules.currency.isoNumber)
-            return ["__typename": "SuccessPaymentAction", "action": "SUCCESS", "order": CentraResolvers.order(order), "formFields": nil as Any? as Any]
+            return ["__typename": "SuccessPaymentAction", "action": "SUCCESS", "order": CentraResolvers.order(order), "formFields": nil]
         case .redirect, .native3DS, .form:
             let reference = CentraRules.newID("3ds_")
             let payment = CentraStore.PendingPayment(reference: reference, scenario: scenario, amount: totals.grandTotal,
@@ -95,7 +95,7 @@ enum CentraPayments {
                                                      returnPage: returnPage, failedPage: failedPage, sessionID: call.sessionID)
             call.store.addPending(payment)
             if scenario == .redirect {
-                return ["__typename": "RedirectPaymentAction", "action": "REDIRECT", "url": call.baseURL + CentraChallenge.pagePath(reference)]
+                return ["__typename": "RedirectPaymentAction", "action": "REDIRECT", "url": .string(call.baseURL + CentraChallenge.pagePath(reference))]
             }
             if scenario == .form {
                 // A bank's page posting back at once: the shop's return page gets MD (the reference) and PaRes.
@@ -107,13 +107,14 @@ enum CentraPayments {
                     <button type="submit">Continue</button></form>
                     <script>document.getElementById("threeds").submit()</script>
                     """
-                return ["__typename": "FormPaymentAction", "action": "FORM", "formType": "adyen-3ds1", "html": html,
-                        "formFields": ["MD": reference, "PaRes": payment.result], "expressHtml": nil as Any? as Any]
+                return ["__typename": "FormPaymentAction", "action": "FORM", "formType": "adyen-3ds1", "html": .string(html),
+                        "formFields": ["MD": .string(reference), "PaRes": .string(payment.result)], "expressHtml": nil]
             }
-            let adyenAction: [String: Any] = [
-                "type": "threeDS2", "subtype": "challenge", "paymentMethodType": "scheme", "paymentData": payment.paymentData,
-                "token": Data(EmulatorResponse.encode(["threeDSServerTransID": reference,
-                                                       "acsURL": call.baseURL + CentraChallenge.completePath(reference)])).base64EncodedString(),
+            let challenge: GraphQLValue = ["threeDSServerTransID": .string(reference),
+                                           "acsURL": .string(call.baseURL + CentraChallenge.completePath(reference))]
+            let adyenAction: GraphQLValue = [
+                "type": "threeDS2", "subtype": "challenge", "paymentMethodType": "scheme", "paymentData": .string(payment.paymentData),
+                "token": .string(challenge.jsonData.base64EncodedString()),
             ]
             // formFields is the Adyen action itself, as docs/protocols/centra.md says.
             return ["__typename": "JavascriptPaymentAction", "action": "JAVASCRIPT", "formType": "adyen",
@@ -133,7 +134,7 @@ enum CentraPayments {
 
     /// `paymentResult(paymentMethodFields:)`: the 3DS step's result completes the waiting payment, once; the same
     /// result again answers with the order already placed (never a second one).
-    static func paymentResult(_ info: ResolveInfo) throws -> [String: Any] {
+    static func paymentResult(_ info: ResolveInfo) throws -> GraphQLValue {
         let call = try CentraCall.from(info)
         let fields = info.arguments["paymentMethodFields"] ?? .null
         var failure: CentraFailure?
@@ -145,7 +146,7 @@ enum CentraPayments {
                     "userErrors": try CentraResolvers.userErrors(failure)]
         }
         return ["__typename": "PaymentResultSuccessPayload", "type": "SUCCESS", "order": CentraResolvers.order(placed),
-                "selection": selection, "userErrors": [] as [Any]]
+                "selection": selection, "userErrors": []]
     }
 
     private static func complete(_ fields: GraphQLValue, _ call: CentraCall) throws(CentraFailure) -> CentraStore.Order {

@@ -82,16 +82,17 @@ enum CentraResolvers {
 
     // MARK: Payloads
 
-    static func userErrors(_ failure: CentraFailure?) throws -> [[String: Any]] {
+    static func userErrors(_ failure: CentraFailure?) throws -> GraphQLValue {
         switch failure {
         case nil: return []
-        case .userError(let message, let path)?: return [["__typename": "UserErrorBase", "message": message, "path": path]]
+        case .userError(let message, let path)?:
+            return [["__typename": "UserErrorBase", "message": .string(message), "path": .list(path.map(GraphQLValue.string))]]
         case .unauthorized?: throw GraphQLError("Unauthorized")
         }
     }
 
     /// A `SelectionMutationPayload`: the change applied (or its userError), and the selection as it now is.
-    static func selectionMutation(_ info: ResolveInfo, _ change: (inout CentraStore.Session) throws(CentraFailure) -> Void) throws -> [String: Any] {
+    static func selectionMutation(_ info: ResolveInfo, _ change: (inout CentraStore.Session) throws(CentraFailure) -> Void) throws -> GraphQLValue {
         let call = try CentraCall.from(info)
         var failure: CentraFailure?
         do { try call.store.update(call.sessionID, change) } catch { failure = error }
@@ -99,7 +100,7 @@ enum CentraResolvers {
                 "selection": selection(try call.session)]
     }
 
-    static func addItem(_ info: ResolveInfo) throws -> [String: Any] {
+    static func addItem(_ info: ResolveInfo) throws -> GraphQLValue {
         let call = try CentraCall.from(info)
         let item = info.arguments["item"]?.stringValue ?? ""
         let quantity = info.arguments["quantity"]?.intValue ?? 1
@@ -114,11 +115,11 @@ enum CentraResolvers {
                 return line
             }
         } catch { failure = error }
-        return ["__typename": "AddItemPayload", "userErrors": try userErrors(failure), "line": added.map(line) as Any,
+        return ["__typename": "AddItemPayload", "userErrors": try userErrors(failure), "line": added.map(line) ?? .null,
                 "selection": selection(try call.session)]
     }
 
-    static func expressCheckoutWidgets(_ info: ResolveInfo) throws -> [String: Any] {
+    static func expressCheckoutWidgets(_ info: ResolveInfo) throws -> GraphQLValue {
         let call = try CentraCall.from(info)
         // DECISION: a missing or wrong shared secret is a top-level error on this field (the data Centra would hide).
         guard call.sharedSecretValid else {
@@ -126,133 +127,136 @@ enum CentraResolvers {
         }
         let session = try call.session
         let plugins = info.arguments["plugins"]?.listValue ?? []
-        var lists: [[String: Any]] = []
+        var lists: [GraphQLValue] = []
         for plugin in plugins {
             let type = plugin["type"]?.stringValue ?? ""
             guard type == "express_checkout_adyen" else {
-                lists.append(["name": type, "widgets": [["id": nil as String? as Any, "name": type, "contents": nil as String? as Any,
-                                                         "error": "The store has no \(type) plugin"]]])
+                lists.append(["name": .string(type), "widgets": [["id": nil, "name": .string(type), "contents": nil,
+                                                                 "error": .string("The store has no \(type) plugin")]]])
                 continue
             }
             let amount = plugin["additionalData"]?["amount"]?.intValue ?? CentraTotals(session).grandTotal
             let country = session.shippingCountry ?? CentraRules.country.code
-            let contents: [String: Any] = [
-                "clientKey": CentraRules.adyenClientKey,
-                "context": CentraRules.adyenContext,
-                "country": country,
-                "languageCode": CentraRules.languageCode,
-                "paymentAmount": ["amount": amount, "currency": CentraRules.currency.code],
+            // The widget's contents are a JSON text inside the GraphQL string.
+            let contents: GraphQLValue = [
+                "clientKey": .string(CentraRules.adyenClientKey),
+                "context": .string(CentraRules.adyenContext),
+                "country": .string(country),
+                "languageCode": .string(CentraRules.languageCode),
+                "paymentAmount": ["amount": .int(amount), "currency": .string(CentraRules.currency.code)],
                 "paymentMethodsResponse": ["paymentMethods": [
                     ["type": "applepay", "name": "Apple Pay",
-                     "configuration": ["merchantId": TestCredentials.merchantIdentifier, "merchantName": CentraRules.adyenMerchantAccount]],
+                     "configuration": ["merchantId": .string(TestCredentials.merchantIdentifier),
+                                       "merchantName": .string(CentraRules.adyenMerchantAccount)]],
                     ["type": "scheme", "name": "Cards", "brands": ["visa", "mc", "amex"]],
                 ]],
-                "shippingMethods": CentraRules.shippingMethods.compactMap { m -> [String: Any]? in
+                "shippingMethods": .list(CentraRules.shippingMethods.compactMap { m -> GraphQLValue? in
                     guard let price = m.price(for: country) else { return nil }
-                    return ["id": m.id, "name": m.name, "price": Money.value(price)]
-                },
+                    return ["id": .int(m.id), "name": .string(m.name), "price": Money.value(price)]
+                }),
             ]
-            let text = String(decoding: EmulatorResponse.encode(contents), as: UTF8.self)
-            lists.append(["name": type, "widgets": [["id": "adyen-express", "name": type, "contents": text, "error": nil as String? as Any]]])
+            lists.append(["name": .string(type), "widgets": [["id": "adyen-express", "name": .string(type),
+                                                             "contents": .string(contents.jsonText), "error": nil]]])
         }
-        return ["__typename": "ExpressCheckoutWidgetsPayload", "list": lists, "userErrors": [] as [Any]]
+        return ["__typename": "ExpressCheckoutWidgetsPayload", "list": .list(lists), "userErrors": []]
     }
 
     // MARK: Values
 
-    static func selection(_ s: CentraStore.Session) -> [String: Any] {
+    static func selection(_ s: CentraStore.Session) -> GraphQLValue {
         let totals = CentraTotals(s)
-        let methods: [[String: Any]] = CentraRules.shippingMethods.compactMap { m in
+        let methods = CentraRules.shippingMethods.compactMap { m -> (id: Int, value: GraphQLValue)? in
             guard let price = m.price(for: s.shippingCountry) else { return nil }
-            return ["id": m.id, "name": m.name, "price": Money.value(price), "selected": m.id == s.shippingMethod, "comment": nil as String? as Any]
+            return (m.id, ["id": .int(m.id), "name": .string(m.name), "price": Money.value(price),
+                           "selected": .bool(m.id == s.shippingMethod), "comment": nil])
         }
-        let chosen = methods.first { ($0["id"] as? Int) == s.shippingMethod }
-        let checkout: [String: Any] = [
+        let checkout: GraphQLValue = [
             "shippingAddress": address(s.shippingAddress),
-            "separateBillingAddress": s.billingAddress.map(address) as Any,
-            "hasSeparateBillingAddress": s.billingAddress != nil,
-            "shippingMethods": methods,
-            "shippingMethod": chosen as Any,
+            "separateBillingAddress": s.billingAddress.map(address) ?? .null,
+            "hasSeparateBillingAddress": .bool(s.billingAddress != nil),
+            "shippingMethods": .list(methods.map(\.value)),
+            "shippingMethod": methods.first { $0.id == s.shippingMethod }?.value ?? .null,
             "paymentMethods": [paymentMethod],
             "paymentMethod": paymentMethod,
             "totals": totalRows(items: totals.items, shipping: totals.shipping ?? 0),
-            "deliveryGroups": [] as [Any],
-            "checkoutScript": nil as String? as Any,
-            "widgets": nil as [Any]? as Any,
+            "deliveryGroups": [],
+            "checkoutScript": nil,
+            "widgets": nil,
         ]
-        return ["id": s.selectionID, "lines": s.lines.map(line), "grandTotal": Money.value(totals.grandTotal),
-                "checkout": checkout, "comment": nil as String? as Any, "discounts": [] as [Any], "taxExempt": false,
-                "usedFallbackTax": false, "externalGiftCardAvailable": false, "attributes": [] as [Any], "availableAttributes": [] as [Any]]
+        return ["id": .string(s.selectionID), "lines": .list(s.lines.map(line)), "grandTotal": Money.value(totals.grandTotal),
+                "checkout": checkout, "comment": nil, "discounts": [], "taxExempt": false,
+                "usedFallbackTax": false, "externalGiftCardAvailable": false, "attributes": [], "availableAttributes": []]
     }
 
-    static var paymentMethod: [String: Any] { [
+    static var paymentMethod: GraphQLValue { [
         "id": 1, "name": "Adyen Drop-In", "kind": "ADYEN_DROPIN", "uri": "adyen-drop-in", "active": true,
         "initiateOnlySupported": true, "recurringSupported": false, "addressAfterPayment": false, "handlingCost": Money.value(0),
     ] }
 
-    static func totalRows(items: Int, shipping: Int) -> [[String: Any]] {
+    static func totalRows(items: Int, shipping: Int) -> GraphQLValue {
         [["__typename": "SelectionTotalRowBase", "type": "ITEMS_SUBTOTAL", "price": Money.value(items)],
          ["__typename": "SelectionTotalRowBase", "type": "SHIPPING", "price": Money.value(shipping)],
          ["__typename": "SelectionTotalRowBase", "type": "GRAND_TOTAL", "price": Money.value(items + shipping)]]
     }
 
-    static func line(_ l: CentraStore.Line) -> [String: Any] {
+    static func line(_ l: CentraStore.Line) -> GraphQLValue {
         let product = CentraRules.product(l.item)
         let unit = product?.price ?? 0
-        let value: FieldFunction = { _ in Money.value(unit * l.quantity) }
-        let unitValue: FieldFunction = { _ in Money.value(unit) }
-        let zero: FieldFunction = { _ in Money.value(0) }
-        return ["__typename": "ProductLine", "id": l.id, "quantity": l.quantity, "name": product?.name ?? l.item,
-                "size": product?.size ?? "", "productNumber": String(product?.displayItemID ?? 0), "productVariantName": product?.size ?? "",
+        let value = Money.value(unit * l.quantity), unitValue = Money.value(unit)
+        let name = GraphQLValue.string(product?.name ?? l.item), size = GraphQLValue.string(product?.size ?? "")
+        let displayItemID = product?.displayItemID ?? 0
+        return ["__typename": "ProductLine", "id": .string(l.id), "quantity": .int(l.quantity), "name": name,
+                "size": size, "productNumber": .string(String(displayItemID)), "productVariantName": size,
                 "comment": "", "hasDiscount": false, "discountPercent": 0.0, "taxPercent": 25.0,
-                "item": ["id": l.item, "name": product?.size ?? "", "sku": l.item, "GTIN": "", "preorder": false, "productSizeId": 1,
+                "item": ["id": .string(l.item), "name": size, "sku": .string(l.item), "GTIN": "", "preorder": false, "productSizeId": 1,
                          "horizontalLabelIndex": 0, "verticalLabelIndex": 0],
-                "displayItem": ["id": product?.displayItemID ?? 0, "name": product?.name ?? l.item, "productNumber": String(product?.displayItemID ?? 0),
-                                "uri": l.item, "available": true, "hasStock": true],
+                "displayItem": ["id": .int(displayItemID), "name": name, "productNumber": .string(String(displayItemID)),
+                                "uri": .string(l.item), "available": true, "hasStock": true],
                 "lineValue": value, "originalLineValue": value, "unitPrice": unitValue, "unitOriginalPrice": unitValue,
-                "unitPriceReduction": zero, "appliedPromotions": [] as [Any], "attributes": [] as [Any]]
+                "unitPriceReduction": Money.value(0), "appliedPromotions": [], "attributes": []]
     }
 
-    static func address(_ fields: [(String, GraphQLValue)]) -> [String: Any] {
-        var out: [String: Any] = [:]
+    static func address(_ fields: [(String, GraphQLValue)]) -> GraphQLValue {
+        var out: [(String, GraphQLValue)] = []
         for (key, value) in fields {
             switch key {
             case "country":
                 let code = value.stringValue ?? ""
-                out["country"] = ["code": code, "name": code == CentraRules.country.code ? CentraRules.country.name : code,
-                                  "isEU": true, "shipTo": true, "translations": [] as [Any]]
+                out.append(("country", ["code": .string(code), "name": .string(code == CentraRules.country.code ? CentraRules.country.name : code),
+                                        "isEU": true, "shipTo": true, "translations": []]))
             case "state":
-                out["state"] = value.stringValue.map { ["code": $0, "name": $0] } as Any
-                out["stateOrProvince"] = value.stringValue as Any
+                out.append(("state", value.stringValue.map { ["code": .string($0), "name": .string($0)] } ?? .null))
+                out.append(("stateOrProvince", GraphQLValue(value.stringValue)))
             default:
-                out[key] = value.stringValue as Any
+                out.append((key, GraphQLValue(value.stringValue)))
             }
         }
-        return out
+        return .object(out)
     }
 
-    static func order(_ o: CentraStore.Order) -> [String: Any] {
+    static func order(_ o: CentraStore.Order) -> GraphQLValue {
         let method = CentraRules.shippingMethods.first { $0.id == o.shippingMethod }
-        return ["id": o.id, "number": o.number, "status": "CONFIRMED", "lines": o.lines.map(line),
+        let billing = o.billingAddress ?? o.shippingAddress
+        return ["id": .string(o.id), "number": .int(o.number), "status": "CONFIRMED", "lines": .list(o.lines.map(line)),
                 "totals": totalRows(items: o.itemsTotal, shipping: o.shipping),
-                "shippingAddress": address(o.shippingAddress), "billingAddress": (o.billingAddress ?? o.shippingAddress).isEmpty ? nil as Any? as Any : address(o.billingAddress ?? o.shippingAddress),
-                "shippingMethod": ["id": o.shippingMethod, "name": method?.name ?? "", "price": Money.value(o.shipping), "selected": true],
+                "shippingAddress": address(o.shippingAddress), "billingAddress": billing.isEmpty ? .null : address(billing),
+                "shippingMethod": ["id": .int(o.shippingMethod), "name": .string(method?.name ?? ""), "price": Money.value(o.shipping), "selected": true],
                 "paymentMethod": paymentMethod,
-                "orderDate": { (_: ResolveInfo) in ISO8601DateFormatter().string(from: o.createdAt) } as FieldFunction,
+                "orderDate": .string(ISO8601DateFormatter().string(from: o.createdAt)),
                 "currencyBaseRate": 1.0, "usedFallbackTax": false, "affiliateHtml": "", "paymentHtml": "", "otherComment": "",
-                "attributes": [] as [Any], "deliveryGroups": [] as [Any], "discountsApplied": [] as [Any]]
+                "attributes": [], "deliveryGroups": [], "discountsApplied": []]
     }
 }
 
 /// `MonetaryValue`: major units as a Float (what the schema says), the formatted text, the currency.
 enum Money {
-    static func value(_ minor: Int) -> [String: Any] {
+    static func value(_ minor: Int) -> GraphQLValue {
         let c = CentraRules.currency
         let major = minor / c.denominator, fraction = abs(minor % c.denominator)
         let text = "\(minor < 0 && major == 0 ? "-" : "")\(major).\(fraction < 10 ? "0" : "")\(fraction) \(c.code)"
-        return ["value": Double(minor) / Double(c.denominator), "formattedValue": text,
-                "currency": ["code": c.code, "isoNumber": c.isoNumber, "denominator": c.denominator, "decimalDigits": 2, "id": 1,
-                             "name": c.name, "currentBaseRate": 1.0, "decimalPoint": ".", "thousandsSeparator": ",",
-                             "prefix": nil as String? as Any, "suffix": " \(c.code)"]]
+        return ["value": .float(Double(minor) / Double(c.denominator)), "formattedValue": .string(text),
+                "currency": ["code": .string(c.code), "isoNumber": .string(c.isoNumber), "denominator": .int(c.denominator),
+                             "decimalDigits": 2, "id": 1, "name": .string(c.name), "currentBaseRate": 1.0, "decimalPoint": ".",
+                             "thousandsSeparator": ",", "prefix": nil, "suffix": .string(" \(c.code)")]]
     }
 }

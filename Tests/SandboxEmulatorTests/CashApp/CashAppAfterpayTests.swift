@@ -3,6 +3,7 @@ import Foundation
 import LoopbackHTTP
 @testable import SandboxEmulator
 import Testing
+import WireTypes
 
 /// Afterpay's side over real HTTP: v2 (Basic auth, User-Agent, checkouts, capture, auth, deferred capture, reading a
 /// payment), api-plus (sign-payment's JWT, validate-payment's checks) and the v3 button, and the ledger they write.
@@ -172,7 +173,7 @@ import Testing
             var old = payload
             old["iat"] = Int(Date().timeIntervalSince1970) - 1200
             old["exp"] = Int(Date().timeIntervalSince1970) - 600
-            let expired = try client.validate(CashAppJWT.sign(old), customer: approved.customer, grant: approved.grant)
+            let expired = try client.validate(CashAppJWT.sign(try JSON.parse(JSONSerialization.data(withJSONObject: old))), customer: approved.customer, grant: approved.grant)
             #expect(expired.status == 400)
             #expect(expired.afterpayError == "invalid_jwt")
             #expect(try client.validate("not.a.jwt", customer: approved.customer, grant: approved.grant).afterpayError == "invalid_jwt")
