@@ -1,13 +1,10 @@
 import CheckoutKit
 import Foundation
 
-/// The run's services, and Bahn webhook targets: a flow that awaits webhooks, and `bahn listen`, register a listener
-/// of their own with the local emulator and remove it when they end.
-extension RunEnvironment {
-    /// A flow that awaits Bahn webhooks gets a listener of its own, registered as one more webhook target of the
-    /// local emulator — embedded, or a running `sandbox serve` — and removed when the run ends. Other runs' targets
-    /// (a `bahn listen`, flows in parallel) are never touched: every target gets every event, and each run's listener
-    /// waits for the events of its own intents.
+/// The run's services, and the local emulator's webhook targets: a flow's provider listener (Bahn's webhook inbox,
+/// for a flow that awaits webhooks) and `bahn listen` register a target of their own and remove it when they end.
+extension RunEnvironment: RunServiceHost {
+    /// The settle options and the providers' listeners the flow needs (`Provider.services`).
     func startServices(for flow: Flow, run: String? = nil) async throws(Diagnostic) -> RunServices {
         var (options, withheld) = settleOptions
         if let run { options += ["--run", run] }
@@ -16,68 +13,34 @@ extension RunEnvironment {
         if !withheld.isEmpty {
             services.settleCaveat = "add this run's --set options for \(withheld.joined(separator: ", ")) to those commands (they are secrets, so they are not repeated here)"
         }
-        let awaitsWebhooks = (flow.steps + flow.finally).contains { step in
-            if case .operation(let name, _) = step.action { return name == "bahn.awaitWebhook" }
-            return false
-        }
-        guard awaitsWebhooks, let secret = configuration.value("BAHN_WEBHOOK_SECRET") else { return services }
-        let port = try webhookPort()
-        let inbox = try BahnWebhookInbox(secret: secret, port: port)
-        inbox.start()
-        let target: WebhookTarget?
-        do throws(Diagnostic) { target = try await registerWebhookTarget(url: inbox.url) } catch {
-            inbox.shutdown()
-            throw error
-        }
-        services.bahnWebhooks = inbox
-        services.restore = { [self] in
-            if let target { await unregister(target) }
-        }
+        services.started = try await RunServiceRecipe.startAll(for: flow, host: self)
         return services
     }
 
-    /// `BAHN_WEBHOOK_PORT`, when set, must be a port number.
-    func webhookPort() throws(Diagnostic) -> UInt16 {
-        guard let text = configuration.value("BAHN_WEBHOOK_PORT") else { return 0 }
-        guard let port = UInt16(text) else {
-            throw .configuration("BAHN_WEBHOOK_PORT is '\(text)', not a port number", hint: "use 0–65535, or unset it for any free port")
-        }
-        return port
-    }
-
-    /// A webhook target this process registered with the local emulator.
-    struct WebhookTarget: Sendable {
-        let id: String
-        let url: String
-    }
-
-    /// Registers `url` as a webhook target of the local emulator, under an id of this process's own. Nil when the
-    /// run talks to a real Bahn, whose webhooks are configured on Bahn's side. A standalone `sandbox serve` is told
-    /// over its control route, through the one retry policy and within `--timeout`; a failure stops the run.
-    func registerWebhookTarget(url: String) async throws(Diagnostic) -> WebhookTarget? {
+    /// Under `--env local`, adds `url` as one of `provider`'s webhook targets, under an id of this process's own: on
+    /// the embedded emulator directly, on a standalone `sandbox serve` over its control route (through the one retry
+    /// policy and within `--timeout`; a failure stops the run). Nil when the run talks to a real provider, whose
+    /// webhooks are configured on its side.
+    func registerWebhookTarget(url: String, provider: String, emulatorBase: String) async throws(Diagnostic)
+        -> (@Sendable () async -> Void)?
+    {
         guard configuration.kind == .local else { return nil }
-        let target = WebhookTarget(id: "run-\(getpid())-\(UUID().uuidString.prefix(8).lowercased())", url: url)
+        let id = "run-\(getpid())-\(UUID().uuidString.prefix(8).lowercased())"
         if let emulator {
-            emulator.bahn.addWebhookTarget(id: target.id, url: url)
-            return target
+            guard emulator.addWebhookTarget(provider: provider, id: id, url: url) else { return nil }
+            return { emulator.removeWebhookTarget(provider: provider, id: id) }
         }
-        guard let base = configuration.value("BAHN_API_URL") else { return nil }
-        if let problem = await control("PUT", base + "/_sandbox/bahn/webhook-targets/\(target.id)", body: ["url": .string(url)]) {
+        guard let base = configuration.value(emulatorBase) else { return nil }
+        let route = base + "/_sandbox/\(provider)/webhook-targets/\(id)"
+        if let problem = await control("PUT", route, body: ["url": .string(url)]) {
             throw .unavailable("cannot register this run's webhook listener with sandbox serve at \(base): \(problem)",
                                hint: "check that `checkout-driver sandbox serve` is still running, or stop it to use an embedded emulator")
         }
-        return target
-    }
-
-    /// Removes a target this process registered; a failure is only a warning (the run itself is over).
-    func unregister(_ target: WebhookTarget) async {
-        if let emulator {
-            emulator.bahn.removeWebhookTarget(id: target.id)
-            return
-        }
-        guard let base = configuration.value("BAHN_API_URL") else { return }
-        if let problem = await control("DELETE", base + "/_sandbox/bahn/webhook-targets/\(target.id)", body: nil, goneIsFine: true) {
-            console.err("warning: could not remove webhook target \(target.id) from sandbox serve at \(base): \(problem)")
+        // Removing it is only a warning when it fails: the run itself is over.
+        return { [self] in
+            if let problem = await control("DELETE", route, body: nil, goneIsFine: true) {
+                console.err("warning: could not remove webhook target \(id) from sandbox serve at \(base): \(problem)")
+            }
         }
     }
 

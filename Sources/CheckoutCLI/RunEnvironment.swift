@@ -174,8 +174,7 @@ final class RunEnvironment: Sendable {
         let runner = makeRunner(registry: registry, reporters: reporters, services: services, interruption: interruption, state: store)
         let result = await interruption.run { await runner.run(flow, vars: vars) }
         interruption.stop()
-        await services.restore()
-        services.bahnWebhooks?.shutdown()
+        await services.stop()
         try? FileManager.default.removeItem(atPath: scratch)
         // The state first: a report that cannot be written must not leave the run unfinished.
         let recorded = Result { () throws(Diagnostic) in

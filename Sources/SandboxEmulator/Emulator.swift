@@ -44,6 +44,24 @@ public final class Emulator: Sendable {
         router.register(BuiltinRoutes.make(ledger: ledger, recorder: recorder))
     }
 
+    /// The providers whose emulators deliver webhooks, by the provider's name.
+    private var webhookSenders: [String: any WebhookSender] { ["bahn": bahn] }
+
+    /// Adds a webhook target to `provider`'s emulator (a repeated id points it at the new URL); false when that
+    /// provider's emulator sends no webhooks.
+    @discardableResult
+    public func addWebhookTarget(provider: String, id: String, url: String) -> Bool {
+        guard let sender = webhookSenders[provider] else { return false }
+        sender.addWebhookTarget(id: id, url: url)
+        return true
+    }
+
+    /// Removes a webhook target; false when there was none with that id.
+    @discardableResult
+    public func removeWebhookTarget(provider: String, id: String) -> Bool {
+        webhookSenders[provider]?.removeWebhookTarget(id: id) ?? false
+    }
+
     public func start() { server.start() }
     public func shutdown() {
         faults.stopDelays()
@@ -116,3 +134,11 @@ final class RequestRecorder: Sendable {
 
     func all() -> [HTTPRequest] { entries().map(\.request) }
 }
+
+/// A provider emulator that delivers webhooks to the targets registered with it (runs' and `bahn listen`'s listeners).
+public protocol WebhookSender: Sendable {
+    func addWebhookTarget(id: String, url: String)
+    @discardableResult func removeWebhookTarget(id: String) -> Bool
+}
+
+extension BahnEmulator: WebhookSender {}

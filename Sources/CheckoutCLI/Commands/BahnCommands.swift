@@ -119,7 +119,7 @@ enum BahnCommands {
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
         try environment.configuration.require(["BAHN_WEBHOOK_SECRET"], for: "bahn listen")
-        let port = try invocation.isGiven("port") ? UInt16(invocation.int("port", range: 0...65535) ?? 0) : environment.webhookPort()
+        let port = try invocation.isGiven("port") ? UInt16(invocation.int("port", range: 0...65535) ?? 0) : BahnWebhookService.port(environment.configuration)
         let console = environment.console
         let redactor = environment.redactor
         let format = environment.settings.format
@@ -150,8 +150,11 @@ enum BahnCommands {
         inbox.start()
         // Under --env local the emulator (a running `sandbox serve`, when there is one) delivers here too, beside any
         // other listener; the target goes when this command does.
-        let target: RunEnvironment.WebhookTarget?
-        do throws(Diagnostic) { target = try await environment.registerWebhookTarget(url: inbox.url) } catch {
+        let service: BahnWebhookService
+        do throws(Diagnostic) {
+            service = BahnWebhookService(inbox: inbox, removeTarget: try await environment.registerWebhookTarget(
+                url: inbox.url, provider: Provider.bahn.name, emulatorBase: "BAHN_API_URL"))
+        } catch {
             inbox.shutdown()
             throw error
         }
@@ -165,10 +168,7 @@ enum BahnCommands {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             DispatchQueue.global().async { stop.wait(); done.resume() }
         }
-        // The target goes while the listener still answers: an event the emulator emits meanwhile is delivered here,
-        // never left failed at a closed port.
-        if let target { await environment.unregister(target) }
-        inbox.shutdown()
+        await service.stop()
         inbox.waitUntilShutdown()
         return .ok
     }

@@ -221,7 +221,7 @@ public enum BahnOperations {
             .init("intent", .string), .init("timeout", .any, help: "seconds (default 30)"),
         ]
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
-        guard let inbox = context.services.bahnWebhooks else {
+        guard let inbox = context.services.service(BahnWebhookService.self)?.inbox else {
             throw .configuration("no webhook listener in this run", hint: "set BAHN_WEBHOOK_SECRET so the run can verify Bahn's webhooks")
         }
         let type = args["type"]!.interpolationText

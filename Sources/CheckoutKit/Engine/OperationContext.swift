@@ -3,8 +3,8 @@ import Synchronization
 
 /// Long-lived helpers a run provides to operations (listeners that outlive a single step).
 public struct RunServices: Sendable {
-    /// Receives Bahn webhooks for `bahn.awaitWebhook` (the local emulator delivers to it under `--env local`).
-    public var bahnWebhooks: BahnWebhookInbox?
+    /// The providers' listeners this run started (see `RunServiceRecipe`); an operation finds its own with `service(_:)`.
+    public var started: [any RunService]
     /// A directory for files the run makes (test tokens), removed when the run ends.
     public var scratchDirectory: String?
     /// Where a file that a later command needs is kept (a token whose confirm has an unknown outcome).
@@ -21,19 +21,25 @@ public struct RunServices: Sendable {
     public var force = false
     /// Whether anything in this run got a well-formed answer: until then a garbled one may be a wrong endpoint URL.
     public let answers = AnswerLog()
-    /// Undoes what starting the services changed outside the process (a webhook target).
-    public var restore: @Sendable () async -> Void
 
-    public init(bahnWebhooks: BahnWebhookInbox? = nil, scratchDirectory: String? = nil, keepDirectory: String? = nil,
-                settleOptions: [String] = [], emulatorEndsWithRun: Bool = false,
-                restore: @escaping @Sendable () async -> Void = {}) {
-        self.bahnWebhooks = bahnWebhooks
+    public init(started: [any RunService] = [], scratchDirectory: String? = nil, keepDirectory: String? = nil,
+                settleOptions: [String] = [], emulatorEndsWithRun: Bool = false) {
+        self.started = started
         self.scratchDirectory = scratchDirectory
         self.keepDirectory = keepDirectory
         self.settleOptions = settleOptions
         self.settleCaveat = nil
         self.emulatorEndsWithRun = emulatorEndsWithRun
-        self.restore = restore
+    }
+
+    /// The started service of this type, if the run has one.
+    public func service<Service: RunService>(_ type: Service.Type) -> Service? {
+        started.lazy.compactMap { $0 as? Service }.first
+    }
+
+    /// Stops every started service (at the end of the run).
+    public func stop() async {
+        for service in started { await service.stop() }
     }
 }
 

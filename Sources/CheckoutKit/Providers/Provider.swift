@@ -1,6 +1,6 @@
 /// One provider as the driver knows it, declared in the provider's own folder (`<Provider>/<Provider>Provider.swift`):
 /// its configuration variables, the operations a flow can `use`, its built-in flows, and where its state section keeps
-/// the credentials the next invocation sends. The configuration, the state store, the built-in flows and the CLI's
+/// the credentials the next invocation sends, and the listeners a run of its flows may need. The configuration, the state store, the built-in flows and the CLI's
 /// operation registry are built from `Providers.all`, so adding a provider adds its folders and one line there.
 public struct Provider: Sendable {
     /// The name its operations and its state section start with ("bahn").
@@ -11,14 +11,17 @@ public struct Provider: Sendable {
     /// Paths in the state file (relative to a scope) of the credentials it keeps for the next invocation: left as
     /// they are by the redactor there (the file is mode 0600), masked everywhere else.
     public var keptCredentials: [JSONPath]
+    /// Listeners a run starts when its flow uses certain operations (Bahn's webhook inbox).
+    public var services: [RunServiceRecipe]
 
     public init(name: String, variables: [Configuration.Variable], operations: [FlowOperation], flows: [BuiltinFlows.Entry],
-                keptCredentials: [JSONPath] = []) {
+                keptCredentials: [JSONPath] = [], services: [RunServiceRecipe] = []) {
         self.name = name
         self.variables = variables
         self.operations = operations
         self.flows = flows
         self.keptCredentials = keptCredentials
+        self.services = services
     }
 }
 

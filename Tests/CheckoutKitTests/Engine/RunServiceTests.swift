@@ -1,0 +1,105 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import CheckoutKit
+
+/// Providers' run services: started only for a flow that uses one of their operations, found by type, stopped in
+/// order (the target removed before the listener closes), and on a failure the ones already started are stopped.
+@Suite struct RunServiceTests {
+    /// A host that records what was registered and removed; `refuse` makes registering fail.
+    final class Host: RunServiceHost {
+        let configuration: Configuration
+        let refuse: Bool
+        let log = Mutex<[String]>([])
+
+        init(values: [String: String], refuse: Bool = false) {
+            configuration = Configuration(environment: "local", kind: .local, values: values)
+            self.refuse = refuse
+        }
+
+        func registerWebhookTarget(url: String, provider: String, emulatorBase: String) async throws(Diagnostic)
+            -> (@Sendable () async -> Void)?
+        {
+            if refuse { throw .unavailable("no emulator", hint: "start one") }
+            log.withLock { $0.append("register \(provider) \(emulatorBase)") }
+            return { [self] in log.withLock { $0.append("remove \(provider)") } }
+        }
+    }
+
+    final class Probe: RunService {
+        let name: String
+        let log: Mutex<[String]>
+        init(_ name: String) { self.name = name; log = Mutex([]) }
+        func stop() async { log.withLock { $0.append("stopped") } }
+    }
+
+    static func flow(_ operations: [String]) -> Flow {
+        Flow(name: "f", steps: operations.enumerated().map { Step(name: "s\($0.offset)", action: .operation(name: $0.element, arguments: [:])) })
+    }
+
+    static let secret = ["BAHN_WEBHOOK_SECRET": "whsec_test"]
+
+    @Test func onlyAFlowThatAwaitsWebhooksGetsBahnsListener() async throws {
+        let host = Host(values: Self.secret)
+        let none = try await RunServiceRecipe.startAll(for: Self.flow(["bahn.createIntent", "bahn.confirm"]), host: host)
+        #expect(none.isEmpty)
+        #expect(host.log.withLock { $0 }.isEmpty)
+
+        let started = try await RunServiceRecipe.startAll(for: Self.flow(["bahn.createIntent", "bahn.awaitWebhook"]), host: host)
+        let services = RunServices(started: started)
+        let listener = try #require(services.service(BahnWebhookService.self))
+        #expect(listener.inbox.url.hasPrefix("http://127.0.0.1:"))
+        #expect(host.log.withLock { $0 } == ["register bahn BAHN_API_URL"])
+        await services.stop()
+        #expect(host.log.withLock { $0 } == ["register bahn BAHN_API_URL", "remove bahn"])
+    }
+
+    @Test func withoutASecretThereIsNoListener() async throws {
+        let started = try await RunServiceRecipe.startAll(for: Self.flow(["bahn.awaitWebhook"]), host: Host(values: [:]))
+        #expect(started.isEmpty)
+    }
+
+    @Test func aListenerThatCannotRegisterIsClosedAndTheRunStops() async throws {
+        // A free port, given to the listener: once it is closed again, the port can be bound once more.
+        let free = try BahnWebhookInbox(secret: "x")
+        let port = free.port
+        free.shutdown()
+        let host = Host(values: Self.secret.merging(["BAHN_WEBHOOK_PORT": String(port)]) { $1 }, refuse: true)
+        await #expect(throws: Diagnostic.self) {
+            _ = try await RunServiceRecipe.startAll(for: Self.flow(["bahn.awaitWebhook"]), host: host)
+        }
+        let again = try BahnWebhookInbox(secret: "x", port: port)
+        again.shutdown()
+    }
+
+    @Test func aBadPortIsAConfigurationError() async throws {
+        let host = Host(values: Self.secret.merging(["BAHN_WEBHOOK_PORT": "http"]) { $1 })
+        do {
+            _ = try await RunServiceRecipe.startAll(for: Self.flow(["bahn.awaitWebhook"]), host: host)
+            Issue.record("a port that is not a number was taken")
+        } catch {
+            #expect(error.message.contains("BAHN_WEBHOOK_PORT is 'http', not a port number"))
+        }
+    }
+
+    @Test func servicesAreFoundByTheirType() {
+        let probe = Probe("p")
+        let services = RunServices(started: [probe])
+        #expect(services.service(Probe.self) === probe)
+        #expect(services.service(BahnWebhookService.self) == nil)
+    }
+
+    @Test func aFailedStartStopsTheServicesAlreadyStarted() async throws {
+        let first = Probe("first")
+        let provider = Provider(name: "test", variables: [], operations: [], flows: [], services: [
+            RunServiceRecipe(operations: ["test.a"]) { _ in first },
+            RunServiceRecipe(operations: ["test.a"]) { (_: any RunServiceHost) async throws(Diagnostic) -> (any RunService)? in
+                throw .unavailable("cannot start", hint: "none")
+            },
+        ])
+        await #expect(throws: Diagnostic.self) {
+            _ = try await RunServiceRecipe.startAll(for: Self.flow(["test.a"]), providers: [provider], host: Host(values: [:]))
+        }
+        #expect(first.log.withLock { $0 } == ["stopped"])
+    }
+}
