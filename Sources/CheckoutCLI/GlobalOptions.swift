@@ -17,7 +17,7 @@ enum GlobalOptions {
         OptionSpec("quiet", short: "q", help: "Print only errors and results."),
         OptionSpec("timeout", value: "SECONDS", help: "Timeout for each HTTP exchange.", default: "30"),
         OptionSpec("deadline", value: "SECONDS", help: "Time budget for the whole flow."),
-        OptionSpec("record", value: "FILE.har", help: "Record every exchange (redacted) as HAR 1.2."),
+        OptionSpec("record", value: "FILE.har", help: "Record every exchange (redacted) as HAR 1.2; DIR/ for a file per flow."),
         OptionSpec("junit", value: "FILE", help: "Write a JUnit XML report."),
         OptionSpec("continue", help: "A whole flow continues the state file's chain (its session, cart, checkout) instead of a scope of its own."),
         OptionSpec("run", value: "ID", help: "A single step in the state file's scope of that run (as settle commands name it)."),
@@ -38,6 +38,8 @@ struct GlobalSettings: Sendable {
     var timeout: Double
     var deadline: Double?
     var recordPath: String?
+    /// `--record DIR/` (a trailing slash, or a directory that exists): a HAR file per flow in it, named after the flow.
+    var recordsDirectory: Bool
     var junitPath: String?
     /// `--continue`: a whole flow works on the chain, not in a run scope of its own.
     var continueChain: Bool
@@ -57,6 +59,10 @@ struct GlobalSettings: Sendable {
         timeout = try invocation.seconds("timeout") ?? 30
         deadline = try invocation.seconds("deadline")
         recordPath = invocation.string("record")
+        var isDirectory: ObjCBool = false
+        recordsDirectory = recordPath.map {
+            $0.hasSuffix("/") || (FileManager.default.fileExists(atPath: $0, isDirectory: &isDirectory) && isDirectory.boolValue)
+        } ?? false
         junitPath = invocation.string("junit")
         force = invocation.flag("force")
         continueChain = invocation.flag("continue")

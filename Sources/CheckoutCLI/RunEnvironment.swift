@@ -30,7 +30,9 @@ final class RunEnvironment: Sendable {
     static func prepare(_ invocation: Invocation, console: Console = .shared, startingEmulator: Bool = true) throws(Diagnostic) -> RunEnvironment {
         let settings = try GlobalSettings(invocation)
         // Outputs that cannot be written stop the run before anything is sent (`flow validate` too).
-        if let record = settings.recordPath { try FileIO.checkWritable(record, option: "--record") }
+        if let record = settings.recordPath {
+            if settings.recordsDirectory { try FileIO.ensureDirectory(record, option: "--record") } else { try FileIO.checkWritable(record, option: "--record") }
+        }
         if let junit = settings.junitPath { try FileIO.checkWritable(junit, option: "--junit") }
         if let session = settings.sessionPath, FileManager.default.fileExists(atPath: session) { try FileIO.checkWritable(session, option: "--session") }
         let processEnvironment = ProcessInfo.processInfo.environment
@@ -94,9 +96,10 @@ final class RunEnvironment: Sendable {
     /// The part of the state file a run works on: a whole flow gets a run scope of its own (so parallel runs on one
     /// file never share a checkout) unless `--continue`; a single step continues the chain — or the run `--run` names —
     /// holding it for its duration, so two commands never interleave one checkout. An embedded emulator's throwaway
-    /// file is the run's alone already.
-    func stateScope(for flow: Flow) throws(Diagnostic) -> (store: StateStore, hold: ChainLock?) {
-        if throwawayState { return (state, nil) }
+    /// file is the run's alone already — unless the process runs several flows (`separate`, a suite), each of which
+    /// must start a checkout of its own, not continue the one before.
+    func stateScope(for flow: Flow, separate: Bool = false) throws(Diagnostic) -> (store: StateStore, hold: ChainLock?) {
+        if throwawayState && !(separate && flow.ownsState) { return (state, nil) }
         if let run = settings.runScope {
             guard try state.readFile()["runs"]?[run] != nil else {
                 throw .usage("state file \(state.path) has no run \(run)", hint: "use the --run ID a settle command printed, with the same --session")
@@ -150,8 +153,10 @@ final class RunEnvironment: Sendable {
             as NSString).deletingLastPathComponent + "/kept"
     }
 
-    func makeReporters() -> Reporters {
-        Reporters.make(settings: settings, redactor: redactor, console: console)
+    /// The reporters the invocation asked for; without the HAR recorder when `recording` is false (a suite records
+    /// each flow apart).
+    func makeReporters(recording: Bool = true) -> Reporters {
+        Reporters.make(settings: settings, redactor: redactor, console: console, recording: recording)
     }
 
     /// Runs one flow with the reporters this invocation asked for, records captures in the state file,
@@ -159,9 +164,13 @@ final class RunEnvironment: Sendable {
     ///
     /// SIGINT or SIGTERM while it runs stops the current step; `finally` steps, the reports and the state still get
     /// their turn, and the result fails with 130 or 143 (see `Interruption`).
-    func run(_ flow: Flow, vars: [String: JSON], registry: OperationRegistry) async throws(Diagnostic) -> FlowResult {
-        let reporters = makeReporters()
-        let (store, hold) = try stateScope(for: flow)
+    /// `reporters`, when given, are the caller's to finish (a suite reports all its flows as one, and runs each in a
+    /// state scope of its own: `separate`).
+    func run(_ flow: Flow, vars: [String: JSON], registry: OperationRegistry, reporters given: Reporters? = nil,
+             separate: Bool = false) async throws(Diagnostic) -> FlowResult
+    {
+        let reporters = given ?? makeReporters()
+        let (store, hold) = try stateScope(for: flow, separate: separate)
         var services = try await startServices(for: flow, run: store.run)
         // Files a run makes for itself (test tokens) live and die with it.
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("checkout-driver-run-\(UUID().uuidString.prefix(8))").path
@@ -184,7 +193,7 @@ final class RunEnvironment: Sendable {
             if store.run != nil && settings.runScope == nil { try finishOwnRun(store) }
         }
         withExtendedLifetime(hold) {}
-        try reporters.finish()
+        if given == nil { try reporters.finish() }
         try recorded.get()
         return result
     }

@@ -73,7 +73,7 @@ import TestSupport
         let s = try Scratch()
         let a = try await BinaryRunner.run(["flow", "run"], home: s.path)
         #expect(a.status == 64)
-        #expect(a.stderr.contains("missing argument NAME|FILE"))
+        #expect(a.stderr.contains("missing argument FLOW"))
         let b = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--timeout"], home: s.path)
         #expect(b.status == 64)
         #expect(b.stderr.contains("--timeout needs a value"))

@@ -9,19 +9,48 @@ enum FlowCommands {
     }
 
     static let run = CommandSpec(
-        name: "run", abstract: "Run a built-in flow by name, or a flow file.",
-        discussion: "A flow file is JSON: {\"name\", \"description\", \"vars\", \"steps\": [...], \"finally\": [...]}. See README \"Flow files\".",
-        arguments: [ArgumentSpec("NAME|FILE", help: "A built-in flow (see 'flow list') or the path of a flow file.")],
-        options: variableOptions
+        name: "run", abstract: "Run built-in flows by name, flow files, or the flow files of a directory.",
+        discussion: """
+            A flow file is JSON: {"name", "description", "vars", "steps": [...], "finally": [...]}. See README "Flow files".
+            Several flows (names, files, directories, quoted globs such as 'smoke/*.json', or --all) run one after
+            another as a suite: one summary table, one --junit file with a testsuite per flow, one --format json
+            document, and with --record DIR/ a HAR file per flow. Exit 0 when every flow passed, 75 when any outcome
+            is unknown, else 1 when any failed.
+            """,
+        arguments: [ArgumentSpec("FLOW", help: "A built-in flow (see 'flow list'), a flow file, a directory of them, or a quoted glob.",
+                                 optional: true, repeats: true)],
+        options: variableOptions + [
+            OptionSpec("all", help: "Run every built-in flow (each runs unattended under --env local)."),
+            OptionSpec("fail-fast", help: "Stop the suite at the first flow that does not pass."),
+        ]
     ) { invocation throws(Diagnostic) in
         let registry = Operations.registry
-        let flow = try resolve(invocation.argument("NAME|FILE")!, registry: registry)
-        let vars = try variables(invocation, for: flow)
+        let words = invocation.arguments("FLOW")
+        if invocation.flag("all") && !words.isEmpty {
+            throw invocation.usage("--all runs every built-in flow; give flows or --all, not both")
+        }
+        guard invocation.flag("all") || !words.isEmpty else {
+            throw invocation.usage("missing argument FLOW: give a built-in flow, a flow file or a directory, or --all")
+        }
+        let flows = invocation.flag("all")
+            ? try BuiltinFlows.all.map { (entry) throws(Diagnostic) in try BuiltinFlows.load(entry, registry: registry) }
+            : try FlowSuite.flows(words, registry: registry)
+        let settings = try GlobalSettings(invocation)
+        if flows.count == 1 && !settings.recordsDirectory {
+            let vars = try variables(invocation, for: flows[0])
+            let environment = try RunEnvironment.prepare(invocation)
+            defer { environment.shutdown() }
+            let result = try await environment.run(flows[0], vars: vars, registry: registry)
+            if let failure = result.failure { throw failure }
+            return .ok
+        }
+        if settings.recordPath != nil && !settings.recordsDirectory {
+            throw invocation.usage("--record \(settings.recordPath!) names one file, and \(flows.count) flows would each need their own: name a directory with a trailing slash, e.g. --record runs/, for a HAR file per flow")
+        }
+        let members = try suiteVariables(invocation, for: flows).map { FlowSuite.Member(flow: $0.0, vars: $0.1) }
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
-        let result = try await environment.run(flow, vars: vars, registry: registry)
-        if let failure = result.failure { throw failure }
-        return .ok
+        return try await FlowSuite(members: members, failFast: invocation.flag("fail-fast")).run(in: environment, registry: registry)
     }
 
     static let list = CommandSpec(name: "list", abstract: "List the built-in flows.") { invocation throws(Diagnostic) in
@@ -73,8 +102,9 @@ enum FlowCommands {
 
     /// `--vars-file` then `--var`; a name the flow neither declares nor uses is a mistake (a misspelt `--var amout=5100`
     /// would otherwise run a test with the default amount), refused with the closest name.
-    static func variables(_ invocation: Invocation, for flow: Flow) throws(Diagnostic) -> [String: JSON] {
+    static func variables(_ invocation: Invocation, for flow: Flow, subject: String? = nil) throws(Diagnostic) -> [String: JSON] {
         let used = flow.variableNames
+        let missing = { (name: String) in "\(subject ?? "flow \(flow.name) has no variable") '\(name)'" }
         var vars: [String: JSON] = [:]
         if let path = invocation.string("vars-file") {
             let data: Data
@@ -88,7 +118,7 @@ enum FlowCommands {
             }
             for (name, value) in object.sorted(by: { $0.key < $1.key }) {
                 guard used.contains(name) else {
-                    throw .data("--vars-file \(path): $.\(name): flow \(flow.name) has no variable '\(name)'\(suggestion(name, used))",
+                    throw .data("--vars-file \(path): $.\(name): \(missing(name))\(suggestion(name, used))",
                                 hint: "its variables: \(used.sorted().joined(separator: ", "))")
                 }
                 vars[name] = value
@@ -96,12 +126,20 @@ enum FlowCommands {
         }
         for (name, value) in try invocation.variables("var").sorted(by: { $0.key < $1.key }) {
             guard used.contains(name) else {
-                throw .usage("--var \(name): flow \(flow.name) has no variable '\(name)'\(suggestion(name, used))",
+                throw .usage("--var \(name): \(missing(name))\(suggestion(name, used))",
                              hint: used.isEmpty ? "the flow takes no variables" : "its variables: \(used.sorted().joined(separator: ", "))")
             }
             vars[name] = value
         }
         return vars
+    }
+
+    /// For a suite, each flow gets the variables it uses; a name that no flow of the suite uses is still a mistake.
+    static func suiteVariables(_ invocation: Invocation, for flows: [Flow]) throws(Diagnostic) -> [(Flow, [String: JSON])] {
+        let names = flows.reduce(into: Set<String>()) { $0.formUnion($1.variableNames) }
+        let all = Flow(name: "suite", vars: Dictionary(uniqueKeysWithValues: names.map { ($0, JSON.null) }), steps: [])
+        let given = try variables(invocation, for: all, subject: "no flow of the suite has a variable")
+        return flows.map { flow in (flow, given.filter { flow.variableNames.contains($0.key) }) }
     }
 
     private static func suggestion(_ name: String, _ names: Set<String>) -> String {

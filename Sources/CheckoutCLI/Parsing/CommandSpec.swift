@@ -28,11 +28,20 @@ public struct ArgumentSpec: Sendable {
     public var name: String
     public var help: String
     public var optional: Bool
+    /// The last argument may take every remaining word (`flow run A B dir/`).
+    public var repeats: Bool
 
-    public init(_ name: String, help: String, optional: Bool = false) {
+    public init(_ name: String, help: String, optional: Bool = false, repeats: Bool = false) {
         self.name = name
         self.help = help
         self.optional = optional
+        self.repeats = repeats
+    }
+
+    /// As help shows it: `[NAME]`, `NAME...`.
+    var usage: String {
+        let shown = repeats ? name + "..." : name
+        return optional ? "[\(shown)]" : shown
     }
 }
 

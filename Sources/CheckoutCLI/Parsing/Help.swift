@@ -4,7 +4,7 @@ enum Help {
         var out = "\(path.joined(separator: " ")) — \(command.abstract)\n\n"
         var usage = "USAGE: \(path.joined(separator: " "))"
         if !command.subcommands.isEmpty { usage += " <command>" }
-        for a in command.arguments { usage += a.optional ? " [\(a.name)]" : " \(a.name)" }
+        for a in command.arguments { usage += " " + a.usage }
         if !command.options.isEmpty || !globalOptions.isEmpty { usage += " [options]" }
         out += usage + "\n"
         if !command.discussion.isEmpty { out += "\n" + command.discussion + "\n" }

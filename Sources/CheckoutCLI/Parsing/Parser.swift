@@ -115,14 +115,16 @@ public struct Parser: Sendable {
             let missing = command.arguments[positionals.count].name
             throw usage("missing argument \(missing)")
         }
-        if positionals.count > command.arguments.count {
+        if positionals.count > command.arguments.count, command.arguments.last?.repeats != true {
             throw usage("unexpected argument '\(positionals[command.arguments.count])'")
         }
         for spec in command.options where spec.required && values[spec.long] == nil {
             throw usage("missing required option --\(spec.long) \(spec.valueName ?? "")".trimmingCharacters(in: .whitespaces))
         }
-        var named: [String: String] = [:]
-        for (spec, value) in zip(command.arguments, positionals) { named[spec.name] = value }
+        var named: [String: [String]] = [:]
+        for (index, spec) in command.arguments.enumerated() where index < positionals.count {
+            named[spec.name] = spec.repeats ? Array(positionals[index...]) : [positionals[index]]
+        }
         var defaults: [String: String] = [:]
         for spec in command.options + globalOptions { if let d = spec.defaultValue { defaults[spec.long] = d } }
         return .run(command, Invocation(path: path, values: values, defaults: defaults, arguments: named))
@@ -134,9 +136,9 @@ public struct Invocation: Sendable {
     public let path: [String]
     let values: [String: [String]]
     let defaults: [String: String]
-    let arguments: [String: String]
+    let arguments: [String: [String]]
 
-    public init(path: [String], values: [String: [String]], defaults: [String: String] = [:], arguments: [String: String] = [:]) {
+    public init(path: [String], values: [String: [String]], defaults: [String: String] = [:], arguments: [String: [String]] = [:]) {
         self.path = path
         self.values = values
         self.defaults = defaults
@@ -145,7 +147,9 @@ public struct Invocation: Sendable {
 
     public var commandName: String { path.joined(separator: " ") }
 
-    public func argument(_ name: String) -> String? { arguments[name] }
+    public func argument(_ name: String) -> String? { arguments[name]?.first }
+    /// Every word a repeating argument took, in order.
+    public func arguments(_ name: String) -> [String] { arguments[name] ?? [] }
     public func string(_ name: String) -> String? { values[name]?.last ?? defaults[name] }
     public func strings(_ name: String) -> [String] { values[name] ?? [] }
     public func flag(_ name: String) -> Bool { values[name] != nil }

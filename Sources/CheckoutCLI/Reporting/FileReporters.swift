@@ -10,26 +10,40 @@ enum ReportFile {
     }
 }
 
-/// `--record FILE.har`.
+/// `--record FILE.har`, or `--record DIR/`: a file in that directory named after the flow.
 struct HARReporter: Reporter {
     let path: String
     let redactor: Redactor
+    let inDirectory: Bool
     private let entries = Collector<[JSON]>([])
+    private let flow = Collector<String?>(nil)
 
-    init(path: String, redactor: Redactor) {
+    init(path: String, redactor: Redactor, inDirectory: Bool = false) {
         self.path = path
         self.redactor = redactor
+        self.inDirectory = inDirectory
     }
 
     func handle(_ event: FlowEvent) {
-        guard case .exchange(let x) = event else { return }
-        let entry = HAR.entry(x, redactor: redactor)
-        entries.mutate { $0.append(entry) }
+        switch event {
+        case .flowStarted(let name, _, _): flow.mutate { $0 = $0 ?? name }
+        case .exchange(let x):
+            let entry = HAR.entry(x, redactor: redactor)
+            entries.mutate { $0.append(entry) }
+        default: break
+        }
     }
 
     func finish() throws(Diagnostic) {
         let doc = HAR.document(entries: entries.current, creatorVersion: CheckoutDriver.version)
-        try ReportFile.write(doc.serialized(pretty: true) + "\n", to: path, what: "HAR recording")
+        let file = inDirectory ? (path as NSString).appendingPathComponent(Self.fileName(flow: flow.current ?? "run")) : path
+        try ReportFile.write(doc.serialized(pretty: true) + "\n", to: file, what: "HAR recording")
+    }
+
+    /// `<flow>.har`, or `007-<flow>.har` for the 7th flow of a suite; anything but letters, digits and - becomes _.
+    static func fileName(flow: String, index: Int? = nil) -> String {
+        let safe = String(flow.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "_" })
+        return (index.map { String(format: "%03d-", $0) } ?? "") + safe + ".har"
     }
 }
 

@@ -20,7 +20,7 @@ struct Reporters: Sendable {
 
     func finish() throws(Diagnostic) { for r in all { try r.finish() } }
 
-    static func make(settings: GlobalSettings, redactor: Redactor, console: Console) -> Reporters {
+    static func make(settings: GlobalSettings, redactor: Redactor, console: Console, recording: Bool = true) -> Reporters {
         var list: [any Reporter] = []
         switch settings.format {
         case .text: list.append(TextReporter(console: console, quiet: settings.quiet))
@@ -28,7 +28,9 @@ struct Reporters: Sendable {
         case .jsonl: list.append(JSONLinesReporter(console: console, redactor: redactor))
         }
         if settings.verbose { list.append(TraceReporter(console: console, redactor: redactor)) }
-        if let path = settings.recordPath { list.append(HARReporter(path: path, redactor: redactor)) }
+        if let path = settings.recordPath, recording {
+            list.append(HARReporter(path: path, redactor: redactor, inDirectory: settings.recordsDirectory))
+        }
         if let path = settings.junitPath { list.append(JUnitReporter(path: path, redactor: redactor)) }
         return Reporters(all: list)
     }

@@ -72,6 +72,25 @@ public enum FileIO {
     }
 
     /// Removes the temporary files of writes under way (the process is about to exit without finishing them).
+    /// A directory that output files go in (`--record DIR/`): made (owner-only) when it does not exist yet, as long as
+    /// its parent does.
+    public static func ensureDirectory(_ requested: String, option: String) throws(Diagnostic) {
+        var info = stat()
+        if stat(requested, &info) == 0 {
+            guard (info.st_mode & S_IFMT) == S_IFDIR else {
+                throw .ioError("\(option) \(requested) is not a directory", hint: "a path ending in / names a directory; drop the / to write one file")
+            }
+            guard access(requested, W_OK) == 0 else {
+                throw .ioError("cannot write in \(option) \(requested): the directory is not writable", hint: "point \(option) at a directory you can write")
+            }
+            return
+        }
+        guard mkdir(requested, 0o700) == 0 else {
+            throw .ioError("cannot make the directory \(option) \(requested): \(String(cString: strerror(errno)))",
+                           hint: "create its parent first, or point \(option) elsewhere")
+        }
+    }
+
     public static func removeTemporaryFiles() {
         for temp in temporaryFiles.withLock({ $0 }) { unlink(temp) }
     }

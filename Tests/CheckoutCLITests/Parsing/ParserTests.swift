@@ -35,6 +35,18 @@ import Testing
         #expect(try invocation(["flow", "run", "f.json", "--var=empty="]).variables("var") == ["empty": ""])
     }
 
+    /// `flow run`'s FLOW takes every remaining word; one-word arguments still refuse a second.
+    @Test func aRepeatingArgumentTakesEveryRemainingWord() throws {
+        let suite = try invocation(["flow", "run", "a.json", "--fail-fast", "b", "dir/"])
+        #expect(suite.arguments("FLOW") == ["a.json", "b", "dir/"])
+        #expect(suite.argument("FLOW") == "a.json")
+        #expect(suite.flag("fail-fast"))
+        #expect(try invocation(["flow", "run", "--all"]).arguments("FLOW").isEmpty)
+        #expect(usageError(["flow", "validate", "a.json", "b.json"]) == "unexpected argument 'b.json'")
+        let help = Help.render(FlowCommands.run, path: ["checkout-driver", "flow", "run"], globalOptions: [])
+        #expect(help.contains("USAGE: checkout-driver flow run [FLOW...] [options]"))
+    }
+
     @Test func repeatableOptionsCollectEveryValue() throws {
         let i = try invocation(["flow", "run", "f.json", "--var", "a=1", "--var=b=two", "--set", "X=1", "--set", "Y=2"])
         #expect(try i.variables("var") == ["a": 1, "b": "two"])
@@ -62,6 +74,6 @@ import Testing
 
     @Test func doubleDashEndsOptions() throws {
         let i = try invocation(["flow", "run", "--", "--odd.json"])
-        #expect(i.argument("NAME|FILE") == "--odd.json")
+        #expect(i.argument("FLOW") == "--odd.json")
     }
 }
