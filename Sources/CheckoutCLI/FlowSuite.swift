@@ -4,17 +4,21 @@ import Foundation
 /// Several flows in one process (`flow run A B dir/ 'smoke-*.json'`, `flow run --all`): one after another in one
 /// environment, each in a state scope of its own, reported as one — one JUnit file with a testsuite per flow, one JSON
 /// document, a HAR per flow under `--record DIR/` — and summed up in one table.
-struct FlowSuite {
-    struct Member {
+struct FlowSuite: Sendable {
+    struct Member: Sendable {
         var flow: Flow
         var vars: [String: JSON]
     }
 
     var members: [Member]
     var failFast: Bool
+    /// `--repeat N`: each member runs N times.
+    var repeatCount = 1
+    /// `--parallel P`: P runs at a time, each with its own state scope, connections and listeners.
+    var parallel = 1
 
     /// What one flow of the suite did, for the summary.
-    struct Outcome {
+    struct Outcome: Sendable {
         var result: FlowResult
         var retries: Int
         var requests: Int { result.steps.reduce(0) { $0 + $1.requests } }
@@ -64,35 +68,71 @@ struct FlowSuite {
 
     // MARK: Running
 
-    /// Runs every member in order (stopping at the first that does not pass under `--fail-fast`, or when one is
-    /// interrupted) and answers the suite's exit code: 75 when any outcome is unknown, else 1 when any flow failed
+    /// Runs every member, `repeatCount` times each, `parallel` at a time — in order, one at a time, when both are 1
+    /// (each flow's own output shown as it runs) — stopping early under `--fail-fast` at the first run that does not
+    /// pass, and on Ctrl-C. Answers the suite's exit code: 75 when any outcome is unknown, else 1 when any run failed
     /// (or the interruption's code), else 0.
     func run(in environment: RunEnvironment, registry: OperationRegistry) async throws(Diagnostic) -> ExitCode {
-        let shared = environment.makeReporters(recording: false)
-        let retries = RetryTally()
-        var outcomes: [Outcome] = []
-        for (index, member) in members.enumerated() {
+        let runs = members.flatMap { Array(repeating: $0, count: repeatCount) }
+        let live = parallel == 1 && repeatCount == 1
+        let settings = environment.settings, console = environment.console, redactor = environment.redactor
+        // Live: each flow's steps as they run (text, jsonl, -v). A batch shows a progress line, then the summary.
+        let shared = live ? Reporters(all: environment.makeReporters(recording: false).all.filter { !($0 is JSONReporter) && !($0 is JUnitReporter) })
+                          : Reporters(all: [])
+        let interruption = environment.makeInterruption(stopping: live ? "the current step" : "the runs in flight")
+        defer { interruption.stop() }
+        let started = ContinuousClock.now
+        let progress = Progress(total: runs.count)
+        let outcomes = Collector<[Int: Outcome]>([:])
+        let stop = Collector(false)
+
+        @Sendable func one(_ index: Int) async throws(Diagnostic) {
+            let member = runs[index]
+            let retries = RetryTally()
             var reporters = shared
             reporters.all.append(retries)
             var recording: HARReporter?
-            if let directory = environment.settings.recordPath {
+            if let directory = settings.recordPath {
                 let file = (directory as NSString).appendingPathComponent(HARReporter.fileName(flow: member.flow.name, index: index + 1))
-                let har = HARReporter(path: file, redactor: environment.redactor)
+                let har = HARReporter(path: file, redactor: redactor)
                 reporters.all.append(har)
                 recording = har
             }
-            let result = try await environment.run(member.flow, vars: member.vars, registry: registry, reporters: reporters, separate: true)
+            let result = try await environment.run(member.flow, vars: member.vars, registry: registry, reporters: reporters,
+                                                   interruption: interruption, separate: true)
             try recording?.finish()
-            outcomes.append(Outcome(result: result, retries: retries.take()))
-            if let failure = result.failure, environment.settings.format == .text {
-                CheckoutDriver.report(failure, console: environment.console)
-            }
-            if result.exitCode == .interrupted || result.exitCode == .terminated { break }
-            if failFast && !result.passed { break }
+            let outcome = Outcome(result: result, retries: retries.take())
+            outcomes.mutate { $0[index] = outcome }
+            if live, let failure = result.failure, settings.format == .text { CheckoutDriver.report(failure, console: console) }
+            if failFast && !result.passed { stop.mutate { $0 = true } }
+            if !live { console.progress(progress.record(outcome, since: started)) }
         }
-        try shared.finish()
-        if environment.settings.format == .text { printSummary(outcomes, skipped: members.count - outcomes.count, console: environment.console, redactor: environment.redactor) }
-        return Self.exitCode(outcomes.map(\.result.exitCode))
+
+        // `parallel` workers take the next run until none is left (or the suite stops).
+        let next = Collector(0)
+        do {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<min(parallel, runs.count) {
+                group.addTask {
+                    while true {
+                        var index = 0
+                        next.mutate { index = $0; $0 += 1 }
+                        guard index < runs.count, !stop.current, interruption.caught == nil else { return }
+                        try await one(index)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        } catch let error as Diagnostic {
+            throw error
+        } catch {
+            throw .internalError("a batch run failed: \(error)")
+        }
+        let elapsed = ContinuousClock.now - started
+        let done = outcomes.current.sorted { $0.key < $1.key }.map(\.value)
+        try report(done, planned: runs.count, elapsed: elapsed, live: live, environment: environment)
+        return Self.exitCode(done.map(\.result.exitCode))
     }
 
     /// 75 wins (money may have moved), then an interruption, then any other failure.
@@ -102,25 +142,141 @@ struct FlowSuite {
         return codes.allSatisfy { $0 == .ok } ? .ok : .failure
     }
 
-    /// One line per flow (flow, result, duration, requests, retries) and the totals.
-    private func printSummary(_ outcomes: [Outcome], skipped: Int, console: Console, redactor: Redactor) {
-        let rows = [["flow", "result", "duration", "requests", "retries"]] + outcomes.map { o in
+    // MARK: Reporting
+
+    /// The reports kept to the end, in the runs' order whatever order they finished in: the JUnit file, the JSON
+    /// document (or, for jsonl, each run's flow_finished line when a batch hid them) and the summary.
+    private func report(_ outcomes: [Outcome], planned: Int, elapsed: Duration, live: Bool, environment: RunEnvironment) throws(Diagnostic) {
+        let settings = environment.settings, console = environment.console, redactor = environment.redactor
+        let summary = Summary(outcomes, planned: planned, elapsed: elapsed)
+        if let path = settings.junitPath {
+            let junit = JUnitReporter(path: path, redactor: redactor)
+            for outcome in outcomes { junit.handle(.flowFinished(outcome.result)) }
+            try junit.finish()
+        }
+        switch settings.format {
+        case .json:
+            console.outOutcome(JSON.object(["flows": .array(outcomes.map { EventJSON.flow($0.result, redactor: redactor) }),
+                                            "summary": summary.json]).serialized(pretty: true))
+        case .jsonl:
+            if !live { for outcome in outcomes { console.out(EventJSON.event(.flowFinished(outcome.result), redactor: redactor).serialized()) } }
+            var line = summary.json.objectValue ?? [:]
+            line["event"] = "summary"
+            console.outOutcome(JSON.object(line).serialized())
+        case .text:
+            console.out("")
+            for row in Self.table(live ? runRows(outcomes) : flowRows(outcomes)) { console.out(row) }
+            console.out(summary.line(batch: !live))
+            // The runs whose money outcome is open, each with the commands that settle it (as its error said).
+            for (index, outcome) in outcomes.enumerated() where outcome.verdict == "unknown" {
+                let which = live ? outcome.result.name : "\(outcome.result.name) (run \(index + 1))"
+                console.out("unknown: \(which): \(redactor.text(outcome.result.failure?.hint ?? outcome.result.failure?.message ?? ""))")
+            }
+        }
+    }
+
+    /// A suite's table: a row per run.
+    private func runRows(_ outcomes: [Outcome]) -> [[String]] {
+        [["flow", "result", "duration", "requests", "retries"]] + outcomes.map { o in
             [o.result.name, o.verdict, Format.milliseconds(o.result.duration), String(o.requests), String(o.retries)]
         }
-        let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        console.out("")
-        for row in rows {
-            console.out(zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
-                .trimmingCharacters(in: .whitespaces))
+    }
+
+    /// A batch's table: a row per flow, over its runs.
+    private func flowRows(_ outcomes: [Outcome]) -> [[String]] {
+        var order: [String] = []
+        var byFlow: [String: [Outcome]] = [:]
+        for o in outcomes {
+            if byFlow[o.result.name] == nil { order.append(o.result.name) }
+            byFlow[o.result.name, default: []].append(o)
         }
-        let count = { (verdict: String) in outcomes.filter { $0.verdict == verdict }.count }
-        var line = "\(outcomes.count) flow\(outcomes.count == 1 ? "" : "s"): \(count("passed")) passed, \(count("failed")) failed, \(count("unknown")) unknown"
-        if skipped > 0 { line += ", \(skipped) not run" }
-        line += " in \(Format.milliseconds(outcomes.reduce(0) { $0 + $1.result.duration }))"
-        console.out(line)
-        // The runs whose money outcome is open, each with the commands that settle it (as its error said).
-        for outcome in outcomes where outcome.verdict == "unknown" {
-            console.out("unknown: \(outcome.result.name): \(redactor.text(outcome.result.failure?.hint ?? outcome.result.failure?.message ?? ""))")
+        return [["flow", "runs", "passed", "failed", "unknown", "p50", "p95", "max"]] + order.map { name in
+            let runs = byFlow[name]!
+            let d = Summary.percentiles(runs.map(\.result.duration))
+            return [name, String(runs.count), String(runs.filter { $0.verdict == "passed" }.count),
+                    String(runs.filter { $0.verdict == "failed" }.count), String(runs.filter { $0.verdict == "unknown" }.count),
+                    Format.milliseconds(d.p50), Format.milliseconds(d.p95), Format.milliseconds(d.max)]
+        }
+    }
+
+    /// Columns padded to their widest cell.
+    static func table(_ rows: [[String]]) -> [String] {
+        let widths = (0..<(rows.first?.count ?? 0)).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
+                .trimmingCharacters(in: .whitespaces)
+        }
+    }
+
+    /// Counts, rate and durations of the runs that ran.
+    struct Summary {
+        var runs: Int
+        var passed: Int
+        var failed: Int
+        var unknown: Int
+        var notRun: Int
+        var seconds: Double
+        var durations: (p50: Double, p95: Double, max: Double)
+
+        init(_ outcomes: [Outcome], planned: Int, elapsed: Duration) {
+            runs = outcomes.count
+            passed = outcomes.filter { $0.verdict == "passed" }.count
+            failed = outcomes.filter { $0.verdict == "failed" }.count
+            unknown = outcomes.filter { $0.verdict == "unknown" }.count
+            notRun = planned - outcomes.count
+            seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            durations = Self.percentiles(outcomes.map(\.result.duration))
+        }
+
+        var flowsPerSecond: Double { seconds > 0 ? Double(runs) / seconds : 0 }
+
+        /// Nearest-rank percentiles (the value below which that share of the runs fell); zeros for no runs.
+        static func percentiles(_ values: [Double]) -> (p50: Double, p95: Double, max: Double) {
+            let sorted = values.sorted()
+            guard !sorted.isEmpty else { return (0, 0, 0) }
+            func rank(_ p: Double) -> Double { sorted[max(0, Int((p * Double(sorted.count)).rounded(.up)) - 1)] }
+            return (rank(0.5), rank(0.95), sorted.last!)
+        }
+
+        /// "3 flows: 2 passed, 1 failed, 0 unknown in 1.20 s"; a batch adds its rate and durations.
+        func line(batch: Bool) -> String {
+            var text = "\(runs) \(batch ? "run" : "flow")\(runs == 1 ? "" : "s"): \(passed) passed, \(failed) failed, \(unknown) unknown"
+            if notRun > 0 { text += ", \(notRun) not run" }
+            text += " in \(Format.milliseconds(seconds))"
+            if batch {
+                text += String(format: " (%.1f flows/s); duration p50 ", flowsPerSecond) + Format.milliseconds(durations.p50)
+                    + ", p95 " + Format.milliseconds(durations.p95) + ", max " + Format.milliseconds(durations.max)
+            }
+            return text
+        }
+
+        var json: JSON {
+            func ms(_ s: Double) -> JSON { .number((s * 1000).rounded()) }
+            return ["runs": JSON(runs), "passed": JSON(passed), "failed": JSON(failed), "unknown": JSON(unknown),
+                    "notRun": JSON(notRun), "durationMs": ms(seconds), "flowsPerSecond": .number((flowsPerSecond * 100).rounded() / 100),
+                    "p50Ms": ms(durations.p50), "p95Ms": ms(durations.p95), "maxMs": ms(durations.max)]
+        }
+    }
+
+    /// The batch's live line: done of total, failed, rate.
+    final class Progress: @unchecked Sendable {
+        // @unchecked: the counts are only touched under `lock`.
+        private let lock = NSLock()
+        private let total: Int
+        private var done = 0
+        private var failed = 0
+
+        init(total: Int) { self.total = total }
+
+        func record(_ outcome: Outcome, since start: ContinuousClock.Instant) -> String {
+            let (done, failed) = lock.withLock { () -> (Int, Int) in
+                self.done += 1
+                if outcome.verdict != "passed" { self.failed += 1 }
+                return (self.done, self.failed)
+            }
+            let elapsed = ContinuousClock.now - start
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            return String(format: "%d/%d done, %d failed, %.1f flows/s", done, total, failed, seconds > 0 ? Double(done) / seconds : 0)
         }
     }
 }

@@ -10,7 +10,8 @@ import Synchronization
 final class Interruption: Sendable {
     private struct State {
         var caught: Int32?
-        var task: Task<FlowResult, Never>?
+        /// The runs it stops: one, or a batch's runs in flight.
+        var tasks: [UUID: Task<FlowResult, Never>] = [:]
         var sources: [any DispatchSourceSignal] = []
     }
     private let state = Mutex(State())
@@ -34,15 +35,18 @@ final class Interruption: Sendable {
     /// The signal that interrupted the run, if one did.
     var caught: Int32? { state.withLock { $0.caught } }
 
-    /// Runs `body` as the task the first signal cancels (at once, if a signal already came).
+    /// Runs `body` as a task the first signal cancels (at once, if a signal already came); several may run at once.
     func run(_ body: @escaping @Sendable () async -> FlowResult) async -> FlowResult {
         let task = Task { await body() }
+        let id = UUID()
         let early = state.withLock { s -> Bool in
-            s.task = task
+            s.tasks[id] = task
             return s.caught != nil
         }
         if early { task.cancel() }
-        return await task.value
+        let result = await task.value
+        state.withLock { _ = $0.tasks.removeValue(forKey: id) }
+        return result
     }
 
     /// Stops watching and gives the signals back their default meaning.
@@ -50,22 +54,22 @@ final class Interruption: Sendable {
         state.withLock { s in
             for source in s.sources { source.cancel() }
             s.sources = []
-            s.task = nil
+            s.tasks = [:]
         }
         for sig in [SIGINT, SIGTERM] { Glibc.signal(sig, SIG_DFL) }
     }
 
     private func handle(_ sig: Int32) {
-        let (first, task) = state.withLock { s -> (Bool, Task<FlowResult, Never>?) in
+        let (first, tasks) = state.withLock { s -> (Bool, [Task<FlowResult, Never>]) in
             defer { if s.caught == nil { s.caught = sig } }
-            return (s.caught == nil, s.task)
+            return (s.caught == nil, Array(s.tasks.values))
         }
         guard first else {
             FileIO.removeTemporaryFiles()
             _exit(128 + sig)
         }
         onFirst(sig)
-        task?.cancel()
+        for task in tasks { task.cancel() }
     }
 
     /// 130 for SIGINT, 143 for SIGTERM.

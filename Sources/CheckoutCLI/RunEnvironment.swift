@@ -164,10 +164,10 @@ final class RunEnvironment: Sendable {
     ///
     /// SIGINT or SIGTERM while it runs stops the current step; `finally` steps, the reports and the state still get
     /// their turn, and the result fails with 130 or 143 (see `Interruption`).
-    /// `reporters`, when given, are the caller's to finish (a suite reports all its flows as one, and runs each in a
-    /// state scope of its own: `separate`).
+    /// `reporters` and `interruption`, when given, are the caller's to finish and stop (a suite reports all its flows
+    /// as one, stops them all on one Ctrl-C, and runs each in a state scope of its own: `separate`).
     func run(_ flow: Flow, vars: [String: JSON], registry: OperationRegistry, reporters given: Reporters? = nil,
-             separate: Bool = false) async throws(Diagnostic) -> FlowResult
+             interruption shared: Interruption? = nil, separate: Bool = false) async throws(Diagnostic) -> FlowResult
     {
         let reporters = given ?? makeReporters()
         let (store, hold) = try stateScope(for: flow, separate: separate)
@@ -176,13 +176,10 @@ final class RunEnvironment: Sendable {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("checkout-driver-run-\(UUID().uuidString.prefix(8))").path
         try? FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         services.scratchDirectory = scratch
-        let console = console
-        let interruption = Interruption { sig in
-            console.err("interrupted (\(Interruption.name(sig))): stopping the current step; finally steps and reports follow (again to quit at once)")
-        }
+        let interruption = shared ?? makeInterruption(stopping: "the current step")
         let runner = makeRunner(registry: registry, reporters: reporters, services: services, interruption: interruption, state: store)
         let result = await interruption.run { await runner.run(flow, vars: vars) }
-        interruption.stop()
+        if shared == nil { interruption.stop() }
         await services.stop()
         try? FileManager.default.removeItem(atPath: scratch)
         // The state first: a report that cannot be written must not leave the run unfinished.
@@ -196,6 +193,14 @@ final class RunEnvironment: Sendable {
         if given == nil { try reporters.finish() }
         try recorded.get()
         return result
+    }
+
+    /// Watches for SIGINT and SIGTERM; the first says what it stops.
+    func makeInterruption(stopping what: String) -> Interruption {
+        let console = console
+        return Interruption { sig in
+            console.err("interrupted (\(Interruption.name(sig))): stopping \(what); finally steps and reports follow (again to quit at once)")
+        }
     }
 
     /// Runs a command's flow and, in text mode, prints the lines `summary` makes of each step that passed (what a person

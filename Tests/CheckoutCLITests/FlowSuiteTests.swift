@@ -116,4 +116,102 @@ import TestSupport
         #expect(FlowSuite.exitCode([.ok, .interrupted]) == .interrupted)
         #expect(FlowSuite.exitCode([.interrupted, .outcomeUnknown]) == .outcomeUnknown)
     }
+
+    // MARK: Batch
+
+    /// Runs in order in the report whatever order they finished in; the counts add up.
+    @Test func aBatchCountsEveryRunAndReportsThemInOrder() async throws {
+        let s = try Scratch()
+        let down = try s.write("down.json", Self.failing)
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", down, "--repeat", "3", "--parallel", "2",
+                                            "--format", "json", "--junit", s.path + "/batch.xml"], home: s.path)
+        #expect(r.status == 1, "\(r.all)")
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let flows = try #require(doc["flows"] as? [[String: Any]])
+        #expect(flows.map { $0["flow"] as? String } == Array(repeating: "emulator-orders", count: 3) + Array(repeating: "down", count: 3))
+        let summary = try #require(doc["summary"] as? [String: Any])
+        #expect(summary["runs"] as? Int == 6)
+        #expect(summary["passed"] as? Int == 3)
+        #expect(summary["failed"] as? Int == 3)
+        #expect(summary["unknown"] as? Int == 0)
+        #expect(summary["notRun"] as? Int == 0)
+        #expect((summary["flowsPerSecond"] as? Double ?? 0) > 0)
+        let p50 = try #require(summary["p50Ms"] as? Double), p95 = try #require(summary["p95Ms"] as? Double)
+        let longest = try #require(summary["maxMs"] as? Double)
+        #expect(p50 <= p95 && p95 <= longest)
+        let xml = try XMLDocument(contentsOf: URL(fileURLWithPath: s.path + "/batch.xml"))
+        #expect(try xml.nodes(forXPath: "/testsuites/testsuite").count == 6)
+
+        let text = try await BinaryRunner.run(["flow", "run", "emulator-orders", down, "--repeat", "2"], home: s.path)
+        #expect(text.status == 1)
+        #expect(!text.stdout.contains("✓ health"))  // a batch shows no steps, only the summary
+        #expect(text.stdout.contains(/emulator-orders\s+2\s+2\s+0\s+0\s+\d+ ms\s+\d+ ms\s+\d+ ms\n/), "\(text.stdout)")
+        #expect(text.stdout.contains(/down\s+2\s+0\s+2\s+0\s+/), "\(text.stdout)")
+        #expect(text.stdout.contains(#/4 runs: 2 passed, 2 failed, 0 unknown in [\d.]+ m?s \([\d.]+ flows\/s\); duration p50 \d/#), "\(text.stdout)")
+    }
+
+    /// Faults in some runs fail those runs only: the others pass, and the counts say which.
+    @Test func faultsInSomeRunsFailOnlyThose() async throws {
+        let s = try Scratch()
+        // The 2nd and 4th health checks the emulator sees are refused; every run makes one.
+        let server = try ServeProcess(home: s.path, arguments: ["--faults", "GET /_sandbox/health => status=500 @2,4"])
+        defer { server.stop() }
+        let flow = try s.write("health.json", """
+            {"name": "health", "steps": [{"name": "health", "request": {"url": "${env.EMULATOR_URL}/_sandbox/health"},
+              "retry": {"attempts": 1}, "expect": {"status": 200}}]}
+            """)
+        let r = try await BinaryRunner.run(["flow", "run", flow, "--repeat", "6", "--parallel", "3", "--format", "json"], home: s.path)
+        #expect(r.status == 1, "\(r.all)")
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let summary = try #require(doc["summary"] as? [String: Any])
+        #expect(summary["runs"] as? Int == 6)
+        #expect(summary["passed"] as? Int == 4)
+        #expect(summary["failed"] as? Int == 2)
+    }
+
+    /// Parallel runs of a whole checkout each make their own intent, receive their own webhook, and charge once each.
+    @Test func parallelRunsShareNothing() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path)
+        defer { server.stop() }
+        let r = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay", "--repeat", "6", "--parallel", "3", "--format", "json"], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let flows = try #require(doc["flows"] as? [[String: Any]])
+        #expect(flows.count == 6)
+        let intents = flows.compactMap { ($0["captures"] as? [String: Any])?["intent"] as? String }
+        #expect(Set(intents).count == 6, "\(intents)")
+        // Each run awaited a webhook for its own intent.
+        let awaited = flows.compactMap { flow -> String? in
+            let steps = flow["steps"] as? [[String: Any]] ?? []
+            return (steps.first { $0["name"] as? String == "webhook" }?["output"] as? [String: Any])?["intent"] as? String
+        }
+        #expect(awaited == intents, "\(awaited) vs \(intents)")
+        let ledger = try #require(try JSONSerialization.jsonObject(with: Data(try curl(["-s", server.url + "/_sandbox/ledger"]).utf8)) as? [String: Any])
+        let entries = try #require(ledger["entries"] as? [[String: Any]])
+        let captures = entries.filter { $0["kind"] as? String == "capture" }.compactMap { $0["reference"] as? String }
+        #expect(captures.sorted() == intents.sorted())  // one capture per run, for its own intent
+        // Every run removed its webhook target.
+        let targets = try #require(try JSONSerialization.jsonObject(with: Data(try curl(["-s", server.url + "/_sandbox/bahn/webhook-targets"]).utf8)) as? [String: Any])
+        #expect((targets["targets"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test func batchOptionsAreChecked() async throws {
+        let s = try Scratch()
+        let zero = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--repeat", "0"], home: s.path)
+        #expect(zero.status == 64)
+        #expect(zero.stderr.contains("--repeat expects an integer in 1…1000000, got '0'"))
+        let many = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--parallel", "1000"], home: s.path)
+        #expect(many.status == 64)
+        #expect(many.stderr.contains("--parallel expects an integer in 1…256"))
+    }
+
+    @Test func percentilesAreNearestRank() {
+        let p = FlowSuite.Summary.percentiles((1...100).map(Double.init))
+        #expect(p.p50 == 50)
+        #expect(p.p95 == 95)
+        #expect(p.max == 100)
+        #expect(FlowSuite.Summary.percentiles([3]).p95 == 3)
+        #expect(FlowSuite.Summary.percentiles([]).max == 0)
+    }
 }

@@ -30,6 +30,30 @@ import TestSupport
         emulator.receivedRequests().contains { $0.path == "/_sandbox/echo" && String(decoding: $0.body, as: UTF8.self).contains("cleanup") }
     }
 
+    /// One Ctrl-C stops every run of a batch in flight (each runs its finally steps), starts no more, and the
+    /// summary still comes.
+    @Test func sigintStopsEveryRunOfABatch() async throws {
+        let s = try Scratch()
+        let emulator = try Emulator()
+        emulator.start()
+        defer { emulator.shutdown() }
+        let file = try s.write("flow.json", Self.pollingFlow)
+        let run = try LiveProcess(["flow", "run", file, "--env", "sandbox", "--repeat", "6", "--parallel", "3", "--format", "jsonl"],
+                                  home: s.path, environment: ["EMULATOR_URL": emulator.baseURL])
+        // Three runs polling at once.
+        let polling = { emulator.receivedRequests().filter { $0.method == "GET" && $0.path.hasPrefix("/_sandbox/orders/") }.map(\.path) }
+        for _ in 0..<200 where Set(polling()).count < 3 { usleep(20_000) }
+        #expect(Set(polling()).count == 3)
+        run.send(SIGINT)
+        #expect(run.exitStatus(within: 5) == 130, "\(run.stderr)")
+        let cleanups = emulator.receivedRequests().filter { $0.path == "/_sandbox/echo" && String(decoding: $0.body, as: UTF8.self).contains("cleanup") }
+        #expect(cleanups.count == 3, "every run in flight ran its finally")
+        #expect(emulator.receivedRequests().filter { $0.method == "POST" && $0.path == "/_sandbox/orders" }.count == 3, "no run started after it")
+        let summary = try #require(run.stdout.split(separator: "\n").last)
+        #expect(summary.contains(#""event":"summary""#))
+        #expect(summary.contains(#""notRun":3"#), "\(summary)")
+    }
+
     @Test func sigintMidPollRunsFinallyWritesEveryReportAndExits130() async throws {
         let s = try Scratch()
         let emulator = try Emulator()

@@ -22,6 +22,8 @@ enum FlowCommands {
         options: variableOptions + [
             OptionSpec("all", help: "Run every built-in flow (each runs unattended under --env local)."),
             OptionSpec("fail-fast", help: "Stop the suite at the first flow that does not pass."),
+            OptionSpec("repeat", value: "N", help: "Run each flow N times (a batch: a progress line, then the summary)."),
+            OptionSpec("parallel", value: "P", help: "Run P flows at a time, each with its own state, connections and listeners [default: 1]."),
         ]
     ) { invocation throws(Diagnostic) in
         let registry = Operations.registry
@@ -36,7 +38,9 @@ enum FlowCommands {
             ? try BuiltinFlows.all.map { (entry) throws(Diagnostic) in try BuiltinFlows.load(entry, registry: registry) }
             : try FlowSuite.flows(words, registry: registry)
         let settings = try GlobalSettings(invocation)
-        if flows.count == 1 && !settings.recordsDirectory {
+        let repeatCount = try invocation.int("repeat", range: 1...1_000_000) ?? 1
+        let parallel = try invocation.int("parallel", range: 1...256) ?? 1
+        if flows.count == 1 && !settings.recordsDirectory && repeatCount == 1 && parallel == 1 {
             let vars = try variables(invocation, for: flows[0])
             let environment = try RunEnvironment.prepare(invocation)
             defer { environment.shutdown() }
@@ -45,12 +49,13 @@ enum FlowCommands {
             return .ok
         }
         if settings.recordPath != nil && !settings.recordsDirectory {
-            throw invocation.usage("--record \(settings.recordPath!) names one file, and \(flows.count) flows would each need their own: name a directory with a trailing slash, e.g. --record runs/, for a HAR file per flow")
+            throw invocation.usage("--record \(settings.recordPath!) names one file, and \(flows.count * repeatCount) runs would each need their own: name a directory with a trailing slash, e.g. --record runs/, for a HAR file per run")
         }
         let members = try suiteVariables(invocation, for: flows).map { FlowSuite.Member(flow: $0.0, vars: $0.1) }
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
-        return try await FlowSuite(members: members, failFast: invocation.flag("fail-fast")).run(in: environment, registry: registry)
+        return try await FlowSuite(members: members, failFast: invocation.flag("fail-fast"), repeatCount: repeatCount, parallel: parallel)
+            .run(in: environment, registry: registry)
     }
 
     static let list = CommandSpec(name: "list", abstract: "List the built-in flows.") { invocation throws(Diagnostic) in

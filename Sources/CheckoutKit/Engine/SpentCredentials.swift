@@ -11,6 +11,12 @@ import Foundation
 enum SpentCredentials {
     static let root = JSONPath(components: [.key("spent")])
 
+    /// How long a use is remembered, and how many at most: every single-use value a provider hands out is dead well
+    /// within a day (an Apple Pay token's signature is minutes old, a Braintree nonce lives 3 hours, a Cash App grant
+    /// minutes), and a bounded record keeps every read of the state file cheap however many runs a batch makes.
+    static let retention: TimeInterval = 24 * 3600
+    static let capacity = 200
+
     struct Use {
         var by: String
         var at: String
@@ -33,10 +39,24 @@ enum SpentCredentials {
             _ = try section.members()
             // The first use is the one that paid: a replay of it does not move the record.
             guard section[key(kind, value)].value == nil else { return }
-            var entry: [String: JSON] = ["kind": .string(kind), "by": .string(by), "at": .string(Timestamp.iso8601(Date()))]
+            let now = Date()
+            var entry: [String: JSON] = ["kind": .string(kind), "by": .string(by), "at": .string(Timestamp.iso8601(now))]
             entry["replay"] = replay.map(JSON.string)
-            doc = root.appending(key(kind, value)).setting(.object(entry), in: doc)
+            var uses = doc["spent"]?.objectValue ?? [:]
+            uses[key(kind, value)] = .object(entry)
+            doc = root.setting(.object(pruned(uses, now: now)), in: doc)
         }
+    }
+}
+
+extension SpentCredentials {
+    /// The uses of the last `retention`, the newest `capacity` of them (ISO 8601 times sort as text).
+    static func pruned(_ uses: [String: JSON], now: Date) -> [String: JSON] {
+        let cutoff = Timestamp.iso8601(now.addingTimeInterval(-retention))
+        let recent = uses.filter { ($0.value["at"]?.stringValue ?? "") >= cutoff }
+        guard recent.count > capacity else { return recent }
+        let newest = recent.sorted { ($0.value["at"]?.stringValue ?? "", $0.key) > ($1.value["at"]?.stringValue ?? "", $1.key) }.prefix(capacity)
+        return Dictionary(uniqueKeysWithValues: newest.map { ($0.key, $0.value) })
     }
 }
 

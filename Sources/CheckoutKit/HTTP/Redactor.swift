@@ -24,7 +24,7 @@ public final class Redactor: Sendable {
         "cardnumber", "cardtoken", "pan", "private_key", "shared_secret", "nonce",
     ]
 
-    private let secrets = Mutex<[String]>([])
+    private let secrets = Mutex(SecretIndex())
 
     public init(secrets: [String] = []) {
         for s in secrets { register(s) }
@@ -37,14 +37,8 @@ public final class Redactor: Sendable {
     public func register(_ secret: String) {
         let trimmed = secret.trimmingCharacters(in: .whitespacesAndNewlines)
         guard trimmed.count >= 6 else { return }
-        let forms = Set(Self.encodedForms(of: trimmed).filter { $0.count >= 6 })
-        secrets.withLock { list in
-            let new = forms.subtracting(list)
-            guard !new.isEmpty else { return }
-            list.append(contentsOf: new)
-            // Longest first, so that a secret containing another is masked whole.
-            list.sort { $0.count > $1.count }
-        }
+        let forms = Self.encodedForms(of: trimmed).filter { $0.utf8.count >= SecretIndex.prefixLength }
+        secrets.withLock { index in for form in forms { index.insert(form) } }
     }
 
     /// The value as it may appear in an output: as it is, and as JSON, a URL or base64 would carry it.
@@ -69,15 +63,11 @@ public final class Redactor: Sendable {
         return forms
     }
 
-    public var knownSecrets: [String] { secrets.withLock { $0 } }
+    public var knownSecrets: [String] { secrets.withLock { $0.all } }
 
     /// Masks every known secret value in free text (messages, URLs, bodies that are not JSON).
     public func text(_ input: String) -> String {
-        var out = input
-        for s in secrets.withLock({ $0 }) where out.contains(s) {
-            out = out.replacingOccurrences(of: s, with: Self.mask)
-        }
-        return maskURLCredentials(out)
+        maskURLCredentials(secrets.withLock { $0.masking(input, with: Self.mask) })
     }
 
     public func headers(_ headers: HTTPHeaders) -> HTTPHeaders {
@@ -203,5 +193,57 @@ enum JWSDisplay {
         let payloadText = (try? JSON.parse(payload)).map { redactor.json($0).serialized() }
             ?? redactor.text(String(decoding: payload, as: UTF8.self))
         return "JWS \(headerText).\(payloadText).\(Redactor.mask)"
+    }
+}
+
+/// The secret values a redactor knows, indexed by their first bytes: masking is one pass over the text, looking up each
+/// position's first `prefixLength` bytes, so its cost does not grow with the number of secrets (a batch of a thousand
+/// runs registers thousands of tokens and keys).
+struct SecretIndex {
+    /// Every secret is at least this long (shorter ones say nothing and are never registered).
+    static let prefixLength = 6
+    private var known: Set<[UInt8]> = []
+    /// Secrets by their first bytes, longest first, so that a secret containing another is masked whole.
+    private var byPrefix: [UInt64: [[UInt8]]] = [:]
+
+    var all: [String] { known.map { String(decoding: $0, as: UTF8.self) }.sorted { $0.utf8.count > $1.utf8.count } }
+
+    mutating func insert(_ secret: String) {
+        let bytes = Array(secret.utf8)
+        guard bytes.count >= Self.prefixLength, known.insert(bytes).inserted else { return }
+        let key = Self.prefix(bytes, at: 0)
+        byPrefix[key, default: []].append(bytes)
+        byPrefix[key]!.sort { $0.count > $1.count }
+    }
+
+    /// `text` with each occurrence of a known secret replaced by `mask`, the longest match at each position first.
+    func masking(_ text: String, with mask: String) -> String {
+        guard !byPrefix.isEmpty else { return text }
+        let bytes = Array(text.utf8)
+        guard bytes.count >= Self.prefixLength else { return text }
+        var out: [UInt8] = []
+        var copiedUpTo = 0
+        var i = 0
+        while i + Self.prefixLength <= bytes.count {
+            if let candidates = byPrefix[Self.prefix(bytes, at: i)],
+               let match = candidates.first(where: { i + $0.count <= bytes.count && bytes[i..<(i + $0.count)].elementsEqual($0) }) {
+                if out.isEmpty { out.reserveCapacity(bytes.count) }
+                out.append(contentsOf: bytes[copiedUpTo..<i])
+                out.append(contentsOf: mask.utf8)
+                i += match.count
+                copiedUpTo = i
+            } else {
+                i += 1
+            }
+        }
+        guard copiedUpTo > 0 else { return text }
+        out.append(contentsOf: bytes[copiedUpTo...])
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func prefix(_ bytes: [UInt8], at start: Int) -> UInt64 {
+        var key: UInt64 = 0
+        for offset in 0..<prefixLength { key = key << 8 | UInt64(bytes[start + offset]) }
+        return key
     }
 }

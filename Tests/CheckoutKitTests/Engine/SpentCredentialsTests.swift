@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+@testable import CheckoutKit
+
+/// The record of used-up values stays bounded: a day of uses, the newest 200 at most, whatever a batch makes.
+@Suite struct SpentCredentialsTests {
+    static func use(_ at: Date) -> JSON { ["kind": "Apple Pay token", "by": "a test", "at": .string(Timestamp.iso8601(at))] }
+
+    @Test func usesOlderThanADayAreForgotten() {
+        let now = Date()
+        let uses: [String: JSON] = [
+            "old": Self.use(now.addingTimeInterval(-SpentCredentials.retention - 60)),
+            "recent": Self.use(now.addingTimeInterval(-3600)),
+            "undated": ["kind": "Apple Pay token", "by": "a test"],
+        ]
+        #expect(Set(SpentCredentials.pruned(uses, now: now).keys) == ["recent"])
+    }
+
+    @Test func onlyTheNewestAreKept() {
+        let now = Date()
+        var uses: [String: JSON] = [:]
+        for i in 0..<(SpentCredentials.capacity + 5) { uses["u\(i)"] = Self.use(now.addingTimeInterval(-Double(i))) }
+        let kept = SpentCredentials.pruned(uses, now: now)
+        #expect(kept.count == SpentCredentials.capacity)
+        #expect(kept["u0"] != nil)
+        #expect(kept["u\(SpentCredentials.capacity - 1)"] != nil)
+        #expect(kept["u\(SpentCredentials.capacity)"] == nil)
+    }
+
+    @Test func markingKeepsTheRecordBoundedInTheFile() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spent-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = StateStore(path: directory + "/state.json", redactor: Redactor())
+        let stale = Self.use(Date().addingTimeInterval(-2 * SpentCredentials.retention))
+        try store.updateFile { (doc: inout JSON) throws(Diagnostic) in doc = ["spent": ["Apple Pay token sha256:old": stale]] }
+        try SpentCredentials.mark("token-bytes", kind: "Apple Pay token", by: "Bahn's confirm", replay: nil, in: store)
+        let spent = try #require(try store.readFile()["spent"]?.objectValue)
+        #expect(spent.count == 1)
+        #expect(spent.keys.first?.hasPrefix("Apple Pay token ") == true)
+        #expect(try SpentCredentials.use(of: "token-bytes", kind: "Apple Pay token", in: store)?.by == "Bahn's confirm")
+    }
+}
