@@ -44,7 +44,7 @@ let package = Package(
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
         .testTarget(name: "WireTypesTests", dependencies: ["WireTypes"]),
         // The differential corpus is read from its folder by the tests and by Scripts/graphql-differential.
-        .testTarget(name: "GraphQLTests", dependencies: ["GraphQL"], exclude: ["Validation/Corpus"]),
+        .testTarget(name: "GraphQLTests", dependencies: ["GraphQL", "TestSupport"], exclude: ["Validation/Corpus"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -5,7 +5,7 @@ import SandboxEmulator
 /// `checkout-driver flow run | list | validate`.
 enum FlowCommands {
     static var spec: CommandSpec {
-        CommandSpec(name: "flow", abstract: "Run, list and check flows.", subcommands: [run, list, validate])
+        CommandSpec(name: "flow", abstract: "Run, list and check flows.", subcommands: [run, list, validate, junitMerge])
     }
 
     static let run = CommandSpec(
@@ -24,6 +24,7 @@ enum FlowCommands {
             OptionSpec("fail-fast", help: "Stop the suite at the first flow that does not pass."),
             OptionSpec("repeat", value: "N", help: "Run each flow N times (a batch: a progress line, then the summary)."),
             OptionSpec("parallel", value: "P", help: "Run P flows at a time, each with its own state, connections and listeners [default: 1]."),
+            OptionSpec("shard", value: "i/n|auto", help: "Run only shard i of n of the runs (auto: CI_NODE_INDEX/CI_NODE_TOTAL)."),
         ]
     ) { invocation throws(Diagnostic) in
         let registry = Operations.registry
@@ -40,7 +41,10 @@ enum FlowCommands {
         let settings = try GlobalSettings(invocation)
         let repeatCount = try invocation.int("repeat", range: 1...1_000_000) ?? 1
         let parallel = try invocation.int("parallel", range: 1...256) ?? 1
-        if flows.count == 1 && !settings.recordsDirectory && repeatCount == 1 && parallel == 1 {
+        let shard = try invocation.string("shard").map { (text) throws(Diagnostic) in
+            try FlowSuite.Shard.parse(text, environment: ProcessInfo.processInfo.environment)
+        }
+        if flows.count == 1 && !settings.recordsDirectory && repeatCount == 1 && parallel == 1 && shard == nil {
             let vars = try variables(invocation, for: flows[0])
             let environment = try RunEnvironment.prepare(invocation)
             defer { environment.shutdown() }
@@ -54,8 +58,8 @@ enum FlowCommands {
         let members = try suiteVariables(invocation, for: flows).map { FlowSuite.Member(flow: $0.0, vars: $0.1) }
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
-        return try await FlowSuite(members: members, failFast: invocation.flag("fail-fast"), repeatCount: repeatCount, parallel: parallel)
-            .run(in: environment, registry: registry)
+        return try await FlowSuite(members: members, failFast: invocation.flag("fail-fast"), repeatCount: repeatCount, parallel: parallel,
+                                   shard: shard).run(in: environment, registry: registry)
     }
 
     static let list = CommandSpec(name: "list", abstract: "List the built-in flows.") { invocation throws(Diagnostic) in
@@ -97,6 +101,25 @@ enum FlowCommands {
                                             "finally": .number(Double(flow.finally.count)),
                                             "environment": .string(environment.configuration.environment)]).serialized(pretty: environment.settings.format == .json))
         }
+        return .ok
+    }
+
+    static let junitMerge = CommandSpec(
+        name: "junit-merge", abstract: "Merge JUnit reports (a CI job's shards) into one.",
+        discussion: "Every <testsuite> of every input, in the order given, under one <testsuites> with the summed totals.",
+        arguments: [ArgumentSpec("OUT.xml", help: "The merged report to write."),
+                    ArgumentSpec("IN.xml", help: "The reports to merge (each shard's --junit file).", repeats: true)]
+    ) { invocation throws(Diagnostic) in
+        let out = invocation.argument("OUT.xml")!
+        var inputs: [(file: String, text: String)] = []
+        for file in invocation.arguments("IN.xml") {
+            switch FileIO.read(file) {
+            case .success(let bytes): inputs.append((file, String(decoding: bytes, as: UTF8.self)))
+            case .failure(let error): throw .data("cannot read \(file): \(error.reason)", hint: "check the path of each shard's report")
+            }
+        }
+        try FileIO.checkWritable(out, option: "OUT.xml")
+        try ReportFile.write(try JUnitMerge.merge(inputs), to: out, what: "merged JUnit report")
         return .ok
     }
 

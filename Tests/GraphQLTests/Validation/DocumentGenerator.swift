@@ -1,3 +1,4 @@
+import TestSupport
 @testable import GraphQL
 
 /// Executable documents made at random over a schema, from a seed (the same seed, the same documents): fields with
@@ -242,18 +243,5 @@ struct DocumentGenerator {
     /// Whether a fragment on `condition` may be spread where `parent` is selected (some object may be both).
     private func fits(_ condition: String, _ parent: String) -> Bool {
         !schema.possibleTypes(of: condition).isDisjoint(with: schema.possibleTypes(of: parent))
-    }
-}
-
-/// A small, fast, seedable generator (SplitMix64), so that a failing document can be made again from its seed.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

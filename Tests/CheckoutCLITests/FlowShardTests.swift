@@ -1,0 +1,140 @@
+import CheckoutKit
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import Testing
+import TestSupport
+@testable import CheckoutCLI
+
+/// `--shard i/n` and `flow junit-merge`: a suite spread over CI machines, and their reports as one.
+@Suite struct FlowShardTests {
+    /// Each run's key as the partition sees it: its flow's name and which repetition of that name it is.
+    static func keys(_ names: [String]) -> [String] {
+        var seen: [String: Int] = [:]
+        return names.map { name in
+            let k = seen[name, default: 0]
+            seen[name] = k + 1
+            return "\(name)#\(k)"
+        }
+    }
+
+    static func shard(_ names: [String], _ index: Int, of total: Int) -> Set<String> {
+        let keys = Self.keys(names)
+        return Set(FlowSuite.offsets(of: names, shard: .init(index: index, total: total)).map { keys[$0] })
+    }
+
+    /// Over many suite sizes and shard counts: disjoint, complete, within one of each other in size, and the same
+    /// whatever order the flows were found in.
+    @Test func thePartitionIsDisjointCompleteBalancedAndStable() {
+        var generator = SplitMix64(seed: 42)
+        for size in 0...40 {
+            // Names repeat, as --repeat makes them.
+            let names = (0..<size).map { "flow-\($0 % max(1, size / 3))" }
+            let allKeys = Set(Self.keys(names))
+            for total in 1...6 {
+                let shards = (1...total).map { Self.shard(names, $0, of: total) }
+                #expect(shards.reduce(0) { $0 + $1.count } == size, "size \(size), \(total) shards: disjoint")
+                #expect(shards.reduce(Set()) { $0.union($1) } == allKeys, "size \(size), \(total) shards: complete")
+                let sizes = shards.map(\.count)
+                #expect((sizes.max() ?? 0) - (sizes.min() ?? 0) <= 1, "size \(size), \(total) shards: \(sizes)")
+                // Another order on disk gives every shard the same runs.
+                var shuffled = names
+                shuffled.shuffle(using: &generator)
+                #expect((1...total).map { Self.shard(shuffled, $0, of: total) } == shards, "size \(size), \(total) shards: stable")
+            }
+        }
+    }
+
+    @Test func theHashIsFNV1a() {
+        // Published FNV-1a 64 test vectors.
+        #expect(FlowSuite.fnv1a("") == 0xcbf2_9ce4_8422_2325)
+        #expect(FlowSuite.fnv1a("a") == 0xaf63_dc4c_8601_ec8c)
+        #expect(FlowSuite.fnv1a("foobar") == 0x8594_4171_f739_67e8)
+    }
+
+    @Test func shardOptionAndAuto() throws {
+        #expect(try FlowSuite.Shard.parse("2/4", environment: [:]) == .init(index: 2, total: 4))
+        #expect(try FlowSuite.Shard.parse("auto", environment: ["CI_NODE_INDEX": "3", "CI_NODE_TOTAL": "5"]) == .init(index: 3, total: 5))
+        for bad in ["0/4", "5/4", "2", "a/b", "2/0", "1/2/3"] {
+            #expect(throws: Diagnostic.self) { try FlowSuite.Shard.parse(bad, environment: [:]) }
+        }
+        do {
+            _ = try FlowSuite.Shard.parse("auto", environment: ["CI_NODE_TOTAL": "4"])
+            Issue.record("auto without CI_NODE_INDEX was taken")
+        } catch {
+            #expect(error.message.contains("CI_NODE_INDEX and CI_NODE_TOTAL"))
+            #expect(error.message.contains("unset and 4"))
+        }
+    }
+
+    /// Three shards of every built-in flow, run apart and merged, are the whole suite once.
+    @Test func shardsRunApartAndMergeIntoTheWholeSuite() async throws {
+        let s = try Scratch()
+        var files: [String] = []
+        for i in 1...3 {
+            let file = s.path + "/shard-\(i).xml"
+            let r = try await BinaryRunner.run(["flow", "run", "--all", "--shard", "\(i)/3", "--junit", file], home: s.path)
+            #expect(r.status == 0, "\(r.all)")
+            files.append(file)
+        }
+        let auto = try await BinaryRunner.run(["flow", "run", "--all", "--shard", "auto", "--junit", s.path + "/auto.xml"], home: s.path,
+                                              environment: ["CI_NODE_INDEX": "2", "CI_NODE_TOTAL": "3"])
+        #expect(auto.status == 0, "\(auto.all)")
+        func names(_ file: String) throws -> [String] {
+            try XMLDocument(contentsOf: URL(fileURLWithPath: file)).nodes(forXPath: "/testsuites/testsuite")
+                .compactMap { ($0 as? XMLElement)?.attribute(forName: "name")?.stringValue }
+        }
+        #expect(try names(s.path + "/auto.xml") == names(files[1]))
+
+        let merged = try await BinaryRunner.run(["flow", "junit-merge", s.path + "/all.xml"] + files, home: s.path)
+        #expect(merged.status == 0, "\(merged.all)")
+        let all = try names(s.path + "/all.xml")
+        #expect(all.sorted() == BuiltinFlows.all.map(\.name).sorted())
+        let root = try #require(try XMLDocument(contentsOf: URL(fileURLWithPath: s.path + "/all.xml")).rootElement())
+        let steps = try files.reduce(0) { sum, file in
+            sum + (try XMLDocument(contentsOf: URL(fileURLWithPath: file)).nodes(forXPath: "//testcase").count)
+        }
+        #expect(root.attribute(forName: "tests")?.stringValue == String(steps))
+        #expect(root.attribute(forName: "failures")?.stringValue == "0")
+    }
+
+    @Test func junitMergeSumsAndRefusesWhatIsNotJUnit() async throws {
+        let s = try Scratch()
+        let a = try s.write("a.xml", """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <testsuites name="checkout-driver" tests="2" failures="1" time="0.500">
+              <testsuite name="one" tests="2" failures="1" errors="0" skipped="0" time="0.500" timestamp="2026-12-02T05:00:00Z">
+                <testcase classname="one" name="a" time="0.100"/>
+                <testcase classname="one" name="b" time="0.400">
+                  <failure message="boom" type="StepFailed">boom</failure>
+                </testcase>
+              </testsuite>
+            </testsuites>
+            """)
+        let b = try s.write("b.xml", """
+            <testsuites><testsuite name="two" tests="3" failures="0" errors="1" time="1.25"><testcase name="c"/></testsuite>
+            <testsuite name="empty" tests="0"/></testsuites>
+            """)
+        let r = try await BinaryRunner.run(["flow", "junit-merge", s.path + "/out.xml", a, b], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        let xml = try XMLDocument(contentsOf: URL(fileURLWithPath: s.path + "/out.xml"))
+        let root = try #require(xml.rootElement())
+        #expect(root.attribute(forName: "tests")?.stringValue == "5")
+        #expect(root.attribute(forName: "failures")?.stringValue == "1")
+        #expect(root.attribute(forName: "errors")?.stringValue == "1")
+        #expect(root.attribute(forName: "time")?.stringValue == "1.750")
+        #expect(try xml.nodes(forXPath: "/testsuites/testsuite").compactMap { ($0 as? XMLElement)?.attribute(forName: "name")?.stringValue }
+                == ["one", "two", "empty"])
+        #expect(try xml.nodes(forXPath: "//failure").count == 1)
+
+        let notJUnit = try s.write("c.xml", "<html>nope</html>")
+        let refused = try await BinaryRunner.run(["flow", "junit-merge", s.path + "/out2.xml", a, notJUnit], home: s.path)
+        #expect(refused.status == 65)
+        #expect(refused.stderr.contains("c.xml is not a JUnit report"))
+        #expect(!FileManager.default.fileExists(atPath: s.path + "/out2.xml"))
+        let missing = try await BinaryRunner.run(["flow", "junit-merge", s.path + "/out3.xml", s.path + "/nope.xml"], home: s.path)
+        #expect(missing.status == 65)
+        #expect(missing.stderr.contains("cannot read"))
+    }
+}
