@@ -170,6 +170,7 @@ final class RunEnvironment: Sendable {
              interruption shared: Interruption? = nil, separate: Bool = false) async throws(Diagnostic) -> FlowResult
     {
         let reporters = given ?? makeReporters()
+        for case let recording as HARReporter in reporters.all { recording.describe(vars: vars) }
         let (store, hold) = try stateScope(for: flow, separate: separate)
         var services = try await startServices(for: flow, run: store.run)
         // Files a run makes for itself (test tokens) live and die with it.

@@ -214,4 +214,31 @@ import TestSupport
         #expect(FlowSuite.Summary.percentiles([3]).p95 == 3)
         #expect(FlowSuite.Summary.percentiles([]).max == 0)
     }
+
+    /// A recording names what a replay needs: the flow, its variables (redacted), the environment, each step's outcome
+    /// and output, and the driver's version.
+    @Test func aRecordingKeepsTheFlowItsVariablesAndItsSteps() async throws {
+        let s = try Scratch()
+        let flow = try s.write("vars.json", """
+            {"name": "vars", "vars": {"path": "health", "password": "none"}, "steps": [
+              {"name": "get", "request": {"url": "${env.EMULATOR_URL}/_sandbox/${vars.path}", "headers": {"X-Pass": "${vars.password}"}}}]}
+            """)
+        let r = try await BinaryRunner.run(["flow", "run", flow, "--var", "path=ledger", "--var", "password=hunter2-secret",
+                                            "--record", s.path + "/run.har"], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        let text = try String(contentsOfFile: s.path + "/run.har", encoding: .utf8)
+        #expect(!text.contains("hunter2-secret"))
+        let log = try #require((try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])?["log"] as? [String: Any])
+        #expect((log["comment"] as? String)?.hasPrefix("checkout-driver ") == true)
+        let run = try #require(log["_run"] as? [String: Any])
+        #expect(run["flow"] as? String == "vars")
+        #expect(run["environment"] as? String == "local")
+        let vars = try #require(run["vars"] as? [String: Any])
+        #expect(vars["path"] as? String == "ledger")
+        #expect(vars["password"] as? String == "[REDACTED]")
+        let steps = try #require(run["steps"] as? [[String: Any]])
+        #expect(steps.map { $0["name"] as? String } == ["get"])
+        #expect(steps.first?["outcome"] as? String == "passed")
+        #expect(((steps.first?["output"] as? [String: Any])?["entries"]) != nil)
+    }
 }

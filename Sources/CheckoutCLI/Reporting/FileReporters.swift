@@ -17,6 +17,8 @@ struct HARReporter: Reporter {
     let inDirectory: Bool
     private let entries = Collector<[JSON]>([])
     private let flow = Collector<String?>(nil)
+    /// The run as `log._run` keeps it: flow, environment, variables, steps.
+    private let run = Collector<[String: JSON]>([:])
 
     init(path: String, redactor: Redactor, inDirectory: Bool = false) {
         self.path = path
@@ -26,7 +28,13 @@ struct HARReporter: Reporter {
 
     func handle(_ event: FlowEvent) {
         switch event {
-        case .flowStarted(let name, _, _): flow.mutate { $0 = $0 ?? name }
+        case .flowStarted(let name, let environment, _):
+            flow.mutate { $0 = $0 ?? name }
+            run.mutate { if $0["flow"] == nil { $0["flow"] = .string(name); $0["environment"] = .string(environment) } }
+        case .stepFinished(let step):
+            var o: [String: JSON] = ["name": .string(step.name), "outcome": .string(step.outcome.rawValue), "finally": .bool(step.isFinally)]
+            if let output = step.output { o["output"] = redactor.json(output) }
+            run.mutate { $0["steps"] = .array(($0["steps"]?.arrayValue ?? []) + [.object(o)]) }
         case .exchange(let x):
             let entry = HAR.entry(x, redactor: redactor)
             entries.mutate { $0.append(entry) }
@@ -35,9 +43,15 @@ struct HARReporter: Reporter {
     }
 
     func finish() throws(Diagnostic) {
-        let doc = HAR.document(entries: entries.current, creatorVersion: CheckoutDriver.version)
+        let recorded = run.current
+        let doc = HAR.document(entries: entries.current, creatorVersion: CheckoutDriver.version, run: recorded.isEmpty ? nil : .object(recorded))
         let file = inDirectory ? (path as NSString).appendingPathComponent(Self.fileName(flow: flow.current ?? "run")) : path
         try ReportFile.write(doc.serialized(pretty: true) + "\n", to: file, what: "HAR recording")
+    }
+
+    /// The variables the flow was run with (`--var`, `--vars-file`; redacted), for a replay to run it with again.
+    func describe(vars: [String: JSON]) {
+        run.mutate { $0["vars"] = redactor.json(.object(vars)) }
     }
 
     /// `<flow>.har`, or `007-<flow>.har` for the 7th flow of a suite; anything but letters, digits and - becomes _.

@@ -63,9 +63,17 @@ public enum HAR {
         return .object(entry)
     }
 
-    public static func document(entries: [JSON], creatorVersion: String) -> JSON {
-        ["log": ["version": "1.2", "creator": ["name": "checkout-driver", "version": .string(creatorVersion)],
-                 "entries": .array(entries)]]
+    /// `run`, when known, goes in `log._run` (HAR 1.2 allows custom fields that start with `_`): the flow's name, its
+    /// variables, the environment and each step's outcome and output, all redacted — what a replay needs to run the flow
+    /// again and check it against the recording.
+    public static func document(entries: [JSON], creatorVersion: String, run: JSON? = nil) -> JSON {
+        var log: [String: JSON] = ["version": "1.2", "creator": ["name": "checkout-driver", "version": .string(creatorVersion)],
+                                   "entries": .array(entries)]
+        if let run {
+            log["_run"] = run
+            log["comment"] = .string("checkout-driver \(creatorVersion) run of flow \(run["flow"]?.stringValue ?? "?")")
+        }
+        return ["log": .object(log)]
     }
 
     static func headers(_ h: HTTPHeaders) -> JSON {
