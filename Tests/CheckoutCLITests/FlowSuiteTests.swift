@@ -107,6 +107,19 @@ import TestSupport
         #expect(names == BuiltinFlows.all.map(\.name))
     }
 
+    /// Outside the local emulator, --all leaves out the flows a person must act in (Cash App approval, 3DS pages).
+    @Test func allOutsideLocalLeavesOutTheFlowsAPersonMustActIn() {
+        #expect(BuiltinFlows.unattended(local: true).map(\.name) == BuiltinFlows.all.map(\.name))
+        let elsewhere = Set(BuiltinFlows.unattended(local: false).map(\.name))
+        for name in ["cashapp-server", "cashapp-server-auth", "cashapp-button", "cashapp-declined",
+                     "centra-express-3ds-redirect", "centra-express-3ds-native"] {
+            #expect(!elsewhere.contains(name), "\(name) needs a person outside --env local")
+        }
+        for name in ["bahn-apple-pay", "centra-express", "braintree-apple-pay", "emulator-orders"] {
+            #expect(elsewhere.contains(name), "\(name) runs unattended")
+        }
+    }
+
     /// Money first: an unknown outcome anywhere makes the suite 75, whatever else failed.
     @Test func theSuitesExitCode() {
         #expect(FlowSuite.exitCode([.ok, .ok]) == .ok)

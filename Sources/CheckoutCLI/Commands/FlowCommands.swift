@@ -35,10 +35,21 @@ enum FlowCommands {
         guard invocation.flag("all") || !words.isEmpty else {
             throw invocation.usage("missing argument FLOW: give a built-in flow, a flow file or a directory, or --all")
         }
-        let flows = invocation.flag("all")
-            ? try BuiltinFlows.all.map { (entry) throws(Diagnostic) in try BuiltinFlows.load(entry, registry: registry) }
-            : try FlowSuite.flows(words, registry: registry)
         let settings = try GlobalSettings(invocation)
+        var flows: [Flow]
+        if invocation.flag("all") {
+            // Whether the run is local is known once the configuration is: the emulator's flows all run unattended.
+            let local = try ConfigurationLoader().load(environmentFlag: settings.environment, configPath: settings.configPath,
+                                                       flagValues: settings.configurationFlags) { _ in LocalEnvironment.values(baseURL: "http://127.0.0.1:0") }.kind == .local
+            let entries = BuiltinFlows.unattended(local: local)
+            let skipped = BuiltinFlows.all.filter { entry in !entries.contains { $0.name == entry.name } }.map(\.name)
+            if !skipped.isEmpty {
+                Console.shared.err("note: --all leaves out the flows a person must act in outside --env local: \(skipped.joined(separator: ", "))")
+            }
+            flows = try entries.map { (entry) throws(Diagnostic) in try BuiltinFlows.load(entry, registry: registry) }
+        } else {
+            flows = try FlowSuite.flows(words, registry: registry)
+        }
         let repeatCount = try invocation.int("repeat", range: 1...1_000_000) ?? 1
         let parallel = try invocation.int("parallel", range: 1...256) ?? 1
         let shard = try invocation.string("shard").map { (text) throws(Diagnostic) in

@@ -38,6 +38,6 @@ extension BuiltinFlows {
               ]
             }
             """
-        return Entry(name: name, description: description, source: source)
+        return Entry(name: name, description: description, source: source, needsPerson: true)
     }
 }

@@ -41,6 +41,7 @@ extension BuiltinFlows {
               ]\(finally)
             }
             """
-        return Entry(name: name, description: description, source: source)
+        // A 3DS challenge is a page in the shopper's browser.
+        return Entry(name: name, description: description, source: source, needsPerson: item?.hasPrefix("300") == true)
     }
 }

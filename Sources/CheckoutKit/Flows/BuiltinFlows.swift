@@ -7,12 +7,18 @@ public enum BuiltinFlows {
         public var name: String
         public var description: String
         public var source: String
+        /// Outside `--env local` a person must act in it: approve in Cash App, answer a 3DS challenge in a browser.
+        /// (The local emulator approves and answers by itself.)
+        public var needsPerson = false
     }
 
     /// Every provider's flows (`Provider.flows`), and the raw-request demo of the emulator's own routes.
     public static let all: [Entry] = Providers.all.flatMap(\.flows) + [emulatorOrders]
 
     public static func named(_ name: String) -> Entry? { all.first { $0.name == name } }
+
+    /// What `flow run --all` runs: every flow under the local emulator; elsewhere the ones no person has to act in.
+    public static func unattended(local: Bool) -> [Entry] { local ? all : all.filter { !$0.needsPerson } }
 
     public static func load(_ entry: Entry, registry: OperationRegistry) throws(Diagnostic) -> Flow {
         try FlowFile.decode(Data(entry.source.utf8), source: "built-in flow \(entry.name)", registry: registry)
