@@ -128,7 +128,10 @@ struct FlowSuite: Sendable {
     /// pass, and on Ctrl-C. Answers the suite's exit code: 75 when any outcome is unknown, else 1 when any run failed
     /// (or the interruption's code), else 0.
     func run(in environment: RunEnvironment, registry: OperationRegistry) async throws(Diagnostic) -> ExitCode {
-        let runs = Self.runs(members.flatMap { Array(repeating: $0, count: repeatCount) }, shard: shard)
+        // Each run keeps its place in the whole suite (its HAR file is numbered by it, the same on every shard).
+        let all = members.flatMap { Array(repeating: $0, count: repeatCount) }
+        let places = shard.map { Self.offsets(of: all.map(\.flow.name), shard: $0) } ?? Array(all.indices)
+        let runs = places.map { all[$0] }
         let live = parallel == 1 && repeatCount == 1 && shard == nil
         let settings = environment.settings, console = environment.console, redactor = environment.redactor
         // Live: each flow's steps as they run (text, jsonl, -v). A batch shows a progress line, then the summary.
@@ -141,21 +144,34 @@ struct FlowSuite: Sendable {
         let outcomes = Collector<[Int: Outcome]>([:])
         let stop = Collector(false)
 
-        @Sendable func one(_ index: Int) async throws(Diagnostic) {
+        /// One run; whatever it throws (a listener that cannot start, a report that cannot be written) is that run's
+        /// failure, never the batch's: the other runs' outcomes, an unknown one above all, are still reported.
+        @Sendable func one(_ index: Int) async {
             let member = runs[index]
             let retries = RetryTally()
             var reporters = shared
             reporters.all.append(retries)
             var recording: HARReporter?
-            if let directory = settings.recordPath {
-                let file = (directory as NSString).appendingPathComponent(HARReporter.fileName(flow: member.flow.name, index: index + 1))
+            if let path = settings.recordPath {
+                let file = settings.recordsDirectory
+                    ? (path as NSString).appendingPathComponent(HARReporter.fileName(flow: member.flow.name, index: places[index] + 1))
+                    : path  // one run in all (checked by the command)
                 let har = HARReporter(path: file, redactor: redactor)
                 reporters.all.append(har)
                 recording = har
             }
-            let result = try await environment.run(member.flow, vars: member.vars, registry: registry, reporters: reporters,
+            let begun = Date()
+            var result: FlowResult
+            do throws(Diagnostic) {
+                result = try await environment.run(member.flow, vars: member.vars, registry: registry, reporters: reporters,
                                                    interruption: interruption, separate: true)
-            try recording?.finish()
+            } catch {
+                result = FlowResult(name: member.flow.name, environment: environment.configuration.environment, startedAt: begun,
+                                    duration: Date().timeIntervalSince(begun), steps: [], failure: error, captures: [:])
+            }
+            do throws(Diagnostic) { try recording?.finish() } catch {
+                if result.failure == nil { result.failure = error }
+            }
             let outcome = Outcome(result: result, retries: retries.take())
             outcomes.mutate { $0[index] = outcome }
             if live, let failure = result.failure, settings.format == .text { CheckoutDriver.report(failure, console: console) }
@@ -165,29 +181,25 @@ struct FlowSuite: Sendable {
 
         // `parallel` workers take the next run until none is left (or the suite stops).
         let next = Collector(0)
-        do {
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        await withTaskGroup(of: Void.self) { group in
             for _ in 0..<min(parallel, runs.count) {
                 group.addTask {
                     while true {
                         var index = 0
                         next.mutate { index = $0; $0 += 1 }
                         guard index < runs.count, !stop.current, interruption.caught == nil else { return }
-                        try await one(index)
+                        await one(index)
                     }
                 }
             }
-            try await group.waitForAll()
-        }
-        } catch let error as Diagnostic {
-            throw error
-        } catch {
-            throw .internalError("a batch run failed: \(error)")
         }
         let elapsed = ContinuousClock.now - started
         let done = outcomes.current.sorted { $0.key < $1.key }.map(\.value)
         try report(done, planned: runs.count, elapsed: elapsed, live: live, environment: environment)
-        return Self.exitCode(done.map(\.result.exitCode))
+        var codes = done.map(\.result.exitCode)
+        // A signal that came between two runs stopped none of them, yet the suite did not finish.
+        if let signal = interruption.caught { codes.append(Interruption.exitCode(for: signal)) }
+        return Self.exitCode(codes)
     }
 
     /// 75 wins (money may have moved), then an interruption, then any other failure.

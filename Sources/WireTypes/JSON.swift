@@ -92,7 +92,8 @@ public enum JSON: Sendable, Equatable, Hashable {
     }
 
     public static func format(_ n: Double) -> String {
-        if n.rounded() == n, abs(n) < 1e15 { return String(Int64(n)) }
+        // Every whole number a Double holds exactly (up to 2^53) is written with all its digits, never as 2e+15.
+        if n.rounded() == n, abs(n) <= 9_007_199_254_740_992 { return String(Int64(n)) }
         if !n.isFinite { return "null" }
         return "\(n)"
     }

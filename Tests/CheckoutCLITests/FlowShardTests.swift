@@ -128,6 +128,10 @@ import TestSupport
                 == ["one", "two", "empty"])
         #expect(try xml.nodes(forXPath: "//failure").count == 1)
 
+        let itself = try await BinaryRunner.run(["flow", "junit-merge", a, a, b], home: s.path)
+        #expect(itself.status == 64)
+        #expect(itself.stderr.contains("is both the merged report and one of the reports to merge"))
+
         let notJUnit = try s.write("c.xml", "<html>nope</html>")
         let refused = try await BinaryRunner.run(["flow", "junit-merge", s.path + "/out2.xml", a, notJUnit], home: s.path)
         #expect(refused.status == 65)

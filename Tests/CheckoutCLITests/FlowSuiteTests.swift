@@ -3,6 +3,7 @@ import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
+import LoopbackHTTP
 import Testing
 import TestSupport
 @testable import CheckoutCLI
@@ -209,8 +210,43 @@ import TestSupport
         #expect((targets["targets"] as? [Any])?.isEmpty == true)
     }
 
+    /// A run that cannot even start (its webhook listener's port is taken) is that run's failure; the batch still
+    /// reports every run.
+    @Test func aRunThatCannotStartFailsAloneAndTheBatchStillReports() async throws {
+        let s = try Scratch()
+        let taken = try HTTPServer(host: "127.0.0.1", port: 0) { _ in .respond(HTTPResponse(status: 200)) }
+        defer { taken.shutdown() }
+        let r = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay", "emulator-orders", "--parallel", "2", "--format", "json",
+                                            "--set", "BAHN_WEBHOOK_PORT=\(taken.port)"], home: s.path)
+        #expect(r.status == 1, "\(r.all)")
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let flows = try #require(doc["flows"] as? [[String: Any]])
+        #expect(flows.map { $0["flow"] as? String } == ["bahn-apple-pay", "emulator-orders"])
+        #expect(flows.map { $0["passed"] as? Bool } == [false, true])
+        let error = try #require(flows.first?["error"] as? [String: Any])
+        #expect((error["message"] as? String)?.contains("cannot listen for webhooks") == true, "\(error)")
+        #expect((doc["summary"] as? [String: Any])?["failed"] as? Int == 1)
+    }
+
+    /// Shards recording into one directory never overwrite each other: a run's file is numbered by its place in the
+    /// whole suite.
+    @Test func shardsNumberTheirRecordingsByTheRunsPlaceInTheSuite() async throws {
+        let s = try Scratch()
+        for i in 1...3 {
+            let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--repeat", "6", "--shard", "\(i)/3", "--record", s.path + "/hars/"],
+                                               home: s.path)
+            #expect(r.status == 0, "\(r.all)")
+        }
+        let files = try FileManager.default.contentsOfDirectory(atPath: s.path + "/hars").sorted()
+        #expect(files == (1...6).map { String(format: "%03d-emulator-orders.har", $0) })
+    }
+
     @Test func batchOptionsAreChecked() async throws {
         let s = try Scratch()
+        let parallelChain = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--repeat", "2", "--parallel", "2", "--continue"],
+                                                       home: s.path)
+        #expect(parallelChain.status == 64)
+        #expect(parallelChain.stderr.contains("--continue makes every run work on one checkout"))
         let zero = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--repeat", "0"], home: s.path)
         #expect(zero.status == 64)
         #expect(zero.stderr.contains("--repeat expects an integer in 1…1000000, got '0'"))

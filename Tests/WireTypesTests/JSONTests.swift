@@ -77,4 +77,11 @@ import Testing
         #expect(object["z"]?.isNull == true)
         #expect(object["b"]?.isNull == false)
     }
+
+    /// Every whole number a Double holds exactly is written with all its digits.
+    @Test func largeWholeNumbersKeepTheirDigits() {
+        #expect(JSON.number(2e15).serialized() == "2000000000000000")
+        #expect(JSON.number(9_007_199_254_740_992).serialized() == "9007199254740992")
+        #expect(JSON.number(-9_007_199_254_740_992).serialized() == "-9007199254740992")
+    }
 }

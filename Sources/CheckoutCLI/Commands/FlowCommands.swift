@@ -63,8 +63,12 @@ enum FlowCommands {
             if let failure = result.failure { throw failure }
             return .ok
         }
-        if settings.recordPath != nil && !settings.recordsDirectory {
-            throw invocation.usage("--record \(settings.recordPath!) names one file, and \(flows.count * repeatCount) runs would each need their own: name a directory with a trailing slash, e.g. --record runs/, for a HAR file per run")
+        let runCount = flows.count * repeatCount
+        if let record = settings.recordPath, !settings.recordsDirectory, runCount > 1 {
+            throw invocation.usage("--record \(record) names one file, and \(runCount) runs would each need their own: name a directory with a trailing slash, e.g. --record runs/, for a HAR file per run")
+        }
+        if runCount > 1 && parallel > 1 && (settings.continueChain || settings.runScope != nil) {
+            throw invocation.usage("--\(settings.continueChain ? "continue" : "run") makes every run work on one checkout, and --parallel runs them at once: drop one of the two")
         }
         let members = try suiteVariables(invocation, for: flows).map { FlowSuite.Member(flow: $0.0, vars: $0.1) }
         let environment = try RunEnvironment.prepare(invocation)
@@ -122,6 +126,9 @@ enum FlowCommands {
                     ArgumentSpec("IN.xml", help: "The reports to merge (each shard's --junit file).", repeats: true)]
     ) { invocation throws(Diagnostic) in
         let out = invocation.argument("OUT.xml")!
+        if invocation.arguments("IN.xml").contains(where: { FileIO.samePath($0, out) }) {
+            throw .usage("\(out) is both the merged report and one of the reports to merge", hint: "write the merged report elsewhere, e.g. junit.xml beside the shards' directory")
+        }
         var inputs: [(file: String, text: String)] = []
         for file in invocation.arguments("IN.xml") {
             switch FileIO.read(file) {

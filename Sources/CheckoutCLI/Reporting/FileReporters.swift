@@ -44,7 +44,9 @@ struct HARReporter: Reporter {
 
     func finish() throws(Diagnostic) {
         let recorded = run.current
-        let doc = HAR.document(entries: entries.current, creatorVersion: CheckoutDriver.version, run: recorded.isEmpty ? nil : .object(recorded))
+        // Redacted once more as a whole: a secret learnt late in the run is masked in the entries recorded before it too.
+        let doc = redactor.json(HAR.document(entries: entries.current, creatorVersion: CheckoutDriver.version,
+                                             run: recorded.isEmpty ? nil : .object(recorded)))
         let file = inDirectory ? (path as NSString).appendingPathComponent(Self.fileName(flow: flow.current ?? "run")) : path
         try ReportFile.write(doc.serialized(pretty: true) + "\n", to: file, what: "HAR recording")
     }

@@ -45,6 +45,17 @@ public struct FlowResult: Sendable {
 
     public var passed: Bool { failure == nil }
     public var exitCode: ExitCode { failure?.code ?? .ok }
+
+    public init(name: String, environment: String, startedAt: Date, duration: Double, steps: [StepResult], failure: Diagnostic?,
+                captures: [String: JSON]) {
+        self.name = name
+        self.environment = environment
+        self.startedAt = startedAt
+        self.duration = duration
+        self.steps = steps
+        self.failure = failure
+        self.captures = captures
+    }
 }
 
 /// What the engine tells reporters, in order.

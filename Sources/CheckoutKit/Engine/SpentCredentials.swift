@@ -11,10 +11,12 @@ import Foundation
 enum SpentCredentials {
     static let root = JSONPath(components: [.key("spent")])
 
-    /// How long a use is remembered, and how many at most: every single-use value a provider hands out is dead well
-    /// within a day (an Apple Pay token's signature is minutes old, a Braintree nonce lives 3 hours, a Cash App grant
-    /// minutes), and a bounded record keeps every read of the state file cheap however many runs a batch makes.
+    /// How long a use is remembered: every single-use value a provider hands out is dead well within a day (an Apple
+    /// Pay token's signature is minutes old, a Braintree nonce lives 3 hours, a Cash App grant minutes). A use younger
+    /// than `alwaysKept` (the longest of those lives) is never forgotten; of the older ones the newest `capacity` are
+    /// kept, so a long batch does not make every read of the state file slower and slower.
     static let retention: TimeInterval = 24 * 3600
+    static let alwaysKept: TimeInterval = 3 * 3600
     static let capacity = 200
 
     struct Use {
@@ -50,13 +52,16 @@ enum SpentCredentials {
 }
 
 extension SpentCredentials {
-    /// The uses of the last `retention`, the newest `capacity` of them (ISO 8601 times sort as text).
+    /// Every use of the last `alwaysKept`, and of the older ones within `retention` the newest, up to `capacity` in
+    /// all (ISO 8601 times sort as text).
     static func pruned(_ uses: [String: JSON], now: Date) -> [String: JSON] {
-        let cutoff = Timestamp.iso8601(now.addingTimeInterval(-retention))
-        let recent = uses.filter { ($0.value["at"]?.stringValue ?? "") >= cutoff }
+        func at(_ use: JSON) -> String { use["at"]?.stringValue ?? "" }
+        let cutoff = Timestamp.iso8601(now.addingTimeInterval(-retention)), young = Timestamp.iso8601(now.addingTimeInterval(-alwaysKept))
+        let recent = uses.filter { at($0.value) >= cutoff }
         guard recent.count > capacity else { return recent }
-        let newest = recent.sorted { ($0.value["at"]?.stringValue ?? "", $0.key) > ($1.value["at"]?.stringValue ?? "", $1.key) }.prefix(capacity)
-        return Dictionary(uniqueKeysWithValues: newest.map { ($0.key, $0.value) })
+        let kept = recent.filter { at($0.value) >= young }
+        let older = recent.filter { at($0.value) < young }.sorted { (at($0.value), $0.key) > (at($1.value), $1.key) }
+        return kept.merging(older.prefix(max(0, capacity - kept.count)).map { ($0.key, $0.value) }) { a, _ in a }
     }
 }
 

@@ -72,6 +72,12 @@ public enum FileIO {
     }
 
     /// Removes the temporary files of writes under way (the process is about to exit without finishing them).
+    /// Whether two paths name one file (symlinks and `.`/`..` resolved; a file that does not exist yet by its path).
+    public static func samePath(_ a: String, _ b: String) -> Bool {
+        func canonical(_ p: String) -> String { URL(fileURLWithPath: resolvingSymlinks(p)).standardizedFileURL.path }
+        return canonical(a) == canonical(b)
+    }
+
     /// A directory that output files go in (`--record DIR/`): made (owner-only) when it does not exist yet, as long as
     /// its parent does.
     public static func ensureDirectory(_ requested: String, option: String) throws(Diagnostic) {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CheckoutKit
 
-/// The record of used-up values stays bounded: a day of uses, the newest 200 at most, whatever a batch makes.
+/// The record of used-up values stays bounded: a day of uses, all of the last 3 hours, of the older ones the newest.
 @Suite struct SpentCredentialsTests {
     static func use(_ at: Date) -> JSON { ["kind": "Apple Pay token", "by": "a test", "at": .string(Timestamp.iso8601(at))] }
 
@@ -16,15 +16,28 @@ import Testing
         #expect(Set(SpentCredentials.pruned(uses, now: now).keys) == ["recent"])
     }
 
-    @Test func onlyTheNewestAreKept() {
+    @Test func ofTheOlderUsesOnlyTheNewestAreKept() {
         let now = Date()
         var uses: [String: JSON] = [:]
-        for i in 0..<(SpentCredentials.capacity + 5) { uses["u\(i)"] = Self.use(now.addingTimeInterval(-Double(i))) }
+        for i in 0..<(SpentCredentials.capacity + 5) {
+            uses["u\(i)"] = Self.use(now.addingTimeInterval(-SpentCredentials.alwaysKept - 60 - Double(i)))
+        }
         let kept = SpentCredentials.pruned(uses, now: now)
         #expect(kept.count == SpentCredentials.capacity)
         #expect(kept["u0"] != nil)
         #expect(kept["u\(SpentCredentials.capacity - 1)"] != nil)
         #expect(kept["u\(SpentCredentials.capacity)"] == nil)
+    }
+
+    /// A use still within the longest life of a single-use value is never forgotten, however many there are.
+    @Test func youngUsesAreAllKept() {
+        let now = Date()
+        var uses: [String: JSON] = [:]
+        for i in 0..<(SpentCredentials.capacity + 5) { uses["young\(i)"] = Self.use(now.addingTimeInterval(-Double(i))) }
+        uses["older"] = Self.use(now.addingTimeInterval(-SpentCredentials.alwaysKept - 60))
+        let kept = SpentCredentials.pruned(uses, now: now)
+        #expect(kept.count == SpentCredentials.capacity + 5)
+        #expect(kept["older"] == nil)
     }
 
     @Test func markingKeepsTheRecordBoundedInTheFile() throws {
