@@ -24,13 +24,18 @@ struct FlowSuite: Sendable {
         var result: FlowResult
         var retries: Int
         var requests: Int { result.steps.reduce(0) { $0 + $1.requests } }
-        var verdict: String {
+        var verdict: Verdict {
             switch result.exitCode {
-            case .ok: "passed"
-            case .outcomeUnknown: "unknown"
-            default: "failed"
+            case .ok: .passed
+            case .outcomeUnknown: .unknown
+            default: .failed
             }
         }
+    }
+
+    /// How a run ended, as the summary counts it: money may have moved in an `unknown` one.
+    enum Verdict: String, Sendable {
+        case passed, failed, unknown
     }
 
     // MARK: Finding the flows
@@ -235,7 +240,7 @@ struct FlowSuite: Sendable {
             for row in Self.table(live ? runRows(outcomes) : flowRows(outcomes)) { console.out(row) }
             console.out(summary.line(batch: !live))
             // The runs whose money outcome is open, each with the commands that settle it (as its error said).
-            for (index, outcome) in outcomes.enumerated() where outcome.verdict == "unknown" {
+            for (index, outcome) in outcomes.enumerated() where outcome.verdict == .unknown {
                 let which = live ? outcome.result.name : "\(outcome.result.name) (run \(index + 1))"
                 console.out("unknown: \(which): \(redactor.text(outcome.result.failure?.hint ?? outcome.result.failure?.message ?? ""))")
             }
@@ -245,7 +250,7 @@ struct FlowSuite: Sendable {
     /// A suite's table: a row per run.
     private func runRows(_ outcomes: [Outcome]) -> [[String]] {
         [["flow", "result", "duration", "requests", "retries"]] + outcomes.map { o in
-            [o.result.name, o.verdict, Format.milliseconds(o.result.duration), String(o.requests), String(o.retries)]
+            [o.result.name, o.verdict.rawValue, Format.milliseconds(o.result.duration), String(o.requests), String(o.retries)]
         }
     }
 
@@ -260,8 +265,8 @@ struct FlowSuite: Sendable {
         return [["flow", "runs", "passed", "failed", "unknown", "p50", "p95", "max"]] + order.map { name in
             let runs = byFlow[name]!
             let d = Summary.percentiles(runs.map(\.result.duration))
-            return [name, String(runs.count), String(runs.filter { $0.verdict == "passed" }.count),
-                    String(runs.filter { $0.verdict == "failed" }.count), String(runs.filter { $0.verdict == "unknown" }.count),
+            return [name, String(runs.count), String(runs.filter { $0.verdict == .passed }.count),
+                    String(runs.filter { $0.verdict == .failed }.count), String(runs.filter { $0.verdict == .unknown }.count),
                     Format.milliseconds(d.p50), Format.milliseconds(d.p95), Format.milliseconds(d.max)]
         }
     }
@@ -287,9 +292,9 @@ struct FlowSuite: Sendable {
 
         init(_ outcomes: [Outcome], planned: Int, elapsed: Duration) {
             runs = outcomes.count
-            passed = outcomes.filter { $0.verdict == "passed" }.count
-            failed = outcomes.filter { $0.verdict == "failed" }.count
-            unknown = outcomes.filter { $0.verdict == "unknown" }.count
+            passed = outcomes.filter { $0.verdict == .passed }.count
+            failed = outcomes.filter { $0.verdict == .failed }.count
+            unknown = outcomes.filter { $0.verdict == .unknown }.count
             notRun = planned - outcomes.count
             seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             durations = Self.percentiles(outcomes.map(\.result.duration))
@@ -338,7 +343,7 @@ struct FlowSuite: Sendable {
         func record(_ outcome: Outcome, since start: ContinuousClock.Instant) -> String {
             let (done, failed) = lock.withLock { () -> (Int, Int) in
                 self.done += 1
-                if outcome.verdict != "passed" { self.failed += 1 }
+                if outcome.verdict != .passed { self.failed += 1 }
                 return (self.done, self.failed)
             }
             let elapsed = ContinuousClock.now - start
