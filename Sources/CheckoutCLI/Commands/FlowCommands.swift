@@ -20,7 +20,7 @@ enum FlowCommands {
         arguments: [ArgumentSpec("FLOW", help: "A built-in flow (see 'flow list'), a flow file, a directory of them, or a quoted glob.",
                                  optional: true, repeats: true)],
         options: variableOptions + [
-            OptionSpec("all", help: "Run every built-in flow (each runs unattended under --env local)."),
+            OptionSpec("all", help: "Run every built-in flow that needs no person (under --env local, all of them)."),
             OptionSpec("fail-fast", help: "Stop the suite at the first flow that does not pass."),
             OptionSpec("repeat", value: "N", help: "Run each flow N times (a batch: a progress line, then the summary)."),
             OptionSpec("parallel", value: "P", help: "Run P flows at a time, each with its own state, connections and listeners [default: 1]."),
