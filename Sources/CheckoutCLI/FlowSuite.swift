@@ -177,7 +177,7 @@ struct FlowSuite: Sendable {
             do throws(Diagnostic) { try recording?.finish() } catch {
                 if result.failure == nil { result.failure = error }
             }
-            let outcome = Outcome(result: result, retries: retries.take())
+            let outcome = Outcome(result: result, retries: retries.count)
             outcomes.mutate { $0[index] = outcome }
             if live, let failure = result.failure, settings.format == .text { CheckoutDriver.report(failure, console: console) }
             if failFast && !result.passed { stop.mutate { $0 = true } }
@@ -296,8 +296,12 @@ struct FlowSuite: Sendable {
             failed = outcomes.filter { $0.verdict == .failed }.count
             unknown = outcomes.filter { $0.verdict == .unknown }.count
             notRun = planned - outcomes.count
-            seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            seconds = Self.seconds(elapsed)
             durations = Self.percentiles(outcomes.map(\.result.duration))
+        }
+
+        static func seconds(_ d: Duration) -> Double {
+            Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
         }
 
         var flowsPerSecond: Double { seconds > 0 ? Double(runs) / seconds : 0 }
@@ -331,38 +335,32 @@ struct FlowSuite: Sendable {
     }
 
     /// The batch's live line: done of total, failed, rate.
-    final class Progress: @unchecked Sendable {
-        // @unchecked: the counts are only touched under `lock`.
-        private let lock = NSLock()
-        private let total: Int
-        private var done = 0
-        private var failed = 0
+    struct Progress: Sendable {
+        let total: Int
+        private let counts = Collector((done: 0, failed: 0))
 
         init(total: Int) { self.total = total }
 
         func record(_ outcome: Outcome, since start: ContinuousClock.Instant) -> String {
-            let (done, failed) = lock.withLock { () -> (Int, Int) in
-                self.done += 1
-                if outcome.verdict != .passed { self.failed += 1 }
-                return (self.done, self.failed)
+            var now = (done: 0, failed: 0)
+            counts.mutate { c in
+                c.done += 1
+                if outcome.verdict != .passed { c.failed += 1 }
+                now = c
             }
-            let elapsed = ContinuousClock.now - start
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            return String(format: "%d/%d done, %d failed, %.1f flows/s", done, total, failed, seconds > 0 ? Double(done) / seconds : 0)
+            let seconds = Summary.seconds(ContinuousClock.now - start)
+            return String(format: "%d/%d done, %d failed, %.1f flows/s", now.done, total, now.failed, seconds > 0 ? Double(now.done) / seconds : 0)
         }
     }
 }
 
-/// Counts the retries of the flow running now (the suite's summary column).
-final class RetryTally: Reporter, @unchecked Sendable {
-    // @unchecked: `count` is only touched under `lock`.
-    private let lock = NSLock()
-    private var count = 0
+/// Counts one run's retries (the suite's summary column).
+struct RetryTally: Reporter {
+    private let tally = Collector(0)
 
     func handle(_ event: FlowEvent) {
-        if case .retrying = event { lock.withLock { count += 1 } }
+        if case .retrying = event { tally.mutate { $0 += 1 } }
     }
 
-    /// The count so far, starting again from zero.
-    func take() -> Int { lock.withLock { defer { count = 0 }; return count } }
+    var count: Int { tally.current }
 }

@@ -27,9 +27,7 @@ import Testing
     }
 
     final class Probe: RunService {
-        let name: String
-        let log: Mutex<[String]>
-        init(_ name: String) { self.name = name; log = Mutex([]) }
+        let log = Mutex<[String]>([])
         func stop() async { log.withLock { $0.append("stopped") } }
     }
 
@@ -83,14 +81,14 @@ import Testing
     }
 
     @Test func servicesAreFoundByTheirType() {
-        let probe = Probe("p")
+        let probe = Probe()
         let services = RunServices(started: [probe])
         #expect(services.service(Probe.self) === probe)
         #expect(services.service(BahnWebhookService.self) == nil)
     }
 
     @Test func aFailedStartStopsTheServicesAlreadyStarted() async throws {
-        let first = Probe("first")
+        let first = Probe()
         let provider = Provider(name: "test", variables: [], operations: [], flows: [], services: [
             RunServiceRecipe(operations: ["test.a"]) { _ in first },
             RunServiceRecipe(operations: ["test.a"]) { (_: any RunServiceHost) async throws(Diagnostic) -> (any RunService)? in
