@@ -13,6 +13,14 @@ extension RunEnvironment: RunServiceHost {
         if !withheld.isEmpty {
             services.settleCaveat = "add this run's --set options for \(withheld.joined(separator: ", ")) to those commands (they are secrets, so they are not repeated here)"
         }
+        if let replay {
+            services.started = RunServiceRecipe.replayAll(for: flow, recordedOutputs: replay.transport.recording.steps.compactMap { step in
+                step.output.map { (step.name, $0) }
+            })
+            services.listening = replay.transport
+            services.now = replay.now
+            return services
+        }
         services.started = try await RunServiceRecipe.startAll(for: flow, host: self)
         return services
     }

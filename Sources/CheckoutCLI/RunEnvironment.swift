@@ -13,9 +13,11 @@ final class RunEnvironment: Sendable {
     /// The state file is this process's own (next to an embedded emulator) and goes when it ends.
     let throwawayState: Bool
     let console: Console
+    /// `flow replay`: the recording answers instead of the network.
+    let replay: Replay?
 
     private init(settings: GlobalSettings, configuration: Configuration, redactor: Redactor, state: StateStore,
-                 emulator: Emulator?, throwawayState: Bool, console: Console) {
+                 emulator: Emulator?, throwawayState: Bool, console: Console, replay: Replay? = nil) {
         self.settings = settings
         self.configuration = configuration
         self.redactor = redactor
@@ -23,6 +25,46 @@ final class RunEnvironment: Sendable {
         self.emulator = emulator
         self.throwawayState = throwawayState
         self.console = console
+        self.replay = replay
+    }
+
+    /// What a replay runs against: its recording's transport (which is also where its listeners listen) and the
+    /// recording's clock, so that a service's "before" times compare as they did when it was recorded.
+    struct Replay: Sendable {
+        let transport: ReplayTransport
+        let source: String
+        let now: @Sendable () -> Date
+
+        init(_ recording: Recording, source: String, redactor: Redactor) {
+            transport = ReplayTransport(recording: recording, redactor: redactor)
+            self.source = source
+            let offset = recording.startedAt.map { $0.timeIntervalSinceNow } ?? 0
+            now = { Date().addingTimeInterval(offset) }
+        }
+    }
+
+    /// The environment of `flow replay`: the recording's configuration — its kind and non-secret values, the emulator's
+    /// test credentials in place of the secrets it never kept (`--set` still wins) — a throwaway state file holding the
+    /// state the recorded run started from, and no emulator and no socket.
+    static func prepareReplay(_ invocation: Invocation, recording: Recording, source: String, console: Console = .shared) throws(Diagnostic) -> RunEnvironment {
+        let settings = try GlobalSettings(invocation)
+        if let record = settings.recordPath {
+            if settings.recordsDirectory { try FileIO.ensureDirectory(record, option: "--record") } else { try FileIO.checkWritable(record, option: "--record") }
+        }
+        if let junit = settings.junitPath { try FileIO.checkWritable(junit, option: "--junit") }
+        var values = LocalEnvironment.values(baseURL: "http://127.0.0.1:9")
+        values.merge(recording.configuration) { _, recorded in recorded }
+        values.merge(settings.configurationFlags) { _, flag in flag }
+        let configuration = Configuration(environment: recording.environment, kind: recording.kind, values: values,
+                                          summary: "replay of \(source) (recorded against \(recording.environment) by checkout-driver \(recording.driverVersion))")
+        let redactor = CheckoutDriver.redactor
+        for secret in configuration.secretValues { redactor.register(secret) }
+        let state = StateStore(path: LocalEmulatorFile.throwawayStatePath(), redactor: redactor)
+        if let recorded = recording.state?.objectValue { try state.update { $0 = .object(recorded) } }
+        let env = RunEnvironment(settings: settings, configuration: configuration, redactor: redactor, state: state, emulator: nil,
+                                 throwawayState: true, console: console, replay: Replay(recording, source: source, redactor: redactor))
+        if settings.format == .text && !settings.quiet { console.err("environment: \(configuration.summary)") }
+        return env
     }
 
     /// Resolves configuration and, for a local run, starts the emulator on an ephemeral loopback port — unless
@@ -82,7 +124,7 @@ final class RunEnvironment: Sendable {
 
     func makeRunner(registry: OperationRegistry, reporters: Reporters, services: RunServices,
                     interruption: Interruption? = nil, state: StateStore? = nil) -> FlowRunner {
-        FlowRunner(client: CurlTransport(), registry: registry,
+        FlowRunner(client: replay?.transport ?? CurlTransport(), registry: registry,
                    settings: RunSettings(environment: configuration.environment, requestTimeout: settings.timeout,
                                          deadline: settings.deadline,
                                          interruptedExitCode: { interruption?.caught.map(Interruption.exitCode(for:)) ?? .interrupted }),
@@ -170,8 +212,11 @@ final class RunEnvironment: Sendable {
              interruption shared: Interruption? = nil, separate: Bool = false) async throws(Diagnostic) -> FlowResult
     {
         let reporters = given ?? makeReporters()
-        for case let recording as HARReporter in reporters.all { recording.describe(vars: vars) }
         let (store, hold) = try stateScope(for: flow, separate: separate)
+        for case let recording as HARReporter in reporters.all {
+            let sections = (try? store.read().objectValue)?.filter { !StateStore.fileWideSections.contains($0.key) }
+            recording.describe(flow: flow, vars: vars, configuration: configuration, state: sections.flatMap { $0.isEmpty ? nil : .object($0) })
+        }
         var services = try await startServices(for: flow, run: store.run)
         // Files a run makes for itself (test tokens) live and die with it.
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("checkout-driver-run-\(UUID().uuidString.prefix(8))").path

@@ -2,10 +2,10 @@ import CheckoutKit
 import Foundation
 import SandboxEmulator
 
-/// `checkout-driver flow run | list | validate`.
+/// `checkout-driver flow run | replay | list | validate | junit-merge`.
 enum FlowCommands {
     static var spec: CommandSpec {
-        CommandSpec(name: "flow", abstract: "Run, list and check flows.", subcommands: [run, list, validate, junitMerge])
+        CommandSpec(name: "flow", abstract: "Run, list and check flows.", subcommands: [run, replay, list, validate, junitMerge])
     }
 
     static let run = CommandSpec(
@@ -75,6 +75,59 @@ enum FlowCommands {
         defer { environment.shutdown() }
         return try await FlowSuite(members: members, failFast: invocation.flag("fail-fast"), repeatCount: repeatCount, parallel: parallel,
                                    shard: shard).run(in: environment, registry: registry)
+    }
+
+    static let replay = CommandSpec(
+        name: "replay", abstract: "Run a recorded flow again, offline, against its recording.",
+        discussion: """
+            Runs the flow a --record HAR file names (or --flow) with the variables it recorded (--var wins), with a
+            transport that answers each request from the recording and opens no socket. Requests must come in the
+            recorded order and match by method, path, GraphQL operationName and body; secrets and volatile parts (ids,
+            timestamps, signatures, loopback ports) match any value of their shape (README "Record and replay").
+            The first divergence is shown path by path and exits 1; exit 0 when every request matched and every step
+            ended as recorded.
+            """,
+        arguments: [ArgumentSpec("FILE.har", help: "A HAR file that --record wrote.")],
+        options: [OptionSpec("flow", value: "NAME|FILE", help: "Run this flow against the recording instead of the recorded one.")]
+            + variableOptions
+    ) { invocation throws(Diagnostic) in
+        let registry = Operations.registry
+        let path = invocation.argument("FILE.har")!
+        let recording = try Recording.read(path: path)
+        let flow: Flow
+        if let other = invocation.string("flow") {
+            flow = try resolve(other, registry: registry)
+        } else if let definition = recording.definition {
+            flow = try FlowFile.decode(definition.data, source: "\(path): log._run.definition", registry: registry)
+        } else {
+            throw .data("\(path) names flow '\(recording.flow)' but keeps no definition of it", hint: "name the flow to replay: --flow NAME|FILE")
+        }
+        // The recorded variables the flow still uses, then --vars-file and --var.
+        var vars = recording.vars.filter { flow.variableNames.contains($0.key) }
+        vars.merge(try variables(invocation, for: flow)) { _, given in given }
+        let environment = try RunEnvironment.prepareReplay(invocation, recording: recording, source: path)
+        defer { environment.shutdown() }
+        let result = try await environment.run(flow, vars: vars, registry: registry)
+        let transport = environment.replay!.transport
+        let console = Console.shared
+        if let divergence = transport.verdict() ?? ReplayVerdict.stepDivergence(result, recording: recording) {
+            let place = divergence.request.map { "request \($0) of \(recording.exchanges.count)" } ?? "the steps"
+            console.err("replay: diverged at \(place)\(divergence.step.map { ", in step '\($0)'" } ?? ""): \(divergence.headline)")
+            for line in divergence.lines { console.err("  " + line) }
+            // A step that stopped before the requests it made when recorded says why.
+            if divergence.kind == .missing, let failed = result.steps.first(where: { $0.outcome == .failed }), let message = failed.message {
+                console.err("  step '\(failed.name)' failed: \(message)")
+            }
+            throw .failure("the replay diverged from \(path)\(divergence.step.map { " in step '\($0)'" } ?? "")",
+                           hint: "the lines above show where, path by path, as the recording shows them (secrets masked)")
+        }
+        if environment.settings.format == .text && !environment.settings.quiet {
+            let requests = transport.matched == 1 ? "the one recorded request" : "all \(transport.matched) recorded requests"
+            let failed = result.steps.first { $0.outcome == .failed && !$0.optional }
+            console.out("replay: matched \(requests), and every step ended as recorded"
+                        + (failed.map { " (the recorded run failed at step '\($0.name)', and so did this one)" } ?? ""))
+        }
+        return .ok
     }
 
     static let list = CommandSpec(name: "list", abstract: "List the built-in flows.") { invocation throws(Diagnostic) in

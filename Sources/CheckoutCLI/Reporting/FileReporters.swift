@@ -38,6 +38,8 @@ struct HARReporter: Reporter {
         case .exchange(let x):
             let entry = HAR.entry(x, redactor: redactor)
             entries.mutate { $0.append(entry) }
+        case .listening(_, let url):
+            run.mutate { $0["listeners"] = .array(($0["listeners"]?.arrayValue ?? []) + [.string(redactor.text(url))]) }
         default: break
         }
     }
@@ -51,9 +53,19 @@ struct HARReporter: Reporter {
         try ReportFile.write(doc.serialized(pretty: true) + "\n", to: file, what: "HAR recording")
     }
 
-    /// The variables the flow was run with (`--var`, `--vars-file`; redacted), for a replay to run it with again.
-    func describe(vars: [String: JSON]) {
-        run.mutate { $0["vars"] = redactor.json(.object(vars)) }
+    /// What a replay needs to run the flow again (README, "Record and replay"), all redacted: the flow as a flow file
+    /// (a command's too), the variables it was run with, the environment's kind and non-secret values, and the state
+    /// sections it started from (a single step continues a chain).
+    func describe(flow: Flow, vars: [String: JSON], configuration: Configuration, state: JSON?) {
+        let described: [String: JSON] = [
+            "definition": redactor.json(FlowEncoder.encode(flow)), "vars": redactor.json(.object(vars)),
+            "kind": .string(configuration.kind.rawValue),
+            "configuration": redactor.json(.object(configuration.publicValues.mapValues(JSON.string))),
+        ]
+        run.mutate { run in
+            run.merge(described) { _, new in new }
+            if let state { run["state"] = redactor.json(state) }
+        }
     }
 
     /// `<flow>.har`, or `007-<flow>.har` for the 7th flow of a suite; anything but letters, digits and - becomes _.

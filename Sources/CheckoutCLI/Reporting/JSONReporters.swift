@@ -58,6 +58,8 @@ enum EventJSON {
             return ["event": "note", "step": .string(step), "message": .string(redactor.text(message))]
         case .link(let step, let label, let url):
             return ["event": "link", "step": .string(step), "label": .string(label), "url": .string(redactor.text(url))]
+        case .listening(let step, let url):
+            return ["event": "listening", "step": .string(step), "url": .string(redactor.text(url))]
         case .stepFinished(let r):
             var o = step(r, redactor: redactor).objectValue ?? [:]
             o["event"] = "step_finished"

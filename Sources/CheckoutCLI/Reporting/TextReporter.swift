@@ -34,6 +34,8 @@ struct TextReporter: Reporter {
             var lines = ["\(step): \(label): \(url)"]
             if console.stderrIsTerminal, let code = QRCode(url) { lines = code.terminalLines() + lines }
             console.err(lines.joined(separator: "\n"))
+        case .listening:
+            break  // where a 3DS return comes back to is said with the link the person opens
         case .stepFinished(let r):
             guard !quiet || r.outcome == .failed else { return }
             let mark = switch r.outcome {

@@ -221,7 +221,7 @@ public enum BahnOperations {
             .init("intent", .string), .init("timeout", .any, help: "seconds (default 30)"),
         ]
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
-        guard let inbox = context.services.service(BahnWebhookService.self)?.inbox else {
+        guard let listener = context.services.service(BahnWebhookService.self) else {
             throw .configuration("no webhook listener in this run", hint: "set BAHN_WEBHOOK_SECRET so the run can verify Bahn's webhooks")
         }
         let type = args["type"]!.interpolationText
@@ -229,15 +229,15 @@ public enum BahnOperations {
         var timeout = args["timeout"].flatMap { $0.doubleValue ?? Duration.seconds(from: $0.interpolationText) } ?? BahnProtocol.walletSheetBudget
         var cutByDeadline = false
         if let remaining = context.deadline.remaining, remaining < timeout { timeout = max(0, remaining); cutByDeadline = true }
-        let found = await inbox.wait(for: type, intent: intent, timeout: timeout)
+        let found = await listener.events.wait(for: type, intent: intent, timeout: timeout)
         if Task.isCancelled { throw .interrupted(during: context.step) }
         guard let event = found else {
-            let seen = inbox.received.map { "\($0.type) \($0.intentID ?? "")" }
+            let seen = listener.events.received.map { "\($0.type) \($0.intentID ?? "")" }
             // The budget named is the one that ended the wait: the step's timeout, or the flow's deadline.
             let waited = cutByDeadline ? "before the flow's deadline of \(FlowRunner.format(context.deadline.seconds ?? 0))s"
                                        : "within \(FlowRunner.format(timeout))s"
             throw .failure("no \(type) webhook\(intent.map { " for \($0)" } ?? "") \(waited)",
-                           hint: seen.isEmpty ? "no webhook arrived at \(inbox.url) at all: is Bahn configured to deliver there?"
+                           hint: seen.isEmpty ? "no webhook arrived at \(listener.url ?? "this run's listener") at all: is Bahn configured to deliver there?"
                                               : "received instead: \(seen.joined(separator: "; "))")
         }
         return StepOutput(document: ["id": .string(event.id), "type": .string(event.type),

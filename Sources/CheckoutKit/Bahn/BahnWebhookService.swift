@@ -5,17 +5,34 @@ import Foundation
 /// (a `bahn listen`, flows in parallel) are never touched: every target gets every event, and each run's listener
 /// waits for the events of its own intents.
 public final class BahnWebhookService: RunService {
-    public let inbox: BahnWebhookInbox
+    /// The events received, which `bahn.awaitWebhook` waits for.
+    public let events: BahnWebhookEvents
+    /// Where the events come in; nil in a replay, whose events come from its recording.
+    public let url: String?
+    private let inbox: BahnWebhookInbox?
     private let removeTarget: (@Sendable () async -> Void)?
 
     public init(inbox: BahnWebhookInbox, removeTarget: (@Sendable () async -> Void)? = nil) {
         self.inbox = inbox
+        self.events = inbox.events
+        self.url = inbox.url
         self.removeTarget = removeTarget
     }
 
+    /// A replay's: the events its recording's `bahn.awaitWebhook` steps were given, as received then (their signatures
+    /// were checked when they came; a recording keeps no signature to check again).
+    public init(replaying events: [BahnWebhookEvent]) {
+        self.inbox = nil
+        self.events = BahnWebhookEvents(events, complete: true)
+        self.url = nil
+        self.removeTarget = nil
+    }
+
     /// Started for a flow that awaits webhooks, when a webhook secret is configured (the operation's preflight asks
-    /// for one).
-    static let recipe = RunServiceRecipe(operations: [BahnOperations.awaitWebhook.name]) {
+    /// for one); in a replay, made of the events the recorded steps got.
+    static let recipe = RunServiceRecipe(operations: [BahnOperations.awaitWebhook.name], replaying: { outputs in
+        BahnWebhookService(replaying: outputs.compactMap { $0["event"].flatMap { BahnWebhookEvent(body: $0) } })
+    }) {
         (host: any RunServiceHost) async throws(Diagnostic) -> (any RunService)? in
         guard let secret = host.configuration.value("BAHN_WEBHOOK_SECRET") else { return nil }
         let inbox = try BahnWebhookInbox(secret: secret, port: try port(host.configuration))
@@ -42,6 +59,6 @@ public final class BahnWebhookService: RunService {
     /// never left failed at a closed port.
     public func stop() async {
         await removeTarget?()
-        inbox.shutdown()
+        inbox?.shutdown()
     }
 }

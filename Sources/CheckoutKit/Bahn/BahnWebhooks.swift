@@ -11,6 +11,18 @@ public struct BahnWebhookEvent: Sendable {
     public var receivedAt: Date
     /// The parsed body (reporters redact it before showing it).
     public var body: JSON
+
+    /// The event a delivery's body is, nil when it is not a Bahn event (no id or type).
+    public init?(body: JSON, receivedAt: Date = Date()) {
+        guard let id = body["id"]?.stringValue, let type = body["type"]?.stringValue else { return nil }
+        let intent = body["data"]?["payment_intent"]
+        self.id = id
+        self.type = type
+        self.intentID = intent?["id"]?.stringValue
+        self.status = intent?["status"]?.stringValue
+        self.receivedAt = receivedAt
+        self.body = body
+    }
 }
 
 /// Webhook signatures (DECISION in BahnProtocol): `Bn-Signature: t=<unix>,v1=<hex HMAC-SHA256>` over
@@ -51,7 +63,8 @@ public enum BahnWebhookSignature {
 /// the events for `bahn.awaitWebhook`, reports each new one, and optionally forwards the raw delivery.
 public final class BahnWebhookInbox: Sendable {
     private let server: HTTPServer
-    private let events: EventStore
+    /// What it received, for the steps that wait for an event.
+    public let events: BahnWebhookEvents
 
     public var url: String { server.baseURL + "/webhooks/bahn" }
     public var port: UInt16 { server.port }
@@ -64,7 +77,7 @@ public final class BahnWebhookInbox: Sendable {
                 onEvent: @escaping @Sendable (BahnWebhookEvent) -> Void = { _ in },
                 onRejected: @escaping @Sendable (String) -> Void = { _ in },
                 onForwarded: @escaping @Sendable (BahnForwardResult) -> Void = { _ in }) throws(Diagnostic) {
-        let events = EventStore()
+        let events = BahnWebhookEvents()
         self.events = events
         let forwarder = forwardTo.map { Forwarder(url: $0, onResult: onForwarded) }
         do {
@@ -75,22 +88,14 @@ public final class BahnWebhookInbox: Sendable {
                     onRejected(problem)
                     return .respond(.json(400, JSON.object(["error": .string(problem)]).data))
                 }
-                guard let body = try? JSON.parse(request.body), let id = body["id"]?.stringValue,
-                      let type = body["type"]?.stringValue else {
+                guard let event = (try? JSON.parse(request.body)).flatMap({ BahnWebhookEvent(body: $0) }) else {
                     onRejected("body is not a Bahn event")
                     return .respond(.json(400, JSON.object(["error": "body is not a Bahn event"]).data))
                 }
-                let intent = body["data"]?["payment_intent"]
-                let event = BahnWebhookEvent(id: id, type: type, intentID: intent?["id"]?.stringValue,
-                                             status: intent?["status"]?.stringValue, receivedAt: Date(), body: body)
-                let isNew = events.list.withLock { list -> Bool in
-                    if list.contains(where: { $0.id == id }) { return false }
-                    list.append(event)
-                    return true
-                }
+                let isNew = events.add(event)
                 if isNew {
                     onEvent(event)
-                    forwarder?.forward(request, eventID: id)
+                    forwarder?.forward(request, eventID: event.id)
                 }
                 return .respond(.json(200, JSON.object(["received": true, "duplicate": .bool(!isNew)]).data))
             }
@@ -103,7 +108,32 @@ public final class BahnWebhookInbox: Sendable {
     public func shutdown() { server.shutdown() }
     public func waitUntilShutdown() { server.waitUntilShutdown() }
 
-    public var received: [BahnWebhookEvent] { events.list.withLock { $0 } }
+    public var received: [BahnWebhookEvent] { events.received }
+}
+
+/// The events a listener received, without duplicates, for the steps that wait for one. A replay fills one from its
+/// recording instead of a socket.
+public final class BahnWebhookEvents: Sendable {
+    private let list = Mutex<[BahnWebhookEvent]>([])
+    /// No event comes but these (a replay's): a wait for another ends at once.
+    private let complete: Bool
+
+    public init(_ events: [BahnWebhookEvent] = [], complete: Bool = false) {
+        self.complete = complete
+        for event in events { add(event) }
+    }
+
+    public var received: [BahnWebhookEvent] { list.withLock { $0 } }
+
+    /// Keeps the event unless one with its id came before; whether it was new.
+    @discardableResult
+    public func add(_ event: BahnWebhookEvent) -> Bool {
+        list.withLock { list -> Bool in
+            if list.contains(where: { $0.id == event.id }) { return false }
+            list.append(event)
+            return true
+        }
+    }
 
     /// Waits for an event of `type` (for `intent`, when given), up to `timeout` seconds; nil when none came, or
     /// when the waiting task was cancelled (an interrupted run).
@@ -111,14 +141,10 @@ public final class BahnWebhookInbox: Sendable {
         let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
         while true {
             if let found = received.first(where: { $0.type == type && (intent == nil || $0.intentID == intent) }) { return found }
-            if ContinuousClock.now >= deadline { return nil }
+            if complete || ContinuousClock.now >= deadline { return nil }
             do { try await Task.sleep(for: .milliseconds(25)) } catch { return nil }
         }
     }
-}
-
-private final class EventStore: Sendable {
-    let list = Mutex<[BahnWebhookEvent]>([])
 }
 
 /// What passing one delivery on did: the status it was answered with, or why it failed.

@@ -67,7 +67,7 @@ enum CashAppApproval {
                 context.polled(polls, "customer request is \(status)")
                 var wait = interval
                 if let refresh = current.refreshesAt.flatMap(Timestamp.parse) {
-                    wait = min(interval, max(CashAppProtocol.refreshFloor, refresh.timeIntervalSinceNow + 0.1))
+                    wait = min(interval, max(CashAppProtocol.refreshFloor, refresh.timeIntervalSince(context.services.now()) + 0.1))
                 }
                 wait = min(wait, timeout - waited)
                 try await context.deadline.sleep(wait, during: context.step)

@@ -23,7 +23,7 @@ enum CashAppCard {
         }
         // Afterpay takes a confirm only before the button's confirmMustBeCalledBefore: a late one is refused here, before
         // anything is sent, with the way to start again.
-        if let text = section.confirmBefore, let before = Timestamp.parse(text), before <= Date() {
+        if let text = section.confirmBefore, let before = Timestamp.parse(text), before <= context.services.now() {
             throw .failure("the Afterpay Button checkout can no longer be confirmed: its confirmMustBeCalledBefore, \(text), has passed",
                            hint: "start a new one with `checkout-driver cashapp pay --flow button`")
         }
@@ -51,7 +51,7 @@ enum CashAppCard {
         for secret in [details["virtualCard"]?["cardNumber"], details["virtualCard"]?["cvc"], details["virtualCardToken"]?["cardToken"]] {
             if let value = secret?.stringValue { context.redactor.register(value) }
         }
-        guard let shown = shownCard(details, validUntil: document["cardValidUntil"]?.stringValue) else {
+        guard let shown = shownCard(details, validUntil: document["cardValidUntil"]?.stringValue, now: context.services.now()) else {
             throw .unavailable("Afterpay's confirm answer has neither paymentDetails.virtualCard nor virtualCardToken", hint: "see the answer with -v")
         }
         var summary = shown
@@ -64,7 +64,7 @@ enum CashAppCard {
     }
 
     /// What may be shown of the card: its type, last 4, expiry, and how long it stays valid.
-    static func shownCard(_ details: JSON, validUntil: String?) -> [String: JSON]? {
+    static func shownCard(_ details: JSON, validUntil: String?, now: Date = Date()) -> [String: JSON]? {
         var shown: [String: JSON]
         if let card = details["virtualCard"], card != .null {
             let number = card["cardNumber"]?.stringValue ?? ""
@@ -78,7 +78,7 @@ enum CashAppCard {
         }
         shown["validUntil"] = validUntil.map(JSON.string) ?? .null
         if let until = validUntil.flatMap(Timestamp.parse) {
-            shown["secondsLeft"] = .number(max(0, until.timeIntervalSinceNow.rounded(.down)))
+            shown["secondsLeft"] = .number(max(0, until.timeIntervalSince(now).rounded(.down)))
         }
         return shown
     }

@@ -36,7 +36,7 @@ enum CentraPayment {
             throw .usage("the final payment needs the wallet's payment data", hint: "pass --token-file FILE (PKPaymentToken.paymentData) or --payment-fields FILE")
         }
         if args["open"]?.boolValue == true { _ = try browserCommand(kind: context.configuration.kind) }
-        let listener = try ReturnListener()
+        let listener = try ReturnListener(context)
         defer { listener.stop() }
         var input: [String: JSON] = [
             "shippingAddress": .object(shipping), "termsAndConditions": true, "express": true,

@@ -1,10 +1,9 @@
 import Foundation
-import LoopbackHTTP
 import Synchronization
 
 /// A loopback listener for the 3DS return: it serves `paymentReturnPage` and `paymentFailedPage` on 127.0.0.1 (and
 /// a form action's page), keeps every query and form parameter of the first return, and tells the person they may
-/// close the tab.
+/// close the tab. It listens where the run's `Listening` says (a socket, or in a replay the recorded address).
 final class ReturnListener: Sendable {
     struct Returned: Sendable {
         var parameters: [String: JSON]
@@ -16,31 +15,28 @@ final class ReturnListener: Sendable {
         let state = Mutex<(returned: Returned?, form: String?)>((nil, nil))
     }
 
-    private let server: HTTPServer
+    private let server: any Listener
     private let shared: Shared
+    private let hearsOutside: Bool
 
-    init() throws(Diagnostic) {
+    init(_ context: OperationContext) throws(Diagnostic) {
         let shared = Shared()
         self.shared = shared
+        hearsOutside = context.services.listening.hearsOutside
         let state = shared
-        do {
-            server = try HTTPServer(host: "127.0.0.1", port: 0) { request in
-                if request.path == "/form", let html = state.state.withLock({ $0.form }) {
-                    return .respond(HTTPResponse(status: 200, headers: ["Content-Type": "text/html; charset=utf-8"], body: Data(html.utf8)))
-                }
-                guard request.path == "/return" || request.path == "/failed" else { return .respond(.text(404, "not found")) }
-                var parameters: [String: JSON] = request.query.mapValues(JSON.string)
-                if request.headers["Content-Type"]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
-                    for (k, v) in FormEncoding.decode(request.body) { parameters[k] = .string(v) }
-                }
-                state.state.withLock { s in if s.returned == nil { s.returned = Returned(parameters: parameters, failed: request.path == "/failed") } }
-                let page = "<!doctype html><meta charset=utf-8><title>checkout-driver</title><p>Payment step received. You may close this tab.</p>"
-                return .respond(HTTPResponse(status: 200, headers: ["Content-Type": "text/html; charset=utf-8"], body: Data(page.utf8)))
+        server = try context.listen("3DS return listener") { request in
+            if request.path == "/form", let html = state.state.withLock({ $0.form }) {
+                return .respond(HTTPResponse(status: 200, headers: ["Content-Type": "text/html; charset=utf-8"], body: Data(html.utf8)))
             }
-        } catch {
-            throw .unavailable("cannot start the 3DS return listener on 127.0.0.1: \(error)", hint: "check that loopback sockets are allowed")
+            guard request.path == "/return" || request.path == "/failed" else { return .respond(.text(404, "not found")) }
+            var parameters: [String: JSON] = request.query.mapValues(JSON.string)
+            if request.headers["Content-Type"]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
+                for (k, v) in FormEncoding.decode(request.body) { parameters[k] = .string(v) }
+            }
+            state.state.withLock { s in if s.returned == nil { s.returned = Returned(parameters: parameters, failed: request.path == "/failed") } }
+            let page = "<!doctype html><meta charset=utf-8><title>checkout-driver</title><p>Payment step received. You may close this tab.</p>"
+            return .respond(HTTPResponse(status: 200, headers: ["Content-Type": "text/html; charset=utf-8"], body: Data(page.utf8)))
         }
-        server.start()
     }
 
     var baseURL: String { server.baseURL }
@@ -55,13 +51,13 @@ final class ReturnListener: Sendable {
     /// The first return, or nil when none came within `seconds` (an interrupt ends the wait too).
     func waitForReturn(seconds: Double) async -> Returned? {
         let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while ContinuousClock.now < end, !Task.isCancelled {
+        while hearsOutside, ContinuousClock.now < end, !Task.isCancelled {
             if let returned = shared.state.withLock({ $0.returned }) { return returned }
             try? await Task.sleep(for: .milliseconds(25))
         }
         return shared.state.withLock { $0.returned }
     }
 
-    func stop() { server.shutdown() }
+    func stop() { server.stop() }
 
 }

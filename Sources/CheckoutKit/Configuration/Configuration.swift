@@ -58,6 +58,13 @@ public struct Configuration: Sendable {
         }
     }
 
+    /// The values that are not secrets (base URLs, the environment selector): what a recording keeps of the
+    /// configuration, so that a replay sends its requests to the same places.
+    public var publicValues: [String: String] {
+        let secret = Set(secretValues)
+        return values.filter { !$0.value.isEmpty && !secret.contains($0.value) }
+    }
+
     /// The error for a variable the run needs and does not have (exit 78).
     public func missing(_ name: String, neededBy: String) -> Diagnostic {
         .configuration("\(name) is not set for environment '\(environment)' (needed by \(neededBy))",

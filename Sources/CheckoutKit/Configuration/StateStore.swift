@@ -31,7 +31,7 @@ public struct StateStore: Sendable {
     public func scoped(run: String) -> StateStore { StateStore(path: path, redactor: redactor, run: run) }
 
     /// Sections that are the file's, never a run's: what guards money across every run and the chain.
-    static let fileWideSections: Set<String> = ["openOutcomes", "spent", "runs"]
+    public static let fileWideSections: Set<String> = ["openOutcomes", "spent", "runs"]
     /// How many finished runs the file remembers (a run with an open outcome is always kept).
     static let keptRuns = 20
 

@@ -70,6 +70,8 @@ public enum FlowEvent: Sendable {
     /// A link the user must act on (an approval in Cash App): shown even with `-q`, and on a terminal as a QR code
     /// too, so a phone can open it.
     case link(step: String, label: String, url: String)
+    /// An operation listens at `url` for something that comes back to the driver (a 3DS return).
+    case listening(step: String, url: String)
     case stepFinished(StepResult)
     case flowFinished(FlowResult)
 }

@@ -21,6 +21,11 @@ public struct RunServices: Sendable {
     public var force = false
     /// Whether anything in this run got a well-formed answer: until then a garbled one may be a wrong endpoint URL.
     public let answers = AnswerLog()
+    /// Where operations listen for what comes back to the driver (a 3DS return): loopback sockets, or a replay's.
+    public var listening: any Listening = LoopbackListening()
+    /// The wall clock a service's own timestamps are compared with (a confirm's "call before"): a replay runs at the
+    /// time of its recording.
+    public var now: @Sendable () -> Date = { Date() }
 
     public init(started: [any RunService] = [], scratchDirectory: String? = nil, keepDirectory: String? = nil,
                 settleOptions: [String] = [], emulatorEndsWithRun: Bool = false) {
@@ -100,6 +105,14 @@ public struct OperationContext: Sendable {
 
     /// Reports something the user should know (a warning, what a retry did).
     public func note(_ message: String) { events(.note(step: step, message: redactor.text(message))) }
+
+    /// Starts a listener (see `Listening`) and says where it listens (`FlowEvent.listening`): a recording keeps the
+    /// address, for a replay to listen on again.
+    public func listen(_ what: String, _ handler: @escaping HTTPHandler) throws(Diagnostic) -> any Listener {
+        let listener = try services.listening.listen(what, handler)
+        events(.listening(step: step, url: listener.baseURL))
+        return listener
+    }
 
     /// Shows a link the user must act on (see `FlowEvent.link`).
     public func offer(_ label: String, url: String) { events(.link(step: step, label: label, url: redactor.text(url))) }

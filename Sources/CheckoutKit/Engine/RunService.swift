@@ -21,24 +21,45 @@ public protocol RunServiceHost: Sendable {
 }
 
 /// How a provider starts a service: for a flow with a step that uses one of `operations`. `start` answers nil when
-/// the configuration asks for none.
+/// the configuration asks for none; `replaying` makes the service of a replay from what the recorded steps that used
+/// those operations put out (their `output`s, in order), opening nothing.
 public struct RunServiceRecipe: Sendable {
     public var operations: Set<String>
     public var start: @Sendable (any RunServiceHost) async throws(Diagnostic) -> (any RunService)?
+    public var replaying: @Sendable ([JSON]) -> (any RunService)?
 
-    public init(operations: Set<String>, start: @escaping @Sendable (any RunServiceHost) async throws(Diagnostic) -> (any RunService)?) {
+    public init(operations: Set<String>, replaying: @escaping @Sendable ([JSON]) -> (any RunService)?,
+                start: @escaping @Sendable (any RunServiceHost) async throws(Diagnostic) -> (any RunService)?) {
         self.operations = operations
+        self.replaying = replaying
         self.start = start
+    }
+
+    /// The operations of `flow`'s steps, by step name.
+    static func operations(of flow: Flow) -> [String: String] {
+        var names: [String: String] = [:]
+        for step in flow.steps + flow.finally {
+            if case .operation(let name, _) = step.action { names[step.name] = name }
+        }
+        return names
+    }
+
+    /// A replay's services: each recipe that `flow` needs gets the recorded outputs of the steps that used its operations.
+    public static func replayAll(for flow: Flow, recordedOutputs: [(step: String, output: JSON)], providers: [Provider] = Providers.all)
+        -> [any RunService]
+    {
+        let used = operations(of: flow)
+        return providers.flatMap(\.services).compactMap { recipe in
+            guard !recipe.operations.isDisjoint(with: used.values) else { return nil }
+            return recipe.replaying(recordedOutputs.filter { used[$0.step].map(recipe.operations.contains) ?? false }.map(\.output))
+        }
     }
 
     /// Starts the services of every provider that `flow` needs; if one fails, those already started are stopped.
     public static func startAll(for flow: Flow, providers: [Provider] = Providers.all, host: any RunServiceHost)
         async throws(Diagnostic) -> [any RunService]
     {
-        let used = Set((flow.steps + flow.finally).compactMap { step -> String? in
-            if case .operation(let name, _) = step.action { return name }
-            return nil
-        })
+        let used = Set(operations(of: flow).values)
         var started: [any RunService] = []
         for recipe in providers.flatMap(\.services) where !recipe.operations.isDisjoint(with: used) {
             do throws(Diagnostic) {

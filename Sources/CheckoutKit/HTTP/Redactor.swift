@@ -89,7 +89,13 @@ public final class Redactor: Sendable {
         case .object(let o):
             let isPaymentToken = o["data"] != nil && o["header"] != nil && o["version"] != nil
             for (k, v) in o {
-                harvest(v, underSensitiveKey: underSensitiveKey || Self.sensitiveKeys.contains(k.lowercased()) || (isPaymentToken && k == "data"))
+                let sensitive = Self.sensitiveKeys.contains(k.lowercased()) || (isPaymentToken && k == "data")
+                if sensitive, case .string(let secret) = v, let kept = Self.keptShape(secret, key: k, in: o) {
+                    // What stays of it is no secret; what goes is (a signature).
+                    if let dropped = kept.dropped { register(dropped) }
+                    continue
+                }
+                harvest(v, underSensitiveKey: underSensitiveKey || sensitive)
             }
         case .array(let a):
             for v in a { harvest(v, underSensitiveKey: underSensitiveKey) }
@@ -119,7 +125,7 @@ public final class Redactor: Sendable {
             var copy: [String: JSON] = [:]
             for (k, v) in o {
                 if Self.sensitiveKeys.contains(k.lowercased()) || (isPaymentToken && k == "data") {
-                    copy[k] = v == .null ? .null : .string(Self.mask)
+                    copy[k] = masked(v, key: k, in: o)
                 } else {
                     copy[k] = mask(v)
                 }
@@ -129,6 +135,46 @@ public final class Redactor: Sendable {
         case .string(let s): return .string(text(s))
         default: return value
         }
+    }
+
+    /// What a secret's place shows: the mask — except for two values a replay needs the shape of and nobody can use once
+    /// redacted: a compact JWS or JWT keeps its header and payload, redacted, and loses its signature (Afterpay's
+    /// signing JWT, whose payload the customer request is built from); an Adyen `threeDS2` action's `token`, base64 JSON
+    /// saying where the challenge is, keeps its contents, redacted.
+    private func masked(_ value: JSON, key: String, in object: [String: JSON]) -> JSON {
+        guard case .string(let s) = value, let kept = Self.keptShape(s, key: key, in: object) else { return value == .null ? .null : .string(Self.mask) }
+        switch kept {
+        case .jws(let header, let payload, _):
+            return .string(json(header).data.base64URLEncodedString() + "." + json(payload).data.base64URLEncodedString() + "." + JWSDisplay.droppedSignature)
+        case .challenge(let inner):
+            return .string(json(inner).data.base64EncodedString())
+        }
+    }
+
+    /// A secret's value whose shape `masked` keeps.
+    enum KeptShape {
+        case jws(header: JSON, payload: JSON, signature: String)
+        case challenge(JSON)
+
+        /// The part that goes, which is the secret.
+        var dropped: String? {
+            if case .jws(_, _, let signature) = self, signature != JWSDisplay.droppedSignature { return signature }
+            return nil
+        }
+    }
+
+    static func keptShape(_ s: String, key: String, in object: [String: JSON]) -> KeptShape? {
+        if JWSDisplay.looksLikeCompactJWS(s) {
+            let parts = s.split(separator: ".", omittingEmptySubsequences: false)
+            guard let header = Data(base64URLEncoded: String(parts[0])).flatMap({ try? JSON.parse($0) }),
+                  let payload = Data(base64URLEncoded: String(parts[1])).flatMap({ try? JSON.parse($0) }) else { return nil }
+            return .jws(header: header, payload: payload, signature: String(parts[2]))
+        }
+        if key == "token", object["type"]?.stringValue == "threeDS2", let data = Data(base64Encoded: s),
+           let inner = try? JSON.parse(data), inner.objectValue != nil {
+            return .challenge(inner)
+        }
+        return nil
     }
 
     /// A body for display: JSON is redacted structurally, a compact JWS is opened so that its payload is
@@ -184,6 +230,9 @@ enum JWSDisplay {
         guard parts.count == 3, parts[0].hasPrefix("eyJ") else { return false }
         return parts.allSatisfy { $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" } }
     }
+
+    /// What stands for a JWS signature that a redacted JWS lost: the same shape, which no verifier accepts.
+    static let droppedSignature = "REDACTED"
 
     static func redacted(_ s: String, redactor: Redactor) -> String? {
         let parts = s.split(separator: ".", omittingEmptySubsequences: false)

@@ -41,9 +41,11 @@ struct BinaryRunner {
     /// test blocked in `waitUntilExit` would stall the timing-sensitive ones beside it.
     /// A run that has not ended after `timeout` seconds is killed (its status is then SIGKILL's), so a hang fails
     /// the test that caused it instead of stalling the suite.
+    /// `under`, when given, is a command that runs the binary (`["/usr/bin/strace", "-o", FILE]`): the binary and its
+    /// arguments follow it.
     static func run(_ arguments: [String], home: String? = nil, environment extra: [String: String] = [:],
-                    directory: String? = nil, timeout: Double = 60) async throws -> Result {
-        let process = try start(arguments, home: home, environment: extra, directory: directory)
+                    directory: String? = nil, timeout: Double = 60, under wrapper: [String] = []) async throws -> Result {
+        let process = try start(arguments, home: home, environment: extra, directory: directory, under: wrapper)
         let watchdog = Task.detached { [process] in
             try await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
             if process.process.isRunning { kill(process.process.processIdentifier, SIGKILL) }
@@ -114,7 +116,7 @@ struct BinaryRunner {
     }
 
     private static func start(_ arguments: [String], home: String?, environment extra: [String: String],
-                              directory: String?) throws -> Prepared {
+                              directory: String?, under wrapper: [String] = []) throws -> Prepared {
         let scratch = try Scratch()
         let home = home ?? scratch.path
         let outURL = URL(fileURLWithPath: scratch.path + "/.stdout"), errURL = URL(fileURLWithPath: scratch.path + "/.stderr")
@@ -122,8 +124,8 @@ struct BinaryRunner {
         try Data().write(to: errURL)
         let prepared = Prepared(scratch: scratch, out: try FileHandle(forWritingTo: outURL), err: try FileHandle(forWritingTo: errURL))
         let process = prepared.process
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
+        process.executableURL = URL(fileURLWithPath: wrapper.first ?? binary)
+        process.arguments = wrapper.isEmpty ? arguments : Array(wrapper.dropFirst()) + [binary] + arguments
         process.environment = environment(home: home, extra: extra)
         process.currentDirectoryURL = URL(fileURLWithPath: directory ?? home)
         process.standardInput = FileHandle.nullDevice

@@ -107,7 +107,7 @@ import Testing
         #expect(inbox.received.first?.status == "succeeded")
         #expect(seen.withLock { $0 } == ["evt_A", "evt_B"], "onEvent once per new event")
         #expect(rejected.withLock { $0 }.isEmpty)
-        let found = await inbox.wait(for: "payment_intent.status.succeeded", intent: "pi_2", timeout: 0)
+        let found = await inbox.events.wait(for: "payment_intent.status.succeeded", intent: "pi_2", timeout: 0)
         #expect(found?.id == "evt_B")
     }
 

@@ -357,6 +357,7 @@ import Testing
             case .polling: "polling"
             case .note: "note"
             case .link: "link"
+            case .listening: "listening"
             case .stepFinished: "stepFinished"
             case .flowFinished: "flowFinished"
             }

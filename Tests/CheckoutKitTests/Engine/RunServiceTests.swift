@@ -46,7 +46,7 @@ import Testing
         let started = try await RunServiceRecipe.startAll(for: Self.flow(["bahn.createIntent", "bahn.awaitWebhook"]), host: host)
         let services = RunServices(started: started)
         let listener = try #require(services.service(BahnWebhookService.self))
-        #expect(listener.inbox.url.hasPrefix("http://127.0.0.1:"))
+        #expect(listener.url?.hasPrefix("http://127.0.0.1:") == true)
         #expect(host.log.withLock { $0 } == ["register bahn BAHN_API_URL"])
         await services.stop()
         #expect(host.log.withLock { $0 } == ["register bahn BAHN_API_URL", "remove bahn"])
@@ -90,8 +90,8 @@ import Testing
     @Test func aFailedStartStopsTheServicesAlreadyStarted() async throws {
         let first = Probe()
         let provider = Provider(name: "test", variables: [], operations: [], flows: [], services: [
-            RunServiceRecipe(operations: ["test.a"]) { _ in first },
-            RunServiceRecipe(operations: ["test.a"]) { (_: any RunServiceHost) async throws(Diagnostic) -> (any RunService)? in
+            RunServiceRecipe(operations: ["test.a"], replaying: { _ in nil }) { _ in first },
+            RunServiceRecipe(operations: ["test.a"], replaying: { _ in nil }) { (_: any RunServiceHost) async throws(Diagnostic) -> (any RunService)? in
                 throw .unavailable("cannot start", hint: "none")
             },
         ])

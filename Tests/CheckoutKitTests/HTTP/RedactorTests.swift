@@ -6,6 +6,39 @@ import Testing
 @Suite struct RedactorTests {
     let mask = Redactor.mask
 
+    /// A JWT under a secret's key keeps its header and payload (redacted) and loses its signature — a replay builds on
+    /// its payload, and nobody can use it — and the signature is a secret wherever else it shows.
+    @Test func aJWTKeepsItsShapeButNotItsSignature() throws {
+        let r = Redactor()
+        let header = Data(#"{"alg":"ES256","kid":"k"}"#.utf8).base64URLEncodedString()
+        let payload = Data(#"{"amount":"10.00","token":"tok_secret_12345"}"#.utf8).base64URLEncodedString()
+        let signature = "c2lnbmF0dXJlLWJ5dGVzLTEyMzQ1Njc4OTA"
+        let jwt = "\(header).\(payload).\(signature)"
+        let out = r.json(["jwtToken": .string(jwt)])
+        let kept = try #require(out["jwtToken"]?.stringValue)
+        let parts = kept.split(separator: ".").map(String.init)
+        #expect(parts.count == 3 && parts[2] == "REDACTED", "\(kept)")
+        let decoded = try JSON.parse(try #require(Data(base64URLEncoded: parts[1])))
+        #expect(decoded == ["amount": "10.00", "token": .string(mask)])
+        #expect(!kept.contains(signature))
+        #expect(r.text("sig \(signature) in a message") == "sig \(mask) in a message")
+        // Redacting the redacted form again changes nothing (a HAR is redacted once more as a whole).
+        #expect(r.json(out) == out)
+        #expect(r.text(out.serialized()) == out.serialized())
+    }
+
+    /// An Adyen threeDS2 action's token says where the challenge is: kept, its contents redacted.
+    @Test func anAdyenChallengeTokenKeepsItsContents() throws {
+        let r = Redactor()
+        let inner: JSON = ["acsURL": "https://acs.example/challenge", "secret": "s3cr3t-value"]
+        let token = inner.data.base64EncodedString()
+        let out = r.json(["type": "threeDS2", "subtype": "challenge", "token": .string(token)])
+        let kept = try JSON.parse(#require(out["token"]?.stringValue.flatMap { Data(base64Encoded: $0) }))
+        #expect(kept == ["acsURL": "https://acs.example/challenge", "secret": .string(mask)])
+        // Elsewhere a token is a token.
+        #expect(r.json(["type": "card", "token": .string(token)])["token"] == .string(mask))
+    }
+
     @Test func sensitiveHeadersAreMasked() {
         let r = Redactor()
         let out = r.headers(["Authorization": "Basic dXNlcjpwYXNz", "bn-api-key": "key-123456", "X-Shared-Secret": "s",

@@ -1,0 +1,75 @@
+import Foundation
+
+/// A `Flow` written back as a flow file (the format `FlowFile` reads): what a recording keeps of the flow it ran — a
+/// command's flow built from typed options included — so that a replay runs the same steps. Decoding what this writes
+/// gives the same flow (`FlowEncoderTests`).
+public enum FlowEncoder {
+    public static func encode(_ flow: Flow) -> JSON {
+        var o: [String: JSON] = ["name": .string(flow.name), "steps": .array(flow.steps.map(step))]
+        if !flow.description.isEmpty { o["description"] = .string(flow.description) }
+        if !flow.vars.isEmpty { o["vars"] = .object(flow.vars) }
+        if !flow.finally.isEmpty { o["finally"] = .array(flow.finally.map(step)) }
+        if let deadline = flow.deadline { o["deadline"] = JSON(deadline) }
+        return .object(o)
+    }
+
+    static func step(_ step: Step) -> JSON {
+        var o: [String: JSON] = ["name": .string(step.name)]
+        switch step.action {
+        case .request(let r): o["request"] = request(r)
+        case .operation(let name, let arguments):
+            o["use"] = .string(name)
+            if arguments != .object([:]) { o["with"] = arguments }
+        }
+        if !step.capture.isEmpty { o["capture"] = .object(step.capture.mapValues { .string($0.description) }) }
+        if let expect = expectation(step.expect) { o["expect"] = expect }
+        if let retry = step.retry {
+            o["retry"] = ["attempts": JSON(retry.attempts), "interval": JSON(retry.interval), "backoff": JSON(retry.backoff)]
+        }
+        if let until = step.until {
+            var u: [String: JSON] = ["path": .string(until.condition.path.description), "interval": JSON(until.interval),
+                                     "timeout": JSON(until.timeout)]
+            switch until.condition.test {
+            case .equals(let v): u["equals"] = v
+            case .matches(let pattern): u["matches"] = .string(pattern)
+            case .exists(let exists): u["exists"] = .bool(exists)
+            case .oneOf(let values): u["in"] = .array(values)
+            }
+            o["until"] = .object(u)
+        }
+        if step.optional { o["optional"] = true }
+        return .object(o)
+    }
+
+    static func request(_ r: RequestTemplate) -> JSON {
+        var o: [String: JSON] = ["method": .string(r.method), "url": .string(r.url)]
+        if !r.headers.isEmpty { o["headers"] = .object(Dictionary(r.headers.map { ($0.name, JSON.string($0.value)) }) { _, last in last }) }
+        switch r.body {
+        case .json(let j)?: o["json"] = j
+        case .text(let t)?: o["body"] = .string(t)
+        case .file(let f)?: o["bodyFile"] = .string(f)
+        case nil: break
+        }
+        return .object(o)
+    }
+
+    static func expectation(_ e: Expectation) -> JSON? {
+        var o: [String: JSON] = [:]
+        if let status = e.status { o["status"] = .array(status.map { JSON($0) }) }
+        var equals: [String: JSON] = [:]
+        var matches: [String: JSON] = [:]
+        var exists: [JSON] = []
+        for condition in e.conditions {
+            switch condition.test {
+            case .equals(let v): equals[condition.path.description] = v
+            case .matches(let pattern): matches[condition.path.description] = .string(pattern)
+            case .exists: exists.append(.string(condition.path.description))
+            case .oneOf: break  // only `until` takes a list of values
+            }
+        }
+        if !equals.isEmpty { o["equals"] = .object(equals) }
+        if !matches.isEmpty { o["matches"] = .object(matches) }
+        if !exists.isEmpty { o["exists"] = .array(exists) }
+        return o.isEmpty ? nil : .object(o)
+    }
+}

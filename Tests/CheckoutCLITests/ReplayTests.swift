@@ -1,0 +1,185 @@
+import CheckoutKit
+import Foundation
+import SandboxEmulator
+import Testing
+import TestSupport
+@testable import CheckoutCLI
+
+/// `--record` then `flow replay`: every built-in flow runs again from its recording with no socket, and a replay that
+/// sends something else says where, path by path.
+@Suite struct ReplayTests {
+    /// Every built-in flow, recorded once for the whole suite (`flow run --all --record DIR/`).
+    static let recordings: (directory: String, files: [String]) = {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cd-replay-\(UUID().uuidString.prefix(8))").path
+        try! FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let r = try! BinaryRunner.runBlocking(["flow", "run", "--all", "--record", directory + "/hars/"], home: directory, timeout: 120)
+        precondition(r.status == 0, "recording the built-in flows failed: \(r.all)")
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory + "/hars"))?.filter { $0.hasSuffix(".har") }.sorted() ?? []
+        return (directory, files.map { directory + "/hars/" + $0 })
+    }()
+
+    static func recording(_ flow: String) throws -> String {
+        try #require(recordings.files.first { $0.hasSuffix("-\(flow).har") }, "no recording of \(flow)")
+    }
+
+    /// The AF_INET and AF_INET6 sockets a run made, as strace saw them.
+    static func internetSockets(_ trace: String) throws -> [String] {
+        try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+            .filter { $0.contains("socket(AF_INET") }.map(String.init)
+    }
+
+    @Test func everyBuiltinFlowReplaysFromItsRecordingWithoutASocket() async throws {
+        let files = Self.recordings.files
+        #expect(files.count == BuiltinFlows.all.count, "\(files)")
+        let s = try Scratch()
+        for file in files {
+            let trace = s.path + "/trace-\((file as NSString).lastPathComponent).txt"
+            let r = try await BinaryRunner.run(["flow", "replay", file], home: s.path,
+                                               under: ["/usr/bin/strace", "-f", "-qq", "-e", "trace=socket", "-o", trace])
+            #expect(r.status == 0, "\(file): \(r.all)")
+            #expect(r.stdout.contains(/replay: matched (all \d+ recorded requests|the one recorded request), and every step ended as recorded/), "\(file): \(r.stdout)")
+            let sockets = try Self.internetSockets(trace)
+            #expect(sockets.isEmpty, "\(file) opened a socket: \(sockets)")
+        }
+        // The proof can fail: the run that made a recording opens sockets, and strace sees them.
+        let trace = s.path + "/trace-run.txt"
+        let run = try await BinaryRunner.run(["flow", "run", "emulator-orders"], home: s.path,
+                                             under: ["/usr/bin/strace", "-f", "-qq", "-e", "trace=socket", "-o", trace])
+        #expect(run.status == 0, "\(run.all)")
+        #expect(try !Self.internetSockets(trace).isEmpty)
+    }
+
+    @Test func aRecordingNamesItsFlowVariablesVersionAndDefinition() throws {
+        let har = try JSON.parse(Data(contentsOf: URL(fileURLWithPath: try Self.recording("bahn-apple-pay"))))
+        let run = try #require(har["log"]?["_run"])
+        #expect(run["flow"] == "bahn-apple-pay")
+        #expect(run["kind"] == "local")
+        #expect(run["vars"] == .object([:]))
+        #expect(har["log"]?["creator"]?["version"]?.stringValue == CheckoutDriver.version)
+        #expect(run["definition"]?["steps"]?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["make-token", "create-intent", "confirm", "poll", "webhook"])
+        #expect(run["configuration"]?["BAHN_API_URL"]?.stringValue?.hasPrefix("http://127.0.0.1:") == true)
+        #expect(har["log"]?["comment"]?.stringValue?.contains("run of flow bahn-apple-pay") == true)
+    }
+
+    @Test func noSecretIsInAnyRecording() throws {
+        // The emulator's credentials are the secrets a local run knows; a recording must hold none of them, nor a token's
+        // payment data, nor a JWT's signature.
+        let secrets = Configuration(environment: "local", kind: .local, values: LocalEnvironment.values(baseURL: "http://127.0.0.1:1")).secretValues
+            .filter { $0.count >= 6 }
+        #expect(secrets.count >= 5)
+        for file in Self.recordings.files {
+            let text = try String(contentsOfFile: file, encoding: .utf8)
+            for secret in secrets { #expect(!text.contains(secret), "\(file) holds a configured secret") }
+            #expect(!text.contains("-----BEGIN"), "\(file) holds a key")
+            // What stands for a JWT is unsigned: its third part is the mask's.
+            for jwt in text.matches(of: /eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.([A-Za-z0-9_-]+)/) {
+                #expect(jwt.output.1 == "REDACTED", "\(file) holds a signed JWT")
+            }
+        }
+    }
+
+    /// Runs `flow replay` with `arguments` after the recording; it must diverge (exit 1) and show `lines`.
+    static func expectDivergence(_ recording: String, _ arguments: [String], headline: String, lines: [String],
+                                 sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let s = try Scratch()
+        let r = try await BinaryRunner.run(["flow", "replay", recording] + arguments, home: s.path)
+        #expect(r.status == 1, "\(r.all)", sourceLocation: sourceLocation)
+        #expect(r.stderr.contains("replay: diverged at " + headline), "\(r.stderr)", sourceLocation: sourceLocation)
+        for line in lines { #expect(r.stderr.contains("\n  " + line + "\n"), "\(line) in \(r.stderr)", sourceLocation: sourceLocation) }
+        #expect(r.stderr.contains("error: the replay diverged from \(recording)"), sourceLocation: sourceLocation)
+        #expect(!r.stdout.contains("replay: matched"), sourceLocation: sourceLocation)
+    }
+
+    @Test func aChangedAmountDivergesWithItsPath() async throws {
+        try await Self.expectDivergence(try Self.recording("bahn-apple-pay"), ["--var", "amount=9000"],
+                                        headline: "request 1 of 4, in step 'create-intent': sent POST /api/payment_intents, which differs from the recorded one",
+                                        lines: ["$.payload.amount: recorded 8000, sent 9000"])
+    }
+
+    @Test func aChangedGraphQLVariableDivergesWithItsPath() async throws {
+        try await Self.expectDivergence(try Self.recording("centra-express-pdp"), ["--var", "item=1003-M"],
+                                        headline: "request 3 of 9, in step 'add-item': sent POST /centra/graphql (CentraAddItem), which differs from the recorded one",
+                                        lines: [#"$.variables.item: recorded "1002-M", sent "1003-M""#])
+    }
+
+    /// The recorded flow's definition, changed by `change`, written as a flow file.
+    static func changedFlow(_ recording: String, in s: Scratch, _ change: (inout [String: JSON]) -> Void) throws -> String {
+        let har = try JSON.parse(Data(contentsOf: URL(fileURLWithPath: recording)))
+        var definition = try #require(har["log"]?["_run"]?["definition"]?.objectValue)
+        change(&definition)
+        return try s.write("changed.json", JSON.object(definition).serialized())
+    }
+
+    @Test func anExtraRequestDiverges() async throws {
+        let s = try Scratch()
+        let recording = try Self.recording("emulator-orders")
+        let flow = try Self.changedFlow(recording, in: s) { definition in
+            let extra: JSON = ["name": "again", "request": ["url": "${env.EMULATOR_URL}/_sandbox/health"]]
+            definition["finally"] = .array((definition["finally"]?.arrayValue ?? []) + [extra])
+        }
+        try await Self.expectDivergence(recording, ["--flow", flow],
+                                        headline: "request 6 of 5: sent GET /_sandbox/health, but the recording ends after 5 requests", lines: [])
+    }
+
+    @Test func aMissingRequestDiverges() async throws {
+        let s = try Scratch()
+        let recording = try Self.recording("emulator-orders")
+        let flow = try Self.changedFlow(recording, in: s) { $0["finally"] = nil }
+        try await Self.expectDivergence(recording, ["--flow", flow],
+                                        headline: "request 5 of 5, in step 'ledger': the replay made 4 requests, and the recording has 1 more it never made",
+                                        lines: ["request 5: GET /_sandbox/ledger, in step 'ledger'"])
+    }
+
+    @Test func aCommandsRecordingReplaysItsTypedOptions() async throws {
+        let s = try Scratch()
+        let har = s.path + "/charge.har"
+        let recorded = try await BinaryRunner.run(["braintree", "apple-pay", "--amount", "12.34", "--record", har], home: s.path)
+        #expect(recorded.status == 0, "\(recorded.all)")
+        let replayed = try await BinaryRunner.run(["flow", "replay", har], home: s.path)
+        #expect(replayed.status == 0, "\(replayed.all)")
+        #expect(replayed.stdout.contains("replay: matched all 3 recorded requests"), "\(replayed.stdout)")
+        // The amount came from the recorded flow, not a default: another one diverges.
+        let other = try await BinaryRunner.run(["flow", "replay", har, "--var", "amount=10.00"], home: s.path)
+        #expect(other.status == 1, "\(other.all)")
+    }
+
+    @Test func aLostAnswerReplaysAsLostAndItsReadBackToo() async throws {
+        // The charge's answer was lost (the emulator charged, then reset the connection); the run read it back. The
+        // replay meets the same lost answer, reads back the same way, and matches the recording.
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path, arguments: ["--faults", "POST /braintree/graphql => drop @1"])
+        defer { server.stop() }
+        let har = s.path + "/lost.har"
+        let recorded = try await BinaryRunner.run(["flow", "run", "braintree-apple-pay", "--record", har], home: s.path)
+        server.stop()
+        let text = try String(contentsOfFile: har, encoding: .utf8)
+        #expect(recorded.status == 0, "\(recorded.all)")
+        #expect(text.contains(#""_error": "connection lost"#), "\(text)")
+        let replayed = try await BinaryRunner.run(["flow", "replay", har], home: s.path)
+        #expect(replayed.status == 0, "\(replayed.all)")
+        #expect(replayed.stdout.contains("replay: matched all 4 recorded requests"), "\(replayed.stdout)")
+        // As the recorded run did, the replay says the charge was found by reading it back.
+        for said in [recorded.stderr, replayed.stderr] {
+            #expect(said.contains("note: charge: charge got no trustworthy answer"), "\(said)")
+            #expect(said.contains(/reading the transactions of order cd-[0-9a-f]+ back: transaction \w+ is SUBMITTED_FOR_SETTLEMENT/), "\(said)")
+        }
+    }
+
+    @Test func whatIsNotARecordingIsRefusedClearly() async throws {
+        let s = try Scratch()
+        let cases: [(String, String)] = [
+            ("{not json", "is not JSON, so not a HAR file"),
+            (#"{"log": {"version": "1.2", "entries": []}}"#, "has no log._run: it was not written by checkout-driver's --record"),
+            (#"{"log": {"_run": {"flow": "x"}}}"#, "is not a HAR file: it has no log.entries"),
+            (#"{"log": {"entries": [{"request": {}}], "_run": {"flow": "x"}}}"#, "an entry needs request.method, request.url and response.status"),
+        ]
+        for (index, (text, message)) in cases.enumerated() {
+            let file = try s.write("bad-\(index).har", text)
+            let r = try await BinaryRunner.run(["flow", "replay", file], home: s.path)
+            #expect(r.status == 65, "\(text): \(r.all)")
+            #expect(r.stderr.contains(message), "\(text): \(r.stderr)")
+        }
+        let missing = try await BinaryRunner.run(["flow", "replay", s.path + "/none.har"], home: s.path)
+        #expect(missing.status == 65 && missing.stderr.contains("cannot read the recording"), "\(missing.all)")
+    }
+}
