@@ -88,3 +88,46 @@ import Testing
         var all: [String] { lock.withLock { list } }
     }
 }
+
+/// Once every request matched, each step must have ended as recorded.
+@Suite struct ReplayVerdictTests {
+    static func result(_ steps: [(String, StepResult.Outcome)]) -> FlowResult {
+        FlowResult(name: "f", environment: "local", startedAt: Date(), duration: 0,
+                   steps: steps.map { StepResult(name: $0.0, isFinally: false, optional: false, outcome: $0.1, startedAt: Date(), duration: 0,
+                                                 requests: 0, polls: 0, status: nil, message: $0.1 == .failed ? "it broke" : nil, output: nil) },
+                   failure: nil, captures: [:])
+    }
+
+    static func recording(_ steps: [(String, StepResult.Outcome)]) -> Recording {
+        var r = ReplayTransportTests.recording([])
+        r.steps = steps.map { Recording.Step(name: $0.0, outcome: $0.1, isFinally: false, output: nil) }
+        return r
+    }
+
+    @Test func stepsMustEndAsRecorded() {
+        let recorded = Self.recording([("a", .passed), ("b", .failed)])
+        #expect(ReplayVerdict.stepDivergence(Self.result([("a", .passed), ("b", .failed)]), recording: recorded) == nil,
+                "a recorded failure that fails again is a match")
+        let other = ReplayVerdict.stepDivergence(Self.result([("a", .passed), ("b", .passed)]), recording: recorded)
+        #expect(other?.kind == .step && other?.headline == "step 'b' passed, and it failed in the recording")
+        #expect(ReplayVerdict.stepDivergence(Self.result([("a", .failed), ("b", .failed)]), recording: recorded)?.lines == ["this run: it broke"])
+        #expect(ReplayVerdict.stepDivergence(Self.result([("a", .passed)]), recording: recorded)?.headline
+                == "the recording has step 'b', which this run did not reach")
+        #expect(ReplayVerdict.stepDivergence(Self.result([("a", .passed), ("c", .failed)]), recording: recorded)?.headline
+                == "step 'c' ran where the recording has step 'b'")
+        #expect(ReplayVerdict.stepDivergence(Self.result([("a", .passed), ("b", .failed), ("c", .passed)]), recording: recorded)?.headline
+                == "step 'c' ran, and the recording has no step after 'b'")
+    }
+
+    @Test func aReplaysWebhookEventsAreAllThereWillBe() async {
+        // A wait for an event the recording did not get ends at once, not at its timeout.
+        let events = BahnWebhookEvents([], complete: true)
+        let started = ContinuousClock.now
+        #expect(await events.wait(for: "payment_intent.status.succeeded", intent: nil, timeout: 5) == nil)
+        #expect(ContinuousClock.now - started < .seconds(2))
+        let event = BahnWebhookEvent(body: ["id": "evt_1", "type": "t", "data": ["payment_intent": ["id": "pi_1", "status": "succeeded"]]])!
+        let service = BahnWebhookService(replaying: [event])
+        #expect(await service.events.wait(for: "t", intent: "pi_1", timeout: 5)?.status == "succeeded")
+        #expect(service.url == nil)
+    }
+}
