@@ -32,12 +32,10 @@ final class RunEnvironment: Sendable {
     /// recording's clock, so that a service's "before" times compare as they did when it was recorded.
     struct Replay: Sendable {
         let transport: ReplayTransport
-        let source: String
         let now: @Sendable () -> Date
 
-        init(_ recording: Recording, source: String, redactor: Redactor) {
+        init(_ recording: Recording, redactor: Redactor) {
             transport = ReplayTransport(recording: recording, redactor: redactor)
-            self.source = source
             let offset = recording.startedAt.map { $0.timeIntervalSinceNow } ?? 0
             now = { Date().addingTimeInterval(offset) }
         }
@@ -48,10 +46,7 @@ final class RunEnvironment: Sendable {
     /// state the recorded run started from, and no emulator and no socket.
     static func prepareReplay(_ invocation: Invocation, recording: Recording, source: String, console: Console = .shared) throws(Diagnostic) -> RunEnvironment {
         let settings = try GlobalSettings(invocation)
-        if let record = settings.recordPath {
-            if settings.recordsDirectory { try FileIO.ensureDirectory(record, option: "--record") } else { try FileIO.checkWritable(record, option: "--record") }
-        }
-        if let junit = settings.junitPath { try FileIO.checkWritable(junit, option: "--junit") }
+        try checkReports(settings)
         var values = LocalEnvironment.values(baseURL: "http://127.0.0.1:9")
         values.merge(recording.configuration) { _, recorded in recorded }
         values.merge(settings.configurationFlags) { _, flag in flag }
@@ -62,20 +57,24 @@ final class RunEnvironment: Sendable {
         let state = StateStore(path: LocalEmulatorFile.throwawayStatePath(), redactor: redactor)
         if let recorded = recording.state?.objectValue { try state.update { $0 = .object(recorded) } }
         let env = RunEnvironment(settings: settings, configuration: configuration, redactor: redactor, state: state, emulator: nil,
-                                 throwawayState: true, console: console, replay: Replay(recording, source: source, redactor: redactor))
+                                 throwawayState: true, console: console, replay: Replay(recording, redactor: redactor))
         if settings.format == .text && !settings.quiet { console.err("environment: \(configuration.summary)") }
         return env
+    }
+
+    /// Reports that cannot be written stop the run before anything is sent (`flow validate` too).
+    private static func checkReports(_ settings: GlobalSettings) throws(Diagnostic) {
+        if let record = settings.recordPath {
+            if settings.recordsDirectory { try FileIO.ensureDirectory(record, option: "--record") } else { try FileIO.checkWritable(record, option: "--record") }
+        }
+        if let junit = settings.junitPath { try FileIO.checkWritable(junit, option: "--junit") }
     }
 
     /// Resolves configuration and, for a local run, starts the emulator on an ephemeral loopback port — unless
     /// `startingEmulator` is false (`flow validate`: nothing will be sent; the emulator's endpoints are placeholders).
     static func prepare(_ invocation: Invocation, console: Console = .shared, startingEmulator: Bool = true) throws(Diagnostic) -> RunEnvironment {
         let settings = try GlobalSettings(invocation)
-        // Outputs that cannot be written stop the run before anything is sent (`flow validate` too).
-        if let record = settings.recordPath {
-            if settings.recordsDirectory { try FileIO.ensureDirectory(record, option: "--record") } else { try FileIO.checkWritable(record, option: "--record") }
-        }
-        if let junit = settings.junitPath { try FileIO.checkWritable(junit, option: "--junit") }
+        try checkReports(settings)
         if let session = settings.sessionPath, FileManager.default.fileExists(atPath: session) { try FileIO.checkWritable(session, option: "--session") }
         let processEnvironment = ProcessInfo.processInfo.environment
         var emulator: Emulator?
