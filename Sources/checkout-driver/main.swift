@@ -2,4 +2,9 @@ import CheckoutCLI
 import Foundation
 
 // The executable is deliberately thin: everything lives in CheckoutCLI so that tests can drive it in-process too.
-exit(await CheckoutDriver.main(arguments: Array(CommandLine.arguments.dropFirst())))
+let code = await CheckoutDriver.main(arguments: Array(CommandLine.arguments.dropFirst()))
+// Everything the run writes is written (and its temporary files removed) by now. The process ends without running the
+// libraries' exit handlers: OpenSSL's cleanup at exit frees what a worker thread may still be releasing (a libcurl
+// handle, a key going out of scope), a double free seen once in parallel runs under load.
+fflush(nil)
+_exit(code)
