@@ -67,6 +67,7 @@ import TestSupport
         let secrets = Configuration(environment: "local", kind: .local, values: LocalEnvironment.values(baseURL: "http://127.0.0.1:1")).secretValues
             .filter { $0.count >= 6 }
         #expect(secrets.count >= 5)
+        var jwts = 0
         for file in Self.recordings.files {
             let text = try String(contentsOfFile: file, encoding: .utf8)
             for secret in secrets { #expect(!text.contains(secret), "\(file) holds a configured secret") }
@@ -74,8 +75,10 @@ import TestSupport
             // What stands for a JWT is unsigned: its third part is the mask's.
             for jwt in text.matches(of: /eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.([A-Za-z0-9_-]+)/) {
                 #expect(jwt.output.1 == "REDACTED", "\(file) holds a signed JWT")
+                jwts += 1
             }
         }
+        #expect(jwts >= 4, "the Cash App recordings each hold Afterpay's signing JWT, unsigned")
     }
 
     /// Runs `flow replay` with `arguments` after the recording; it must diverge (exit 1) and show `lines`.

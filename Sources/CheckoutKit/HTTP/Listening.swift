@@ -1,5 +1,5 @@
 import Foundation
-@_exported import LoopbackHTTP
+import LoopbackHTTP
 
 /// Where an operation listens for something that comes back to the driver (a 3DS return): the other half of the
 /// `HTTPClient` seam. A run binds a loopback socket; a replay hands out the addresses its recording listened on and

@@ -91,8 +91,15 @@ public final class Redactor: Sendable {
             for (k, v) in o {
                 let sensitive = Self.sensitiveKeys.contains(k.lowercased()) || (isPaymentToken && k == "data")
                 if sensitive, case .string(let secret) = v, let kept = Self.keptShape(secret, key: k, in: o) {
-                    // What stays of it is no secret; what goes is (a signature).
-                    if let dropped = kept.dropped { register(dropped) }
+                    // What goes of it is the secret (a signature); what stays is judged by its own keys, like any JSON.
+                    switch kept {
+                    case .jws(let header, let payload, let signature):
+                        if signature != JWSDisplay.droppedSignature { register(signature) }
+                        harvest(header, underSensitiveKey: false)
+                        harvest(payload, underSensitiveKey: false)
+                    case .challenge(let inner):
+                        harvest(inner, underSensitiveKey: false)
+                    }
                     continue
                 }
                 harvest(v, underSensitiveKey: underSensitiveKey || sensitive)
@@ -155,20 +162,13 @@ public final class Redactor: Sendable {
     enum KeptShape {
         case jws(header: JSON, payload: JSON, signature: String)
         case challenge(JSON)
-
-        /// The part that goes, which is the secret.
-        var dropped: String? {
-            if case .jws(_, _, let signature) = self, signature != JWSDisplay.droppedSignature { return signature }
-            return nil
-        }
     }
 
     static func keptShape(_ s: String, key: String, in object: [String: JSON]) -> KeptShape? {
         if JWSDisplay.looksLikeCompactJWS(s) {
-            let parts = s.split(separator: ".", omittingEmptySubsequences: false)
-            guard let header = Data(base64URLEncoded: String(parts[0])).flatMap({ try? JSON.parse($0) }),
-                  let payload = Data(base64URLEncoded: String(parts[1])).flatMap({ try? JSON.parse($0) }) else { return nil }
-            return .jws(header: header, payload: payload, signature: String(parts[2]))
+            guard let (header, payload, signature) = JWSDisplay.parts(s), let header = try? JSON.parse(header),
+                  let payload = try? JSON.parse(payload) else { return nil }
+            return .jws(header: header, payload: payload, signature: signature)
         }
         if key == "token", object["type"]?.stringValue == "threeDS2", let data = Data(base64Encoded: s),
            let inner = try? JSON.parse(data), inner.objectValue != nil {
@@ -234,10 +234,16 @@ enum JWSDisplay {
     /// What stands for a JWS signature that a redacted JWS lost: the same shape, which no verifier accepts.
     static let droppedSignature = "REDACTED"
 
-    static func redacted(_ s: String, redactor: Redactor) -> String? {
+    /// The decoded header and payload and the signature as it stands; nil when it is not three parts of base64url.
+    static func parts(_ s: String) -> (header: Data, payload: Data, signature: String)? {
         let parts = s.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let header = Data(base64URLEncoded: String(parts[0])),
               let payload = Data(base64URLEncoded: String(parts[1])) else { return nil }
+        return (header, payload, String(parts[2]))
+    }
+
+    static func redacted(_ s: String, redactor: Redactor) -> String? {
+        guard let (header, payload, _) = parts(s) else { return nil }
         let headerText = (try? JSON.parse(header)).map { redactor.json($0).serialized() } ?? "?"
         let payloadText = (try? JSON.parse(payload)).map { redactor.json($0).serialized() }
             ?? redactor.text(String(decoding: payload, as: UTF8.self))

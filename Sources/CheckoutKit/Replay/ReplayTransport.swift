@@ -52,14 +52,19 @@ public final class ReplayTransport: HTTPClient, Listening {
 
     public func send(_ request: HTTPClientRequest) async throws(TransportError) -> HTTPClientResponse {
         let exchanges = recording.exchanges
-        let sent = ReplayMatch.describe(method: request.method, url: redactor.text(request.url),
-                                        body: request.body.map { redactor.body($0, contentType: request.headers["Content-Type"]) })
+        // How the request is named in a divergence; only made for one.
+        let redactor = redactor
+        func describeSent() -> String {
+            ReplayMatch.describe(method: request.method, url: redactor.text(request.url),
+                                 body: request.body.map { redactor.body($0, contentType: request.headers["Content-Type"]) })
+        }
         let found = progress.withLock { p -> Result<(Recording.Exchange, HTTPHandler?), TransportError> in
             if let earlier = p.divergence {
                 return .failure(.invalidRequest("not replayed: the replay diverged at request \(earlier.request ?? 0) of the recording"))
             }
             let index = p.next
             guard index < exchanges.count else {
+                let sent = describeSent()
                 p.divergence = Divergence(kind: .extra, request: index + 1, step: nil,
                                           headline: "sent \(sent), but the recording ends after \(exchanges.count) request\(exchanges.count == 1 ? "" : "s")",
                                           lines: [])
@@ -68,6 +73,7 @@ public final class ReplayTransport: HTTPClient, Listening {
             let recorded = exchanges[index]
             let differences = ReplayMatch.differences(recorded, request, redactor: redactor)
             guard differences.isEmpty else {
+                let sent = describeSent()
                 let expected = ReplayMatch.describe(method: recorded.method, url: recorded.url, body: recorded.body)
                 let headline = expected == sent ? "sent \(sent), which differs from the recorded one"
                     : "sent \(sent), but the recording's request \(index + 1) is \(expected)"
@@ -80,9 +86,9 @@ public final class ReplayTransport: HTTPClient, Listening {
         let (recorded, handler) = try found.get()
         // The driver's own listener hears the request, as its socket would have (the recorded answer is its answer).
         if let handler {
-            let target = ReplayMatch.URLParts(request.url)
-            let query = request.url.split(separator: "?", maxSplits: 1).dropFirst().first.map { "?" + $0 } ?? ""
-            _ = handler(HTTPRequest(method: request.method, target: target.path + query, headers: request.headers, body: request.body ?? Data()))
+            let target = String(request.url.dropFirst(Self.origin(request.url).count))
+            _ = handler(HTTPRequest(method: request.method, target: target.isEmpty ? "/" : target, headers: request.headers,
+                                    body: request.body ?? Data()))
         }
         return try recorded.answer.get()
     }
