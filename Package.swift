@@ -13,7 +13,9 @@ let package = Package(
     targets: [
         .executableTarget(name: "checkout-driver", dependencies: ["CheckoutCLI"]),
         .target(name: "CheckoutCLI", dependencies: ["CheckoutKit", "SandboxEmulator", "CQRencode"]),
-        .target(name: "CheckoutKit", dependencies: ["CCurl", "Crypto", "LoopbackHTTP", "WireTypes"]),
+        // The built-in flows are flow files, embedded in the binary (`flow show` prints them as they ship).
+        .target(name: "CheckoutKit", dependencies: ["CCurl", "Crypto", "LoopbackHTTP", "WireTypes"],
+                resources: [.embedInCode("Flows/Builtin")]),
         .target(name: "SandboxEmulator", dependencies: ["Crypto", "LoopbackHTTP", "GraphQL", "WireTypes"],
                 exclude: ["Centra/Schema/SOURCE.md", "Braintree/Schema/SOURCE.md"],
                 // Centra's published Storefront API schema and Braintree's GraphQL API schema, served through the

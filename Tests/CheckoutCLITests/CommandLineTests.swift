@@ -94,7 +94,7 @@ import TestSupport
         let s = try Scratch()
         let r = try await BinaryRunner.run(["flow"], home: s.path)
         #expect(r.status == 64)
-        #expect(r.stderr.contains("needs a subcommand: run, replay, list, validate, junit-merge"))
+        #expect(r.stderr.contains("needs a subcommand: run, replay, list, show, describe, ops, schema, validate, junit-merge"))
     }
 
     @Test func unknownBuiltinFlowSuggestsOne() async throws {

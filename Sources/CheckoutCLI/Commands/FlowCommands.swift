@@ -2,10 +2,12 @@ import CheckoutKit
 import Foundation
 import SandboxEmulator
 
-/// `checkout-driver flow run | replay | list | validate | junit-merge`.
+/// `checkout-driver flow run | replay | list | validate | junit-merge`; `show`, `describe`, `ops` and `schema` are in
+/// FlowCommands+Authoring.swift.
 enum FlowCommands {
     static var spec: CommandSpec {
-        CommandSpec(name: "flow", abstract: "Run, list and check flows.", subcommands: [run, replay, list, validate, junitMerge])
+        CommandSpec(name: "flow", abstract: "Run, list, explore and check flows.",
+                    subcommands: [run, replay, list, show, describe, ops, schema, validate, junitMerge])
     }
 
     static let run = CommandSpec(
@@ -250,13 +252,7 @@ enum FlowCommands {
         if nameOrPath.contains("/") || nameOrPath.hasSuffix(".json") || FileManager.default.fileExists(atPath: nameOrPath) {
             return try FlowFile.load(path: nameOrPath, registry: registry)
         }
-        guard let entry = BuiltinFlows.named(nameOrPath) else {
-            let names = BuiltinFlows.all.map(\.name)
-            let suggestion = Suggest.closest(to: nameOrPath, in: names).map { "; did you mean '\($0)'?" } ?? ""
-            throw .usage("no built-in flow named '\(nameOrPath)'\(suggestion)",
-                         hint: "built-in flows: \(names.joined(separator: ", ")); or give the path of a flow file")
-        }
-        return try BuiltinFlows.load(entry, registry: registry)
+        return try BuiltinFlows.load(try builtin(nameOrPath), registry: registry)
     }
 }
 

@@ -10,8 +10,12 @@ public enum ApplePayOperations {
             summary: "Make a single-use EC_v1 test token (for the emulator's keys) into a file.",
             parameters: [
                 .init("amount", .integer, required: true, range: MinorUnits.range), .init("currency", .string, required: true),
-                .init("out", .string, help: "file to write (default: a file in the run's scratch directory, removed when the run ends)"),
-                .init("pan", .string),
+                .init("out", .string, default: "a file in the run's scratch directory, removed when the run ends", help: "file to write"),
+                .init("pan", .string, default: PaymentTokenMaker.testDPAN, help: "the device PAN inside the token"),
+            ],
+            outputs: [
+                .init("path", "the token file (PKPaymentToken.paymentData)"), .init("transactionId", "the token's transaction id"),
+                .init("amount", "minor units"), .init("currency", "ISO 4217 numeric code"),
             ]
         ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
             let amount = try MinorUnits.parse(args["amount"], currency: args["currency"]?.interpolationText)

@@ -5,6 +5,16 @@ import Foundation
 public enum BahnOperations {
     public static var all: [FlowOperation] { [createIntent, confirm, getIntent, capture, cancel, awaitWebhook] }
 
+    /// What a step outputs that answers with the PaymentIntent.
+    static let intentOutputs: [FlowOperation.Output] = [
+        .init("payment_intent", "the PaymentIntent as Bahn returned it"),
+        .init("payment_intent.id", "its id (pi_…)"),
+        .init("payment_intent.status", "requires_payment_method, requires_capture, succeeded, canceled, …"),
+        .init("payment_intent.amount", "minor units"),
+        .init("payment_intent.currency", "ISO 4217 numeric code"),
+        .init("payment_intent.latest_charge_id", "the latest charge (null before a confirm)"),
+    ]
+
     static let createIntent = FlowOperation(
         name: "bahn.createIntent", summary: "Create a PaymentIntent (amount in minor units, currency ISO 4217).",
         requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check,
@@ -12,7 +22,8 @@ public enum BahnOperations {
             .init("amount", .integer, required: true, range: MinorUnits.range, help: "minor units"),
             .init("currency", .string, required: true, help: "numeric (704) or alphabetic (VND)"),
             .init("description", .string, multiline: true), .init("orderId", .string), .init("metadata", .object),
-        ]
+        ],
+        outputs: intentOutputs
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = try BahnClient(context)
         let orderID = args["orderId"]?.interpolationText
@@ -44,8 +55,16 @@ public enum BahnOperations {
             .init("orderId", .string, help: "the order: its intent from the state file, or a new one (then amount and currency)"),
             .init("tokenFile", .string, required: true, input: .paymentToken, help: "PKPaymentToken.paymentData, exactly as PassKit produced it"),
             .init("captureMethod", .string, help: "manual: authorise now, capture later"),
-            .init("idempotencyKey", .string, help: "default order-<order id>-applepay, kept in the state file"),
+            .init("idempotencyKey", .string, default: "order-<order id>-applepay", help: "kept in the state file"),
             .init("amount", .integer, range: MinorUnits.range), .init("currency", .string), .init("description", .string, multiline: true),
+        ],
+        outputs: intentOutputs + [
+            .init("payment_method", "the PaymentMethod the confirm made (card, wallet, network token)"),
+            .init("summary.intent", "the PaymentIntent id"), .init("summary.status", "the intent's status after the confirm"),
+            .init("summary.charge", "the charge id"), .init("summary.amount", "minor units"),
+            .init("summary.currency", "ISO 4217 numeric code"), .init("summary.brand", "card brand (visa, …)"),
+            .init("summary.last4", "funding card's last 4"), .init("summary.dynamicLast4", "device token's last 4"),
+            .init("summary.wallet", "apple_pay"), .init("summary.idempotencyKey", "the key the confirm was sent under"),
         ]
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = try BahnClient(context)
@@ -168,7 +187,8 @@ public enum BahnOperations {
     static let getIntent = FlowOperation(
         name: "bahn.getIntent", summary: "Read a PaymentIntent (the status poll).",
         requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check,
-        parameters: [.init("intent", .string, help: "the intent id [default: the state file's last intent]")]
+        parameters: [.init("intent", .string, default: "the state file's last intent", help: "the intent id")],
+        outputs: intentOutputs
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = try BahnClient(context)
         let id = try BahnState(store: context.state).intent(args["intent"]?.interpolationText, for: "intent")
@@ -201,7 +221,8 @@ public enum BahnOperations {
                                      key: @escaping @Sendable (String) -> String,
                                      readBack: @escaping @Sendable (String, BahnClient) -> ReadBack) -> FlowOperation {
         FlowOperation(name: name, summary: summary, requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check,
-                      parameters: [.init("intent", .string, help: "the intent id [default: the state file's last intent]")]) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+                      parameters: [.init("intent", .string, default: "the state file's last intent", help: "the intent id")],
+                      outputs: intentOutputs) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
             let client = try BahnClient(context)
             let id = try BahnState(store: context.state).intent(args["intent"]?.interpolationText, for: String(name.dropFirst(5)))
             return try await context.reconciling(readBack(id, client)) { () async throws(Diagnostic) -> StepOutput in
@@ -218,7 +239,11 @@ public enum BahnOperations {
         requiredConfiguration: ["BAHN_WEBHOOK_SECRET"],
         parameters: [
             .init("type", .string, required: true, help: BahnProtocol.eventTypes.joined(separator: ", ")),
-            .init("intent", .string), .init("timeout", .any, help: "seconds (default 30)"),
+            .init("intent", .string), .init("timeout", .any, default: "30s", help: "seconds or a duration (\"2m\")"),
+        ],
+        outputs: [
+            .init("id", "the event id (evt_…)"), .init("type", "the event type"), .init("intent", "the PaymentIntent it is about"),
+            .init("status", "the intent's status in the event"), .init("event", "the verified event as Bahn sent it"),
         ]
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         guard let listener = context.services.service(BahnWebhookService.self) else {

@@ -12,6 +12,6 @@ extension Provider {
             .init(name: "BAHN_WEBHOOK_PORT", meaning: "port of a run's own webhook listener", defaultValue: nil, isSecret: false),
         ],
         operations: BahnOperations.all,
-        flows: [BuiltinFlows.bahnApplePay],
+        flows: BuiltinFlows.bahnFlows,
         services: [BahnWebhookService.recipe])
 }

@@ -12,7 +12,13 @@ public enum BraintreeOperations {
         requiredConfiguration: ["BRAINTREE_CLIENT_API_URL"],
         parameters: [.init("clientToken", .string, help: "authorise with a client token instead of BRAINTREE_TOKENIZATION_KEY"),
                      .init("currency", .string, help: "the payment request's currency, checked against the gateway's"),
-                     .init("network", .string, help: "the card network of the payment, checked against supportedNetworks")]
+                     .init("network", .string, help: "the card network of the payment, checked against supportedNetworks")],
+        outputs: [
+            .init("configuration", "the gateway's client configuration"), .init("summary.clientApiUrl", "where tokenize sends the token"),
+            .init("summary.merchantIdentifier", "the Apple Pay merchant identifier"), .init("summary.currencyCode", "the gateway's currency"),
+            .init("summary.countryCode", "the gateway's country"), .init("summary.supportedNetworks", "the card networks it takes"),
+            .init("summary.environment", "sandbox or production"),
+        ]
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = BraintreeClient(context)
         let configuration = try await client.configuration(try client.authorization(clientToken: args["clientToken"]?.interpolationText))
@@ -43,9 +49,13 @@ public enum BraintreeOperations {
         name: "braintree.tokenize", summary: "Tokenize an Apple Pay token into a single-use nonce (the file's exact bytes, base64).",
         requiredConfiguration: ["BRAINTREE_CLIENT_API_URL"],
         parameters: [.init("tokenFile", .string, required: true, input: .paymentToken, help: "PKPaymentToken.paymentData, exactly as PassKit produced it"),
-                     .init("clientApiUrl", .string, help: "from the configuration (default: BRAINTREE_CLIENT_API_URL's merchant path)"),
-                     .init("clientToken", .string), .init("paymentInstrumentName", .string, help: "default \"Apple Pay\""),
-                     .init("paymentNetwork", .string, help: "default Visa")]
+                     .init("clientApiUrl", .string, default: "BRAINTREE_CLIENT_API_URL's merchant path", help: "from braintree.config"),
+                     .init("clientToken", .string), .init("paymentInstrumentName", .string, default: "Apple Pay"),
+                     .init("paymentNetwork", .string, default: "Visa")],
+        outputs: [
+            .init("nonce", "the single-use nonce (a secret: shown masked)"), .init("card", "the tokenized card as Braintree returned it"),
+            .init("summary.cardType", "e.g. Apple Pay - Visa"),
+        ]
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = BraintreeClient(context)
         // Read and check the token before anything is sent: a bad file must cost nothing.
@@ -71,9 +81,19 @@ public enum BraintreeOperations {
     static let transactionParameters: [FlowOperation.Parameter] = [
         .init("nonce", .string, required: true, help: "a nonce from tokenize, or a sandbox fake nonce"),
         .init("amount", .string, required: true, help: "a decimal string such as \"10.00\""),
-        .init("orderId", .string, help: "default: a new one (the driver always sets one, to find the transaction again)"),
+        .init("orderId", .string, default: "a new one", help: "the driver always sets one, to find the transaction again"),
         .init("merchantAccountId", .string),
-        .init("expect", .string, help: "accepted (default), or declined: the step passes when Braintree refuses it"),
+        .init("expect", .string, default: "accepted", help: "accepted, or declined: the step passes when Braintree refuses it"),
+    ]
+
+    /// What a step outputs that answers with a transaction.
+    static let transactionOutputs: [FlowOperation.Output] = [
+        .init("transaction", "the transaction as Braintree returned it"), .init("summary.id", "its global id"),
+        .init("summary.legacyId", "its legacy id"),
+        .init("summary.status", "AUTHORIZED, SUBMITTED_FOR_SETTLEMENT, SETTLED, VOIDED, …"),
+        .init("summary.amount", "a decimal string"), .init("summary.currency", "ISO 4217 code"),
+        .init("summary.orderId", "the order id it was sent with"), .init("summary.cardType", "the card brand (VISA)"),
+        .init("summary.last4", "the card's last 4"), .init("summary.origin", "APPLE_PAY"),
     ]
 
     static let charge = transact(name: "braintree.charge", summary: "Charge the nonce (chargePaymentMethod): SUBMITTED_FOR_SETTLEMENT.",
@@ -83,7 +103,10 @@ public enum BraintreeOperations {
 
     private static func transact(name: String, summary: String, document: GraphQLDocument, field: String, action: String) -> FlowOperation {
         FlowOperation(name: name, summary: summary, requiredConfiguration: BraintreeClient.serverConfiguration,
-                      parameters: transactionParameters) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+                      parameters: transactionParameters,
+                      outputs: transactionOutputs.map { .init($0.path, $0.help, when: "accepted") }
+                          + [.init("refused", "the processor's refusal", when: "declined"),
+                             .init("orderId", "the order id it was sent with", when: "declined")]) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
             let client = BraintreeClient(context)
             let nonce = args["nonce"]!.interpolationText
             context.redactor.register(nonce)
@@ -194,7 +217,7 @@ public enum BraintreeOperations {
         var parameters: [FlowOperation.Parameter] = [.init("transaction", .string, required: true, help: "the transaction id")]
         if amount { parameters.append(.init("amount", .string, help: "less than authorized: a partial capture")) }
         return FlowOperation(name: name, summary: summary, requiredConfiguration: BraintreeClient.serverConfiguration,
-                             parameters: parameters) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+                             parameters: parameters, outputs: transactionOutputs) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
             let client = BraintreeClient(context)
             let id = args["transaction"]!.interpolationText
             var input: [String: JSON] = ["transactionId": .string(id)]
@@ -217,7 +240,8 @@ public enum BraintreeOperations {
     }
 
     static let ping = FlowOperation(name: "braintree.ping", summary: "query { ping }: the API keys work.",
-                                    requiredConfiguration: BraintreeClient.serverConfiguration, parameters: []) { (_: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+                                    requiredConfiguration: BraintreeClient.serverConfiguration, parameters: [],
+                                    outputs: [.init("ping", "pong"), .init("requestId", "Braintree's request id")]) { (_: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let response = try await BraintreeClient(context).graphQL(BraintreeDocuments.ping)
         let pong = try BraintreeClient.payload(response, "ping", what: "ping")
         return StepOutput(document: ["ping": pong, "requestId": response.extensions["requestId"] ?? .null], status: response.status)
@@ -226,7 +250,8 @@ public enum BraintreeOperations {
     static let clientToken = FlowOperation(
         name: "braintree.clientToken", summary: "Create a client token (createClientToken) for the client API.",
         requiredConfiguration: BraintreeClient.serverConfiguration,
-        parameters: [.init("merchantAccountId", .string), .init("customerId", .string)]
+        parameters: [.init("merchantAccountId", .string), .init("customerId", .string)],
+        outputs: [.init("clientToken", "the client token (a secret: shown masked)")]
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         var token: [String: JSON] = [:]
         token["merchantAccountId"] = args["merchantAccountId"].map { .string($0.interpolationText) }
@@ -241,7 +266,8 @@ public enum BraintreeOperations {
     static let transaction = FlowOperation(
         name: "braintree.transaction", summary: "Read a transaction by id, or find the transactions of an orderId.",
         requiredConfiguration: BraintreeClient.serverConfiguration,
-        parameters: [.init("transaction", .string), .init("orderId", .string)]
+        parameters: [.init("transaction", .string), .init("orderId", .string)],
+        outputs: transactionOutputs + [.init("all", "every transaction of the orderId", when: "by orderId")]
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = BraintreeClient(context)
         // A read that tells what a transaction or an order holds settles a charge, capture or void left open on it.

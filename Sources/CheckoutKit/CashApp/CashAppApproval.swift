@@ -11,10 +11,16 @@ enum CashAppApproval {
         name: "cashapp.poll", summary: "Wait for the customer's decision on the customer request (GET every second).",
         requiredConfiguration: CashAppClient.requiredConfiguration, stateCheck: CashAppState.check,
         parameters: [
-            .init("request", .string, help: "the customer request id [default: the state file's]"),
-            .init("timeout", .any, help: "seconds or a duration (\"2m\"); default 120"),
-            .init("interval", .any, help: "between reads; default 1s, as Pay Kit"),
-            .init("expect", .string, help: "approved (default), or declined: the step passes when the customer declines"),
+            .init("request", .string, default: "the state file's", help: "the customer request id"),
+            .init("timeout", .any, default: "120s", help: "seconds or a duration (\"2m\")"),
+            .init("interval", .any, default: "1s, as Pay Kit", help: "between reads"),
+            .init("expect", .string, default: "approved", help: "approved, or declined: the step passes when the customer declines"),
+        ],
+        outputs: CashAppOperations.requestOutputs + [
+            .init("summary.polls", "how many reads it took"),
+            .init("summary.grantId", "the grant the approval gave (GRG_…)", when: "approved"),
+            .init("summary.customerId", "the customer (CST_…)", when: "approved"),
+            .init("summary.cashtag", "the customer's $cashtag", when: "approved"),
         ]
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = try CashAppClient(context)

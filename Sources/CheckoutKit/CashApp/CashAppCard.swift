@@ -7,7 +7,12 @@ enum CashAppCard {
     static let confirm = FlowOperation(
         name: "cashapp.confirm", summary: "Confirm the Afterpay Button checkout with the Cash App grant; get the virtual card.",
         requiredConfiguration: AfterpayClient.plusConfiguration, stateCheck: CashAppState.check,
-        parameters: [.init("cardOut", .string, help: "write the full card (number, CVC) to this new file, mode 0600")]
+        parameters: [.init("cardOut", .string, help: "write the full card (number, CVC) to this new file, mode 0600")],
+        outputs: [
+            .init("card.type", "the card network (VISA)"), .init("card.last4", "the card's last 4"), .init("card.number", "masked"),
+            .init("card.expiry", "YYYY-MM"), .init("card.validUntil", "authorise before this time"),
+            .init("card.secondsLeft", "seconds until then"),
+        ]
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let section = try CashAppState(store: context.state).read()
         guard section.flow == .button, let token = section.token, let card = section.singleUseCardToken else {

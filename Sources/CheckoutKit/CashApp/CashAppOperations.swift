@@ -11,12 +11,23 @@ public enum CashAppOperations {
 
     static let amountHelp = "a decimal string, e.g. \"19.99\" (exact: never a binary floating-point value)"
 
+    /// What a step outputs that answers with the customer request.
+    static let requestOutputs: [FlowOperation.Output] = [
+        .init("request", "the customer request as Cash App returned it"), .init("summary.id", "its id (GRR_…)"),
+        .init("summary.status", "PENDING, APPROVED or DECLINED"),
+    ]
+
     static let checkout = FlowOperation(
         name: "cashapp.checkout", summary: "Create an Afterpay checkout for Cash App Pay (POST /v2/checkouts, isCashAppPay: true).",
         requiredConfiguration: AfterpayClient.serverConfiguration, stateCheck: CashAppState.check,
         parameters: [
-            .init("amount", .string, required: true, help: amountHelp), .init("currency", .string, help: "default USD"),
+            .init("amount", .string, required: true, help: amountHelp), .init("currency", .string, default: "USD"),
             .init("email", .string), .init("confirmUrl", .string), .init("cancelUrl", .string), .init("merchantReference", .string),
+        ],
+        outputs: [
+            .init("token", "the checkout token (a secret: shown masked)"), .init("expires", "when the checkout expires"),
+            .init("redirectCheckoutUrl", "Afterpay's checkout page"), .init("summary.amount", "the total, a decimal string"),
+            .init("summary.cents", "the total in minor units"), .init("summary.currency", "ISO 4217 code"),
         ]
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let (amount, currency) = try money(args)
@@ -46,9 +57,15 @@ public enum CashAppOperations {
         name: "cashapp.button", summary: "Create an Afterpay Button (v3) checkout for Cash App Pay (POST /v3/button).",
         requiredConfiguration: AfterpayClient.buttonConfiguration, stateCheck: CashAppState.check,
         parameters: [
-            .init("amount", .string, required: true, help: "the order total, " + amountHelp), .init("currency", .string, help: "default USD"),
-            .init("shipping", .string, help: "shipping amount within the total, default 0.00"),
-            .init("tax", .string, help: "tax amount within the total, default 0.00"), .init("email", .string),
+            .init("amount", .string, required: true, help: "the order total, " + amountHelp), .init("currency", .string, default: "USD"),
+            .init("shipping", .string, default: "0.00", help: "shipping amount within the total"),
+            .init("tax", .string, default: "0.00", help: "tax amount within the total"), .init("email", .string),
+        ],
+        outputs: [
+            .init("token", "the button token (a secret: shown masked)"), .init("singleUseCardToken", "names the virtual card"),
+            .init("confirmMustBeCalledBefore", "confirm before this time"), .init("redirectCheckoutUrl", "Afterpay's checkout page"),
+            .init("summary.amount", "the total, a decimal string"), .init("summary.cents", "the total in minor units"),
+            .init("summary.currency", "ISO 4217 code"),
         ]
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let (amount, currency) = try money(args)
@@ -98,7 +115,11 @@ public enum CashAppOperations {
     static let sign = FlowOperation(
         name: "cashapp.sign", summary: "Sign the checkout token for Cash App (sign-payment) and keep the signing data.",
         requiredConfiguration: AfterpayClient.plusConfiguration, stateCheck: CashAppState.check,
-        parameters: [.init("token", .string, help: "a checkout or button token [default: the state file's]")]
+        parameters: [.init("token", .string, default: "the state file's", help: "a checkout or button token")],
+        outputs: [
+            .init("signing", "what the signature covers: alg, kid, merchantId, amount (minor units), amountText, currency"),
+            .init("redirectUrl", "where Cash App returns (masked)"),
+        ]
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let state = CashAppState(store: context.state)
         var section = try state.read()
@@ -181,8 +202,12 @@ public enum CashAppOperations {
         name: "cashapp.request", summary: "Create the Cash App customer request (ONE_TIME_PAYMENT) and show its approval link.",
         requiredConfiguration: CashAppClient.requiredConfiguration, stateCheck: CashAppState.check,
         parameters: [
-            .init("scope", .string, help: "brand (default) or merchant: which id goes into scope_id (UNCONFIRMED)"),
+            .init("scope", .string, default: "brand", help: "brand or merchant: which id goes into scope_id (UNCONFIRMED)"),
             .init("redirectUrl", .string), .init("referenceId", .string),
+        ],
+        outputs: requestOutputs + [
+            .init("summary.approvalLink", "the link the customer approves at"),
+            .init("summary.idempotencyKey", "the key the request was created under"),
         ]
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = try CashAppClient(context)
@@ -218,7 +243,11 @@ public enum CashAppOperations {
 
     static let validate = FlowOperation(
         name: "cashapp.validate", summary: "Validate the approved order with Afterpay (validate-payment): only SUCCESS passes.",
-        requiredConfiguration: AfterpayClient.plusConfiguration, stateCheck: CashAppState.check, parameters: []
+        requiredConfiguration: AfterpayClient.plusConfiguration, stateCheck: CashAppState.check, parameters: [],
+        outputs: [
+            .init("validation.status", "SUCCESS (anything else fails the step)"), .init("validation.cashAppTag", "the customer's $cashtag"),
+            .init("validation", "Afterpay's whole answer"),
+        ]
     ) { (_: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let state = CashAppState(store: context.state)
         let section = try state.read()
@@ -248,7 +277,8 @@ public enum CashAppOperations {
         name: "cashapp.decide", summary: "Play the customer on the emulator: approve or decline a customer request.",
         requiredConfiguration: ["EMULATOR_URL"], stateCheck: CashAppState.check,
         parameters: [.init("decision", .string, required: true, help: "approve or decline"),
-                     .init("request", .string, help: "the customer request id [default: the state file's]")]
+                     .init("request", .string, default: "the state file's", help: "the customer request id")],
+        outputs: requestOutputs
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let decision = args["decision"]!.interpolationText
         guard decision == "approve" || decision == "decline" else {

@@ -5,12 +5,21 @@ import Foundation
 /// a deferred capture on their `requestId` (kept in the state file before the request goes out), so the engine may
 /// repeat them; when it cannot tell what happened, the payment is read back by token or order id.
 enum CashAppPayments {
+    /// What a step outputs that answers with the Afterpay payment.
+    static let paymentOutputs: [FlowOperation.Output] = [
+        .init("payment", "the payment as Afterpay returned it"), .init("summary.orderId", "the Afterpay order id"),
+        .init("summary.status", "APPROVED or DECLINED"), .init("summary.paymentState", "AUTH_APPROVED, CAPTURED, PARTIALLY_CAPTURED, …"),
+        .init("summary.amount", "the original amount, a decimal string"), .init("summary.currency", "ISO 4217 code"),
+        .init("summary.openToCapture", "what is left to capture, a decimal string"),
+    ]
+
     static let capture = FlowOperation(
         name: "cashapp.capture",
         summary: "Capture the payment: the whole checkout (POST /v2/payments/capture), or an authorised order (deferred capture).",
         requiredConfiguration: AfterpayClient.serverConfiguration, stateCheck: CashAppState.check,
-        parameters: [.init("amount", .string, help: "for an authorised order: how much to capture [default: all that is open]"),
-                     .init("merchantReference", .string)]
+        parameters: [.init("amount", .string, default: "all that is open", help: "for an authorised order: how much to capture"),
+                     .init("merchantReference", .string)],
+        outputs: paymentOutputs
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = AfterpayClient(context)
         let state = CashAppState(store: context.state)
@@ -46,7 +55,8 @@ enum CashAppPayments {
     static let auth = FlowOperation(
         name: "cashapp.auth", summary: "Authorise the payment (POST /v2/payments/auth), to capture later with cashapp.capture.",
         requiredConfiguration: AfterpayClient.serverConfiguration, stateCheck: CashAppState.check,
-        parameters: [.init("merchantReference", .string)]
+        parameters: [.init("merchantReference", .string)],
+        outputs: paymentOutputs
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = AfterpayClient(context)
         let state = CashAppState(store: context.state)
@@ -69,7 +79,8 @@ enum CashAppPayments {
     static let payment = FlowOperation(
         name: "cashapp.payment", summary: "Read the checkout's payment (by order id, or by checkout token).",
         requiredConfiguration: AfterpayClient.serverConfiguration, stateCheck: CashAppState.check,
-        parameters: [.init("order", .string, help: "the Afterpay order id [default: the state file's]")]
+        parameters: [.init("order", .string, default: "the state file's", help: "the Afterpay order id")],
+        outputs: paymentOutputs
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = AfterpayClient(context)
         let state = CashAppState(store: context.state)

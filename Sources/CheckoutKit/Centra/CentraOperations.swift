@@ -11,11 +11,27 @@ public enum CentraOperations {
     }
 
     private static func operation(_ name: String, _ summary: String, parameters: [FlowOperation.Parameter] = [],
+                                  outputs: [FlowOperation.Output] = selectionOutputs,
                                   needs: [String] = CentraClient.requiredConfiguration, argumentCheck: FlowOperation.ArgumentCheck? = nil,
                                   _ body: @escaping FlowOperation.Body) -> FlowOperation {
         FlowOperation(name: name, summary: summary, requiredConfiguration: needs, stateCheck: CentraState.check,
-                      argumentCheck: argumentCheck, parameters: parameters, body: body)
+                      argumentCheck: argumentCheck, parameters: parameters, outputs: outputs, body: body)
     }
+
+    /// What a step outputs that answers with the selection (`output(selection:)`): most of them.
+    static let selectionOutputs: [FlowOperation.Output] = [
+        .init("selection", "the selection (cart) as Centra returned it"), .init("selection.id", "its id"),
+        .init("summary.grandTotal", "minor units"), .init("summary.grandTotalText", "a decimal string"),
+        .init("summary.currency", "ISO 4217 code"), .init("summary.currencyNumeric", "ISO 4217 numeric code"),
+        .init("summary.shippingMethods", "[{id, name, price (minor units), priceText, selected}]"),
+    ]
+
+    /// What a step outputs that answers with an order (`orderSummary`).
+    static let orderOutputs: [FlowOperation.Output] = [
+        .init("order", "the order as Centra returned it"), .init("summary.id", "the order id"), .init("summary.number", "the order number"),
+        .init("summary.status", "the order status"), .init("summary.grandTotal", "minor units"),
+        .init("summary.grandTotalText", "a decimal string"), .init("summary.currency", "ISO 4217 code"),
+    ]
 
     // MARK: Reads
 
@@ -25,7 +41,7 @@ public enum CentraOperations {
         return output(selection: try CentraClient.payload(response, "selection", what: "selection"), response)
     }
 
-    static let order = operation("centra.order", "Read the session's latest order.") { _, context throws(Diagnostic) in
+    static let order = operation("centra.order", "Read the session's latest order.", outputs: orderOutputs) { _, context throws(Diagnostic) in
         let client = try CentraClient(context)
         // --force starts a new session if the open payment's has ended: its order can then tell nothing of that payment.
         if context.services.force { context.setAside(provider: "centra") { $0.reference == CentraPayment.openReference(context) } }
@@ -52,9 +68,15 @@ public enum CentraOperations {
     static let expressConfig = operation(
         "centra.expressConfig", "Fetch the Adyen express checkout config (expressCheckoutWidgets).",
         parameters: [
-            .init("amount", .integer, range: MinorUnits.range, help: "minor units (default: the selection's grand total)"),
-            .init("lineItems", .array, help: "[{name, price}] (default: the selection's lines)"),
-            .init("returnUrl", .string, help: "where Adyen returns (default: a loopback URL)"),
+            .init("amount", .integer, range: MinorUnits.range, default: "the selection's grand total", help: "minor units"),
+            .init("lineItems", .array, default: "the selection's lines", help: "[{name, price}]"),
+            .init("returnUrl", .string, default: "a loopback URL", help: "where Adyen returns"),
+        ],
+        outputs: [
+            .init("config", "the widgets' configuration as Centra returned it"), .init("summary.applePay", "whether Apple Pay is offered"),
+            .init("summary.amount", "minor units"), .init("summary.currency", "ISO 4217 code"),
+            .init("summary.clientKey", "Adyen's client key"), .init("summary.country", "the store's country"),
+            .init("summary.shippingMethods", "the shipping methods offered"),
         ],
         needs: CentraClient.requiredConfiguration + ["CENTRA_SHARED_SECRET"]
     ) { args, context throws(Diagnostic) in
@@ -95,7 +117,8 @@ public enum CentraOperations {
 
     static let addItem = operation(
         "centra.addItem", "Add an item to the selection (PDP express); the line is remembered for rollback.",
-        parameters: [.init("item", .string, required: true), .init("quantity", .integer, range: 1...999)]
+        parameters: [.init("item", .string, required: true), .init("quantity", .integer, range: 1...999, default: "1")],
+        outputs: selectionOutputs + [.init("line.id", "the line added (rolled back by centra.rollback)")]
     ) { args, context throws(Diagnostic) in
         let client = try CentraClient(context)
         let item = args["item"]!.interpolationText
@@ -112,7 +135,9 @@ public enum CentraOperations {
 
     static let rollback = operation(
         "centra.rollback", "Remove the line a PDP express checkout added (updateLine quantity 0).",
-        parameters: [.init("evenIfPaymentStarted", .boolean, help: "roll back although a payment's outcome is not known yet")]
+        parameters: [.init("evenIfPaymentStarted", .boolean, help: "roll back although a payment's outcome is not known yet")],
+        outputs: [.init("rolledBack", "the line removed; null when there was none to remove"),
+                  .init("kept", "the line kept, because a payment placed the order or may have", when: "a payment started")]
     ) { args, context throws(Diagnostic) in
         let client = try CentraClient(context)
         let section = try client.state.read()
@@ -151,7 +176,7 @@ public enum CentraOperations {
 
     static let setShippingMethod = operation(
         "centra.setShippingMethod", "The shipping-method callback: setShippingMethod (default: the first method offered).",
-        parameters: [.init("id", .integer, range: 0...Int(Int32.max))]
+        parameters: [.init("id", .integer, range: 0...Int(Int32.max), default: "the first method offered")]
     ) { args, context throws(Diagnostic) in
         let client = try CentraClient(context)
         var chosen = args["id"]?.intValue
@@ -190,6 +215,7 @@ public enum CentraOperations {
             .init("open", .boolean, help: "open a redirect with $BROWSER (else xdg-open)"),
             .init("threeDSDetails", .string, input: .jsonObject(what: "3DS details file"), help: "a file with the native 3DS2 result (details)"),
         ],
+        outputs: orderOutputs + [.init("via", "how the payment ended: SUCCESS, or the 3DS step it went through", when: "the answer arrived")],
         // `open` on a machine with no browser is said before the first request of the checkout, not at the payment.
         argumentCheck: { known, configuration throws(Diagnostic) in
             if known["open"]?.boolValue == true { _ = try CentraPayment.browserCommand(kind: configuration.kind) }
@@ -200,7 +226,8 @@ public enum CentraOperations {
 
     static let paymentResult = operation(
         "centra.paymentResult", "paymentResult with the fields a 3DS step returned.",
-        parameters: [.init("fields", .object, required: true)]
+        parameters: [.init("fields", .object, required: true)],
+        outputs: orderOutputs
     ) { args, context throws(Diagnostic) in
         let client = try CentraClient(context)
         return try await CentraPayment.result(args["fields"]!, client: client)

@@ -7,6 +7,8 @@ public struct Flow: Sendable {
     public var description: String
     /// Declared variables with their defaults; `--var k=v` and subcommand flags override them.
     public var vars: [String: JSON]
+    /// What a variable means, for `flow describe` (the file's `varDescriptions`).
+    public var varDescriptions: [String: String] = [:]
     public var steps: [Step]
     /// Steps that run after the main steps whether they passed or failed (a rollback, a cancel).
     public var finally: [Step]
@@ -60,6 +62,8 @@ public struct Step: Sendable {
     }
 
     public var name: String
+    /// What the step is for, in the author's words (`flow describe` shows it).
+    public var description: String?
     public var action: Action
     /// Variable name → path into the step's output; captured values become `${vars.<name>}`.
     public var capture: [String: JSONPath]
@@ -72,9 +76,10 @@ public struct Step: Sendable {
     /// Where the step sits in its flow file (`$.steps[2]`), for messages.
     public var location: String
 
-    public init(name: String, action: Action, capture: [String: JSONPath] = [:], expect: Expectation = .init(),
+    public init(name: String, description: String? = nil, action: Action, capture: [String: JSONPath] = [:], expect: Expectation = .init(),
                 retry: RetryPolicy? = nil, until: Until? = nil, optional: Bool = false, location: String = "") {
         self.name = name
+        self.description = description
         self.action = action
         self.capture = capture
         self.expect = expect

@@ -8,6 +8,7 @@ public enum FlowEncoder {
         var o: [String: JSON] = ["name": .string(flow.name), "steps": .array(flow.steps.map(step))]
         if !flow.description.isEmpty { o["description"] = .string(flow.description) }
         if !flow.vars.isEmpty { o["vars"] = .object(flow.vars) }
+        if !flow.varDescriptions.isEmpty { o["varDescriptions"] = .object(flow.varDescriptions.mapValues { .string($0) }) }
         if !flow.finally.isEmpty { o["finally"] = .array(flow.finally.map(step)) }
         if let deadline = flow.deadline { o["deadline"] = JSON(deadline) }
         return .object(o)
@@ -15,6 +16,7 @@ public enum FlowEncoder {
 
     static func step(_ step: Step) -> JSON {
         var o: [String: JSON] = ["name": .string(step.name)]
+        if let description = step.description { o["description"] = .string(description) }
         switch step.action {
         case .request(let r): o["request"] = request(r)
         case .operation(let name, let arguments):

@@ -38,18 +38,42 @@ struct FlowDecoder {
 
     let registry: OperationRegistry
 
+    /// The keys each object of a flow file may have: the decoder refuses any other, and `FlowSchema` describes these
+    /// (`FlowSchemaTests` holds the two to each other).
+    enum Keys {
+        static let flow: Set<String> = ["name", "description", "vars", "varDescriptions", "steps", "finally", "deadline", "$schema"]
+        static let step: Set<String> = ["name", "description", "request", "use", "with", "capture", "expect", "retry", "until", "optional"]
+        static let request: Set<String> = ["method", "url", "headers", "json", "body", "bodyFile"]
+        static let expect: Set<String> = ["status", "equals", "matches", "exists"]
+        static let until: Set<String> = ["path", "equals", "matches", "exists", "in", "interval", "timeout"]
+        static let retry: Set<String> = ["attempts", "interval", "backoff"]
+    }
+
     func flow(_ json: JSON, at path: JSONPath) throws -> Flow {
-        let o = try object(json, at: path, allowed: ["name", "description", "vars", "steps", "finally", "deadline", "$schema"])
+        let o = try object(json, at: path, allowed: Keys.flow)
         let name = try string(o["name"], at: path.appending("name"), required: true)!
         let description = try string(o["description"], at: path.appending("description")) ?? ""
         let vars = try o["vars"].map { try object($0, at: path.appending("vars"), allowed: nil) } ?? [:]
         _ = try Self.variableOrder(vars, at: path.appending("vars"))
+        var varDescriptions: [String: String] = [:]
+        if let d = o["varDescriptions"] {
+            for (name, text) in try object(d, at: path.appending("varDescriptions"), allowed: nil).sorted(by: { $0.key < $1.key }) {
+                let at = path.appending("varDescriptions").appending(name)
+                guard vars[name] != nil else {
+                    let suggestion = Suggest.closest(to: name, in: Array(vars.keys)).map { "; did you mean '\($0)'?" } ?? ""
+                    throw Problem(path: at, message: "describes '\(name)', which is not in \"vars\"\(suggestion)",
+                                  hint: "describe the variables the flow declares in \"vars\"")
+                }
+                varDescriptions[name] = try string(text, at: at, required: true)
+            }
+        }
         guard let stepsJSON = o["steps"] else { throw Problem(path: path, message: "missing required key 'steps'") }
         let steps = try stepList(stepsJSON, at: path.appending("steps"))
         if steps.isEmpty { throw Problem(path: path.appending("steps"), message: "a flow needs at least one step") }
         let finallySteps = try o["finally"].map { try stepList($0, at: path.appending("finally")) } ?? []
         let deadline = try o["deadline"].map { try seconds($0, at: path.appending("deadline")) }
         var flow = Flow(name: name, description: description, vars: vars, steps: steps, finally: finallySteps, deadline: deadline)
+        flow.varDescriptions = varDescriptions
         flow.ownsState = true
         try checkNames(flow, at: path)
         return flow
@@ -63,9 +87,9 @@ struct FlowDecoder {
     }
 
     private func step(_ json: JSON, at path: JSONPath) throws -> Step {
-        let o = try object(json, at: path, allowed: ["name", "request", "use", "with", "capture", "expect", "retry", "until",
-                                                     "optional", "description"])
+        let o = try object(json, at: path, allowed: Keys.step)
         let name = try string(o["name"], at: path.appending("name"), required: true)!
+        let description = try string(o["description"], at: path.appending("description"))
         guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) else {
             throw Problem(path: path.appending("name"), message: "step name '\(name)' may hold only letters, digits, '-' and '_'",
                           hint: "the name is used in ${steps.<name>.…} references")
@@ -102,12 +126,12 @@ struct FlowDecoder {
         let retry = try o["retry"].map { try retryPolicy($0, at: path.appending("retry")) }
         let until = try o["until"].map { try untilSpec($0, at: path.appending("until")) }
         let optional = try bool(o["optional"], at: path.appending("optional")) ?? false
-        return Step(name: name, action: action, capture: capture, expect: expect, retry: retry, until: until,
+        return Step(name: name, description: description, action: action, capture: capture, expect: expect, retry: retry, until: until,
                     optional: optional, location: path.description)
     }
 
     private func request(_ json: JSON, at path: JSONPath) throws -> RequestTemplate {
-        let o = try object(json, at: path, allowed: ["method", "url", "headers", "json", "body", "bodyFile"])
+        let o = try object(json, at: path, allowed: Keys.request)
         let method = (try string(o["method"], at: path.appending("method")) ?? "GET").uppercased()
         guard method.allSatisfy({ $0.isLetter }) else {
             throw Problem(path: path.appending("method"), message: "'\(method)' is not an HTTP method")
@@ -145,7 +169,7 @@ struct FlowDecoder {
     }
 
     private func expectation(_ json: JSON, at path: JSONPath) throws -> Expectation {
-        let o = try object(json, at: path, allowed: ["status", "equals", "matches", "exists"])
+        let o = try object(json, at: path, allowed: Keys.expect)
         var status: [Int]?
         if let s = o["status"] {
             switch s {
@@ -183,7 +207,7 @@ struct FlowDecoder {
     }
 
     private func untilSpec(_ json: JSON, at path: JSONPath) throws -> Until {
-        let o = try object(json, at: path, allowed: ["path", "equals", "matches", "exists", "in", "interval", "timeout"])
+        let o = try object(json, at: path, allowed: Keys.until)
         let p = try jsonPath(o["path"] ?? .null, at: path.appending("path"))
         let tests = ["equals", "matches", "exists", "in"].filter { o[$0] != nil }
         guard tests.count == 1 else {
@@ -206,7 +230,7 @@ struct FlowDecoder {
     }
 
     private func retryPolicy(_ json: JSON, at path: JSONPath) throws -> RetryPolicy {
-        let o = try object(json, at: path, allowed: ["attempts", "interval", "backoff"])
+        let o = try object(json, at: path, allowed: Keys.retry)
         let attempts = try o["attempts"].map { try int($0, at: path.appending("attempts"), range: 1...100) } ?? 3
         let interval = try o["interval"].map { try seconds($0, at: path.appending("interval")) } ?? 0.2
         let backoff = try o["backoff"].map { v -> Double in

@@ -17,16 +17,36 @@ public struct FlowOperation: Sendable {
         /// The argument names a file the operation reads: checked before the flow's first request (and by `flow
         /// validate`) whenever its path is known by then, so that a bad file never costs a request.
         public var input: InputFile?
+        /// What the operation does when the argument is left out, in words (`flow ops`, `flow schema`): "USD", "the state
+        /// file's last intent".
+        public var defaultValue: String?
 
         public init(_ name: String, _ kind: Kind, required: Bool = false, multiline: Bool = false, range: ClosedRange<Int>? = nil,
-                    input: InputFile? = nil, help: String = "") {
+                    input: InputFile? = nil, default defaultValue: String? = nil, help: String = "") {
             self.name = name
             self.kind = kind
             self.required = required
             self.multiline = multiline
             self.range = range
             self.input = input
+            self.defaultValue = defaultValue
             self.help = help
+        }
+    }
+
+    /// A path into the document a step of this operation outputs — what `capture`, `expect` and `until` can look at —
+    /// and what it holds. `flow ops` and `flow describe` list them; `OperationOutputTests` runs every built-in flow and
+    /// checks that each path an operation declares is in what its steps output.
+    public struct Output: Sendable {
+        public var path: String
+        public var help: String
+        /// When the path is there only in some outcomes ("declined"); nil when every passing step outputs it.
+        public var when: String?
+
+        public init(_ path: String, _ help: String, when: String? = nil) {
+            self.path = path
+            self.help = help
+            self.when = when
         }
     }
 
@@ -57,6 +77,7 @@ public struct FlowOperation: Sendable {
     public var name: String
     public var summary: String
     public var parameters: [Parameter]
+    public var outputs: [Output]
     /// Configuration variables the operation cannot run without: checked before a flow's first request.
     public var requiredConfiguration: [String]
     public var stateCheck: StateCheck?
@@ -64,10 +85,11 @@ public struct FlowOperation: Sendable {
     public var body: Body
 
     public init(name: String, summary: String, requiredConfiguration: [String] = [], stateCheck: StateCheck? = nil,
-                argumentCheck: ArgumentCheck? = nil, parameters: [Parameter], body: @escaping Body) {
+                argumentCheck: ArgumentCheck? = nil, parameters: [Parameter], outputs: [Output] = [], body: @escaping Body) {
         self.name = name
         self.summary = summary
         self.parameters = parameters
+        self.outputs = outputs
         self.requiredConfiguration = requiredConfiguration
         self.stateCheck = stateCheck
         self.argumentCheck = argumentCheck

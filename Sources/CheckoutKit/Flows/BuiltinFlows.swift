@@ -1,15 +1,27 @@
 import Foundation
 
-/// Flows that ship with the driver. They are written in the same JSON format as users' flow files and
-/// go through the same decoder, so a built-in flow is also a worked example of the format.
+/// Flows that ship with the driver. Each is a flow file in `Flows/Builtin/` — the same JSON format as users' flow
+/// files, embedded in the binary at build time — and goes through the same decoder, so a built-in flow is also a
+/// worked example of the format: `flow show NAME` prints it as it ships, ready to copy and edit.
 public enum BuiltinFlows {
     public struct Entry: Sendable {
-        public var name: String
-        public var description: String
-        public var source: String
+        public let name: String
+        public let description: String
+        /// The flow file as it ships (`Flows/Builtin/<name>.json`).
+        public let source: String
         /// Outside `--env local` a person must act in it: approve in Cash App, answer a 3DS challenge in a browser.
         /// (The local emulator approves and answers by itself.)
-        public var needsPerson = false
+        public let needsPerson: Bool
+
+        /// A file of `Flows/Builtin/`, as `PackageResources` embeds it. Its name and description are the file's own;
+        /// `BuiltinFlowsTests` checks that every file decodes and is named after its flow.
+        init(_ file: [UInt8], needsPerson: Bool = false) {
+            source = String(decoding: file, as: UTF8.self)
+            let json = try? JSON.parse(Data(file))
+            name = json?["name"]?.stringValue ?? ""
+            description = json?["description"]?.stringValue ?? ""
+            self.needsPerson = needsPerson
+        }
     }
 
     /// Every provider's flows (`Provider.flows`), and the raw-request demo of the emulator's own routes.
@@ -25,37 +37,5 @@ public enum BuiltinFlows {
     }
 
     /// Raw HTTP requests against the emulator's demo routes: every engine feature in one short flow.
-    static let emulatorOrders = Entry(
-        name: "emulator-orders",
-        description: "Raw HTTP tour of the emulator: health, create an order, pay it once (idempotency key), poll until paid, read the ledger",
-        source: #"""
-        {
-          "name": "emulator-orders",
-          "description": "Raw HTTP tour of the emulator: health, create an order, pay it once (idempotency key), poll until paid, read the ledger",
-          "vars": { "amount": 8000, "currency": "VND" },
-          "steps": [
-            { "name": "health",
-              "request": { "url": "${env.EMULATOR_URL}/_sandbox/health" },
-              "expect": { "status": 200, "equals": { "status": "ok" } } },
-            { "name": "create-order",
-              "request": { "method": "POST", "url": "${env.EMULATOR_URL}/_sandbox/orders",
-                           "json": { "amount": "${vars.amount}", "currency": "${vars.currency}" } },
-              "expect": { "status": 201, "matches": { "order.id": "^ord_" }, "equals": { "order.amount": "${vars.amount}" } },
-              "capture": { "order_id": "order.id" } },
-            { "name": "pay",
-              "request": { "method": "POST", "url": "${env.EMULATOR_URL}/_sandbox/orders/${vars.order_id}/pay",
-                           "headers": { "Idempotency-Key": "order-${vars.order_id}-pay" } },
-              "expect": { "status": 200 } },
-            { "name": "await-paid",
-              "request": { "url": "${env.EMULATOR_URL}/_sandbox/orders/${vars.order_id}" },
-              "until": { "path": "order.status", "equals": "paid", "interval": "100ms", "timeout": "5s" },
-              "capture": { "polls": "order.polls" } }
-          ],
-          "finally": [
-            { "name": "ledger",
-              "request": { "url": "${env.EMULATOR_URL}/_sandbox/ledger" },
-              "expect": { "exists": ["entries[0].id"] } }
-          ]
-        }
-        """#)
+    static let emulatorOrders = Entry(PackageResources.emulator_orders_json)
 }

@@ -36,9 +36,9 @@ import Testing
 
     @Test func everyPartOfAStepIsWritten() throws {
         let text = #"""
-            {"name": "all", "description": "d", "deadline": 12, "vars": {"n": 1},
+            {"name": "all", "description": "d", "deadline": 12, "vars": {"n": 1}, "varDescriptions": {"n": "how many"},
              "steps": [
-               {"name": "a", "request": {"method": "POST", "url": "http://x/${vars.n}", "headers": {"X-A": "1"}, "json": {"k": "v"}},
+               {"name": "a", "description": "the first", "request": {"method": "POST", "url": "http://x/${vars.n}", "headers": {"X-A": "1"}, "json": {"k": "v"}},
                 "capture": {"id": "$.id"}, "expect": {"status": [200, 201], "equals": {"$.ok": true}, "matches": {"$.id": "^i"}, "exists": ["$.id"]},
                 "retry": {"attempts": 4, "interval": 0.5, "backoff": 3}, "optional": true},
                {"name": "b", "request": {"url": "http://x", "body": "raw"}, "until": {"path": "$.s", "in": ["a", "b"], "interval": 2, "timeout": 9}},
@@ -58,5 +58,6 @@ import Testing
         #expect(encoded["steps"]?.arrayValue?[1]["request"]?["body"] == "raw" && encoded["steps"]?.arrayValue?[2]["request"]?["bodyFile"] == "f.json")
         #expect(encoded["finally"]?.arrayValue?[0]["until"]?["exists"] == false)
         #expect(encoded["deadline"] == 12 && encoded["description"] == "d")
+        #expect(encoded["varDescriptions"] == ["n": "how many"] && a?["description"] == "the first")
     }
 }

@@ -63,6 +63,23 @@ import TestSupport
         #expect(poll.until?.timeout == 60)
     }
 
+    /// What `flow describe` shows of a flow: what each variable means and what a step is for.
+    @Test func variableAndStepDescriptionsAreKept() throws {
+        let flow = try decode(#"""
+            {"name": "f", "vars": {"amount": 5}, "varDescriptions": {"amount": "minor units"},
+             "steps": [{"name": "a", "description": "reads it", "request": {"url": "http://x"}}]}
+            """#)
+        #expect(flow.varDescriptions == ["amount": "minor units"])
+        #expect(flow.steps[0].description == "reads it")
+    }
+
+    @Test func aDescriptionOfAnUndeclaredVariableIsRefused() {
+        let m = problem(#"{"name": "f", "vars": {"amount": 5}, "varDescriptions": {"amout": "minor units"}, "steps": [{"name": "a", "request": {"url": "http://x"}}]}"#)
+        #expect(m.contains("$.varDescriptions.amout: describes 'amout', which is not in \"vars\"; did you mean 'amount'?"), "\(m)")
+        #expect(problem(#"{"name": "f", "vars": {"a": 1}, "varDescriptions": {"a": 1}, "steps": [{"name": "a", "request": {"url": "http://x"}}]}"#)
+            .contains("$.varDescriptions.a: expected a string"))
+    }
+
     @Test func missingFileIsADataError() {
         let d = diagnostic { () throws(Diagnostic) in try FlowFile.load(path: "/nonexistent/flow.json", registry: registry) }
         #expect(d?.code == .dataError)

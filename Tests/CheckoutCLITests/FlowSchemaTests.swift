@@ -1,0 +1,109 @@
+@testable import CheckoutKit
+import Foundation
+import Testing
+import TestSupport
+@testable import CheckoutCLI
+
+/// `flow schema`: the flow format as JSON Schema, built from the decoder's declarations. These tests hold the schema to
+/// the decoder and export it, with files it must accept and files it must refuse, for Scripts/check-flow-schema (an
+/// independent validator, PyPI `jsonschema`, after the tests).
+@Suite struct FlowSchemaTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let export = root.appendingPathComponent(".build/flow-schema")
+
+    static let header = #"{"name": "bad", "steps": ["#
+    static let token = #"{"name": "t", "use": "applepay.makeToken", "with": "#
+
+    /// Files the decoder refuses, each for a reason the schema can see: the schema must refuse them too.
+    static let invalid: [(name: String, text: String)] = [
+        ("unknown-key", #"{"name": "bad", "stpes": [], "steps": [{"name": "a", "request": {"url": "http://x"}}]}"#),
+        ("no-steps", #"{"name": "bad"}"#),
+        ("empty-steps", #"{"name": "bad", "steps": []}"#),
+        ("request-and-use", header + #"{"name": "a", "request": {"url": "http://x"}, "use": "bahn.getIntent"}]}"#),
+        ("neither-request-nor-use", header + #"{"name": "a"}]}"#),
+        ("unknown-operation", header + #"{"name": "a", "use": "bahn.confrim"}]}"#),
+        ("unknown-argument", header + token + #"{"amount": 1, "currency": "USD", "amout": 2}}]}"#),
+        ("missing-argument", header + token + #"{"amount": 1}}]}"#),
+        ("missing-with", header + #"{"name": "a", "use": "applepay.makeToken"}]}"#),
+        ("argument-out-of-range", header + token + #"{"amount": 0, "currency": "USD"}}]}"#),
+        ("argument-wrong-type", header + token + #"{"amount": "ten", "currency": "USD"}}]}"#),
+        ("with-on-a-request", header + #"{"name": "a", "request": {"url": "http://x"}, "with": {}}]}"#),
+        ("status-out-of-range", header + #"{"name": "a", "request": {"url": "http://x"}, "expect": {"status": 99}}]}"#),
+        ("status-empty-list", header + #"{"name": "a", "request": {"url": "http://x"}, "expect": {"status": []}}]}"#),
+        ("until-two-tests", header + #"{"name": "a", "request": {"url": "http://x"}, "until": {"path": "s", "equals": 1, "exists": true}}]}"#),
+        ("retry-no-attempts", header + #"{"name": "a", "request": {"url": "http://x"}, "retry": {"attempts": 0}}]}"#),
+        ("header-name", header + #"{"name": "a", "request": {"url": "http://x", "headers": {"Bad Name": "v"}}}]}"#),
+        ("two-bodies", header + #"{"name": "a", "request": {"url": "http://x", "json": {}, "body": "b"}}]}"#),
+        ("step-name", header + #"{"name": "a b", "request": {"url": "http://x"}}]}"#),
+        ("duration", #"{"name": "bad", "deadline": "soon", "steps": [{"name": "a", "request": {"url": "http://x"}}]}"#),
+    ]
+
+    /// A file that uses every part of the format, which both must accept.
+    static let everything = #"""
+        {"$schema": "./flow.schema.json", "name": "all", "description": "d", "deadline": "1m30s",
+         "vars": {"n": 5, "contact": {"a": 1}}, "varDescriptions": {"n": "minor units"},
+         "steps": [
+           {"name": "a", "description": "raw", "request": {"method": "POST", "url": "http://x/${vars.n}", "headers": {"X-A": "1"}, "json": {"k": "${vars.n}"}},
+            "capture": {"id": "$.id"}, "expect": {"status": [200, 201], "equals": {"ok": true}, "matches": {"id": "^i"}, "exists": ["id"]},
+            "retry": {"attempts": 4, "interval": "500ms", "backoff": 2}, "optional": true},
+           {"name": "b", "use": "applepay.makeToken", "with": {"amount": "${vars.n}", "currency": "USD"},
+            "until": {"path": "path", "exists": true, "interval": 1, "timeout": "5s"}},
+           {"name": "c", "use": "centra.paymentInstructions", "with": {"shippingAddress": "${vars.contact}", "open": false}}
+         ],
+         "finally": [{"name": "z", "request": {"url": "http://x", "bodyFile": "f.json"}}]}
+        """#
+
+    @Test func theSchemaDescribesWhatTheDecoderAllows() throws {
+        let schema = FlowSchema.document(registry: Operations.registry)
+        func keys(_ value: JSON?) -> Set<String> { Set(value?["properties"]?.objectValue?.keys ?? [:].keys) }
+        let defs = try #require(schema["$defs"])
+        #expect(keys(schema) == FlowDecoder.Keys.flow)
+        #expect(keys(defs["step"]) == FlowDecoder.Keys.step)
+        #expect(keys(defs["request"]) == FlowDecoder.Keys.request)
+        #expect(keys(defs["expect"]) == FlowDecoder.Keys.expect)
+        #expect(keys(defs["until"]) == FlowDecoder.Keys.until)
+        #expect(keys(defs["retry"]) == FlowDecoder.Keys.retry)
+        #expect(defs["step"]?["properties"]?["use"]?["enum"] == .array(Operations.registry.names.map(JSON.string)))
+        for op in Operations.registry.all {
+            let with = try #require(defs["with." + op.name], "\(op.name)")
+            #expect(keys(with) == Set(op.parameters.map(\.name)), "\(op.name)")
+            #expect(with["required"] == .array(op.parameters.filter(\.required).map { .string($0.name) }), "\(op.name)")
+        }
+        let amount = defs["with.bahn.createIntent"]?["properties"]?["amount"]
+        #expect(amount?["anyOf"]?.arrayValue?.first == ["type": "integer", "minimum": 1, "maximum": JSON(MinorUnits.range.upperBound)])
+        #expect(amount?["description"] == "minor units")
+    }
+
+    /// The files the independent check reads: the schema as `flow schema` prints it, every built-in flow as `flow show`
+    /// prints it and a file using every part of the format (valid/), and the known-bad files (invalid/), each of which
+    /// the decoder is shown here to refuse, and each valid one to accept.
+    @Test func schemaAndFilesAreExportedForTheIndependentCheck() async throws {
+        let s = try Scratch()
+        try? FileManager.default.removeItem(at: Self.export)
+        let valid = Self.export.appendingPathComponent("valid"), invalid = Self.export.appendingPathComponent("invalid")
+        try FileManager.default.createDirectory(at: valid, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: invalid, withIntermediateDirectories: true)
+
+        let schema = try await BinaryRunner.run(["flow", "schema"], home: s.path)
+        #expect(schema.status == 0, "\(schema.all)")
+        #expect(try JSON.parse(Data(schema.stdout.utf8)) == FlowSchema.document(registry: Operations.registry))
+        try Data(schema.stdout.utf8).write(to: Self.export.appendingPathComponent("schema.json"))
+
+        for entry in BuiltinFlows.all {
+            let shown = try await BinaryRunner.run(["flow", "show", entry.name], home: s.path)
+            try Data(shown.stdout.utf8).write(to: valid.appendingPathComponent(entry.name + ".json"))
+        }
+        _ = try FlowFile.decode(Data(Self.everything.utf8), source: "everything", registry: Operations.registry)
+        try Data(Self.everything.utf8).write(to: valid.appendingPathComponent("everything.json"))
+
+        for (name, text) in Self.invalid {
+            let refused: Diagnostic?
+            do { _ = try FlowFile.decode(Data(text.utf8), source: name, registry: Operations.registry); refused = nil } catch { refused = error }
+            #expect(refused?.code == .dataError, "the decoder refuses \(name)")
+            try Data(text.utf8).write(to: invalid.appendingPathComponent(name + ".json"))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: valid.path).count == BuiltinFlows.all.count + 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: invalid.path).count == Self.invalid.count)
+    }
+}
