@@ -9,6 +9,7 @@ enum GlobalOptions {
         OptionSpec("env", value: "NAME", help: "Environment: local (the embedded emulator), sandbox, or a profile from the config file. Also CHECKOUT_DRIVER_ENV.",
                    default: nil),
         OptionSpec("config", value: "FILE", help: "Config file with profiles [default: $XDG_CONFIG_HOME/checkout-driver/config.json]."),
+        OptionSpec("env-file", value: "PATH", help: "A .env file (KEY=value lines) read after ./.env; its values win over it."),
         OptionSpec("set", value: "NAME=VALUE", help: "Set a configuration variable (beats the environment, .env and profiles).",
                    repeatable: true),
         OptionSpec("session", value: "FILE", help: "State file chaining invocations [default: $XDG_STATE_HOME/checkout-driver/<env>/state.json]."),
@@ -29,6 +30,8 @@ enum GlobalOptions {
 struct GlobalSettings: Sendable {
     var environment: String?
     var configPath: String?
+    /// `--env-file PATH`: a `.env` file beside `./.env`.
+    var envFile: String?
     /// `--set NAME=VALUE`: configuration from the command line.
     var configurationFlags: [String: String]
     var sessionPath: String?
@@ -51,6 +54,7 @@ struct GlobalSettings: Sendable {
     init(_ invocation: Invocation) throws(Diagnostic) {
         environment = invocation.string("env")
         configPath = invocation.string("config")
+        envFile = invocation.string("env-file")
         configurationFlags = try invocation.pairs("set")
         sessionPath = invocation.string("session")
         format = OutputFormat(rawValue: invocation.string("format") ?? "text") ?? .text

@@ -81,7 +81,7 @@ final class RunEnvironment: Sendable {
         var standalone: LocalEmulatorFile.Entry?
         var startError: Diagnostic?
         let configuration = try ConfigurationLoader().load(environmentFlag: settings.environment, configPath: settings.configPath,
-                                                           flagValues: settings.configurationFlags) { _ in
+                                                           envFile: settings.envFile, flagValues: settings.configurationFlags) { _ in
             // A `sandbox serve` already running on this machine is preferred: it outlives this process, so
             // separate invocations can chain through the state file. Otherwise the emulator runs in-process.
             if !startingEmulator { return LocalEnvironment.values(baseURL: "http://127.0.0.1:0") }
@@ -179,6 +179,7 @@ final class RunEnvironment: Sendable {
         var options: [String] = []
         var withheld: [String] = []
         if let config = settings.configPath { options += ["--config", config] }
+        if let envFile = settings.envFile { options += ["--env-file", envFile] }
         if configuration.environment != "local" { options += ["--env", configuration.environment] }
         if let session = settings.sessionPath { options += ["--session", session] }
         let secret = Set(configuration.secretValues)

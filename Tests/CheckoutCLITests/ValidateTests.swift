@@ -39,6 +39,21 @@ import TestSupport
         #expect(emulator.receivedRequests().isEmpty, "the run sent nothing")
     }
 
+    /// `--env-file PATH` configures a run as ./.env does (here: which server EMULATOR_URL names); a missing one is 65.
+    @Test func anEnvFileConfiguresTheRun() async throws {
+        let s = try Scratch()
+        let emulator = try Emulator()
+        emulator.start()
+        defer { emulator.shutdown() }
+        let envFile = try s.write("ci.env", "EMULATOR_URL=\(emulator.baseURL)\n")
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--env", "sandbox", "--env-file", envFile], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        #expect(emulator.receivedRequests().contains { $0.path == "/_sandbox/orders" }, "the run reached the server the file names")
+        let missing = try await BinaryRunner.run(["flow", "validate", "emulator-orders", "--env-file", s.path + "/nope.env"], home: s.path)
+        #expect(missing.status == 65)
+        #expect(missing.stderr.contains("--env-file \(s.path)/nope.env: no such file"), "\(missing.stderr)")
+    }
+
     @Test func aVarsFileWithAnUnknownNameIs65NamingIt() async throws {
         let s = try Scratch()
         let vars = try s.write("vars.json", #"{"amout": 5100}"#)

@@ -42,7 +42,7 @@ enum FlowCommands {
         if invocation.flag("all") {
             // Whether the run is local is known once the configuration is: the emulator's flows all run unattended.
             let local = try ConfigurationLoader().load(environmentFlag: settings.environment, configPath: settings.configPath,
-                                                       flagValues: settings.configurationFlags) { _ in LocalEnvironment.values(baseURL: "http://127.0.0.1:0") }.kind == .local
+                                                       envFile: settings.envFile, flagValues: settings.configurationFlags) { _ in LocalEnvironment.values(baseURL: "http://127.0.0.1:0") }.kind == .local
             let entries = BuiltinFlows.unattended(local: local)
             let skipped = BuiltinFlows.all.filter { entry in !entries.contains { $0.name == entry.name } }.map(\.name)
             if !skipped.isEmpty {

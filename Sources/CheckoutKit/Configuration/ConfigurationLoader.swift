@@ -1,6 +1,6 @@
 import Foundation
 
-/// Builds a `Configuration` from the config file, `.env`, the process environment and flags.
+/// Builds a `Configuration` from the config file, `.env` (and `--env-file`), the process environment and flags.
 public struct ConfigurationLoader: Sendable {
     public var processEnvironment: [String: String]
     public var workingDirectory: String
@@ -23,14 +23,22 @@ public struct ConfigurationLoader: Sendable {
     /// - Parameters:
     ///   - environmentFlag: `--env`, when given.
     ///   - configPath: `--config`, when given (then the file must exist).
+    ///   - envFile: `--env-file PATH`, when given: a `.env` file read after `./.env`, so that its values win (then
+    ///     the file must exist).
     ///   - flagValues: `--set NAME=VALUE` from the command line: above everything else.
     ///   - emulatorValues: for `local`, the embedded emulator's endpoints and credentials.
-    public func load(environmentFlag: String?, configPath: String?, flagValues: [String: String] = [:],
+    public func load(environmentFlag: String?, configPath: String?, envFile: String? = nil, flagValues: [String: String] = [:],
                      emulatorValues: (String) -> [String: String] = { _ in [:] }) throws(Diagnostic) -> Configuration {
-        let dotEnv = try DotEnv.load(path: workingDirectory + "/.env")
+        var dotEnv = try DotEnv.load(path: workingDirectory + "/.env").mapValues { (value: $0, source: ".env") }
+        if let envFile {
+            guard FileManager.default.fileExists(atPath: envFile) else {
+                throw .data("--env-file \(envFile): no such file", hint: "give the path of a file of KEY=value lines, as .env holds")
+            }
+            for (k, v) in try DotEnv.load(path: envFile) { dotEnv[k] = (v, "--env-file \(envFile)") }
+        }
         let file = try ConfigFile.load(path: configPath ?? defaultConfigPath, explicit: configPath != nil)
         let name = environmentFlag ?? processEnvironment["CHECKOUT_DRIVER_ENV"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? dotEnv["CHECKOUT_DRIVER_ENV"] ?? file.defaultProfile ?? "local"
+            ?? dotEnv["CHECKOUT_DRIVER_ENV"]?.value ?? file.defaultProfile ?? "local"
 
         let kind: Configuration.Kind
         var profileValues: [String: String] = [:]
@@ -49,7 +57,7 @@ public struct ConfigurationLoader: Sendable {
         var config = Configuration(environment: name, kind: kind, values: [:])
         for v in Configuration.variables { if let d = v.defaultValue { config.set(v.name, d, source: "default") } }
         for (k, v) in profileValues { config.set(k, v, source: "profile \(name)") }
-        for (k, v) in dotEnv { config.set(k, v, source: ".env") }
+        for (k, v) in dotEnv { config.set(k, v.value, source: v.source) }
         let known = Set(Configuration.variables.map(\.name))
         for (k, v) in processEnvironment where known.contains(k) { config.set(k, v, source: "environment") }
         if kind == .local {

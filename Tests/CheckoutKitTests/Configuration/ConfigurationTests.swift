@@ -48,6 +48,32 @@ import TestSupport
         }
     }
 
+    /// `--env-file PATH` is read after `./.env`: its values win over it, the process environment still wins over both,
+    /// and it can choose the environment as `.env` can.
+    @Test func anEnvFileBeatsDotEnvAndNamesItselfAsTheSource() throws {
+        try withDirectory { dir in
+            try write("BAHN_API_KEY=dotenv-key\nCENTRA_TOKEN=dotenv-token\n", to: dir + "/.env")
+            try write("BAHN_API_KEY=file-key\nCHECKOUT_DRIVER_ENV=sandbox\nBAHN_WEBHOOK_SECRET=file-secret\n", to: dir + "/staging.env")
+            let loader = ConfigurationLoader(processEnvironment: ["BAHN_WEBHOOK_SECRET": "process-secret"], workingDirectory: dir)
+            let config = try loader.load(environmentFlag: nil, configPath: nil, envFile: dir + "/staging.env")
+            #expect(config.environment == "sandbox")
+            #expect(config.value("BAHN_API_KEY") == "file-key")
+            #expect(config.source(of: "BAHN_API_KEY") == "--env-file \(dir)/staging.env")
+            #expect(config.value("CENTRA_TOKEN") == "dotenv-token" && config.source(of: "CENTRA_TOKEN") == ".env")
+            #expect(config.value("BAHN_WEBHOOK_SECRET") == "process-secret")
+        }
+    }
+
+    @Test func aMissingEnvFileIsADataErrorNamingIt() throws {
+        try withDirectory { dir in
+            let d = diagnostic { () throws(Diagnostic) in
+                try ConfigurationLoader(processEnvironment: [:], workingDirectory: dir).load(environmentFlag: nil, configPath: nil, envFile: dir + "/missing.env")
+            }
+            #expect(d?.code == .dataError)
+            #expect(d?.message == "--env-file \(dir)/missing.env: no such file", "\(d?.message ?? "")")
+        }
+    }
+
     @Test func everyMissingVariableIsNamedAtOnce() throws {
         let config = Configuration(environment: "sandbox", kind: .sandbox, values: ["BAHN_API_URL": "https://x.example"])
         let d = diagnostic { () throws(Diagnostic) in try config.require(["BAHN_API_URL", "BAHN_API_KEY", "BAHN_SIGNING_KEY"], for: "Bahn requests") }
