@@ -42,6 +42,20 @@ import TestSupport
         #expect(checked > 200, "\(checked) declared outputs checked")
     }
 
+    /// A flow that includes a built-in flow with its own values, and adds a step that reads what the include captured.
+    @Test func aFlowIncludingABuiltinFlowRuns() async throws {
+        let s = try Scratch()
+        let file = try s.write("pay-twice.json", #"""
+            {"name": "pay-and-read", "steps": [
+              {"include": "bahn-apple-pay", "vars": {"amount": 4200}},
+              {"name": "read-again", "use": "bahn.getIntent", "with": {"intent": "${vars.intent}"},
+               "expect": {"equals": {"payment_intent.amount": 4200, "payment_intent.status": "succeeded"}}}]}
+            """#)
+        let r = try await BinaryRunner.run(["flow", "run", file], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        #expect(r.stdout.contains("passed: pay-and-read, 6 steps"), "\(r.stdout)")
+    }
+
     @Test func showNamesTheClosestFlowWhenTheNameIsWrong() async throws {
         let s = try Scratch()
         let r = try await BinaryRunner.run(["flow", "show", "bahn-aple-pay"], home: s.path)

@@ -37,6 +37,8 @@ import TestSupport
         ("two-bodies", header + #"{"name": "a", "request": {"url": "http://x", "json": {}, "body": "b"}}]}"#),
         ("step-name", header + #"{"name": "a b", "request": {"url": "http://x"}}]}"#),
         ("duration", #"{"name": "bad", "deadline": "soon", "steps": [{"name": "a", "request": {"url": "http://x"}}]}"#),
+        ("include-with-a-name", header + #"{"include": "emulator-orders", "name": "orders"}]}"#),
+        ("include-not-a-string", header + #"{"include": 1}]}"#),
     ]
 
     /// A file that uses every part of the format, which both must accept.
@@ -49,7 +51,8 @@ import TestSupport
             "retry": {"attempts": 4, "interval": "500ms", "backoff": 2}, "optional": true},
            {"name": "b", "use": "applepay.makeToken", "with": {"amount": "${vars.n}", "currency": "USD"},
             "until": {"path": "path", "exists": true, "interval": 1, "timeout": "5s"}},
-           {"name": "c", "use": "centra.paymentInstructions", "with": {"shippingAddress": "${vars.contact}", "open": false}}
+           {"name": "c", "use": "centra.paymentInstructions", "with": {"shippingAddress": "${vars.contact}", "open": false}},
+           {"include": "emulator-orders", "vars": {"amount": 100}, "description": "the emulator's tour"}
          ],
          "finally": [{"name": "z", "request": {"url": "http://x", "bodyFile": "f.json"}}]}
         """#
@@ -59,12 +62,13 @@ import TestSupport
         func keys(_ value: JSON?) -> Set<String> { Set(value?["properties"]?.objectValue?.keys ?? [:].keys) }
         let defs = try #require(schema["$defs"])
         #expect(keys(schema) == FlowDecoder.Keys.flow)
-        #expect(keys(defs["step"]) == FlowDecoder.Keys.step)
+        #expect(keys(defs["actionStep"]) == FlowDecoder.Keys.step)
+        #expect(keys(defs["includeStep"]) == FlowDecoder.Keys.include)
         #expect(keys(defs["request"]) == FlowDecoder.Keys.request)
         #expect(keys(defs["expect"]) == FlowDecoder.Keys.expect)
         #expect(keys(defs["until"]) == FlowDecoder.Keys.until)
         #expect(keys(defs["retry"]) == FlowDecoder.Keys.retry)
-        #expect(defs["step"]?["properties"]?["use"]?["enum"] == .array(Operations.registry.names.map(JSON.string)))
+        #expect(defs["actionStep"]?["properties"]?["use"]?["enum"] == .array(Operations.registry.names.map(JSON.string)))
         for op in Operations.registry.all {
             let with = try #require(defs["with." + op.name], "\(op.name)")
             #expect(keys(with) == Set(op.parameters.map(\.name)), "\(op.name)")

@@ -11,16 +11,23 @@ public enum FlowFile {
             throw .data("cannot read flow file \(path): \(error.reason)",
                         hint: "check the path; `checkout-driver flow list` shows the built-in flows")
         }
-        return try decode(data, source: path, registry: registry)
+        let file = FlowDecoder.Includes.key(path)
+        return try decode(data, source: path, registry: registry,
+                          includes: FlowDecoder.Includes(directory: (file as NSString).deletingLastPathComponent, chain: [file]))
     }
 
+    /// - Parameter includes: where the flow's `include`s are resolved from (by default the working directory).
     public static func decode(_ data: Data, source: String, registry: OperationRegistry) throws(Diagnostic) -> Flow {
+        try decode(data, source: source, registry: registry, includes: .init(directory: nil, chain: []))
+    }
+
+    static func decode(_ data: Data, source: String, registry: OperationRegistry, includes: FlowDecoder.Includes) throws(Diagnostic) -> Flow {
         let json: JSON
         do { json = try JSON.parse(data) } catch {
             throw .data("\(source): not valid JSON: \(error)", hint: "a flow file is one JSON object; see README \"Flow files\"")
         }
         do {
-            return try FlowDecoder(registry: registry).flow(json, at: .root)
+            return try FlowDecoder(registry: registry, includes: includes).flow(json, at: .root)
         } catch let error as FlowDecoder.Problem {
             throw .data("\(source): \(error.path): \(error.message)", hint: error.hint ?? "see README \"Flow files\" for the format")
         } catch {
@@ -37,12 +44,35 @@ struct FlowDecoder {
     }
 
     let registry: OperationRegistry
+    var includes = Includes(directory: nil, chain: [])
+
+    /// Where a flow's `include`s are resolved from: the including file's directory, and the files (or built-in flows)
+    /// that led here, to refuse a cycle and to name the chain.
+    struct Includes {
+        var directory: String?
+        var chain: [String]
+
+        /// One name per file however it is reached (`./a.json`, `sub/../a.json`, a symlink).
+        static func key(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path }
+    }
+
+    /// What the includes of a flow bring beside their steps: the included flows' variables (their defaults, with each
+    /// include's `vars` over them), what those mean, and their `finally` steps.
+    struct Included {
+        var vars: [String: JSON] = [:]
+        /// Which include set each variable, to refuse two includes giving one variable different values.
+        var setBy: [String: String] = [:]
+        var conflicts: [String: [String]] = [:]
+        var varDescriptions: [String: String] = [:]
+        var finally: [Step] = []
+    }
 
     /// The keys each object of a flow file may have: the decoder refuses any other, and `FlowSchema` describes these
     /// (`FlowSchemaTests` holds the two to each other).
     enum Keys {
         static let flow: Set<String> = ["name", "description", "vars", "varDescriptions", "steps", "finally", "deadline", "$schema"]
         static let step: Set<String> = ["name", "description", "request", "use", "with", "capture", "expect", "retry", "until", "optional"]
+        static let include: Set<String> = ["include", "vars", "description"]
         static let request: Set<String> = ["method", "url", "headers", "json", "body", "bodyFile"]
         static let expect: Set<String> = ["status", "equals", "matches", "exists"]
         static let until: Set<String> = ["path", "equals", "matches", "exists", "in", "interval", "timeout"]
@@ -53,9 +83,22 @@ struct FlowDecoder {
         let o = try object(json, at: path, allowed: Keys.flow)
         let name = try string(o["name"], at: path.appending("name"), required: true)!
         let description = try string(o["description"], at: path.appending("description")) ?? ""
-        let vars = try o["vars"].map { try object($0, at: path.appending("vars"), allowed: nil) } ?? [:]
+        let ownVars = try o["vars"].map { try object($0, at: path.appending("vars"), allowed: nil) } ?? [:]
+        guard let stepsJSON = o["steps"] else { throw Problem(path: path, message: "missing required key 'steps'") }
+        var included = Included()
+        let steps = try stepList(stepsJSON, at: path.appending("steps"), into: &included)
+        if steps.isEmpty { throw Problem(path: path.appending("steps"), message: "a flow needs at least one step") }
+        // Clean-up runs in reverse order of set-up: the flow's own `finally`, then its includes', the last one's first.
+        let finallySteps = try (o["finally"].map { try stepList($0, at: path.appending("finally"), into: &included) } ?? []) + included.finally
+        // Variables are shared: the flow's own `vars` over its includes', each include's `vars` over the included flow's.
+        var vars = included.vars
+        vars.merge(ownVars) { _, own in own }
+        for (name, sources) in included.conflicts.sorted(by: { $0.key < $1.key }) where ownVars[name] == nil {
+            throw Problem(path: path.appending("vars"), message: "variable '\(name)' gets different values from the includes of \(sources.joined(separator: " and "))",
+                          hint: "variables are shared: give '\(name)' one value in this flow's \"vars\"")
+        }
         _ = try Self.variableOrder(vars, at: path.appending("vars"))
-        var varDescriptions: [String: String] = [:]
+        var varDescriptions = included.varDescriptions
         if let d = o["varDescriptions"] {
             for (name, text) in try object(d, at: path.appending("varDescriptions"), allowed: nil).sorted(by: { $0.key < $1.key }) {
                 let at = path.appending("varDescriptions").appending(name)
@@ -67,10 +110,6 @@ struct FlowDecoder {
                 varDescriptions[name] = try string(text, at: at, required: true)
             }
         }
-        guard let stepsJSON = o["steps"] else { throw Problem(path: path, message: "missing required key 'steps'") }
-        let steps = try stepList(stepsJSON, at: path.appending("steps"))
-        if steps.isEmpty { throw Problem(path: path.appending("steps"), message: "a flow needs at least one step") }
-        let finallySteps = try o["finally"].map { try stepList($0, at: path.appending("finally")) } ?? []
         let deadline = try o["deadline"].map { try seconds($0, at: path.appending("deadline")) }
         var flow = Flow(name: name, description: description, vars: vars, steps: steps, finally: finallySteps, deadline: deadline)
         flow.varDescriptions = varDescriptions
@@ -79,11 +118,91 @@ struct FlowDecoder {
         return flow
     }
 
-    private func stepList(_ json: JSON, at path: JSONPath) throws -> [Step] {
+    private func stepList(_ json: JSON, at path: JSONPath, into included: inout Included) throws -> [Step] {
         guard case .array(let items) = json else {
             throw Problem(path: path, message: "expected an array of steps, found \(json.kindName)")
         }
-        return try items.enumerated().map { try step($1, at: path.appending($0)) }
+        var steps: [Step] = []
+        for (index, item) in items.enumerated() {
+            if case .object(let o) = item, let target = o["include"] {
+                steps += try include(target, o, at: path.appending(index), into: &included)
+            } else {
+                steps.append(try step(item, at: path.appending(index)))
+            }
+        }
+        return steps
+    }
+
+    /// `{"include": "NAME|PATH", "vars": {…}}`: the steps of a built-in flow or of a flow file (relative to the including
+    /// file), in place. Its variables join the flow's; its `finally` steps join the flow's.
+    private func include(_ target: JSON, _ o: [String: JSON], at path: JSONPath, into included: inout Included) throws -> [Step] {
+        _ = try object(.object(o), at: path, allowed: Keys.include)
+        let at = path.appending("include")
+        let name = try string(target, at: at, required: true)!
+        let key: String
+        let data: Data
+        var nested = includes
+        if name.contains("/") || name.hasSuffix(".json") {
+            let full = name.hasPrefix("/") ? name : ((includes.directory ?? FileManager.default.currentDirectoryPath) as NSString).appendingPathComponent(name)
+            key = Includes.key(full)
+            switch FileIO.read(full) {
+            case .success(let bytes): data = bytes
+            case .failure(let error):
+                throw Problem(path: at, message: "cannot read included flow \(name) (\(full)): \(error.reason)",
+                              hint: "an include's path is relative to the file that includes it")
+            }
+            nested.directory = (key as NSString).deletingLastPathComponent
+        } else {
+            guard let entry = BuiltinFlows.named(name) else {
+                let suggestion = Suggest.closest(to: name, in: BuiltinFlows.all.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
+                throw Problem(path: at, message: "no built-in flow named '\(name)'\(suggestion)",
+                              hint: "include a built-in flow (flow list) or a flow file: a path with '/' or ending in .json")
+            }
+            key = "built-in \(name)"
+            data = Data(entry.source.utf8)
+        }
+        if includes.chain.contains(key) {
+            let names = (includes.chain + [key]).map { ($0 as NSString).lastPathComponent }
+            throw Problem(path: at, message: "include cycle: \(names.joined(separator: " → "))", hint: "a flow cannot include itself, directly or through another")
+        }
+        nested.chain.append(key)
+        let flow: Flow
+        do {
+            flow = try FlowDecoder(registry: registry, includes: nested).flow(try JSON.parse(data), at: .root)
+        } catch let problem as Problem {
+            throw Problem(path: at, message: "in \(name): \(problem.path): \(problem.message)", hint: problem.hint)
+        } catch {
+            throw Problem(path: at, message: "\(name) is not valid JSON: \(error)", hint: "a flow file is one JSON object")
+        }
+        var vars = flow.vars
+        if let given = o["vars"] {
+            let names = flow.variableNames
+            for (variable, value) in try object(given, at: path.appending("vars"), allowed: nil).sorted(by: { $0.key < $1.key }) {
+                guard names.contains(variable) else {
+                    let suggestion = Suggest.closest(to: variable, in: names.sorted()).map { "; did you mean '\($0)'?" } ?? ""
+                    throw Problem(path: path.appending("vars").appending(variable), message: "\(name) has no variable '\(variable)'\(suggestion)",
+                                  hint: "its variables: \(names.sorted().joined(separator: ", "))")
+                }
+                vars[variable] = value
+            }
+        }
+        for (variable, value) in vars {
+            if let earlier = included.vars[variable], earlier != value, let by = included.setBy[variable] {
+                included.conflicts[variable] = [by, name]
+            }
+            included.vars[variable] = value
+            included.setBy[variable] = name
+        }
+        included.varDescriptions.merge(flow.varDescriptions) { first, _ in first }
+        included.finally = flow.finally.map { located($0, in: name) } + included.finally
+        return flow.steps.map { located($0, in: name) }
+    }
+
+    /// An included step says where it comes from in messages: `in bahn-apple-pay: $.steps[1]`.
+    private func located(_ step: Step, in include: String) -> Step {
+        var step = step
+        step.location = "in \(include): \(step.location)"
+        return step
     }
 
     private func step(_ json: JSON, at path: JSONPath) throws -> Step {
@@ -245,12 +364,16 @@ struct FlowDecoder {
     /// Step names are unique, and references only point backwards: a step can use what earlier steps
     /// produced, `finally` steps can use anything.
     private func checkNames(_ flow: Flow, at path: JSONPath) throws {
-        var seen: Set<String> = []
+        var seen: [String: Step] = [:]
         for (i, step) in (flow.steps + flow.finally).enumerated() {
             let where_ = i < flow.steps.count ? path.appending("steps").appending(i) : path.appending("finally").appending(i - flow.steps.count)
-            if !seen.insert(step.name).inserted {
-                throw Problem(path: where_.appending("name"), message: "duplicate step name '\(step.name)'")
+            if let first = seen[step.name] {
+                // With includes, both may come from other files: say where each is.
+                let places = first.location.hasPrefix("in ") || step.location.hasPrefix("in ") ? " (\(first.location) and \(step.location))" : ""
+                throw Problem(path: where_.appending("name"), message: "duplicate step name '\(step.name)'\(places)",
+                              hint: places.isEmpty ? nil : "steps of included flows keep their names: rename the including flow's step, or include the flow once")
             }
+            seen[step.name] = step
         }
         var known = Set(flow.vars.keys)
         var earlier: Set<String> = []

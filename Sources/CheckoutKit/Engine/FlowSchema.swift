@@ -10,7 +10,11 @@ public enum FlowSchema {
     public static func document(registry: OperationRegistry) -> JSON {
         let operations = registry.all
         var defs: [String: JSON] = [
-            "step": step(operations),
+            // A step runs a request or an operation, or includes another flow's steps.
+            "step": ["if": ["type": "object", "required": ["include"]], "then": ["$ref": "#/$defs/includeStep"],
+                     "else": ["$ref": "#/$defs/actionStep"]],
+            "actionStep": step(operations),
+            "includeStep": includeStep,
             "request": request,
             "expect": expect,
             "until": until,
@@ -92,6 +96,18 @@ public enum FlowSchema {
             ]),
         ]
     }
+
+    static let includeStep: JSON = [
+        "type": "object",
+        "required": ["include"],
+        "additionalProperties": false,
+        "properties": [
+            "include": ["type": "string", "minLength": 1,
+                        "description": "a built-in flow (flow list), or a flow file: a path with '/' or ending in .json, relative to this file"],
+            "vars": ["type": "object", "description": "values for the included flow's variables (shared with this flow's)"],
+            "description": ["type": "string"],
+        ],
+    ]
 
     static func with(_ op: FlowOperation) -> JSON {
         var properties: [String: JSON] = [:]
