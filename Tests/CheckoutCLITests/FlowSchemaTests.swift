@@ -39,6 +39,12 @@ import TestSupport
         ("duration", #"{"name": "bad", "deadline": "soon", "steps": [{"name": "a", "request": {"url": "http://x"}}]}"#),
         ("include-with-a-name", header + #"{"include": "emulator-orders", "name": "orders"}]}"#),
         ("include-not-a-string", header + #"{"include": 1}]}"#),
+        ("compare-not-a-decimal", header + #"{"name": "a", "request": {"url": "http://x"}, "expect": {"compare": {"n": {"<": "1,000"}}}}]}"#),
+        ("compare-unknown-operator", header + #"{"name": "a", "request": {"url": "http://x"}, "expect": {"compare": {"n": {"=<": 1}}}}]}"#),
+        ("count-negative", header + #"{"name": "a", "request": {"url": "http://x"}, "expect": {"count": {"n": -1}}}]}"#),
+        ("type-unknown", header + #"{"name": "a", "request": {"url": "http://x"}, "expect": {"type": {"n": "float"}}}]}"#),
+        ("header-two-tests", header + #"{"name": "a", "request": {"url": "http://x"}, "expect": {"headers": {"X-A": {"equals": "1", "exists": true}}}}]}"#),
+        ("duration-not-a-duration", header + #"{"name": "a", "request": {"url": "http://x"}, "expect": {"duration": {"<": "soon"}}}]}"#),
     ]
 
     /// A file that uses every part of the format, which both must accept.
@@ -52,7 +58,11 @@ import TestSupport
            {"name": "b", "use": "applepay.makeToken", "with": {"amount": "${vars.n}", "currency": "USD"},
             "until": {"path": "path", "exists": true, "interval": 1, "timeout": "5s"}},
            {"name": "c", "use": "centra.paymentInstructions", "with": {"shippingAddress": "${vars.contact}", "open": false}},
-           {"include": "emulator-orders", "vars": {"amount": 100}, "description": "the emulator's tour"}
+           {"include": "emulator-orders", "vars": {"amount": 100}, "description": "the emulator's tour"},
+           {"name": "d", "request": {"url": "http://x"},
+            "expect": {"compare": {"total": {">": 0, "<=": "99.99"}, "n": {"between": [1, "5.5"]}}, "contains": {"tags": "a"},
+                       "count": {"lines": 2, "items": {">=": 1}}, "type": {"id": "string"},
+                       "headers": {"X-A": "1", "X-B": {"matches": "^b"}, "X-C": {"exists": false}}, "duration": {"<": "500ms", ">=": 0}}}
          ],
          "finally": [{"name": "z", "request": {"url": "http://x", "bodyFile": "f.json"}}]}
         """#

@@ -117,6 +117,18 @@ public struct Condition: Sendable {
         case matches(String)
         case exists(Bool)
         case oneOf([JSON])
+        /// A number, or money as a decimal string, within bounds: compared as exact decimals.
+        case compare(Comparison)
+        /// A string holds a substring, an array an element, an object a key.
+        case contains(JSON)
+        /// The number of an array's elements within bounds.
+        case count(Comparison)
+        case type(ValueType)
+    }
+
+    /// What `type` checks a value is.
+    public enum ValueType: String, Sendable, CaseIterable {
+        case string, number, integer, boolean, array, object, null
     }
 
     public var path: JSONPath
@@ -132,10 +144,114 @@ public struct Expectation: Sendable {
     /// Acceptable statuses; nil means any 2xx.
     public var status: [Int]?
     public var conditions: [Condition]
+    /// Conditions on the headers of the step's last answer.
+    public var headers: [HeaderCondition] = []
+    /// Bounds on how long the step took, in seconds.
+    public var duration: Comparison?
 
     public init(status: [Int]? = nil, conditions: [Condition] = []) {
         self.status = status
         self.conditions = conditions
+    }
+}
+
+/// A header of the step's last answer, by name (case-insensitive): its value, a pattern it matches, or whether it is there.
+public struct HeaderCondition: Sendable {
+    public enum Test: Sendable {
+        case equals(String)
+        case matches(String)
+        case exists(Bool)
+    }
+
+    public var name: String
+    public var test: Test
+
+    public init(name: String, test: Test) {
+        self.name = name
+        self.test = test
+    }
+}
+
+/// Bounds a number keeps, all at once — `{">": 0, "<=": "99.99"}`; `between` is both ends, included — compared as exact
+/// decimals: a JSON number by the digits it is written with, a decimal string ("10.00", money as Afterpay and Braintree
+/// write it) digit for digit, never through a binary floating-point value.
+public struct Comparison: Sendable {
+    public enum Operator: String, Sendable, CaseIterable {
+        case less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">=", equal = "=="
+    }
+
+    public struct Bound: Sendable {
+        public var op: Operator
+        public var value: ExactDecimal
+        /// As the flow file wrote it, for messages and for writing the flow back.
+        public var literal: JSON
+    }
+
+    public var bounds: [Bound]
+
+    public init(bounds: [Bound]) { self.bounds = bounds }
+
+    public func holds(_ x: ExactDecimal) -> Bool {
+        bounds.allSatisfy { bound in
+            switch bound.op {
+            case .less: x < bound.value
+            case .lessOrEqual: x <= bound.value
+            case .greater: x > bound.value
+            case .greaterOrEqual: x >= bound.value
+            case .equal: x == bound.value
+            }
+        }
+    }
+
+    /// "> 0 and <= 99.99".
+    public var description: String { bounds.map { "\($0.op.rawValue) \($0.literal.interpolationText)" }.joined(separator: " and ") }
+
+    /// The exact decimal a JSON value stands for: a number as written, or a string of digits with an optional sign and
+    /// fraction ("-0.50", "10.00"). Nil for anything else (an exponent, spaces, "1,000", a boolean).
+    public static func exact(_ value: JSON) -> ExactDecimal? {
+        switch value {
+        case .number: ExactDecimal(value.serialized())
+        case .string(let s): ExactDecimal(s)
+        default: nil
+        }
+    }
+}
+
+/// A decimal number compared digit by digit — "10.00" equals "10" and is less than "10.001" — with no binary
+/// floating-point value and no limit on its digits.
+public struct ExactDecimal: Sendable, Comparable {
+    let negative: Bool
+    /// Without leading zeros ("" for zero).
+    let whole: [UInt8]
+    /// Without trailing zeros.
+    let fraction: [UInt8]
+
+    /// `-?digits(.digits)?`; nil for anything else.
+    public init?(_ text: String) {
+        var bytes = Array(text.utf8)
+        let negative = bytes.first == UInt8(ascii: "-")
+        if negative { bytes.removeFirst() }
+        let parts = bytes.split(separator: UInt8(ascii: "."), maxSplits: 1, omittingEmptySubsequences: false)
+        let isDigit = { (b: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b) }
+        guard let first = parts.first, !first.isEmpty, first.allSatisfy(isDigit),
+              parts.count == 1 || (!parts[1].isEmpty && parts[1].allSatisfy(isDigit)) else { return nil }
+        whole = Array(first.drop { $0 == UInt8(ascii: "0") })
+        fraction = parts.count == 2 ? Array(parts[1].reversed().drop { $0 == UInt8(ascii: "0") }.reversed()) : []
+        // Minus zero is zero.
+        self.negative = negative && !(whole.isEmpty && fraction.isEmpty)
+    }
+
+    public init(_ value: Int) { self.init(String(value))! }
+
+    public static func < (a: ExactDecimal, b: ExactDecimal) -> Bool {
+        if a.negative != b.negative { return a.negative }
+        return a.negative ? magnitudeLess(b, a) : magnitudeLess(a, b)
+    }
+
+    private static func magnitudeLess(_ a: ExactDecimal, _ b: ExactDecimal) -> Bool {
+        if a.whole.count != b.whole.count { return a.whole.count < b.whole.count }
+        if a.whole != b.whole { return a.whole.lexicographicallyPrecedes(b.whole) }
+        return a.fraction.lexicographicallyPrecedes(b.fraction)
     }
 }
 

@@ -36,6 +36,7 @@ public enum FlowEncoder {
             case .matches(let pattern): u["matches"] = .string(pattern)
             case .exists(let exists): u["exists"] = .bool(exists)
             case .oneOf(let values): u["in"] = .array(values)
+            case .compare, .contains, .count, .type: break  // only `expect` takes these
             }
             o["until"] = .object(u)
         }
@@ -58,20 +59,36 @@ public enum FlowEncoder {
     static func expectation(_ e: Expectation) -> JSON? {
         var o: [String: JSON] = [:]
         if let status = e.status { o["status"] = .array(status.map { JSON($0) }) }
-        var equals: [String: JSON] = [:]
-        var matches: [String: JSON] = [:]
+        var tests: [String: [String: JSON]] = [:]
         var exists: [JSON] = []
         for condition in e.conditions {
+            let path = condition.path.description
             switch condition.test {
-            case .equals(let v): equals[condition.path.description] = v
-            case .matches(let pattern): matches[condition.path.description] = .string(pattern)
-            case .exists: exists.append(.string(condition.path.description))
+            case .equals(let v): tests["equals", default: [:]][path] = v
+            case .matches(let pattern): tests["matches", default: [:]][path] = .string(pattern)
+            case .exists: exists.append(.string(path))
             case .oneOf: break  // only `until` takes a list of values
+            case .compare(let c): tests["compare", default: [:]][path] = comparison(c)
+            case .contains(let v): tests["contains", default: [:]][path] = v
+            case .count(let c): tests["count", default: [:]][path] = comparison(c)
+            case .type(let t): tests["type", default: [:]][path] = .string(t.rawValue)
             }
         }
-        if !equals.isEmpty { o["equals"] = .object(equals) }
-        if !matches.isEmpty { o["matches"] = .object(matches) }
+        for (key, value) in tests { o[key] = .object(value) }
         if !exists.isEmpty { o["exists"] = .array(exists) }
+        if !e.headers.isEmpty {
+            o["headers"] = .object(Dictionary(e.headers.map { h -> (String, JSON) in
+                switch h.test {
+                case .equals(let v): (h.name, ["equals": .string(v)])
+                case .matches(let p): (h.name, ["matches": .string(p)])
+                case .exists(let b): (h.name, ["exists": .bool(b)])
+                }
+            }) { _, last in last })
+        }
+        if let d = e.duration { o["duration"] = comparison(d) }
         return o.isEmpty ? nil : .object(o)
     }
+
+    /// Bounds as the file wrote them (a `between` comes back as its two ends).
+    static func comparison(_ c: Comparison) -> JSON { .object(Dictionary(c.bounds.map { ($0.op.rawValue, $0.literal) }) { _, last in last }) }
 }

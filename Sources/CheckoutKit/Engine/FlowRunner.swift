@@ -291,7 +291,7 @@ public struct FlowRunner: Sendable {
                 events(.polling(step: step.name, poll: polls, reason: "\(until.condition.path) is \(seen)"))
                 try await deadline.sleep(until.interval, during: step.name)
             }
-            try check(step, output!, scope: scope)
+            try check(step, output!, scope: scope, context: context, elapsed: Date().timeIntervalSince(started))
             for (name, path) in step.capture.sorted(by: { $0.key < $1.key }) {
                 guard let value = path.evaluate(output!.document) else {
                     throw .failure("step '\(step.name)': cannot capture '\(name)': nothing at \(path) in the response",
@@ -419,7 +419,9 @@ public struct FlowRunner: Sendable {
         }
     }
 
-    private func check(_ step: Step, _ output: StepOutput, scope: TemplateScope) throws(Diagnostic) {
+    /// - Parameters: `context` has the headers of the step's last answer; `elapsed` is how long the step took (seconds).
+    private func check(_ step: Step, _ output: StepOutput, scope: TemplateScope, context: OperationContext,
+                       elapsed: Double) throws(Diagnostic) {
         if let status = output.status {
             let ok = step.expect.status?.contains(status) ?? (200..<300).contains(status)
             if !ok {
@@ -433,10 +435,52 @@ public struct FlowRunner: Sendable {
             if case .equals(let expected) = test { test = .equals(try renderValue(expected, scope: scope, step: step)) }
             let value = condition.path.evaluate(output.document)
             if !Self.holds(test, value) {
-                let seen = value.map { redactor.json($0).serialized() } ?? "missing"
-                throw .failure("step '\(step.name)': expected \(condition.path) \(Self.describe(test)), found \(seen)",
+                var seen = value.map { redactor.json($0).serialized() } ?? "missing"
+                if case .count = test, let elements = value?.arrayValue { seen = "\(elements.count) (\(Self.excerpt(redactor.json(value!))))" }
+                if case .type = test, let value { seen = "\(Self.typeName(value)) \(seen)" }
+                throw .failure("step '\(step.name)': expected \(Self.subject(test, condition.path)) \(Self.describe(test)), found \(seen)",
                                hint: "see the response with -v, or --format json")
             }
+        }
+        let headers = context.counter.lastHeaders
+        for condition in step.expect.headers {
+            let value = headers?[condition.name]
+            let ok = switch condition.test {
+            case .equals(let expected): value == expected
+            case .matches(let pattern): value.map { $0.range(of: pattern, options: .regularExpression) != nil } ?? false
+            case .exists(let want): (value != nil) == want
+            }
+            if !ok {
+                let want = switch condition.test {
+                case .equals(let expected): "to equal \(JSON.string(expected).serialized())"
+                case .matches(let pattern): "to match /\(pattern)/"
+                case .exists(let want): want ? "to be there" : "to be absent"
+                }
+                let seen = headers == nil ? "no answer" : value.map { JSON.string(redactor.text($0)).serialized() } ?? "missing"
+                throw .failure("step '\(step.name)': expected header \(condition.name) \(want), found \(seen)",
+                               hint: "see the answer's headers with -v")
+            }
+        }
+        if let bounds = step.expect.duration, let took = ExactDecimal(String(format: "%.3f", elapsed)), !bounds.holds(took) {
+            throw .failure("step '\(step.name)': expected the step to take \(bounds.description), it took \(Self.format(elapsed))s",
+                           hint: "a slow service or a slow machine; raise the bound if this is normal here")
+        }
+    }
+
+    /// What a failed condition speaks of: the value at the path, or the number of its elements.
+    static func subject(_ test: Condition.Test, _ path: JSONPath) -> String {
+        if case .count = test { return "the count of \(path)" }
+        return "\(path)"
+    }
+
+    static func typeName(_ value: JSON) -> String {
+        switch value {
+        case .string: "a string"
+        case .number: value.intValue != nil ? "an integer" : "a number"
+        case .bool: "a boolean"
+        case .array: "an array"
+        case .object: "an object"
+        case .null: "null"
         }
     }
 
@@ -449,6 +493,22 @@ public struct FlowRunner: Sendable {
             guard let value else { return false }
             let text = value.interpolationText
             return text.range(of: pattern, options: .regularExpression) != nil
+        case .compare(let bounds): return value.flatMap(Comparison.exact).map(bounds.holds) ?? false
+        case .count(let bounds): return value?.arrayValue.map { bounds.holds(ExactDecimal($0.count)) } ?? false
+        case .contains(let wanted):
+            switch value {
+            case .string(let s)?: return s.contains(wanted.interpolationText)
+            case .array(let elements)?: return elements.contains { Self.looselyEqual($0, wanted) }
+            case .object(let o)?: return wanted.stringValue.map { o[$0] != nil } ?? false
+            default: return false
+            }
+        case .type(let type):
+            guard let value else { return false }
+            return switch (type, value) {
+            case (.string, .string), (.boolean, .bool), (.array, .array), (.object, .object), (.null, .null), (.number, .number): true
+            case (.integer, .number): value.intValue != nil
+            default: false
+            }
         }
     }
 
@@ -468,6 +528,10 @@ public struct FlowRunner: Sendable {
         case .matches(let p): "to match /\(p)/"
         case .exists(let b): b ? "to exist" : "to be absent"
         case .oneOf(let o): "to be one of \(JSON.array(o).serialized())"
+        case .compare(let bounds): "to be \(bounds.description)"
+        case .count(let bounds): "to be \(bounds.description)"
+        case .contains(let v): "to contain \(v.serialized())"
+        case .type(let t): "to be \(t == .integer || t == .array || t == .object ? "an" : "a") \(t.rawValue)"
         }
     }
 
@@ -522,9 +586,17 @@ final class ExchangeCounter: @unchecked Sendable {
     private let lock = NSLock()
     private var value = 0
     private var status: Int?
-    /// Counts an exchange and remembers its HTTP status (nil when it got no answer).
-    func record(status: Int?) { lock.withLock { value += 1; if let status { self.status = status } } }
+    private var headers: HTTPHeaders?
+    /// Counts an exchange and remembers its HTTP status and headers (when it got an answer).
+    func record(_ response: HTTPClientResponse?) {
+        lock.withLock {
+            value += 1
+            if let response { status = response.status; headers = response.headers }
+        }
+    }
     var count: Int { lock.withLock { value } }
     /// The status of the step's last answered exchange: what a failed step shows.
     var lastStatus: Int? { lock.withLock { status } }
+    /// The headers of the step's last answer, for `expect.headers`.
+    var lastHeaders: HTTPHeaders? { lock.withLock { headers } }
 }

@@ -20,6 +20,9 @@ public enum FlowSchema {
             "until": until,
             "retry": retry,
             "duration": duration,
+            "decimal": ["anyOf": [["type": "number"], ["type": "string", "pattern": "^-?[0-9]{1,30}(\\.[0-9]{1,30})?$"]],
+                        "description": "a number, or a decimal string such as \"10.00\" (compared exactly)"],
+            "comparison": bounds(of: "#/$defs/decimal"),
             "jsonPath": ["type": "string", "minLength": 1, "description": "a JSON path into the step's output: a.b[0][\"odd key\"]"],
             "template": template,
         ]
@@ -167,8 +170,31 @@ public enum FlowSchema {
             "equals": ["type": "object", "description": "path → the value it must equal"],
             "matches": ["type": "object", "additionalProperties": ["type": "string"], "description": "path → a regular expression"],
             "exists": ["type": "array", "items": ["$ref": "#/$defs/jsonPath"]],
+            "compare": ["type": "object", "additionalProperties": ["$ref": "#/$defs/comparison"],
+                        "description": "path → bounds on a number or a decimal string, compared exactly: {\">\": 0, \"<=\": \"99.99\"}, {\"between\": [1, 5]}"],
+            "contains": ["type": "object", "description": "path → a substring of a string, an element of an array, or a key of an object"],
+            "count": ["type": "object", "additionalProperties": ["anyOf": [["type": "integer", "minimum": 0], ["$ref": "#/$defs/comparison"]]],
+                      "description": "path → the number of an array's elements, or bounds on it"],
+            "type": ["type": "object", "additionalProperties": ["enum": .array(Condition.ValueType.allCases.map { .string($0.rawValue) })],
+                     "description": "path → the type of the value there"],
+            "headers": ["type": "object", "propertyNames": ["pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"],
+                        "additionalProperties": ["anyOf": [
+                            ["type": "string"],
+                            ["type": "object", "additionalProperties": false, "minProperties": 1, "maxProperties": 1,
+                             "properties": ["equals": ["type": "string"], "matches": ["type": "string"], "exists": ["type": "boolean"]]],
+                        ]],
+                        "description": "a header of the step's last answer → the value it equals, or {matches}, or {exists}"],
+            "duration": .object(bounds(of: "#/$defs/duration").objectValue!.merging(["description": "bounds on how long the step takes: {\"<\": \"500ms\"}"]) { _, new in new }),
         ],
     ]
+
+    /// `{"<": x, …, "between": [low, high]}` over values of one kind.
+    static func bounds(of kind: String) -> JSON {
+        var properties: [String: JSON] = [:]
+        for op in Comparison.Operator.allCases { properties[op.rawValue] = ["$ref": .string(kind)] }
+        properties["between"] = ["type": "array", "minItems": 2, "maxItems": 2, "items": ["$ref": .string(kind)]]
+        return ["type": "object", "minProperties": 1, "additionalProperties": false, "properties": .object(properties)]
+    }
 
     static let until: JSON = [
         "type": "object",

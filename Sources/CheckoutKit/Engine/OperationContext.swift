@@ -70,7 +70,7 @@ public struct OperationContext: Sendable {
     public func send(_ build: @Sendable (Int) throws(Diagnostic) -> HTTPClientRequest) async throws(Diagnostic) -> HTTPClientResponse {
         let last = try await retry.exchange(client: client, deadline: deadline, during: step, build: build,
                                             attempted: { record in
-                                                counter.record(status: try? record.outcome.get().status)
+                                                counter.record(try? record.outcome.get())
                                                 events(.exchange(record))
                                             },
                                             retrying: { attempt, delay, reason in

@@ -42,7 +42,11 @@ import Testing
                 "capture": {"id": "$.id"}, "expect": {"status": [200, 201], "equals": {"$.ok": true}, "matches": {"$.id": "^i"}, "exists": ["$.id"]},
                 "retry": {"attempts": 4, "interval": 0.5, "backoff": 3}, "optional": true},
                {"name": "b", "request": {"url": "http://x", "body": "raw"}, "until": {"path": "$.s", "in": ["a", "b"], "interval": 2, "timeout": 9}},
-               {"name": "c", "request": {"url": "http://x", "bodyFile": "f.json"}, "until": {"path": "$.s", "matches": "^d", "interval": 1, "timeout": 3}}
+               {"name": "c", "request": {"url": "http://x", "bodyFile": "f.json"}, "until": {"path": "$.s", "matches": "^d", "interval": 1, "timeout": 3}},
+               {"name": "d", "request": {"url": "http://x"},
+                "expect": {"compare": {"total": {">": 0, "<=": "99.99"}, "n": {"between": [1, 5]}}, "contains": {"tags": "a"},
+                           "count": {"lines": 2, "items": {">=": 1}}, "type": {"id": "string"},
+                           "headers": {"X-A": "1", "X-B": {"matches": "^b"}, "X-C": {"exists": false}}, "duration": {"<": "500ms"}}}
              ],
              "finally": [{"name": "z", "request": {"url": "http://x"}, "until": {"path": "$.s", "exists": false, "interval": 1, "timeout": 3}}]}
             """#
@@ -59,5 +63,9 @@ import Testing
         #expect(encoded["finally"]?.arrayValue?[0]["until"]?["exists"] == false)
         #expect(encoded["deadline"] == 12 && encoded["description"] == "d")
         #expect(encoded["varDescriptions"] == ["n": "how many"] && a?["description"] == "the first")
+        #expect(encoded["steps"]?.arrayValue?[3]["expect"] == [
+            "compare": ["$.total": [">": 0, "<=": "99.99"], "$.n": [">=": 1, "<=": 5]], "contains": ["$.tags": "a"],
+            "count": ["$.lines": ["==": 2], "$.items": [">=": 1]], "type": ["$.id": "string"],
+            "headers": ["X-A": ["equals": "1"], "X-B": ["matches": "^b"], "X-C": ["exists": false]], "duration": ["<": "500ms"]])
     }
 }
