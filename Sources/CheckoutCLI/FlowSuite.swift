@@ -23,6 +23,8 @@ struct FlowSuite: Sendable {
     struct Outcome: Sendable {
         var result: FlowResult
         var retries: Int
+        /// For the HTML page: the run's exchanges as the HAR keeps them (redacted).
+        var exchanges: [JSON] = []
         var requests: Int { result.steps.reduce(0) { $0 + $1.requests } }
         var verdict: Verdict {
             switch result.exitCode {
@@ -140,7 +142,7 @@ struct FlowSuite: Sendable {
         let live = parallel == 1 && repeatCount == 1 && shard == nil
         let settings = environment.settings, console = environment.console, redactor = environment.redactor
         // Live: each flow's steps as they run (text, jsonl, -v). A batch shows a progress line, then the summary.
-        let shared = live ? Reporters(all: environment.makeReporters(recording: false).all.filter { !($0 is JSONReporter) && !($0 is JUnitReporter) })
+        let shared = live ? Reporters(all: environment.makeReporters(recording: false).all.filter { !($0 is JSONReporter) && !($0 is JUnitReporter) && !($0 is HTMLReporter) })
                           : Reporters(all: [])
         let interruption = environment.makeInterruption(stopping: live ? "the current step" : "the runs in flight")
         defer { interruption.stop() }
@@ -165,6 +167,9 @@ struct FlowSuite: Sendable {
                 reporters.all.append(har)
                 recording = har
             }
+            // The HTML page is the whole suite's: each run keeps its section, written with the others at the end.
+            let page = settings.htmlPath.map { _ in HTMLReporter(path: nil, redactor: redactor) }
+            if let page { reporters.all.append(page) }
             let begun = Date()
             var result: FlowResult
             do throws(Diagnostic) {
@@ -177,7 +182,8 @@ struct FlowSuite: Sendable {
             do throws(Diagnostic) { try recording?.finish() } catch {
                 if result.failure == nil { result.failure = error }
             }
-            let outcome = Outcome(result: result, retries: retries.count)
+            var outcome = Outcome(result: result, retries: retries.count)
+            outcome.exchanges = page?.sections.flatMap(\.exchanges) ?? []
             outcomes.mutate { $0[index] = outcome }
             if live, let failure = result.failure, settings.format == .text { CheckoutDriver.report(failure, console: console) }
             if failFast && !result.passed { stop.mutate { $0 = true } }
@@ -225,6 +231,9 @@ struct FlowSuite: Sendable {
             let junit = JUnitReporter(path: path, redactor: redactor)
             for outcome in outcomes { junit.handle(.flowFinished(outcome.result)) }
             try junit.finish()
+        }
+        if let path = settings.htmlPath {
+            try HTMLReport.write(outcomes.map { HTMLReport.Section(result: $0.result, exchanges: $0.exchanges) }, to: path, redactor: redactor)
         }
         switch settings.format {
         case .json:

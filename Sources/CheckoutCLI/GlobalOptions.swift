@@ -20,6 +20,7 @@ enum GlobalOptions {
         OptionSpec("deadline", value: "SECONDS", help: "Time budget for the whole flow."),
         OptionSpec("record", value: "FILE.har", help: "Record every exchange (redacted) as HAR 1.2; DIR/ for a file per flow."),
         OptionSpec("junit", value: "FILE", help: "Write a JUnit XML report."),
+        OptionSpec("html", value: "FILE", help: "Write one self-contained HTML page of the run: steps, timeline, redacted exchanges, money."),
         OptionSpec("continue", help: "A whole flow continues the state file's chain (its session, cart, checkout) instead of a scope of its own."),
         OptionSpec("run", value: "ID", help: "A single step in the state file's scope of that run (as settle commands name it)."),
         OptionSpec("force", help: "Send a payment although the state file keeps an earlier one's outcome open (settled by other means)."),
@@ -44,6 +45,8 @@ struct GlobalSettings: Sendable {
     /// `--record DIR/` (a trailing slash, or a directory that exists): a HAR file per flow in it, named after the flow.
     var recordsDirectory: Bool
     var junitPath: String?
+    /// `--html FILE`: the page a person attaches to a ticket.
+    var htmlPath: String?
     /// `--continue`: a whole flow works on the chain, not in a run scope of its own.
     var continueChain: Bool
     /// `--run ID`: the run scope a single step works in.
@@ -68,6 +71,7 @@ struct GlobalSettings: Sendable {
             $0.hasSuffix("/") || (FileManager.default.fileExists(atPath: $0, isDirectory: &isDirectory) && isDirectory.boolValue)
         } ?? false
         junitPath = invocation.string("junit")
+        htmlPath = invocation.string("html")
         force = invocation.flag("force")
         continueChain = invocation.flag("continue")
         runScope = try invocation.identifier("run")

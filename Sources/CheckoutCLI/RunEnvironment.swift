@@ -68,6 +68,7 @@ final class RunEnvironment: Sendable {
             if settings.recordsDirectory { try FileIO.ensureDirectory(record, option: "--record") } else { try FileIO.checkWritable(record, option: "--record") }
         }
         if let junit = settings.junitPath { try FileIO.checkWritable(junit, option: "--junit") }
+        if let html = settings.htmlPath { try FileIO.checkWritable(html, option: "--html") }
     }
 
     /// Resolves configuration and, for a local run, starts the emulator on an ephemeral loopback port — unless

@@ -32,6 +32,7 @@ struct Reporters: Sendable {
             list.append(HARReporter(path: path, redactor: redactor, inDirectory: settings.recordsDirectory))
         }
         if let path = settings.junitPath { list.append(JUnitReporter(path: path, redactor: redactor)) }
+        if let path = settings.htmlPath { list.append(HTMLReporter(path: path, redactor: redactor)) }
         return Reporters(all: list)
     }
 }

@@ -1,0 +1,101 @@
+import CheckoutKit
+import Foundation
+import SandboxEmulator
+import Testing
+import TestSupport
+@testable import CheckoutCLI
+
+/// `--html FILE` read as a person reads it: headless Chromium (Debian's `chromium`, installed by Scripts/bootstrap)
+/// loads the page with JavaScript disabled, and the test checks the DOM it rendered and that it took a screenshot.
+@Suite struct HTMLReportTests {
+    /// Chromium's `--dump-dom` or `--screenshot` of a file, in a profile of its own whose settings block JavaScript (as
+    /// a reader's locked-down browser would).
+    static func chromium(_ arguments: [String], page: String, scratch: Scratch) throws -> String {
+        let profile = scratch.path + "/chromium-profile"
+        try FileManager.default.createDirectory(atPath: profile + "/Default", withIntermediateDirectories: true)
+        try Data(#"{"profile": {"default_content_setting_values": {"javascript": 2}}}"#.utf8)
+            .write(to: URL(fileURLWithPath: profile + "/Default/Preferences"))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/chromium")
+        process.arguments = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--user-data-dir=\(profile)"]
+            + arguments + ["file://" + page]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "chromium \(arguments)")
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    @Test func aSuitesPageRendersEveryFlowStepExchangeAndWhatMoneyDid() async throws {
+        let s = try Scratch()
+        let failing = try s.write("failing.json", #"""
+            {"name": "health-wants-201", "steps": [{"name": "health", "request": {"url": "${env.EMULATOR_URL}/_sandbox/health"}, "expect": {"status": 201}}]}
+            """#)
+        let page = s.path + "/report.html"
+        let r = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay", "braintree-apple-pay-declined", failing, "--html", page], home: s.path)
+        #expect(r.status == 1, "\(r.all)")
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        // Self-contained and static: no script, nothing fetched.
+        for outside in ["<script", "src=", "<link", "@import", "url("] { #expect(!html.contains(outside), "\(outside)") }
+        #expect(!html.contains(TestCredentials.bahnAPIKey), "the Bahn API key is masked")
+        #expect(try FileManager.default.attributesOfItem(atPath: page)[.posixPermissions] as? Int == 0o600)
+
+        // JavaScript is off in that browser: a page that rewrites itself by script is shown as written.
+        let probe = try s.write("probe.html", #"<!DOCTYPE html><p id="x">static</p><script>document.getElementById("x").textContent = "scripted"</script>"#)
+        #expect(try Self.chromium(["--dump-dom"], page: probe, scratch: s).contains(#"<p id="x">static</p>"#))
+
+        let dom = try Self.chromium(["--dump-dom"], page: page, scratch: s)
+        #expect(dom.contains("<p id=\"totals\" class=\"failed\">3 flows: 2 passed, 1 failed, 0 unknown</p>"), "\(dom.prefix(2000))")
+        #expect(dom.contains("<span class=\"badge passed\">passed</span> bahn-apple-pay</h2>"))
+        #expect(dom.contains("<span class=\"badge failed\">failed</span> health-wants-201</h2>"))
+        #expect(dom.contains("step 'health': expected status 201, got 200"))
+        // The money table: Bahn's charge (minor units), Braintree's refusal.
+        #expect(dom.range(of: #"<tr class="passed"><td>bahn-apple-pay</td><td>confirm</td><td>8000 \(minor units\)</td><td>704</td><td>succeeded</td><td>ch_[0-9A-Z]+</td></tr>"#, options: .regularExpression) != nil)
+        #expect(dom.contains("<td>braintree-apple-pay-declined</td><td>charge</td><td>—</td><td></td><td>refused: Do Not Honor</td>"))
+        // Every step has its row and its bar on the timeline; each exchange its details, its key masked.
+        for step in ["make-token", "create-intent", "confirm", "poll", "webhook", "config", "tokenize", "charge", "health"] {
+            #expect(dom.contains("</td><td>\(step)</td>"), "\(step)")
+        }
+        #expect(dom.components(separatedBy: "class=\"bar\"").count - 1 == 5 + 4 + 1)
+        #expect(dom.contains("create-intent · POST http://127.0.0.1:"))
+        #expect(dom.contains("Bn-Api-Key: [REDACTED]"))
+
+        let shot = s.path + "/report.png"
+        _ = try Self.chromium(["--screenshot=\(shot)", "--window-size=1280,1600"], page: page, scratch: s)
+        let png = try Data(contentsOf: URL(fileURLWithPath: shot))
+        #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 20_000, "a PNG of \(png.count) bytes")
+    }
+
+    /// An unknown outcome is counted as unknown, not as a failure, and the money table names it; text from the run is
+    /// escaped, never markup.
+    @Test func anUnknownOutcomeIsItsOwnVerdictAndTextIsEscaped() {
+        let started = Date()
+        let ok = FlowResult(name: "fine", environment: "local", startedAt: started, duration: 0.1, steps: [], failure: nil, captures: [:])
+        let open = FlowResult(name: "<b>lost</b>", environment: "local", startedAt: started, duration: 0.2, steps: [],
+                              failure: Diagnostic(.outcomeUnknown, "the answer to confirm was lost; secret-123 unknown"), captures: [:])
+        let page = HTMLReport.page([.init(result: ok, exchanges: []), .init(result: open, exchanges: [])],
+                                   redactor: Redactor(secrets: ["secret-123"]), generated: started)
+        #expect(page.contains("<p id=\"totals\" class=\"unknown\">2 flows: 1 passed, 0 failed, 1 unknown</p>"))
+        #expect(page.contains("<td>&lt;b&gt;lost&lt;/b&gt;</td><td colspan=\"5\">unknown outcome (exit 75): the answer to confirm was lost; [REDACTED] unknown</td>"))
+        #expect(page.contains("<span class=\"badge unknown\">unknown</span> &lt;b&gt;lost&lt;/b&gt;</h2>"))
+        #expect(!page.contains("<b>lost</b>") && !page.contains("secret-123"))
+    }
+
+    /// One flow (not a suite) writes its page too; a page that cannot be written stops the run before it sends anything.
+    @Test func aSingleRunWritesItsPageAndAnUnwritablePathIsRefusedFirst() async throws {
+        let s = try Scratch()
+        let page = s.path + "/one.html"
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--html", page], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        #expect(html.contains("1 flow: 1 passed, 0 failed, 0 unknown"))
+        #expect(html.contains("<p>No step moved money.</p>"))
+        #expect(html.contains("finally ledger"))
+        let refused = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--html", s.path + "/missing/dir/x.html"], home: s.path)
+        #expect(refused.status == 74, "\(refused.all)")
+        #expect(refused.stderr.contains("--html"), "\(refused.stderr)")
+    }
+}
