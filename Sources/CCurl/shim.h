@@ -22,6 +22,7 @@ static inline CURLcode ccurl_setopt_xferinfo_function(CURL *h, ccurl_xferinfo_ca
 static inline CURLcode ccurl_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode ccurl_getinfo_double(CURL *h, CURLINFO i, double *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode ccurl_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) { return curl_easy_getinfo(h, i, v); }
+static inline CURLcode ccurl_getinfo_certinfo(CURL *h, struct curl_certinfo **v) { return curl_easy_getinfo(h, CURLINFO_CERTINFO, v); }
 
 static inline CURLSHcode ccurl_share_lock_data(CURLSH *s, curl_lock_data d) { return curl_share_setopt(s, CURLSHOPT_SHARE, d); }
 typedef void (*ccurl_lock_function)(CURL *h, curl_lock_data d, curl_lock_access a, void *userptr);

@@ -1,6 +1,9 @@
 import COpenSSL
 import Foundation
 
+/// The OpenSSL this process runs with ("OpenSSL 3.0.15 3 Sep 2024"), for `doctor`.
+public let openSSLVersion = String(cString: OpenSSL_version(Int32(OPENSSL_VERSION)))
+
 /// Every failure in this module. The message is one line and, when OpenSSL was
 /// involved, ends with OpenSSL's own error strings so a failure can be diagnosed
 /// from a log line alone.

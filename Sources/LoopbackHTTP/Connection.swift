@@ -266,8 +266,20 @@ final class Connection {
             text += "Content-Length: \(response.body.count)\r\n"
         }
         if close { text += "Connection: close\r\n" }
+        // An origin server with a clock sends one (RFC 9110 §6.6.1); clients read clock skew from it (`doctor`).
+        if response.headers["Date"] == nil { text += "Date: \(Self.imfDate(time(nil)))\r\n" }
         text += "\r\n"
         return Array(text.utf8)
+    }
+
+    /// "Thu, 03 Dec 2026 10:13:28 GMT" (IMF-fixdate): strftime in the C locale, which this process never changes.
+    static func imfDate(_ seconds: time_t) -> String {
+        var t = seconds
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        var buffer = [CChar](repeating: 0, count: 40)
+        let count = strftime(&buffer, buffer.count, "%a, %d %b %Y %H:%M:%S GMT", &parts)
+        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Head and body go out in a single buffer (one send) so the client sees the response in one segment.

@@ -55,6 +55,30 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         #expect(first.header("Connection") == nil)
     }
 
+    /// Every answer carries the server's clock as an IMF-fixdate (what `doctor` reads clock skew from); a handler's own
+    /// Date is kept.
+    @Test func answersCarryADate() throws {
+        let server = try startServer { request in
+            request.path == "/own" ? .respond(HTTPResponse(status: 200, headers: ["Date": "Sun, 06 Nov 1994 08:49:37 GMT"], body: Data()))
+                                   : .respond(HTTPResponse.text(200, "ok"))
+        }
+        defer { server.shutdown() }
+        let client = try RawClient(port: server.port)
+        client.send("GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
+        let date = try #require(try client.readResponse().header("Date"))
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        let parsed = try #require(formatter.date(from: date), "\(date)")
+        #expect(abs(parsed.timeIntervalSinceNow) < 5)
+        client.send("GET /own HTTP/1.1\r\nHost: x\r\n\r\n")
+        let own = try client.readResponse()
+        #expect(own.header("Date") == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(own.headers.filter { $0.0.lowercased() == "date" }.count == 1)
+        #expect(Connection.imfDate(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+    }
+
     @Test func separateConnectionsGetDifferentIDs() throws {
         let server = try startServer()
         defer { server.shutdown() }
