@@ -20,7 +20,7 @@ public enum CheckoutDriver {
                 (the message says how to settle it; also a payment refused while an earlier one is open),
                 78 configuration missing, 130/143 interrupted (SIGINT/SIGTERM). `help COMMAND` = COMMAND --help.
                 """,
-            subcommands: [FlowCommands.spec, BahnCommands.spec, CentraCommands.spec, CashAppCommands.spec, BraintreeCommands.spec, ApplePayCommands.spec, SandboxCommands.spec, DoctorCommands.spec, CompletionCommands.spec])
+            subcommands: [FlowCommands.spec, BahnCommands.spec, CentraCommands.spec, CashAppCommands.spec, BraintreeCommands.spec, ApplePayCommands.spec, SandboxCommands.spec, StateCommands.spec, DoctorCommands.spec, CompletionCommands.spec])
     }
 
     /// Parses, runs, and prints any error — the one place where diagnostics reach the user.

@@ -71,7 +71,7 @@ public struct StateStore: Sendable {
 
     private static let runsRoot = JSONPath(components: [.key("runs")])
     /// The member of a run's scope that says when it finished (never promoted).
-    private static let runRecord = "run"
+    static let runRecord = "run"
 
     /// The part of the file this store's sections live in. A run sees the chain's `captures` (`${state.captures.…}` of
     /// earlier runs) and its own sections — none of a provider's at first: a run is a whole checkout of its own.
@@ -188,7 +188,7 @@ public struct StateStore: Sendable {
     }
 
     /// Every place a kept credential sits: the chain's sections and each run's.
-    private func credentialPaths(in document: JSON) -> [JSONPath] {
+    func credentialPaths(in document: JSON) -> [JSONPath] {
         let scopes = [JSONPath.root] + (document["runs"]?.objectValue?.keys.sorted() ?? []).map { Self.runsRoot.appending($0) }
         return scopes.flatMap { scope in Self.sessionCredentialPaths.map { JSONPath(components: scope.components + $0.components) } }
     }

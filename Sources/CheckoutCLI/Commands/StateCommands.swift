@@ -1,0 +1,70 @@
+import CheckoutKit
+import Foundation
+
+/// `checkout-driver state show | clear`: the state file that chains invocations, seen masked, and reset safely.
+enum StateCommands {
+    static var spec: CommandSpec {
+        CommandSpec(name: "state", abstract: "Show or clear the state file (--session, or the environment's).", subcommands: [show, clear])
+    }
+
+    static let providerOption = OptionSpec("provider", value: "P", help: "Only this provider's sections.", choices: Providers.all.map(\.name))
+
+    static let show = CommandSpec(
+        name: "show", abstract: "Print what the state file holds, credentials masked.",
+        discussion: "The chain's sections, each run's, the open outcomes of money calls and the spent single-use values.",
+        options: [providerOption]
+    ) { invocation throws(Diagnostic) in
+        let environment = try RunEnvironment.prepare(invocation, startingEmulator: false)
+        defer { environment.shutdown() }
+        let store = environment.state
+        var document = try store.masked()
+        if let provider = invocation.string("provider") {
+            var only: [String: JSON] = [:]
+            only[provider] = document[provider]
+            let runs = (document["runs"]?.objectValue ?? [:]).compactMapValues { $0[provider] }
+            if !runs.isEmpty { only["runs"] = .object(runs.mapValues { [provider: $0] }) }
+            let open = (document["openOutcomes"]?.objectValue ?? [:]).filter { $0.value["provider"]?.stringValue == provider }
+            if !open.isEmpty { only["openOutcomes"] = .object(open) }
+            document = .object(only)
+        }
+        let open = try store.openOutcomes(provider: invocation.string("provider")).count
+        if environment.settings.format == .text {
+            let exists = FileManager.default.fileExists(atPath: store.path)
+            Console.shared.out("state file \(store.path)" + (exists ? "" : " (none yet)") + (open > 0 ? " · \(open) money outcome\(open == 1 ? "" : "s") unknown" : ""))
+            Console.shared.out(document.serialized(pretty: true))
+        } else {
+            Console.shared.out(JSON.object(["file": .string(store.path), "state": document, "openOutcomes": JSON(open)])
+                .serialized(pretty: environment.settings.format == .json))
+        }
+        return .ok
+    }
+
+    static let clear = CommandSpec(
+        name: "clear", abstract: "Reset the state file (or a provider's sections); refused while a money outcome is unknown.",
+        discussion: """
+            Removes the chain's and every run's sections (a provider's only, with --provider). The record of spent
+            single-use tokens and nonces stays: it is what refuses one that already paid. While the outcome of a money
+            call is unknown (exit 75 left it open) the reset is refused with 75 and the commands that settle it; a run
+            still going is refused with 64. --force clears anyway, open outcomes included (you settled them yourself).
+            """,
+        options: [providerOption]
+    ) { invocation throws(Diagnostic) in
+        let environment = try RunEnvironment.prepare(invocation, startingEmulator: false)
+        defer { environment.shutdown() }
+        let store = environment.state
+        guard FileManager.default.fileExists(atPath: store.path) else {
+            if environment.settings.format == .text { Console.shared.out("state file \(store.path): nothing to clear (none yet)") }
+            else { Console.shared.out(JSON.object(["file": .string(store.path), "cleared": []]).serialized(pretty: environment.settings.format == .json)) }
+            return .ok
+        }
+        let removed = try store.clear(provider: invocation.string("provider"), force: environment.settings.force)
+        if environment.settings.format == .text {
+            Console.shared.out("state file \(store.path): " + (removed.isEmpty ? "nothing to clear" : "cleared \(removed.joined(separator: ", "))")
+                               + "; the record of spent single-use values is kept")
+        } else {
+            Console.shared.out(JSON.object(["file": .string(store.path), "cleared": .array(removed.map(JSON.string))])
+                .serialized(pretty: environment.settings.format == .json))
+        }
+        return .ok
+    }
+}

@@ -1,0 +1,63 @@
+import CheckoutKit
+import Foundation
+import Testing
+import TestSupport
+
+/// `state show` masks what the file keeps in the clear; `state clear` never forgets an open money outcome unless told.
+@Suite struct StateCommandTests {
+    @Test func showMasksTheKeptSessionCredential() async throws {
+        let s = try Scratch()
+        let file = s.path + "/state.json"
+        let run = try await BinaryRunner.run(["flow", "run", "centra-express", "--session", file, "-q"], home: s.path)
+        #expect(run.status == 0, "\(run.all)")
+        let raw = try JSON.parse(Data(contentsOf: URL(fileURLWithPath: file)))
+        let session = try #require(raw["centra"]?["session"]?.stringValue)
+        #expect(session != Redactor.mask, "the file keeps the session for the next command")
+        let shown = try await BinaryRunner.run(["state", "show", "--session", file], home: s.path)
+        #expect(shown.status == 0, "\(shown.all)")
+        #expect(shown.stdout.hasPrefix("state file \(file)\n"))
+        #expect(!shown.stdout.contains(session) && shown.stdout.contains("\"session\": \"[REDACTED]\""))
+        let json = try await BinaryRunner.run(["state", "show", "--session", file, "--provider", "bahn", "--format", "json"], home: s.path)
+        #expect(try JSON.parse(Data(json.stdout.utf8)) == ["file": .string(file), "state": [:], "openOutcomes": 0])
+    }
+
+    static let open: JSON = [
+        "bahn": ["intents": ["pi_1": ["status": "requires_payment_method"]]],
+        "centra": ["lastOrder": "ord_1"],
+        "spent": ["tokens": ["t1": ["at": "2026-12-03T10:00:00Z"]]],
+        "openOutcomes": ["bahn pi_1": ["provider": "bahn", "reference": "pi_1", "effect": "a confirm",
+                                       "settle": ["checkout-driver bahn intent pi_1"], "since": "2026-12-03T10:00:00Z"]],
+    ]
+
+    @Test func clearRefusesWhileAMoneyOutcomeIsUnknownAndForceClearsAllButTheSpentRecord() async throws {
+        let s = try Scratch()
+        let file = try s.write("state.json", Self.open.serialized())
+        let refused = try await BinaryRunner.run(["state", "clear", "--session", file], home: s.path)
+        #expect(refused.status == 75, "\(refused.all)")
+        #expect(refused.stderr.contains("refused: a confirm of pi_1 (left open 2026-12-03T10:00:00Z) may have gone through"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("settle it first: checkout-driver bahn intent pi_1; or pass --force"))
+        #expect(try JSON.parse(Data(contentsOf: URL(fileURLWithPath: file))) == Self.open, "nothing changed")
+
+        // Another provider's sections clear: the open outcome is Bahn's.
+        let centra = try await BinaryRunner.run(["state", "clear", "--session", file, "--provider", "centra"], home: s.path)
+        #expect(centra.status == 0, "\(centra.all)")
+        #expect(centra.stdout.contains("cleared centra; the record of spent single-use values is kept"))
+
+        let forced = try await BinaryRunner.run(["state", "clear", "--session", file, "--force"], home: s.path)
+        #expect(forced.status == 0, "\(forced.all)")
+        #expect(forced.stdout.contains("cleared bahn, 1 open outcome"), "\(forced.stdout)")
+        let after = try JSON.parse(Data(contentsOf: URL(fileURLWithPath: file)))
+        #expect(after == ["spent": Self.open["spent"]!])
+        #expect(try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int == 0o600)
+    }
+
+    @Test func clearRefusesWhileARunIsGoing() async throws {
+        let s = try Scratch()
+        let file = try s.write("state.json", #"{"runs": {"r1": {"bahn": {}}}}"#)
+        let refused = try await BinaryRunner.run(["state", "clear", "--session", file], home: s.path)
+        #expect(refused.status == 64, "\(refused.all)")
+        #expect(refused.stderr.contains("refused: run r1 is still going on \(file)"))
+        let missing = try await BinaryRunner.run(["state", "clear", "--session", s.path + "/none.json"], home: s.path)
+        #expect(missing.status == 0 && missing.stdout.contains("nothing to clear (none yet)"), "\(missing.all)")
+    }
+}
