@@ -4,9 +4,13 @@ import Foundation
 /// `checkout-driver bahn …`: each subcommand is a one-step built-in flow on the shared engine, so retries,
 /// recording, reports and the state file work exactly as in `flow run`.
 enum BahnCommands {
+    /// `bahn events resend ID`: a webhook event delivered again by the emulator (Bahn's API has no such call).
+    static let events = CommandSpec(name: "events", abstract: "Bahn webhook events on the emulator: resend one.",
+                                    subcommands: [SandboxCommands.resend])
+
     static var spec: CommandSpec {
         CommandSpec(name: "bahn", abstract: "Bahn PaymentIntents with Apple Pay: create, confirm with a token file, poll, capture, webhooks.",
-                    subcommands: [createIntent, confirm, intent, capture, cancel, listen])
+                    subcommands: [createIntent, confirm, intent, capture, cancel, listen, events])
     }
 
     static let createIntent = CommandSpec(
@@ -134,6 +138,14 @@ enum BahnCommands {
                     console.out(redactor.json(["event": "webhook", "time": .string(Timestamp.iso8601(event.receivedAt)), "environment": .string(environmentName),
                                                "id": .string(event.id), "type": .string(event.type),
                                                "intent": event.intentID.map(JSON.string) ?? .null, "body": event.body]).serialized())
+                }
+            },
+            onDuplicate: { event in
+                if format == .text {
+                    console.err("duplicate delivery of \(event.id) (\(event.type)): already received, answered 200")
+                } else {
+                    console.out(redactor.json(["event": "duplicate", "time": .string(Timestamp.iso8601(Date())), "environment": .string(environmentName),
+                                               "id": .string(event.id), "type": .string(event.type)]).serialized())
                 }
             },
             onRejected: { reason in console.err("rejected a delivery: \(reason)") },

@@ -2,10 +2,12 @@ import CheckoutKit
 import Foundation
 import SandboxEmulator
 
-/// `checkout-driver sandbox serve`: the emulator as a standalone server.
+/// `checkout-driver sandbox serve`: the emulator as a standalone server; the commands that read and drive a running one
+/// are in SandboxCommands+Reads.swift.
 enum SandboxCommands {
     static var spec: CommandSpec {
-        CommandSpec(name: "sandbox", abstract: "Run the sandbox emulator.", subcommands: [serve])
+        CommandSpec(name: "sandbox", abstract: "Run the sandbox emulator, and read and drive a running one.",
+                    subcommands: [serve, ledger, requests, events, trigger])
     }
 
     static let serve = CommandSpec(

@@ -71,10 +71,12 @@ public final class BahnWebhookInbox: Sendable {
 
     /// - Parameters:
     ///   - onEvent: called once per new event (not for duplicates or rejected deliveries).
+    ///   - onDuplicate: called for a verified delivery of an event already received (a retry, a resend).
     ///   - onRejected: called with the reason for each delivery refused with 400.
     ///   - onForwarded: called with the result of passing each delivery on to `forwardTo`.
     public init(secret: String, host: String = "127.0.0.1", port: UInt16 = 0, forwardTo: String? = nil,
                 onEvent: @escaping @Sendable (BahnWebhookEvent) -> Void = { _ in },
+                onDuplicate: @escaping @Sendable (BahnWebhookEvent) -> Void = { _ in },
                 onRejected: @escaping @Sendable (String) -> Void = { _ in },
                 onForwarded: @escaping @Sendable (BahnForwardResult) -> Void = { _ in }) throws(Diagnostic) {
         let events = BahnWebhookEvents()
@@ -96,6 +98,8 @@ public final class BahnWebhookInbox: Sendable {
                 if isNew {
                     onEvent(event)
                     forwarder?.forward(request, eventID: event.id)
+                } else {
+                    onDuplicate(event)
                 }
                 return .respond(.json(200, JSON.object(["received": true, "duplicate": .bool(!isNew)]).data))
             }

@@ -98,6 +98,8 @@ public final class BahnEmulator: Sendable {
 
     /// The magic-amount scenarios, for `sandbox serve --help`.
     public static let scenariosHelp = BahnRules.scenariosHelp
+    /// The webhook event types it emits, and `POST /_sandbox/bahn/events` (`sandbox trigger`) takes.
+    public static let eventTypes = BahnRules.eventTypes
 
     // MARK: Routes
 
@@ -120,6 +122,36 @@ public final class BahnEmulator: Sendable {
             } },
             Route("GET", "/_sandbox/bahn/events") { [self] _ in
                 EmulatorResponse.json(200, ["events": .array(events().map(\.json))])
+            },
+            // `sandbox trigger`: an event of a type for an intent of this emulator or, when none is named, for one made
+            // up on the spot (as `stripe trigger` makes its fixtures), delivered like any other.
+            Route("POST", "/_sandbox/bahn/events") { [self] request in
+                let type = request.json?.string("type") ?? ""
+                guard BahnRules.eventTypes.contains(type) else {
+                    return EmulatorResponse.error(400, code: "parameter_invalid",
+                                                  message: "unknown event type '\(type)'; types: \(BahnRules.eventTypes.joined(separator: ", "))", param: "type")
+                }
+                let paymentIntent: JSON, id: String
+                if let named = request.json?.string("payment_intent") {
+                    guard let intent = store.withLock({ $0.intents[named] }) else {
+                        return EmulatorResponse.error(404, code: "resource_missing", message: "No such payment_intent: \(named)", param: "payment_intent")
+                    }
+                    (paymentIntent, id) = (intent.json, named)
+                } else {
+                    id = BahnRules.newID("pi_")
+                    paymentIntent = BahnRules.triggerFixture(id: id, type: type)
+                }
+                let event = webhooks.emit(type: type, paymentIntent: paymentIntent, intentID: id)
+                return EmulatorResponse.json(200, ["id": .string(event), "type": .string(type), "payment_intent_id": .string(id),
+                                                   "targets": JSON(webhookTargets.count)])
+            },
+            // `bahn events resend`: Bahn's API has no such call; the emulator's does.
+            Route("POST", "/_sandbox/bahn/events/:id/resend") { [self] request in
+                let id = request.params["id"] ?? ""
+                guard webhooks.resend(id: id) else {
+                    return EmulatorResponse.error(404, code: "resource_missing", message: "No such event: \(id)", param: "id")
+                }
+                return EmulatorResponse.json(200, ["id": .string(id), "resent": true, "targets": JSON(webhookTargets.count)])
             },
             // Control routes of the emulator itself (not Bahn's API): a client run or `bahn listen` registers a target
             // of its own under an id it chose (PUT, so a repeat is harmless) and removes it when it ends.

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import WireTypes
 
 /// Every choice the Bahn emulator makes where Bahn's public documents are silent (docs/protocols/bahn.md, "Decisions").
 /// They live here, and only here, so that each can change in one place once Bahn's reference says otherwise.
@@ -82,6 +83,32 @@ public enum BahnRules {
     Test cards: card.last4 is the funding card for the token's DPAN (default 1234);
     network_token.dynamic_last4 is the DPAN's last 4.
     """
+
+    // MARK: Webhook events
+
+    /// Every type of event the emulator emits (`sandbox trigger` takes these).
+    static let eventTypes = [
+        "payment_intent.status.succeeded", "payment_intent.status.processing", "payment_intent.status.requires_capture",
+        "payment_intent.payment_failed", "payment_intent.canceled",
+    ]
+
+    /// DECISION: the intent a triggered event carries when none is named — an intent no call made, in the state the
+    /// event's type announces, for testing a receiver.
+    static func triggerFixture(id: String, type: String) -> JSON {
+        let status = switch type {
+        case "payment_intent.status.processing": "processing"
+        case "payment_intent.status.requires_capture": "requires_capture"
+        case "payment_intent.payment_failed": "requires_payment_method"
+        case "payment_intent.canceled": "canceled"
+        default: "succeeded"
+        }
+        return [
+            "id": .string(id), "object": "payment_intent", "client_secret": .string("\(id)_secret_trigger"), "amount": 1000,
+            "currency": "704", "description": "sandbox trigger", "metadata": [:], "status": .string(status),
+            "created": JSON(Int(Date().timeIntervalSince1970)), "capture_method": .string(status == "requires_capture" ? "manual" : "automatic"),
+            "payment_method_id": nil, "latest_charge_id": nil, "last_payment_error": nil,
+        ]
+    }
 
     // MARK: Test cards
 

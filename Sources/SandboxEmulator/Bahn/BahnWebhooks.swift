@@ -111,8 +111,10 @@ final class BahnWebhooks: Sendable {
 
     func events() -> [BahnWebhookEvent] { state.withLock { $0.events } }
 
-    /// Records the event and queues its delivery to every target registered now. Never blocks on the network.
-    func emit(type: String, paymentIntent: JSON, intentID: String) {
+    /// Records the event and queues its delivery to every target registered now. Never blocks on the network. Answers
+    /// the event's id.
+    @discardableResult
+    func emit(type: String, paymentIntent: JSON, intentID: String) -> String {
         let created = Int(Date().timeIntervalSince1970)
         let id = BahnRules.newID("evt_")
         let body = EmulatorResponse.encode([
@@ -131,6 +133,28 @@ final class BahnWebhooks: Sendable {
         for (queue, target) in jobs {
             queue.async { [self] in deliver(eventID: id, body: body, to: target) }
         }
+        return id
+    }
+
+    /// Delivers a recorded event again — the same bytes, signed afresh — to every target registered now, each with a
+    /// delivery record of its own, as `stripe events resend` does; receivers tell it by its id. False when there is
+    /// no such event.
+    func resend(id: String) -> Bool {
+        let found = state.withLock { s -> (Data, [(DispatchQueue, Target)])? in
+            guard let index = s.events.firstIndex(where: { $0.id == id }) else { return nil }
+            let current = s.targets
+            s.events[index].deliveries += current.map { .init(target: $0.id, url: $0.url, status: .pending, attempts: []) }
+            return (s.events[index].body, current.map { target in
+                let queue = s.queues[target.id] ?? DispatchQueue(label: "bahn-webhooks-\(target.id)")
+                s.queues[target.id] = queue
+                return (queue, target)
+            })
+        }
+        guard let (body, jobs) = found else { return false }
+        for (queue, target) in jobs {
+            queue.async { [self] in deliver(eventID: id, body: body, to: target) }
+        }
+        return true
     }
 
     /// Runs on the target's queue for the intent: tries once, then once after each retry delay, until a 2xx answer.
@@ -179,7 +203,8 @@ final class BahnWebhooks: Sendable {
     private func update(_ eventID: String, target: String, _ change: (inout BahnWebhookEvent.Delivery) -> Void) {
         state.withLock { s in
             guard let e = s.events.lastIndex(where: { $0.id == eventID }),
-                  let d = s.events[e].deliveries.firstIndex(where: { $0.target == target }) else { return }
+                  // The latest delivery to that target: a resent event has one per sending.
+                  let d = s.events[e].deliveries.lastIndex(where: { $0.target == target }) else { return }
             change(&s.events[e].deliveries[d])
         }
     }

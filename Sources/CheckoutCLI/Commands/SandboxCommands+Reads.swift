@@ -1,0 +1,136 @@
+import CheckoutKit
+import Foundation
+import SandboxEmulator
+
+/// `checkout-driver sandbox ledger | requests | events | trigger`, and `bahn events resend`: a running emulator read
+/// and driven from the command line, instead of curl against its `/_sandbox/` routes.
+extension SandboxCommands {
+    static let urlOption = OptionSpec("url", value: "URL", help: "The emulator's base URL [default: the running sandbox serve, or EMULATOR_URL].")
+
+    static let ledger = CommandSpec(
+        name: "ledger", abstract: "Every authorisation, capture and void the running emulator recorded.", options: [urlOption]
+    ) { invocation throws(Diagnostic) in
+        try await show(invocation, path: "/_sandbox/ledger", member: "entries", empty: "no money moved") { entry in
+            let amount = entry["amount"]?.interpolationText ?? "?"
+            return [entry["id"], entry["provider"], entry["kind"], entry["reference"]].map { $0?.interpolationText ?? "" }
+                + ["\(amount) \(entry["currency"]?.interpolationText ?? "")", entry["at"]?.interpolationText ?? ""]
+        }
+    }
+
+    static let requests = CommandSpec(
+        name: "requests", abstract: "The requests the running emulator received (the latest it keeps).", options: [urlOption]
+    ) { invocation throws(Diagnostic) in
+        try await show(invocation, path: "/_sandbox/requests", member: "requests", empty: "no requests") { request in
+            [request["method"]?.interpolationText ?? "", request["target"]?.interpolationText ?? "",
+             "\(request["bodyLength"]?.interpolationText ?? "0") bytes", "connection \(request["connectionID"]?.interpolationText ?? "?")"]
+        }
+    }
+
+    static let events = CommandSpec(
+        name: "events", abstract: "The webhook events the running emulator emitted, with their deliveries.", options: [urlOption]
+    ) { invocation throws(Diagnostic) in
+        try await show(invocation, path: "/_sandbox/bahn/events", member: "events", empty: "no events") { event in
+            let deliveries = (event["deliveries"]?.arrayValue ?? []).map { d in
+                let attempts = d["attempts"]?.arrayValue?.count ?? 0
+                return "\(d["target"]?.interpolationText ?? "?"): \(d["status"]?.interpolationText ?? "?") (\(attempts) attempt\(attempts == 1 ? "" : "s"))"
+            }
+            return [event["id"], event["type"], event["payment_intent_id"], event["status"]].map { $0?.interpolationText ?? "" }
+                + [deliveries.isEmpty ? "no target" : deliveries.joined(separator: ", ")]
+        }
+    }
+
+    static let trigger = CommandSpec(
+        name: "trigger", abstract: "Have the running emulator send a Bahn webhook event, as `stripe trigger` does.",
+        discussion: """
+            The event goes to every registered target (`bahn listen`, a run awaiting webhooks, --webhook-url), signed and
+            retried like any other. Without --intent it carries an intent made up for it, in the state its type
+            announces. Types: \(eventTypes.joined(separator: ", ")).
+            """,
+        arguments: [ArgumentSpec("EVENT", help: "The event type, e.g. payment_intent.status.succeeded.")],
+        options: [OptionSpec("intent", value: "ID", help: "An intent of the emulator's for the event to carry."), urlOption]
+    ) { invocation throws(Diagnostic) in
+        let type = invocation.argument("EVENT")!
+        guard eventTypes.contains(type) else {
+            let suggestion = Suggest.closest(to: type, in: eventTypes).map { "; did you mean '\($0)'?" } ?? ""
+            throw invocation.usage("no event type '\(type)'\(suggestion) (types: \(eventTypes.joined(separator: ", ")))")
+        }
+        var body: [String: JSON] = ["type": .string(type)]
+        if let intent = try invocation.identifier("intent") { body["payment_intent"] = .string(intent) }
+        let answer = try await call(invocation, method: "POST", path: "/_sandbox/bahn/events", body: .object(body))
+        try say(invocation, answer, "sent \(answer["id"]?.interpolationText ?? "?") \(type) for \(answer["payment_intent_id"]?.interpolationText ?? "?") to \(targets(answer))")
+        return .ok
+    }
+
+    static let resend = CommandSpec(
+        name: "resend", abstract: "Have the running emulator deliver a webhook event again, as `stripe events resend` does.",
+        discussion: """
+            The same event (its id and bytes), signed afresh, to every target registered now. Bahn's own API has no such
+            call: this asks the emulator (the running sandbox serve, --url, or EMULATOR_URL). `sandbox events` lists the ids.
+            """,
+        arguments: [ArgumentSpec("ID", help: "The event's id (evt_…).")],
+        options: [urlOption]
+    ) { invocation throws(Diagnostic) in
+        let id = invocation.argument("ID")!
+        guard id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { throw invocation.usage("'\(id)' is not an event id (evt_…)") }
+        let answer = try await call(invocation, method: "POST", path: "/_sandbox/bahn/events/\(id)/resend", body: .object([:]))
+        try say(invocation, answer, "resent \(id) to \(targets(answer))")
+        return .ok
+    }
+
+    static var eventTypes: [String] { BahnEmulator.eventTypes }
+
+    private static func targets(_ answer: JSON) -> String {
+        let count = answer["targets"]?.intValue ?? 0
+        return count == 0 ? "no target (start `checkout-driver bahn listen` to receive it)" : count == 1 ? "1 target" : "\(count) targets"
+    }
+
+    private static func say(_ invocation: Invocation, _ answer: JSON, _ line: String) throws(Diagnostic) {
+        let settings = try GlobalSettings(invocation)
+        Console.shared.out(settings.format == .text ? line : answer.serialized(pretty: settings.format == .json))
+    }
+
+    /// A list of the emulator's as a table (text), one document (json) or a line per item (jsonl).
+    private static func show(_ invocation: Invocation, path: String, member: String, empty: String,
+                             row: (JSON) -> [String]) async throws(Diagnostic) -> ExitCode {
+        let settings = try GlobalSettings(invocation)
+        let answer = try await call(invocation, method: "GET", path: path, body: nil)
+        let items = answer[member]?.arrayValue ?? []
+        switch settings.format {
+        case .json: Console.shared.out(answer.serialized(pretty: true))
+        case .jsonl: for item in items { Console.shared.out(item.serialized()) }
+        case .text:
+            if items.isEmpty { Console.shared.out(empty) }
+            for line in FlowCommands.table(items.map(row), indent: 0) { Console.shared.out(line) }
+        }
+        return .ok
+    }
+
+    /// The emulator to ask: --url, else the running `sandbox serve` (under --env local), else EMULATOR_URL.
+    static func emulatorURL(_ invocation: Invocation) throws(Diagnostic) -> String {
+        if let url = try invocation.url("url", schemes: ["http"]) { return url }
+        let settings = try GlobalSettings(invocation)
+        let configuration = try ConfigurationLoader().load(environmentFlag: settings.environment, configPath: settings.configPath,
+                                                           envFile: settings.envFile, flagValues: settings.configurationFlags)
+        if configuration.kind != .local, let url = configuration.value("EMULATOR_URL") { return url }
+        if let running = LocalEmulatorFile.running(processEnvironment: ProcessInfo.processInfo.environment) { return running.url }
+        throw .unavailable("no running emulator to ask: no sandbox serve is announced" + (configuration.kind == .local ? "" : " and EMULATOR_URL is not set"),
+                           hint: "start one (`checkout-driver sandbox serve &`), or give --url URL; an embedded emulator ends with its command")
+    }
+
+    private static func call(_ invocation: Invocation, method: String, path: String, body: JSON?) async throws(Diagnostic) -> JSON {
+        let base = try emulatorURL(invocation)
+        let request = HTTPClientRequest(method: method, url: base + path, headers: body == nil ? [:] : ["Content-Type": "application/json"],
+                                        body: body?.data, timeout: 5, readOnly: method == "GET")
+        let response: HTTPClientResponse
+        do { response = try await CurlTransport().send(request) } catch {
+            throw .unavailable("the emulator at \(base) does not answer: \(error.description)", hint: "is sandbox serve still running? `checkout-driver doctor` says")
+        }
+        let document = (try? JSON.parse(response.body)) ?? .null
+        guard (200..<300).contains(response.status) else {
+            let message = document["error"]?["message"]?.stringValue ?? "HTTP \(response.status)"
+            throw response.status == 404 || response.status == 400 ? .usage(message, hint: "`checkout-driver sandbox events` lists the events")
+                                                                    : .unavailable("the emulator at \(base) answered \(response.status): \(message)")
+        }
+        return document
+    }
+}

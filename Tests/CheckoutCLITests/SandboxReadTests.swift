@@ -1,0 +1,67 @@
+import CheckoutKit
+import Foundation
+import Testing
+import TestSupport
+
+/// `sandbox ledger | requests | events | trigger` and `bahn events resend`: a running emulator read and driven from the
+/// command line; trigger and resend reach `bahn listen`.
+@Suite struct SandboxReadTests {
+    @Test func withoutARunningEmulatorThereIsNothingToRead() async throws {
+        let s = try Scratch()
+        for command in [["sandbox", "ledger"], ["sandbox", "events"], ["bahn", "events", "resend", "evt_1"]] {
+            let r = try await BinaryRunner.run(command, home: s.path)
+            #expect(r.status == 69, "\(command): \(r.all)")
+            #expect(r.stderr.contains("no running emulator to ask: no sandbox serve is announced"), "\(r.stderr)")
+        }
+    }
+
+    @Test func ledgerRequestsEventsTriggerAndResendAgainstSandboxServe() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path)
+        defer { server.stop() }
+        let listener = try LiveProcess(["bahn", "listen", "--format", "jsonl"], home: s.path)
+        defer { listener.send(SIGKILL) }
+        #expect(listener.waitFor("listening for Bahn webhooks", on: .stderr), "\(listener.stderr)")
+
+        let flow = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay", "-q"], home: s.path)
+        #expect(flow.status == 0, "\(flow.all)")
+        let ledger = try await BinaryRunner.run(["sandbox", "ledger"], home: s.path)
+        #expect(ledger.status == 0, "\(ledger.all)")
+        #expect(ledger.stdout.range(of: "le_000001  bahn  authorization  pi_[0-9A-Z]+  8000 704", options: .regularExpression) != nil, "\(ledger.stdout)")
+        #expect(ledger.stdout.contains("  capture  "))
+        let entries = try JSON.parse(Data(try await BinaryRunner.run(["sandbox", "ledger", "--format", "json"], home: s.path).stdout.utf8))["entries"]
+        #expect(entries?.arrayValue?.count == 2)
+        let requests = try await BinaryRunner.run(["sandbox", "requests", "--format", "jsonl"], home: s.path)
+        let lines = try requests.stdout.split(separator: "\n").map { try JSON.parse(Data($0.utf8)) }
+        #expect(lines.contains { $0["method"] == "POST" && $0["target"] == "/api/payment_intents" }, "\(requests.stdout)")
+
+        // trigger: a made-up intent's event, delivered to the listener.
+        let trigger = try await BinaryRunner.run(["sandbox", "trigger", "payment_intent.canceled"], home: s.path)
+        #expect(trigger.status == 0, "\(trigger.all)")
+        let sent = try #require(trigger.stdout.firstMatch(of: /sent (evt_[0-9A-Z]+) payment_intent.canceled for (pi_[0-9A-Z]+) to ([0-9]+) targets?/), "\(trigger.stdout)")
+        let event = String(sent.1)
+        #expect(listener.waitFor(#""id":"\#(event)""#), "\(listener.stdout)")
+        #expect(listener.stdout.contains(#""type":"payment_intent.canceled""#))
+
+        // resend: the same event again; the listener tells it is one it already has.
+        let resend = try await BinaryRunner.run(["bahn", "events", "resend", event], home: s.path)
+        #expect(resend.status == 0 && resend.stdout.hasPrefix("resent \(event) to "), "\(resend.all)")
+        #expect(listener.waitFor(#"{"environment":"local","event":"duplicate","id":"\#(event)""#), "\(listener.stdout)")
+
+        let events = try JSON.parse(Data(try await BinaryRunner.run(["sandbox", "events", "--format", "json"], home: s.path).stdout.utf8))
+        let record = try #require(events["events"]?.arrayValue?.first { $0["id"]?.stringValue == event })
+        let deliveries = record["deliveries"]?.arrayValue ?? []
+        #expect(deliveries.count >= 2 && deliveries.allSatisfy { $0["status"] == "delivered" }, "\(deliveries)")
+        let text = try await BinaryRunner.run(["sandbox", "events"], home: s.path)
+        #expect(text.stdout.range(of: "\(event)  payment_intent.canceled +\(sent.2)  delivered  [^\n]*: delivered \\(1 attempt\\), [^\n]*: delivered \\(1 attempt\\)",
+                                  options: .regularExpression) != nil, "\(text.stdout)")
+
+        // Mistakes are usage errors, named.
+        let unknown = try await BinaryRunner.run(["bahn", "events", "resend", "evt_nope"], home: s.path)
+        #expect(unknown.status == 64 && unknown.stderr.contains("No such event: evt_nope"), "\(unknown.all)")
+        let intent = try await BinaryRunner.run(["sandbox", "trigger", "payment_intent.status.succeeded", "--intent", "pi_nope"], home: s.path)
+        #expect(intent.status == 64 && intent.stderr.contains("No such payment_intent: pi_nope"), "\(intent.all)")
+        let type = try await BinaryRunner.run(["sandbox", "trigger", "payment_intent.status.succeded"], home: s.path)
+        #expect(type.status == 64 && type.stderr.contains("did you mean 'payment_intent.status.succeeded'?"), "\(type.all)")
+    }
+}
