@@ -14,16 +14,8 @@ import TestSupport
     }
 
     static func shell(_ path: String, _ arguments: [String]) throws -> (status: Int32, out: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: path)
-        p.arguments = arguments
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+        let run = try runTool(path, arguments, mergingErrors: true)
+        return (run.status, run.output)
     }
 
     /// What bash's completion offers for `words`, the last being the word under the cursor.

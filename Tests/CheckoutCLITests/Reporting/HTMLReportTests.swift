@@ -15,18 +15,10 @@ import TestSupport
         try FileManager.default.createDirectory(atPath: profile + "/Default", withIntermediateDirectories: true)
         try Data(#"{"profile": {"default_content_setting_values": {"javascript": 2}}}"#.utf8)
             .write(to: URL(fileURLWithPath: profile + "/Default/Preferences"))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/chromium")
-        process.arguments = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--user-data-dir=\(profile)"]
-            + arguments + ["file://" + page]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "chromium \(arguments)")
-        return String(decoding: data, as: UTF8.self)
+        let run = try runTool("/usr/bin/chromium", ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                                                    "--user-data-dir=\(profile)"] + arguments + ["file://" + page])
+        #expect(run.status == 0, "chromium \(arguments)")
+        return run.output
     }
 
     @Test func aSuitesPageRendersEveryFlowStepExchangeAndWhatMoneyDid() async throws {

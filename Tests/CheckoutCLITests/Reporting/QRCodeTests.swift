@@ -19,16 +19,7 @@ import TestSupport
         }
         let path = directory + "/code.pbm"
         try pbm.write(toFile: path, atomically: true, encoding: .ascii)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/zbarimg")
-        process.arguments = ["--quiet", "--raw", path]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
+        return try runTool("/usr/bin/zbarimg", ["--quiet", "--raw", path]).output.trimmingCharacters(in: .newlines)
     }
 
     /// The modules a terminal drawing shows, read back from its characters (the inverse of `terminalLines`).
