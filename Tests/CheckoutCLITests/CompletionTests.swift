@@ -50,6 +50,7 @@ import TestSupport
         let s = try Scratch()
         let file = try await Self.script("bash", in: s)
         _ = try s.write("old-report.html", "")
+        _ = try s.write("old week.html", "")
         let complete = { (words: [String]) throws -> [String] in try Self.bash(file, words, in: s.path) }
         #expect(try complete(["checkout-driver", "fl"]) == ["flow"])
         #expect(try complete(["checkout-driver", "flow", ""]) == ["run", "replay", "list", "show", "describe", "ops", "schema", "validate", "junit-merge"])
@@ -60,6 +61,7 @@ import TestSupport
         #expect(try complete(["checkout-driver", "flow", "show", "cashapp-server"]).sorted() == ["cashapp-server", "cashapp-server-auth"])
         #expect(try complete(["checkout-driver", "flow", "ops", "bahn.c"]).sorted() == ["bahn.cancel", "bahn.capture", "bahn.confirm", "bahn.createIntent"])
         #expect(try complete(["checkout-driver", "flow", "run", "--html", "old-"]) == ["old-report.html"])
+        #expect(try complete(["checkout-driver", "flow", "run", "--html", "old"]).sorted() == ["old week.html", "old-report.html"], "a name with a space is one")
         #expect(try complete(["checkout-driver", "bahn", "create-intent", "--amount", ""]) == [], "an amount has nothing to propose")
     }
 
@@ -71,6 +73,8 @@ import TestSupport
             #expect(r.status == 0, "\(r.out)")
             return r.out.split(separator: "\n").map { String($0.split(separator: "\t").first ?? "") }
         }
+        let top = try complete("checkout-driver ")
+        #expect(top.contains("flow") && top.contains("doctor") && top.contains("completion"), "\(top)")
         #expect(try complete("checkout-driver flow ").sorted() == ["describe", "junit-merge", "list", "ops", "replay", "run", "schema", "show", "validate"])
         #expect(try complete("checkout-driver flow run --format ").sorted() == ["json", "jsonl", "text"])
         #expect(try complete("checkout-driver --env sandbox doctor --provider ").sorted() == Providers.all.map(\.name).sorted())

@@ -1,5 +1,6 @@
 import CheckoutKit
 import Foundation
+import SandboxEmulator
 import Testing
 import TestSupport
 
@@ -32,6 +33,8 @@ import TestSupport
         let entries = try JSON.parse(Data(try await BinaryRunner.run(["sandbox", "ledger", "--format", "json"], home: s.path).stdout.utf8))["entries"]
         #expect(entries?.arrayValue?.count == 2)
         let requests = try await BinaryRunner.run(["sandbox", "requests", "--format", "jsonl"], home: s.path)
+        // What the emulator received holds credentials: shown masked, as every output is.
+        #expect(!requests.stdout.contains(TestCredentials.bahnAPIKey) && requests.stdout.contains(#"["Bn-Api-Key","[REDACTED]"]"#), "\(requests.stdout.prefix(3000))")
         let lines = try requests.stdout.split(separator: "\n").map { try JSON.parse(Data($0.utf8)) }
         #expect(lines.contains { $0["method"] == "POST" && $0["target"] == "/api/payment_intents" }, "\(requests.stdout)")
 
@@ -48,7 +51,9 @@ import TestSupport
         #expect(resend.status == 0 && resend.stdout.hasPrefix("resent \(event) to "), "\(resend.all)")
         #expect(listener.waitFor(#"{"environment":"local","event":"duplicate","id":"\#(event)""#), "\(listener.stdout)")
 
-        let events = try JSON.parse(Data(try await BinaryRunner.run(["sandbox", "events", "--format", "json"], home: s.path).stdout.utf8))
+        let eventsOutput = try await BinaryRunner.run(["sandbox", "events", "--format", "json"], home: s.path).stdout
+        #expect(eventsOutput.contains(#""client_secret": "[REDACTED]""#) && !eventsOutput.contains("_secret_"), "\(eventsOutput.prefix(2000))")
+        let events = try JSON.parse(Data(eventsOutput.utf8))
         let record = try #require(events["events"]?.arrayValue?.first { $0["id"]?.stringValue == event })
         let deliveries = record["deliveries"]?.arrayValue ?? []
         #expect(deliveries.count >= 2 && deliveries.allSatisfy { $0["status"] == "delivered" }, "\(deliveries)")

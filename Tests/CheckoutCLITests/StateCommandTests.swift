@@ -51,6 +51,20 @@ import TestSupport
         #expect(try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int == 0o600)
     }
 
+    /// A single step holds the chain while it sends: clearing from under it is refused (69, naming the holder).
+    @Test func clearRefusesWhileACommandHoldsTheChain() async throws {
+        let s = try Scratch()
+        let file = try s.write("state.json", #"{"bahn": {}}"#)
+        var held = try StateStore(path: file).holdChain(wait: 0, command: "bahn confirm")
+        #expect(held != nil)
+        let refused = try await BinaryRunner.run(["state", "clear", "--session", file], home: s.path)
+        #expect(refused.status == 69, "\(refused.all)")
+        #expect(refused.stderr.contains("is in use by another command (pid \(getpid()): bahn confirm)"), "\(refused.stderr)")
+        held = nil  // the command ends: the chain is free
+        let cleared = try await BinaryRunner.run(["state", "clear", "--session", file], home: s.path)
+        #expect(cleared.status == 0, "\(cleared.all)")
+    }
+
     @Test func clearRefusesWhileARunIsGoing() async throws {
         let s = try Scratch()
         let file = try s.write("state.json", #"{"runs": {"r1": {"bahn": {}}}}"#)

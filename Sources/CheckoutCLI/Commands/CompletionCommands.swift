@@ -193,11 +193,16 @@ struct CompletionModel {
           local cur="${COMP_WORDS[COMP_CWORD]}"
           case "$1" in
             words:*) COMPREPLY=($(compgen -W "${1#words:}" -- "$cur")) ;;
-            words+files:*) COMPREPLY=($(compgen -W "${1#words+files:}" -- "$cur") $(compgen -f -- "$cur")) ;;
-            files) COMPREPLY=($(compgen -f -- "$cur")) ;;
+            words+files:*) COMPREPLY=($(compgen -W "${1#words+files:}" -- "$cur")); _checkout_driver_files ;;
+            files) COMPREPLY=(); _checkout_driver_files ;;
             *) COMPREPLY=() ;;
           esac
           return 0
+        }
+        _checkout_driver_files() {
+          # One file a line: a name may hold spaces.
+          local IFS=$'\n' cur="${COMP_WORDS[COMP_CWORD]}"
+          COMPREPLY+=($(compgen -f -- "$cur"))
         }
         complete -o filenames -F _checkout_driver checkout-driver
         """
@@ -292,7 +297,7 @@ struct CompletionModel {
             lines.append("        case \(quoted(node.path))")
             lines.append("            printf '%s\\n' \(node.subcommands.joined(separator: " "))")
         }
-        lines += ["    end", "end", "", "function __checkout_driver_at", "    test (__checkout_driver_path) = \"$argv[1]\"", "end", "",
+        lines += ["    end", "end", "", "function __checkout_driver_at", "    set -l at (__checkout_driver_path)", "    test \"$at\" = \"$argv[1]\"", "end", "",
                   "complete -c checkout-driver -f"]
         func words(_ value: Value) -> String {
             switch value {

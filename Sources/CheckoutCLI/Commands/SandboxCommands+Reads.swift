@@ -56,7 +56,7 @@ extension SandboxCommands {
         }
         var body: [String: JSON] = ["type": .string(type)]
         if let intent = try invocation.identifier("intent") { body["payment_intent"] = .string(intent) }
-        let answer = try await call(invocation, method: "POST", path: "/_sandbox/bahn/events", body: .object(body))
+        let answer = CheckoutDriver.redactor.json(try await call(invocation, method: "POST", path: "/_sandbox/bahn/events", body: .object(body)))
         try say(invocation, answer, "sent \(answer["id"]?.interpolationText ?? "?") \(type) for \(answer["payment_intent_id"]?.interpolationText ?? "?") to \(targets(answer))")
         return .ok
     }
@@ -93,7 +93,10 @@ extension SandboxCommands {
     private static func show(_ invocation: Invocation, path: String, member: String, empty: String,
                              row: (JSON) -> [String]) async throws(Diagnostic) -> ExitCode {
         let settings = try GlobalSettings(invocation)
-        let answer = try await call(invocation, method: "GET", path: path, body: nil)
+        // What the emulator recorded holds credentials (headers, tokens, client secrets): masked like any output.
+        let redactor = CheckoutDriver.redactor
+        let answer = redactor.json(.object([member: .array((try await call(invocation, method: "GET", path: path, body: nil)[member]?.arrayValue ?? [])
+            .map { masked($0, redactor: redactor) })]))
         let items = answer[member]?.arrayValue ?? []
         switch settings.format {
         case .json: Console.shared.out(answer.serialized(pretty: true))
@@ -105,12 +108,29 @@ extension SandboxCommands {
         return .ok
     }
 
-    /// The emulator to ask: --url, else the running `sandbox serve` (under --env local), else EMULATOR_URL.
+    /// A recorded request's headers (name–value pairs) and body, masked as the HAR masks them.
+    private static func masked(_ item: JSON, redactor: Redactor) -> JSON {
+        guard case .object(var o) = item, let pairs = o["headers"]?.arrayValue else { return item }
+        let headers = HTTPHeaders(pairs.compactMap { pair in
+            pair.arrayValue.flatMap { $0.count == 2 ? ($0[0].stringValue ?? "", $0[1].stringValue ?? "") : nil }
+        })
+        o["headers"] = .array(redactor.headers(headers).map { [.string($0.name), .string($0.value)] })
+        if o["bodyEncoding"] == "utf8", let body = o["body"]?.stringValue {
+            o["body"] = .string(redactor.body(Data(body.utf8), contentType: headers["Content-Type"]))
+        }
+        return .object(o)
+    }
+
+    /// The emulator to ask: --url, else the running `sandbox serve` (under --env local), else EMULATOR_URL. The
+    /// environment's secrets (under --env local, the emulator's test credentials) are taught to the redactor.
     static func emulatorURL(_ invocation: Invocation) throws(Diagnostic) -> String {
-        if let url = try invocation.url("url", schemes: ["http"]) { return url }
         let settings = try GlobalSettings(invocation)
         let configuration = try ConfigurationLoader().load(environmentFlag: settings.environment, configPath: settings.configPath,
-                                                           envFile: settings.envFile, flagValues: settings.configurationFlags)
+                                                           envFile: settings.envFile, flagValues: settings.configurationFlags) { _ in
+            LocalEnvironment.values(baseURL: "http://127.0.0.1:0")
+        }
+        for secret in configuration.secretValues { CheckoutDriver.redactor.register(secret) }
+        if let url = try invocation.url("url", schemes: ["http"]) { return url }
         if configuration.kind != .local, let url = configuration.value("EMULATOR_URL") { return url }
         if let running = LocalEmulatorFile.running(processEnvironment: ProcessInfo.processInfo.environment) { return running.url }
         throw .unavailable("no running emulator to ask: no sandbox serve is announced" + (configuration.kind == .local ? "" : " and EMULATOR_URL is not set"),

@@ -57,7 +57,12 @@ enum StateCommands {
             else { Console.shared.out(JSON.object(["file": .string(store.path), "cleared": []]).serialized(pretty: environment.settings.format == .json)) }
             return .ok
         }
-        let removed = try store.clear(provider: invocation.string("provider"), force: environment.settings.force)
+        // A single step or a --continue flow holds the chain while it sends: what it keeps for its outcome (an idempotency
+        // key, a request id) must not go from under it. Refused at once (69, naming the holder) unless --force.
+        let chain = environment.settings.force ? nil : try store.holdChain(wait: 0, command: "state clear")
+        let removed = try withExtendedLifetime(chain) { () throws(Diagnostic) -> [String] in
+            try store.clear(provider: invocation.string("provider"), force: environment.settings.force)
+        }
         if environment.settings.format == .text {
             Console.shared.out("state file \(store.path): " + (removed.isEmpty ? "nothing to clear" : "cleared \(removed.joined(separator: ", "))")
                                + "; the record of spent single-use values is kept")

@@ -155,7 +155,8 @@ enum HTMLReport {
     static func exchange(_ entry: JSON) -> String {
         let request = entry["request"] ?? .null, response = entry["response"]
         let status = response?["status"]?.intValue
-        let error = entry["_error"]?.stringValue ?? (status == 0 ? "no answer" : nil)
+        // The HAR keeps a lost or refused exchange's reason as its response's `_error` (status 0).
+        let error = response?["_error"]?.stringValue ?? (status == 0 ? "no answer" : nil)
         let outcome = error ?? status.map(String.init) ?? "no answer"
         let attempt = entry["_attempt"]?.intValue.map { $0 > 1 ? " (attempt \($0))" : "" } ?? ""
         let summary = "\(entry["_step"]?.stringValue ?? "") · \(request["method"]?.stringValue ?? "") \(request["url"]?.stringValue ?? "") → \(outcome)\(attempt) · \(entry["time"]?.interpolationText ?? "?") ms"

@@ -34,7 +34,11 @@ public struct Flow: Sendable {
                 }
             case .operation(_, let arguments): templates.append(arguments)
             }
-            for condition in step.expect.conditions { if case .equals(let v) = condition.test { templates.append(v) } }
+            for condition in step.expect.conditions {
+                if case .equals(let v) = condition.test { templates.append(v) }
+                if case .contains(let v) = condition.test { templates.append(v) }
+            }
+            for header in step.expect.headers { if case .equals(let v) = header.test { templates.append(.string(v)) } }
         }
         for template in templates {
             for case .reference(.vars(let name, _), _, _) in (try? Template.references(in: template)) ?? [] { names.insert(name) }
@@ -173,8 +177,8 @@ public struct HeaderCondition: Sendable {
 }
 
 /// Bounds a number keeps, all at once — `{">": 0, "<=": "99.99"}`; `between` is both ends, included — compared as exact
-/// decimals: a JSON number by the digits it is written with, a decimal string ("10.00", money as Afterpay and Braintree
-/// write it) digit for digit, never through a binary floating-point value.
+/// decimals: a decimal string ("10.00", money as Afterpay and Braintree write it) digit for digit, never through a binary
+/// floating-point value; a JSON number as the JSON reader holds it (whole numbers exactly up to 2^53, minor units).
 public struct Comparison: Sendable {
     public enum Operator: String, Sendable, CaseIterable {
         case less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">=", equal = "=="
@@ -226,17 +230,31 @@ public struct ExactDecimal: Sendable, Comparable {
     /// Without trailing zeros.
     let fraction: [UInt8]
 
-    /// `-?digits(.digits)?`; nil for anything else.
+    /// `-?digits(.digits)?`, and an exponent as the JSON writer puts one on a small or large number (`1e-05`,
+    /// `1.5e+16`); nil for anything else.
     public init?(_ text: String) {
         var bytes = Array(text.utf8)
         let negative = bytes.first == UInt8(ascii: "-")
         if negative { bytes.removeFirst() }
+        var exponent = 0
+        if let e = bytes.firstIndex(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) {
+            guard let value = Int(String(decoding: bytes[(e + 1)...], as: UTF8.self)), abs(value) <= 400 else { return nil }
+            exponent = value
+            bytes = Array(bytes[..<e])
+        }
         let parts = bytes.split(separator: UInt8(ascii: "."), maxSplits: 1, omittingEmptySubsequences: false)
         let isDigit = { (b: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b) }
         guard let first = parts.first, !first.isEmpty, first.allSatisfy(isDigit),
               parts.count == 1 || (!parts[1].isEmpty && parts[1].allSatisfy(isDigit)) else { return nil }
-        whole = Array(first.drop { $0 == UInt8(ascii: "0") })
-        fraction = parts.count == 2 ? Array(parts[1].reversed().drop { $0 == UInt8(ascii: "0") }.reversed()) : []
+        // The point moved by the exponent: digits, and how many of them are whole.
+        let digits = Array(first) + (parts.count == 2 ? Array(parts[1]) : [])
+        let wholeCount = first.count + exponent
+        let zero = UInt8(ascii: "0")
+        let padded = wholeCount < 0 ? Array(repeating: zero, count: -wholeCount) + digits
+            : digits + Array(repeating: zero, count: max(0, wholeCount - digits.count))
+        let split = max(0, wholeCount)
+        whole = Array(padded[..<split].drop { $0 == zero })
+        fraction = Array(padded[split...].reversed().drop { $0 == zero }.reversed())
         // Minus zero is zero.
         self.negative = negative && !(whole.isEmpty && fraction.isEmpty)
     }

@@ -433,6 +433,7 @@ public struct FlowRunner: Sendable {
         for condition in step.expect.conditions {
             var test = condition.test
             if case .equals(let expected) = test { test = .equals(try renderValue(expected, scope: scope, step: step)) }
+            if case .contains(let wanted) = test { test = .contains(try renderValue(wanted, scope: scope, step: step)) }
             let value = condition.path.evaluate(output.document)
             if !Self.holds(test, value) {
                 var seen = value.map { redactor.json($0).serialized() } ?? "missing"
@@ -443,8 +444,11 @@ public struct FlowRunner: Sendable {
             }
         }
         let headers = context.counter.lastHeaders
-        for condition in step.expect.headers {
+        for var condition in step.expect.headers {
             let value = headers?[condition.name]
+            if case .equals(let expected) = condition.test {
+                condition.test = .equals(try renderValue(.string(expected), scope: scope, step: step).interpolationText)
+            }
             let ok = switch condition.test {
             case .equals(let expected): value == expected
             case .matches(let pattern): value.map { $0.range(of: pattern, options: .regularExpression) != nil } ?? false
@@ -456,7 +460,9 @@ public struct FlowRunner: Sendable {
                 case .matches(let pattern): "to match /\(pattern)/"
                 case .exists(let want): want ? "to be there" : "to be absent"
                 }
-                let seen = headers == nil ? "no answer" : value.map { JSON.string(redactor.text($0)).serialized() } ?? "missing"
+                // A credential header (Set-Cookie, Authorization…) is masked by its name, as the HAR masks it.
+                let shown = value.map { Redactor.sensitiveHeaders.contains(condition.name.lowercased()) ? Redactor.mask : redactor.text($0) }
+                let seen = headers == nil ? "no answer" : shown.map { JSON.string($0).serialized() } ?? "missing"
                 throw .failure("step '\(step.name)': expected header \(condition.name) \(want), found \(seen)",
                                hint: "see the answer's headers with -v")
             }

@@ -130,8 +130,8 @@ final class BahnWebhooks: Sendable {
                 return (queue, target)
             }
         }
-        for (queue, target) in jobs {
-            queue.async { [self] in deliver(eventID: id, body: body, to: target) }
+        for (index, (queue, target)) in jobs.enumerated() {
+            queue.async { [self] in deliver(eventID: id, body: body, to: target, delivery: index) }
         }
         return id
     }
@@ -140,31 +140,34 @@ final class BahnWebhooks: Sendable {
     /// delivery record of its own, as `stripe events resend` does; receivers tell it by its id. False when there is
     /// no such event.
     func resend(id: String) -> Bool {
-        let found = state.withLock { s -> (Data, [(DispatchQueue, Target)])? in
+        let found = state.withLock { s -> (Data, Int, [(DispatchQueue, Target)])? in
             guard let index = s.events.firstIndex(where: { $0.id == id }) else { return nil }
             let current = s.targets
+            // This sending's records follow the earlier ones: each attempt is written to its own.
+            let first = s.events[index].deliveries.count
             s.events[index].deliveries += current.map { .init(target: $0.id, url: $0.url, status: .pending, attempts: []) }
-            return (s.events[index].body, current.map { target in
+            return (s.events[index].body, first, current.map { target in
                 let queue = s.queues[target.id] ?? DispatchQueue(label: "bahn-webhooks-\(target.id)")
                 s.queues[target.id] = queue
                 return (queue, target)
             })
         }
-        guard let (body, jobs) = found else { return false }
-        for (queue, target) in jobs {
-            queue.async { [self] in deliver(eventID: id, body: body, to: target) }
+        guard let (body, first, jobs) = found else { return false }
+        for (offset, (queue, target)) in jobs.enumerated() {
+            queue.async { [self] in deliver(eventID: id, body: body, to: target, delivery: first + offset) }
         }
         return true
     }
 
     /// Runs on the target's queue for the intent: tries once, then once after each retry delay, until a 2xx answer.
-    private func deliver(eventID: String, body: Data, to target: Target) {
+    /// - Parameter delivery: the index of this sending's record in the event's deliveries.
+    private func deliver(eventID: String, body: Data, to target: Target, delivery record: Int) {
         let delays = [0] + retryDelays
         for (index, delay) in delays.enumerated() {
             if delay > 0 { Thread.sleep(forTimeInterval: delay) }
             // A target removed meanwhile (its run ended) gets no more attempts.
             if index > 0, !targets.contains(where: { $0.id == target.id }) {
-                update(eventID, target: target.id) { delivery in
+                update(eventID, delivery: record) { delivery in
                     delivery.status = .failed
                     delivery.attempts.append(.init(at: Date(), httpStatus: nil, error: "target removed"))
                 }
@@ -184,14 +187,15 @@ final class BahnWebhooks: Sendable {
             }
             let delivered = (200..<300).contains(attempt.httpStatus ?? 0)
             let last = index == delays.count - 1
-            update(eventID, target: target.id) { delivery in
+            update(eventID, delivery: record) { delivery in
                 delivery.attempts.append(attempt)
                 delivery.status = delivered ? .delivered : (last ? .failed : .pending)
             }
             if delivered { return }
         }
         // Not one answer through every retry: nobody is listening there any more.
-        let answered = events().first { $0.id == eventID }?.deliveries.first { $0.target == target.id }?.attempts.contains { $0.httpStatus != nil }
+        let deliveries = events().first { $0.id == eventID }?.deliveries ?? []
+        let answered = deliveries.indices.contains(record) ? deliveries[record].attempts.contains { $0.httpStatus != nil } : nil
         if answered == false { _ = remove(id: target.id) }
     }
 
@@ -200,12 +204,11 @@ final class BahnWebhooks: Sendable {
         HMAC.sha256(key: Data(TestCredentials.bahnWebhookSecret.utf8), message: Data("\(timestamp).".utf8) + body).hexString
     }
 
-    private func update(_ eventID: String, target: String, _ change: (inout BahnWebhookEvent.Delivery) -> Void) {
+    /// Changes one sending's record (a resent event has one per sending, to each target).
+    private func update(_ eventID: String, delivery record: Int, _ change: (inout BahnWebhookEvent.Delivery) -> Void) {
         state.withLock { s in
-            guard let e = s.events.lastIndex(where: { $0.id == eventID }),
-                  // The latest delivery to that target: a resent event has one per sending.
-                  let d = s.events[e].deliveries.lastIndex(where: { $0.target == target }) else { return }
-            change(&s.events[e].deliveries[d])
+            guard let e = s.events.lastIndex(where: { $0.id == eventID }), s.events[e].deliveries.indices.contains(record) else { return }
+            change(&s.events[e].deliveries[record])
         }
     }
 }

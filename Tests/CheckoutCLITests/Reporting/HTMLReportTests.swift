@@ -74,6 +74,10 @@ import TestSupport
         #expect(page.contains("<td>&lt;b&gt;lost&lt;/b&gt;</td><td colspan=\"5\">unknown outcome (exit 75): the answer to confirm was lost; [REDACTED] unknown</td>"))
         #expect(page.contains("<span class=\"badge unknown\">unknown</span> &lt;b&gt;lost&lt;/b&gt;</h2>"))
         #expect(!page.contains("<b>lost</b>") && !page.contains("secret-123"))
+        // An exchange that got no answer says why (the HAR keeps it as the response's `_error`).
+        let lost: JSON = ["_step": "confirm", "time": 5, "request": ["method": "POST", "url": "http://127.0.0.1:9/x", "headers": []],
+                          "response": ["status": 0, "headers": [], "_error": "unreachable: Couldn't connect to server"]]
+        #expect(HTMLReport.exchange(lost).contains("confirm · POST http://127.0.0.1:9/x → unreachable: Couldn&#39;t connect to server"), "\(HTMLReport.exchange(lost))")
     }
 
     /// One flow (not a suite) writes its page too; a page that cannot be written stops the run before it sends anything.

@@ -54,6 +54,21 @@ import Testing
         #expect(result.passed, "\(result.failure?.message ?? "")")
     }
 
+    /// A credential header is never shown, not even in a failed assert's message; `contains` and a header's value are
+    /// templates, like `equals`.
+    @Test func aCredentialHeaderIsMaskedAndValuesAreTemplates() async throws {
+        let server = try TestServer { _, _ in .json(200, ["name": "Standard shipping"], headers: ["Set-Cookie": "session=abc123secret", "X-Kind": "express"]) }
+        var h = Harness()
+        h.env = ["BASE": server.baseURL]
+        let cookie = try await h.run(#"{"name": "f", "steps": [{"name": "s", "request": {"url": "${env.BASE}/x"}, "expect": {"headers": {"Set-Cookie": {"matches": "^nope"}}}}]}"#)
+        #expect(cookie.failure?.message == #"step 's': expected header Set-Cookie to match /^nope/, found "[REDACTED]""#, "\(cookie.failure?.message ?? "")")
+        let templated = try await h.run(#"""
+            {"name": "f", "vars": {"word": "shipping", "kind": "express"},
+             "steps": [{"name": "s", "request": {"url": "${env.BASE}/x"}, "expect": {"contains": {"name": "${vars.word}"}, "headers": {"X-Kind": "${vars.kind}"}}}]}
+            """#)
+        #expect(templated.passed, "\(templated.failure?.message ?? "")")
+    }
+
     @Test func comparisonsOnNumbersAndMoney() async throws {
         try await passes(#"{"compare": {"cents": {">": 999, "<=": 1000}, "total": {"==": "10", ">=": "9.99"}, "rate": {"between": [0.5, "0.50"]}}}"#)
         try await fails(#"{"compare": {"cents": {"<": 1000}}}"#, saying: "expected $.cents to be < 1000, found 1000")
@@ -103,6 +118,9 @@ import Testing
         #expect(d("10.00") == d("10") && d("-0") == d("0") && d("007.50") == d("7.5"))
         #expect(d("9.999999999999999999") < d("10") && d("-2") < d("-1.5") && d("-1") < d("0.01"))
         #expect(d("100000000000000000000000000001") > d("100000000000000000000000000000"))
-        for bad in ["", "1e3", "1,000", " 1", "1.", ".5", "+1", "--1", "1.2.3"] { #expect(ExactDecimal(bad) == nil, "\(bad)") }
+        // The exponents the JSON writer uses for very small and very large numbers.
+        #expect(d("1e-05") == d("0.00001") && d("1.5e+16") == d("15000000000000000") && d("2E3") == d("2000"))
+        #expect(Comparison.exact(0.00001) == d("0.00001") && Comparison.exact(1e16) == d("10000000000000000"))
+        for bad in ["", "1,000", " 1", "1.", ".5", "+1", "--1", "1.2.3", "1e", "e5", "1e+1x"] { #expect(ExactDecimal(bad) == nil, "\(bad)") }
     }
 }
