@@ -118,6 +118,8 @@ import Testing
         #expect(d("10.00") == d("10") && d("-0") == d("0") && d("007.50") == d("7.5"))
         #expect(d("9.999999999999999999") < d("10") && d("-2") < d("-1.5") && d("-1") < d("0.01"))
         #expect(d("100000000000000000000000000001") > d("100000000000000000000000000000"))
+        // Past a double's 15–17 digits, in the fraction too: a float would call these equal.
+        #expect(d("10") < d("10.0000000000000000001") && d("0.12345678901234567891") < d("0.12345678901234567892"))
         // The exponents the JSON writer uses for very small and very large numbers.
         #expect(d("1e-05") == d("0.00001") && d("1.5e+16") == d("15000000000000000") && d("2E3") == d("2000"))
         #expect(Comparison.exact(0.00001) == d("0.00001") && Comparison.exact(1e16) == d("10000000000000000"))
