@@ -53,41 +53,65 @@ public enum JSON: Sendable, Equatable, Hashable {
 
     /// Compact JSON with sorted keys, so that output is stable from run to run.
     public func serialized(pretty: Bool = false) -> String {
-        var out = ""
+        String(decoding: bytes(pretty: pretty, newline: false), as: UTF8.self)
+    }
+
+    public var data: Data { Data(bytes(pretty: false, newline: false)) }
+
+    /// The serialized bytes, with a final line break when `newline` (a file's last line).
+    public func serializedData(pretty: Bool, newline: Bool = false) -> Data { Data(bytes(pretty: pretty, newline: newline)) }
+
+    // Written as UTF-8 bytes, never through `String` appends: a state file of a long batch is rewritten many times a
+    // second, and byte appends cost a tenth of scalar-by-scalar string appends.
+    private func bytes(pretty: Bool, newline: Bool) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
         write(to: &out, pretty: pretty, indent: 0)
+        if newline { out.append(UInt8(ascii: "\n")) }
         return out
     }
 
-    public var data: Data { Data(serialized().utf8) }
+    /// Appends the serialized value as it stands `indent` levels deep in a pretty document: a document can be put
+    /// together from parts serialized apart, byte for byte the same as serialized whole.
+    public func write(into out: inout [UInt8], pretty: Bool, indent: Int) { write(to: &out, pretty: pretty, indent: indent) }
 
-    private func write(to out: inout String, pretty: Bool, indent: Int) {
+    /// Appends `s` as a JSON string literal.
+    public static func appendQuoted(_ s: String, to out: inout [UInt8]) { quote(s, into: &out) }
+
+    private static func newline(_ out: inout [UInt8], indent: Int) {
+        out.append(UInt8(ascii: "\n"))
+        for _ in 0..<(indent * 2) { out.append(UInt8(ascii: " ")) }
+    }
+
+    private func write(to out: inout [UInt8], pretty: Bool, indent: Int) {
         switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .number(let n): out += JSON.format(n)
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .number(let n): out.append(contentsOf: JSON.format(n).utf8)
         case .string(let s): JSON.quote(s, into: &out)
         case .array(let a):
-            if a.isEmpty { out += "[]"; return }
-            out += "["
+            if a.isEmpty { out.append(contentsOf: "[]".utf8); return }
+            out.append(UInt8(ascii: "["))
             for (i, v) in a.enumerated() {
-                if i > 0 { out += "," }
-                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                if pretty { JSON.newline(&out, indent: indent + 1) }
                 v.write(to: &out, pretty: pretty, indent: indent + 1)
             }
-            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
-            out += "]"
+            if pretty { JSON.newline(&out, indent: indent) }
+            out.append(UInt8(ascii: "]"))
         case .object(let o):
-            if o.isEmpty { out += "{}"; return }
-            out += "{"
-            for (i, key) in o.keys.sorted().enumerated() {
-                if i > 0 { out += "," }
-                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
-                JSON.quote(key, into: &out)
-                out += pretty ? ": " : ":"
-                o[key]!.write(to: &out, pretty: pretty, indent: indent + 1)
+            if o.isEmpty { out.append(contentsOf: "{}".utf8); return }
+            out.append(UInt8(ascii: "{"))
+            for (i, member) in o.sorted(by: { $0.key < $1.key }).enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                if pretty { JSON.newline(&out, indent: indent + 1) }
+                JSON.quote(member.key, into: &out)
+                out.append(UInt8(ascii: ":"))
+                if pretty { out.append(UInt8(ascii: " ")) }
+                member.value.write(to: &out, pretty: pretty, indent: indent + 1)
             }
-            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
-            out += "}"
+            if pretty { JSON.newline(&out, indent: indent) }
+            out.append(UInt8(ascii: "}"))
         }
     }
 
@@ -98,21 +122,29 @@ public enum JSON: Sendable, Equatable, Hashable {
         return "\(n)"
     }
 
-    static func quote(_ s: String, into out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                out += "\\u" + String(format: "%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
+    static func quote(_ s: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var s = s
+        s.withUTF8 { bytes in
+            // Runs of bytes that need no escape are copied whole; UTF-8 beyond ASCII is copied as it is.
+            var start = 0
+            for (i, byte) in bytes.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<i]))
+                start = i + 1
+                out.append(UInt8(ascii: "\\"))
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
+                case UInt8(ascii: "\n"): out.append(UInt8(ascii: "n"))
+                case UInt8(ascii: "\r"): out.append(UInt8(ascii: "r"))
+                case UInt8(ascii: "\t"): out.append(UInt8(ascii: "t"))
+                default:
+                    let hex = Array("0123456789abcdef".utf8)
+                    out.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xf)]])
+                }
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 }
 

@@ -103,7 +103,7 @@ public struct StateStore: Sendable {
 
     /// The current document of this store's scope (an empty object when the file does not exist yet).
     public func read() throws(Diagnostic) -> JSON {
-        try withLock(exclusive: false) { () throws(Diagnostic) -> JSON in try scope(of: load()) }
+        try scope(of: readFile())
     }
 
     /// Applies `change` to the document of this store's scope and writes the result, all under the lock.
@@ -120,16 +120,27 @@ public struct StateStore: Sendable {
 
     /// The whole file, whatever the scope: the file-wide sections.
     public func readFile() throws(Diagnostic) -> JSON {
-        try withLock(exclusive: false) { () throws(Diagnostic) -> JSON in try load() }
+        guard isRegularFile else { return try load() }
+        let document = try SharedStateFile.at(FileIO.resolvingSymlinks(path)).read(load)
+        // This store's redactor learns the kept credentials even when the document is the one the process already holds.
+        learnCredentials(in: document)
+        return document
     }
 
+    /// Read-modify-write of the whole file under the exclusive lock; returns once the change is on disk.
     @discardableResult
     func updateFile<T>(_ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T {
-        try withLock(exclusive: true) { () throws(Diagnostic) -> T in
+        guard isRegularFile else {
+            // `/dev/null` or a FIFO: written in place, unlocked, never read back.
             var document = try load()
             let result = try change(&document)
-            try write(document)
+            var sections: [String: RenderedSection] = [:]
+            _ = try write(document, reusing: &sections)
             return result
+        }
+        return try SharedStateFile.at(FileIO.resolvingSymlinks(path)).update(load, write: { (document, sections) throws(Diagnostic) in try write(document, reusing: &sections) }) { (document: inout JSON) throws(Diagnostic) -> T in
+            learnCredentials(in: document)
+            return try change(&document)
         }
     }
 
@@ -174,7 +185,6 @@ public struct StateStore: Sendable {
             throw .data("state file \(path) is corrupt (not a JSON object)",
                         hint: "inspect it, then move it aside or delete it to start afresh (it may hold idempotency keys you still need)")
         }
-        learnCredentials(in: json)
         return json
     }
 
@@ -199,14 +209,13 @@ public struct StateStore: Sendable {
     /// in no other output.
     static let sessionCredentialPaths = Providers.all.flatMap(\.keptCredentials)
 
-    private func write(_ document: JSON) throws(Diagnostic) {
+    /// Writes the document as the file keeps it, and answers that form (what reading the file back gives).
+    private func write(_ document: JSON, reusing sections: inout [String: RenderedSection]) throws(Diagnostic) -> JSON {
         // The state file is an output like any other: the one redactor gets the last word, but for session credentials.
         learnCredentials(in: document)
-        var safe = redactor?.json(document) ?? document
-        for path in credentialPaths(in: document) {
-            if let value = path.evaluate(document) { safe = path.setting(value, in: safe) }
-        }
-        try FileIO.write(Data((safe.serialized(pretty: true) + "\n").utf8), to: path)
+        let (written, bytes) = render(document, reusing: &sections)
+        try FileIO.write(Data(bytes), to: path)
+        return written
     }
 
     /// Holds the chain of this state file for one command: single steps continue one checkout, so two of them at once
@@ -249,34 +258,6 @@ public struct StateStore: Sendable {
     private var isRegularFile: Bool {
         var info = stat()
         return stat(FileIO.resolvingSymlinks(path), &info) != 0 || (info.st_mode & S_IFMT) == S_IFREG
-    }
-
-    private func withLock<T>(exclusive: Bool, _ body: () throws(Diagnostic) -> T) throws(Diagnostic) -> T {
-        guard isRegularFile else { return try body() }
-        // The lock sits beside the file really written, so two symlinks to one state file share it.
-        let target = FileIO.resolvingSymlinks(path)
-        let directory = (target as NSString).deletingLastPathComponent
-        if !directory.isEmpty {
-            do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                        attributes: [.posixPermissions: 0o700])
-            } catch {
-                throw .ioError("cannot create the state directory \(directory): \(error.localizedDescription)",
-                               hint: "pass --session FILE somewhere writable")
-            }
-        }
-        let fd = open(target + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw .ioError("cannot open \(target).lock: \(String(cString: strerror(errno)))", hint: "pass --session FILE somewhere writable")
-        }
-        defer { close(fd) }
-        while flock(fd, exclusive ? LOCK_EX : LOCK_SH) != 0 {
-            if errno != EINTR {
-                throw .ioError("cannot lock \(path): \(String(cString: strerror(errno)))", hint: "pass --session FILE on a local file system")
-            }
-        }
-        defer { flock(fd, LOCK_UN) }
-        return try body()
     }
 }
 

@@ -35,22 +35,30 @@ public final class Redactor: Sendable {
     /// multi-line secret. Very short values are ignored: masking every "1" or "ok" in the output would make it
     /// unreadable without protecting anything.
     public func register(_ secret: String) {
+        // A value registered before costs one set lookup: a state file's kept credentials are registered on each read.
+        guard secrets.withLock({ !$0.registered.contains(secret) }) else { return }
         let trimmed = secret.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard trimmed.count >= 6 else { return }
-        let forms = Self.encodedForms(of: trimmed).filter { $0.utf8.count >= SecretIndex.prefixLength }
-        secrets.withLock { index in for form in forms { index.insert(form) } }
+        let forms = trimmed.count >= 6 ? Self.encodedForms(of: trimmed).filter { $0.utf8.count >= SecretIndex.prefixLength } : []
+        secrets.withLock { index in
+            index.registered.insert(secret)
+            for form in forms { index.insert(form) }
+        }
     }
 
     /// The value as it may appear in an output: as it is, and as JSON, a URL or base64 would carry it.
+    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
     static func encodedForms(of secret: String) -> [String] {
         var forms = [secret]
-        let json = JSON.string(secret).serialized()
-        forms.append(String(json.dropFirst().dropLast()))
-        forms.append(String(json.dropFirst().dropLast()).replacingOccurrences(of: "/", with: "\\/"))  // Foundation's JSONSerialization
-        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        let json = String(JSON.string(secret).serialized().dropFirst().dropLast())
+        forms.append(json)
+        // Foundation's JSONSerialization also escapes "/".
+        if json.utf8.contains(UInt8(ascii: "/")) {
+            forms.append(String(decoding: json.utf8.flatMap { $0 == UInt8(ascii: "/") ? Array(#"\/"#.utf8) : [$0] }, as: UTF8.self))
+        }
         if let encoded = secret.addingPercentEncoding(withAllowedCharacters: unreserved) {
             forms.append(encoded)
-            forms.append(encoded.replacingOccurrences(of: "%20", with: "+"))
+            if encoded.contains("%20") { forms.append(encoded.replacingOccurrences(of: "%20", with: "+")) }
         }
         if let query = secret.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) { forms.append(query) }
         let bytes = Data(secret.utf8)
@@ -58,12 +66,23 @@ public final class Redactor: Sendable {
         forms.append(bytes.base64URLEncodedString())
         // A multi-line secret (a PEM) may be shown line by line; its `-----BEGIN …-----` lines and lines shorter than
         // 16 characters say nothing.
-        let lines = secret.split(whereSeparator: \.isNewline).map(String.init).filter { $0.count >= 16 && !$0.hasPrefix("-----") }
-        if lines.count > 1 { forms += lines }
+        // Only a secret with a line-breaking byte (or bytes beyond ASCII, which may be one) has lines to look at.
+        if secret.utf8.contains(where: { (0x0A...0x0D).contains($0) || $0 >= 0x80 }) {
+            let lines = secret.split(whereSeparator: \.isNewline).map(String.init).filter { $0.count >= 16 && !$0.hasPrefix("-----") }
+            if lines.count > 1 { forms += lines }
+        }
         return forms
     }
 
     public var knownSecrets: [String] { secrets.withLock { $0.all } }
+
+    /// Grows each time a new secret form is learned: what was masked at one generation is masked alike at the next
+    /// only if the generation did not move.
+    public var generation: Int { secrets.withLock { $0.count } }
+
+    /// The secret forms learned since `generation`, oldest first: text masked at that generation needs masking again
+    /// only if one of them occurs in it.
+    func forms(since generation: Int) -> [[UInt8]] { secrets.withLock { Array($0.ordered[min(generation, $0.count)...]) } }
 
     /// Masks every known secret value in free text (messages, URLs, bodies that are not JSON).
     public func text(_ input: String) -> String {
@@ -84,12 +103,17 @@ public final class Redactor: Sendable {
         return mask(value)
     }
 
+    /// Whether the value under `key` of `object` is a secret as a whole: a sensitive key, or an Apple Pay token
+    /// object's `data` (its `data` and `signature` are the payment credential).
+    static func isSensitive(_ key: String, in object: [String: JSON]) -> Bool {
+        sensitiveKeys.contains(key.lowercased()) || (key == "data" && object["header"] != nil && object["version"] != nil && object["data"] != nil)
+    }
+
     private func harvest(_ value: JSON, underSensitiveKey: Bool) {
         switch value {
         case .object(let o):
-            let isPaymentToken = o["data"] != nil && o["header"] != nil && o["version"] != nil
             for (k, v) in o {
-                let sensitive = Self.sensitiveKeys.contains(k.lowercased()) || (isPaymentToken && k == "data")
+                let sensitive = Self.isSensitive(k, in: o)
                 if sensitive, case .string(let secret) = v, let kept = Self.keptShape(secret, key: k, in: o) {
                     // What goes of it is the secret (a signature); what stays is judged by its own keys, like any JSON.
                     switch kept {
@@ -120,18 +144,16 @@ public final class Redactor: Sendable {
 
     /// A string that is itself a JSON object or array (an echoed body, an Apple Pay token passed as a string).
     private static func embeddedJSON(_ s: String) -> JSON? {
-        guard let first = s.first, first == "{" || first == "[", s.count > 2 else { return nil }
+        guard let first = s.utf8.first, first == UInt8(ascii: "{") || first == UInt8(ascii: "["), s.utf8.count > 2 else { return nil }
         return try? JSON.parse(s)
     }
 
     private func mask(_ value: JSON) -> JSON {
         switch value {
         case .object(let o):
-            // An Apple Pay token object: its `data` and `signature` are the payment credential.
-            let isPaymentToken = o["data"] != nil && o["header"] != nil && o["version"] != nil
             var copy: [String: JSON] = [:]
             for (k, v) in o {
-                if Self.sensitiveKeys.contains(k.lowercased()) || (isPaymentToken && k == "data") {
+                if Self.isSensitive(k, in: o) {
                     copy[k] = masked(v, key: k, in: o)
                 } else {
                     copy[k] = mask(v)
@@ -203,7 +225,8 @@ public final class Redactor: Sendable {
 
     /// `https://user:pass@host` → `https://user:[REDACTED]@host`.
     private func maskURLCredentials(_ s: String) -> String {
-        guard s.contains("@"), s.contains("://") else { return s }
+        // Most text has no `@` at all: one byte scan, not Foundation's substring search, says so.
+        guard s.utf8.contains(UInt8(ascii: "@")), s.contains("://") else { return s }
         var out = ""
         var rest = Substring(s)
         while let scheme = rest.range(of: "://") {
@@ -226,9 +249,18 @@ public final class Redactor: Sendable {
 /// signature masked.
 enum JWSDisplay {
     static func looksLikeCompactJWS(_ s: String) -> Bool {
-        let parts = s.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].hasPrefix("eyJ") else { return false }
-        return parts.allSatisfy { $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" } }
+        // Three runs of base64url's ASCII alphabet joined by dots, the first opening `eyJ` (`{"` encoded).
+        guard s.utf8.starts(with: "eyJ".utf8) else { return false }
+        var dots = 0
+        for byte in s.utf8 {
+            switch byte {
+            case UInt8(ascii: "."): dots += 1
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"): continue
+            default: return false
+            }
+        }
+        return dots == 2
     }
 
     /// What stands for a JWS signature that a redacted JWS lost: the same shape, which no verifier accepts.
@@ -258,15 +290,27 @@ struct SecretIndex {
     /// Every secret is at least this long (shorter ones say nothing and are never registered).
     static let prefixLength = 6
     private var known: Set<[UInt8]> = []
+    /// The values `Redactor.register` was given, as given (so that registering one again costs nothing).
+    var registered: Set<String> = []
+    /// One bit per 16-bit hash of a secret's first bytes: most positions of a text start no secret, and one bit test
+    /// says so without a dictionary lookup.
+    private var maybe = [UInt64](repeating: 0, count: 1024)
     /// Secrets by their first bytes, longest first, so that a secret containing another is masked whole.
     private var byPrefix: [UInt64: [[UInt8]]] = [:]
+
+    /// Every form in the order learned (the generation is how many there are).
+    private(set) var ordered: [[UInt8]] = []
+    var count: Int { ordered.count }
 
     var all: [String] { known.map { String(decoding: $0, as: UTF8.self) }.sorted { $0.utf8.count > $1.utf8.count } }
 
     mutating func insert(_ secret: String) {
         let bytes = Array(secret.utf8)
         guard bytes.count >= Self.prefixLength, known.insert(bytes).inserted else { return }
+        ordered.append(bytes)
         let key = Self.prefix(bytes, at: 0)
+        let bit = Self.bit(key)
+        maybe[bit >> 6] |= 1 << UInt64(bit & 63)
         byPrefix[key, default: []].append(bytes)
         byPrefix[key]!.sort { $0.count > $1.count }
     }
@@ -280,7 +324,9 @@ struct SecretIndex {
         var copiedUpTo = 0
         var i = 0
         while i + Self.prefixLength <= bytes.count {
-            if let candidates = byPrefix[Self.prefix(bytes, at: i)],
+            let key = Self.prefix(bytes, at: i)
+            let bit = Self.bit(key)
+            if maybe[bit >> 6] & (1 << UInt64(bit & 63)) != 0, let candidates = byPrefix[key],
                let match = candidates.first(where: { i + $0.count <= bytes.count && bytes[i..<(i + $0.count)].elementsEqual($0) }) {
                 if out.isEmpty { out.reserveCapacity(bytes.count) }
                 out.append(contentsOf: bytes[copiedUpTo..<i])
@@ -294,6 +340,10 @@ struct SecretIndex {
         guard copiedUpTo > 0 else { return text }
         out.append(contentsOf: bytes[copiedUpTo...])
         return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func bit(_ prefix: UInt64) -> Int {
+        Int(truncatingIfNeeded: (prefix &* 0x9E37_79B9_7F4A_7C15) >> 48)
     }
 
     private static func prefix(_ bytes: [UInt8], at start: Int) -> UInt64 {

@@ -7,22 +7,26 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
     }
 
     public let components: [Component]
-    public let description: String
-
-    public struct SyntaxError: Error, CustomStringConvertible {
-        public let description: String
-    }
 
     public init(components: [Component]) {
         self.components = components
-        // A key that the dotted form would misread (a space, a dot, a bracket) is written quoted: `$.a["odd key"]`.
-        self.description = components.reduce("$") { text, c in
+    }
+
+    /// A key that the dotted form would misread (a space, a dot, a bracket) is written quoted: `$.a["odd key"]`.
+    /// Worked out when asked, not when the path is made: most paths (a state file's, looked up on every write) are
+    /// never shown.
+    public var description: String {
+        components.reduce("$") { text, c in
             switch c {
             case .key(let k) where !k.isEmpty && k.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }): text + "." + k
             case .key(let k): text + "[\"" + k + "\"]"
             case .index(let i): text + "[\(i)]"
             }
         }
+    }
+
+    public struct SyntaxError: Error, CustomStringConvertible {
+        public let description: String
     }
 
     public init(_ text: String) throws {

@@ -1,0 +1,187 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// This process's one view of a state file: the document as last read or written, and a group commit of changes.
+///
+/// Every `StateStore` of the process that names the same file goes through the same `SharedStateFile`, so that
+/// - a read does not parse the file again while it is the one this process last read or wrote (same inode, size,
+///   modification and change times: a write by any process renames a new inode into place, so it never matches);
+/// - changes that arrive while the file is being written wait and are written together, by one write: a batch's
+///   parallel runs each wait for a write that holds their change — as durable as one write each, far fewer writes.
+///
+/// Other processes see what they always did: the exclusive `flock` on the sibling `.lock` file is held from the first
+/// change applied until the write that holds the last one has landed, so no other process reads or writes between
+/// a change and its write. A write that fails fails every change it held or that was applied after it, and the
+/// document is read again from the file next time: what a caller was told failed never reaches the file.
+final class SharedStateFile: @unchecked Sendable {
+    /// The file really written (symlinks resolved) and the lock beside it.
+    let target: String
+    private let condition = NSCondition()
+    /// The file as this process last read or wrote it, and that file's identity; nil when it must be read again.
+    private var document: JSON?
+    private var identity: Identity?
+    /// The exclusive lock's descriptor while this process has changes applied and not yet written, else -1.
+    private var lockFD: Int32 = -1
+    /// Changes are numbered as applied; `written` is the last one on disk, `failedThrough` the last one a failed write
+    /// took down. A change is settled once either covers it.
+    private var applied = 0
+    private var written = 0
+    private var failedThrough = 0
+    private var failure: Diagnostic?
+    private var writing = false
+    /// How many writes this process made of the file (what the tests hold the group commit to).
+    private(set) var writes = 0
+    /// The sections as last written, for the next write to reuse (only the one writing touches it).
+    private var rendered: [String: RenderedSection] = [:]
+
+    private init(target: String) { self.target = target }
+
+    private static let files = Mutex<[String: SharedStateFile]>([:])
+
+    /// The process's view of the file at `target`.
+    static func at(_ target: String) -> SharedStateFile {
+        files.withLock { files in
+            if let file = files[target] { return file }
+            let file = SharedStateFile(target: target)
+            files[target] = file
+            return file
+        }
+    }
+
+    /// What tells one version of the file from another.
+    struct Identity: Equatable {
+        let device: UInt64, inode: UInt64, size: Int64
+        let modified: timespec, changed: timespec
+
+        static func == (a: Identity, b: Identity) -> Bool {
+            a.device == b.device && a.inode == b.inode && a.size == b.size
+                && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
+                && a.changed.tv_sec == b.changed.tv_sec && a.changed.tv_nsec == b.changed.tv_nsec
+        }
+    }
+
+    private func currentIdentity() -> Identity? {
+        var info = stat()
+        guard stat(target, &info) == 0 else { return nil }
+        return Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+                        modified: info.st_mtim, changed: info.st_ctim)
+    }
+
+    /// The document, read from the file unless it is the version this process already holds. Call with the flock held.
+    private func current(_ load: () throws(Diagnostic) -> JSON) throws(Diagnostic) -> JSON {
+        let now = currentIdentity()
+        if let document, let now, now == identity { return document }
+        let fresh = try load()
+        document = fresh
+        identity = now
+        return fresh
+    }
+
+    /// The file's document (`load` reads it), waiting first for this process's own changes to land.
+    func read(_ load: () throws(Diagnostic) -> JSON) throws(Diagnostic) -> JSON {
+        condition.lock()
+        defer { condition.unlock() }
+        while writing || applied > settled { condition.wait() }
+        let fd = try Self.lock(target, exclusive: false)
+        defer { Self.unlock(fd) }
+        return try current(load)
+    }
+
+    /// Applies `change` to the document and returns once a write that holds it has landed. `write` redacts and writes
+    /// a document and answers what it wrote (which is what a read of the file would give back).
+    func update<T>(_ load: () throws(Diagnostic) -> JSON, write: (JSON, inout [String: RenderedSection]) throws(Diagnostic) -> JSON,
+                   _ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        if lockFD < 0 { lockFD = try Self.lock(target, exclusive: true) }
+        var changed: JSON
+        let result: T
+        do {
+            // While changes of this process are pending, the lock has been held since the first: the document in memory
+            // is the file's next version, whatever the disk says now (before the first write, there is no file yet).
+            if applied > settled, let document { changed = document } else { changed = try current(load) }
+            result = try change(&changed)
+        } catch {
+            releaseIfSettled()
+            throw error
+        }
+        document = changed
+        applied += 1
+        let mine = applied
+        while written < mine {
+            if mine <= failedThrough, let failure { throw failure }
+            if writing { condition.wait(); continue }
+            // This change's turn to lead: write everything applied so far, in one write, outside the lock.
+            // A failed write clears the document, but it also failed every change applied before it (this one too).
+            guard let snapshot = document else { preconditionFailure("a change pending on \(target) with no document") }
+            writing = true
+            let through = applied
+            var sections = rendered
+            condition.unlock()
+            let outcome: Result<JSON, Diagnostic>
+            do throws(Diagnostic) { outcome = .success(try write(snapshot, &sections)) } catch { outcome = .failure(error) }
+            condition.lock()
+            rendered = sections
+            writing = false
+            writes += 1
+            switch outcome {
+            case .success(let onDisk):
+                written = through
+                // Changes applied meanwhile are on top of the document as it was before it was redacted for the file;
+                // the cache takes the written form only when nothing is still pending.
+                if applied == through { document = onDisk }
+                identity = currentIdentity()
+            case .failure(let error):
+                failure = error
+                failedThrough = applied
+                document = nil
+                identity = nil
+            }
+            releaseIfSettled()
+            condition.broadcast()
+        }
+        return result
+    }
+
+    private var settled: Int { max(written, failedThrough) }
+
+    private func releaseIfSettled() {
+        guard lockFD >= 0, !writing, applied == settled else { return }
+        Self.unlock(lockFD)
+        lockFD = -1
+    }
+
+    /// Takes the advisory lock on `<target>.lock` (created 0600 with its directory 0700 as needed).
+    static func lock(_ target: String, exclusive: Bool) throws(Diagnostic) -> Int32 {
+        let directory = (target as NSString).deletingLastPathComponent
+        if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw .ioError("cannot create the state directory \(directory): \(error.localizedDescription)",
+                               hint: "pass --session FILE somewhere writable")
+            }
+        }
+        let fd = open(target + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw .ioError("cannot open \(target).lock: \(String(cString: strerror(errno)))", hint: "pass --session FILE somewhere writable")
+        }
+        while flock(fd, exclusive ? LOCK_EX : LOCK_SH) != 0 {
+            if errno != EINTR {
+                let reason = String(cString: strerror(errno))
+                close(fd)
+                throw .ioError("cannot lock \(target): \(reason)", hint: "pass --session FILE on a local file system")
+            }
+        }
+        return fd
+    }
+
+    static func unlock(_ fd: Int32) {
+        flock(fd, LOCK_UN)
+        close(fd)
+    }
+}

@@ -1,0 +1,116 @@
+import WireTypes
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A part of the state file as last written: the value given, the value written (redacted, kept credentials
+/// restored), its bytes, and the redactor's generation they were masked at. A top-level section that is an object is
+/// kept member by member (`members`): the record of spent values gains one entry per run and keeps the rest.
+struct RenderedSection {
+    var input: JSON
+    var output: JSON
+    var bytes: [UInt8]
+    var generation: Int
+    var members: [String: RenderedSection]?
+}
+
+extension StateStore {
+    /// The file's text and the document it holds, redacted (kept credentials restored), put together part by part.
+    /// A part given again as it was — the same storage, in or out of the redactor, so the check costs nothing — is not
+    /// masked or serialized again unless a secret learned since occurs in its text: a batch's runs rewrite their own
+    /// scopes a dozen times each while the record of spent values, hundreds of entries, stays as it was. The bytes are
+    /// the same as the whole document's pretty serialization (a test holds them to it).
+    func render(_ document: JSON, reusing cache: inout [String: RenderedSection]) -> (written: JSON, bytes: [UInt8]) {
+        let members = document.objectValue ?? [:]
+        // Masking a part can teach the redactor a secret (a value under a sensitive key) that another part holds: go
+        // round again until a whole pass learns nothing, as masking the whole document at once would.
+        var (outputs, bytes) = renderObject(members, at: [], reusing: &cache, in: document)
+        for _ in 0..<8 {
+            let generation = redactor?.generation ?? 0
+            guard Self.anyOlder(than: generation, in: cache) else { break }
+            (outputs, bytes) = renderObject(members, at: [], reusing: &cache, in: document)
+        }
+        bytes.append(UInt8(ascii: "\n"))
+        return (.object(outputs), bytes)
+    }
+
+    private static func anyOlder(than generation: Int, in cache: [String: RenderedSection]) -> Bool {
+        cache.values.contains { $0.generation != generation || ($0.members.map { anyOlder(than: generation, in: $0) } ?? false) }
+    }
+
+    /// An object `path.count` levels deep, member by member, each reused from `cache` where it can be.
+    private func renderObject(_ members: [String: JSON], at path: [String], reusing cache: inout [String: RenderedSection],
+                              in document: JSON) -> (outputs: [String: JSON], bytes: [UInt8]) {
+        cache = cache.filter { members[$0.key] != nil }
+        let keys = members.keys.sorted()
+        var outputs: [String: JSON] = [:]
+        var bytes: [UInt8] = []
+        guard !keys.isEmpty else { return ([:], Array("{}".utf8)) }
+        bytes.append(UInt8(ascii: "{"))
+        for (i, key) in keys.enumerated() {
+            let part = renderPart(members[key]!, key: key, in: members, at: path, reusing: cache[key], document: document)
+            cache[key] = part
+            outputs[key] = part.output
+            if i > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(UInt8(ascii: "\n"))
+            bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * (path.count + 1)))
+            JSON.appendQuoted(key, to: &bytes)
+            bytes.append(contentsOf: ": ".utf8)
+            bytes.append(contentsOf: part.bytes)
+        }
+        bytes.append(UInt8(ascii: "\n"))
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * path.count))
+        bytes.append(UInt8(ascii: "}"))
+        return (outputs, bytes)
+    }
+
+    private func renderPart(_ value: JSON, key: String, in parent: [String: JSON], at path: [String], reusing known: RenderedSection?,
+                            document: JSON) -> RenderedSection {
+        let generation = redactor?.generation ?? 0
+        // A top-level section that is an object goes member by member, unless it is a secret as a whole.
+        // (nor shaped as an Apple Pay token, whose `data` is judged by its siblings).
+        if path.isEmpty, case .object(let members) = value, !Redactor.isSensitive(key, in: parent), !Redactor.isSensitive("data", in: members) {
+            if let known, known.members != nil, known.generation == generation, known.input == value || known.output == value { return known }
+            var cache = known?.members ?? [:]
+            let (outputs, bytes) = renderObject(members, at: [key], reusing: &cache, in: document)
+            return RenderedSection(input: value, output: .object(outputs), bytes: bytes, generation: redactor?.generation ?? 0, members: cache)
+        }
+        if var known, known.members == nil, known.input == value || known.output == value {
+            if known.generation == generation { return known }
+            // Secrets were learned since: the part is masked alike unless one of them occurs in its text (in every form
+            // it may take there: the JSON-escaped one is among the forms).
+            let learned = redactor?.forms(since: known.generation) ?? []
+            if !learned.contains(where: { Self.occurs($0, in: known.bytes) }) {
+                known.generation = generation
+                return known
+            }
+        }
+        // Masked in its place in the document, so that its key and its parent are judged as they would be in the whole.
+        let place = (path + [key]).map(JSONPath.Component.key)
+        let here = JSONPath(components: place)
+        var wrapped = redactor?.json(here.setting(value, in: .object([:]))) ?? here.setting(value, in: .object([:]))
+        for credential in credentialPaths(in: document) where credential.components.starts(with: place) {
+            if let kept = credential.evaluate(document) { wrapped = credential.setting(kept, in: wrapped) }
+        }
+        let output = here.evaluate(wrapped) ?? .null
+        var bytes: [UInt8] = []
+        output.write(into: &bytes, pretty: true, indent: path.count + 1)
+        return RenderedSection(input: value, output: output, bytes: bytes, generation: redactor?.generation ?? 0, members: nil)
+    }
+
+    private static func occurs(_ needle: [UInt8], in haystack: [UInt8]) -> Bool {
+        guard let first = needle.first, needle.count <= haystack.count else { return needle.isEmpty }
+        return needle.withUnsafeBytes { n in
+            haystack.withUnsafeBytes { h in
+                // memchr to each candidate first byte, memcmp for the rest (glibc's memmem is not in the module).
+                var offset = 0
+                let last = h.count - n.count
+                while offset <= last, let hit = memchr(h.baseAddress! + offset, Int32(first), last - offset + 1) {
+                    if memcmp(hit, n.baseAddress!, n.count) == 0 { return true }
+                    offset = UnsafeRawPointer(hit) - h.baseAddress! + 1
+                }
+                return false
+            }
+        }
+    }
+}

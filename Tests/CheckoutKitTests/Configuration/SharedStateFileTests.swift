@@ -1,0 +1,149 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import CheckoutKit
+import TestSupport
+
+/// The process's one view of a state file: changes that arrive during a write are written together, a failed write
+/// fails every change it would have carried, and a file another process replaced is read again.
+@Suite struct SharedStateFileTests {
+    /// Runs `body` on a thread of its own (the file blocks on flock, fsync and its condition).
+    private func onThread(_ body: @escaping @Sendable () -> Void) { Thread { body() }.start() }
+
+    @Test func changesThatArriveDuringAWriteAreWrittenTogether() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = SharedStateFile.at(dir + "/state.json")
+        let firstWriteStarted = DispatchSemaphore(value: 0), releaseFirstWrite = DispatchSemaphore(value: 0)
+        let written = Mutex<[JSON]>([])
+        let done = DispatchGroup()
+        @Sendable func write(_ document: JSON, _: inout [String: RenderedSection]) throws(Diagnostic) -> JSON {
+            let first = written.withLock { $0.isEmpty }
+            if first { firstWriteStarted.signal(); releaseFirstWrite.wait() }
+            written.withLock { $0.append(document) }
+            return document
+        }
+        func add(_ n: Int) {
+            done.enter()
+            onThread {
+                try? file.update({ .object([:]) }, write: write) { (doc: inout JSON) throws(Diagnostic) in
+                    doc = ["n": .array((doc["n"]?.arrayValue ?? []) + [.number(Double(n))])]
+                }
+                done.leave()
+            }
+        }
+        add(0)
+        firstWriteStarted.wait()
+        for n in 1...5 { add(n) }
+        // The five are applied while the first write is held, then the first write is let go.
+        Thread.sleep(forTimeInterval: 0.3)
+        releaseFirstWrite.signal()
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        let writes = written.withLock { $0 }
+        #expect(writes.count == 2)
+        #expect(file.writes == 2)
+        #expect(writes.last?["n"]?.arrayValue?.count == 6)
+    }
+
+    @Test func aFailedWriteFailsEveryChangeItCarriedAndTheFileIsReadAgain() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = SharedStateFile.at(dir + "/state.json")
+        let loads = Mutex(0)
+        @Sendable func load() throws(Diagnostic) -> JSON { loads.withLock { $0 += 1 }; return ["from": "disk"] }
+        @Sendable func failing(_: JSON, _: inout [String: RenderedSection]) throws(Diagnostic) -> JSON {
+            throw .ioError("disk full", hint: "free some space")
+        }
+        let failure = diagnostic { () throws(Diagnostic) in
+            try file.update(load, write: failing) { (doc: inout JSON) throws(Diagnostic) in doc = ["from": "memory"] }
+        }
+        #expect(failure?.message == "disk full")
+        // What was refused never reaches the next write: the document is read from the file again.
+        let seen = try file.update(load, write: { (doc, _) throws(Diagnostic) in doc }) { (doc: inout JSON) throws(Diagnostic) -> JSON in doc }
+        #expect(seen == ["from": "disk"])
+        #expect(loads.withLock { $0 } == 2)
+    }
+
+    @Test func theFileIsReadAgainOnlyWhenAnotherWriterReplacedIt() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/state.json"
+        let store = StateStore(path: path)
+        try store.update { (doc: inout JSON) throws(Diagnostic) in doc = ["a": 1] }
+        #expect(try store.read() == ["a": 1])
+        // Another process writes the file as this one does: a new file renamed into place.
+        try Data(#"{"a": 2}"#.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        #expect(try store.read() == ["a": 2])
+        try store.update { (doc: inout JSON) throws(Diagnostic) in doc = ["a": .number(Double((doc["a"]?.intValue ?? 0) + 1))] }
+        #expect(try StateStore(path: path).read() == ["a": 3])
+        // Rewritten in place, same size, another time: still seen.
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        Thread.sleep(forTimeInterval: 0.01)
+        try handle.write(contentsOf: Data(#"{"a": 4}"#.utf8))
+        try handle.truncate(atOffset: 8)
+        try handle.close()
+        #expect(try store.read() == ["a": 4])
+    }
+
+    /// The file put together section by section is the whole document's serialization, masked as a whole would be —
+    /// also when a later section teaches the redactor a secret an earlier one holds, and when a section is reused.
+    @Test func sectionBySectionIsTheWholeDocumentsText() throws {
+        let redactor = Redactor(secrets: ["configured-secret-1"])
+        let store = StateStore(path: "/unused", redactor: redactor)
+        var cache: [String: RenderedSection] = [:]
+        let document: JSON = ["a-first": ["note": "learned-later-999 and configured-secret-1", "n": 1.5, "list": [true, .null, "x\n\"y\""]],
+                              "z-last": ["password": "learned-later-999"], "spent": ["k": ["at": "now"]]]
+        let (written, bytes) = store.render(document, reusing: &cache)
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text == written.serialized(pretty: true) + "\n")
+        #expect(!text.contains("learned-later-999"))
+        #expect(!text.contains("configured-secret-1"))
+        #expect(written["a-first"]?["n"] == 1.5)
+        // Again with one section changed: the others are reused, the text is still the whole's.
+        var next = document.objectValue!
+        next["z-last"] = ["password": "learned-later-999", "more": "configured-secret-1 again"]
+        let reusedSpent = cache["spent"]!.bytes
+        let (written2, bytes2) = store.render(.object(next), reusing: &cache)
+        #expect(String(decoding: bytes2, as: UTF8.self) == written2.serialized(pretty: true) + "\n")
+        #expect(cache["spent"]!.bytes == reusedSpent)
+        #expect(!String(decoding: bytes2, as: UTF8.self).contains("configured-secret-1"))
+        // A secret learned elsewhere after a section was written masks it at the next write.
+        let (_, before) = store.render(["plain": ["id": "later-known-value"]], reusing: &cache)
+        #expect(String(decoding: before, as: UTF8.self).contains("later-known-value"))
+        redactor.register("later-known-value")
+        let (_, after) = store.render(["plain": ["id": "later-known-value"]], reusing: &cache)
+        #expect(!String(decoding: after, as: UTF8.self).contains("later-known-value"))
+        #expect(String(decoding: store.render([:], reusing: &cache).bytes, as: UTF8.self) == "{}\n")
+    }
+
+    /// Against the whole-document masking it replaces: the same text for a document with sensitive keys at each level,
+    /// an Apple Pay token shaped section, a secret top-level key, kept credentials in the chain and in a run, and a
+    /// secret learned from one section that another holds.
+    @Test func sectionBySectionMasksAsTheWholeDocumentDoes() throws {
+        let document: JSON = [
+            "token": ["id": "whole-section-secret"],
+            "wallet": ["data": "payment-data-xyz", "header": ["transactionId": "t-1"], "version": "EC_v1"],
+            "cashapp": ["token": "002.kept-checkout-token", "note": "says nonce-value-777"],
+            "runs": ["r1": ["cashapp": ["token": "002.kept-in-run", "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJhIjoiYiJ9.c2ln"], "nonce": "nonce-value-777"],
+                     "r2": ["run": ["finishedAt": "2026-12-03T10:00:00.000Z"]]],
+            "spent": ["Apple Pay token sha256:1": ["by": "configured-secret-1 used it", "at": "now"]],
+        ]
+        func reference() -> String {
+            let redactor = Redactor(secrets: ["configured-secret-1"])
+            let store = StateStore(path: "/unused", redactor: redactor)
+            var safe = redactor.json(document)
+            for path in store.credentialPaths(in: document) {
+                if let value = path.evaluate(document) { safe = path.setting(value, in: safe) }
+            }
+            return safe.serialized(pretty: true) + "\n"
+        }
+        let store = StateStore(path: "/unused", redactor: Redactor(secrets: ["configured-secret-1"]))
+        var cache: [String: RenderedSection] = [:]
+        let text = String(decoding: store.render(document, reusing: &cache).bytes, as: UTF8.self)
+        #expect(text == reference())
+        #expect(text.contains("002.kept-checkout-token") && text.contains("002.kept-in-run"))
+        #expect(!text.contains("nonce-value-777") && !text.contains("whole-section-secret") && !text.contains("payment-data-xyz"))
+        #expect(cache["spent"]?.members?.count == 1)
+        #expect(cache["token"]?.members == nil)
+    }
+}
