@@ -28,6 +28,9 @@ let package = Package(
         // Braintree's published schemas through it.
         .target(name: "GraphQL"),
         .target(name: "Crypto", dependencies: ["COpenSSL"]),
+        // Every reader of hostile input behind one entry per reader: Scripts/fuzz runs them under libFuzzer, the
+        // regression tests run the corpora in Fuzz/ through them.
+        .target(name: "FuzzTargets", dependencies: ["CheckoutCLI", "CheckoutKit", "SandboxEmulator", "GraphQL", "WireTypes"]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl",
@@ -44,6 +47,7 @@ let package = Package(
         // temporary directories.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "TestSupport"]),
         .testTarget(name: "WireTypesTests", dependencies: ["WireTypes"]),
         // The differential corpus is read from its folder by the tests and by Scripts/graphql-differential.
         .testTarget(name: "GraphQLTests", dependencies: ["GraphQL", "TestSupport"], exclude: ["Validation/Corpus"]),

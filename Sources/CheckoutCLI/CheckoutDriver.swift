@@ -37,6 +37,11 @@ public enum CheckoutDriver {
         return code
     }
 
+    /// The command line as the tool reads it, run or not: what `main` acts on (and what the fuzzer feeds).
+    public static func parse(_ arguments: [String]) throws(Diagnostic) -> ParseResult {
+        try Parser(root: root, globalOptions: GlobalOptions.specs).parse(arguments)
+    }
+
     private static func run(_ arguments: [String], console: Console) async -> Int32 {
         let parser = Parser(root: root, globalOptions: GlobalOptions.specs)
         // `help bahn confirm` is `bahn confirm --help`.

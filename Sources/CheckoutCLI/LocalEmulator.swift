@@ -31,7 +31,7 @@ enum LocalEmulatorFile {
 
     /// What the file announces, alive or not.
     static func announced(processEnvironment: [String: String]) -> Entry? {
-        guard let data = FileManager.default.contents(atPath: path(processEnvironment: processEnvironment)),
+        guard let data = try? FileIO.read(path(processEnvironment: processEnvironment)).get(),
               let json = try? JSON.parse(data), let url = json["url"]?.stringValue, let pid = json["pid"]?.intValue else { return nil }
         return Entry(url: url, pid: Int32(pid))
     }
@@ -68,7 +68,7 @@ enum LocalEmulatorFile {
     /// Removes the announcement if it is still ours (a later `sandbox serve` may have replaced it).
     static func withdraw(processEnvironment: [String: String]) {
         let file = path(processEnvironment: processEnvironment)
-        guard let data = FileManager.default.contents(atPath: file), let json = try? JSON.parse(data) else { return }
+        guard let data = try? FileIO.read(file).get(), let json = try? JSON.parse(data) else { return }
         if json["pid"]?.intValue == Int(getpid()) { unlink(file) }
     }
 

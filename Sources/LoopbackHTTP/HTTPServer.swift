@@ -181,6 +181,15 @@ public final class HTTPServer: Sendable {
         }
     }
 
+    /// Serves one socket already connected (one end of a socketpair, an inherited socket) on the calling thread, until
+    /// the peer is done or the connection must close: the same reading, limits and replies as an accepted connection,
+    /// with no thread of its own (what the fuzzer drives the parser through). The socket is closed when it returns.
+    public func serve(connected fd: Int32) {
+        let mark = IdleMark()
+        state.withLock { $0.connections[fd] = mark }
+        Connection(fd: fd, server: self, idle: mark).run()
+    }
+
     /// Called by a connection thread just before it closes its socket.
     func forget(_ fd: Int32, _ closeIt: () -> Void) {
         // Close under the lock so that shutdown() never calls shutdown(2) on a recycled fd number.

@@ -63,6 +63,9 @@ public final class Emulator: Sendable {
     }
 
     public func start() { server.start() }
+
+    /// Serves one connected socket on the calling thread (see `HTTPServer.serve(connected:)`).
+    public func serve(connected fd: Int32) { server.serve(connected: fd) }
     public func shutdown() {
         faults.stopDelays()
         server.shutdown()

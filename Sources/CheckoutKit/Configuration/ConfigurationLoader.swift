@@ -81,7 +81,7 @@ public struct ConfigurationLoader: Sendable {
 enum DotEnv {
     static func load(path: String) throws(Diagnostic) -> [String: String] {
         guard FileManager.default.fileExists(atPath: path) else { return [:] }
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+        guard let data = try? FileIO.read(path).get(), let text = String(data: data, encoding: .utf8) else {
             throw .data("\(path): cannot read it as UTF-8 text", hint: "a .env file holds KEY=value lines")
         }
         return try parse(text, source: path)
@@ -138,7 +138,7 @@ struct ConfigFile {
     var profiles: [String: Profile] = [:]
 
     static func load(path: String, explicit: Bool) throws(Diagnostic) -> ConfigFile {
-        guard let data = FileManager.default.contents(atPath: path) else {
+        guard let data = try? FileIO.read(path).get() else {
             if explicit { throw .configuration("config file \(path) does not exist", hint: "check --config, or drop it to use \(path)") }
             return ConfigFile()
         }

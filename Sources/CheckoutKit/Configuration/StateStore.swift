@@ -123,7 +123,7 @@ public struct StateStore: Sendable {
         guard isRegularFile else { return try load() }
         let document = try SharedStateFile.at(FileIO.resolvingSymlinks(path)).read(load)
         // This store's redactor learns the kept credentials even when the document is the one the process already holds.
-        learnCredentials(in: document)
+        learnCredentials(in: document)  // on every read
         return document
     }
 
@@ -240,7 +240,7 @@ public struct StateStore: Sendable {
                 throw .ioError("cannot lock \(lockPath): \(String(cString: strerror(errno)))", hint: "pass --session FILE on a local file system")
             }
             if Date() >= end {
-                let holder = (FileManager.default.contents(atPath: lockPath).map { String(decoding: $0, as: UTF8.self) } ?? "")
+                let holder = ((try? FileIO.read(lockPath).get()).map { String(decoding: $0, as: UTF8.self) } ?? "")
                     .trimmingCharacters(in: .whitespacesAndNewlines)
                 close(fd)
                 throw .unavailable("state file \(path) is in use by another command (\(holder.isEmpty ? "unknown" : holder)) and stayed so for \(Int(wait)) s",

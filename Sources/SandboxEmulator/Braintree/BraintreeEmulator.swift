@@ -30,8 +30,7 @@ public final class BraintreeEmulator: Sendable {
     /// The schema and its resolvers, loaded on the first Braintree GraphQL request (never by `--version` or another
     /// provider's run: the SDL is 400 kB).
     static let service: Result<GraphQLService, GraphQLError> = {
-        guard let url = Bundle.module.url(forResource: "schema", withExtension: "graphql"),
-              let sdl = try? String(contentsOf: url, encoding: .utf8) else {
+        guard let sdl = PublishedSchema.braintree.sdl else {
             return .failure(GraphQLError("the emulator's copy of Braintree's schema is missing from its resources"))
         }
         do throws(GraphQLError) {

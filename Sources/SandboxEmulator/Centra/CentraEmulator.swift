@@ -25,8 +25,7 @@ public final class CentraEmulator: Sendable {
 
     /// The schema and its resolvers, loaded on the first Centra request (never by `--version` or a Bahn run).
     static let service: Result<GraphQLService, GraphQLError> = {
-        guard let url = Bundle.module.url(forResource: "storefront_api_schema", withExtension: "graphql"),
-              let sdl = try? String(contentsOf: url, encoding: .utf8) else {
+        guard let sdl = PublishedSchema.centra.sdl else {
             return .failure(GraphQLError("the emulator's copy of Centra's schema is missing from its resources"))
         }
         do throws(GraphQLError) { return .success(GraphQLService(schema: try Schema(sdl: sdl), resolvers: CentraResolvers.make())) }
