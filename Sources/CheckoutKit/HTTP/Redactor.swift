@@ -292,9 +292,10 @@ struct SecretIndex {
     private var known: Set<[UInt8]> = []
     /// The values `Redactor.register` was given, as given (so that registering one again costs nothing).
     var registered: Set<String> = []
-    /// One bit per 16-bit hash of a secret's first bytes: most positions of a text start no secret, and one bit test
-    /// says so without a dictionary lookup.
-    private var maybe = [UInt64](repeating: 0, count: 1024)
+    /// One bit per 20-bit hash of a secret's first bytes: most positions of a text start no secret, and one bit test
+    /// says so without a dictionary lookup. A million bits stay sparse with the tens of thousands of forms a long batch
+    /// registers (each run's tokens, each in a dozen encodings); 65,536 would be a third full by then.
+    private var maybe = [UInt64](repeating: 0, count: 1 << 14)
     /// Secrets by their first bytes, longest first, so that a secret containing another is masked whole.
     private var byPrefix: [UInt64: [[UInt8]]] = [:]
 
@@ -343,7 +344,7 @@ struct SecretIndex {
     }
 
     private static func bit(_ prefix: UInt64) -> Int {
-        Int(truncatingIfNeeded: (prefix &* 0x9E37_79B9_7F4A_7C15) >> 48)
+        Int(truncatingIfNeeded: (prefix &* 0x9E37_79B9_7F4A_7C15) >> 44)
     }
 
     private static func prefix(_ bytes: [UInt8], at start: Int) -> UInt64 {
