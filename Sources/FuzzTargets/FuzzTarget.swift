@@ -48,17 +48,28 @@ func expectClearRefusal(_ error: Diagnostic, _ what: String) {
     precondition(error.code != .ok, "\(what): a refusal that exits 0: \(error.message)")
 }
 
-/// A file the readers that take a path read: one per process (a fuzzer runs one input at a time).
+/// A file the readers that take a path read: one per process (a fuzzer runs one input at a time), in memory where the
+/// system has a RAM-backed folder — a million inputs written to disk, each one synced by an atomic write, would make
+/// the disk, not the reader, what is measured.
 enum Scratch {
     static let directory: String = {
-        let path = NSTemporaryDirectory() + "checkout-fuzz-\(getpid())"
+        let base = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm/" : NSTemporaryDirectory()
+        let path = base + "checkout-fuzz-\(getpid())"
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }()
 
     static func file(_ name: String, _ bytes: [UInt8]) -> String {
         let path = directory + "/" + name
-        precondition(FileManager.default.createFile(atPath: path, contents: Data(bytes)), "cannot write \(path)")
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        precondition(fd >= 0, "cannot write \(path): \(String(cString: strerror(errno)))")
+        defer { close(fd) }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            precondition(n > 0, "cannot write \(path): \(String(cString: strerror(errno)))")
+            written += n
+        }
         return path
     }
 }

@@ -138,7 +138,6 @@ final class SharedStateFile: @unchecked Sendable {
                 failure = error
                 failedThrough = applied
                 document = nil
-                identity = nil
             }
             releaseIfSettled()
             condition.broadcast()

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Synchronization
 import Testing
 @testable import CheckoutKit
@@ -45,9 +46,31 @@ import TestSupport
         #expect(writes.last?["n"]?.arrayValue?.count == 6)
     }
 
+    /// Another process reading the file holds the lock shared (an open file description of its own, as this test's
+    /// is): an update waits until it lets go, so no process ever reads a file half way through a change.
+    @Test func anUpdateWaitsWhileAnotherHolderReads() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/state.json"
+        let fd = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        #expect(fd >= 0 && flock(fd, LOCK_SH) == 0)
+        let done = DispatchSemaphore(value: 0)
+        onThread {
+            try? StateStore(path: path).update { (doc: inout JSON) throws(Diagnostic) in doc = ["a": 1] }
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 0.5) == .timedOut, "the update went ahead while another holder read")
+        flock(fd, LOCK_UN)
+        close(fd)
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(try StateStore(path: path).read() == ["a": 1])
+    }
+
     @Test func aFailedWriteFailsEveryChangeItCarriedAndTheFileIsReadAgain() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
+        // A file on disk that the failed write leaves as it was: only forgetting the document makes it read again.
+        try Data(#"{"from": "disk"}"#.utf8).write(to: URL(fileURLWithPath: dir + "/state.json"))
         let file = SharedStateFile.at(dir + "/state.json")
         let loads = Mutex(0)
         @Sendable func load() throws(Diagnostic) -> JSON { loads.withLock { $0 += 1 }; return ["from": "disk"] }
