@@ -19,13 +19,14 @@ enum HTTPTarget {
         precondition(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0, "cannot make a socketpair")
         let (client, server) = (ends[0], ends[1])
         defer { close(client) }
-        // Room for the whole input and every answer, so that neither side waits for the other; a send that would still
-        // block gives up after a second instead of hanging the fuzzer.
+        // Room for the whole input and every answer (as far as the system allows), so that neither side waits for the
+        // other; a send on either side that would still block gives up after a second instead of hanging the fuzzer.
         var room: Int32 = 4 * 1024 * 1024
         setsockopt(client, SOL_SOCKET, SO_SNDBUF, &room, socklen_t(MemoryLayout<Int32>.size))
         setsockopt(server, SOL_SOCKET, SO_SNDBUF, &room, socklen_t(MemoryLayout<Int32>.size))
         var second = timeval(tv_sec: 1, tv_usec: 0)
         setsockopt(server, SOL_SOCKET, SO_SNDTIMEO, &second, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &second, socklen_t(MemoryLayout<timeval>.size))
         var sent = 0
         while sent < bytes.count {
             let n = bytes[sent...].withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

@@ -182,8 +182,9 @@ public final class HTTPServer: Sendable {
     }
 
     /// Serves one socket already connected (one end of a socketpair, an inherited socket) on the calling thread, until
-    /// the peer is done or the connection must close: the same reading, limits and replies as an accepted connection,
-    /// with no thread of its own (what the fuzzer drives the parser through). The socket is closed when it returns.
+    /// the peer is done or the connection must close: the same reading, request limits and replies as an accepted
+    /// connection, with no thread of its own (what the fuzzer drives the parser through). The connection cap and the
+    /// socket options the accept loop sets (send timeout, no delay) are the caller's. Closed when it returns.
     public func serve(connected fd: Int32) {
         let mark = IdleMark()
         state.withLock { $0.connections[fd] = mark }

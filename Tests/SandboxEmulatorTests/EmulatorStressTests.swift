@@ -23,6 +23,10 @@ import Testing
         let emulator = try started()
         defer { emulator.shutdown() }
         let intent = try BahnTestClient(port: emulator.port).createIntent(amount: 1200)
+        // Both ends of 1,000 connections live in this process: make room for them where the soft limit is the usual 1,024.
+        var files = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &files)
+        if files.rlim_cur < 4096 { files.rlim_cur = min(4096, files.rlim_max); setrlimit(Int32(RLIMIT_NOFILE.rawValue), &files) }
         // Every connection is open, and has sent its request, before any answer is read.
         var clients: [RawClient] = []
         for _ in 0..<1000 { clients.append(try RawClient(port: emulator.port, receiveTimeout: 20)) }

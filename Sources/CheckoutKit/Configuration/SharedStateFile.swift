@@ -7,14 +7,16 @@ import Glibc
 /// This process's one view of a state file: the document as last read or written, and a group commit of changes.
 ///
 /// Every `StateStore` of the process that names the same file goes through the same `SharedStateFile`, so that
-/// - a read does not parse the file again while it is the one this process last read or wrote (same inode, size,
-///   modification and change times: a write by any process renames a new inode into place, so it never matches);
+/// - a read does not parse the file again while it is the one this process last read or wrote (same device, inode,
+///   size, modification and change times: a write by any process renames a new inode into place, which matches only
+///   if it reuses the inode number with the same size within one tick of the file system's clock);
 /// - changes that arrive while the file is being written wait and are written together, by one write: a batch's
 ///   parallel runs each wait for a write that holds their change — as durable as one write each, far fewer writes.
 ///
 /// Other processes see what they always did: the exclusive `flock` on the sibling `.lock` file is held from the first
 /// change applied until the write that holds the last one has landed, so no other process reads or writes between
-/// a change and its write. A write that fails fails every change it held or that was applied after it, and the
+/// a change and its write; after a few chained writes new changes wait for the lock to be let go, so that a long
+/// batch does not keep another process out. A write that fails fails every change it held or that was applied after it, and the
 /// document is read again from the file next time: what a caller was told failed never reaches the file.
 final class SharedStateFile: @unchecked Sendable {
     /// The file really written (symlinks resolved) and the lock beside it.
@@ -30,12 +32,17 @@ final class SharedStateFile: @unchecked Sendable {
     private var applied = 0
     private var written = 0
     private var failedThrough = 0
-    private var failure: Diagnostic?
+    /// Each failed write with the changes it took down (those it carried and those applied on top of them): a change
+    /// is judged by these before by `written`, since a later write that succeeds numbers past it too.
+    private var failures: [(changes: ClosedRange<Int>, error: Diagnostic)] = []
     private var writing = false
-    /// How many writes this process made of the file (what the tests hold the group commit to).
-    private(set) var writes = 0
-    /// The sections as last written, for the next write to reuse (only the one writing touches it).
-    private var rendered: [String: RenderedSection] = [:]
+    /// Writes made under the present hold of the lock: after `chainLimit` of them new changes wait for it to be let go,
+    /// so that another process's command gets its turn during a long batch.
+    private var chained = 0
+    static let chainLimit = 4
+    private var writeCount = 0
+    /// The parts as last written, for the next write to reuse (only the one writing touches it).
+    private var rendered = RenderCache()
 
     private init(target: String) { self.target = target }
 
@@ -92,10 +99,11 @@ final class SharedStateFile: @unchecked Sendable {
 
     /// Applies `change` to the document and returns once a write that holds it has landed. `write` redacts and writes
     /// a document and answers what it wrote (which is what a read of the file would give back).
-    func update<T>(_ load: () throws(Diagnostic) -> JSON, write: (JSON, inout [String: RenderedSection]) throws(Diagnostic) -> JSON,
+    func update<T>(_ load: () throws(Diagnostic) -> JSON, write: (JSON, inout RenderCache) throws(Diagnostic) -> JSON,
                    _ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T {
         condition.lock()
         defer { condition.unlock() }
+        while lockFD >= 0 && chained >= Self.chainLimit { condition.wait() }
         if lockFD < 0 { lockFD = try Self.lock(target, exclusive: true) }
         var changed: JSON
         let result: T
@@ -111,8 +119,9 @@ final class SharedStateFile: @unchecked Sendable {
         document = changed
         applied += 1
         let mine = applied
-        while written < mine {
-            if mine <= failedThrough, let failure { throw failure }
+        while true {
+            if let failed = failures.last(where: { $0.changes.contains(mine) }) { throw failed.error }
+            if written >= mine { break }
             if writing { condition.wait(); continue }
             // This change's turn to lead: write everything applied so far, in one write, outside the lock.
             // A failed write clears the document, but it also failed every change applied before it (this one too).
@@ -126,7 +135,8 @@ final class SharedStateFile: @unchecked Sendable {
             condition.lock()
             rendered = sections
             writing = false
-            writes += 1
+            writeCount += 1
+            chained += 1
             switch outcome {
             case .success(let onDisk):
                 written = through
@@ -135,7 +145,7 @@ final class SharedStateFile: @unchecked Sendable {
                 if applied == through { document = onDisk }
                 identity = currentIdentity()
             case .failure(let error):
-                failure = error
+                failures.append((changes: (settled + 1)...applied, error: error))
                 failedThrough = applied
                 document = nil
             }
@@ -151,6 +161,15 @@ final class SharedStateFile: @unchecked Sendable {
         guard lockFD >= 0, !writing, applied == settled else { return }
         Self.unlock(lockFD)
         lockFD = -1
+        chained = 0
+        condition.broadcast()
+    }
+
+    /// How many writes this process made of the file (what the tests hold the group commit to).
+    var writes: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return writeCount
     }
 
     /// Takes the advisory lock on `<target>.lock` (created 0600 with its directory 0700 as needed).

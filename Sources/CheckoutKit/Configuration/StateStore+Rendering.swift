@@ -10,8 +10,16 @@ struct RenderedSection {
     var input: JSON
     var output: JSON
     var bytes: [UInt8]
+    /// The part's text before masking: a secret learned later is looked for here, where masking cannot have cut it.
+    var inputBytes: [UInt8]
     var generation: Int
     var members: [String: RenderedSection]?
+}
+
+/// The parts of one file as last written, and the redactor they were masked by (generations of another are no measure).
+struct RenderCache {
+    var owner: ObjectIdentifier?
+    var parts: [String: RenderedSection] = [:]
 }
 
 extension StateStore {
@@ -20,8 +28,17 @@ extension StateStore {
     /// masked or serialized again unless a secret learned since occurs in its text: a batch's runs rewrite their own
     /// scopes a dozen times each while the record of spent values, hundreds of entries, stays as it was. The bytes are
     /// the same as the whole document's pretty serialization (a test holds them to it).
-    func render(_ document: JSON, reusing cache: inout [String: RenderedSection]) -> (written: JSON, bytes: [UInt8]) {
-        let members = document.objectValue ?? [:]
+    func render(_ document: JSON, reusing store: inout RenderCache) -> (written: JSON, bytes: [UInt8]) {
+        let owner = redactor.map(ObjectIdentifier.init)
+        if store.owner != owner { store = RenderCache(owner: owner) }
+        guard case .object(let members) = document, Self.splittable(members) else {
+            // Judged as a whole, as it always was (an object whose members' masking depends on each other, or not an
+            // object at all).
+            store.parts = [:]
+            return wholeDocument(document)
+        }
+        var cache = store.parts
+        defer { store.parts = cache }
         // Masking a part can teach the redactor a secret (a value under a sensitive key) that another part holds: go
         // round again until a whole pass learns nothing, as masking the whole document at once would.
         var (outputs, bytes) = renderObject(members, at: [], reusing: &cache, in: document)
@@ -69,18 +86,21 @@ extension StateStore {
         let generation = redactor?.generation ?? 0
         // A top-level section that is an object goes member by member, unless it is a secret as a whole.
         // (nor shaped as an Apple Pay token, whose `data` is judged by its siblings).
-        if path.isEmpty, case .object(let members) = value, !Redactor.isSensitive(key, in: parent), !Redactor.isSensitive("data", in: members) {
+        if path.isEmpty, case .object(let members) = value, !Redactor.isSensitive(key, in: parent), Self.splittable(members) {
             if let known, known.members != nil, known.generation == generation, known.input == value || known.output == value { return known }
             var cache = known?.members ?? [:]
             let (outputs, bytes) = renderObject(members, at: [key], reusing: &cache, in: document)
-            return RenderedSection(input: value, output: .object(outputs), bytes: bytes, generation: redactor?.generation ?? 0, members: cache)
+            return RenderedSection(input: value, output: .object(outputs), bytes: bytes, inputBytes: [],
+                                   generation: cache.values.map(\.generation).min() ?? generation, members: cache)
         }
         if var known, known.members == nil, known.input == value || known.output == value {
             if known.generation == generation { return known }
             // Secrets were learned since: the part is masked alike unless one of them occurs in its text (in every form
             // it may take there: the JSON-escaped one is among the forms).
+            // A part holding encoded JSON (a JWS, a 3DS challenge token: `eyJ` is `{"` in base64) is masked again, since
+            // what it hides is encoded where a search cannot see it.
             let learned = redactor?.forms(since: known.generation) ?? []
-            if !learned.contains(where: { Self.occurs($0, in: known.bytes) }) {
+            if !Self.occurs(Array("eyJ".utf8), in: known.inputBytes), !learned.contains(where: { Self.occurs($0, in: known.inputBytes) }) {
                 known.generation = generation
                 return known
             }
@@ -93,9 +113,26 @@ extension StateStore {
             if let kept = credential.evaluate(document) { wrapped = credential.setting(kept, in: wrapped) }
         }
         let output = here.evaluate(wrapped) ?? .null
-        var bytes: [UInt8] = []
+        var bytes: [UInt8] = [], inputBytes: [UInt8] = []
         output.write(into: &bytes, pretty: true, indent: path.count + 1)
-        return RenderedSection(input: value, output: output, bytes: bytes, generation: redactor?.generation ?? 0, members: nil)
+        value.write(into: &inputBytes, pretty: false, indent: 0)
+        // The generation before masking: a secret another thread registers meanwhile is checked for next time.
+        return RenderedSection(input: value, output: output, bytes: bytes, inputBytes: inputBytes, generation: generation, members: nil)
+    }
+
+    /// Whether an object's members can be masked apart: not when one member's masking looks at its siblings (an Apple
+    /// Pay token's `data`, a `threeDS2` action's `token`).
+    static func splittable(_ members: [String: JSON]) -> Bool {
+        !Redactor.isSensitive("data", in: members) && members["type"]?.stringValue != "threeDS2"
+    }
+
+    /// The whole document masked at once, kept credentials restored.
+    private func wholeDocument(_ document: JSON) -> (written: JSON, bytes: [UInt8]) {
+        var safe = redactor?.json(document) ?? document
+        for path in credentialPaths(in: document) {
+            if let value = path.evaluate(document) { safe = path.setting(value, in: safe) }
+        }
+        return (safe, Array(safe.serializedData(pretty: true, newline: true)))
     }
 
     private static func occurs(_ needle: [UInt8], in haystack: [UInt8]) -> Bool {

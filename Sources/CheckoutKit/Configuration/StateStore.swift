@@ -134,7 +134,7 @@ public struct StateStore: Sendable {
             // `/dev/null` or a FIFO: written in place, unlocked, never read back.
             var document = try load()
             let result = try change(&document)
-            var sections: [String: RenderedSection] = [:]
+            var sections = RenderCache()
             _ = try write(document, reusing: &sections)
             return result
         }
@@ -210,7 +210,7 @@ public struct StateStore: Sendable {
     static let sessionCredentialPaths = Providers.all.flatMap(\.keptCredentials)
 
     /// Writes the document as the file keeps it, and answers that form (what reading the file back gives).
-    private func write(_ document: JSON, reusing sections: inout [String: RenderedSection]) throws(Diagnostic) -> JSON {
+    private func write(_ document: JSON, reusing sections: inout RenderCache) throws(Diagnostic) -> JSON {
         // The state file is an output like any other: the one redactor gets the last word, but for session credentials.
         learnCredentials(in: document)
         let (written, bytes) = render(document, reusing: &sections)

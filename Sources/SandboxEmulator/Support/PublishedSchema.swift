@@ -6,7 +6,7 @@ public enum PublishedSchema: String, CaseIterable, Sendable {
     case centra = "storefront_api_schema"
     case braintree = "schema"
 
-    /// The SDL text, or nil when the resource is missing from the build.
+    /// The SDL text, or nil when the file is missing from the resource bundle.
     public var sdl: String? {
         guard let url = Bundle.module.url(forResource: rawValue, withExtension: "graphql") else { return nil }
         return try? String(contentsOf: url, encoding: .utf8)
