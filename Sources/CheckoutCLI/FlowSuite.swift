@@ -8,6 +8,7 @@ struct FlowSuite: Sendable {
     struct Member: Sendable {
         var flow: Flow
         var vars: [String: JSON]
+        var origins: [String: VariableOrigin] = [:]
     }
 
     var members: [Member]
@@ -173,7 +174,7 @@ struct FlowSuite: Sendable {
             let begun = Date()
             var result: FlowResult
             do throws(Diagnostic) {
-                result = try await environment.run(member.flow, vars: member.vars, registry: registry, reporters: reporters,
+                result = try await environment.run(member.flow, vars: member.vars, origins: member.origins, registry: registry, reporters: reporters,
                                                    interruption: interruption, separate: true)
             } catch {
                 result = FlowResult(name: member.flow.name, environment: environment.configuration.environment, startedAt: begun,

@@ -209,7 +209,7 @@ final class RunEnvironment: Sendable {
     /// their turn, and the result fails with 130 or 143 (see `Interruption`).
     /// `reporters` and `interruption`, when given, are the caller's to finish and stop (a suite reports all its flows
     /// as one, stops them all on one Ctrl-C, and runs each in a state scope of its own: `separate`).
-    func run(_ flow: Flow, vars: [String: JSON], registry: OperationRegistry, reporters given: Reporters? = nil,
+    func run(_ flow: Flow, vars: [String: JSON], origins: [String: VariableOrigin] = [:], registry: OperationRegistry, reporters given: Reporters? = nil,
              interruption shared: Interruption? = nil, separate: Bool = false) async throws(Diagnostic) -> FlowResult
     {
         let reporters = given ?? makeReporters()
@@ -225,7 +225,7 @@ final class RunEnvironment: Sendable {
         services.scratchDirectory = scratch
         let interruption = shared ?? makeInterruption(stopping: "the current step")
         let runner = makeRunner(registry: registry, reporters: reporters, services: services, interruption: interruption, state: store)
-        let result = await interruption.run { await runner.run(flow, vars: vars) }
+        let result = await interruption.run { await runner.run(flow, vars: vars, origins: origins) }
         if shared == nil { interruption.stop() }
         await services.stop()
         try? FileManager.default.removeItem(atPath: scratch)

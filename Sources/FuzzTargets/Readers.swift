@@ -64,7 +64,8 @@ enum Readers {
         for pretty in [false, true] {
             let text = value.serialized(pretty: pretty)
             guard let again = try? JSON.parse(text) else { preconditionFailure("JSON the writer wrote does not parse: \(text.prefix(200))") }
-            precondition(again == value || value.hasNaN, "JSON changed on a round trip: \(text.prefix(200))")
+            // Numbers are kept as written, so the text comes back byte for byte, whatever a double would make of it.
+            precondition(again == value && again.serialized(pretty: pretty) == text, "JSON changed on a round trip: \(text.prefix(200))")
         }
     }
 
@@ -75,18 +76,6 @@ enum Readers {
             _ = try CheckoutDriver.parse(arguments)
         } catch {
             expectClearRefusal(error, "command line")
-        }
-    }
-}
-
-extension JSON {
-    /// Numbers the writer cannot write as themselves (a JSON number too big for a double reads as infinity).
-    var hasNaN: Bool {
-        switch self {
-        case .number(let n): !n.isFinite
-        case .array(let a): a.contains { $0.hasNaN }
-        case .object(let o): o.values.contains { $0.hasNaN }
-        default: false
         }
     }
 }

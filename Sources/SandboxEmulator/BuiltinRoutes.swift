@@ -83,13 +83,13 @@ final class OrderStore: Sendable {
     init(ledger: Ledger) { self.ledger = ledger }
 
     func create(_ request: EmulatorRequest) -> HTTPReply {
-        // Typed members: `true`, `12.5` and `"100"` are not an integer amount.
+        // Typed members: `true`, `12.5`, `12.00` and `"100"` are not an integer amount.
         guard let fields = request.jsonObject else {
             return EmulatorResponse.error(400, code: "invalid_json", message: "The body must be a JSON object")
         }
         guard let rawAmount = fields["amount"], !rawAmount.isNull else { return missing("amount") }
         guard let rawCurrency = fields["currency"], !rawCurrency.isNull else { return missing("currency") }
-        guard let amount = rawAmount.intValue else {
+        guard let amount = rawAmount.integerAsWritten else {
             return invalid("amount", "amount must be a positive integer (minor units)")
         }
         guard let currency = rawCurrency.stringValue else {

@@ -4,7 +4,7 @@ import Foundation
 public enum JSON: Sendable, Equatable, Hashable {
     case null
     case bool(Bool)
-    case number(Double)
+    case number(Number)
     case string(String)
     case array([JSON])
     case object([String: JSON])
@@ -24,11 +24,18 @@ public enum JSON: Sendable, Equatable, Hashable {
     }
 
     public var stringValue: String? { if case .string(let s) = self { return s }; return nil }
+    /// A number whose value is whole (12, and 12.0 or 1.2e1 too) and small enough to be exact.
     public var intValue: Int? {
-        if case .number(let n) = self, n.rounded() == n, abs(n) < 9e15 { return Int(n) }
+        if case .number(let n) = self { return n.wholeValue }
         return nil
     }
-    public var doubleValue: Double? { if case .number(let n) = self { return n }; return nil }
+    /// A number written as an integer — digits, with an optional minus sign — and small enough to be exact: 12, not 12.00
+    /// or 1.2e1. For a field a protocol types as an integer, read strictly.
+    public var integerAsWritten: Int? {
+        if case .number(let n) = self { return n.integerAsWritten }
+        return nil
+    }
+    public var doubleValue: Double? { if case .number(let n) = self { return n.double }; return nil }
     public var boolValue: Bool? { if case .bool(let b) = self { return b }; return nil }
     public var objectValue: [String: JSON]? { if case .object(let o) = self { return o }; return nil }
     public var arrayValue: [JSON]? { if case .array(let a) = self { return a }; return nil }
@@ -87,7 +94,7 @@ public enum JSON: Sendable, Equatable, Hashable {
         switch self {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
-        case .number(let n): out.append(contentsOf: JSON.format(n).utf8)
+        case .number(let n): out.append(contentsOf: n.literal.utf8)
         case .string(let s): JSON.quote(s, into: &out)
         case .array(let a):
             if a.isEmpty { out.append(contentsOf: "[]".utf8); return }
@@ -152,8 +159,8 @@ extension JSON: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Express
     ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral, ExpressibleByFloatLiteral
 {
     public init(stringLiteral value: String) { self = .string(value) }
-    public init(integerLiteral value: Int) { self = .number(Double(value)) }
-    public init(floatLiteral value: Double) { self = .number(value) }
+    public init(integerLiteral value: Int) { self = .number(Number(value)) }
+    public init(floatLiteral value: Double) { self = .number(Number(value)) }
     public init(booleanLiteral value: Bool) { self = .bool(value) }
     public init(arrayLiteral elements: JSON...) { self = .array(elements) }
     public init(dictionaryLiteral elements: (String, JSON)...) {
@@ -166,8 +173,12 @@ extension JSON {
     /// A string, or null when there is none (an optional member of a response).
     public init(_ value: String?) { self = value.map(JSON.string) ?? .null }
     /// An integer, or null when there is none.
-    public init(_ value: Int?) { self = value.map { .number(Double($0)) } ?? .null }
-    public init(_ value: Double) { self = .number(value) }
+    public init(_ value: Int?) { self = value.map { .number(Number($0)) } ?? .null }
+    public init(_ value: Double) { self = .number(Number(value)) }
+
+    /// A number from an integer or a double: `.number(8000)`, `.number(0.25)`.
+    public static func number(_ value: Int) -> JSON { .number(Number(value)) }
+    public static func number(_ value: Double) -> JSON { .number(Number(value)) }
     public init(_ value: Bool) { self = .bool(value) }
     /// An object whose members are all strings.
     public init(_ members: [String: String]?) { self = members.map { .object($0.mapValues(JSON.string)) } ?? .null }
@@ -184,10 +195,89 @@ extension Dictionary where Key == String, Value == JSON {
     public func object(_ key: String) -> [String: JSON]? { self[key]?.objectValue }
     /// A member that is a string (a number is not a string).
     public func string(_ key: String) -> String? { self[key]?.stringValue }
-    /// A member that is an integer: not a boolean, not a fraction, small enough to be exact.
-    public func integer(_ key: String) -> Int? { self[key]?.intValue }
+    /// A member written as an integer — 12, not 12.00, 1.2e1 or "12" — and small enough to be exact: how a server reads
+    /// a field its protocol types as an integer (an amount in minor units), where 12.00 is a different claim than 12.
+    public func integer(_ key: String) -> Int? { self[key]?.integerAsWritten }
 }
 
 extension JSON: CustomStringConvertible {
     public var description: String { serialized() }
+}
+
+extension JSON {
+    /// A JSON number as it was written. JSON leaves it to each reader how to hold a number; this one keeps the text, so
+    /// that "12.00" read from a file or the command line stays "12.00" wherever it goes — for an amount the decimal point
+    /// says which unit is meant, and a binary 12.0 written back as "12" would change the money. Its value, for arithmetic
+    /// and comparison, is read off the text when asked for.
+    public struct Number: Sendable, Hashable, CustomStringConvertible, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral {
+        /// The number's JSON text: "12.00", "1e3", "-1", as the parser read it or as `init(_:)` wrote it.
+        public let literal: String
+
+        /// `text` when it is a JSON number (RFC 8259: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`), else nil.
+        public init?(literal text: String) {
+            guard Self.isNumber(Array(text.utf8)) else { return nil }
+            literal = text
+        }
+
+        /// Text the parser has already checked.
+        init(checked text: String) { literal = text }
+
+        public init(_ value: Int) { literal = String(value) }
+
+        /// Every whole number a double holds exactly (up to 2^53) is written with all its digits, never as 2e+15; a value
+        /// that is no number (infinity, NaN) is written as JSON's null, as JSON has no such number.
+        public init(_ value: Double) { literal = JSON.format(value) }
+
+        public init(integerLiteral value: Int) { self.init(value) }
+        public init(floatLiteral value: Double) { self.init(value) }
+
+        /// The value as a double (NaN for the null a non-finite double was written as).
+        public var double: Double { Double(literal) ?? .nan }
+
+        /// The value, when it is whole and small enough to be exact (12, 12.0, 1.2e1).
+        public var wholeValue: Int? {
+            if let exact = integerAsWritten { return exact }
+            let d = double
+            return d.rounded() == d && abs(d) < 9e15 ? Int(d) : nil
+        }
+
+        /// The value, when the text is an integer (digits, an optional minus) small enough to be exact.
+        public var integerAsWritten: Int? {
+            let digits = literal.utf8.drop { $0 == UInt8(ascii: "-") }
+            guard !digits.isEmpty, digits.count <= 15, digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+            return Int(literal)
+        }
+
+        public var description: String { literal }
+
+        /// Numbers are equal when their values are: 12.00 is 12, as JSON means them.
+        public static func == (a: Number, b: Number) -> Bool { a.literal == b.literal || a.double == b.double }
+
+        public func hash(into hasher: inout Hasher) {
+            let d = double
+            hasher.combine(d == 0 ? 0 : d)
+        }
+
+        static func isNumber(_ bytes: [UInt8]) -> Bool {
+            var i = 0
+            func digits() -> Int {
+                let start = i
+                while i < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[i]) { i += 1 }
+                return i - start
+            }
+            if i < bytes.count, bytes[i] == UInt8(ascii: "-") { i += 1 }
+            let whole = i
+            guard digits() > 0, bytes[whole] != UInt8(ascii: "0") || i - whole == 1 else { return false }
+            if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
+                i += 1
+                guard digits() > 0 else { return false }
+            }
+            if i < bytes.count, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") {
+                i += 1
+                if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
+                guard digits() > 0 else { return false }
+            }
+            return i == bytes.count
+        }
+    }
 }

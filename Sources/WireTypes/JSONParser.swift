@@ -188,7 +188,10 @@ struct JSONParser {
             while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
             return index - s
         }
+        let whole = index
         guard digits() > 0 else { throw error("expected digits") }
+        // RFC 8259: no leading zeros. The number is kept as written, so it must be written as JSON writes one.
+        if bytes[whole] == UInt8(ascii: "0"), index - whole > 1 { index = whole; throw error("a number with a leading zero") }
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
             index += 1
             guard digits() > 0 else { throw error("expected digits after '.'") }
@@ -198,8 +201,7 @@ struct JSONParser {
             if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
             guard digits() > 0 else { throw error("expected digits in the exponent") }
         }
-        let text = String(decoding: bytes[start..<index], as: UTF8.self)
-        guard let d = Double(text) else { throw error("invalid number") }
-        return .number(d)
+        // Kept as written (JSON.Number): "12.00" stays "12.00".
+        return .number(JSON.Number(checked: String(decoding: bytes[start..<index], as: UTF8.self)))
     }
 }

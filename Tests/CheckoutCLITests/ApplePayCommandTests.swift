@@ -46,7 +46,7 @@ import TestSupport
     @Test func negativeAmountIsAUsageError() async throws {
         let result = try await BinaryRunner.run(["applepay", "token", "--amount", "-5"])
         #expect(result.status == 64)
-        #expect(result.stderr.contains("--amount must be a whole number of minor units from 1 to 999999999999 (e.g. 8000), or a decimal such as 25.00, got '-5'"))
+        #expect(result.stderr.contains("error: --amount -5 is negative\nhint: give digits for minor units (1234 is 1234 VND) or a whole number of VND (1234)"), "\(result.stderr)")
         #expect(result.stdout.isEmpty)
     }
 
@@ -54,7 +54,7 @@ import TestSupport
         let result = try await BinaryRunner.run(["applepay", "token", "--amount", "100", "--currency", "XYZ"])
         #expect(result.status == 64)
         #expect(result.stderr.contains("unknown currency 'XYZ'"))
-        #expect(result.stderr.contains("704"))
+        #expect(result.stderr.contains("numeric such as 840"), "\(result.stderr)")
     }
 
     @Test func missingAmountIsAUsageError() async throws {

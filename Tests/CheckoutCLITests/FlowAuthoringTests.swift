@@ -76,6 +76,9 @@ import TestSupport
             #expect(!op.outputs.isEmpty, "\(op.name) declares what it outputs")
         }
         let confirm = try #require(listed.first { $0["name"] == "bahn.confirm" })
+        let amount = confirm["arguments"]?.arrayValue?.first { $0["name"] == "amount" }
+        #expect(amount?["type"] == "amount" && amount?["notation"] == "minorUnits" && amount?["currency"] == "argument 'currency'", "\(amount ?? nil)")
+        #expect(listed.first { $0["name"] == "applepay.makeToken" }?["exactlyOneOf"] == [["amount", "total"]])
         let key = confirm["arguments"]?.arrayValue?.first { $0["name"] == "idempotencyKey" }
         #expect(key == ["name": "idempotencyKey", "type": "string", "required": false, "default": "order-<order id>-applepay",
                         "help": "kept in the state file"])
@@ -86,7 +89,8 @@ import TestSupport
 
         let text = try await BinaryRunner.run(["flow", "ops"], home: s.path)
         for name in Operations.registry.names { #expect(text.stdout.contains("\n\(name): ") || text.stdout.hasPrefix("\(name): "), "\(name)") }
-        #expect(text.stdout.contains("    amount          integer, optional, 1…999999999999"), "\(text.stdout)")
+        #expect(text.stdout.contains("    amount          amount, optional, currency from 'currency'  digits are minor units (8000), a decimal is major units (80.00 USD)"), "\(text.stdout)")
+        #expect(text.stdout.contains("applepay.makeToken: Make a single-use EC_v1 test token (for the emulator's keys) into a file.\n  arguments (with):\n  exactly one of: amount, total"), "\(text.stdout)")
         #expect(text.stdout.contains("    summary.grantId     the grant the approval gave (GRG_…) (when approved)"), "\(text.stdout)")
     }
 
@@ -110,7 +114,7 @@ import TestSupport
         let s = try Scratch()
         let r = try await BinaryRunner.run(["flow", "describe", "bahn-apple-pay"], home: s.path)
         #expect(r.status == 0, "\(r.all)")
-        #expect(r.stdout.contains("  amount    8000       minor units"), "\(r.stdout)")
+        #expect(r.stdout.contains("  amount    8000       digits are minor units (8000), a decimal the currency's major units (80.00 USD)"), "\(r.stdout)")
         #expect(r.stdout.contains("  order_id  \"${uuid}\"  the merchant order id"), "\(r.stdout)")
         #expect(r.stdout.contains("  2. create-intent  use bahn.createIntent: Create a PaymentIntent"))
         #expect(r.stdout.contains("       captures ${vars.intent} from $.payment_intent.id"))

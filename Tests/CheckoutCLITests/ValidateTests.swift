@@ -11,6 +11,10 @@ import TestSupport
         #"{"name": "s", "request": {"url": "\#(url)"\#(extra)}}"#
     }
 
+    static func intent(_ amount: String) -> String {
+        #"{"name": "i", "use": "bahn.createIntent", "with": {"amount": "\#(amount)", "currency": "JPY"}}"#
+    }
+
     @Test(arguments: [
         (header + request(url: "${env.EMULATOR_URL}/x/${vars.who}") + "]}", [String](), 65, "${vars.who} names an unknown variable"),
         (#"{"name": "bad", "vars": {"a": "${vars.b}", "b": "x${vars.a}"}, "steps": ["# + request() + "]}", [], 65, "$.vars.a: variables refer to each other in a cycle: a → b → a"),
@@ -22,6 +26,12 @@ import TestSupport
         (header + request(url: "${env.EMULATOR_URL}/${state.nothing.here}") + "]}", [], 65, "${state.nothing.here} is not in the state file"),
         (header + request(url: "${env.EMULATOR_URL}/${vars.amount}") + "]}", ["--var", "amout=5100"], 64, "--var amout: flow bad has no variable 'amout'; did you mean 'amount'?"),
         (header + request(#", "headers": {"X-A": "${vars.note}"}"#) + "]}", ["--var", "note=a\nb"], 64, "--var note holds a line break (LF)"),
+        // An amount is checked as the run will read it, and blamed on the variable it came from, through one that passes it on.
+        (header + intent("${vars.amount}") + "]}", ["--var", "amount=12.5"], 64,
+         "--var amount=12.5 has 1 decimal, and JPY has none (step 'i', argument 'amount' of bahn.createIntent); nothing was sent"),
+        (#"{"name": "bad", "vars": {"amount": 8000, "total": "${vars.amount}"}, "steps": ["# + intent("${vars.total}") + "]}", ["--var", "amount=abc"], 64,
+         "--var amount=abc is not a number (step 'i', argument 'amount' of bahn.createIntent)"),
+        (#"{"name": "bad", "vars": {"amount": "12,5"}, "steps": ["# + intent("${vars.amount}") + "]}", [], 65, "flow variable amount='12,5' ("),
     ])
     func validateAndRunRejectTheSameFlowTheSameWay(flow: String, options: [String], status: Int32, message: String) async throws {
         let s = try Scratch()

@@ -78,6 +78,34 @@ import Testing
         #expect(object["b"]?.isNull == false)
     }
 
+    /// A number keeps the text it was written with, from a parse to a write: 12.00 is not turned into 12, nor 1e3 into
+    /// 1000, and a number too big for a double keeps its digits. Its value is what equality goes by.
+    @Test func numbersKeepTheirText() throws {
+        let value = try JSON.parse(#"[12.00, 12, 1e3, -0.50, 123456789012345678901234567890, 1E+2]"#)
+        #expect(value.serialized() == "[12.00,12,1e3,-0.50,123456789012345678901234567890,1E+2]")
+        #expect(value.serialized(pretty: true).contains("\n  12.00,\n"))
+        let numbers = try #require(value.arrayValue)
+        #expect(numbers[0] == .number(12) && numbers[0] == numbers[1], "equal by value")
+        #expect(numbers[0].interpolationText == "12.00", "a template gets the text as written")
+        #expect(numbers[2].intValue == 1000 && numbers[2].integerAsWritten == nil)
+        #expect(numbers[0].intValue == 12 && numbers[0].integerAsWritten == nil && numbers[1].integerAsWritten == 12)
+        #expect(try JSON.parse(#"{"a": 12.00}"#).objectValue?.integer("a") == nil, "a protocol's integer is read as written")
+        #expect(numbers[3].doubleValue == -0.5)
+        #expect(Set([JSON.number(12), try JSON.parse("12.0")]).count == 1, "hashing agrees with equality")
+    }
+
+    /// `JSON.Number(literal:)` takes exactly RFC 8259's number grammar, and the parser refuses a leading zero, since a
+    /// number is written back as it was read.
+    @Test func aNumberIsWrittenOnlyAsJSONWritesOne() throws {
+        for text in ["0", "-0", "12", "12.00", "0.5", "1e3", "1E-2", "-1.5e+10"] { #expect(JSON.Number(literal: text)?.literal == text, "\(text)") }
+        for text in ["", "01", "+1", "12.", ".5", "1e", "1e+", " 1", "1 ", "١٢", "0x10", "NaN", "-", "1.2.3", "12,00"] {
+            #expect(JSON.Number(literal: text) == nil, "\(text)")
+        }
+        #expect(throws: JSON.ParseError.self) { try JSON.parse("[012]") }
+        #expect(throws: JSON.ParseError.self) { try JSON.parse("-01") }
+        #expect(try JSON.parse("[0, -0, 0.5]").serialized() == "[0,-0,0.5]")
+    }
+
     /// Every whole number a Double holds exactly is written with all its digits.
     @Test func largeWholeNumbersKeepTheirDigits() {
         #expect(JSON.number(2e15).serialized() == "2000000000000000")

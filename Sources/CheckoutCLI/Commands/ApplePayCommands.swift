@@ -32,8 +32,9 @@ enum ApplePayCommands {
         ]
     ) { invocation throws(Diagnostic) in
         let settings = try GlobalSettings(invocation)
-        let amount = try MinorUnits.parse(invocation.string("amount").map(JSON.string), name: "--amount", currency: invocation.string("currency") ?? "704")
-        let currency = try CurrencyCode.numeric(invocation.string("currency") ?? "704")
+        let money = try Currency.parse(invocation.string("currency") ?? "704")
+        let amount = try invocation.amount(notation: .minorUnits, currency: money) ?? 0
+        let currency = money.numeric
         let request = PaymentTokenRequest(
             amount: amount, currencyNumeric: currency,
             merchantIdentifier: invocation.string("merchant-id") ?? TestCredentials.merchantIdentifier,
@@ -61,7 +62,7 @@ enum ApplePayCommands {
             try FileIO.write(made.bytes, to: out)
             if settings.format != .text {
                 // With the token in a file, stdout is free for a machine-readable summary.
-                let summary: JSON = ["transactionId": .string(made.transactionId), "amount": .number(Double(amount)),
+                let summary: JSON = ["transactionId": .string(made.transactionId), "amount": .number(amount),
                                      "currency": .string(currency), "out": .string(out)]
                 console.out(summary.serialized(pretty: settings.format == .json))
             }
@@ -70,7 +71,7 @@ enum ApplePayCommands {
             console.outBytes(console.stdoutIsTerminal ? made.bytes + Data("\n".utf8) : made.bytes)
         }
         if settings.format == .text && !settings.quiet {
-            let alphabetic = CurrencyCode.alphabetic(forNumeric: currency).map { " (\($0))" } ?? ""
+            let alphabetic = money.alphabetic.map { " (\($0))" } ?? ""
             let destination = invocation.string("out").map { " → \($0)" } ?? ""
             console.err("applepay token: transaction \(made.transactionId), amount \(amount), currency \(currency)\(alphabetic)\(destination)")
         }

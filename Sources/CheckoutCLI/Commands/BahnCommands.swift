@@ -188,7 +188,8 @@ enum BahnCommands {
     // MARK: -
 
     private static func amount(_ invocation: Invocation) throws(Diagnostic) -> JSON {
-        .number(Double(try MinorUnits.parse(invocation.string("amount").map(JSON.string), name: "--amount", currency: invocation.string("currency"))))
+        let currency = try invocation.string("currency").map { (code) throws(Diagnostic) in try Currency.parse(code) }
+        return .number(try invocation.amount(notation: .minorUnits, currency: currency) ?? 0)
     }
 
     private static func run(_ invocation: Invocation, step: String, use operation: String, with arguments: [String: JSON?]) async throws(Diagnostic) -> ExitCode {
@@ -221,7 +222,7 @@ enum BahnCommands {
         let status = intent["status"]?.interpolationText ?? "?"
         lines.append("payment_intent \(id)  \(status)")
         if let amount = intent["amount"], let currency = intent["currency"]?.stringValue {
-            let alpha = CurrencyCode.alphabetic(forNumeric: currency).map { " (\($0))" } ?? ""
+            let alpha = Currency.alphabetic(forNumeric: currency).map { " (\($0))" } ?? ""
             lines.append("amount          \(amount.interpolationText) \(currency)\(alpha)")
         }
         if let s = output["summary"] {

@@ -30,7 +30,7 @@ enum BraintreeCommands {
         options: [
             OptionSpec("token-file", value: "FILE", help: "PKPaymentToken.paymentData, byte for byte."),
             OptionSpec("nonce", value: "NONCE", help: "A payment method nonce (skips tokenization)."),
-            OptionSpec("amount", value: "DECIMAL", help: "The amount as a decimal string, e.g. 10.00.", required: true),
+            OptionSpec("amount", value: "DECIMAL", help: "The amount in the currency's major units, e.g. 10.00 (10 is 10.00).", required: true),
             OptionSpec("authorize-only", help: "Authorize now; capture later with `braintree capture TXN`."),
             OptionSpec("order-id", value: "ID", help: "The transaction's orderId [default: a new one]."),
             OptionSpec("currency", value: "CODE", help: "The payment request's currency, checked against the gateway's [default: USD]."),
@@ -39,9 +39,10 @@ enum BraintreeCommands {
         ]
     ) { invocation throws(Diagnostic) in
         if invocation.isGiven("token-file") && invocation.isGiven("nonce") { throw invocation.usage("give --token-file FILE or --nonce NONCE, not both") }
-        var options = CommandFlows.BraintreeApplePay(amount: try DecimalAmount.parse(.string(invocation.string("amount") ?? ""), name: "--amount"))
+        let currency = try Currency.parse(try invocation.identifier("currency") ?? "USD")
+        var options = CommandFlows.BraintreeApplePay(amount: try invocation.amount(notation: .majorUnits, currency: currency) ?? 0)
         options.authorizeOnly = invocation.flag("authorize-only")
-        options.currency = try invocation.identifier("currency")
+        options.currency = invocation.isGiven("currency") ? currency : nil
         options.network = try invocation.identifier("network")
         options.tokenFile = invocation.string("token-file")
         options.nonce = try invocation.identifier("nonce")
@@ -64,10 +65,15 @@ enum BraintreeCommands {
     static let capture = CommandSpec(
         name: "capture", abstract: "Capture an authorized transaction.",
         arguments: [ArgumentSpec("TXN", help: "The transaction id.")],
-        options: [OptionSpec("amount", value: "DECIMAL", help: "Less than authorized: a partial capture.")]
+        options: [OptionSpec("amount", value: "DECIMAL", help: "Less than authorized: a partial capture, in major units (10.00)."),
+                  OptionSpec("currency", value: "CODE", help: "The merchant account's currency, how --amount is read [default: USD].")]
     ) { invocation throws(Diagnostic) in
         var with: [String: JSON] = ["transaction": .string(try transactionID(invocation))]
-        if let amount = invocation.string("amount") { with["amount"] = .string(DecimalAmount.text(try DecimalAmount.parse(.string(amount), name: "--amount"))) }
+        let currency = try Currency.parse(try invocation.identifier("currency") ?? "USD")
+        if let minor = try invocation.amount(notation: .majorUnits, currency: currency) {
+            with["amount"] = .string(currency.decimal(minor))
+            with["currency"] = .string(currency.code)
+        }
         return try await run(invocation, step: "capture", use: "braintree.capture", with: with)
     }
 

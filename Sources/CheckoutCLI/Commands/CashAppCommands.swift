@@ -141,10 +141,9 @@ enum CashAppCommands {
 
     // MARK: -
 
+    /// A decimal in US dollars, Cash App Pay's one currency, as Afterpay takes it.
     private static func amount(_ invocation: Invocation, _ option: String) throws(Diagnostic) -> String? {
-        guard let text = invocation.string(option) else { return nil }
-        let minor = try DecimalAmount.parse(.string(text), name: "--\(option)")
-        return DecimalAmount.text(minor)
+        try invocation.amount(option, notation: .majorUnits, currency: .usd).map(Currency.usd.decimal)
     }
 
     private static func seconds(_ invocation: Invocation, _ option: String) throws(Diagnostic) -> String {

@@ -21,7 +21,8 @@ enum CentraCommands {
         ]
     ) { invocation throws(Diagnostic) in
         var with: [String: JSON] = [:]
-        if invocation.isGiven("amount") { with["amount"] = .number(Double(try MinorUnits.parse(invocation.string("amount").map(JSON.string), name: "--amount"))) }
+        // Minor units: the selection's currency, which a decimal would need, is not known before the request.
+        with["amount"] = try invocation.amount(notation: .minorUnits, currency: nil).map(JSON.number)
         // In the order given (two lines may share a name); each price a decimal string, as Centra takes it.
         var items: [JSON] = []
         for pair in invocation.strings("line") {

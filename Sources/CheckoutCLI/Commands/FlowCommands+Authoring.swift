@@ -105,10 +105,12 @@ extension FlowCommands {
             lines.append("\(op.name): \(op.summary)")
             if !op.requiredConfiguration.isEmpty { lines.append("  needs: \(op.requiredConfiguration.joined(separator: ", "))") }
             lines.append(op.parameters.isEmpty ? "  arguments: none" : "  arguments (with):")
+            for names in op.alternatives { lines.append("  exactly one of: \(names.joined(separator: ", "))") }
             lines += table(op.parameters.map { p in
                 var facts = [p.kind.rawValue, p.required ? "required" : "optional"]
                 if let range = p.range { facts.append("\(range.lowerBound)…\(range.upperBound)") }
                 if p.input != nil { facts.append("a file") }
+                if let rule = p.amount { facts.append(rule.currencyArgument.map { "currency from '\($0)'" } ?? "in the currency it learns") }
                 let meaning = [p.help, p.defaultValue.map { "[default: \($0)]" } ?? ""].filter { !$0.isEmpty }.joined(separator: " ")
                 return [p.name, facts.joined(separator: ", "), meaning]
             }, indent: 4)

@@ -58,10 +58,10 @@ enum FlowCommands {
             try FlowSuite.Shard.parse(text, environment: ProcessInfo.processInfo.environment)
         }
         if flows.count == 1 && !settings.recordsDirectory && repeatCount == 1 && parallel == 1 && shard == nil {
-            let vars = try variables(invocation, for: flows[0])
+            let given = try variables(invocation, for: flows[0])
             let environment = try RunEnvironment.prepare(invocation)
             defer { environment.shutdown() }
-            let result = try await environment.run(flows[0], vars: vars, registry: registry)
+            let result = try await environment.run(flows[0], vars: given.values, origins: given.origins, registry: registry)
             if let failure = result.failure { throw failure }
             return .ok
         }
@@ -72,7 +72,7 @@ enum FlowCommands {
         if runCount > 1 && parallel > 1 && (settings.continueChain || settings.runScope != nil) {
             throw invocation.usage("--\(settings.continueChain ? "continue" : "run") makes every run work on one checkout, and --parallel runs them at once: drop one of the two")
         }
-        let members = try suiteVariables(invocation, for: flows).map { FlowSuite.Member(flow: $0.0, vars: $0.1) }
+        let members = try suiteVariables(invocation, for: flows).map { FlowSuite.Member(flow: $0.0, vars: $0.1.values, origins: $0.1.origins) }
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
         return try await FlowSuite(members: members, failFast: invocation.flag("fail-fast"), repeatCount: repeatCount, parallel: parallel,
@@ -105,11 +105,19 @@ enum FlowCommands {
             throw .data("\(path) names flow '\(recording.flow)' but keeps no definition of it", hint: "name the flow to replay: --flow NAME|FILE")
         }
         // The recorded variables the flow still uses, then --vars-file and --var.
-        var vars = recording.vars.filter { flow.variableNames.contains($0.key) }
-        vars.merge(try variables(invocation, for: flow)) { _, given in given }
+        var given = Given(values: recording.vars.filter { flow.variableNames.contains($0.key) }, origins: [:])
+        for name in given.values.keys { given.origins[name] = .recording(path) }
+        let overrides = try variables(invocation, for: flow)
+        given.values.merge(overrides.values) { _, new in new }
+        given.origins.merge(overrides.origins) { _, new in new }
         let environment = try RunEnvironment.prepareReplay(invocation, recording: recording, source: path)
         defer { environment.shutdown() }
-        let result = try await environment.run(flow, vars: vars, registry: registry)
+        // A recorded variable the flow no longer has is said, with what took its place when the flow says.
+        for (name, value) in recording.vars.sorted(by: { $0.key < $1.key }) where !flow.variableNames.contains(name) {
+            let change = flow.retiredVariables[name].map { ": \($0)" } ?? ", so it is left out"
+            environment.console.err("note: the recording's variable \(name)=\(value.interpolationText) is not a variable of \(flow.name) any more\(change)")
+        }
+        let result = try await environment.run(flow, vars: given.values, origins: given.origins, registry: registry)
         let transport = environment.replay!.transport
         let console = Console.shared
         if let divergence = transport.verdict() ?? ReplayVerdict.stepDivergence(result, recording: recording) {
@@ -159,10 +167,11 @@ enum FlowCommands {
     ) { invocation throws(Diagnostic) in
         let registry = Operations.registry
         let flow = try resolve(invocation.argument("NAME|FILE")!, registry: registry)
-        let vars = try variables(invocation, for: flow)
+        let given = try variables(invocation, for: flow)
         let environment = try RunEnvironment.prepare(invocation, startingEmulator: false)
         defer { environment.shutdown() }
-        try environment.makeRunner(registry: registry, reporters: Reporters(all: []), services: RunServices()).preflight(flow, vars: vars)
+        try environment.makeRunner(registry: registry, reporters: Reporters(all: []), services: RunServices())
+            .preflight(flow, vars: given.values, origins: given.origins)
         let steps = "\(flow.steps.count) step\(flow.steps.count == 1 ? "" : "s")"
         if environment.settings.format == .text {
             Console.shared.out("\(flow.name): valid, \(steps), \(flow.finally.count) finally (environment \(environment.configuration.environment))")
@@ -201,46 +210,69 @@ enum FlowCommands {
         OptionSpec("vars-file", value: "FILE", help: "Set flow variables from a JSON object; --var wins over it."),
     ]
 
+    /// Values for a flow's variables and where each came from (`VariableOrigin`), so that a bad one is blamed on it.
+    struct Given {
+        var values: [String: JSON]
+        var origins: [String: VariableOrigin]
+
+        /// A value as given: the JSON it was read as (a number with the text it was written with), and its source.
+        mutating func set(_ name: String, _ value: JSON, from origin: VariableOrigin) {
+            values[name] = value
+            origins[name] = origin
+        }
+    }
+
     /// `--vars-file` then `--var`; a name the flow neither declares nor uses is a mistake (a misspelt `--var amout=5100`
-    /// would otherwise run a test with the default amount), refused with the closest name.
-    static func variables(_ invocation: Invocation, for flow: Flow, subject: String? = nil) throws(Diagnostic) -> [String: JSON] {
+    /// would otherwise run a test with the default amount), refused with the closest name — or, for a variable the flow
+    /// once had, with what took its place.
+    static func variables(_ invocation: Invocation, for flow: Flow, subject: String? = nil) throws(Diagnostic) -> Given {
         let used = flow.variableNames
-        let missing = { (name: String) in "\(subject ?? "flow \(flow.name) has no variable") '\(name)'" }
-        var vars: [String: JSON] = [:]
+        let missing = { (name: String) in
+            flow.retiredVariables[name].map { "\(subject ?? "flow \(flow.name) has no variable") '\(name)' any more: \($0)" }
+                ?? "\(subject ?? "flow \(flow.name) has no variable") '\(name)'\(suggestion(name, used))"
+        }
+        var vars = Given(values: [:], origins: [:])
         if let path = invocation.string("vars-file") {
             let data: Data
             switch FileIO.read(path) {
             case .success(let bytes): data = bytes
             case .failure(let error): throw .data("cannot read --vars-file \(path): \(error.reason)", hint: "check the path")
             }
-            guard case .object(let object)? = try? JSON.parse(data) else {
-                throw .data("--vars-file \(path): expected a JSON object of variables, e.g. {\"amount\": 5100}",
-                            hint: "one JSON object: names to values")
+            let parsed: JSON
+            do { parsed = try JSON.parse(data) } catch {
+                throw .data("--vars-file \(path): not valid JSON: \(error)", hint: "one JSON object of names to values, e.g. {\"amount\": 5100}")
+            }
+            guard case .object(let object) = parsed else {
+                throw .data("--vars-file \(path): expected a JSON object of variables, found \(parsed.kindName)",
+                            hint: "one JSON object: names to values, e.g. {\"amount\": 5100}")
             }
             for (name, value) in object.sorted(by: { $0.key < $1.key }) {
                 guard used.contains(name) else {
-                    throw .data("--vars-file \(path): $.\(name): \(missing(name))\(suggestion(name, used))",
-                                hint: "its variables: \(used.sorted().joined(separator: ", "))")
+                    throw .data("--vars-file \(path): $.\(name): \(missing(name))", hint: "its variables: \(used.sorted().joined(separator: ", "))")
                 }
-                vars[name] = value
+                vars.set(name, value, from: .varsFile(path))
             }
         }
         for (name, value) in try invocation.variables("var").sorted(by: { $0.key < $1.key }) {
             guard used.contains(name) else {
-                throw .usage("--var \(name): \(missing(name))\(suggestion(name, used))",
+                throw .usage("--var \(name): \(missing(name))",
                              hint: used.isEmpty ? "the flow takes no variables" : "its variables: \(used.sorted().joined(separator: ", "))")
             }
-            vars[name] = value
+            vars.set(name, value, from: .commandLine)
         }
         return vars
     }
 
     /// For a suite, each flow gets the variables it uses; a name that no flow of the suite uses is still a mistake.
-    static func suiteVariables(_ invocation: Invocation, for flows: [Flow]) throws(Diagnostic) -> [(Flow, [String: JSON])] {
+    static func suiteVariables(_ invocation: Invocation, for flows: [Flow]) throws(Diagnostic) -> [(Flow, Given)] {
         let names = flows.reduce(into: Set<String>()) { $0.formUnion($1.variableNames) }
-        let all = Flow(name: "suite", vars: Dictionary(uniqueKeysWithValues: names.map { ($0, JSON.null) }), steps: [])
+        var all = Flow(name: "suite", vars: Dictionary(uniqueKeysWithValues: names.map { ($0, JSON.null) }), steps: [])
+        for flow in flows { all.retiredVariables.merge(flow.retiredVariables) { first, _ in first } }
         let given = try variables(invocation, for: all, subject: "no flow of the suite has a variable")
-        return flows.map { flow in (flow, given.filter { flow.variableNames.contains($0.key) }) }
+        return flows.map { flow in
+            let own = given.values.filter { flow.variableNames.contains($0.key) }
+            return (flow, Given(values: own, origins: given.origins.filter { own[$0.key] != nil }))
+        }
     }
 
     private static func suggestion(_ name: String, _ names: Set<String>) -> String {

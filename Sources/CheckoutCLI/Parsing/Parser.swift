@@ -207,10 +207,19 @@ public struct Invocation: Sendable {
         return out
     }
 
-    /// `k=v` flow variables: a value that is a JSON number or boolean keeps its type (`amount=8000` is a number).
+    /// `k=v` flow variables: a value written as a JSON number or boolean keeps its type (`amount=8000` is a number), and
+    /// a number keeps its text (`amount=12.00` stays 12.00: `JSON.Number`); anything else is the string as typed.
     public func variables(_ name: String) throws(Diagnostic) -> [String: JSON] {
         try pairs(name).mapValues { value in
-            Double(value) != nil || value == "true" || value == "false" ? ((try? JSON.parse(value)) ?? .string(value)) : .string(value)
+            if let number = JSON.Number(literal: value) { return .number(number) }
+            return value == "true" || value == "false" ? .bool(value == "true") : .string(value)
         }
+    }
+
+    /// An amount option (`--amount`), read by the one rule of amounts (`Amount.minorUnits`) as `notation` in `currency`:
+    /// the minor units, or exit 64 naming the option, the value and the accepted forms.
+    public func amount(_ name: String = "amount", notation: AmountNotation, currency: Currency?) throws(Diagnostic) -> Int? {
+        guard let text = string(name) else { return nil }
+        return try Amount.parse(option: "--\(name)", text, notation: notation, currency: currency)
     }
 }

@@ -15,11 +15,15 @@ public enum BahnOperations {
         .init("payment_intent.latest_charge_id", "the latest charge (null before a confirm)"),
     ]
 
+    /// An intent's amount: Bahn takes minor units, so digits are minor units and a decimal is the currency's major units.
+    static let amount = FlowOperation.Parameter.amount(
+        "amount", .minorUnits, currency: "currency", help: "digits are minor units (8000), a decimal is major units (80.00 USD)")
+
     static let createIntent = FlowOperation(
         name: "bahn.createIntent", summary: "Create a PaymentIntent (amount in minor units, currency ISO 4217).",
         requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check,
         parameters: [
-            .init("amount", .integer, required: true, range: MinorUnits.range, help: "minor units"),
+            amount.asRequired,
             .init("currency", .string, required: true, help: "numeric (704) or alphabetic (VND)"),
             .init("description", .string, multiline: true), .init("orderId", .string), .init("metadata", .object),
         ],
@@ -36,11 +40,11 @@ public enum BahnOperations {
     }
 
     static func createBody(_ args: JSON, orderID: String?) throws(Diagnostic) -> JSON {
-        let amount = try MinorUnits.parse(args["amount"], currency: args["currency"]?.interpolationText)
-        let currency = try CurrencyCode.numeric(args["currency"]?.interpolationText ?? "")
+        let currency = try Currency.parse(args["currency"]?.interpolationText ?? "")
+        let minor = try amount.minorUnits(in: args) ?? 0
         var metadata = args["metadata"]?.objectValue?.mapValues { JSON.string($0.interpolationText) } ?? [:]
         if let orderID { metadata["order_id"] = .string(orderID) }
-        var body: [String: JSON] = ["amount": .number(Double(amount)), "currency": .string(currency)]
+        var body: [String: JSON] = ["amount": .number(minor), "currency": .string(currency.numeric)]
         if let description = args["description"]?.interpolationText { body["description"] = .string(description) }
         if !metadata.isEmpty { body["metadata"] = .object(metadata) }
         return .object(body)
@@ -56,7 +60,7 @@ public enum BahnOperations {
             .init("tokenFile", .string, required: true, input: .paymentToken, help: "PKPaymentToken.paymentData, exactly as PassKit produced it"),
             .init("captureMethod", .string, help: "manual: authorise now, capture later"),
             .init("idempotencyKey", .string, default: "order-<order id>-applepay", help: "kept in the state file"),
-            .init("amount", .integer, range: MinorUnits.range), .init("currency", .string), .init("description", .string, multiline: true),
+            amount, .init("currency", .string), .init("description", .string, multiline: true),
         ],
         outputs: intentOutputs + [
             .init("payment_method", "the PaymentMethod the confirm made (card, wallet, network token)"),

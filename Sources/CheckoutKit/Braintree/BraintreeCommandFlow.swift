@@ -4,7 +4,7 @@ extension CommandFlows {
         /// Minor units.
         public var amount: Int
         public var authorizeOnly = false
-        public var currency: String?
+        public var currency: Currency?
         public var network: String?
         public var tokenFile: String?
         /// A nonce to charge instead of tokenizing a token.
@@ -21,9 +21,8 @@ extension CommandFlows {
         let name = options.authorizeOnly ? "braintree-apple-pay-auth-capture" : "braintree-apple-pay"
         var flow = try BuiltinFlows.load(BuiltinFlows.named(name)!, registry: registry)
         flow.name = "braintree-apple-pay"
-        flow.vars["amount"] = .string(DecimalAmount.text(options.amount))
-        flow.vars["amount_minor"] = .number(Double(options.amount))
-        if let currency = options.currency { flow.vars["currency"] = .string(currency.uppercased()) }
+        if let currency = options.currency { flow.vars["currency"] = .string(currency.code) }
+        flow.vars["amount"] = .string((options.currency ?? .usd).decimal(options.amount))
         if let network = options.network { flow.vars["network"] = .string(network) }
         // Authorize only: the capture is a later command.
         if options.authorizeOnly { try flow.remove(.capture) }

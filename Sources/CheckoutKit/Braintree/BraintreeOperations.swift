@@ -78,9 +78,24 @@ public enum BraintreeOperations {
                                      "summary": ["cardType": card["details"]?["cardType"] ?? .null]], status: 201)
     }
 
+    /// Braintree's `Amount` is a decimal in the merchant account's currency, so an amount is read in major units.
+    static let amount = FlowOperation.Parameter.amount(
+        "amount", .majorUnits, currency: "currency", defaultCurrency: "USD",
+        help: "in the merchant account currency's major units: 10.00, or 10 for 10.00 in USD")
+    /// Braintree takes no currency with a transaction (the merchant account has one): it says how the amount is read.
+    static let currency = FlowOperation.Parameter(
+        "currency", .string, default: "USD", help: "the merchant account's currency (ISO 4217): how the amount is read and written")
+
+    /// `Amount` as the schema takes it: "a whole number or a number with exactly two or three decimal places", which
+    /// the currency's digits give (12 in JPY, 12.00 in USD, 12.000 in KWD).
+    static func wireAmount(_ parameter: FlowOperation.Parameter, in args: JSON) throws(Diagnostic) -> String? {
+        guard let minor = try parameter.minorUnits(in: args) else { return nil }
+        return try Currency.parse(args["currency"]?.interpolationText ?? "USD").decimal(minor)
+    }
+
     static let transactionParameters: [FlowOperation.Parameter] = [
         .init("nonce", .string, required: true, help: "a nonce from tokenize, or a sandbox fake nonce"),
-        .init("amount", .string, required: true, help: "a decimal string such as \"10.00\""),
+        amount.asRequired, currency,
         .init("orderId", .string, default: "a new one", help: "the driver always sets one, to find the transaction again"),
         .init("merchantAccountId", .string),
         .init("expect", .string, default: "accepted", help: "accepted, or declined: the step passes when Braintree refuses it"),
@@ -116,8 +131,8 @@ public enum BraintreeOperations {
                 try context.refuseIfSpent(nonce, kind: "Braintree nonce",
                                           fix: "tokenize a fresh Apple Pay token: `checkout-driver braintree apple-pay --token-file FILE --amount …`")
             }
-            // Checked before anything is sent, and sent with exactly two decimals, as the schema's Amount takes it.
-            let amount = DecimalAmount.text(try DecimalAmount.parse(.string(args["amount"]!.interpolationText), name: "amount"))
+            // Checked before anything is sent (the engine checks every amount argument), written as the schema takes it.
+            let amount = try wireAmount(BraintreeOperations.amount, in: args) ?? ""
             let orderID = args["orderId"]?.interpolationText ?? BraintreeProtocol.newOrderID()
             let expectDecline = try expectation(args)
             var transaction: [String: JSON] = ["amount": .string(amount), "orderId": .string(orderID)]
@@ -215,15 +230,18 @@ public enum BraintreeOperations {
     private static func transactionAction(name: String, summary: String, document: GraphQLDocument, field: String, action: String,
                                           done: Set<String>, amount: Bool) -> FlowOperation {
         var parameters: [FlowOperation.Parameter] = [.init("transaction", .string, required: true, help: "the transaction id")]
-        if amount { parameters.append(.init("amount", .string, help: "less than authorized: a partial capture")) }
+        if amount {
+            parameters.append(.amount("amount", .majorUnits, currency: "currency", defaultCurrency: "USD",
+                                      help: "less than authorized: a partial capture, in the currency's major units"))
+            parameters.append(currency)
+        }
+        let partial = parameters.first { $0.name == "amount" }
         return FlowOperation(name: name, summary: summary, requiredConfiguration: BraintreeClient.serverConfiguration,
                              parameters: parameters, outputs: transactionOutputs) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
             let client = BraintreeClient(context)
             let id = args["transaction"]!.interpolationText
             var input: [String: JSON] = ["transactionId": .string(id)]
-            if let value = args["amount"]?.interpolationText {
-                input["transaction"] = ["amount": .string(DecimalAmount.text(try DecimalAmount.parse(.string(value), name: "amount")))]
-            }
+            if let partial, let value = try wireAmount(partial, in: args) { input["transaction"] = ["amount": .string(value)] }
             let readBack = BraintreeReadBack.byID(id, action: action, done: done, client: client)
             return try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
                 let response = try await client.graphQL(document, ["input": .object(input)])

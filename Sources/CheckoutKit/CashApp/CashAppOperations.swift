@@ -9,7 +9,17 @@ public enum CashAppOperations {
          CashAppPayments.payment, CashAppCard.confirm, decide]
     }
 
-    static let amountHelp = "a decimal string, e.g. \"19.99\" (exact: never a binary floating-point value)"
+    static let amountHelp = "in the currency's major units: 19.99, or 19 for 19.00 (read exactly, never as a binary number)"
+
+    /// Afterpay takes money as decimal strings in major units, so an amount is read as one.
+    static let amount = FlowOperation.Parameter.amount("amount", .majorUnits, currency: "currency", defaultCurrency: "USD",
+                                                       required: true, help: amountHelp)
+    static let shipping = FlowOperation.Parameter.amount("shipping", .majorUnits, currency: "currency", defaultCurrency: "USD",
+                                                         allowingZero: true, default: "0.00", help: "shipping amount within the total")
+    static let tax = FlowOperation.Parameter.amount("tax", .majorUnits, currency: "currency", defaultCurrency: "USD",
+                                                    allowingZero: true, default: "0.00", help: "tax amount within the total")
+    static let currency = FlowOperation.Parameter("currency", .string, default: "USD",
+                                                  help: "ISO 4217; Cash App Pay through Afterpay is US only (USD)")
 
     /// What a step outputs that answers with the customer request.
     static let requestOutputs: [FlowOperation.Output] = [
@@ -21,8 +31,7 @@ public enum CashAppOperations {
         name: "cashapp.checkout", summary: "Create an Afterpay checkout for Cash App Pay (POST /v2/checkouts, isCashAppPay: true).",
         requiredConfiguration: AfterpayClient.serverConfiguration, stateCheck: CashAppState.check,
         parameters: [
-            .init("amount", .string, required: true, help: amountHelp), .init("currency", .string, default: "USD"),
-            .init("email", .string), .init("confirmUrl", .string), .init("cancelUrl", .string), .init("merchantReference", .string),
+            amount, currency, .init("email", .string), .init("confirmUrl", .string), .init("cancelUrl", .string), .init("merchantReference", .string),
         ],
         outputs: [
             .init("token", "the checkout token (a secret: shown masked)"), .init("expires", "when the checkout expires"),
@@ -32,7 +41,7 @@ public enum CashAppOperations {
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let (amount, currency) = try money(args)
         var body: [String: JSON] = [
-            "amount": ["amount": .string(DecimalAmount.text(amount)), "currency": .string(currency)],
+            "amount": ["amount": .string(currency.decimal(amount)), "currency": .string(currency.code)],
             "consumer": ["email": .string(args["email"]?.interpolationText ?? CashAppProtocol.defaultEmail)],
             "merchant": ["redirectConfirmUrl": .string(args["confirmUrl"]?.interpolationText ?? CashAppProtocol.defaultConfirmURL),
                          "redirectCancelUrl": .string(args["cancelUrl"]?.interpolationText ?? CashAppProtocol.defaultCancelURL)],
@@ -46,10 +55,10 @@ public enum CashAppOperations {
         guard let token = document["token"]?.stringValue else {
             throw .unavailable("Afterpay's checkout answer has no token", hint: "check AFTERPAY_API_URL (see the answer with -v)")
         }
-        try CashAppState(store: context.state).update { $0 = CashAppSection(flow: .server, token: token, amount: amount, currency: currency) }
+        try CashAppState(store: context.state).update { $0 = CashAppSection(flow: .server, token: token, amount: amount, currency: currency.code) }
         var output = document.objectValue ?? [:]
-        output["summary"] = ["amount": .string(DecimalAmount.text(amount)), "cents": .number(Double(amount)),
-                             "currency": .string(currency), "expires": document["expires"] ?? .null]
+        output["summary"] = ["amount": .string(currency.decimal(amount)), "cents": .number(amount),
+                             "currency": .string(currency.code), "expires": document["expires"] ?? .null]
         return StepOutput(document: .object(output), status: response.status)
     }
 
@@ -57,9 +66,7 @@ public enum CashAppOperations {
         name: "cashapp.button", summary: "Create an Afterpay Button (v3) checkout for Cash App Pay (POST /v3/button).",
         requiredConfiguration: AfterpayClient.buttonConfiguration, stateCheck: CashAppState.check,
         parameters: [
-            .init("amount", .string, required: true, help: "the order total, " + amountHelp), .init("currency", .string, default: "USD"),
-            .init("shipping", .string, default: "0.00", help: "shipping amount within the total"),
-            .init("tax", .string, default: "0.00", help: "tax amount within the total"), .init("email", .string),
+            amount, currency, shipping, tax, .init("email", .string),
         ],
         outputs: [
             .init("token", "the button token (a secret: shown masked)"), .init("singleUseCardToken", "names the virtual card"),
@@ -69,18 +76,14 @@ public enum CashAppOperations {
         ]
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let (amount, currency) = try money(args)
-        func part(_ name: String) throws(Diagnostic) -> JSON {
-            let minor = try args[name].map { (v: JSON) throws(Diagnostic) -> Int in
-                guard let text = v.stringValue, let minor = DecimalAmount.minorUnits(text, allowingZero: true) else { return try DecimalAmount.parse(v, name: name) }
-                return minor
-            } ?? 0
-            return ["amount": .string(DecimalAmount.text(minor)), "currency": .string(currency)]
+        func part(_ parameter: FlowOperation.Parameter) throws(Diagnostic) -> JSON {
+            ["amount": .string(currency.decimal(try parameter.minorUnits(in: args) ?? 0)), "currency": .string(currency.code)]
         }
         let body: JSON = [
             "shopDirectoryId": .string(CashAppProtocol.sandboxShopDirectoryID),
             "shopDirectoryMerchantId": .string(try context.configuration.headerValue("AFTERPAY_SHOP_MERCHANT_ID") ?? ""),
-            "amount": ["amount": .string(DecimalAmount.text(amount)), "currency": .string(currency)],
-            "shippingAmount": try part("shipping"), "taxAmount": try part("tax"), "items": [],
+            "amount": ["amount": .string(currency.decimal(amount)), "currency": .string(currency.code)],
+            "shippingAmount": try part(shipping), "taxAmount": try part(tax), "items": [],
             "consumer": ["email": .string(args["email"]?.interpolationText ?? CashAppProtocol.defaultEmail)],
             "merchant": ["redirectConfirmUrl": .string(CashAppProtocol.defaultConfirmURL),
                          "redirectCancelUrl": .string(CashAppProtocol.defaultCancelURL)],
@@ -93,23 +96,23 @@ public enum CashAppOperations {
             throw .unavailable("Afterpay's button answer has no token or singleUseCardToken", hint: "check AFTERPAY_PLUS_URL (see the answer with -v)")
         }
         try CashAppState(store: context.state).update { section in
-            section = CashAppSection(flow: .button, token: token, amount: amount, currency: currency)
+            section = CashAppSection(flow: .button, token: token, amount: amount, currency: currency.code)
             section.singleUseCardToken = card
             section.confirmBefore = document["confirmMustBeCalledBefore"]?.stringValue
         }
         var output = document.objectValue ?? [:]
-        output["summary"] = ["amount": .string(DecimalAmount.text(amount)), "cents": .number(Double(amount)), "currency": .string(currency),
+        output["summary"] = ["amount": .string(currency.decimal(amount)), "cents": .number(amount), "currency": .string(currency.code),
                              "confirmMustBeCalledBefore": document["confirmMustBeCalledBefore"] ?? .null]
         return StepOutput(document: .object(output), status: response.status)
     }
 
-    static func money(_ args: JSON) throws(Diagnostic) -> (Int, String) {
-        let amount = try DecimalAmount.parse(args["amount"])
-        let currency = (args["currency"]?.interpolationText ?? "USD").uppercased()
-        guard currency.count == 3, currency.allSatisfy({ $0.isASCII && $0.isLetter }) else {
-            throw .usage("currency must be an ISO 4217 code such as USD, got '\(currency)'", hint: "Cash App Pay through Afterpay is US only: USD")
+    /// The amount and its currency. The currency is sent by its alphabetic code, as Afterpay's Money takes it.
+    static func money(_ args: JSON) throws(Diagnostic) -> (Int, Currency) {
+        let currency = try Currency.parse(args["currency"]?.interpolationText ?? "USD")
+        guard currency.alphabetic != nil else {
+            throw .usage("currency \(currency.numeric) has no alphabetic code known here, and Afterpay takes one", hint: "give an alphabetic ISO 4217 code; Cash App Pay through Afterpay is US only: USD")
         }
-        return (amount, currency)
+        return (try amount.minorUnits(in: args) ?? 0, currency)
     }
 
     static let sign = FlowOperation(
@@ -140,7 +143,7 @@ public enum CashAppOperations {
         context.redactor.register(jwt)
         let signing = try SigningData(jwt: jwt, token: token)
         if let expected = section.amount, expected != signing.amount {
-            context.note("warning: the JWT signs \(DecimalAmount.text(signing.amount)), the checkout was for \(DecimalAmount.text(expected)); Cash App will ask for the JWT's amount")
+            context.note("warning: the JWT signs \(signing.currency.format(signing.amount)), the checkout was for \(signing.currency.format(expected)); Cash App will ask for the JWT's amount")
         }
         if section.jwt != jwt {
             // A new JWT: the request, approval and validation of the old one do not carry over.
@@ -152,7 +155,7 @@ public enum CashAppOperations {
         section.merchantID = signing.merchantID
         section.redirectURI = signing.redirectURI
         section.signedAmount = signing.amount
-        section.currency = section.currency ?? signing.currency
+        section.currency = section.currency ?? signing.currency.code
         let signed = section
         try state.update { $0 = signed }
         return StepOutput(document: ["signing": signing.summary, "redirectUrl": document["redirectUrl"] ?? .null], status: response.status)
@@ -162,7 +165,7 @@ public enum CashAppOperations {
     /// job at validate-payment), with the amount parsed exactly from its decimal string.
     struct SigningData {
         var amount: Int
-        var currency: String
+        var currency: Currency
         var redirectURI: String
         var merchantID: String
         var header: JSON
@@ -174,7 +177,8 @@ public enum CashAppOperations {
                   let header = try? JSON.parse(headerBytes), let payload = try? JSON.parse(payloadBytes) else {
                 throw .unavailable("Afterpay's jwtToken is not a JWT (three base64url parts of JSON)", hint: "check AFTERPAY_PLUS_URL (see the answer with -v)")
             }
-            guard let text = payload["amount"]?["amount"]?.stringValue, let amount = DecimalAmount.minorUnits(text) else {
+            let currency = (try? Currency.parse(payload["amount"]?["currency"]?.stringValue ?? "USD")) ?? .usd
+            guard let text = payload["amount"]?["amount"]?.stringValue, let amount = currency.minorUnits(ofDecimal: text), amount > 0 else {
                 throw .failure("the JWT's amount.amount is not a decimal string: \(payload["amount"]?.serialized() ?? "missing")",
                                hint: "Afterpay signs amounts as strings such as \"50.00\"")
             }
@@ -185,14 +189,14 @@ public enum CashAppOperations {
                 throw .failure("Afterpay signed another checkout than the one sent", hint: "sign the checkout again")
             }
             self.amount = amount
-            currency = payload["amount"]?["currency"]?.stringValue ?? "USD"
+            self.currency = currency
             redirectURI = redirect
             merchantID = merchant
             self.header = header
         }
 
         var summary: JSON {
-            ["amount": .number(Double(amount)), "amountText": .string(DecimalAmount.text(amount)), "currency": .string(currency),
+            ["amount": .number(amount), "amountText": .string(currency.decimal(amount)), "currency": .string(currency.code),
              "redirectUri": .string(redirectURI), "merchantId": .string(merchantID),
              "alg": header["alg"] ?? .null, "kid": header["kid"] ?? .null]
         }
@@ -222,7 +226,7 @@ public enum CashAppOperations {
         }
         var request: [String: JSON] = [
             "actions": [["type": "ONE_TIME_PAYMENT", "scope_id": .string(scope == .brand ? brand : merchant),
-                         "amount": .number(Double(amount)), "currency": .string(section.currency ?? "USD")]],
+                         "amount": .number(amount), "currency": .string(section.currency ?? "USD")]],
             "channel": "IN_APP",
             // The signing data's redirectUri (the JWT payload's redirectUrl): where Cash App sends the customer back.
             "redirect_url": .string(args["redirectUrl"]?.interpolationText ?? section.redirectURI ?? CashAppProtocol.defaultConfirmURL),

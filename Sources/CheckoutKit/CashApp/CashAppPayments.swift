@@ -13,12 +13,16 @@ enum CashAppPayments {
         .init("summary.openToCapture", "what is left to capture, a decimal string"),
     ]
 
+    /// How much of an authorised order to capture, in the order's currency (known once the order is read).
+    static let captureAmount = FlowOperation.Parameter.amount(
+        "amount", .majorUnits, currency: nil, default: "all that is open",
+        help: "for an authorised order: how much to capture, in its currency's major units (19.99)")
+
     static let capture = FlowOperation(
         name: "cashapp.capture",
         summary: "Capture the payment: the whole checkout (POST /v2/payments/capture), or an authorised order (deferred capture).",
         requiredConfiguration: AfterpayClient.serverConfiguration, stateCheck: CashAppState.check,
-        parameters: [.init("amount", .string, default: "all that is open", help: "for an authorised order: how much to capture"),
-                     .init("merchantReference", .string)],
+        parameters: [captureAmount, .init("merchantReference", .string)],
         outputs: paymentOutputs
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = AfterpayClient(context)
@@ -113,8 +117,8 @@ enum CashAppPayments {
                                         state: CashAppState) async throws(Diagnostic) -> StepOutput {
         let context = client.context
         let before = try await client.server("GET", CashAppProtocol.paymentPath(order)).requireSuccess("reading order \(order)")
-        guard let open = before["openToCaptureAmount"]?["amount"]?.stringValue.flatMap({ DecimalAmount.minorUnits($0, allowingZero: true) }),
-              open > 0 else {
+        let currency = (try? Currency.parse(before["openToCaptureAmount"]?["currency"]?.stringValue ?? section.currency ?? "USD")) ?? .usd
+        guard let open = before["openToCaptureAmount"]?["amount"]?.stringValue.flatMap(currency.minorUnits(ofDecimal:)), open > 0 else {
             try record(before, state: state)
             // The settle command of a capture left open: the order captured whole means it went through; nothing open
             // in any other state (voided, expired) means it did not.
@@ -129,14 +133,13 @@ enum CashAppPayments {
             }
             throw .failure("order \(order) has nothing open to capture (\(paymentState))", hint: "see it with `checkout-driver cashapp payment`")
         }
-        let amount = try args["amount"].map { (v: JSON) throws(Diagnostic) -> Int in try DecimalAmount.parse(v, name: "amount") } ?? open
+        let amount = try captureAmount.minorUnits(in: args, currency: currency) ?? open
         guard amount <= open else {
-            throw .usage("cannot capture \(DecimalAmount.text(amount)): only \(DecimalAmount.text(open)) of order \(order) is open to capture",
-                         hint: "give at most \(DecimalAmount.text(open)), or leave --amount out to capture all of it")
+            throw .usage("cannot capture \(currency.format(amount)): only \(currency.format(open)) of order \(order) is open to capture",
+                         hint: "give at most \(currency.decimal(open)), or leave --amount out to capture all of it")
         }
-        let currency = before["openToCaptureAmount"]?["currency"]?.stringValue ?? section.currency ?? "USD"
         let requestID = try keptRequestID(\.captureRequestID, state: state)
-        var body: [String: JSON] = ["amount": ["amount": .string(DecimalAmount.text(amount)), "currency": .string(currency)],
+        var body: [String: JSON] = ["amount": ["amount": .string(currency.decimal(amount)), "currency": .string(currency.code)],
                                     "requestId": .string(requestID)]
         body["merchantReference"] = args["merchantReference"].map { .string($0.interpolationText) }
         let readBack = ReadBack(
@@ -144,18 +147,18 @@ enum CashAppPayments {
             replay: "capture request \(requestID)",
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 let now = try await client.server("GET", CashAppProtocol.paymentPath(order)).requireSuccess("reading order \(order)")
-                guard let left = now["openToCaptureAmount"]?["amount"]?.stringValue.flatMap({ DecimalAmount.minorUnits($0, allowingZero: true) }) else {
+                guard let left = now["openToCaptureAmount"]?["amount"]?.stringValue.flatMap(currency.minorUnits(ofDecimal:)) else {
                     return .notSeen(shows: "order \(order) shows no openToCaptureAmount")
                 }
                 if captured(amount, open: open, leftOpen: left, paymentState: now["paymentState"]?.stringValue) {
                     try record(now, state: state)
                     try state.update { $0.captureRequestID = nil }
                     return .tookEffect(StepOutput(document: ["payment": now, "summary": summary(now)], status: 200),
-                                       shows: "\(DecimalAmount.text(open - left)) was captured; \(DecimalAmount.text(left)) is still open")
+                                       shows: "\(currency.format(open - left)) was captured; \(currency.format(left)) is still open")
                 }
-                return .notSeen(shows: "\(DecimalAmount.text(left)) is still open to capture, as before")
+                return .notSeen(shows: "\(currency.format(left)) is still open to capture, as before")
             },
-            settle: { settleWays(["cashapp", "capture", "--amount", DecimalAmount.text(amount)], context: context,
+            settle: { settleWays(["cashapp", "capture", "--amount", currency.decimal(amount)], context: context,
                                  replay: "its requestId \(requestID) is kept, so Afterpay answers a repeat with the first capture") })
         return try await forgettingOnRefusal(\.captureRequestID, state: state) { () async throws(Diagnostic) -> StepOutput in
             try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in

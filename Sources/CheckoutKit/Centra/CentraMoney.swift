@@ -8,19 +8,23 @@ enum CentraMoney {
         var currencyNumeric: String?
         var shippingMethods: [JSON]
         var grandTotalText: String
+        /// The currency with the digits its denominator gives.
+        var money: Currency
+
 
         var json: JSON {
-            ["grandTotal": .number(Double(grandTotal)), "grandTotalText": .string(grandTotalText), "currency": .string(currency),
+            ["grandTotal": .number(grandTotal), "grandTotalText": .string(grandTotalText), "currency": .string(currency),
              "currencyNumeric": currencyNumeric.map(JSON.string) ?? .null, "shippingMethods": .array(shippingMethods)]
         }
     }
 
-    /// The number's shortest decimal text: the text that was sent, for any amount of up to 15 significant digits.
+    /// The number as Centra wrote it, without the zeros that end its fraction ("799.50" → "799.5", "799.0" → "799"); nil
+    /// for an exponent, which money is never written with.
     static func decimalText(_ value: JSON) -> String? {
-        guard case .number(let n) = value, n.isFinite else { return nil }
-        let text = "\(n)"
-        guard !text.contains("e") else { return nil }
-        return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
+        guard case .number(let n) = value, !n.literal.contains(where: { $0 == "e" || $0 == "E" }) else { return nil }
+        guard n.literal.contains(".") else { return n.literal }
+        let trimmed = n.literal.reversed().drop { $0 == "0" }.drop { $0 == "." }
+        return String(trimmed.reversed())
     }
 
     /// `{value, currency{denominator}}` in minor units, read digit by digit (never multiplied as a double).
@@ -60,12 +64,15 @@ enum CentraMoney {
         let methods = (selection["checkout"]?["shippingMethods"]?.arrayValue ?? []).map { m -> JSON in
             let price = m["price"].flatMap { try? minor($0) }
             return ["id": m["id"] ?? .null, "name": m["name"] ?? .null, "selected": m["selected"] ?? .null,
-                    "price": price.map { .number(Double($0)) } ?? .null,
+                    "price": price.map { .number($0) } ?? .null,
                     "priceText": price.map { .string(decimal($0, of: m["price"]!) + " " + (m["price"]?["currency"]?["code"]?.stringValue ?? "")) } ?? .null]
         }
         let grandTotal = try minor(total)
-        return Summary(grandTotal: grandTotal, currency: total["currency"]?["code"]?.stringValue ?? "?",
-                       currencyNumeric: total["currency"]?["isoNumber"]?.stringValue, shippingMethods: methods,
-                       grandTotalText: decimal(grandTotal, of: total))
+        let code = total["currency"]?["code"]?.stringValue ?? "?"
+        let numeric = total["currency"]?["isoNumber"]?.stringValue
+        let digits = String(total["currency"]?["denominator"]?.intValue ?? 100).count - 1
+        return Summary(grandTotal: grandTotal, currency: code, currencyNumeric: numeric, shippingMethods: methods,
+                       grandTotalText: decimal(grandTotal, of: total),
+                       money: Currency(alphabetic: code, numeric: numeric ?? "", minorDigits: digits))
     }
 }

@@ -65,10 +65,15 @@ public enum CentraOperations {
         return StepOutput(document: ["order": order, "summary": orderSummary(order)], status: response.status)
     }
 
+    /// Adyen takes minor units; a decimal is read in the selection's currency, which the operation reads as it runs.
+    static let expressAmount = FlowOperation.Parameter.amount(
+        "amount", .minorUnits, currency: nil, default: "the selection's grand total",
+        help: "digits are minor units (79900), a decimal the selection currency's major units (799.00)")
+
     static let expressConfig = operation(
         "centra.expressConfig", "Fetch the Adyen express checkout config (expressCheckoutWidgets).",
         parameters: [
-            .init("amount", .integer, range: MinorUnits.range, default: "the selection's grand total", help: "minor units"),
+            expressAmount,
             .init("lineItems", .array, default: "the selection's lines", help: "[{name, price}]"),
             .init("returnUrl", .string, default: "a loopback URL", help: "where Adyen returns"),
         ],
@@ -81,13 +86,14 @@ public enum CentraOperations {
         needs: CentraClient.requiredConfiguration + ["CENTRA_SHARED_SECRET"]
     ) { args, context throws(Diagnostic) in
         let client = try CentraClient(context)
-        var amount: Int?
-        if args["amount"] != nil { amount = try MinorUnits.parse(args["amount"]) }
+        // Minor units need no currency; a decimal is read in the selection's.
+        var amount = args["amount"].flatMap(Amount.text(of:)).map { $0.contains(".") } == true ? nil : try expressAmount.minorUnits(in: args)
         var lineItems = args["lineItems"]?.arrayValue
         if amount == nil || lineItems == nil {
             // What the sheet would show: the selection's total and lines (prices as decimal strings).
             let selection = try CentraClient.payload(try await client.call(CentraDocuments.selectionQuery), "selection", what: "selection")
-            if amount == nil { amount = try CentraMoney.summary(selection).grandTotal }
+            let summary = try CentraMoney.summary(selection)
+            if amount == nil { amount = try expressAmount.minorUnits(in: args, currency: summary.money) ?? summary.grandTotal }
             if lineItems == nil {
                 var items: [JSON] = []
                 for line in selection["lines"]?.arrayValue ?? [] {
@@ -98,7 +104,7 @@ public enum CentraOperations {
             }
         }
         let plugin: JSON = ["type": "express_checkout_adyen",
-                            "additionalData": ["amount": .number(Double(amount!)), "lineItems": .array(lineItems ?? []),
+                            "additionalData": ["amount": .number(amount!), "lineItems": .array(lineItems ?? []),
                                                "returnUrl": .string(args["returnUrl"]?.interpolationText ?? CentraProtocol.defaultReturnURL)]]
         let response = try await client.call(CentraDocuments.expressCheckoutWidgets, ["plugins": [plugin]])
         let payload = try CentraClient.payload(response, "expressCheckoutWidgets", what: "expressCheckoutWidgets")

@@ -9,6 +9,13 @@ public struct Flow: Sendable {
     public var vars: [String: JSON]
     /// What a variable means, for `flow describe` (the file's `varDescriptions`).
     public var varDescriptions: [String: String] = [:]
+    /// Where the flow was read from ("my-flow.json", "built-in flow bahn-apple-pay"), for messages.
+    public var source = ""
+    /// Where each declared variable's value was written, when not in this file's own `vars` ("my-flow.json:
+    /// $.steps[0].vars.amount", an include's): what a bad value is blamed on.
+    public var varSources: [String: String] = [:]
+    /// Variables the flow once had, with what took their place (a built-in flow's `BuiltinFlows.Entry.retired`).
+    public var retiredVariables: [String: String] = [:]
     public var steps: [Step]
     /// Steps that run after the main steps whether they passed or failed (a rollback, a cancel).
     public var finally: [Step]

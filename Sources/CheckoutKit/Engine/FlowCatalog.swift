@@ -10,6 +10,7 @@ public enum FlowCatalog {
             "arguments": .array(op.parameters.map(argument)), "outputs": .array(op.outputs.map(output)),
         ]
         if !op.requiredConfiguration.isEmpty { o["configuration"] = .array(op.requiredConfiguration.map(JSON.string)) }
+        if !op.alternatives.isEmpty { o["exactlyOneOf"] = .array(op.alternatives.map { .array($0.map(JSON.string)) }) }
         return .object(o)
     }
 
@@ -19,6 +20,10 @@ public enum FlowCatalog {
         if !p.help.isEmpty { o["help"] = .string(p.help) }
         if let range = p.range { o["minimum"] = JSON(range.lowerBound); o["maximum"] = JSON(range.upperBound) }
         if p.input != nil { o["file"] = true }
+        if let rule = p.amount {
+            o["notation"] = .string(rule.notation.rawValue)
+            o["currency"] = .string(rule.currencyArgument.map { "argument '\($0)'\(rule.defaultCurrency.map { " [default: \($0)]" } ?? "")" } ?? "learnt as the operation runs")
+        }
         return .object(o)
     }
 

@@ -27,7 +27,10 @@ public enum FlowFile {
             throw .data("\(source): not valid JSON: \(error)", hint: "a flow file is one JSON object; see README \"Flow files\"")
         }
         do {
-            return try FlowDecoder(registry: registry, includes: includes).flow(json, at: .root)
+            var flow = try FlowDecoder(registry: registry, includes: includes).flow(json, at: .root)
+            flow.source = source
+            flow.varSources = flow.varSources.mapValues { "\(source): \($0)" }
+            return flow
         } catch let error as FlowDecoder.Problem {
             throw .data("\(source): \(error.path): \(error.message)", hint: error.hint ?? "see README \"Flow files\" for the format")
         } catch {
@@ -63,6 +66,8 @@ struct FlowDecoder {
         /// Which include set each variable, to refuse two includes giving one variable different values.
         var setBy: [String: String] = [:]
         var conflicts: [String: [String]] = [:]
+        /// Where each variable's value was written, as a JSON path in this file (through the include that brought it).
+        var sources: [String: String] = [:]
         var varDescriptions: [String: String] = [:]
         var finally: [Step] = []
     }
@@ -115,6 +120,7 @@ struct FlowDecoder {
         let deadline = try o["deadline"].map { try seconds($0, at: path.appending("deadline")) }
         var flow = Flow(name: name, description: description, vars: vars, steps: steps, finally: finallySteps, deadline: deadline)
         flow.varDescriptions = varDescriptions
+        flow.varSources = included.sources.filter { ownVars[$0.key] == nil }
         flow.ownsState = true
         try checkNames(flow, at: path)
         return flow
@@ -177,6 +183,7 @@ struct FlowDecoder {
             throw Problem(path: at, message: "\(name) is not valid JSON: \(error)", hint: "a flow file is one JSON object")
         }
         var vars = flow.vars
+        var sources = Dictionary(uniqueKeysWithValues: flow.vars.keys.map { ($0, "\(path) (include \(name)): \(flow.varSources[$0] ?? "$.vars.\($0)")") })
         if let given = o["vars"] {
             let names = flow.variableNames
             for (variable, value) in try object(given, at: path.appending("vars"), allowed: nil).sorted(by: { $0.key < $1.key }) {
@@ -186,6 +193,7 @@ struct FlowDecoder {
                                   hint: "its variables: \(names.sorted().joined(separator: ", "))")
                 }
                 vars[variable] = value
+                sources[variable] = "\(path.appending("vars").appending(variable))"
             }
         }
         for (variable, value) in vars {
@@ -194,6 +202,7 @@ struct FlowDecoder {
             }
             included.vars[variable] = value
             included.setBy[variable] = name
+            included.sources[variable] = sources[variable]
         }
         included.varDescriptions.merge(flow.varDescriptions) { first, _ in first }
         included.finally = flow.finally.map { located($0, in: name) } + included.finally

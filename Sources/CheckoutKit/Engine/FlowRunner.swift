@@ -49,8 +49,9 @@ public struct FlowRunner: Sendable {
     /// variable, header values, a `bodyFile` — so that a mistake stops the run before the first request. `flow validate`
     /// runs exactly this, so it rejects what a run would.
     /// Returns the state document it checked against, for the run to template from.
+    /// - Parameter origins: where each of `overrides` came from (the command line when not given).
     @discardableResult
-    public func preflight(_ flow: Flow, vars overrides: [String: JSON]) throws(Diagnostic) -> JSON {
+    public func preflight(_ flow: Flow, vars overrides: [String: JSON], origins: [String: VariableOrigin] = [:]) throws(Diagnostic) -> JSON {
         let stateDocument = try state?.read() ?? .object([:])
         let decoder = FlowDecoder(registry: registry)
         var known = Set(flow.vars.keys).union(overrides.keys)
@@ -59,7 +60,7 @@ public struct FlowRunner: Sendable {
         if !allCaptures.isEmpty { _ = try state?.captures(in: stateDocument) }
         // What is known before the run: configuration, the state file, the command line's variables.
         var probe = TemplateScope(vars: overrides, env: { [configuration] in configuration.value($0) }, state: stateDocument)
-        for name in overrides.keys { probe.origins[name] = .commandLine }
+        probe.origins = Self.origins(of: flow, overrides: overrides, given: origins)
         for (name, value) in flow.vars.sorted(by: { $0.key < $1.key }) where overrides[name] == nil {
             for case .reference(let ref, nil, let source) in (try? Template.references(in: value)) ?? [] {
                 switch ref {
@@ -116,10 +117,10 @@ public struct FlowRunner: Sendable {
                 } catch { throw .internalError("\(error)") }
                 for variable in op.requiredConfiguration where configuration.value(variable) == nil { need(variable, by: "step '\(step.name)' (\(name))") }
                 if let check = op.stateCheck, let state { try check(stateDocument, state.path) }
-                if let check = op.argumentCheck {
-                    let known = (arguments.objectValue ?? [:]).compactMapValues { try? probe.render($0) }
-                    try check(.object(known), configuration)
-                }
+                // Every argument known before the run is checked as the run will check it, and a bad one blamed on its source.
+                let known = (arguments.objectValue ?? [:]).compactMapValues { try? probe.render($0) }
+                try checkArguments(known, of: op, step: step, scope: probe)
+                if let check = op.argumentCheck { try check(.object(known), configuration) }
                 // Input files whose path is known before the run (a literal, a variable, configuration) are read now.
                 for p in op.parameters {
                     guard let input = p.input, let template = arguments[p.name], let path = try? probe.render(template).stringValue else { continue }
@@ -141,13 +142,36 @@ public struct FlowRunner: Sendable {
         return stateDocument
     }
 
-    public func run(_ flow: Flow, vars overrides: [String: JSON] = [:]) async -> FlowResult {
+    public func run(_ flow: Flow, vars overrides: [String: JSON] = [:], origins: [String: VariableOrigin] = [:]) async -> FlowResult {
         // Run on the transport's own thread when it has one: a step's transfer then starts without a thread hop.
-        guard let executor = client.preferredExecutor else { return await execute(flow, vars: overrides) }
-        return await withTaskExecutorPreference(executor) { await execute(flow, vars: overrides) }
+        guard let executor = client.preferredExecutor else { return await execute(flow, vars: overrides, origins: origins) }
+        return await withTaskExecutorPreference(executor) { await execute(flow, vars: overrides, origins: origins) }
     }
 
-    private func execute(_ flow: Flow, vars overrides: [String: JSON]) async -> FlowResult {
+    /// Where each variable's value comes from: `given` for the overrides (the command line when not said), the flow file
+    /// for the others.
+    /// A declared variable whose value is exactly one reference takes that reference's source: `"${env.AMOUNT}"` is
+    /// configuration, `"${vars.amount}"` is wherever `amount` came from.
+    static func origins(of flow: Flow, overrides: [String: JSON], given: [String: VariableOrigin]) -> [String: VariableOrigin] {
+        var origins: [String: VariableOrigin] = [:]
+        for name in flow.vars.keys { origins[name] = .declared(flow.varSources[name] ?? "\(flow.source): $.vars.\(name)") }
+        for name in overrides.keys { origins[name] = given[name] ?? .commandLine }
+        func only(_ name: String) -> Template.Reference? {
+            guard overrides[name] == nil, let text = flow.vars[name]?.stringValue, let segments = try? Template.parse(text),
+                  segments.count == 1, case .reference(let ref, nil, _) = segments[0] else { return nil }
+            return ref
+        }
+        for name in flow.vars.keys {
+            switch only(name) {
+            case .env(let variable)?: origins[name] = .configuration(variable)
+            case .vars(let other, let path)? where path.components.isEmpty: origins[name] = .sameAs(other)
+            default: break
+            }
+        }
+        return origins
+    }
+
+    private func execute(_ flow: Flow, vars overrides: [String: JSON], origins: [String: VariableOrigin]) async -> FlowResult {
         let started = Date()
         let clock = ContinuousClock.now
         var result = FlowResult(name: flow.name, environment: settings.environment, startedAt: started, duration: 0,
@@ -155,7 +179,7 @@ public struct FlowRunner: Sendable {
         // A flow that cannot start (a missing credential, an unknown variable) has no steps to report: it
         // finishes without ever starting.
         let stateDocument: JSON
-        do { stateDocument = try preflight(flow, vars: overrides) } catch {
+        do { stateDocument = try preflight(flow, vars: overrides, origins: origins) } catch {
             result.failure = error
             result.duration = Date().timeIntervalSince(started)
             events(.flowFinished(result))
@@ -170,14 +194,11 @@ public struct FlowRunner: Sendable {
         // Values from the command line are taken literally, and come first. Declared defaults may themselves be
         // templates (`"order_id": "${uuid}"`, `"total": "${vars.amount}"`): rendered once, up front, each after the
         // variables it refers to, so every step sees the same value.
-        for (name, value) in overrides {
-            scope.vars[name] = value
-            scope.origins[name] = .commandLine
-        }
+        scope.origins = Self.origins(of: flow, overrides: overrides, given: origins)
+        for (name, value) in overrides { scope.vars[name] = value }
         let order = (try? FlowDecoder.variableOrder(flow.vars)) ?? flow.vars.keys.sorted()
         for name in order where overrides[name] == nil {
             guard let value = flow.vars[name] else { continue }
-            scope.origins[name] = .flowFile
             do { scope.vars[name] = try scope.render(value) } catch {
                 let missing = (error as? TemplateScope.Unresolved)?.missingVariable
                 result.failure = missing.map { configuration.missing($0, neededBy: "flow variable '\(name)'") }
@@ -323,6 +344,7 @@ public struct FlowRunner: Sendable {
             guard let op = registry[name] else { throw .internalError("operation \(name) vanished from the registry") }
             try checkOneLine(step, scope: scope)
             let rendered = try renderValue(arguments, scope: scope, step: step)
+            try checkArguments(rendered.objectValue ?? [:], of: op, step: step, scope: scope)
             return try await op.body(rendered, context)
         }
     }
@@ -369,39 +391,25 @@ public struct FlowRunner: Sendable {
     }
 
     /// A value that goes into a header (or an argument that will) must be one line. The flow file's own text was
-    /// checked when it was read; here each reference's value is, and a bad one is blamed on where it came from:
-    /// configuration (78), the command line (64), the flow file or the state file (65), a response (the step fails).
+    /// checked when it was read; here each reference's value is, and a bad one is blamed on where it came from.
     private func checkOneLine(_ template: String, into target: String, scope: TemplateScope, step: Step) throws(Diagnostic) {
         guard let segments = try? Template.parse(template) else { return }
         for case .reference(let ref, _, let source) in segments {
+            if case .uuid = ref { continue }
+            if case .now = ref { continue }
             guard let value = scope.lookup(ref), let problem = HeaderSafety.problem(value.interpolationText) else { continue }
-            let what = "\(source) \(problem), which cannot go into \(target); nothing was sent"
-            switch ref {
-            case .env(let name):
-                throw .configuration("step '\(step.name)': configuration variable \(name) \(problem), which cannot go into \(target); nothing was sent",
-                                     hint: "give \(name) a one-line value (--set, the environment, .env or the profile)")
-            case .vars(let name, _):
-                switch scope.origins[name] {
-                case .commandLine?:
-                    throw .usage("--var \(name) \(problem), which cannot go into \(target) (step '\(step.name)'); nothing was sent",
-                                 hint: "pass a one-line value (with --var or in --vars-file)")
-                case .captured(let from)?:
-                    throw .failure("step '\(step.name)': \(what) (the value was captured from step '\(from)''s response)",
-                                   hint: "capture a field that holds one line, or check what the service answered with -v")
-                default:
-                    throw .data("step '\(step.name)': flow variable '\(name)' \(problem), which cannot go into \(target); nothing was sent",
-                                hint: "give the variable a one-line value in the flow's \"vars\"")
-                }
-            case .steps(let name, _):
-                throw .failure("step '\(step.name)': \(what) (the value comes from step '\(name)''s response)",
-                               hint: "use a field that holds one line, or check what the service answered with -v")
-            case .state:
-                throw .data("step '\(step.name)': \(what) (the value comes from the state file \(state?.path ?? ""))",
-                            hint: "fix that entry of the state file")
-            case .uuid, .now:
-                continue
-            }
+            let blame = ValueBlame(step: step, problem: "\(problem), which cannot go into \(target)", hint: "give it a one-line value",
+                                   showsValue: false, stateFile: state?.path)
+            throw blame.diagnostic(value, template: .string(source), scope: scope)
         }
+    }
+
+    /// The arguments' values as the operation will read them (`FlowOperation.check`); a bad one blamed on its source.
+    private func checkArguments(_ arguments: [String: JSON], of op: FlowOperation, step: Step, scope: TemplateScope) throws(Diagnostic) {
+        guard case .operation(_, let templates) = step.action, let problem = op.check(arguments, templates: templates) else { return }
+        let blame = ValueBlame(step: step, problem: problem.problem, target: "argument '\(problem.argument)' of \(op.name)",
+                               hint: problem.hint, stateFile: state?.path)
+        throw blame.diagnostic(problem.value, template: templates[problem.argument], scope: scope)
     }
 
     private func renderText(_ text: String, scope: TemplateScope, step: Step) throws(Diagnostic) -> String {
@@ -522,7 +530,7 @@ public struct FlowRunner: Sendable {
     static func looselyEqual(_ a: JSON, _ b: JSON) -> Bool {
         if a == b { return true }
         switch (a, b) {
-        case (.number(let n), .string(let s)), (.string(let s), .number(let n)): return Double(s) == n
+        case (.number(let n), .string(let s)), (.string(let s), .number(let n)): return Double(s) == n.double
         case (.bool(let x), .string(let s)), (.string(let s), .bool(let x)): return s == String(x)
         default: return false
         }

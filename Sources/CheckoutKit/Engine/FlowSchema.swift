@@ -125,6 +125,8 @@ public enum FlowSchema {
             case .boolean: kind = ["type": "boolean"]
             case .object: kind = ["type": "object"]
             case .array: kind = ["type": "array"]
+            // Digits with an optional fraction, as a number or a string; the currency's digits are checked by `flow validate`.
+            case .amount: kind = ["anyOf": [p.amount?.allowsZero == true ? ["type": "number", "minimum": 0] : ["type": "number", "exclusiveMinimum": 0], ["type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?$"]]]
             case .any: kind = [:]
             }
             var property: JSON = p.kind == .string || p.kind == .any ? kind : ["anyOf": [kind, ["$ref": "#/$defs/template"]]]
@@ -135,13 +137,18 @@ public enum FlowSchema {
             }
             properties[p.name] = property
         }
-        return [
+        var schema: [String: JSON] = [
             "type": "object",
             "description": .string(op.summary),
             "additionalProperties": false,
             "properties": .object(properties),
             "required": .array(op.parameters.filter(\.required).map { .string($0.name) }),
         ]
+        // Exactly one of each set of alternatives.
+        if !op.alternatives.isEmpty {
+            schema["allOf"] = .array(op.alternatives.map { names in ["oneOf": .array(names.map { ["required": [.string($0)]] })] })
+        }
+        return .object(schema)
     }
 
     static let request: JSON = [

@@ -4,7 +4,7 @@ import Foundation
 /// supplies retries, polling, templating, recording and reporting around them.
 public struct FlowOperation: Sendable {
     public struct Parameter: Sendable {
-        public enum Kind: String, Sendable { case string, integer, number, boolean, object, array, any }
+        public enum Kind: String, Sendable { case string, integer, number, boolean, object, array, amount, any }
         public var name: String
         public var kind: Kind
         public var required: Bool
@@ -20,6 +20,40 @@ public struct FlowOperation: Sendable {
         /// What the operation does when the argument is left out, in words (`flow ops`, `flow schema`): "USD", "the state
         /// file's last intent".
         public var defaultValue: String?
+        /// For an amount: how it is read (`Amount.minorUnits`) and in which currency.
+        public var amount: AmountRule?
+
+        /// An amount argument: a JSON number or string read by `notation` in the currency of the argument `currency`
+        /// (`defaultCurrency` when that is left out; nil `currency`: the operation learns it as it runs, as Centra's
+        /// selection gives it).
+        public static func amount(_ name: String, _ notation: AmountNotation, currency: String?, defaultCurrency: String? = nil,
+                                  allowingZero: Bool = false, required: Bool = false, default defaultValue: String? = nil,
+                                  help: String) -> Parameter {
+            var p = Parameter(name, .amount, required: required, default: defaultValue, help: help)
+            p.amount = AmountRule(notation: notation, currencyArgument: currency, defaultCurrency: defaultCurrency, allowsZero: allowingZero)
+            return p
+        }
+
+        /// The same parameter, required.
+        public var asRequired: Parameter {
+            var p = self
+            p.required = true
+            return p
+        }
+
+        /// The minor units of this amount argument in `arguments` (nil when it is left out), in the currency its rule names
+        /// or, when the operation learnt it as it ran, `currency`. The engine has checked the value before the step ran
+        /// (`FlowOperation.check`); a refusal here is an operation's own use.
+        public func minorUnits(in arguments: JSON, currency known: Currency? = nil) throws(Diagnostic) -> Int? {
+            guard let value = arguments[name], let rule = amount else { return nil }
+            var currency = known
+            if currency == nil { currency = try rule.currency(in: arguments) }
+            switch Amount.minorUnits(value, notation: rule.notation, currency: currency, allowingZero: rule.allowsZero) {
+            case .success(let minor): return minor
+            case .failure(let refusal):
+                throw .usage("\(name) \(value.shownInMessage) \(refusal.problem)", hint: Amount.forms(rule.notation, currency: currency))
+            }
+        }
 
         public init(_ name: String, _ kind: Kind, required: Bool = false, multiline: Bool = false, range: ClosedRange<Int>? = nil,
                     input: InputFile? = nil, default defaultValue: String? = nil, help: String = "") {
@@ -65,6 +99,76 @@ public struct FlowOperation: Sendable {
         }
     }
 
+    /// How an amount argument is read, and where its currency comes from.
+    public struct AmountRule: Sendable {
+        public var notation: AmountNotation
+        public var currencyArgument: String?
+        public var defaultCurrency: String?
+        public var allowsZero = false
+
+        /// The currency `arguments` give the amount (nil when the operation learns it as it runs).
+        func currency(in arguments: JSON) throws(Diagnostic) -> Currency? {
+            guard let argument = currencyArgument, let code = arguments[argument]?.interpolationText ?? defaultCurrency else { return nil }
+            return try Currency.parse(code)
+        }
+    }
+
+    /// An argument whose value the operation would refuse: the check the engine makes of every step's arguments before
+    /// the step runs, and `flow validate` of those known before the run.
+    public struct ArgumentProblem: Error, Sendable {
+        /// The argument the value is wrong for (the currency's, when an amount's currency is unknown).
+        public var argument: String
+        public var value: JSON
+        /// A clause that follows the value: "has 2 decimals, and JPY has none".
+        public var problem: String
+        public var hint: String
+    }
+
+    /// Checks each argument of `arguments` (rendered: the known ones, before the run; all, as the step runs) as the
+    /// operation will read it: amounts by their rule, integers by kind and range, booleans by kind. An argument whose
+    /// currency is a template not known yet is left to the run.
+    public func check(_ arguments: [String: JSON], templates: JSON) -> ArgumentProblem? {
+        for p in parameters {
+            guard let value = arguments[p.name] else { continue }
+            switch p.kind {
+            case .amount:
+                guard let rule = p.amount else { continue }
+                guard let argument = rule.currencyArgument else {
+                    // The currency is learnt as the operation runs: the form is all there is to check before.
+                    if let refusal = Amount.formRefusal(value) {
+                        return ArgumentProblem(argument: p.name, value: value, problem: refusal.problem, hint: Amount.forms(rule.notation, currency: nil))
+                    }
+                    continue
+                }
+                if arguments[argument] == nil, templates[argument] != nil { continue }
+                let currency: Currency?
+                do { currency = try rule.currency(in: .object(arguments)) } catch {
+                    let code = rule.currencyArgument.flatMap { arguments[$0] } ?? .null
+                    return ArgumentProblem(argument: rule.currencyArgument ?? p.name, value: code, problem: "is no currency: \(error.message)",
+                                           hint: error.hint ?? "give an ISO 4217 code")
+                }
+                if case .failure(let refusal) = Amount.minorUnits(value, notation: rule.notation, currency: currency, allowingZero: rule.allowsZero) {
+                    return ArgumentProblem(argument: p.name, value: value, problem: refusal.problem, hint: Amount.forms(rule.notation, currency: currency))
+                }
+            case .integer:
+                guard let range = p.range else { continue }
+                guard let i = value.intValue else {
+                    return ArgumentProblem(argument: p.name, value: value, problem: "is \(value.kindName), not an integer", hint: "give a whole number from \(range.lowerBound) to \(range.upperBound)")
+                }
+                if !range.contains(i) {
+                    return ArgumentProblem(argument: p.name, value: value, problem: "is out of range \(range.lowerBound)…\(range.upperBound)", hint: "give a whole number from \(range.lowerBound) to \(range.upperBound)")
+                }
+            case .boolean:
+                if value.boolValue == nil {
+                    return ArgumentProblem(argument: p.name, value: value, problem: "is \(value.kindName), not true or false", hint: "give true or false")
+                }
+            case .string, .number, .object, .array, .any:
+                continue
+            }
+        }
+        return nil
+    }
+
     public typealias Body = @Sendable (_ arguments: JSON, _ context: OperationContext) async throws(Diagnostic) -> StepOutput
     /// Decodes the state-file section the operation reads and writes (the document, the file's path), so that a
     /// wrong-typed section stops the run before its first request rather than after a request that cannot be recorded.
@@ -82,12 +186,16 @@ public struct FlowOperation: Sendable {
     public var requiredConfiguration: [String]
     public var stateCheck: StateCheck?
     public var argumentCheck: ArgumentCheck?
+    /// Sets of arguments of which a step gives exactly one (an Apple Pay token's `amount` or `total`).
+    public var alternatives: [[String]]
     public var body: Body
 
     public init(name: String, summary: String, requiredConfiguration: [String] = [], stateCheck: StateCheck? = nil,
-                argumentCheck: ArgumentCheck? = nil, parameters: [Parameter], outputs: [Output] = [], body: @escaping Body) {
+                argumentCheck: ArgumentCheck? = nil, alternatives: [[String]] = [], parameters: [Parameter], outputs: [Output] = [],
+                body: @escaping Body) {
         self.name = name
         self.summary = summary
+        self.alternatives = alternatives
         self.parameters = parameters
         self.outputs = outputs
         self.requiredConfiguration = requiredConfiguration
@@ -108,6 +216,11 @@ public struct FlowOperation: Sendable {
             throw FlowDecoder.Problem(path: path.appending(key), message: "\(name) has no argument '\(key)'\(suggestion)",
                                       hint: "arguments: \(names.joined(separator: ", "))")
         }
+        for names in alternatives where names.filter({ o[$0] != nil }).count != 1 {
+            let given = names.filter { o[$0] != nil }
+            throw FlowDecoder.Problem(path: given.count > 1 ? path.appending(given[1]) : path,
+                                      message: "\(name) takes exactly one of \(names.map { "'\($0)'" }.joined(separator: " and ")), \(given.isEmpty ? "and none is given" : "not both")")
+        }
         for p in parameters {
             guard let value = o[p.name] else {
                 if p.required { throw FlowDecoder.Problem(path: path, message: "\(name) needs argument '\(p.name)'") }
@@ -124,14 +237,17 @@ public struct FlowOperation: Sendable {
             case .boolean: value.boolValue != nil
             case .object: value.objectValue != nil
             case .array: value.arrayValue != nil
+            case .amount: Amount.text(of: value) != nil
             case .any: true
             }
             if !ok {
-                throw FlowDecoder.Problem(path: path.appending(p.name), message: "expected \(p.kind.rawValue), found \(value.kindName)")
+                throw FlowDecoder.Problem(path: path.appending(p.name), message: "expected \(p.kind == .amount ? "an amount (a number or a decimal string)" : p.kind.rawValue), found \(value.kindName)")
             }
-            if let range = p.range, let i = value.intValue, !range.contains(i) {
-                throw FlowDecoder.Problem(path: path.appending(p.name), message: "\(value.interpolationText) is out of range \(range.lowerBound)…\(range.upperBound)")
-            }
+        }
+        // Literals are checked as the run will check them (a template's value, when it is known).
+        let literals = o.filter { if case .string(let s) = $0.value { !s.contains("${") } else { true } }
+        if let problem = check(literals, templates: arguments) {
+            throw FlowDecoder.Problem(path: path.appending(problem.argument), message: "\(problem.value.shownInMessage) \(problem.problem)", hint: problem.hint)
         }
     }
 }

@@ -126,14 +126,8 @@ public struct TemplateScope: Sendable {
     public var steps: [String: JSON]
     public var env: @Sendable (String) -> String?
     public var state: JSON
-    /// Where each variable's value came from, so that a bad value is blamed on its source.
+    /// Where each variable's value came from, so that a bad value is blamed on its source (`ValueBlame`).
     var origins: [String: VariableOrigin] = [:]
-
-    enum VariableOrigin: Sendable {
-        case commandLine
-        case flowFile
-        case captured(step: String)
-    }
 
     public init(vars: [String: JSON] = [:], steps: [String: JSON] = [:], env: @escaping @Sendable (String) -> String? = { _ in nil },
                 state: JSON = .object([:])) {

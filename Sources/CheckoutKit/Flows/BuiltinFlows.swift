@@ -12,15 +12,19 @@ public enum BuiltinFlows {
         /// Outside `--env local` a person must act in it: approve in Cash App, answer a 3DS challenge in a browser.
         /// (The local emulator approves and answers by itself.)
         public let needsPerson: Bool
+        /// Variables the flow once had, each with what took its place: a `--var` of an old name, or a recording made with
+        /// one, is told what changed instead of only that the name is unknown.
+        public let retired: [String: String]
 
         /// A file of `Flows/Builtin/`, as `PackageResources` embeds it. Its name and description are the file's own;
         /// `BuiltinFlowsTests` checks that every file decodes and is named after its flow.
-        init(_ file: [UInt8], needsPerson: Bool = false) {
+        init(_ file: [UInt8], needsPerson: Bool = false, retired: [String: String] = [:]) {
             source = String(decoding: file, as: UTF8.self)
             let json = try? JSON.parse(Data(file))
             name = json?["name"]?.stringValue ?? ""
             description = json?["description"]?.stringValue ?? ""
             self.needsPerson = needsPerson
+            self.retired = retired
         }
     }
 
@@ -33,7 +37,9 @@ public enum BuiltinFlows {
     public static func unattended(local: Bool) -> [Entry] { local ? all : all.filter { !$0.needsPerson } }
 
     public static func load(_ entry: Entry, registry: OperationRegistry) throws(Diagnostic) -> Flow {
-        try FlowFile.decode(Data(entry.source.utf8), source: "built-in flow \(entry.name)", registry: registry)
+        var flow = try FlowFile.decode(Data(entry.source.utf8), source: "built-in flow \(entry.name)", registry: registry)
+        flow.retiredVariables = entry.retired
+        return flow
     }
 
     /// Raw HTTP requests against the emulator's demo routes: every engine feature in one short flow.

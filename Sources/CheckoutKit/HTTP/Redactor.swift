@@ -136,7 +136,7 @@ public final class Redactor: Sendable {
             // its `data` and `signature` are secrets, its header's transaction id is not.
             if let embedded = Self.embeddedJSON(s) { harvest(embedded, underSensitiveKey: false) }
         case .number(let n) where underSensitiveKey:
-            register(JSON.format(n))
+            register(n.literal)
         default:
             break
         }

@@ -75,14 +75,15 @@ struct AfterpayEmulator: Sendable {
                                            "redirectCheckoutUrl": .string(baseURL() + CashAppRules.afterpayPrefix + "/checkout/" + checkout.token)])
     }
 
-    /// An Afterpay Money object `{amount: "50.00", currency: "USD"}` in cents: more than zero, in USD, with exactly two
-    /// decimals (`minDecimals` 0 lets the v3 button's "10" through).
+    /// An Afterpay Money object `{amount: "50.00", currency: "USD"}` in cents: in USD — said first, since an amount is
+    /// written by its currency's digits — more than zero, with exactly two decimals (`minDecimals` 0 lets the v3 button's
+    /// "10" through).
     static func amount(_ money: [String: JSON]?, field: String, minDecimals: Int = 2, allowZero: Bool = false) throws(AfterpayFailure) -> Int {
-        guard let text = money?.string("amount"), let cents = DecimalAmount.exactMinorUnits(text, minimumDecimals: minDecimals), cents > 0 || allowZero else {
-            throw AfterpayFailure.invalidObject("\(field).amount must be a decimal string like \"50.00\"\(allowZero ? "" : ", more than 0").")
-        }
         guard money?.string("currency") == CashAppRules.currency else {
             throw AfterpayFailure.invalidObject("\(field).currency must be \(CashAppRules.currency).")
+        }
+        guard let text = money?.string("amount"), let cents = DecimalAmount.exactMinorUnits(text, minimumDecimals: minDecimals), cents > 0 || allowZero else {
+            throw AfterpayFailure.invalidObject("\(field).amount must be a decimal string like \"50.00\"\(allowZero ? "" : ", more than 0").")
         }
         return cents
     }

@@ -24,7 +24,7 @@ extension GraphQLValue {
         switch json {
         case .null: self = .null
         case .bool(let b): self = .bool(b)
-        case .number(let n): self = json.intValue.map(GraphQLValue.int) ?? .float(n)
+        case .number(let n): self = json.intValue.map(GraphQLValue.int) ?? .float(n.double)
         case .string(let s): self = .string(s)
         case .array(let items): self = .list(items.map(GraphQLValue.init))
         case .object(let members): self = .object(members.keys.sorted().map { ($0, GraphQLValue(members[$0]!)) })

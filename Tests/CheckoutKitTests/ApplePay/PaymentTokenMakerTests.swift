@@ -141,13 +141,4 @@ import Testing
         #expect(error?.code == .dataError)
         #expect(error?.message.contains("f.pem") == true)
     }
-
-    @Test func currencyCodes() throws {
-        #expect(try CurrencyCode.numeric("VND") == "704")
-        #expect(try CurrencyCode.numeric("usd") == "840")
-        #expect(try CurrencyCode.numeric("036") == "036")
-        let error = #expect(throws: Diagnostic.self) { try CurrencyCode.numeric("XYZ") }
-        #expect(error?.code == .usage)
-        #expect(error?.hint?.contains("704") == true)
-    }
 }

@@ -100,10 +100,17 @@ import TestSupport
         #expect(server.requests.count == 1, "a mutation is never repeated")
     }
 
+    /// A literal amount is refused when the flow is read; one from a variable before the step sends anything, naming it.
     @Test func aBadAmountIsRefusedBeforeAnythingIsSent() async throws {
         let server = try TestServer { _, _ in .json(200, ["data": ["ping": "pong"]]) }
-        let result = try await Self.harness(server).run(Self.step("braintree.charge", #"{ "nonce": "n-123456", "amount": "10.001" }"#))
+        let literal = #expect(throws: Diagnostic.self) {
+            try Self.harness(server).flow(Self.step("braintree.charge", #"{ "nonce": "n-123456", "amount": "10.001" }"#))
+        }
+        #expect(literal?.message.hasSuffix("$.steps[0].with.amount: 10.001 has 3 decimals, and USD has 2") == true, "\(literal?.message ?? "")")
+        let result = try await Self.harness(server).run(Self.step("braintree.charge", #"{ "nonce": "n-123456", "amount": "${vars.a}" }"#),
+                                                        vars: ["a": "10.001"])
         #expect(result.exitCode == .usage)
+        #expect(result.failure?.message == "--var a=10.001 has 3 decimals, and USD has 2 (step 's', argument 'amount' of braintree.charge); nothing was sent")
         #expect(server.requests.isEmpty)
     }
 

@@ -54,12 +54,12 @@ import Testing
     @Test func braintreeApplePayTakesEveryOption() throws {
         var o = CommandFlows.BraintreeApplePay(amount: 1050)
         o.authorizeOnly = true
-        o.currency = "usd"
+        o.currency = .usd
         o.clientToken = "ct"
         o.orderID = "o-1"
         o.tokenFile = "t.json"
         let flow = try CommandFlows.braintreeApplePay(o, registry: Self.registry)
-        #expect(flow.vars["amount"] == "10.50" && flow.vars["amount_minor"] == 1050 && flow.vars["currency"] == "USD")
+        #expect(flow.vars["amount"] == "10.50" && flow.vars["amount_minor"] == nil && flow.vars["currency"] == "USD")
         #expect(flow.steps.map(\.name) == ["config", "tokenize", "authorize"], "no token made, no capture yet")
         #expect(Self.arguments(flow, "config")?["clientToken"] == "ct" && Self.arguments(flow, "tokenize")?["clientToken"] == "ct")
         #expect(Self.arguments(flow, "authorize")?["orderId"] == "o-1")
