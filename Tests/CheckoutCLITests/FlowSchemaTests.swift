@@ -31,6 +31,8 @@ import TestSupport
         ("amount-with-a-comma", header + token + #"{"amount": "12,00", "currency": "USD"}}]}"#),
         ("amount-and-total", header + token + #"{"amount": 1200, "total": "12.00", "currency": "USD"}}]}"#),
         ("neither-amount-nor-total", header + token + #"{"currency": "USD"}}]}"#),
+        ("choice-unknown", header + #"{"name": "c", "use": "bahn.confirm", "with": {"intent": "pi_1", "tokenFile": "t.json", "captureMethod": "later"}}]}"#),
+        ("duration-not-positive", header + #"{"name": "w", "use": "bahn.awaitWebhook", "with": {"type": "payment_intent.status.succeeded", "timeout": 0}}]}"#),
         ("with-on-a-request", header + #"{"name": "a", "request": {"url": "http://x"}, "with": {}}]}"#),
         ("status-out-of-range", header + #"{"name": "a", "request": {"url": "http://x"}, "expect": {"status": 99}}]}"#),
         ("status-empty-list", header + #"{"name": "a", "request": {"url": "http://x"}, "expect": {"status": []}}]}"#),

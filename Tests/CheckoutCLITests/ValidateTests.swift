@@ -1,3 +1,4 @@
+import CheckoutKit
 import Foundation
 import SandboxEmulator
 import Testing
@@ -32,6 +33,11 @@ import TestSupport
         (#"{"name": "bad", "vars": {"amount": 8000, "total": "${vars.amount}"}, "steps": ["# + intent("${vars.total}") + "]}", ["--var", "amount=abc"], 64,
          "--var amount=abc is not a number (step 'i', argument 'amount' of bahn.createIntent)"),
         (#"{"name": "bad", "vars": {"amount": "12,5"}, "steps": ["# + intent("${vars.amount}") + "]}", [], 65, "flow variable amount='12,5' ("),
+        // A duration and a choice are checked as the run reads them too, before the steps before them send anything.
+        (header + intent("1") + #", {"name": "p", "use": "cashapp.poll", "with": {"timeout": "${vars.wait}"}}]}"#, ["--var", "wait=soon"], 64,
+         "--var wait=soon is not a positive number of seconds or a duration (step 'p', argument 'timeout' of cashapp.poll); nothing was sent"),
+        (header + #"{"name": "c", "use": "bahn.confirm", "with": {"intent": "pi_1", "tokenFile": "t.json", "captureMethod": "${vars.m}"}}]}"#,
+         ["--var", "m=later"], 64, "--var m=later is not one of manual, automatic (step 'c', argument 'captureMethod' of bahn.confirm)"),
     ])
     func validateAndRunRejectTheSameFlowTheSameWay(flow: String, options: [String], status: Int32, message: String) async throws {
         let s = try Scratch()
@@ -91,10 +97,23 @@ import TestSupport
         let s = try Scratch()
         let r = try await BinaryRunner.run(["flow", "validate", "bahn-apple-pay"], home: s.path)
         #expect(r.status == 0, "\(r.all)")
-        #expect(r.stdout == "bahn-apple-pay: valid, 5 steps, 0 finally (environment local)\n")
+        #expect(r.stdout == "bahn-apple-pay: valid, 5 steps (environment local)\n")
         let json = try await BinaryRunner.run(["flow", "validate", "emulator-orders", "--format", "json"], home: s.path)
         let doc = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
-        #expect(doc["valid"] as? Bool == true && doc["steps"] as? Int == 4)
+        #expect(doc["valid"] as? Bool == true && doc["steps"] as? Int == 4 && doc["finally"] as? Int == 1)
+    }
+
+    /// `flow validate` and `flow run` count a flow's steps the same way: the main steps, and the finally steps apart.
+    @Test func validateAndRunCountStepsAlike() async throws {
+        let s = try Scratch()
+        let validate = try await BinaryRunner.run(["flow", "validate", "emulator-orders"], home: s.path)
+        #expect(validate.stdout == "emulator-orders: valid, 4 steps, 1 finally (environment local)\n", "\(validate.all)")
+        let run = try await BinaryRunner.run(["flow", "run", "emulator-orders"], home: s.path)
+        #expect(run.stdout.hasPrefix("flow emulator-orders (4 steps, 1 finally)\n"), "\(run.stdout)")
+        #expect(run.stdout.contains(/\npassed: emulator-orders, 4 steps, 1 finally in \d+ ms\n/), "\(run.stdout)")
+        let events = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--format", "jsonl"], home: s.path)
+        let started = try JSON.parse(String(events.stdout.split(separator: "\n").first ?? ""))
+        #expect(started["event"] == "flow_started" && started["steps"] == 4 && started["finally"] == 1, "\(started)")
     }
 
     /// What can be checked without the network is checked before the first request, by `flow run` and `flow validate`

@@ -110,6 +110,7 @@ extension FlowCommands {
                 var facts = [p.kind.rawValue, p.required ? "required" : "optional"]
                 if let range = p.range { facts.append("\(range.lowerBound)…\(range.upperBound)") }
                 if p.input != nil { facts.append("a file") }
+                if let choices = p.choices { facts.append(choices.joined(separator: "|")) }
                 if let rule = p.amount { facts.append(rule.currencyArgument.map { "currency from '\($0)'" } ?? "in the currency it learns") }
                 let meaning = [p.help, p.defaultValue.map { "[default: \($0)]" } ?? ""].filter { !$0.isEmpty }.joined(separator: " ")
                 return [p.name, facts.joined(separator: ", "), meaning]

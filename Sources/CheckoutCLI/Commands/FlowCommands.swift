@@ -172,9 +172,9 @@ enum FlowCommands {
         defer { environment.shutdown() }
         try environment.makeRunner(registry: registry, reporters: Reporters(all: []), services: RunServices())
             .preflight(flow, vars: given.values, origins: given.origins)
-        let steps = "\(flow.steps.count) step\(flow.steps.count == 1 ? "" : "s")"
         if environment.settings.format == .text {
-            Console.shared.out("\(flow.name): valid, \(steps), \(flow.finally.count) finally (environment \(environment.configuration.environment))")
+            let steps = Flow.countText(steps: flow.steps.count, finally: flow.finally.count)
+            Console.shared.out("\(flow.name): valid, \(steps) (environment \(environment.configuration.environment))")
         } else {
             Console.shared.out(JSON.object(["flow": .string(flow.name), "valid": true, "steps": .number(Double(flow.steps.count)),
                                             "finally": .number(Double(flow.finally.count)),

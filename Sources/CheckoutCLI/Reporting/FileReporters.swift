@@ -28,7 +28,7 @@ struct HARReporter: Reporter {
 
     func handle(_ event: FlowEvent) {
         switch event {
-        case .flowStarted(let name, let environment, _):
+        case .flowStarted(let name, let environment, _, _):
             flow.mutate { $0 = $0 ?? name }
             run.mutate { if $0["flow"] == nil { $0["flow"] = .string(name); $0["environment"] = .string(environment) } }
         case .stepFinished(let step):

@@ -34,8 +34,8 @@ enum EventJSON {
 
     static func event(_ e: FlowEvent, redactor: Redactor) -> JSON {
         switch e {
-        case .flowStarted(let name, let env, let steps):
-            return ["event": "flow_started", "flow": .string(name), "environment": .string(env), "steps": .number(Double(steps))]
+        case .flowStarted(let name, let env, let steps, let finally):
+            return ["event": "flow_started", "flow": .string(name), "environment": .string(env), "steps": .number(steps), "finally": .number(finally)]
         case .stepStarted(let name, let index, let isFinally):
             return ["event": "step_started", "step": .string(name), "index": .number(Double(index)), "finally": .bool(isFinally)]
         case .exchange(let x):

@@ -18,8 +18,8 @@ struct TextReporter: Reporter {
 
     func handle(_ event: FlowEvent) {
         switch event {
-        case .flowStarted(let name, _, let steps):
-            if !quiet { console.out("flow \(name) (\(steps) step\(steps == 1 ? "" : "s"))") }
+        case .flowStarted(let name, _, let steps, let finally):
+            if !quiet { console.out("flow \(name) (\(Flow.countText(steps: steps, finally: finally)))") }
         case .stepStarted(let name, _, let isFinally):
             console.progress("\(console.paint("…", "2")) \(isFinally ? "finally " : "")\(name)")
         case .retrying(let step, let attempt, let delay, let reason):
@@ -65,11 +65,15 @@ struct TextReporter: Reporter {
         }
     }
 
-    /// "5 steps in 45 ms", "1 step in 3 ms", "3 of 5 steps ran in 12 ms, 2 failed", "4 steps in 9 ms, 1 optional failed".
+    /// "5 steps in 45 ms", "1 step in 3 ms", "3 of 5 steps ran in 12 ms, 2 failed", "4 steps in 9 ms, 1 optional failed",
+    /// "9 steps, 1 finally in 80 ms": the main steps, then the finally steps apart, as `Flow.countText` counts them.
     static func summary(_ steps: [StepResult], duration: Double) -> String {
         func plural(_ n: Int) -> String { n == 1 ? "step" : "steps" }
-        let ran = steps.filter { $0.outcome != .skipped }.count
-        var text = ran == steps.count ? "\(ran) \(plural(ran))" : "\(ran) of \(steps.count) \(plural(steps.count)) ran"
+        let main = steps.filter { !$0.isFinally }
+        let ran = main.filter { $0.outcome != .skipped }.count
+        var text = ran == main.count ? "\(ran) \(plural(ran))" : "\(ran) of \(main.count) \(plural(main.count)) ran"
+        let finally = steps.count - main.count
+        if finally > 0 { text += ", \(finally) finally" }
         text += " in \(Format.milliseconds(duration))"
         let failed = steps.filter { $0.outcome == .failed && !$0.optional }.count
         let optional = steps.filter { $0.outcome == .failed && $0.optional }.count

@@ -19,6 +19,8 @@ public enum BahnOperations {
     static let amount = FlowOperation.Parameter.amount(
         "amount", .minorUnits, currency: "currency", help: "digits are minor units (8000), a decimal is major units (80.00 USD)")
 
+    static let webhookTimeout = FlowOperation.Parameter("timeout", .duration, default: "30s", help: "seconds or a duration (\"2m\")")
+
     static let createIntent = FlowOperation(
         name: "bahn.createIntent", summary: "Create a PaymentIntent (amount in minor units, currency ISO 4217).",
         requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check,
@@ -58,7 +60,7 @@ public enum BahnOperations {
             .init("intent", .string, help: "the PaymentIntent id; or give orderId"),
             .init("orderId", .string, help: "the order: its intent from the state file, or a new one (then amount and currency)"),
             .init("tokenFile", .string, required: true, input: .paymentToken, help: "PKPaymentToken.paymentData, exactly as PassKit produced it"),
-            .init("captureMethod", .string, help: "manual: authorise now, capture later"),
+            .init("captureMethod", .string, choices: ["manual", "automatic"], help: "manual: authorise now, capture later"),
             .init("idempotencyKey", .string, default: "order-<order id>-applepay", help: "kept in the state file"),
             amount, .init("currency", .string), .init("description", .string, multiline: true),
         ],
@@ -243,7 +245,7 @@ public enum BahnOperations {
         requiredConfiguration: ["BAHN_WEBHOOK_SECRET"],
         parameters: [
             .init("type", .string, required: true, help: BahnProtocol.eventTypes.joined(separator: ", ")),
-            .init("intent", .string), .init("timeout", .any, default: "30s", help: "seconds or a duration (\"2m\")"),
+            .init("intent", .string), webhookTimeout,
         ],
         outputs: [
             .init("id", "the event id (evt_…)"), .init("type", "the event type"), .init("intent", "the PaymentIntent it is about"),
@@ -255,7 +257,7 @@ public enum BahnOperations {
         }
         let type = args["type"]!.interpolationText
         let intent = args["intent"]?.interpolationText
-        var timeout = args["timeout"].flatMap { $0.doubleValue ?? Duration.seconds(from: $0.interpolationText) } ?? BahnProtocol.walletSheetBudget
+        var timeout = try webhookTimeout.seconds(in: args) ?? BahnProtocol.walletSheetBudget
         var cutByDeadline = false
         if let remaining = context.deadline.remaining, remaining < timeout { timeout = max(0, remaining); cutByDeadline = true }
         let found = await listener.events.wait(for: type, intent: intent, timeout: timeout)

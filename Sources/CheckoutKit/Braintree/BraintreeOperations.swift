@@ -98,7 +98,7 @@ public enum BraintreeOperations {
         amount.asRequired, currency,
         .init("orderId", .string, default: "a new one", help: "the driver always sets one, to find the transaction again"),
         .init("merchantAccountId", .string),
-        .init("expect", .string, default: "accepted", help: "accepted, or declined: the step passes when Braintree refuses it"),
+        .init("expect", .string, choices: ["accepted", "declined"], default: "accepted", help: "accepted, or declined: the step passes when Braintree refuses it"),
     ]
 
     /// What a step outputs that answers with a transaction.

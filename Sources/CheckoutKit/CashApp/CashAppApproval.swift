@@ -7,14 +7,17 @@ import Foundation
 enum CashAppApproval {
     enum Expectation: String { case approved, declined }
 
+    static let timeout = FlowOperation.Parameter("timeout", .duration, default: "120s", help: "seconds or a duration (\"2m\")")
+    static let interval = FlowOperation.Parameter("interval", .duration, default: "1s, as Pay Kit", help: "between reads")
+
     static let poll = FlowOperation(
         name: "cashapp.poll", summary: "Wait for the customer's decision on the customer request (GET every second).",
         requiredConfiguration: CashAppClient.requiredConfiguration, stateCheck: CashAppState.check,
         parameters: [
             .init("request", .string, default: "the state file's", help: "the customer request id"),
-            .init("timeout", .any, default: "120s", help: "seconds or a duration (\"2m\")"),
-            .init("interval", .any, default: "1s, as Pay Kit", help: "between reads"),
-            .init("expect", .string, default: "approved", help: "approved, or declined: the step passes when the customer declines"),
+            timeout, interval,
+            .init("expect", .string, choices: ["approved", "declined"], default: "approved",
+                  help: "approved, or declined: the step passes when the customer declines"),
         ],
         outputs: CashAppOperations.requestOutputs + [
             .init("summary.polls", "how many reads it took"),
@@ -29,8 +32,8 @@ enum CashAppApproval {
         guard let id = args["request"]?.interpolationText ?? kept else {
             throw .usage("no customer request to wait for", hint: "run `checkout-driver cashapp request` first, or give its id")
         }
-        let timeout = try seconds(args["timeout"], name: "timeout", default: CashAppProtocol.approvalTimeout)
-        let interval = try seconds(args["interval"], name: "interval", default: CashAppProtocol.pollInterval)
+        let timeout = try Self.timeout.seconds(in: args) ?? CashAppProtocol.approvalTimeout
+        let interval = try Self.interval.seconds(in: args) ?? CashAppProtocol.pollInterval
         let expectationName = args["expect"]?.interpolationText ?? Expectation.approved.rawValue
         guard let expectation = Expectation(rawValue: expectationName) else {
             throw .usage("expect must be approved or declined, got '\(expectationName)'", hint: "declined makes the step pass when the customer declines")
@@ -111,14 +114,5 @@ enum CashAppApproval {
          "customerId": request.customerID.map(JSON.string) ?? .null,
          "cashtag": request.json["customer_profile"]?["cashtag"] ?? .null,
          "grantId": request.grant?["id"] ?? .null, "grantExpiresAt": request.grant?["expires_at"] ?? .null]
-    }
-
-    /// A wait given as seconds (a number) or a duration ("2m", "500ms").
-    static func seconds(_ value: JSON?, name: String, default fallback: Double) throws(Diagnostic) -> Double {
-        guard let value else { return fallback }
-        if let n = value.doubleValue, n > 0 { return n }
-        if let s = value.stringValue, let n = Duration.seconds(from: s), n > 0 { return n }
-        throw .usage("\(name) must be a positive number of seconds or a duration such as 90s or 2m, got '\(value.interpolationText)'",
-                     hint: "e.g. 120, \"120s\" or \"2m\"")
     }
 }

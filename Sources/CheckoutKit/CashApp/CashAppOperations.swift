@@ -206,7 +206,7 @@ public enum CashAppOperations {
         name: "cashapp.request", summary: "Create the Cash App customer request (ONE_TIME_PAYMENT) and show its approval link.",
         requiredConfiguration: CashAppClient.requiredConfiguration, stateCheck: CashAppState.check,
         parameters: [
-            .init("scope", .string, default: "brand", help: "brand or merchant: which id goes into scope_id (UNCONFIRMED)"),
+            .init("scope", .string, choices: ["brand", "merchant"], default: "brand", help: "brand or merchant: which id goes into scope_id (UNCONFIRMED)"),
             .init("redirectUrl", .string), .init("referenceId", .string),
         ],
         outputs: requestOutputs + [
@@ -280,7 +280,7 @@ public enum CashAppOperations {
     static let decide = FlowOperation(
         name: "cashapp.decide", summary: "Play the customer on the emulator: approve or decline a customer request.",
         requiredConfiguration: ["EMULATOR_URL"], stateCheck: CashAppState.check,
-        parameters: [.init("decision", .string, required: true, help: "approve or decline"),
+        parameters: [.init("decision", .string, required: true, choices: ["approve", "decline"], help: "approve or decline"),
                      .init("request", .string, default: "the state file's", help: "the customer request id")],
         outputs: requestOutputs
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in

@@ -53,6 +53,12 @@ public struct Flow: Sendable {
         return names
     }
 
+    /// How every command counts a flow's steps: the main steps, then the finally steps apart ("9 steps, 1 finally";
+    /// "5 steps" when there are none), since a finally step runs whatever the others did.
+    public static func countText(steps: Int, finally: Int) -> String {
+        "\(steps) step\(steps == 1 ? "" : "s")" + (finally > 0 ? ", \(finally) finally" : "")
+    }
+
     public init(name: String, description: String = "", vars: [String: JSON] = [:], steps: [Step],
                 finally: [Step] = [], deadline: Double? = nil) {
         self.name = name

@@ -20,6 +20,7 @@ public enum FlowCatalog {
         if !p.help.isEmpty { o["help"] = .string(p.help) }
         if let range = p.range { o["minimum"] = JSON(range.lowerBound); o["maximum"] = JSON(range.upperBound) }
         if p.input != nil { o["file"] = true }
+        if let choices = p.choices { o["choices"] = .array(choices.map(JSON.string)) }
         if let rule = p.amount {
             o["notation"] = .string(rule.notation.rawValue)
             o["currency"] = .string(rule.currencyArgument.map { "argument '\($0)'\(rule.defaultCurrency.map { " [default: \($0)]" } ?? "")" } ?? "learnt as the operation runs")

@@ -60,7 +60,8 @@ public struct FlowResult: Sendable {
 
 /// What the engine tells reporters, in order.
 public enum FlowEvent: Sendable {
-    case flowStarted(name: String, environment: String, steps: Int)
+    /// `steps` the main steps, `finally` the steps that run after them whatever happened (`Flow.countText`).
+    case flowStarted(name: String, environment: String, steps: Int, finally: Int)
     case stepStarted(name: String, index: Int, isFinally: Bool)
     case exchange(ExchangeRecord)
     case retrying(step: String, attempt: Int, delay: Double, reason: String)

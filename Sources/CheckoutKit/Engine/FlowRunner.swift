@@ -185,7 +185,7 @@ public struct FlowRunner: Sendable {
             events(.flowFinished(result))
             return result
         }
-        events(.flowStarted(name: flow.name, environment: settings.environment, steps: flow.steps.count + flow.finally.count))
+        events(.flowStarted(name: flow.name, environment: settings.environment, steps: flow.steps.count, finally: flow.finally.count))
 
         let deadlineSeconds = settings.deadline ?? flow.deadline
         let deadline = Deadline(start: clock, seconds: deadlineSeconds)

@@ -117,7 +117,7 @@ public enum FlowSchema {
         for p in op.parameters {
             var kind: JSON
             switch p.kind {
-            case .string: kind = ["type": "string"]
+            case .string: kind = p.choices.map { ["type": "string", "enum": .array($0.map(JSON.string))] } ?? ["type": "string"]
             case .integer:
                 kind = ["type": "integer"]
                 if let range = p.range { kind = ["type": "integer", "minimum": JSON(range.lowerBound), "maximum": JSON(range.upperBound)] }
@@ -127,9 +127,11 @@ public enum FlowSchema {
             case .array: kind = ["type": "array"]
             // Digits with an optional fraction, as a number or a string; the currency's digits are checked by `flow validate`.
             case .amount: kind = ["anyOf": [p.amount?.allowsZero == true ? ["type": "number", "minimum": 0] : ["type": "number", "exclusiveMinimum": 0], ["type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?$"]]]
+            // Seconds, or a duration such as "90s"; which strings read as one is flow validate's.
+            case .duration: kind = ["anyOf": [["type": "number", "exclusiveMinimum": 0], ["type": "string", "minLength": 1]]]
             case .any: kind = [:]
             }
-            var property: JSON = p.kind == .string || p.kind == .any ? kind : ["anyOf": [kind, ["$ref": "#/$defs/template"]]]
+            var property: JSON = (p.kind == .string && p.choices == nil) || p.kind == .any ? kind : ["anyOf": [kind, ["$ref": "#/$defs/template"]]]
             let meaning = [p.help, p.defaultValue.map { "[default: \($0)]" } ?? ""].filter { !$0.isEmpty }.joined(separator: " ")
             if case .object(var o) = property, !meaning.isEmpty {
                 o["description"] = .string(meaning)

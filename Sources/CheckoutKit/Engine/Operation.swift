@@ -4,7 +4,7 @@ import Foundation
 /// supplies retries, polling, templating, recording and reporting around them.
 public struct FlowOperation: Sendable {
     public struct Parameter: Sendable {
-        public enum Kind: String, Sendable { case string, integer, number, boolean, object, array, amount, any }
+        public enum Kind: String, Sendable { case string, integer, number, boolean, object, array, amount, duration, any }
         public var name: String
         public var kind: Kind
         public var required: Bool
@@ -22,6 +22,8 @@ public struct FlowOperation: Sendable {
         public var defaultValue: String?
         /// For an amount: how it is read (`Amount.minorUnits`) and in which currency.
         public var amount: AmountRule?
+        /// For a string: the values it may take ("manual", "automatic"), checked when the value is known.
+        public var choices: [String]?
 
         /// An amount argument: a JSON number or string read by `notation` in the currency of the argument `currency`
         /// (`defaultCurrency` when that is left out; nil `currency`: the operation learns it as it runs, as Centra's
@@ -56,16 +58,35 @@ public struct FlowOperation: Sendable {
         }
 
         public init(_ name: String, _ kind: Kind, required: Bool = false, multiline: Bool = false, range: ClosedRange<Int>? = nil,
-                    input: InputFile? = nil, default defaultValue: String? = nil, help: String = "") {
+                    choices: [String]? = nil, input: InputFile? = nil, default defaultValue: String? = nil, help: String = "") {
             self.name = name
             self.kind = kind
             self.required = required
             self.multiline = multiline
             self.range = range
+            self.choices = choices
             self.input = input
             self.defaultValue = defaultValue
             self.help = help
         }
+
+        /// A duration argument in seconds (nil when left out): a number of seconds or a duration such as "90s" or "2m",
+        /// as the engine checked it before the step ran.
+        public func seconds(in arguments: JSON) throws(Diagnostic) -> Double? {
+            guard let value = arguments[name] else { return nil }
+            guard let seconds = Self.seconds(value) else {
+                throw .usage("\(name) \(value.shownInMessage) \(Self.durationProblem)", hint: Self.durationHint)
+            }
+            return seconds
+        }
+
+        static func seconds(_ value: JSON) -> Double? {
+            if let n = value.doubleValue { return n > 0 ? n : nil }
+            return value.stringValue.flatMap(Duration.seconds(from:)).flatMap { $0 > 0 ? $0 : nil }
+        }
+
+        static let durationProblem = "is not a positive number of seconds or a duration"
+        static let durationHint = "e.g. 120, \"120s\", \"500ms\" or \"2m\""
     }
 
     /// A path into the document a step of this operation outputs — what `capture`, `expect` and `until` can look at —
@@ -162,7 +183,16 @@ public struct FlowOperation: Sendable {
                 if value.boolValue == nil {
                     return ArgumentProblem(argument: p.name, value: value, problem: "is \(value.kindName), not true or false", hint: "give true or false")
                 }
-            case .string, .number, .object, .array, .any:
+            case .duration:
+                if Parameter.seconds(value) == nil {
+                    return ArgumentProblem(argument: p.name, value: value, problem: Parameter.durationProblem, hint: Parameter.durationHint)
+                }
+            case .string:
+                if let choices = p.choices, !choices.contains(value.interpolationText) {
+                    return ArgumentProblem(argument: p.name, value: value, problem: "is not one of \(choices.joined(separator: ", "))",
+                                           hint: "give \(choices.joined(separator: " or "))")
+                }
+            case .number, .object, .array, .any:
                 continue
             }
         }
@@ -238,6 +268,7 @@ public struct FlowOperation: Sendable {
             case .object: value.objectValue != nil
             case .array: value.arrayValue != nil
             case .amount: Amount.text(of: value) != nil
+            case .duration: value.doubleValue != nil || value.stringValue != nil
             case .any: true
             }
             if !ok {
