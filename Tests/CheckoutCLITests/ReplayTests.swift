@@ -95,13 +95,13 @@ import TestSupport
 
     @Test func aChangedAmountDivergesWithItsPath() async throws {
         try await Self.expectDivergence(try Self.recording("bahn-apple-pay"), ["--var", "amount=9000"],
-                                        headline: "request 1 of 4, in step 'create-intent': sent POST /api/payment_intents, which differs from the recorded one",
+                                        headline: "request 1 of 4, sent by step 'create-intent': sent POST /api/payment_intents, which differs from the recorded one",
                                         lines: ["$.payload.amount: recorded 8000, sent 9000"])
     }
 
     @Test func aChangedGraphQLVariableDivergesWithItsPath() async throws {
         try await Self.expectDivergence(try Self.recording("centra-express-pdp"), ["--var", "item=1003-M"],
-                                        headline: "request 3 of 9, in step 'add-item': sent POST /centra/graphql (CentraAddItem), which differs from the recorded one",
+                                        headline: "request 3 of 9, sent by step 'add-item': sent POST /centra/graphql (CentraAddItem), which differs from the recorded one",
                                         lines: [#"$.variables.item: recorded "1002-M", sent "1003-M""#])
     }
 
@@ -111,6 +111,42 @@ import TestSupport
         var definition = try #require(har["log"]?["_run"]?["definition"]?.objectValue)
         change(&definition)
         return try s.write("changed.json", JSON.object(definition).serialized())
+    }
+
+    /// A replay names the step and attempt of its own that sent the diverging request, the recording's that sent the one
+    /// in its place, and the recorded answer it acted on last: a recorded 500 that the run retried, replayed by a flow
+    /// that does not retry, and the other way round; and a flow with other steps altogether.
+    @Test func aDivergenceNamesTheStepAndAttemptThatSentItAndTheAnswerBefore() async throws {
+        let s = try Scratch()
+        let fault = ["--faults", "POST /api/payment_intents => status=500 @1"]
+        var server = try ServeProcess(home: s.path, arguments: fault)
+        let retried = s.path + "/retried.har"
+        #expect(try await BinaryRunner.run(["flow", "run", "bahn-apple-pay", "--record", retried], home: s.path).status == 0)
+        server.stop()
+        let noRetry = try Self.changedFlow(retried, in: s) { definition in
+            var steps = definition["steps"]!.arrayValue!
+            var intent = steps[1].objectValue!
+            intent["retry"] = ["attempts": 1]
+            steps[1] = .object(intent)
+            definition["steps"] = .array(steps)
+        }
+        let once = s.path + "/once.har"
+        server = try ServeProcess(home: s.path, arguments: fault)
+        #expect(try await BinaryRunner.run(["flow", "run", noRetry, "--record", once], home: s.path).status == 69, "a 500 that is not retried")
+        server.stop()
+
+        let fewer = try await BinaryRunner.run(["flow", "replay", retried, "--flow", noRetry], home: s.path)
+        #expect(fewer.status == 1, "\(fewer.all)")
+        #expect(fewer.stderr.contains("replay: diverged at request 2 of 5: the replay made 1 request, and the recording has 4 more it never made\n"
+                                      + "  after the recorded answer to request 1, sent by step 'create-intent': status 500\n"
+                                      + "  request 2: POST /api/payment_intents, sent by step 'create-intent' (attempt 2) when recorded\n"), "\(fewer.stderr)")
+        let more = try await BinaryRunner.run(["flow", "replay", once, "--flow", "bahn-apple-pay"], home: s.path)
+        #expect(more.status == 1, "\(more.all)")
+        #expect(more.stderr.contains("replay: diverged at request 2 of 1, sent by step 'create-intent' (attempt 2): sent POST /api/payment_intents, but the recording ends after 1 request\n"
+                                     + "  after the recorded answer to request 1, sent by step 'create-intent': status 500\n"), "\(more.stderr)")
+        #expect(more.stderr.contains("error: the replay diverged from \(once) at request 2, sent by step 'create-intent' (attempt 2)"), "\(more.stderr)")
+        let other = try await BinaryRunner.run(["flow", "replay", retried, "--flow", "emulator-orders"], home: s.path)
+        #expect(other.stderr.contains("replay: diverged at request 1 of 5, sent by step 'health': sent GET /_sandbox/health, but the recording's request 1 is POST /api/payment_intents, sent by step 'create-intent'\n"), "\(other.stderr)")
     }
 
     /// A recording made when the Braintree flows had a second amount variable, `amount_minor`: its own definition still
@@ -147,7 +183,8 @@ import TestSupport
             definition["finally"] = .array((definition["finally"]?.arrayValue ?? []) + [extra])
         }
         try await Self.expectDivergence(recording, ["--flow", flow],
-                                        headline: "request 6 of 5: sent GET /_sandbox/health, but the recording ends after 5 requests", lines: [])
+                                        headline: "request 6 of 5, sent by step 'again': sent GET /_sandbox/health, but the recording ends after 5 requests",
+                                        lines: ["after the recorded answer to request 5, sent by step 'ledger': status 200"])
     }
 
     @Test func aMissingRequestDiverges() async throws {
@@ -155,8 +192,9 @@ import TestSupport
         let recording = try Self.recording("emulator-orders")
         let flow = try Self.changedFlow(recording, in: s) { $0["finally"] = nil }
         try await Self.expectDivergence(recording, ["--flow", flow],
-                                        headline: "request 5 of 5, in step 'ledger': the replay made 4 requests, and the recording has 1 more it never made",
-                                        lines: ["request 5: GET /_sandbox/ledger, in step 'ledger'"])
+                                        headline: "request 5 of 5: the replay made 4 requests, and the recording has 1 more it never made",
+                                        lines: ["after the recorded answer to request 4, sent by step 'await-paid': status 200",
+                                                "request 5: GET /_sandbox/ledger, sent by step 'ledger' when recorded"])
     }
 
     @Test func aCommandsRecordingReplaysItsTypedOptions() async throws {

@@ -122,13 +122,14 @@ enum FlowCommands {
         let console = Console.shared
         if let divergence = transport.verdict() ?? ReplayVerdict.stepDivergence(result, recording: recording) {
             let place = divergence.request.map { "request \($0) of \(recording.exchanges.count)" } ?? "the steps"
-            console.err("replay: diverged at \(place)\(divergence.step.map { ", in step '\($0)'" } ?? ""): \(divergence.headline)")
+            let by = divergence.sentBy.map { ", sent by \($0)" } ?? divergence.step.map { ", in step '\($0)'" } ?? ""
+            console.err("replay: diverged at \(place)\(by): \(divergence.headline)")
             for line in divergence.lines { console.err("  " + line) }
             // A step that stopped before the requests it made when recorded says why.
             if divergence.kind == .missing, let failed = result.steps.first(where: { $0.outcome == .failed }), let message = failed.message {
                 console.err("  step '\(failed.name)' failed: \(message)")
             }
-            throw .failure("the replay diverged from \(path)\(divergence.step.map { " in step '\($0)'" } ?? "")",
+            throw .failure("the replay diverged from \(path)\(divergence.request.map { " at request \($0)" } ?? "")\(by)",
                            hint: "the lines above show where, path by path, as the recording shows them (secrets masked)")
         }
         if environment.settings.format == .text && !environment.settings.quiet {

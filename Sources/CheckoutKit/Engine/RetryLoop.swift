@@ -31,6 +31,7 @@ extension RetryPolicy {
         while true {
             if Task.isCancelled { throw stopped(.interrupted(during: step)) }
             var request = try build(attempt)
+            request.sender = .init(step: step, attempt: attempt)
             try HeaderSafety.check(request, during: step)
             var deadlineBound = false
             if let remaining = deadline.remaining {

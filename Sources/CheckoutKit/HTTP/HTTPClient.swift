@@ -14,6 +14,20 @@ public struct HTTPClientRequest: Sendable {
     /// The service documents the request as idempotent on something in its body (Afterpay's capture on its checkout
     /// token, Cash App's `idempotency_key`): a repeat is answered with the first outcome, so it is safe to repeat.
     public var idempotent: Bool
+    /// The step and attempt that sent it, set by the retry loop every request goes through: a replay names them when the
+    /// request is not the recorded one.
+    public var sender: Sender?
+
+    public struct Sender: Sendable, Equatable, CustomStringConvertible {
+        public var step: String
+        public var attempt: Int
+        public init(step: String, attempt: Int) {
+            self.step = step
+            self.attempt = attempt
+        }
+        /// "step 'confirm'", "step 'create-intent' (attempt 2)".
+        public var description: String { "step '\(step)'" + (attempt > 1 ? " (attempt \(attempt))" : "") }
+    }
 
     public init(method: String, url: String, headers: HTTPHeaders = [:], body: Data? = nil, timeout: Double = 30,
                 readOnly: Bool = false, idempotent: Bool = false) {

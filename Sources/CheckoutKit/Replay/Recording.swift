@@ -6,6 +6,10 @@ import Foundation
 public struct Recording: Sendable {
     public struct Exchange: Sendable {
         public var step: String
+        /// Which attempt of its step's exchange it was (1 unless the run repeated it).
+        public var attempt: Int
+        /// The step and attempt that sent it when it was recorded.
+        public var sender: HTTPClientRequest.Sender { .init(step: step, attempt: attempt) }
         public var method: String
         /// As recorded: redacted, the recording's hosts.
         public var url: String
@@ -93,7 +97,7 @@ public struct Recording: Sendable {
             answer = .success(HTTPClientResponse(status: status, headers: headers, body: Data(text.utf8),
                                                  httpVersion: response["httpVersion"]?.stringValue ?? "HTTP/1.1"))
         }
-        return Exchange(step: entry["_step"]?.stringValue ?? "?", method: method, url: url,
+        return Exchange(step: entry["_step"]?.stringValue ?? "?", attempt: entry["_attempt"]?.intValue ?? 1, method: method, url: url,
                         contentType: request["postData"]?["mimeType"]?.stringValue, body: request["postData"]?["text"]?.stringValue,
                         answer: answer)
     }

@@ -18,11 +18,23 @@ public struct Divergence: Sendable, Equatable {
     public var kind: Kind
     /// The request's place in the recording, from 1; nil when every request matched and a step ended otherwise.
     public var request: Int?
-    /// The step the recording made that request in.
+    /// The step of this run the divergence is in: the one that sent the request (`sentBy`), or the one that ended
+    /// otherwise than recorded; nil when this run sent no request there (recorded requests it never made).
     public var step: String?
+    /// The step and attempt of this run that sent the request, for a request that differs or is one too many.
+    public var sentBy: HTTPClientRequest.Sender?
     public var headline: String
-    /// Path by path, redacted.
+    /// What led there (the recorded answer before), then path by path, redacted.
     public var lines: [String]
+
+    public init(kind: Kind, request: Int?, step: String?, sentBy: HTTPClientRequest.Sender? = nil, headline: String, lines: [String]) {
+        self.kind = kind
+        self.request = request
+        self.step = step
+        self.sentBy = sentBy
+        self.headline = headline
+        self.lines = lines
+    }
 }
 
 /// The transport of `flow replay`: answers each request with the recorded answer to the request in its place, once it
@@ -63,11 +75,14 @@ public final class ReplayTransport: HTTPClient, Listening {
                 return .failure(.invalidRequest("not replayed: the replay diverged at request \(earlier.request ?? 0) of the recording"))
             }
             let index = p.next
+            let sender = request.sender
+            // Which recorded answer this run acted on last: what led it to send this request.
+            let before = index > 0 ? [Self.ledThere(exchanges, index - 1)] : []
             guard index < exchanges.count else {
                 let sent = describeSent()
-                p.divergence = Divergence(kind: .extra, request: index + 1, step: nil,
+                p.divergence = Divergence(kind: .extra, request: index + 1, step: sender?.step, sentBy: sender,
                                           headline: "sent \(sent), but the recording ends after \(exchanges.count) request\(exchanges.count == 1 ? "" : "s")",
-                                          lines: [])
+                                          lines: before)
                 return .failure(.invalidRequest("the recording has no request \(index + 1): \(sent)"))
             }
             let recorded = exchanges[index]
@@ -75,9 +90,11 @@ public final class ReplayTransport: HTTPClient, Listening {
             guard differences.isEmpty else {
                 let sent = describeSent()
                 let expected = ReplayMatch.describe(method: recorded.method, url: recorded.url, body: recorded.body)
-                let headline = expected == sent ? "sent \(sent), which differs from the recorded one"
-                    : "sent \(sent), but the recording's request \(index + 1) is \(expected)"
-                p.divergence = Divergence(kind: .differs, request: index + 1, step: recorded.step, headline: headline, lines: differences)
+                let senders = sender.map { $0 == recorded.sender ? "" : ", where the recording's was sent by \(recorded.sender)" } ?? ""
+                let headline = expected == sent ? "sent \(sent), which differs from the recorded one\(senders)"
+                    : "sent \(sent), but the recording's request \(index + 1) is \(expected), sent by \(recorded.sender)"
+                p.divergence = Divergence(kind: .differs, request: index + 1, step: sender?.step, sentBy: sender, headline: headline,
+                                          lines: before + differences)
                 return .failure(.invalidRequest("it differs from the recording's request \(index + 1)"))
             }
             p.next += 1
@@ -98,14 +115,24 @@ public final class ReplayTransport: HTTPClient, Listening {
         progress.withLock { p in
             if let divergence = p.divergence { return divergence }
             let rest = recording.exchanges.dropFirst(p.next)
-            guard let first = rest.first else { return nil }
-            let lines = rest.prefix(5).enumerated().map { offset, x in
-                "request \(p.next + offset + 1): \(ReplayMatch.describe(method: x.method, url: x.url, body: x.body)), in step '\(x.step)'"
+            guard !rest.isEmpty else { return nil }
+            let lines = (p.next > 0 ? [Self.ledThere(recording.exchanges, p.next - 1)] : []) + rest.prefix(5).enumerated().map { offset, x in
+                "request \(p.next + offset + 1): \(ReplayMatch.describe(method: x.method, url: x.url, body: x.body)), sent by \(x.sender) when recorded"
             } + (rest.count > 5 ? ["… and \(rest.count - 5) more"] : [])
-            return Divergence(kind: .missing, request: p.next + 1, step: first.step,
+            return Divergence(kind: .missing, request: p.next + 1, step: nil,
                               headline: "the replay made \(p.next) request\(p.next == 1 ? "" : "s"), and the recording has \(rest.count) more it never made",
                               lines: lines)
         }
+    }
+
+    /// "after the recorded answer to request 1 (step 'create-intent'): status 500": the answer this run got last.
+    static func ledThere(_ exchanges: [Recording.Exchange], _ index: Int) -> String {
+        let x = exchanges[index]
+        let answer = switch x.answer {
+        case .success(let response): "status \(response.status)"
+        case .failure(let error): "no answer (\(error))"
+        }
+        return "after the recorded answer to request \(index + 1), sent by \(x.sender): \(answer)"
     }
 
     // MARK: - Listening

@@ -6,7 +6,7 @@ import Testing
 @Suite struct ReplayMatchTests {
     static func exchange(_ method: String = "POST", _ url: String = "http://127.0.0.1:4000/api/x", body: String?,
                          contentType: String? = "application/json") -> Recording.Exchange {
-        Recording.Exchange(step: "s", method: method, url: url, contentType: contentType, body: body, answer: .success(HTTPClientResponse(status: 200)))
+        Recording.Exchange(step: "s", attempt: 1, method: method, url: url, contentType: contentType, body: body, answer: .success(HTTPClientResponse(status: 200)))
     }
 
     static func request(_ method: String = "POST", _ url: String = "http://127.0.0.1:5000/api/x", body: String?,

@@ -11,13 +11,15 @@ import Testing
     }
 
     static func exchange(_ method: String, _ path: String, body: String? = nil, status: Int = 200, answer: String = "{}") -> Recording.Exchange {
-        Recording.Exchange(step: "step-\(path)", method: method, url: "http://127.0.0.1:1\(path)", contentType: body == nil ? nil : "application/json",
+        Recording.Exchange(step: "step-\(path)", attempt: 1, method: method, url: "http://127.0.0.1:1\(path)", contentType: body == nil ? nil : "application/json",
                            body: body, answer: .success(HTTPClientResponse(status: status, body: Data(answer.utf8))))
     }
 
-    static func send(_ t: ReplayTransport, _ method: String, _ path: String, body: String? = nil) async -> Result<HTTPClientResponse, TransportError> {
-        let request = HTTPClientRequest(method: method, url: "http://127.0.0.1:2\(path)", headers: body == nil ? [:] : ["Content-Type": "application/json"],
+    static func send(_ t: ReplayTransport, _ method: String, _ path: String, body: String? = nil,
+                     by sender: HTTPClientRequest.Sender? = nil) async -> Result<HTTPClientResponse, TransportError> {
+        var request = HTTPClientRequest(method: method, url: "http://127.0.0.1:2\(path)", headers: body == nil ? [:] : ["Content-Type": "application/json"],
                                         body: body.map { Data($0.utf8) })
+        request.sender = sender
         do { return .success(try await t.send(request)) } catch { return .failure(error) }
     }
 
@@ -35,14 +37,27 @@ import Testing
         guard case .failure(.invalidRequest) = await Self.send(t, "POST", "/b", body: #"{"x":2}"#) else { Issue.record("a differing body was answered"); return }
         guard case .failure(.invalidRequest) = await Self.send(t, "GET", "/c") else { Issue.record("a request after the divergence was answered"); return }
         let verdict = t.verdict()
-        #expect(verdict == Divergence(kind: .differs, request: 1, step: "step-/b", headline: "sent POST /b, which differs from the recorded one",
+        #expect(verdict == Divergence(kind: .differs, request: 1, step: nil, headline: "sent POST /b, which differs from the recorded one",
                                       lines: ["$.x: recorded 1, sent 2"]))
+    }
+
+    /// The step and attempt that sent a diverging request are this run's; the recording's are said beside them when
+    /// they differ, and the recorded answer before it, which this run acted on.
+    @Test func aDivergenceNamesWhoSentItAndTheAnswerBefore() async throws {
+        let t = ReplayTransport(recording: Self.recording([Self.exchange("GET", "/a", status: 500), Self.exchange("POST", "/b", body: #"{"x":1}"#)]),
+                                redactor: Redactor())
+        #expect(try await Self.send(t, "GET", "/a", by: .init(step: "step-/a", attempt: 1)).get().status == 500)
+        _ = await Self.send(t, "POST", "/b", body: #"{"x":2}"#, by: .init(step: "next", attempt: 3))
+        #expect(t.verdict() == Divergence(kind: .differs, request: 2, step: "next", sentBy: .init(step: "next", attempt: 3),
+                                          headline: "sent POST /b, which differs from the recorded one, where the recording's was sent by step 'step-/b'",
+                                          lines: ["after the recorded answer to request 1, sent by step 'step-/a': status 500", "$.x: recorded 1, sent 2"]))
+        #expect(HTTPClientRequest.Sender(step: "next", attempt: 3).description == "step 'next' (attempt 3)")
     }
 
     @Test func anotherRequestInItsPlaceIsNamed() async {
         let t = ReplayTransport(recording: Self.recording([Self.exchange("GET", "/a")]), redactor: Redactor())
         _ = await Self.send(t, "GET", "/z")
-        #expect(t.verdict()?.headline == "sent GET /z, but the recording's request 1 is GET /a")
+        #expect(t.verdict()?.headline == "sent GET /z, but the recording's request 1 is GET /a, sent by step 'step-/a'")
         #expect(t.verdict()?.lines == ["path: recorded /a, sent /z"])
     }
 
