@@ -31,14 +31,16 @@ struct FlowSuite: Sendable {
             switch result.exitCode {
             case .ok: .passed
             case .outcomeUnknown: .unknown
+            case .interrupted, .terminated: .interrupted
             default: .failed
             }
         }
     }
 
-    /// How a run ended, as the summary counts it: money may have moved in an `unknown` one.
+    /// How a run ended, as the summary counts it: money may have moved in an `unknown` one; an `interrupted` one was
+    /// stopped by Ctrl-C or SIGTERM, not failed by what it met.
     enum Verdict: String, Sendable {
-        case passed, failed, unknown
+        case passed, failed, unknown, interrupted
     }
 
     // MARK: Finding the flows
@@ -140,6 +142,8 @@ struct FlowSuite: Sendable {
         let all = members.flatMap { Array(repeating: $0, count: repeatCount) }
         let places = shard.map { Self.offsets(of: all.map(\.flow.name), shard: $0) } ?? Array(all.indices)
         let runs = places.map { all[$0] }
+        // A member's repeats are next to each other in `all`: a place's repetition is its offset among them.
+        let repetitions = places.map { repeatCount > 1 ? $0 % repeatCount + 1 : nil }
         let live = parallel == 1 && repeatCount == 1 && shard == nil
         let settings = environment.settings, console = environment.console, redactor = environment.redactor
         // Live: each flow's steps as they run (text, jsonl, -v). A batch shows a progress line, then the summary.
@@ -183,12 +187,13 @@ struct FlowSuite: Sendable {
             do throws(Diagnostic) { try recording?.finish() } catch {
                 if result.failure == nil { result.failure = error }
             }
+            result.repetition = repetitions[index]
             var outcome = Outcome(result: result, retries: retries.count)
             outcome.exchanges = page?.sections.flatMap(\.exchanges) ?? []
             outcomes.mutate { $0[index] = outcome }
             if live, let failure = result.failure, settings.format == .text { CheckoutDriver.report(failure, console: console) }
             if failFast && !result.passed { stop.mutate { $0 = true } }
-            if !live { console.progress(progress.record(outcome, since: started)) }
+            if !live && !settings.quiet { console.progress(progress.record(outcome, since: started)) }
         }
 
         // `parallel` workers take the next run until none is left (or the suite stops).
@@ -246,21 +251,38 @@ struct FlowSuite: Sendable {
             line["event"] = "summary"
             console.outOutcome(JSON.object(line).serialized())
         case .text:
+            // -q: a suite that passed says nothing, as a flow that passed says nothing.
+            if settings.quiet && summary.passed == planned { return }
             console.out("")
             for row in Self.table(live ? runRows(outcomes) : flowRows(outcomes)) { console.out(row) }
             console.out(summary.line(batch: !live))
-            // The runs whose money outcome is open, each with the commands that settle it (as its error said).
-            for (index, outcome) in outcomes.enumerated() where outcome.verdict == .unknown {
-                let which = live ? outcome.result.name : "\(outcome.result.name) (run \(index + 1))"
-                console.out("unknown: \(which): \(redactor.text(outcome.result.failure?.hint ?? outcome.result.failure?.message ?? ""))")
-            }
+            for line in Self.whyNotPassed(outcomes, redactor: redactor) { console.out(line) }
         }
+    }
+
+    /// How many runs that did not pass are told one by one under the table; the others are counted.
+    static let toldAtMost = 10
+
+    /// Under the table, each run that did not pass, as a single flow run tells it: its error and its hint (for an open
+    /// outcome, the commands that settle it) — the first `toldAtMost`, then how many more there are and where they are.
+    static func whyNotPassed(_ outcomes: [Outcome], redactor: Redactor) -> [String] {
+        let notPassed = outcomes.filter { $0.verdict != .passed }
+        var lines: [String] = []
+        for outcome in notPassed.prefix(toldAtMost) {
+            let failure = outcome.result.failure
+            lines.append("\(outcome.verdict.rawValue): \(outcome.result.label): \(redactor.text(failure?.message ?? "no step ran"))")
+            if let hint = failure?.hint { lines.append("  hint: \(redactor.text(hint))") }
+        }
+        if notPassed.count > toldAtMost {
+            lines.append("… and \(notPassed.count - toldAtMost) more that did not pass: every one is in --junit FILE and --format json")
+        }
+        return lines
     }
 
     /// A suite's table: a row per run.
     private func runRows(_ outcomes: [Outcome]) -> [[String]] {
         [["flow", "result", "duration", "requests", "retries"]] + outcomes.map { o in
-            [o.result.name, o.verdict.rawValue, Format.milliseconds(o.result.duration), String(o.requests), String(o.retries)]
+            [o.result.label, o.verdict.rawValue, Format.milliseconds(o.result.duration), String(o.requests), String(o.retries)]
         }
     }
 
@@ -296,6 +318,7 @@ struct FlowSuite: Sendable {
         var passed: Int
         var failed: Int
         var unknown: Int
+        var interrupted: Int
         var notRun: Int
         var seconds: Double
         var durations: (p50: Double, p95: Double, max: Double)
@@ -305,6 +328,7 @@ struct FlowSuite: Sendable {
             passed = outcomes.filter { $0.verdict == .passed }.count
             failed = outcomes.filter { $0.verdict == .failed }.count
             unknown = outcomes.filter { $0.verdict == .unknown }.count
+            interrupted = outcomes.filter { $0.verdict == .interrupted }.count
             notRun = planned - outcomes.count
             seconds = Self.seconds(elapsed)
             durations = Self.percentiles(outcomes.map(\.result.duration))
@@ -327,6 +351,7 @@ struct FlowSuite: Sendable {
         /// "3 flows: 2 passed, 1 failed, 0 unknown in 1.20 s"; a batch adds its rate and durations.
         func line(batch: Bool) -> String {
             var text = "\(runs) \(batch ? "run" : "flow")\(runs == 1 ? "" : "s"): \(passed) passed, \(failed) failed, \(unknown) unknown"
+            if interrupted > 0 { text += ", \(interrupted) interrupted" }
             if notRun > 0 { text += ", \(notRun) not run" }
             text += " in \(Format.milliseconds(seconds))"
             if batch {
@@ -339,7 +364,7 @@ struct FlowSuite: Sendable {
         var json: JSON {
             func ms(_ s: Double) -> JSON { .number((s * 1000).rounded()) }
             return ["runs": JSON(runs), "passed": JSON(passed), "failed": JSON(failed), "unknown": JSON(unknown),
-                    "notRun": JSON(notRun), "durationMs": ms(seconds), "flowsPerSecond": .number((flowsPerSecond * 100).rounded() / 100),
+                    "interrupted": JSON(interrupted), "notRun": JSON(notRun), "durationMs": ms(seconds), "flowsPerSecond": .number((flowsPerSecond * 100).rounded() / 100),
                     "p50Ms": ms(durations.p50), "p95Ms": ms(durations.p95), "maxMs": ms(durations.max)]
         }
     }

@@ -33,7 +33,7 @@ import TestSupport
                                             "--record", s.path + "/hars/"], home: s.path)
         #expect(r.status == 1, "\(r.all)")
         // Each flow's own output, its failure explained where it happened, then the table.
-        #expect(r.stdout.contains("passed: emulator-orders, 5 steps"))
+        #expect(r.stdout.contains("passed: emulator-orders, 4 steps, 1 finally"))
         #expect(r.stdout.contains("failed: down, 1 step"))
         #expect(r.stderr.contains("error: step 'health': expected $.status to equal \"down\", found \"ok\""))
         #expect(r.stdout.contains(/flow\s+result\s+duration\s+requests\s+retries\n/), "\(r.stdout)")
@@ -162,6 +162,45 @@ import TestSupport
         #expect(text.stdout.contains(/emulator-orders\s+2\s+2\s+0\s+0\s+\d+ ms\s+\d+ ms\s+\d+ ms\n/), "\(text.stdout)")
         #expect(text.stdout.contains(/down\s+2\s+0\s+2\s+0\s+/), "\(text.stdout)")
         #expect(text.stdout.contains(#/4 runs: 2 passed, 2 failed, 0 unknown in [\d.]+ m?s \([\d.]+ flows\/s\); duration p50 \d/#), "\(text.stdout)")
+    }
+
+    /// A batch says on the console why each run that did not pass failed, as a single flow run does — its error and
+    /// hint under the table, the first ten and a count of the rest — and names each repetition (`down#3`) there, in its
+    /// JUnit testsuite and in its JSON; `-q` leaves a batch that passed quiet.
+    @Test func aBatchSaysWhyEachRunFailedAndNamesItsRepetitions() async throws {
+        let s = try Scratch()
+        let down = try s.write("down.json", Self.failing)
+        let r = try await BinaryRunner.run(["flow", "run", down, "emulator-orders", "--repeat", "12", "--parallel", "4",
+                                            "--junit", s.path + "/batch.xml"], home: s.path)
+        #expect(r.status == 1, "\(r.all)")
+        let told = r.stdout.split(separator: "\n").filter { $0.hasPrefix("failed: down#") }
+        #expect(told.count == 10 && told.first == #"failed: down#1: step 'health': expected $.status to equal "down", found "ok""#, "\(r.stdout)")
+        #expect(r.stdout.contains("\n  hint: see the response with -v, or --format json\n"), "\(r.stdout)")
+        #expect(r.stdout.hasSuffix("… and 2 more that did not pass: every one is in --junit FILE and --format json\n"), "\(r.stdout)")
+        let xml = try XMLDocument(contentsOf: URL(fileURLWithPath: s.path + "/batch.xml"))
+        let names = try xml.nodes(forXPath: "/testsuites/testsuite/@name").compactMap(\.stringValue)
+        #expect(names == (1...12).map { "down#\($0)" } + (1...12).map { "emulator-orders#\($0)" }, "\(names)")
+        #expect(try xml.nodes(forXPath: "/testsuites/testsuite[@name='down#3']/properties/property[@name='repetition']/@value").first?.stringValue == "3")
+
+        let json = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--repeat", "3", "--format", "json"], home: s.path)
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect((doc["flows"] as? [[String: Any]])?.map { $0["repetition"] as? Int } == [1, 2, 3])
+
+        let quiet = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--repeat", "3", "-q"], home: s.path)
+        #expect(quiet.status == 0 && quiet.stdout.isEmpty && quiet.stderr.isEmpty, "\(quiet.all)")
+        let quietSuite = try await BinaryRunner.run(["flow", "run", "emulator-orders", "emulator-orders", "-q"], home: s.path)
+        #expect(quietSuite.status == 0 && quietSuite.stdout.isEmpty && quietSuite.stderr.isEmpty, "\(quietSuite.all)")
+    }
+
+    /// A suite says it too, under its table, though each flow's error came as it ran.
+    @Test func aSuiteSaysWhyAFlowFailedUnderItsTable() async throws {
+        let s = try Scratch()
+        let down = try s.write("down.json", Self.failing)
+        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", down], home: s.path)
+        #expect(r.status == 1, "\(r.all)")
+        #expect(r.stdout.contains(#"2 flows: 1 passed, 1 failed, 0 unknown in"#), "\(r.stdout)")
+        #expect(r.stdout.contains(#"failed: down: step 'health': expected $.status to equal "down", found "ok""# + "\n  hint: "), "\(r.stdout)")
+        #expect(!r.stdout.contains("failed: emulator-orders"))
     }
 
     /// Faults in some runs fail those runs only: the others pass, and the counts say which.

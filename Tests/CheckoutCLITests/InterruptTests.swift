@@ -52,6 +52,7 @@ import TestSupport
         let summary = try #require(run.stdout.split(separator: "\n").last)
         #expect(summary.contains(#""event":"summary""#))
         #expect(summary.contains(#""notRun":3"#), "\(summary)")
+        #expect(summary.contains(#""interrupted":3"#) && summary.contains(#""failed":0"#), "stopped, not failed: \(summary)")
     }
 
     @Test func sigintMidPollRunsFinallyWritesEveryReportAndExits130() async throws {

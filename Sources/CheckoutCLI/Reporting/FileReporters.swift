@@ -100,11 +100,13 @@ struct JUnitReporter: Reporter {
         for flow in results {
             let f = flow.steps.filter { $0.outcome == .failed && !$0.optional }.count
             let skipped = flow.steps.filter { $0.outcome == .skipped }.count
-            xml += "  <testsuite name=\(attr(flow.name)) tests=\"\(flow.steps.count)\" failures=\"\(f)\" errors=\"0\" skipped=\"\(skipped)\" time=\(attr(seconds(flow.duration))) timestamp=\(attr(Timestamp.iso8601(flow.startedAt)))>\n"
-            xml += "    <properties><property name=\"environment\" value=\(attr(flow.environment))/></properties>\n"
+            // A batch's repetitions each have a testsuite of their own name (flow#3), so CI can tell them apart.
+            xml += "  <testsuite name=\(attr(flow.label)) tests=\"\(flow.steps.count)\" failures=\"\(f)\" errors=\"0\" skipped=\"\(skipped)\" time=\(attr(seconds(flow.duration))) timestamp=\(attr(Timestamp.iso8601(flow.startedAt)))>\n"
+            xml += "    <properties><property name=\"environment\" value=\(attr(flow.environment))/>"
+                + (flow.repetition.map { "<property name=\"repetition\" value=\"\($0)\"/>" } ?? "") + "</properties>\n"
             for step in flow.steps {
                 let name = (step.isFinally ? "finally " : "") + step.name
-                xml += "    <testcase classname=\(attr(flow.name)) name=\(attr(name)) time=\(attr(seconds(step.duration)))"
+                xml += "    <testcase classname=\(attr(flow.label)) name=\(attr(name)) time=\(attr(seconds(step.duration)))"
                 switch step.outcome {
                 case .passed: xml += "/>\n"
                 case .skipped: xml += ">\n      <skipped message=\(attr(step.message ?? "skipped"))/>\n    </testcase>\n"

@@ -24,6 +24,7 @@ enum EventJSON {
             "steps": .array(r.steps.map { step($0, redactor: redactor) }),
             "captures": redactor.json(.object(r.captures)),
         ]
+        if let repetition = r.repetition { o["repetition"] = JSON(repetition) }
         if let f = r.failure {
             o["error"] = .object(["message": .string(redactor.text(f.message)),
                                   "hint": f.hint.map { .string(redactor.text($0)) } ?? .null,

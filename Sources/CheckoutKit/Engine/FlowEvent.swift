@@ -42,6 +42,11 @@ public struct FlowResult: Sendable {
     public var failure: Diagnostic?
     /// Values captured by the flow's steps.
     public var captures: [String: JSON]
+    /// Which run of the flow this was in a batch (`--repeat`), from 1; nil for a flow that ran once.
+    public var repetition: Int?
+
+    /// How reports tell this run from the flow's others: `bahn-apple-pay#3` in a batch, else the flow's name.
+    public var label: String { repetition.map { "\(name)#\($0)" } ?? name }
 
     public var passed: Bool { failure == nil }
     public var exitCode: ExitCode { failure?.code ?? .ok }
