@@ -239,7 +239,8 @@ struct FlowSuite: Sendable {
             try junit.finish()
         }
         if let path = settings.htmlPath {
-            try HTMLReport.write(outcomes.map { HTMLReport.Section(result: $0.result, exchanges: $0.exchanges) }, to: path, redactor: redactor)
+            let batch = live ? nil : HTMLReport.Batch(summary: summary, durations: outcomes.map(\.result.duration))
+            try HTMLReport.write(outcomes.map { HTMLReport.Section(result: $0.result, exchanges: $0.exchanges) }, batch: batch, to: path, redactor: redactor)
         }
         switch settings.format {
         case .json:

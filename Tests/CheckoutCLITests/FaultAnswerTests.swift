@@ -62,7 +62,7 @@ import TestSupport
         let (token, contact) = try await CentraCommandTests.paymentFiles(s)
         let r = try await BinaryRunner.run(["centra", "payment-instructions", "--contact", contact, "--token-file", token], home: s.path)
         #expect(r.status == 1, "\(r.all)")
-        #expect(r.stderr.contains("the session has ended, so CentraOrder was not done"), "\(r.stderr)")
+        #expect(r.stderr.contains("the session has ended, so CentraBeforePayment was not done"), "\(r.stderr)")
         #expect(r.stderr.contains("nothing was paid") && !r.stderr.contains("may be pending"), "\(r.stderr)")
     }
 

@@ -39,6 +39,19 @@ import TestSupport
         let doc = try document(r.stdout)
         #expect(doc["passed"] as? Bool == false)
         #expect(((doc["error"] as? [String: Any])?["message"] as? String)?.contains("card_declined") == true)
+        // The step's account of money: the refused charge, with its amount and currency.
+        let money = ((doc["steps"] as? [[String: Any]])?.first?["money"] as? [[String: Any]]) ?? []
+        #expect(money.count == 1 && money.first?["kind"] as? String == "charge" && money.first?["outcome"] as? String == "refused"
+                && money.first?["amount"] as? Int == 5100 && money.first?["currency"] as? String == "704", "\(money)")
+    }
+
+    /// JSON lines carry each movement of money as it happens, beside the steps.
+    @Test func moneyIsAnEventInJSONLines() async throws {
+        let r = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay", "--format", "jsonl"])
+        #expect(r.status == 0, "\(r.all)")
+        let events = try r.stdout.split(separator: "\n").map { try document(String($0)) }.filter { $0["event"] as? String == "money" }
+        #expect(events.count == 1 && events.first?["step"] as? String == "confirm" && events.first?["kind"] as? String == "charge"
+                && events.first?["amount"] as? Int == 8000 && events.first?["status"] as? String == "succeeded", "\(events)")
     }
 
     @Test func versionInJSON() async throws {

@@ -21,6 +21,31 @@ import TestSupport
         #expect(try JSON.parse(Data(json.stdout.utf8)) == ["file": .string(file), "state": [:], "openOutcomes": 0])
     }
 
+    /// A wrong-typed section, in the chain or in a run's scope, of any provider, is refused (65) by every reader — a whole
+    /// flow, a single step, `state show` — naming its path and the way to recover, and the file is left as it was; `state
+    /// clear --provider P` recovers it, and the next run passes.
+    @Test(arguments: [
+        (#"{"bahn": "x"}"#, "$.bahn: expected an object, found a string", "bahn"),
+        (#"{"bahn": {"tokens": "x"}}"#, "$.bahn.tokens: expected an object, found a string", "bahn"),
+        (#"{"runs": {"r1": {"run": {"finishedAt": "2026-12-01T10:00:00Z"}, "bahn": 3}}}"#, "$.runs.r1.bahn: expected an object, found a number", "bahn"),
+        (#"{"centra": []}"#, "$.centra: expected an object, found an array", "centra"),
+        (#"{"cashapp": {"amount": "x"}}"#, "$.cashapp.amount: expected an integer, found a string", "cashapp"),
+    ])
+    func aWrongTypedSectionIsRefusedByEveryReaderAndNeverOverwritten(document: String, problem: String, provider: String) async throws {
+        let s = try Scratch()
+        let file = try s.write("state.json", document)
+        for command in [["flow", "run", "bahn-apple-pay"], ["bahn", "intent", "pi_1"], ["state", "show"], ["flow", "validate", "centra-express"]] {
+            let r = try await BinaryRunner.run(command + ["--session", file], home: s.path)
+            #expect(r.status == 65, "\(command): \(r.all)")
+            #expect(r.stderr.contains("error: state file \(file): \(problem)\n"), "\(command): \(r.stderr)")
+            #expect(r.stderr.contains("hint: fix or remove that entry, or reset the \(provider) sections with `checkout-driver state clear --provider \(provider) --session \(file)`"), "\(r.stderr)")
+            #expect(try String(contentsOfFile: file, encoding: .utf8) == document, "\(command) left the file as it was")
+        }
+        #expect(try await BinaryRunner.run(["state", "clear", "--provider", provider, "--session", file], home: s.path).status == 0)
+        let again = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay", "--session", file, "-q"], home: s.path)
+        #expect(again.status == 0, "\(again.all)")
+    }
+
     static let open: JSON = [
         "bahn": ["intents": ["pi_1": ["status": "requires_payment_method"]]],
         "centra": ["lastOrder": "ord_1"],

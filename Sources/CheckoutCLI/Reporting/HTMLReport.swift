@@ -44,14 +44,20 @@ enum HTMLReport {
         var exchanges: [JSON]
     }
 
-    static func write(_ sections: [Section], to path: String, redactor: Redactor) throws(Diagnostic) {
-        try ReportFile.write(page(sections, redactor: redactor, generated: Date()), to: path, what: "HTML report")
+    /// A batch's figures (`--repeat`, `--parallel`, `--shard`): the page shows them with a histogram of the runs' times.
+    struct Batch: Sendable {
+        var summary: FlowSuite.Summary
+        var durations: [Double]
+    }
+
+    static func write(_ sections: [Section], batch: Batch? = nil, to path: String, redactor: Redactor) throws(Diagnostic) {
+        try ReportFile.write(page(sections, batch: batch, redactor: redactor, generated: Date()), to: path, what: "HTML report")
     }
 
     /// A body longer than this is cut in the page (the HAR recording keeps it whole).
     static let bodyLimit = 20_000
 
-    static func page(_ sections: [Section], redactor: Redactor, generated: Date) -> String {
+    static func page(_ sections: [Section], batch: Batch? = nil, redactor: Redactor, generated: Date) -> String {
         let passed = sections.filter(\.result.passed).count
         let unknown = sections.filter { $0.result.exitCode == .outcomeUnknown }.count
         let failed = sections.count - passed - unknown
@@ -76,6 +82,7 @@ enum HTMLReport {
             </header>
 
             """
+        if let batch { html += figures(batch) }
         html += money(sections, redactor: redactor)
         for (index, section) in sections.enumerated() { html += flow(section, index: index + 1, redactor: redactor) }
         html += "</body>\n</html>\n"
@@ -86,36 +93,60 @@ enum HTMLReport {
         result.passed ? "passed" : result.exitCode == .outcomeUnknown ? "unknown" : "failed"
     }
 
-    /// What money did: each step whose output sums up a payment (an amount with a status) or a refusal.
+    /// What money did: a row per movement or refusal the steps accounted for (`MoneyMovement`) — an authorization and
+    /// its capture are two, each movement is listed once — with its amount as money and its status in words; an unknown
+    /// outcome keeps its amount and reference here, and its settle commands stand under its flow.
     static func money(_ sections: [Section], redactor: Redactor) -> String {
         var rows: [String] = []
         for section in sections {
             for step in section.result.steps {
-                guard let output = step.output.map(redactor.json) else { continue }
-                let row: [String]
-                if let refused = output["refused"]?.stringValue {
-                    row = [section.result.name, step.name, "—", "", "refused: \(refused)", output["orderId"]?.interpolationText ?? ""]
-                } else if let summary = output["summary"], let status = (summary["status"] ?? summary["paymentState"])?.stringValue,
-                          let amount = summary["amount"] ?? summary["grandTotalText"] {
-                    let shown = amount.stringValue ?? "\(amount.interpolationText) (minor units)"
-                    let state = summary["paymentState"].map { "\(status) \($0.interpolationText)" } ?? status
-                    let reference = ["charge", "intent", "id", "orderId"].lazy.compactMap { summary[$0]?.stringValue }.first ?? ""
-                    row = [section.result.name, step.name, shown, summary["currency"]?.interpolationText ?? "", state, reference]
-                } else {
-                    continue
+                for m in step.money {
+                    let cells = [section.result.label, step.name, m.kind.rawValue, m.money, m.status, m.reference ?? ""]
+                        .map { "<td>\(redactor.text($0).htmlEscaped)</td>" }.joined()
+                    rows.append("<tr class=\"\(m.outcome.rawValue)\">\(cells)</tr>")
                 }
-                let cells = row.map { "<td>\($0.htmlEscaped)</td>" }.joined()
-                rows.append("<tr class=\"\(step.outcome.rawValue)\">\(cells)</tr>")
-            }
-            if section.result.exitCode == .outcomeUnknown {
-                let message = section.result.failure.map { redactor.text($0.message) } ?? "the outcome is unknown"
-                rows.append("<tr class=\"unknown\"><td>\(section.result.name.htmlEscaped)</td><td colspan=\"5\">unknown outcome (exit 75): \(message.htmlEscaped)</td></tr>")
             }
         }
-        let body = rows.isEmpty ? "<p>No step moved money.</p>\n"
-            : "<table><thead><tr><th>flow</th><th>step</th><th>amount</th><th>currency</th><th>status</th><th>reference</th></tr></thead>\n<tbody>\n"
+        let body = rows.isEmpty ? "<p>No step moved money or was refused.</p>\n"
+            : "<table><thead><tr><th>flow</th><th>step</th><th>movement</th><th>amount</th><th>status</th><th>reference</th></tr></thead>\n<tbody>\n"
                 + rows.joined(separator: "\n") + "\n</tbody></table>\n"
         return "<section id=\"money\">\n<h2>Money</h2>\n" + body + "</section>\n"
+    }
+
+    /// A batch's figures and the histogram of its runs' times, drawn in the page (inline SVG: no script).
+    static func figures(_ batch: Batch) -> String {
+        let s = batch.summary
+        var html = "<section id=\"batch\">\n<h2>Batch</h2>\n<table class=\"figures\"><tbody>\n"
+        let rows: [(String, String)] = [
+            ("runs", "\(s.runs) (\(s.passed) passed, \(s.failed) failed, \(s.unknown) unknown\(s.interrupted > 0 ? ", \(s.interrupted) interrupted" : "")\(s.notRun > 0 ? ", \(s.notRun) not run" : ""))"),
+            ("rate", String(format: "%.1f flows/s", s.flowsPerSecond)),
+            ("duration", "p50 \(Format.milliseconds(s.durations.p50)), p95 \(Format.milliseconds(s.durations.p95)), max \(Format.milliseconds(s.durations.max))"),
+        ]
+        for (name, value) in rows { html += "<tr><th>\(name)</th><td id=\"batch-\(name)\">\(value.htmlEscaped)</td></tr>\n" }
+        html += "</tbody></table>\n" + histogram(batch.durations) + "</section>\n"
+        return html
+    }
+
+    /// The runs' times in (at most) ten bins of equal width, a bar each with its count: the bins add up to the runs.
+    static func histogram(_ durations: [Double]) -> String {
+        guard let low = durations.min(), let high = durations.max() else { return "" }
+        let binCount = high > low ? min(10, durations.count) : 1
+        let width = (high - low) / Double(binCount)
+        var counts = Array(repeating: 0, count: binCount)
+        for d in durations { counts[width > 0 ? min(Int((d - low) / width), binCount - 1) : 0] += 1 }
+        let tallest = Double(counts.max() ?? 1), chartWidth = 600.0, chartHeight = 120.0, bar = chartWidth / Double(binCount)
+        var svg = "<svg id=\"histogram\" xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(chartWidth))\" height=\"\(Int(chartHeight) + 36)\" role=\"img\" aria-label=\"run times\">\n"
+        for (index, count) in counts.enumerated() {
+            let height = tallest > 0 ? chartHeight * Double(count) / tallest : 0
+            let from = low + width * Double(index), to = binCount == 1 ? high : low + width * Double(index + 1)
+            let x = Double(index) * bar
+            svg += String(format: "<rect class=\"bin\" data-runs=\"%d\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\">", count, x + 1, 16 + chartHeight - height, bar - 2, height)
+            svg += "<title>\(count) run\(count == 1 ? "" : "s"): \(Format.milliseconds(from)) – \(Format.milliseconds(to))</title></rect>"
+            svg += String(format: "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%d</text>\n", x + bar / 2, 12 + chartHeight - height, count)
+        }
+        svg += "<text x=\"0\" y=\"\(Int(chartHeight) + 32)\">\(Format.milliseconds(low).htmlEscaped)</text>"
+        svg += "<text x=\"\(Int(chartWidth))\" y=\"\(Int(chartHeight) + 32)\" text-anchor=\"end\">\(Format.milliseconds(high).htmlEscaped)</text>\n</svg>\n"
+        return svg
     }
 
     static func flow(_ section: Section, index: Int, redactor: Redactor) -> String {
@@ -123,13 +154,16 @@ enum HTMLReport {
         let verdict = verdict(r)
         let ran = r.steps.filter { $0.outcome != .skipped }.count
         var html = "<section class=\"flow \(verdict)\" id=\"flow-\(index)\">\n"
-        html += "<h2><span class=\"badge \(verdict)\">\(verdict)</span> \(r.name.htmlEscaped)</h2>\n"
+        html += "<h2><span class=\"badge \(verdict)\">\(verdict)</span> \(r.label.htmlEscaped)</h2>\n"
         html += "<p class=\"meta\">\(ran) of \(r.steps.count) steps ran in \(Format.milliseconds(r.duration).htmlEscaped) · exit \(r.exitCode.rawValue) · started \(Timestamp.iso8601(r.startedAt).htmlEscaped)</p>\n"
+        let open = r.steps.flatMap(\.money).filter { $0.outcome == .unknown }
         if let failure = r.failure {
             html += "<p class=\"error\">\(redactor.text(failure.message).htmlEscaped)"
-            if let hint = failure.hint { html += "<br><span class=\"hint\">hint: \(redactor.text(hint).htmlEscaped)</span>" }
+            // An open outcome's settle commands stand below, each in a block of its own to copy.
+            if let hint = failure.hint, open.isEmpty { html += "<br><span class=\"hint\">hint: \(redactor.text(hint).htmlEscaped)</span>" }
             html += "</p>\n"
         }
+        for movement in open { html += settle(movement, redactor: redactor) }
         html += "<table class=\"steps\"><thead><tr><th></th><th>step</th><th>HTTP</th><th>requests</th><th>time</th><th class=\"timeline\">timeline</th></tr></thead>\n<tbody>\n"
         let total = max(r.duration, 0.001)
         for step in r.steps {
@@ -150,6 +184,23 @@ enum HTMLReport {
             for exchange in section.exchanges { html += self.exchange(exchange) }
         }
         return html + "</section>\n"
+    }
+
+    /// How to settle an unknown outcome: each way's words, and its command in a code block of its own.
+    static func settle(_ movement: MoneyMovement, redactor: Redactor) -> String {
+        var html = "<div class=\"settle\"><h3>Settle the unknown \(movement.kind.rawValue) of \(movement.money.htmlEscaped)</h3>\n"
+        for way in movement.settle {
+            let parts = redactor.text(way).split(separator: "`", omittingEmptySubsequences: false)
+            let words = parts.first.map { $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: ":")) } ?? ""
+            html += "<p>\(words.htmlEscaped)</p>\n"
+            // The commands are the parts between backticks; what follows one is more words.
+            for (index, part) in parts.enumerated().dropFirst() {
+                let text = part.trimmingCharacters(in: .whitespaces)
+                if text.isEmpty { continue }
+                html += index % 2 == 1 ? "<pre class=\"command\"><code>\(text.htmlEscaped)</code></pre>\n" : "<p>\(text.htmlEscaped)</p>\n"
+            }
+        }
+        return html + "</div>\n"
     }
 
     static func exchange(_ entry: JSON) -> String {
@@ -197,6 +248,9 @@ enum HTMLReport {
         th.timeline,td.timeline{width:35%}.track{background:#f1f1f4;height:.9em;border-radius:2px;margin-top:.25em}
         .bar{background:#3b6fd8;height:100%;border-radius:2px}tr.failed .bar{background:#b00020}tr.skipped .bar{background:#bbb}
         .error{color:#b00020;white-space:pre-wrap}.hint{color:#555}
+        tr.refused td{background:#fff6e6}.settle{border-left:3px solid #a35a00;padding-left:.8em;margin:.6em 0}
+        pre.command{background:#1d1d1f;color:#f5f5f7;max-height:none}#histogram rect{fill:#3b6fd8}#histogram text{font-size:11px;fill:#333}
+        table.figures{width:auto}table.figures th{padding-right:1.5em}
         details.exchange{border:1px solid #e3e3e8;border-radius:4px;margin:.4em 0;padding:.2em .6em}
         details.exchange summary{cursor:pointer;font-family:ui-monospace,Menlo,monospace;font-size:.9em;overflow-wrap:anywhere}
         .half{display:inline-block;vertical-align:top;width:49%;min-width:20em}

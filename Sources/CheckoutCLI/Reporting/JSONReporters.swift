@@ -13,6 +13,7 @@ enum EventJSON {
         if let s = r.status { o["status"] = .number(Double(s)) }
         if let m = r.message { o["message"] = .string(redactor.text(m)) }
         if let out = r.output { o["output"] = redactor.json(out) }
+        if !r.money.isEmpty { o["money"] = redactor.json(.array(r.money.map(\.json))) }
         return .object(o)
     }
 
@@ -57,6 +58,11 @@ enum EventJSON {
             return ["event": "poll", "step": .string(step), "poll": .number(Double(poll)), "reason": .string(redactor.text(reason))]
         case .note(let step, let message):
             return ["event": "note", "step": .string(step), "message": .string(redactor.text(message))]
+        case .money(let step, let movement):
+            var o = redactor.json(movement.json).objectValue ?? [:]
+            o["event"] = "money"
+            o["step"] = .string(step)
+            return .object(o)
         case .link(let step, let label, let url):
             return ["event": "link", "step": .string(step), "label": .string(label), "url": .string(redactor.text(url))]
         case .listening(let step, let url):

@@ -28,6 +28,8 @@ struct TextReporter: Reporter {
             console.progress("\(console.paint("…", "2")) \(step): poll \(poll), \(reason)")
         case .note(let step, let message):
             if !quiet { console.err("note: \(step): \(message)") }
+        case .money:
+            break
         case .link(let step, let label, let url):
             guard shownLinks.first(url) else { return }
             // Shown even with -q: the run waits for someone to act on it.

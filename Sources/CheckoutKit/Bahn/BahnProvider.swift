@@ -13,5 +13,6 @@ extension Provider {
         ],
         operations: BahnOperations.all,
         flows: BuiltinFlows.bahnFlows,
-        services: [BahnWebhookService.recipe])
+        services: [BahnWebhookService.recipe],
+        section: { (field) throws(Diagnostic) in _ = try BahnSection(field) })
 }

@@ -12,6 +12,7 @@ enum BahnReadBack {
         ReadBack(
             provider: "bahn", action: "confirm", effect: confirmEffect, resource: "the intent \(intent)", reference: "intent \(intent)",
             replay: BahnState.replay(intent: intent, key: key),
+            asked: state.asked(captureMethod == "manual" ? .authorization : .charge, intent: intent), shown: movement,
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 let (document, current, status) = try await read(intent, client)
                 // A confirm that reached Bahn leaves a charge on the intent; one that did not leaves the one before. With no
@@ -54,21 +55,27 @@ enum BahnReadBack {
 
     static func capture(_ intent: String, _ client: BahnClient) -> ReadBack {
         intentAction("capture", intent, client, done: "succeeded", key: BahnProtocol.captureIdempotencyKey(intent: intent),
-                     ruledOut: ["canceled": "nothing was captured"])
+                     ruledOut: ["canceled": "nothing was captured"], kind: .capture)
     }
 
     static func cancel(_ intent: String, _ client: BahnClient) -> ReadBack {
         intentAction("cancel", intent, client, done: "canceled", key: BahnProtocol.cancelIdempotencyKey(intent: intent),
-                     ruledOut: ["succeeded": "the payment was taken"])
+                     ruledOut: ["succeeded": "the payment was taken"], kind: .void)
     }
 
     /// Capture and cancel: the intent in status `done` means the call went through; a status in `ruledOut` means it
     /// cannot have, and says why; any other leaves it open.
     private static func intentAction(_ action: String, _ intent: String, _ client: BahnClient, done: String, key: String,
-                                     ruledOut: [String: String]) -> ReadBack {
+                                     ruledOut: [String: String], kind: MoneyMovement.Kind) -> ReadBack {
         ReadBack(
             provider: "bahn", action: action, effect: "the \(action)", resource: "the intent \(intent)", reference: "intent \(intent)",
             replay: BahnState.replay(intent: intent, key: key, action: action),
+            asked: BahnState(store: client.context.state).asked(kind, intent: intent),
+            shown: { output in
+                let current = output.document["payment_intent"]
+                return MoneyMovement(provider: "bahn", kind: kind, amount: current?["amount"]?.intValue, currency: current?["currency"]?.stringValue,
+                                     reference: intent, status: MoneyMovement.words(current?["status"]?.stringValue))
+            },
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 let (document, current, status) = try await read(intent, client)
                 try BahnState(store: client.context.state).record(intent: current, orderID: nil)
@@ -87,6 +94,15 @@ enum BahnReadBack {
                     "read the intent's status: \(command(["bahn", "intent", intent], client))",
                 ]
             })
+    }
+
+    /// A confirmed intent as the account shows it: charged, authorised (awaiting its capture) or in flight.
+    static func movement(_ output: StepOutput) -> MoneyMovement? {
+        guard let summary = output.document["summary"], let status = summary["status"]?.stringValue else { return nil }
+        let authorised = status == BahnProtocol.authorisedStatus
+        return MoneyMovement(provider: "bahn", kind: authorised ? .authorization : .charge, amount: summary["amount"]?.intValue,
+                             currency: summary["currency"]?.stringValue, reference: summary["charge"]?.stringValue ?? summary["intent"]?.stringValue,
+                             status: authorised ? "authorised, awaiting capture" : MoneyMovement.words(status))
     }
 
     // MARK: -

@@ -61,6 +61,13 @@ struct BahnState: Sendable {
 
     func orderID(forIntent id: String) throws(Diagnostic) -> String? { try read().intents[id]?.orderId }
 
+    /// What a call on the intent would move, as far as this state file knows it: the account's entry for a refusal or
+    /// an open outcome.
+    func asked(_ kind: MoneyMovement.Kind, intent id: String) -> MoneyMovement {
+        let known = (try? read())?.intents[id]
+        return MoneyMovement(provider: "bahn", kind: kind, outcome: .unknown, amount: known?.amount, currency: known?.currency, reference: id)
+    }
+
     /// What this state file knows of the intent's latest charge: `.known(nil)` for an intent seen without one,
     /// `.unknown` for an intent it has never seen. A read-back that finds another charge knows a confirm reached Bahn.
     func priorCharge(intent id: String) throws(Diagnostic) -> PriorCharge {

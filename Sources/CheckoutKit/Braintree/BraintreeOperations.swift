@@ -146,7 +146,10 @@ public enum BraintreeOperations {
                     Set(try await BraintreeReadBack.search(orderID, client: client).compactMap { $0["id"]?.stringValue })
                 }
             }
-            let readBack = BraintreeReadBack.byOrder(orderID, amount: amount, action: action, prior: prior, client: client)
+            let currency = args["currency"]?.interpolationText ?? "USD"
+            let asked = MoneyMovement(provider: "braintree", kind: action == "charge" ? .charge : .authorization, outcome: .unknown,
+                                      amount: try BraintreeOperations.amount.minorUnits(in: args), currency: currency, reference: "order \(orderID)")
+            let readBack = BraintreeReadBack.byOrder(orderID, amount: amount, action: action, prior: prior, asked: asked, client: client)
             let output = try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
                 let response = try await client.graphQL(document, ["input": input])
                 // A refused transaction used the nonce up as much as an accepted one: it is single-use whatever came of it.
@@ -242,7 +245,9 @@ public enum BraintreeOperations {
             let id = args["transaction"]!.interpolationText
             var input: [String: JSON] = ["transactionId": .string(id)]
             if let partial, let value = try wireAmount(partial, in: args) { input["transaction"] = ["amount": .string(value)] }
-            let readBack = BraintreeReadBack.byID(id, action: action, done: done, client: client)
+            let asked = MoneyMovement(provider: "braintree", kind: action == "capture" ? .capture : .void, outcome: .unknown,
+                                      amount: try partial?.minorUnits(in: args), currency: args["currency"]?.interpolationText, reference: "transaction \(id)")
+            let readBack = BraintreeReadBack.byID(id, action: action, done: done, asked: asked, client: client)
             return try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
                 let response = try await client.graphQL(document, ["input": .object(input)])
                 let payload = try BraintreeClient.payload(response, field, what: "\(action) \(id)", movesMoney: true)

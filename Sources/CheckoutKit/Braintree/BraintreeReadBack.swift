@@ -4,10 +4,11 @@ import Foundation
 /// an authorization by its orderId (the driver always sets one), a capture or a void by the transaction id. The
 /// commands that settle it when the read cannot tell.
 enum BraintreeReadBack {
-    static func byOrder(_ orderID: String, amount: String, action: String, prior: Set<String>?, client: BraintreeClient) -> ReadBack {
+    static func byOrder(_ orderID: String, amount: String, action: String, prior: Set<String>?, asked: MoneyMovement,
+                        client: BraintreeClient) -> ReadBack {
         ReadBack(
             provider: "braintree", action: action, effect: "the \(action)", resource: "the transactions of order \(orderID)",
-            reference: "order \(orderID)",
+            reference: "order \(orderID)", asked: asked, shown: { output in movement(asked, output) },
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 finding(try await search(orderID, client: client), orderID: orderID, amount: amount, action: action, prior: prior)
             },
@@ -17,9 +18,10 @@ enum BraintreeReadBack {
             })
     }
 
-    static func byID(_ id: String, action: String, done: Set<String>, client: BraintreeClient) -> ReadBack {
+    static func byID(_ id: String, action: String, done: Set<String>, asked: MoneyMovement, client: BraintreeClient) -> ReadBack {
         ReadBack(
             provider: "braintree", action: action, effect: "the \(action)", resource: "transaction \(id)", reference: "transaction \(id)",
+            asked: asked, shown: { output in movement(asked, output) },
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 finding(try await read(id, client: client), id: id, action: action, done: done)
             },
@@ -27,6 +29,27 @@ enum BraintreeReadBack {
                 ["read the transaction: " + command(["braintree", "transaction", id], client),
                  "then \(action) it again if it has not changed: " + command(["braintree", action, id], client)]
             })
+    }
+
+    /// A transaction as the account shows it: its amount and currency, its status in words; a refusal a step expected
+    /// (`expect: declined`) is the refusal it is.
+    static func movement(_ asked: MoneyMovement, _ output: StepOutput) -> MoneyMovement {
+        var shown = asked
+        if let refused = output.document["refused"]?.stringValue {
+            shown.outcome = .refused
+            shown.status = "refused: " + refused
+            return shown
+        }
+        let summary = output.document["summary"]
+        shown.outcome = .done
+        if let currency = summary?["currency"]?.stringValue { shown.currency = currency }
+        if let value = summary?["amount"]?.stringValue, let money = try? Currency.parse(shown.currency ?? "USD") {
+            shown.amount = money.minorUnits(ofDecimal: value) ?? shown.amount
+        }
+        if let id = summary?["id"]?.stringValue { shown.reference = "transaction \(id)" }
+        shown.status = output.document["refund"] != nil ? "refunded (it was settled, so it could not be voided)"
+            : MoneyMovement.words(summary?["status"]?.stringValue)
+        return shown
     }
 
     /// What an order's transactions say of a lost charge or authorization. Only a transaction of this amount that was

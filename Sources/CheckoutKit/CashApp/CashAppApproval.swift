@@ -61,6 +61,11 @@ enum CashAppApproval {
             case "APPROVED":
                 return try approved(current, id: id, polls: polls, expectation: expectation, state: state)
             case "DECLINED":
+                // The customer's refusal is the payment's: the account lists it, whether this step expected it or not.
+                var refused = CashAppPayments.asked(.authorization, try state.read(), reference: "customer request \(id)")
+                refused.outcome = .refused
+                refused.status = "declined by the customer in Cash App"
+                context.account(refused)
                 guard expectation == .declined else {
                     throw .failure("the customer declined the payment in Cash App (customer request \(id))",
                                    hint: "start again with `checkout-driver cashapp pay`, or offer another payment method")

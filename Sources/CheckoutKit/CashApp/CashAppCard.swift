@@ -39,6 +39,14 @@ enum CashAppCard {
         let readBack = ReadBack(
             provider: "cashapp", action: "button confirm", effect: "the confirm that issues the virtual card", resource: "the button checkout",
             reference: "checkout \(OpenOutcome.fingerprint(token))", replay: "button confirm of checkout \(OpenOutcome.fingerprint(token))",
+            // The card the merchant then charges holds the checkout's amount: its issue is the authorisation.
+            asked: CashAppPayments.asked(.authorization, section, reference: "button checkout"),
+            shown: { _ in
+                var issued = CashAppPayments.asked(.authorization, section, reference: "button checkout")
+                issued.outcome = .done
+                issued.status = "virtual card issued"
+                return issued
+            },
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 .notSeen(shows: "Afterpay has no read of a confirmed button checkout")
             },

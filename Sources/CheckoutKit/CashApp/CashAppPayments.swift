@@ -47,7 +47,8 @@ enum CashAppPayments {
         var body: [String: JSON] = ["token": .string(token)]
         body["merchantReference"] = args["merchantReference"].map { .string($0.interpolationText) }
         let readBack = byToken(token, action: "capture", effect: "the capture", done: ["CAPTURED"], client: client, state: state,
-                               resend: ["cashapp", "capture"], replay: "capture of checkout \(OpenOutcome.fingerprint(token))")
+                               resend: ["cashapp", "capture"], replay: "capture of checkout \(OpenOutcome.fingerprint(token))",
+                               asked: asked(.charge, section))
         let output = try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
             let response = try await client.server("POST", CashAppProtocol.capturePath, body: .object(body), idempotent: true)
             return try settled(try response.requireSuccess("capture"), status: response.status, action: "capture", state: state)
@@ -71,7 +72,8 @@ enum CashAppPayments {
         var body: [String: JSON] = ["token": .string(token), "requestId": .string(requestID)]
         body["merchantReference"] = args["merchantReference"].map { .string($0.interpolationText) }
         let readBack = byToken(token, action: "auth", effect: "the authorisation", done: ["AUTH_APPROVED", "PARTIALLY_CAPTURED", "CAPTURED"],
-                               client: client, state: state, resend: ["cashapp", "auth"], replay: "auth request \(requestID)")
+                               client: client, state: state, resend: ["cashapp", "auth"], replay: "auth request \(requestID)",
+                               asked: asked(.authorization, section))
         return try await forgettingOnRefusal(\.authRequestID, state: state) { () async throws(Diagnostic) -> StepOutput in
             try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
                 let response = try await client.server("POST", CashAppProtocol.authPath, body: .object(body), idempotent: true)
@@ -145,6 +147,8 @@ enum CashAppPayments {
         let readBack = ReadBack(
             provider: "cashapp", action: "capture", effect: "the capture", resource: "order \(order)", reference: "order \(order)",
             replay: "capture request \(requestID)",
+            asked: MoneyMovement(provider: "cashapp", kind: .capture, outcome: .unknown, amount: amount, currency: currency.code, reference: "order \(order)"),
+            shown: { output in movement(.capture, output, amount: amount) },
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 let now = try await client.server("GET", CashAppProtocol.paymentPath(order)).requireSuccess("reading order \(order)")
                 guard let left = now["openToCaptureAmount"]?["amount"]?.stringValue.flatMap(currency.minorUnits(ofDecimal:)) else {
@@ -221,6 +225,22 @@ enum CashAppPayments {
         }
     }
 
+    /// What a call on the checkout would move, as the state file knows it (the checkout's amount).
+    static func asked(_ kind: MoneyMovement.Kind, _ section: CashAppSection, amount: Int? = nil, reference: String? = nil) -> MoneyMovement {
+        MoneyMovement(provider: "cashapp", kind: kind, outcome: .unknown, amount: amount ?? section.amount, currency: section.currency ?? "USD",
+                      reference: reference ?? section.orderID)
+    }
+
+    /// A payment as the account shows it: the amount the call moved, the order, its status in words.
+    static func movement(_ kind: MoneyMovement.Kind, _ output: StepOutput, amount: Int? = nil) -> MoneyMovement {
+        let summary = output.document["summary"]
+        let currency = summary?["currency"]?.stringValue ?? "USD"
+        let original = summary?["amount"]?.stringValue.flatMap { ((try? Currency.parse(currency)) ?? .usd).minorUnits(ofDecimal: $0) }
+        return MoneyMovement(provider: "cashapp", kind: kind, amount: amount ?? original, currency: currency,
+                             reference: summary?["orderId"]?.stringValue.map { "order \($0)" },
+                             status: MoneyMovement.words(summary?["status"]?.stringValue, summary?["paymentState"]?.stringValue))
+    }
+
     static func summary(_ payment: JSON) -> JSON {
         ["orderId": payment["id"] ?? .null, "status": payment["status"] ?? .null, "paymentState": payment["paymentState"] ?? .null,
          "amount": payment["originalAmount"]?["amount"] ?? .null, "currency": payment["originalAmount"]?["currency"] ?? .null,
@@ -230,10 +250,11 @@ enum CashAppPayments {
     /// Capture and auth of a checkout, read back by its token: a payment there is the call's outcome (Afterpay keeps
     /// one payment per checkout), a 404 means none was made yet.
     private static func byToken(_ token: String, action: String, effect: String, done: Set<String>, client: AfterpayClient,
-                                state: CashAppState, resend: [String], replay: String) -> ReadBack {
+                                state: CashAppState, resend: [String], replay: String, asked: MoneyMovement) -> ReadBack {
         ReadBack(
             provider: "cashapp", action: action, effect: effect, resource: "the checkout's payment",
-            reference: "checkout \(OpenOutcome.fingerprint(token))", replay: replay,
+            reference: "checkout \(OpenOutcome.fingerprint(token))", replay: replay, asked: asked,
+            shown: { output in movement(asked.kind, output) },
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 let response = try await client.server("GET", CashAppProtocol.paymentByTokenPath(token))
                 if response.status == 404 { return .notSeen(shows: "the checkout has no payment yet") }

@@ -15,5 +15,6 @@ extension Provider {
         flows: BuiltinFlows.cashAppFlows,
         // The Afterpay checkout token and its signed JWT, which validate and confirm take; the redirect URL is sent as
         // the customer request's redirect_url, and Afterpay may build it with the checkout token in it.
-        keptCredentials: [CashAppState.root.appending("token"), CashAppState.root.appending("jwt"), CashAppState.root.appending("redirectUri")])
+        keptCredentials: [CashAppState.root.appending("token"), CashAppState.root.appending("jwt"), CashAppState.root.appending("redirectUri")],
+        section: { (field) throws(Diagnostic) in _ = try CashAppSection(field) })
 }

@@ -40,6 +40,11 @@ enum CentraDocuments {
     static let orderQuery = document("CentraOrder", mutation: false, "query CentraOrder { order { ...OrderParts } }",
                                      fragments: [order, money])
 
+    /// Before a payment: the session's latest order (to tell a new one from it) and what the payment will be for.
+    static let beforePayment = document("CentraBeforePayment", mutation: false, """
+        query CentraBeforePayment { order { id } selection { grandTotal { ...Money } checkout { totals { type price { ...Money } } } } }
+        """, fragments: [money])
+
     static let expressCheckoutWidgets = document("CentraExpressCheckoutWidgets", mutation: false, """
         query CentraExpressCheckoutWidgets($plugins: [ExpressCheckoutWidgetsPluginItem!]!) {
           expressCheckoutWidgets(plugins: $plugins) { list { name widgets { id name contents error } } userErrors { message path } }
@@ -99,6 +104,6 @@ enum CentraDocuments {
         }
         """, fragments: [selection, order, money])
 
-    static let all = [selectionQuery, orderQuery, expressCheckoutWidgets, addItem, updateLine, setShippingMethod,
+    static let all = [selectionQuery, orderQuery, beforePayment, expressCheckoutWidgets, addItem, updateLine, setShippingMethod,
                       handleWidgetEvent, paymentInstructions, paymentResult]
 }

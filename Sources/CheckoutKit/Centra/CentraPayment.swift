@@ -44,9 +44,10 @@ enum CentraPayment {
             "paymentMethodSpecificFields": fields,
         ]
         if let billing { input["separateBillingAddress"] = .object(billing) }
-        // The order before this payment, so that a read-back can tell this payment's order from an earlier one.
-        let prior = try await latestOrder(client)
-        let readBack = orderReadBack("paymentInstructions", prior: prior, client: client)
+        // The order before this payment, so that a read-back can tell this payment's order from an earlier one, and the
+        // total the payment is for.
+        let (prior, total) = try await beforePayment(client)
+        let readBack = orderReadBack("paymentInstructions", prior: prior, total: total, client: client)
         let payload = try await settled(client) { () async throws(Diagnostic) -> StepOutput in try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
             // Once past the guard, until its outcome is known, the cart stays as it is (a PDP rollback waits); the order
             // before it tells a later `centra order` whether it placed one.
@@ -152,11 +153,12 @@ enum CentraPayment {
     /// `paymentResult` with the fields the 3DS step returned, unchanged.
     static func result(_ fields: JSON, client: CentraClient, prior: PriorOrder = .unknown) async throws(Diagnostic) -> StepOutput {
         let known: String?
+        var total: CentraMoney.Summary?
         switch prior {
         case .known(let id): known = id
-        case .unknown: known = try await latestOrder(client)
+        case .unknown: (known, total) = try await beforePayment(client)
         }
-        let readBack = orderReadBack("paymentResult", prior: known, client: client)
+        let readBack = orderReadBack("paymentResult", prior: known, total: total, client: client)
         return try await settled(client) { () async throws(Diagnostic) -> StepOutput in try await client.context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
             let response = try await client.call(CentraDocuments.paymentResult, ["fields": fields], newSessionOnUnauthorized: false)
             let payload = try CentraClient.payload(response, "paymentResult", what: "paymentResult", movesMoney: true)
@@ -184,15 +186,15 @@ enum CentraPayment {
         return StepOutput(document: ["order": order, "summary": CentraOperations.orderSummary(order), "via": .string(via)], status: 200)
     }
 
-    /// The session's latest order id (nil: none yet). A failed read throws: "no order" must never be a guess, or a
-    /// read-back could take an older order for this payment's.
-    static func latestOrder(_ client: CentraClient) async throws(Diagnostic) -> String? {
-        let response = try await client.call(CentraDocuments.orderQuery, newSessionOnUnauthorized: false)
+    /// The session's latest order id (nil: none yet) and the selection's total, in one read. A failed read throws: "no
+    /// order" must never be a guess, or a read-back could take an older order for this payment's.
+    static func beforePayment(_ client: CentraClient) async throws(Diagnostic) -> (order: String?, total: CentraMoney.Summary?) {
+        let response = try await client.call(CentraDocuments.beforePayment, newSessionOnUnauthorized: false)
         guard response.errors.isEmpty, response.executed else {
             throw .unavailable("reading the session's latest order failed: \(response.errors.map(\.text).joined(separator: "; "))",
                                hint: "check CENTRA_API_URL and try again; nothing was paid")
         }
-        return response.data["order"]?["id"]?.stringValue
+        return (response.data["order"]?["id"]?.stringValue, response.data["selection"].flatMap { try? CentraMoney.summary($0) })
     }
 
     /// A lost answer is read back from the session's latest order: a new one means the payment went through.
@@ -203,10 +205,23 @@ enum CentraPayment {
         return id
     }
 
-    private static func orderReadBack(_ action: String, prior: String?, client: CentraClient) -> ReadBack {
-        ReadBack(
+    private static func orderReadBack(_ action: String, prior: String?, total: CentraMoney.Summary?, client: CentraClient) -> ReadBack {
+        // Adyen authorises the Apple Pay payment and Centra places the order: one movement, the order's.
+        let asked = MoneyMovement(provider: "centra", kind: .authorization, outcome: .unknown, amount: total?.grandTotal,
+                                  currency: total?.currency, reference: openReference(client.context))
+        return ReadBack(
             provider: "centra", action: action, effect: "the payment", resource: "the session's latest order",
-            reference: openReference(client.context),
+            reference: openReference(client.context), asked: asked,
+            shown: { output in
+                // The order placed (as the answer's success action or a read-back shows it); a 3DS step still to come shows none.
+                let action = output.document["action"]
+                let summary = action?["__typename"]?.stringValue == "SuccessPaymentAction"
+                    ? action?["order"].map(CentraOperations.orderSummary) : output.document["summary"]
+                guard let summary, let id = summary["id"]?.stringValue else { return nil }
+                return MoneyMovement(provider: "centra", kind: .authorization, amount: summary["grandTotal"]?.intValue ?? asked.amount,
+                                     currency: summary["currency"]?.stringValue ?? asked.currency, reference: "order \(id)",
+                                     status: "order placed" + (summary["status"]?.stringValue.map { " (\(MoneyMovement.words($0)))" } ?? ""))
+            },
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 let response = try await client.call(CentraDocuments.orderQuery, newSessionOnUnauthorized: false)
                 guard response.errors.isEmpty else {

@@ -10,5 +10,6 @@ extension Provider {
         operations: CentraOperations.all,
         flows: BuiltinFlows.centraExpressFlows,
         // The shopper's session token, which every later call of the checkout sends.
-        keptCredentials: [JSONPath(components: [.key("centra"), .key("session")])])
+        keptCredentials: [JSONPath(components: [.key("centra"), .key("session")])],
+        section: { (field) throws(Diagnostic) in _ = try CentraSection(field) })
 }

@@ -3,9 +3,10 @@ import Foundation
 /// `state show` and `state clear`: the file as a person may see it, and a reset that cannot hide an open money outcome.
 extension StateStore {
     /// The whole file, every kept credential masked (they are the one thing the file holds in the clear) and whatever
-    /// else the redactor masks.
+    /// else the redactor masks; a wrong-typed section is refused as by every other reader (`checkSections`).
     public func masked() throws(Diagnostic) -> JSON {
         let document = try readFile()
+        try checkSections(document)
         var shown = redactor?.json(document) ?? document
         for path in credentialPaths(in: document) where path.evaluate(document) != nil {
             shown = path.setting(.string(Redactor.mask), in: shown)

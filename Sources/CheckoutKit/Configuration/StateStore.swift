@@ -106,6 +106,34 @@ public struct StateStore: Sendable {
         try scope(of: readFile())
     }
 
+    /// The document of this store's scope, once every section of the file has decoded as its readers read it
+    /// (`checkSections`): what a run or a command starts from, so that a wrong-typed section anywhere stops it before it
+    /// reads or writes anything — and before it could replace that section with its own.
+    public func checked() throws(Diagnostic) -> JSON {
+        let file = try readFile()
+        try checkSections(file)
+        return try scope(of: file)
+    }
+
+    /// Every section of the document: each provider's in the chain and in each run's scope, the captures, the run
+    /// records, the open outcomes and the record of spent values. 65 naming the JSON path and the way to recover.
+    func checkSections(_ document: JSON) throws(Diagnostic) {
+        let top = StateField(document, at: .root, in: path)
+        _ = try top.members()
+        func scope(_ field: StateField) throws(Diagnostic) {
+            _ = try field["captures"].members()
+            for provider in Providers.all { try provider.section?(field[provider.name]) }
+        }
+        try scope(top)
+        for (_, run) in try top["runs"].members() {
+            _ = try run.members()
+            _ = try run[Self.runRecord].members()
+            try scope(run)
+        }
+        _ = try OpenOutcomes.decode(document, file: path)
+        _ = try top["spent"].members()
+    }
+
     /// Applies `change` to the document of this store's scope and writes the result, all under the lock.
     @discardableResult
     public func update<T>(_ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T {

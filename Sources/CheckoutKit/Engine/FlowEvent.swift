@@ -30,6 +30,24 @@ public struct StepResult: Sendable {
     public var message: String?
     /// The step's output document, for `--format json`; reporters redact it.
     public var output: JSON?
+    /// What the step did with money (`MoneyMovement`), in order.
+    public var money: [MoneyMovement] = []
+
+    public init(name: String, isFinally: Bool, optional: Bool, outcome: Outcome, startedAt: Date, duration: Double, requests: Int,
+                polls: Int, status: Int?, message: String?, output: JSON?, money: [MoneyMovement] = []) {
+        self.name = name
+        self.isFinally = isFinally
+        self.optional = optional
+        self.outcome = outcome
+        self.startedAt = startedAt
+        self.duration = duration
+        self.requests = requests
+        self.polls = polls
+        self.status = status
+        self.message = message
+        self.output = output
+        self.money = money
+    }
 }
 
 public struct FlowResult: Sendable {
@@ -73,6 +91,8 @@ public enum FlowEvent: Sendable {
     case polling(step: String, poll: Int, reason: String)
     /// A note from an operation worth showing the user (a warning, a hint about what happened).
     case note(step: String, message: String)
+    /// A step moved money, was refused, or left an outcome unknown (`MoneyMovement`).
+    case money(step: String, MoneyMovement)
     /// A link the user must act on (an approval in Cash App): shown even with `-q`, and on a terminal as a QR code
     /// too, so a phone can open it.
     case link(step: String, label: String, url: String)

@@ -52,7 +52,7 @@ public struct FlowRunner: Sendable {
     /// - Parameter origins: where each of `overrides` came from (the command line when not given).
     @discardableResult
     public func preflight(_ flow: Flow, vars overrides: [String: JSON], origins: [String: VariableOrigin] = [:]) throws(Diagnostic) -> JSON {
-        let stateDocument = try state?.read() ?? .object([:])
+        let stateDocument = try state?.checked() ?? .object([:])
         let decoder = FlowDecoder(registry: registry)
         var known = Set(flow.vars.keys).union(overrides.keys)
         let allCaptures = Set((flow.steps + flow.finally).flatMap { $0.capture.keys })
@@ -330,7 +330,8 @@ public struct FlowRunner: Sendable {
         let result = StepResult(
             name: step.name, isFinally: false, optional: step.optional, outcome: failure == nil ? .passed : .failed,
             startedAt: started, duration: Date().timeIntervalSince(started), requests: counter.count, polls: polls,
-            status: output?.status ?? counter.lastStatus, message: failure.map { redactor.text($0.message) }, output: output?.document)
+            status: output?.status ?? counter.lastStatus, message: failure.map { redactor.text($0.message) }, output: output?.document,
+            money: counter.money)
         return (result, failure)
     }
 
@@ -601,6 +602,7 @@ final class ExchangeCounter: @unchecked Sendable {
     private var value = 0
     private var status: Int?
     private var headers: HTTPHeaders?
+    private var movements: [MoneyMovement] = []
     /// Counts an exchange and remembers its HTTP status and headers (when it got an answer).
     func record(_ response: HTTPClientResponse?) {
         lock.withLock {
@@ -613,4 +615,7 @@ final class ExchangeCounter: @unchecked Sendable {
     var lastStatus: Int? { lock.withLock { status } }
     /// The headers of the step's last answer, for `expect.headers`.
     var lastHeaders: HTTPHeaders? { lock.withLock { headers } }
+    /// The step's account of money (`OperationContext.account`).
+    func account(_ movement: MoneyMovement) { lock.withLock { movements.append(movement) } }
+    var money: [MoneyMovement] { lock.withLock { movements } }
 }

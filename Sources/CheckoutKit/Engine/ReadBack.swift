@@ -30,10 +30,18 @@ public struct ReadBack: Sendable {
     /// Keeps what a safe retry needs (a token out of the run's scratch directory) and returns the ways to settle
     /// the outcome, each a sentence with its command: the re-send that replays, the read of the status.
     public var settle: @Sendable () -> [String]
+    /// What the call asks to move (its kind, amount and currency when known before sending, what it acts on): the
+    /// account's entry when it is refused or its outcome stays unknown.
+    public var asked: MoneyMovement?
+    /// The movement a passing answer (or a read-back that found it) shows; nil when it shows none yet (a 3DS step to come).
+    public var shown: (@Sendable (StepOutput) -> MoneyMovement?)?
 
     public init(provider: String, action: String, effect: String, resource: String, reference: String, replay: String? = nil,
+                asked: MoneyMovement? = nil, shown: (@Sendable (StepOutput) -> MoneyMovement?)? = nil,
                 read: @escaping @Sendable (OperationContext) async throws(Diagnostic) -> Finding,
                 settle: @escaping @Sendable () -> [String]) {
+        self.asked = asked
+        self.shown = shown
         self.provider = provider
         self.action = action
         self.effect = effect
@@ -56,11 +64,19 @@ extension OperationContext {
         do {
             let output = try await reconcile(readBack, operation)
             clearReplayed(readBack)
+            if let movement = readBack.shown?(output) { account(movement) }
             return output
         } catch {
             // Only the service's own refusal answers a replay (a decline replayed under the key); a connection refused,
             // a rate limit, a deadline or an interruption before sending say nothing of the call left open.
-            if error.code == .failure && !error.outcomeUncertain && !error.rateLimited { clearReplayed(readBack) }
+            if error.code == .failure && !error.outcomeUncertain && !error.rateLimited {
+                clearReplayed(readBack)
+                if var refused = readBack.asked {
+                    refused.outcome = .refused
+                    refused.status = "refused: " + redactor.text(error.message)
+                    account(refused)
+                }
+            }
             throw error
         }
     }
@@ -117,6 +133,12 @@ extension OperationContext {
         keepOpen(readBack, settle: ways)
         if services.emulatorEndsWithRun {
             ways.append("note that this command's embedded emulator ends with it, so nothing is left to settle; run `checkout-driver sandbox serve` to keep intents between commands")
+        }
+        if var open = readBack.asked {
+            open.outcome = .unknown
+            open.status = "unknown: \(readBack.effect) may have gone through"
+            open.settle = ways.map(redactor.text)
+            account(open)
         }
         var diagnostic = Diagnostic(code, "outcome unknown: \(readBack.effect) may have gone through — \(reason)",
                                     hint: "settle it safely: " + ways.joined(separator: "; or "))

@@ -13,9 +13,13 @@ public struct Provider: Sendable {
     public var keptCredentials: [JSONPath]
     /// Listeners a run starts when its flow uses certain operations (Bahn's webhook inbox).
     public var services: [RunServiceRecipe]
+    /// Decodes its state section (`name`, in the chain or a run's scope) as its readers read it: a wrong-typed one
+    /// stops every command on the file (`StateStore.checked`). Nil for a provider that keeps none.
+    var section: (@Sendable (StateField) throws(Diagnostic) -> Void)?
 
-    public init(name: String, variables: [Configuration.Variable], operations: [FlowOperation], flows: [BuiltinFlows.Entry],
-                keptCredentials: [JSONPath] = [], services: [RunServiceRecipe] = []) {
+    init(name: String, variables: [Configuration.Variable], operations: [FlowOperation], flows: [BuiltinFlows.Entry],
+         keptCredentials: [JSONPath] = [], services: [RunServiceRecipe] = [], section: (@Sendable (StateField) throws(Diagnostic) -> Void)? = nil) {
+        self.section = section
         self.name = name
         self.variables = variables
         self.operations = operations

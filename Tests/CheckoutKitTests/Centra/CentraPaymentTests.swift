@@ -42,7 +42,7 @@ import Testing
     @Test func aFieldErrorInTheExecutedMutationIsReadBackFromTheLatestOrder() async throws {
         let server = try Self.server { operation, attempt in
             switch (operation, attempt) {
-            case ("CentraOrder", 1): ["data": ["order": nil], "extensions": ["token": "session-1"]]
+            case ("CentraBeforePayment", 1): ["data": ["order": nil], "extensions": ["token": "session-1"]]
             case ("CentraPaymentInstructions", _):
                 ["errors": [["message": "Internal server error", "path": ["paymentInstructions", "selection"]]], "data": nil,
                  "extensions": ["token": "session-2"]]

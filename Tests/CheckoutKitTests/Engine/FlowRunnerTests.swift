@@ -356,6 +356,7 @@ import Testing
             case .retrying: "retrying"
             case .polling: "polling"
             case .note: "note"
+            case .money: "money"
             case .link: "link"
             case .listening: "listening"
             case .stepFinished: "stepFinished"
