@@ -56,6 +56,12 @@ import TestSupport
         #expect(!r.stdout.contains("✓ tokenize"))
     }
 
+    /// How many captureTransaction mutations the emulator has received.
+    static func captureRequests(_ server: ServeProcess) throws -> Int {
+        let log = try curl(["-s", server.url + "/_sandbox/requests"])
+        return log.components(separatedBy: "captureTransaction").count - 1
+    }
+
     @Test func authorizeThenCaptureAndVoid() async throws {
         let s = try Scratch()
         let server = try ServeProcess(home: s.path)
@@ -67,6 +73,12 @@ import TestSupport
         let captured = try await BinaryRunner.run(["braintree", "capture", id], home: s.path)
         #expect(captured.status == 0, "\(captured.all)")
         #expect(captured.stdout.contains("\(id)  SUBMITTED_FOR_SETTLEMENT  25.00 USD"), "\(captured.stdout)")
+        // A second capture of it is refused before anything is sent, as Cash App's is.
+        let requests = try Self.captureRequests(server)
+        #expect(requests == 1, "the one capture was sent")
+        let again = try await BinaryRunner.run(["braintree", "capture", id], home: s.path)
+        #expect(again.status == 1 && again.stderr.contains("refused before sending: this authorized Braintree transaction was already used by its capture (SUBMITTED_FOR_SETTLEMENT)"), "\(again.all)")
+        #expect(try Self.captureRequests(server) == requests, "nothing was sent")
         let second = try await BinaryRunner.run(["braintree", "apple-pay", "--authorize-only", "--amount", "5.00", "--nonce", "fake-apple-pay-visa-nonce"], home: s.path)
         let other = try #require(Self.transaction(second.stdout))
         let voided = try await BinaryRunner.run(["braintree", "void", other], home: s.path)

@@ -286,6 +286,11 @@ import TestSupport
                                                        home: s.path)
         #expect(parallelChain.status == 64)
         #expect(parallelChain.stderr.contains("--continue makes every run work on one checkout"))
+        // Refused every time, whatever the number of runs.
+        for chain in [["--continue"], ["--run", "r1"]] {
+            let one = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--parallel", "2"] + chain, home: s.path)
+            #expect(one.status == 64 && one.stderr.contains("makes every run work on one checkout, and --parallel runs them at once"), "\(chain): \(one.all)")
+        }
         let zero = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--repeat", "0"], home: s.path)
         #expect(zero.status == 64)
         #expect(zero.stderr.contains("--repeat expects an integer in 1…1000000, got '0'"))

@@ -57,6 +57,10 @@ enum FlowCommands {
         let shard = try invocation.string("shard").map { (text) throws(Diagnostic) in
             try FlowSuite.Shard.parse(text, environment: ProcessInfo.processInfo.environment)
         }
+        // Refused whatever the number of runs: --parallel says they may overlap, and one checkout cannot be two runs'.
+        if parallel > 1 && (settings.continueChain || settings.runScope != nil) {
+            throw invocation.usage("--\(settings.continueChain ? "continue" : "run") makes every run work on one checkout, and --parallel runs them at once: drop one of the two")
+        }
         if flows.count == 1 && !settings.recordsDirectory && repeatCount == 1 && parallel == 1 && shard == nil {
             let given = try variables(invocation, for: flows[0])
             let environment = try RunEnvironment.prepare(invocation)
@@ -68,9 +72,6 @@ enum FlowCommands {
         let runCount = flows.count * repeatCount
         if let record = settings.recordPath, !settings.recordsDirectory, runCount > 1 {
             throw invocation.usage("--record \(record) names one file, and \(runCount) runs would each need their own: name a directory with a trailing slash, e.g. --record runs/, for a HAR file per run")
-        }
-        if runCount > 1 && parallel > 1 && (settings.continueChain || settings.runScope != nil) {
-            throw invocation.usage("--\(settings.continueChain ? "continue" : "run") makes every run work on one checkout, and --parallel runs them at once: drop one of the two")
         }
         let members = try suiteVariables(invocation, for: flows).map { FlowSuite.Member(flow: $0.0, vars: $0.1.values, origins: $0.1.origins) }
         let environment = try RunEnvironment.prepare(invocation)

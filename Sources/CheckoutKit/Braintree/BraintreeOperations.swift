@@ -243,12 +243,18 @@ public enum BraintreeOperations {
                              parameters: parameters, outputs: transactionOutputs) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
             let client = BraintreeClient(context)
             let id = args["transaction"]!.interpolationText
+            // A transaction captures once: a second capture this state file would send is refused before sending, as
+            // the gateway would refuse it (and Cash App's capture is).
+            if action == "capture" {
+                try context.refuseIfSpent(id, kind: BraintreeProtocol.capturedKind,
+                                          fix: "it is captured: see it with `checkout-driver braintree transaction \(id)`; a new payment starts with `checkout-driver braintree apple-pay`")
+            }
             var input: [String: JSON] = ["transactionId": .string(id)]
             if let partial, let value = try wireAmount(partial, in: args) { input["transaction"] = ["amount": .string(value)] }
             let asked = MoneyMovement(provider: "braintree", kind: action == "capture" ? .capture : .void, outcome: .unknown,
                                       amount: try partial?.minorUnits(in: args), currency: args["currency"]?.interpolationText, reference: "transaction \(id)")
             let readBack = BraintreeReadBack.byID(id, action: action, done: done, asked: asked, client: client)
-            return try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
+            let output = try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
                 let response = try await client.graphQL(document, ["input": .object(input)])
                 let payload = try BraintreeClient.payload(response, field, what: "\(action) \(id)", movesMoney: true)
                 let transaction = payload["transaction"] ?? payload["reversal"] ?? .null
@@ -259,6 +265,10 @@ public enum BraintreeOperations {
                 }
                 return try outcome(transaction, action: action, orderID: nil, accepted: done)
             }
+            if action == "capture" {
+                try context.markSpent(id, kind: BraintreeProtocol.capturedKind, by: "its capture (\(output.document["summary"]?["status"]?.stringValue ?? "captured"))")
+            }
+            return output
         }
     }
 

@@ -37,6 +37,8 @@ public enum BraintreeProtocol {
     /// Statuses of a transaction the processor or the gateway refused: nothing moved.
     static let refusedStatuses: Set<String> = ["PROCESSOR_DECLINED", "FAILED", "GATEWAY_REJECTED", "SETTLEMENT_DECLINED"]
     /// Statuses that show a capture went through (an AUTHORIZED transaction is not captured yet).
+    /// How the record of spent values names an authorized transaction that was captured: it captures once.
+    static let capturedKind = "authorized Braintree transaction"
     static let capturedStatuses: Set<String> = ["SUBMITTED_FOR_SETTLEMENT", "SETTLING", "SETTLED", "SETTLEMENT_PENDING", "SETTLEMENT_CONFIRMED"]
     /// The status that shows a void went through.
     static let voidedStatuses: Set<String> = ["VOIDED"]
