@@ -18,7 +18,8 @@ public enum CheckoutDriver {
                 Exit codes: 0 ok, 1 flow failed, 64 usage, 65 bad input data, 69 service unavailable,
                 70 internal error, 74 an output could not be written, 75 outcome of a money-moving step unknown
                 (the message says how to settle it; also a payment refused while an earlier one is open),
-                78 configuration missing, 130/143 interrupted (SIGINT/SIGTERM). `help COMMAND` = COMMAND --help.
+                78 configuration missing, 130/143 a run interrupted (SIGINT/SIGTERM; sandbox serve and bahn listen stop
+                with 0), 141 stdout's reader closed the pipe (| head). `help COMMAND` = COMMAND --help.
                 """,
             subcommands: [FlowCommands.spec, BahnCommands.spec, CentraCommands.spec, CashAppCommands.spec, BraintreeCommands.spec, ApplePayCommands.spec, SandboxCommands.spec, StateCommands.spec, DoctorCommands.spec, CompletionCommands.spec])
     }
@@ -29,6 +30,8 @@ public enum CheckoutDriver {
         signal(SIGPIPE, SIG_IGN)
         let console = Console.shared
         let code = await run(arguments, console: console)
+        // The reader of standard output went (`… | head -1`): quietly, with SIGPIPE's status, as other tools end.
+        if code == ExitCode.ok.rawValue && console.stdoutReaderGone { return ExitCode.readerGone.rawValue }
         if code == ExitCode.ok.rawValue, let reason = console.outputFailure {
             report(.ioError("cannot write to standard output: \(reason)", hint: "check where the output goes (a closed pipe, a full disk)"),
                    console: console)

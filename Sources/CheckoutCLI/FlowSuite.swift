@@ -31,7 +31,7 @@ struct FlowSuite: Sendable {
             switch result.exitCode {
             case .ok: .passed
             case .outcomeUnknown: .unknown
-            case .interrupted, .terminated: .interrupted
+            case _ where result.interrupted: .interrupted
             default: .failed
             }
         }

@@ -52,6 +52,9 @@ enum BuiltinRoutes {
             "body": .string(text ?? request.body.base64EncodedString()),
             "bodyEncoding": text == nil ? "base64" : "utf8",
             "connectionID": JSON(request.connectionID),
+            "receivedAt": .string(Timestamp.iso8601(entry.receivedAt)),
+            "status": JSON(entry.status),
+            "cut": JSON(entry.cut),
             "indexOnConnection": JSON(request.indexOnConnection),
         ]
     }

@@ -34,8 +34,10 @@ public final class Emulator: Sendable {
         self.recorder = recorder
         // Record first, so tests see every request, including ones a fault then swallows.
         let server = try HTTPServer(host: host, port: port) { request in
-            recorder.record(request)
-            return injector.handle(request, next: router.handle)
+            let entry = recorder.record(request)
+            let reply = injector.handle(request, next: router.handle)
+            recorder.answered(entry, reply)
+            return reply
         }
         self.server = server
         self.centra = CentraEmulator.install(on: router, ledger: ledger, baseURL: { server.baseURL })
@@ -92,6 +94,12 @@ final class RequestRecorder: Sendable {
         /// The body's length as received (the stored body may be cut to `bodyLimit`).
         var bodyLength: Int
         var bytes: Int
+        /// Its place in everything received, from 1.
+        var sequence: Int
+        var receivedAt: Date
+        /// What it was answered: the status, or how the connection was cut (a fault); nil until answered.
+        var status: Int?
+        var cut: String?
     }
 
     private struct Log {
@@ -99,6 +107,7 @@ final class RequestRecorder: Sendable {
         /// Index of the oldest entry still kept: dropping from the front stays O(1), compacted now and then.
         var head = 0
         var bytes = 0
+        var received = 0
     }
 
     private let limit: Int
@@ -112,13 +121,17 @@ final class RequestRecorder: Sendable {
         self.byteLimit = byteLimit
     }
 
-    func record(_ request: HTTPRequest) {
+    /// Keeps `request` and answers its sequence number, for `answered`.
+    @discardableResult
+    func record(_ request: HTTPRequest) -> Int {
         var kept = request
         // A copy, not a slice: a slice of Data would keep the whole body alive.
         if kept.body.count > bodyLimit { kept.body = kept.body.withUnsafeBytes { Data($0.prefix(bodyLimit)) } }
         let bytes = kept.body.count + kept.target.utf8.count + kept.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
-        log.withLock { log in
-            log.entries.append(Entry(request: kept, bodyLength: request.body.count, bytes: bytes))
+        let now = Date()
+        return log.withLock { log in
+            log.received += 1
+            log.entries.append(Entry(request: kept, bodyLength: request.body.count, bytes: bytes, sequence: log.received, receivedAt: now))
             log.bytes += bytes
             while log.entries.count - log.head > limit || log.bytes > byteLimit, log.head < log.entries.count - 1 {
                 log.bytes -= log.entries[log.head].bytes
@@ -127,6 +140,23 @@ final class RequestRecorder: Sendable {
             if log.head > 1024 && log.head * 2 > log.entries.count {
                 log.entries.removeFirst(log.head)
                 log.head = 0
+            }
+            return log.received
+        }
+    }
+
+    /// What the request `sequence` was answered, when it is still kept.
+    func answered(_ sequence: Int, _ reply: HTTPReply) {
+        log.withLock { log in
+            guard let first = log.entries.first?.sequence else { return }
+            let index = sequence - first
+            guard index >= log.head, index < log.entries.count, log.entries[index].sequence == sequence else { return }
+            switch reply {
+            case .respond(let response): log.entries[index].status = response.status
+            case .reset: log.entries[index].cut = "reset"
+            case .truncate(let response, _):
+                log.entries[index].status = response.status
+                log.entries[index].cut = "truncated"
             }
         }
     }

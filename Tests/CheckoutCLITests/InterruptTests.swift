@@ -111,6 +111,21 @@ import TestSupport
         #expect(cleanupRan(emulator))
     }
 
+    /// A flow Ctrl-C stopped says so — `interrupted:`, not `failed:` — as a suite counts it.
+    @Test func aStoppedFlowSaysInterruptedNotFailed() async throws {
+        let s = try Scratch()
+        let emulator = try Emulator()
+        emulator.start()
+        defer { emulator.shutdown() }
+        let file = try s.write("flow.json", Self.pollingFlow)
+        let run = try LiveProcess(["flow", "run", file, "--env", "sandbox"], home: s.path, environment: ["EMULATOR_URL": emulator.baseURL])
+        #expect(await eventually { emulator.receivedRequests().contains { $0.path.hasPrefix("/_sandbox/orders/ord_") } })
+        run.send(SIGINT)
+        #expect(run.exitStatus(within: 5) == 130, "\(run.stderr)")
+        #expect(run.stdout.contains("\ninterrupted: "), "\(run.stdout)")
+        #expect(!run.stdout.contains("\nfailed: "), "\(run.stdout)")
+    }
+
     /// A second Ctrl-C does not wait for `finally`.
     @Test func aSecondSigintExitsAtOnce() async throws {
         let s = try Scratch()

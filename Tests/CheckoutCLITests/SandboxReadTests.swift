@@ -28,7 +28,7 @@ import TestSupport
         #expect(flow.status == 0, "\(flow.all)")
         let ledger = try await BinaryRunner.run(["sandbox", "ledger"], home: s.path)
         #expect(ledger.status == 0, "\(ledger.all)")
-        #expect(ledger.stdout.range(of: "le_000001  bahn  authorization  pi_[0-9A-Z]+  8000 704", options: .regularExpression) != nil, "\(ledger.stdout)")
+        #expect(ledger.stdout.range(of: "^id +provider +kind +reference +amount +at\nle_000001  bahn  +authorization  pi_[0-9A-Z]+  8000 VND  20", options: .regularExpression) != nil, "\(ledger.stdout)")
         #expect(ledger.stdout.contains("  capture  "))
         let entries = try JSON.parse(Data(try await BinaryRunner.run(["sandbox", "ledger", "--format", "json"], home: s.path).stdout.utf8))["entries"]
         #expect(entries?.arrayValue?.count == 2)
@@ -36,7 +36,10 @@ import TestSupport
         // What the emulator received holds credentials: shown masked, as every output is.
         #expect(!requests.stdout.contains(TestCredentials.bahnAPIKey) && requests.stdout.contains(#"["Bn-Api-Key","[REDACTED]"]"#), "\(requests.stdout.prefix(3000))")
         let lines = try requests.stdout.split(separator: "\n").map { try JSON.parse(Data($0.utf8)) }
-        #expect(lines.contains { $0["method"] == "POST" && $0["target"] == "/api/payment_intents" }, "\(requests.stdout)")
+        #expect(lines.contains { $0["method"] == "POST" && $0["target"] == "/api/payment_intents" && $0["status"] == 200 && $0["receivedAt"]?.stringValue.flatMap(Timestamp.parse) != nil }, "\(requests.stdout)")
+        // The table: a header row, and each request's time and the status it was answered.
+        let table = try await BinaryRunner.run(["sandbox", "requests"], home: s.path)
+        #expect(table.stdout.hasPrefix("received") && table.stdout.contains(/\n20[0-9T:.-]+Z  POST    \/api\/payment_intents  +200  +\d+ bytes/), "\(table.stdout.prefix(800))")
 
         // trigger: a made-up intent's event, delivered to the listener.
         let trigger = try await BinaryRunner.run(["sandbox", "trigger", "payment_intent.canceled"], home: s.path)
@@ -61,12 +64,29 @@ import TestSupport
         #expect(text.stdout.range(of: "\(event)  payment_intent.canceled +\(sent.2)  delivered  [^\n]*: delivered \\(1 attempt\\), [^\n]*: delivered \\(1 attempt\\)",
                                   options: .regularExpression) != nil, "\(text.stdout)")
 
-        // Mistakes are usage errors, named.
+        // An object the emulator does not have is a failure (as Bahn's 404 is), a mistyped command a usage error.
         let unknown = try await BinaryRunner.run(["bahn", "events", "resend", "evt_nope"], home: s.path)
-        #expect(unknown.status == 64 && unknown.stderr.contains("No such event: evt_nope"), "\(unknown.all)")
+        #expect(unknown.status == 1 && unknown.stderr.contains("No such event: evt_nope"), "\(unknown.all)")
         let intent = try await BinaryRunner.run(["sandbox", "trigger", "payment_intent.status.succeeded", "--intent", "pi_nope"], home: s.path)
-        #expect(intent.status == 64 && intent.stderr.contains("No such payment_intent: pi_nope"), "\(intent.all)")
+        #expect(intent.status == 1 && intent.stderr.contains("No such payment_intent: pi_nope"), "\(intent.all)")
         let type = try await BinaryRunner.run(["sandbox", "trigger", "payment_intent.status.succeded"], home: s.path)
         #expect(type.status == 64 && type.stderr.contains("did you mean 'payment_intent.status.succeeded'?"), "\(type.all)")
+
+        // A reader that closed the pipe ends the command quietly, with SIGPIPE's status (141): no "Broken pipe", no 74.
+        let piped = try BinaryRunner.runWithItsReaderGone(["sandbox", "ledger", "--format", "jsonl"], home: s.path)
+        #expect(piped.status == 141 && piped.stderr.isEmpty, "\(piped)")
+        // A listener whose reader goes stops listening, as a Unix tool ends: the second event it would print ends it.
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/bash")
+        shell.arguments = ["-c", "\"$0\" bahn listen --format jsonl 2>/dev/null | head -1 >/dev/null; echo \"${PIPESTATUS[0]}\" > \"$1\"",
+                           BinaryRunner.binary, s.path + "/listen-status"]
+        shell.environment = BinaryRunner.environment(home: s.path)
+        try shell.run()
+        for _ in 0..<50 where shell.isRunning {
+            _ = try await BinaryRunner.run(["sandbox", "trigger", "payment_intent.canceled"], home: s.path)
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(!shell.isRunning, "the listener ended when its reader went")
+        #expect(try String(contentsOfFile: s.path + "/listen-status", encoding: .utf8) == "141\n")
     }
 }

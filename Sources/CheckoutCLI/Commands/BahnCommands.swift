@@ -172,6 +172,7 @@ enum BahnCommands {
         }
         let stop = DispatchSemaphore(value: 0)
         onTerminationSignals { stop.signal() }
+        console.whenReaderGone { stop.signal() }
         console.err("listening for Bahn webhooks at \(inbox.url)")
         // An embedded emulator ends with this command and takes no other command's requests: nothing will ever deliver.
         if environment.emulator != nil {

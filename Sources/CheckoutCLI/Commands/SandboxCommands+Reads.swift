@@ -10,26 +10,31 @@ extension SandboxCommands {
     static let ledger = CommandSpec(
         name: "ledger", abstract: "Every authorisation, capture and void the running emulator recorded.", options: [urlOption]
     ) { invocation throws(Diagnostic) in
-        try await show(invocation, path: "/_sandbox/ledger", member: "entries", empty: "no money moved") { entry in
-            let amount = entry["amount"]?.interpolationText ?? "?"
+        try await show(invocation, path: "/_sandbox/ledger", member: "entries", empty: "no money moved",
+                       header: ["id", "provider", "kind", "reference", "amount", "at"]) { entry in
+            let money = MoneyMovement(provider: "", kind: .charge, amount: entry["amount"]?.intValue, currency: entry["currency"]?.stringValue).money
             return [entry["id"], entry["provider"], entry["kind"], entry["reference"]].map { $0?.interpolationText ?? "" }
-                + ["\(amount) \(entry["currency"]?.interpolationText ?? "")", entry["at"]?.interpolationText ?? ""]
+                + [money, entry["at"]?.interpolationText ?? ""]
         }
     }
 
     static let requests = CommandSpec(
         name: "requests", abstract: "The requests the running emulator received (the latest it keeps).", options: [urlOption]
     ) { invocation throws(Diagnostic) in
-        try await show(invocation, path: "/_sandbox/requests", member: "requests", empty: "no requests") { request in
-            [request["method"]?.interpolationText ?? "", request["target"]?.interpolationText ?? "",
-             "\(request["bodyLength"]?.interpolationText ?? "0") bytes", "connection \(request["connectionID"]?.interpolationText ?? "?")"]
+        try await show(invocation, path: "/_sandbox/requests", member: "requests", empty: "no requests",
+                       header: ["received", "method", "target", "status", "body", "connection"]) { request in
+            // The status it was answered, or how a fault cut the connection, or nothing yet (still being answered).
+            let status = [request["status"]?.intValue.map(String.init), request["cut"]?.stringValue].compactMap { $0 }.joined(separator: ", ")
+            return [request["receivedAt"]?.stringValue ?? "", request["method"]?.interpolationText ?? "", request["target"]?.interpolationText ?? "",
+                    status.isEmpty ? "—" : status, "\(request["bodyLength"]?.interpolationText ?? "0") bytes", request["connectionID"]?.interpolationText ?? "?"]
         }
     }
 
     static let events = CommandSpec(
         name: "events", abstract: "The webhook events the running emulator emitted, with their deliveries.", options: [urlOption]
     ) { invocation throws(Diagnostic) in
-        try await show(invocation, path: "/_sandbox/bahn/events", member: "events", empty: "no events") { event in
+        try await show(invocation, path: "/_sandbox/bahn/events", member: "events", empty: "no events",
+                       header: ["id", "type", "intent", "status", "deliveries"]) { event in
             let deliveries = (event["deliveries"]?.arrayValue ?? []).map { d in
                 let attempts = d["attempts"]?.arrayValue?.count ?? 0
                 return "\(d["target"]?.interpolationText ?? "?"): \(d["status"]?.interpolationText ?? "?") (\(attempts) attempt\(attempts == 1 ? "" : "s"))"
@@ -90,7 +95,7 @@ extension SandboxCommands {
     }
 
     /// A list of the emulator's as a table (text), one document (json) or a line per item (jsonl).
-    private static func show(_ invocation: Invocation, path: String, member: String, empty: String,
+    private static func show(_ invocation: Invocation, path: String, member: String, empty: String, header: [String],
                              row: (JSON) -> [String]) async throws(Diagnostic) -> ExitCode {
         let settings = try GlobalSettings(invocation)
         // What the emulator recorded holds credentials (headers, tokens, client secrets): masked like any output.
@@ -103,7 +108,7 @@ extension SandboxCommands {
         case .jsonl: for item in items { Console.shared.out(item.serialized()) }
         case .text:
             if items.isEmpty { Console.shared.out(empty) }
-            for line in FlowCommands.table(items.map(row), indent: 0) { Console.shared.out(line) }
+            else { for line in FlowCommands.table([header] + items.map(row), indent: 0) { Console.shared.out(line) } }
         }
         return .ok
     }
@@ -148,8 +153,12 @@ extension SandboxCommands {
         let document = (try? JSON.parse(response.body)) ?? .null
         guard (200..<300).contains(response.status) else {
             let message = document["error"]?["message"]?.stringValue ?? "HTTP \(response.status)"
-            throw response.status == 404 || response.status == 400 ? .usage(message, hint: "`checkout-driver sandbox events` lists the events")
-                                                                    : .unavailable("the emulator at \(base) answered \(response.status): \(message)")
+            // An id the emulator does not have is a failure, as Bahn's 404 is; a request it cannot take is a usage error.
+            switch response.status {
+            case 404: throw .failure(message, hint: "`checkout-driver sandbox events` lists the events, `sandbox ledger` the intents that moved money")
+            case 400: throw .usage(message, hint: "`checkout-driver sandbox trigger --help` says what it takes")
+            default: throw .unavailable("the emulator at \(base) answered \(response.status): \(message)")
+            }
         }
         return document
     }

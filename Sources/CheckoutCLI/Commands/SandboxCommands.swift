@@ -66,6 +66,7 @@ enum SandboxCommands {
         if invocation.string("cashapp-approval") == "manual" { emulator.cashapp.setApproval(.manual) }
         emulator.start()
         onTerminationSignals { emulator.shutdown() }
+        Console.shared.whenReaderGone { emulator.shutdown() }
         if settings.format == .text {
             Console.shared.out(emulator.baseURL)
         } else {

@@ -12,8 +12,13 @@ final class Console: @unchecked Sendable {
 
     private let lock = NSLock()
     private var progressShown = false
-    /// Why writing to standard output failed (closed, full), if it did: the command then exits 74.
+    /// Why writing to standard output failed (a full disk, a read-only file), if it did: the command then exits 74.
     private var stdoutFailure: String?
+    /// Standard output's reader closed the pipe (`… | head -1`): nothing more is written there, and the command ends
+    /// quietly with 141, as a Unix tool that SIGPIPE ends.
+    private var readerGone = false
+    /// What a command that serves until stopped (`sandbox serve`, `bahn listen`) does when the reader goes: stop.
+    private var onReaderGone: [@Sendable () -> Void] = []
     /// A JSON document (or JSON lines) describing the run's outcome went to stdout: an error then needs no second one.
     private var outcomeWritten = false
     let stderrIsTerminal = isatty(2) == 1
@@ -45,6 +50,18 @@ final class Console: @unchecked Sendable {
 
     /// Why standard output could not be written, once a write failed.
     var outputFailure: String? { lock.withLock { stdoutFailure } }
+
+    /// Whether standard output's reader closed the pipe.
+    var stdoutReaderGone: Bool { lock.withLock { readerGone } }
+
+    /// Runs `action` when standard output's reader closes the pipe (at once, if it already has).
+    func whenReaderGone(_ action: @escaping @Sendable () -> Void) {
+        let gone = lock.withLock { () -> Bool in
+            if !readerGone { onReaderGone.append(action) }
+            return readerGone
+        }
+        if gone { action() }
+    }
 
     /// Writes a JSON line or document that carries the run's outcome (its error included, when it failed).
     func outOutcome(_ line: String) {
@@ -81,10 +98,18 @@ final class Console: @unchecked Sendable {
         if fd == 1 { writeOut(Data(text.utf8)) } else { FileIO.writeAll(fd, Data(text.utf8)) }
     }
 
-    /// Caller holds the lock. After one failure nothing more is tried: the first reason is the one to report.
+    /// Caller holds the lock. After one failure nothing more is tried: the first reason is the one to report. A reader
+    /// that closed the pipe is no failure: the command stops writing, and a server stops serving.
     private func writeOut(_ bytes: Data) {
-        guard stdoutFailure == nil else { return }
-        if !FileIO.writeAll(1, bytes) { stdoutFailure = String(cString: strerror(errno)) }
+        guard stdoutFailure == nil, !readerGone else { return }
+        guard FileIO.writeAll(1, bytes) else {
+            guard errno == EPIPE else { stdoutFailure = String(cString: strerror(errno)); return }
+            readerGone = true
+            let actions = onReaderGone
+            onReaderGone = []
+            DispatchQueue.global().async { for action in actions { action() } }
+            return
+        }
     }
 
     func paint(_ text: String, _ code: String) -> String { color ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }

@@ -90,7 +90,7 @@ enum HTMLReport {
     }
 
     static func verdict(_ result: FlowResult) -> String {
-        result.passed ? "passed" : result.exitCode == .outcomeUnknown ? "unknown" : "failed"
+        result.passed ? "passed" : result.exitCode == .outcomeUnknown ? "unknown" : result.interrupted ? "interrupted" : "failed"
     }
 
     /// What money did: a row per movement or refusal the steps accounted for (`MoneyMovement`) — an authorization and
@@ -240,7 +240,7 @@ enum HTMLReport {
         body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:1200px;padding:1em 2em;color:#1d1d1f;background:#fff}
         h1{font-size:1.6em;margin:.2em 0}h2{font-size:1.25em;margin:1.2em 0 .3em}h3{font-size:1em;margin:1em 0 .3em}h4{margin:.3em 0}
         .meta{color:#555}#totals{font-size:1.1em;font-weight:600}
-        #totals.passed,.badge.passed{color:#0a6b2d}#totals.failed,.badge.failed{color:#b00020}#totals.unknown,.badge.unknown{color:#a35a00}
+        #totals.passed,.badge.passed{color:#0a6b2d}#totals.failed,.badge.failed{color:#b00020}#totals.unknown,.badge.unknown,.badge.interrupted{color:#a35a00}
         .badge{display:inline-block;min-width:5em;font-size:.8em;text-transform:uppercase;border:1px solid currentColor;border-radius:3px;padding:0 .4em;text-align:center}
         section.flow{border-top:1px solid #ddd;margin-top:1.5em}
         table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.2em .5em;border-bottom:1px solid #eee;vertical-align:top}

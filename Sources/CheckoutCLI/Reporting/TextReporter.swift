@@ -55,7 +55,7 @@ struct TextReporter: Reporter {
         case .flowFinished(let r):
             // A flow stopped before its first step (the error line says why) has nothing to sum up.
             guard !r.steps.isEmpty else { return }
-            let verdict = r.passed ? console.paint("passed", "32") : console.paint("failed", "31")
+            let verdict = r.passed ? console.paint("passed", "32") : r.interrupted ? console.paint("interrupted", "33") : console.paint("failed", "31")
             if !quiet || !r.passed { console.out("\(verdict): \(r.name), \(Self.summary(r.steps, duration: r.duration))") }
             // The error line that follows explains the flow's failure (its first failed step's); any later step that
             // failed is explained here, so that a rollback failing after a decline is not lost.

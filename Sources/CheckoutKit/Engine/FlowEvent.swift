@@ -67,6 +67,8 @@ public struct FlowResult: Sendable {
     public var label: String { repetition.map { "\(name)#\($0)" } ?? name }
 
     public var passed: Bool { failure == nil }
+    /// Stopped by SIGINT or SIGTERM: not failed by what it met.
+    public var interrupted: Bool { exitCode == .interrupted || exitCode == .terminated }
     public var exitCode: ExitCode { failure?.code ?? .ok }
 
     public init(name: String, environment: String, startedAt: Date, duration: Double, steps: [StepResult], failure: Diagnostic?,

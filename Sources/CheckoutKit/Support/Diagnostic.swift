@@ -17,6 +17,9 @@ public enum ExitCode: Int32, Sendable, Codable {
     /// Stopped by SIGINT (128 + 2) or SIGTERM (128 + 15), as shells report it.
     case interrupted = 130
     case terminated = 143
+    /// Standard output's reader closed the pipe (`… | head -1`): the command ended quietly, with the status of a process
+    /// SIGPIPE ends (128 + 13), as other tools do.
+    case readerGone = 141
 }
 
 /// The one error type that reaches the user. Everything below the command line throws it (or something

@@ -70,6 +70,25 @@ struct BinaryRunner {
         }
     }
 
+    /// The binary with a standard output whose reader is already gone (`… | head -1` once head has ended), so that its
+    /// first write meets EPIPE — every time, where a real `head` races the writer. Its exit status (as an exit, not a
+    /// signal) and what it printed on stderr.
+    static func runWithItsReaderGone(_ arguments: [String], home: String) throws -> (status: Int32, stderr: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        process.environment = environment(home: home)
+        let out = Pipe(), err = Pipe()
+        try out.fileHandleForReading.close()  // nobody will ever read
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit, "\(arguments) ended by a signal")
+        return (process.terminationStatus, text)
+    }
+
     /// The same, blocking the calling thread: for tests that drive several processes from their own threads.
     static func runBlocking(_ arguments: [String], home: String? = nil, environment extra: [String: String] = [:],
                             directory: String? = nil, timeout: Double = 60) throws -> Result {
