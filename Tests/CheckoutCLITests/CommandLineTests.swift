@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+@testable import CheckoutCLI
 
 /// The command line as a user meets it: help, version, parsing errors and exit codes, through the built binary.
 @Suite struct CommandLineTests {
@@ -121,6 +122,18 @@ import TestSupport
         let r = try await BinaryRunner.run(["--env", "sandbox", "flow", "run", "bahn-apple-pay"])
         #expect(r.status == 78, "\(r.all)")
         #expect(r.stderr.contains("BAHN_API_KEY, BAHN_SIGNING_KEY, BAHN_WEBHOOK_SECRET are not set for environment 'sandbox'"), "\(r.stderr)")
+    }
+
+    /// Help says each default once: from the declaration's `default`, never again in the option's own words.
+    @Test func helpSaysEachDefaultOnce() {
+        func walk(_ spec: CommandSpec, _ path: [String]) -> [String] {
+            let options = spec.options + (path.isEmpty ? GlobalOptions.specs : [])
+            let twice = options.filter { $0.defaultValue != nil && $0.help.contains("[default:") }.map { "\(path.joined(separator: " ")) --\($0.long)" }
+            return twice + spec.subcommands.flatMap { walk($0, path + [$0.name]) }
+        }
+        #expect(walk(CheckoutDriver.root, []).isEmpty)
+        let help = Help.render(CashAppCommands.spec.subcommands.first { $0.name == "pay" }!, path: ["cashapp", "pay"], globalOptions: GlobalOptions.specs)
+        #expect(help.components(separatedBy: "[default: 10.00]").count == 2, "\(help)")
     }
 
     @Test func helpCommandIsTheCommandsHelpAndListsEveryExitCode() async throws {

@@ -113,6 +113,15 @@ import TestSupport
         return try s.write("changed.json", JSON.object(definition).serialized())
     }
 
+    /// A replay shows no live link for a person to act on: the link was the recording's, and the recorded answers decide.
+    @Test func anOfflineReplayOffersNoLink() async throws {
+        let s = try Scratch()
+        let r = try await BinaryRunner.run(["flow", "replay", try Self.recording("cashapp-server")], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        #expect(!r.all.contains("approve in Cash App: http"), "\(r.all)")
+        #expect(r.stderr.contains("note: request: approve in Cash App: the recording's link is not offered; this replay takes the recorded answers"), "\(r.stderr)")
+    }
+
     /// A replay names the step and attempt of its own that sent the diverging request, the recording's that sent the one
     /// in its place, and the recorded answer it acted on last: a recorded 500 that the run retried, replayed by a flow
     /// that does not retry, and the other way round; and a flow with other steps altogether.

@@ -21,13 +21,13 @@ enum CashAppCommands {
             """,
         options: [
             OptionSpec("flow", value: "KIND", help: "server or button.", default: "server", choices: ["server", "button"]),
-            OptionSpec("amount", value: "DECIMAL", help: "The amount as a decimal string [default: 10.00].", default: "10.00"),
+            OptionSpec("amount", value: "DECIMAL", help: "The amount in US dollars: 10.00, or 10 for 10.00.", default: "10.00"),
             OptionSpec("email", value: "ADDRESS", help: "The consumer's e-mail."),
             OptionSpec("scope", value: "ID", help: "The customer request's scope_id: the brand id or the merchant id.", default: "brand",
                        choices: ["brand", "merchant"]),
             OptionSpec("auth", help: "Server flow: authorise instead of capturing (capture later with `cashapp capture`)."),
-            OptionSpec("approval-timeout", value: "SECONDS", help: "How long to wait for the customer [default: 120].", default: "120"),
-            OptionSpec("poll-interval", value: "SECONDS", help: "Between reads of the customer request [default: 1, as Pay Kit].", default: "1"),
+            OptionSpec("approval-timeout", value: "SECONDS", help: "How long to wait for the customer.", default: "120"),
+            OptionSpec("poll-interval", value: "SECONDS", help: "Between reads of the customer request (Pay Kit reads every second).", default: "1"),
             OptionSpec("card-out", value: "FILE", help: "Button flow: write the full virtual card to this new file (mode 0600)."),
         ]
     ) { invocation throws(Diagnostic) in
@@ -82,8 +82,8 @@ enum CashAppCommands {
     static let poll = CommandSpec(
         name: "poll", abstract: "Wait for the customer's decision on the customer request.",
         arguments: [ArgumentSpec("REQUEST_ID", help: "The customer request (GRR_…) [default: the state file's].", optional: true)],
-        options: [OptionSpec("approval-timeout", value: "SECONDS", help: "How long to wait [default: 120].", default: "120"),
-                  OptionSpec("poll-interval", value: "SECONDS", help: "Between reads [default: 1].", default: "1")]
+        options: [OptionSpec("approval-timeout", value: "SECONDS", help: "How long to wait.", default: "120"),
+                  OptionSpec("poll-interval", value: "SECONDS", help: "Between reads.", default: "1")]
     ) { invocation throws(Diagnostic) in
         try await run(invocation, step: "approval", use: "cashapp.poll",
                       with: ["request": try requestID(invocation).map(JSON.string), "timeout": .string(try seconds(invocation, "approval-timeout")),
@@ -200,7 +200,9 @@ enum CashAppCommands {
             if let grant = s["grantId"], grant != .null {
                 return ["approved          by \(text(s["cashtag"]))  (customer \(text(s["customerId"])), grant \(text(grant)), after \(text(s["polls"])) polls)"]
             }
-            return ["customer request  \(text(s["id"]))  \(text(s["status"]))"]
+            // Its status when made is always PENDING: what the customer decided comes after (approved, or the decline's error).
+            let status = s["status"]?.stringValue ?? "?"
+            return ["customer request  \(text(s["id"]))  \(status == "PENDING" ? "sent to Cash App" : status)"]
         }
         if let s, s["cents"] != nil {
             return ["checkout          \(text(s["amount"])) \(text(s["currency"]))  (\(text(s["cents"])) cents)"]

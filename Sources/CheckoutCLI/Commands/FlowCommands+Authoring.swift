@@ -12,7 +12,12 @@ extension FlowCommands {
             """,
         arguments: [ArgumentSpec("NAME", help: "A built-in flow (see 'flow list').")]
     ) { invocation throws(Diagnostic) in
-        let entry = try builtin(invocation.argument("NAME")!)
+        let name = invocation.argument("NAME")!
+        if name.contains("/") || name.hasSuffix(".json") || FileManager.default.fileExists(atPath: name) {
+            throw .usage("flow show prints a built-in flow, and \(name) is a flow file's path",
+                         hint: "a flow file is shown as it is (cat \(ShellWords.join([name]))); `checkout-driver flow describe \(ShellWords.join([name]))` lists its variables and steps")
+        }
+        let entry = try builtin(name, files: false)
         Console.shared.out(entry.source.hasSuffix("\n") ? String(entry.source.dropLast()) : entry.source)
         return .ok
     }
@@ -136,12 +141,13 @@ extension FlowCommands {
         return .ok
     }
 
-    static func builtin(_ name: String) throws(Diagnostic) -> BuiltinFlows.Entry {
+    /// - Parameter files: whether the command takes a flow file's path too (the hint offers one only then).
+    static func builtin(_ name: String, files: Bool = true) throws(Diagnostic) -> BuiltinFlows.Entry {
         guard let entry = BuiltinFlows.named(name) else {
             let names = BuiltinFlows.all.map(\.name)
             let suggestion = Suggest.closest(to: name, in: names).map { "; did you mean '\($0)'?" } ?? ""
             throw .usage("no built-in flow named '\(name)'\(suggestion)",
-                         hint: "built-in flows: \(names.joined(separator: ", ")); or give the path of a flow file")
+                         hint: "built-in flows: \(names.joined(separator: ", "))\(files ? "; or give the path of a flow file" : "")")
         }
         return entry
     }

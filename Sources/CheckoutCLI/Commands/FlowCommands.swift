@@ -52,6 +52,7 @@ enum FlowCommands {
         } else {
             flows = try FlowSuite.flows(words, registry: registry)
         }
+        warn(flows, settings)
         let repeatCount = try invocation.int("repeat", range: 1...1_000_000) ?? 1
         let parallel = try invocation.int("parallel", range: 1...256) ?? 1
         let shard = try invocation.string("shard").map { (text) throws(Diagnostic) in
@@ -170,6 +171,7 @@ enum FlowCommands {
         let registry = Operations.registry
         let flow = try resolve(invocation.argument("NAME|FILE")!, registry: registry)
         let given = try variables(invocation, for: flow)
+        warn([flow], try GlobalSettings(invocation))
         let environment = try RunEnvironment.prepare(invocation, startingEmulator: false)
         defer { environment.shutdown() }
         try environment.makeRunner(registry: registry, reporters: Reporters(all: []), services: RunServices())
@@ -205,6 +207,12 @@ enum FlowCommands {
         try FileIO.checkWritable(out, option: "OUT.xml")
         try ReportFile.write(try JUnitMerge.merge(inputs), to: out, what: "merged JUnit report")
         return .ok
+    }
+
+    /// What reading the flows found worth a word (`Flow.warnings`), on stderr unless -q.
+    static func warn(_ flows: [Flow], _ settings: GlobalSettings) {
+        guard !settings.quiet else { return }
+        for flow in flows { for warning in flow.warnings { Console.shared.err("warning: \(flow.source.isEmpty ? flow.name : flow.source): \(warning)") } }
     }
 
     static let variableOptions = [

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Synchronization
 
 /// Talks to Bahn for one step: signs bodies as compact JWS, sets the headers, sends through the step's
 /// context (so retries, deadline, trace and HAR are the engine's), and turns Bahn errors into diagnostics
@@ -40,21 +41,38 @@ struct BahnClient: Sendable {
         }
     }
 
-    /// `BAHN_SIGNING_KEY` is a path to a PEM file, or (handy for CI secrets) the PEM text itself.
+    /// `BAHN_SIGNING_KEY` is a path to a PEM file, or (handy for CI secrets) the PEM text itself. A path is named in an
+    /// error (it is no secret); a PEM given inline never is. Read once per process.
     static func loadSigningKey(_ value: String) throws(Diagnostic) -> SigningKey {
+        if let known = signingKeys.withLock({ $0[value] }) { return known }
         let pem: String
         if value.contains("-----BEGIN") {
             pem = value
         } else {
-            guard let text = try? String(contentsOfFile: value, encoding: .utf8) else {
-                throw .configuration("cannot read BAHN_SIGNING_KEY file \(value)", hint: "set BAHN_SIGNING_KEY to the path of the PEM private key that signs JWS bodies")
+            switch FileIO.read(value) {
+            case .success(let bytes): pem = String(decoding: bytes, as: UTF8.self)
+            case .failure(let error):
+                throw .configuration("cannot read BAHN_SIGNING_KEY's file \(value): \(error.reason)",
+                                     hint: "set BAHN_SIGNING_KEY to the path of the PEM private key that signs JWS bodies (or to the PEM itself)")
             }
-            pem = text
         }
-        do { return try SigningKey(pem: pem) } catch {
-            throw .configuration("BAHN_SIGNING_KEY is not a usable private key: \(error)",
-                                 hint: "use a PEM P-256 (ES256) or RSA (RS256) private key")
+        let key: SigningKey
+        do { key = try SigningKey(pem: pem) } catch {
+            let which = value.contains("-----BEGIN") ? "BAHN_SIGNING_KEY" : "BAHN_SIGNING_KEY's file \(value)"
+            throw .configuration("\(which) is not a usable private key: \(error)", hint: "use a PEM P-256 (ES256) or RSA (RS256) private key")
         }
+        signingKeys.withLock { if $0.count < 16 { $0[value] = key } }
+        return key
+    }
+
+    /// Signing keys by the configuration value they were read from: parsed once per process, not once per request.
+    private static let signingKeys = Mutex<[String: SigningKey]>([:])
+
+    /// The operations' check before a flow's first request: the keys the configuration names can be read and used, so
+    /// that a bad one stops the run before a token is made or anything is sent.
+    static let keysCheck: FlowOperation.ArgumentCheck = { (_: JSON, configuration: Configuration) throws(Diagnostic) in
+        if let value = configuration.value("BAHN_SIGNING_KEY") { _ = try loadSigningKey(value) }
+        if let value = configuration.value("BAHN_RESPONSE_KEY") { _ = try loadResponseKey(value) }
     }
 
     /// A compact JWS (RFC 7515) of `payload`.

@@ -23,7 +23,7 @@ public enum BahnOperations {
 
     static let createIntent = FlowOperation(
         name: "bahn.createIntent", summary: "Create a PaymentIntent (amount in minor units, currency ISO 4217).",
-        requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check,
+        requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check, argumentCheck: BahnClient.keysCheck,
         parameters: [
             amount.asRequired,
             .init("currency", .string, required: true, help: "numeric (704) or alphabetic (VND)"),
@@ -55,7 +55,7 @@ public enum BahnOperations {
     static let confirm = FlowOperation(
         name: "bahn.confirm",
         summary: "Confirm a PaymentIntent with an Apple Pay token file (sent byte for byte) under an idempotency key.",
-        requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check,
+        requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check, argumentCheck: BahnClient.keysCheck,
         parameters: [
             .init("intent", .string, help: "the PaymentIntent id; or give orderId"),
             .init("orderId", .string, help: "the order: its intent from the state file, or a new one (then amount and currency)"),
@@ -192,7 +192,7 @@ public enum BahnOperations {
 
     static let getIntent = FlowOperation(
         name: "bahn.getIntent", summary: "Read a PaymentIntent (the status poll).",
-        requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check,
+        requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check, argumentCheck: BahnClient.keysCheck,
         parameters: [.init("intent", .string, default: "the state file's last intent", help: "the intent id")],
         outputs: intentOutputs
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
@@ -226,7 +226,7 @@ public enum BahnOperations {
     private static func intentAction(name: String, summary: String, path: @escaping @Sendable (String) -> String,
                                      key: @escaping @Sendable (String) -> String,
                                      readBack: @escaping @Sendable (String, BahnClient) -> ReadBack) -> FlowOperation {
-        FlowOperation(name: name, summary: summary, requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check,
+        FlowOperation(name: name, summary: summary, requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check, argumentCheck: BahnClient.keysCheck,
                       parameters: [.init("intent", .string, default: "the state file's last intent", help: "the intent id")],
                       outputs: intentOutputs) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
             let client = try BahnClient(context)

@@ -15,6 +15,16 @@ public struct Configuration: Sendable {
         public var defaultValue: String?
         /// Every variable is a secret except base URLs and the environment selector.
         public var isSecret: Bool
+        /// The variable holds a PEM key or a path to one: a path is no secret (the file's contents are), so messages name it.
+        public var pemOrPath = false
+
+        init(name: String, meaning: String, defaultValue: String?, isSecret: Bool, pemOrPath: Bool = false) {
+            self.name = name
+            self.meaning = meaning
+            self.defaultValue = defaultValue
+            self.isSecret = isSecret
+            self.pemOrPath = pemOrPath
+        }
     }
 
     /// The driver's own variables, then each provider's (declared in its folder, `Provider.variables`).
@@ -51,9 +61,11 @@ public struct Configuration: Sendable {
     /// The values of every secret variable, for the redactor. Values of variables the driver doesn't know
     /// are treated as secrets too unless they look like URLs.
     public var secretValues: [String] {
-        let known = Dictionary(uniqueKeysWithValues: Self.variables.map { ($0.name, $0.isSecret) })
+        let known = Dictionary(uniqueKeysWithValues: Self.variables.map { ($0.name, $0) })
         return values.compactMap { name, value in
-            let secret = known[name] ?? !(value.hasPrefix("http://") || value.hasPrefix("https://"))
+            // A key's path is no secret (its file is): an error that cannot read it names it.
+            if let variable = known[name], variable.pemOrPath, !value.contains("-----BEGIN") { return nil }
+            let secret = known[name]?.isSecret ?? !(value.hasPrefix("http://") || value.hasPrefix("https://"))
             return secret ? value : nil
         }
     }

@@ -16,6 +16,8 @@ public struct Flow: Sendable {
     public var varSources: [String: String] = [:]
     /// Variables the flow once had, with what took their place (a built-in flow's `BuiltinFlows.Entry.retired`).
     public var retiredVariables: [String: String] = [:]
+    /// What reading the file found worth a word though it is no error (a capture that replaces another part's variable).
+    public var warnings: [String] = []
     public var steps: [Step]
     /// Steps that run after the main steps whether they passed or failed (a rollback, a cancel).
     public var finally: [Step]
@@ -92,6 +94,8 @@ public struct Step: Sendable {
     public var optional: Bool
     /// Where the step sits in its flow file (`$.steps[2]`), for messages.
     public var location: String
+    /// For a step an include brought: the include step's place in the including file.
+    var includedAt: JSONPath?
 
     public init(name: String, description: String? = nil, action: Action, capture: [String: JSONPath] = [:], expect: Expectation = .init(),
                 retry: RetryPolicy? = nil, until: Until? = nil, optional: Bool = false, location: String = "") {

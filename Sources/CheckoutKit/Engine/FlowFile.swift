@@ -68,6 +68,8 @@ struct FlowDecoder {
         var conflicts: [String: [String]] = [:]
         /// Where each variable's value was written, as a JSON path in this file (through the include that brought it).
         var sources: [String: String] = [:]
+        /// The variables each include's own flow declares, by the include step's path.
+        var declaredAt: [JSONPath: Set<String>] = [:]
         var varDescriptions: [String: String] = [:]
         var finally: [Step] = []
     }
@@ -120,6 +122,17 @@ struct FlowDecoder {
         let deadline = try o["deadline"].map { try seconds($0, at: path.appending("deadline")) }
         var flow = Flow(name: name, description: description, vars: vars, steps: steps, finally: finallySteps, deadline: deadline)
         flow.varDescriptions = varDescriptions
+        // Variables are shared: an included step's capture replaces a value another part of the flow declared.
+        for step in steps + finallySteps {
+            guard let include = step.includedAt else { continue }
+            for name in step.capture.keys.sorted() {
+                var declarers = ownVars[name] != nil ? ["this flow's \(path.appending("vars").appending(name))"] : []
+                for (other, names) in included.declaredAt.sorted(by: { $0.key.description < $1.key.description })
+                    where other != include && names.contains(name) { declarers.append("the flow included at \(other)") }
+                guard !declarers.isEmpty else { continue }
+                flow.warnings.append("\(step.location) (step '\(step.name)') captures '\(name)', which \(declarers.joined(separator: " and ")) declares: from then on the captured value replaces the declared one")
+            }
+        }
         flow.varSources = included.sources.filter { ownVars[$0.key] == nil }
         flow.ownsState = true
         try checkNames(flow, at: path)
@@ -204,15 +217,18 @@ struct FlowDecoder {
             included.setBy[variable] = name
             included.sources[variable] = sources[variable]
         }
+        included.declaredAt[path] = Set(flow.vars.keys)
         included.varDescriptions.merge(flow.varDescriptions) { first, _ in first }
-        included.finally = flow.finally.map { located($0, in: name) } + included.finally
-        return flow.steps.map { located($0, in: name) }
+        included.finally = flow.finally.map { located($0, at: path, in: name) } + included.finally
+        return flow.steps.map { located($0, at: path, in: name) }
     }
 
-    /// An included step says where it comes from in messages: `in bahn-apple-pay: $.steps[1]`.
-    private func located(_ step: Step, in include: String) -> Step {
+    /// An included step says where it comes from in messages — the include in this file, then its place in the included
+    /// flow, `$.steps[2] (include bahn-apple-pay): $.steps[1]` — so that two includes of one flow are told apart.
+    private func located(_ step: Step, at include: JSONPath, in name: String) -> Step {
         var step = step
-        step.location = "in \(include): \(step.location)"
+        step.location = "\(include) (include \(name)): \(step.location)"
+        step.includedAt = include  // the outermost include: where the step comes from in the file that is run
         return step
     }
 
@@ -475,13 +491,14 @@ struct FlowDecoder {
     /// produced, `finally` steps can use anything.
     private func checkNames(_ flow: Flow, at path: JSONPath) throws {
         var seen: [String: Step] = [:]
-        for (i, step) in (flow.steps + flow.finally).enumerated() {
-            let where_ = i < flow.steps.count ? path.appending("steps").appending(i) : path.appending("finally").appending(i - flow.steps.count)
+        for step in flow.steps + flow.finally {
             if let first = seen[step.name] {
-                // With includes, both may come from other files: say where each is.
-                let places = first.location.hasPrefix("in ") || step.location.hasPrefix("in ") ? " (\(first.location) and \(step.location))" : ""
-                throw Problem(path: where_.appending("name"), message: "duplicate step name '\(step.name)'\(places)",
-                              hint: places.isEmpty ? nil : "steps of included flows keep their names: rename the including flow's step, or include the flow once")
+                // With includes, both may come from other files: say where each is, by the include steps of this file.
+                let included = first.includedAt != nil || step.includedAt != nil
+                let places = included ? " (\(first.location) and \(step.location))" : ""
+                throw Problem(path: (step.includedAt ?? (try? JSONPath(step.location)) ?? .root).appending("name"),
+                              message: "duplicate step name '\(step.name)'\(places)",
+                              hint: included ? "steps of included flows keep their names: rename the including flow's step, or include the flow once" : nil)
             }
             seen[step.name] = step
         }

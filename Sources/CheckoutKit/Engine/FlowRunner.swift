@@ -67,7 +67,7 @@ public struct FlowRunner: Sendable {
                 case .env(let env) where configuration.value(env) == nil:
                     throw configuration.missing(env, neededBy: "flow variable '\(name)'")
                 case .vars(let other, _) where !known.contains(other):
-                    throw .data("flow variable '\(name)': \(source) names an unknown variable",
+                    throw .data("\(flow.varSources[name] ?? "\(flow.source): $.vars.\(name)"): flow variable '\(name)': \(source) names an unknown variable",
                                 hint: "declare it in the flow's \"vars\", or pass --var \(other)=VALUE")
                 case .state(let path) where path.evaluate(stateDocument) == nil:
                     throw .data("flow variable '\(name)': \(source) is not in the state file \(state?.path ?? "(none)")",
@@ -101,7 +101,7 @@ public struct FlowRunner: Sendable {
                 case .env(let name) where configuration.value(name) == nil:
                     need(name, by: "\(source) in step '\(step.name)'")
                 case .vars(let name, _) where !known.contains(name) && !(isFinally && allCaptures.contains(name)):
-                    throw .data("step '\(step.name)': \(source) names an unknown variable",
+                    throw .data("\(Self.place(of: step, in: flow)): \(source) names an unknown variable",
                                 hint: "declare it in the flow's \"vars\", capture it in an earlier step, or pass --var \(name)=VALUE")
                 case .state(let path) where path.evaluate(stateDocument) == nil:
                     throw .data("step '\(step.name)': \(source) is not in the state file \(state?.path ?? "(none)")",
@@ -152,6 +152,12 @@ public struct FlowRunner: Sendable {
     /// for the others.
     /// A declared variable whose value is exactly one reference takes that reference's source: `"${env.AMOUNT}"` is
     /// configuration, `"${vars.amount}"` is wherever `amount` came from.
+    /// Where a step is written, for a message: "my-flow.json: $.steps[2] (step 'confirm')".
+    static func place(of step: Step, in flow: Flow) -> String {
+        let file = flow.source.isEmpty ? "" : "\(flow.source): "
+        return step.location.isEmpty ? "step '\(step.name)'" : "\(file)\(step.location) (step '\(step.name)')"
+    }
+
     static func origins(of flow: Flow, overrides: [String: JSON], given: [String: VariableOrigin]) -> [String: VariableOrigin] {
         var origins: [String: VariableOrigin] = [:]
         for name in flow.vars.keys { origins[name] = .declared(flow.varSources[name] ?? "\(flow.source): $.vars.\(name)") }

@@ -114,8 +114,15 @@ public struct OperationContext: Sendable {
         return listener
     }
 
-    /// Shows a link the user must act on (see `FlowEvent.link`).
-    public func offer(_ label: String, url: String) { events(.link(step: step, label: label, url: redactor.text(url))) }
+    /// Shows a link the user must act on (see `FlowEvent.link`) — not in a replay, where the link is the recording's and
+    /// nobody can act on it (the recorded answers decide).
+    public func offer(_ label: String, url: String) {
+        guard services.listening.hearsOutside else {
+            note("\(label): the recording's link is not offered; this replay takes the recorded answers")
+            return
+        }
+        events(.link(step: step, label: label, url: redactor.text(url)))
+    }
 
     /// Reports one poll of a wait the operation runs itself (the engine's `until` reports its own).
     func polled(_ poll: Int, _ reason: String) { events(.polling(step: step, poll: poll, reason: redactor.text(reason))) }

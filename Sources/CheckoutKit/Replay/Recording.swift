@@ -52,7 +52,10 @@ public struct Recording: Sendable {
 
     public static func parse(_ data: Data, source: String) throws(Diagnostic) -> Recording {
         let hint = "give a HAR file that checkout-driver's --record wrote (a browser's HAR has no log._run to replay)"
-        guard let document = try? JSON.parse(data) else { throw .data("\(source) is not JSON, so not a HAR file", hint: hint) }
+        let document: JSON
+        do { document = try JSON.parse(data) } catch {
+            throw .data("\(source) is not JSON, so not a HAR file: \(error)", hint: "a recording cut short (a run killed while writing it) cannot be replayed; " + hint)
+        }
         guard let log = document["log"]?.objectValue, let entries = log["entries"]?.arrayValue else {
             throw .data("\(source) is not a HAR file: it has no log.entries", hint: hint)
         }
