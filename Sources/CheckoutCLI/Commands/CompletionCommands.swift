@@ -37,6 +37,8 @@ struct CompletionModel {
     enum Value: Equatable {
         case words([String])
         case files
+        /// Files ending in a suffix (a recording's `.har`), and directories to find them in.
+        case filesEnding(String)
         case wordsAndFiles([String])
         /// A value nothing can propose (an amount, an id).
         case free
@@ -85,6 +87,7 @@ struct CompletionModel {
             .words(Operations.registry.names + Set(Operations.registry.names.compactMap { $0.split(separator: ".").first.map(String.init) }).sorted())
         case ("completion", _): .words(CompletionCommands.shells)
         case (_, "FLOW"), (_, "NAME|FILE"): .wordsAndFiles(flowNames)
+        case (_, let name) where name.hasSuffix(".har"): .filesEnding(".har")
         case (_, let name) where isFile(name): .files
         default: .free
         }
@@ -103,6 +106,7 @@ struct CompletionModel {
             switch value {
             case .words(let w): "words:" + w.joined(separator: " ")
             case .files: "files"
+            case .filesEnding(let suffix): "files:" + suffix
             case .wordsAndFiles(let w): "words+files:" + w.joined(separator: " ")
             case .free: "free"
             }
@@ -168,13 +172,28 @@ struct CompletionModel {
             if [[ $w == -* ]]; then
               [[ $w == *=* ]] && continue
               kind="$(_checkout_driver_value "$cmdpath" "$w")"
-              [[ -n $kind ]] && ((i++))
+              # Its value follows, as the next word or, split at '=', as the one after the '='.
+              [[ -n $kind ]] && ((i++)) && [[ ${COMP_WORDS[i]} == "=" ]] && ((i++))
               continue
             fi
             subs=" $(_checkout_driver_subcommands "$cmdpath") "
             [[ $subs == *" $w "* ]] && cmdpath="${cmdpath:+$cmdpath }$w"
           done
           ((COMP_CWORD > 1)) && prev="${COMP_WORDS[COMP_CWORD - 1]}"
+          # --opt=VALUE: bash splits it at '=' (COMP_WORDBREAKS) into --opt, =, VALUE; with '=' not a break it is one word.
+          if [[ $cur == "=" || $prev == "=" ]] && ((COMP_CWORD > 1)); then
+            local opt="${COMP_WORDS[COMP_CWORD - 1]}"
+            [[ $cur == "=" ]] || opt="${COMP_WORDS[COMP_CWORD - 2]}"
+            [[ $cur == "=" ]] && cur=""
+            kind="$(_checkout_driver_value "$cmdpath" "$opt")"
+            [[ -n $kind ]] && _checkout_driver_offer "$kind" "$cur"
+            return 0
+          fi
+          if [[ $cur == --*=* ]]; then
+            kind="$(_checkout_driver_value "$cmdpath" "${cur%%=*}")"
+            [[ -n $kind ]] && _checkout_driver_offer "$kind" "${cur#*=}" "${cur%%=*}="
+            return 0
+          fi
         \(offerOptionValue)
           if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "$(_checkout_driver_options "$cmdpath")" -- "$cur"))
@@ -189,20 +208,29 @@ struct CompletionModel {
           [[ -n $kind ]] && _checkout_driver_offer "$kind"
           return 0
         }
+        # $1 what to offer, $2 the text typed so far (default: the word under the cursor), $3 a prefix each offer keeps
+        # (the `--opt=` of a word bash did not split at '=').
         _checkout_driver_offer() {
-          local cur="${COMP_WORDS[COMP_CWORD]}"
+          local cur="${2-${COMP_WORDS[COMP_CWORD]}}" prefix="$3" i
           case "$1" in
             words:*) COMPREPLY=($(compgen -W "${1#words:}" -- "$cur")) ;;
-            words+files:*) COMPREPLY=($(compgen -W "${1#words+files:}" -- "$cur")); _checkout_driver_files ;;
-            files) COMPREPLY=(); _checkout_driver_files ;;
+            words+files:*) COMPREPLY=($(compgen -W "${1#words+files:}" -- "$cur")); _checkout_driver_files "$cur" ;;
+            files) COMPREPLY=(); _checkout_driver_files "$cur" ;;
+            files:*) COMPREPLY=(); _checkout_driver_files "$cur" "${1#files:}" ;;
             *) COMPREPLY=() ;;
           esac
+          for i in "${!COMPREPLY[@]}"; do COMPREPLY[i]="$prefix${COMPREPLY[i]}"; done
           return 0
         }
+        # $1 the text typed so far; $2, when given, the suffix the files must have (directories are offered too).
         _checkout_driver_files() {
           # One file a line: a name may hold spaces.
-          local IFS=$'\n' cur="${COMP_WORDS[COMP_CWORD]}"
-          COMPREPLY+=($(compgen -f -- "$cur"))
+          local IFS=$'\n' cur="$1"
+          if [[ -n $2 ]]; then
+            COMPREPLY+=($(compgen -d -- "$cur") $(compgen -f -X "!*$2" -- "$cur"))
+          else
+            COMPREPLY+=($(compgen -f -- "$cur"))
+          fi
         }
         complete -o filenames -F _checkout_driver checkout-driver
         """
@@ -230,6 +258,15 @@ struct CompletionModel {
             (( i++ ))
           done
           (( CURRENT > 2 )) && prev="${words[CURRENT-1]}"
+          # --opt=VALUE is one word here: the value completes after the '='.
+          if [[ $cur == --*=* ]]; then
+            kind="$(_checkout_driver_value "$cmdpath" "${cur%%=*}")"
+            if [[ -n $kind ]]; then
+              compset -P '*='
+              _checkout_driver_offer "$kind"
+            fi
+            return
+          fi
         \(offerOptionValue)
           if [[ $cur == -* ]]; then
             compadd -- ${=$(_checkout_driver_options "$cmdpath")}
@@ -247,6 +284,7 @@ struct CompletionModel {
           case "$1" in
             words:*) compadd -- ${=${1#words:}} ;;
             words+files:*) compadd -- ${=${1#words+files:}}; _files ;;
+            files:*) _files -g "*${1#files:}" ;;
             files) _files ;;
           esac
         }
@@ -304,6 +342,9 @@ struct CompletionModel {
             case .words(let w): " -x -a " + quoted(w.joined(separator: " "))
             case .wordsAndFiles(let w): " -r -F -a " + quoted(w.joined(separator: " "))
             case .files: " -r -F"
+            // Only those files (fish's own __fish_complete_suffix lists every file, the suffix's first), and directories.
+            case .filesEnding(let suffix):
+                " -r -f -a " + quoted("(__fish_complete_path (commandline -ct) | string match -r -- \"^[^\\t]*(?:/|\(suffix.replacingOccurrences(of: ".", with: "\\.")))(?:\\t.*)?\\$\")")
             case .free: " -x"
             }
         }

@@ -50,7 +50,7 @@ import TestSupport
         #expect(flow.finally.map(\.name) == ["cleanup", "logout"], "the flow's own clean-up first, then the include's")
         #expect(flow.vars == ["user": "grace", "tag": "own"], "the include's vars over its defaults, the flow's own over both")
         #expect(flow.varDescriptions == ["user": "who logs in"])
-        #expect(flow.steps[1].location == "in parts/login.json: $.steps[0]")
+        #expect(flow.steps[1].location == "$.steps[1] (include parts/login.json): $.steps[0]")
         #expect(flow.variableNames.contains("session"))
     }
 
@@ -96,6 +96,6 @@ import TestSupport
         #expect(problem(dir + "/typo.json").contains("$.steps[0].vars.usr: login.json has no variable 'usr'; did you mean 'user'?"))
         #expect(problem(dir + "/twice.json").contains("$.vars: variable 'user' gets different values from the includes of login.json and other.json"))
         #expect(try FlowFile.load(path: dir + "/decided.json", registry: registry).vars["user"] == "c", "the flow's own value settles it")
-        #expect(problem(dir + "/dupe.json").contains("$.steps[1].name: duplicate step name 'login' (in login.json: $.steps[0] and $.steps[1])"))
+        #expect(problem(dir + "/dupe.json").contains("$.steps[1].name: duplicate step name 'login' ($.steps[0] (include login.json): $.steps[0] and $.steps[1])"))
     }
 }
