@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Dependency direction (see docs/architecture.md, "Targets and dependency direction"):
-//   checkout-driver → CheckoutCLI (→ CQRencode) → CheckoutKit → Crypto / CCurl / LoopbackHTTP / WireTypes
+//   checkout-driver → CheckoutCLI (→ CQRencode) → CheckoutKit → Crypto / CCurl / LoopbackHTTP / Spawn / WireTypes
 //   SandboxEmulator → Crypto / LoopbackHTTP / GraphQL / WireTypes   (never CheckoutKit: it is the other side of the wire)
 let package = Package(
     name: "checkout-driver",
@@ -14,7 +14,7 @@ let package = Package(
         .executableTarget(name: "checkout-driver", dependencies: ["CheckoutCLI"]),
         .target(name: "CheckoutCLI", dependencies: ["CheckoutKit", "SandboxEmulator", "CQRencode"]),
         // The built-in flows are flow files, embedded in the binary (`flow show` prints them as they ship).
-        .target(name: "CheckoutKit", dependencies: ["CCurl", "Crypto", "LoopbackHTTP", "WireTypes"],
+        .target(name: "CheckoutKit", dependencies: ["CCurl", "Crypto", "LoopbackHTTP", "Spawn", "WireTypes"],
                 resources: [.embedInCode("Flows/Builtin")]),
         .target(name: "SandboxEmulator", dependencies: ["Crypto", "LoopbackHTTP", "GraphQL", "WireTypes"],
                 exclude: ["Centra/Schema/SOURCE.md", "Braintree/Schema/SOURCE.md"],
@@ -28,6 +28,10 @@ let package = Package(
         // Braintree's published schemas through it.
         .target(name: "GraphQL"),
         .target(name: "Crypto", dependencies: ["COpenSSL"]),
+        // Programs started as a shell starts them (default signals, nothing blocked, no stray descriptors): the
+        // browser `--open` starts, and every process the tests start.
+        .target(name: "Spawn", dependencies: ["CSpawn"]),
+        .target(name: "CSpawn"),
         // Every reader of hostile input behind one entry per reader: Scripts/fuzz runs them under libFuzzer, the
         // regression tests run the corpora in Fuzz/ through them.
         .target(name: "FuzzTargets", dependencies: ["CheckoutCLI", "CheckoutKit", "SandboxEmulator", "GraphQL", "WireTypes"]),
@@ -45,10 +49,11 @@ let package = Package(
         .testTarget(name: "LoopbackHTTPTests", dependencies: ["LoopbackHTTP", "TestSupport"]),
         // Helpers shared by test targets: a raw socket client that shows exactly what a server wrote, `eventually`,
         // temporary directories.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Spawn"], path: "Tests/TestSupport"),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "TestSupport"]),
         .testTarget(name: "WireTypesTests", dependencies: ["WireTypes"]),
+        .testTarget(name: "SpawnTests", dependencies: ["Spawn", "TestSupport"]),
         // The differential corpus is read from its folder by the tests and by Scripts/graphql-differential.
         .testTarget(name: "GraphQLTests", dependencies: ["GraphQL", "TestSupport"], exclude: ["Validation/Corpus"]),
     ],

@@ -264,14 +264,10 @@ import TestSupport
         // Somewhere to forward to (the emulator's echo answers 200); not announced, so --env sandbox stays apart.
         let target = try ServeProcess(home: s.path + "/target", arguments: ["--no-announce"])
         defer { target.stop() }
-        let listener = Process()
-        listener.executableURL = URL(fileURLWithPath: BinaryRunner.binary)
-        listener.arguments = ["bahn", "listen", "--env", "sandbox", "--format", "jsonl", "--forward-to", target.url + "/_sandbox/echo"]
-        listener.environment = BinaryRunner.environment(home: s.path, extra: ["BAHN_WEBHOOK_SECRET": "whsec_listen_test_secret"])
         let out = Pipe(), err = Pipe()
-        listener.standardOutput = out
-        listener.standardError = err
-        try listener.run()
+        let listener = try TestProcess(BinaryRunner.binary, ["bahn", "listen", "--env", "sandbox", "--format", "jsonl", "--forward-to", target.url + "/_sandbox/echo"],
+                                       environment: BinaryRunner.environment(home: s.path, extra: ["BAHN_WEBHOOK_SECRET": "whsec_listen_test_secret"]),
+                                       standardOutput: .pipe(out), standardError: .pipe(err))
         defer { listener.stop() }
         let line = try #require(err.fileHandleForReading.readLine(containing: "listening for Bahn webhooks at "))
         let url = try #require(line.split(separator: " ").last.map(String.init))
@@ -289,10 +285,9 @@ import TestSupport
         #expect(try post(secret: "whsec_listen_test_secret", t: now - 301) == "400")  // stale
         usleep(300_000)  // the forward of the one new delivery completes
 
-        listener.interrupt()
+        listener.signal(SIGINT)
         #expect(listener.exits(within: 3), "Ctrl-C stops bahn listen")
-        listener.stop()
-        #expect(listener.terminationStatus == 0)
+        #expect(listener.stop() == .exited(0))
         let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let lines = printed.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         let events = lines.filter { $0["event"] as? String == "webhook" }
@@ -364,14 +359,9 @@ import TestSupport
         let server = try ServeProcess(home: s.path)
         defer { server.stop() }
 
-        let listener = Process()
-        listener.executableURL = URL(fileURLWithPath: BinaryRunner.binary)
-        listener.arguments = ["bahn", "listen"]
-        listener.environment = BinaryRunner.environment(home: s.path)
         let out = Pipe(), err = Pipe()
-        listener.standardOutput = out
-        listener.standardError = err
-        try listener.run()
+        let listener = try TestProcess(BinaryRunner.binary, ["bahn", "listen"], environment: BinaryRunner.environment(home: s.path),
+                                       standardOutput: .pipe(out), standardError: .pipe(err))
         defer { listener.stop() }
         // "listening …" comes once it has registered with sandbox serve.
         #expect(err.fileHandleForReading.readLine(containing: "listening for Bahn webhooks") != nil)
@@ -387,24 +377,19 @@ import TestSupport
         let intent = try #require(confirm.stdout.split(separator: "\n").first { $0.hasPrefix("payment_intent ") }?.split(separator: " ")[1])
         // Delivery is asynchronous: wait (up to the end of the stream) for the line, then stop the listener.
         let delivered = Task.detached { out.fileHandleForReading.readLine(containing: "payment_intent.status.succeeded  \(intent)") }
-        let watchdog = Task.detached { try await Task.sleep(for: .seconds(10)); listener.interrupt() }
+        let watchdog = Task.detached { try await Task.sleep(for: .seconds(10)); listener.signal(SIGINT) }
         let printed = await delivered.value
         watchdog.cancel()
-        listener.interrupt()
+        listener.signal(SIGINT)
         #expect(listener.exits(within: 3), "Ctrl-C stops bahn listen")
-        listener.stop()
         #expect(printed != nil)
     }
 
     /// HMAC-SHA256 with the openssl command line: an implementation independent of the one under test.
     private func hmacHex(secret: String, message: String) -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        p.arguments = ["dgst", "-sha256", "-hmac", secret, "-r"]
         let input = Pipe(), output = Pipe()
-        p.standardInput = input
-        p.standardOutput = output
-        try? p.run()
+        guard let p = try? TestProcess("/usr/bin/openssl", ["dgst", "-sha256", "-hmac", secret, "-r"],
+                                       standardInput: .pipe(input), standardOutput: .pipe(output)) else { return "" }
         input.fileHandleForWriting.write(Data(message.utf8))
         try? input.fileHandleForWriting.close()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

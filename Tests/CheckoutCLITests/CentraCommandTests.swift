@@ -53,11 +53,21 @@ import TestSupport
         let s = try Scratch()
         let server = try ServeProcess(home: s.path)
         defer { server.stop() }
-        // A browser as a script: it follows the challenge page's redirect back to the driver's listener.
-        let browser = try s.write("browser.sh", "#!/bin/sh\nexec curl -sL \"$1\" -o /dev/null\n")
+        // A browser as a script: it follows the challenge page's redirect back to the driver's listener, having noted
+        // how it was started — as a shell starts a program: no signal blocked or ignored (the driver ignores SIGPIPE,
+        // SIGINT and SIGTERM; SIGTERM must still stop its browser), none of the driver's sockets open.
+        let browser = try s.write("browser.sh", """
+            #!/bin/sh
+            grep -E '^Sig(Blk|Ign):' /proc/$$/status > "$0.signals"
+            ls -l /proc/$$/fd | grep -c 'socket:' > "$0.sockets"
+            exec curl -sL "$1" -o /dev/null
+
+            """)
         chmod(browser, 0o755)
         let r = try await BinaryRunner.run(["centra", "express", "--item", "3001-M", "--open"], home: s.path, environment: ["BROWSER": browser])
         #expect(r.status == 0, "\(r.all)")
+        #expect(try s.read("browser.sh.signals") == "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n")
+        #expect(try s.read("browser.sh.sockets") == "0\n")
         #expect(r.stderr.contains("note: payment: 3DS: open \(server.url)/_sandbox/centra/3ds/"))
         #expect(r.stdout.contains(/order             \d+  CONFIRMED/))
         #expect(try Self.ledger(server).count == 1)

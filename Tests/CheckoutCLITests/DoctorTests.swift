@@ -64,23 +64,15 @@ import TestSupport
     /// An HTTPS base URL whose certificate does not verify (self-signed, 30 days): what is wrong and how long it has.
     @Test func aCertificateThatDoesNotVerifyIsShownWithItsDaysLeft() async throws {
         let s = try Scratch()
-        let openssl = { (arguments: [String]) throws -> Process in
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-            p.arguments = arguments
-            p.currentDirectoryURL = URL(fileURLWithPath: s.path)
-            p.standardError = FileHandle.nullDevice
-            return p
-        }
-        let make = try openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "key.pem",
-                                "-out", "cert.pem", "-days", "30", "-subj", "/CN=127.0.0.1"])
-        try make.run()
-        make.waitUntilExit()
-        let server = try openssl(["s_server", "-accept", "127.0.0.1:0", "-cert", "cert.pem", "-key", "key.pem", "-www"])
+        let made = try runTool("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                                    "-keyout", "key.pem", "-out", "cert.pem", "-days", "30", "-subj", "/CN=127.0.0.1"],
+                               directory: s.path)
+        #expect(made.status == 0)
         let out = Pipe()
-        server.standardOutput = out
-        try server.run()
-        defer { server.terminate() }
+        // It serves until stopped: `stop()` on the way out, whatever the test found (SIGTERM ends it, as it starts clean).
+        let server = try TestProcess("/usr/bin/openssl", ["s_server", "-accept", "127.0.0.1:0", "-cert", "cert.pem", "-key", "key.pem", "-www"],
+                                     directory: s.path, standardOutput: .pipe(out))
+        defer { server.stop() }
         // "ACCEPT 127.0.0.1:PORT" once it listens.
         var announced = ""
         while !announced.contains("ACCEPT") {

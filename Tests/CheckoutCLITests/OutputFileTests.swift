@@ -116,16 +116,13 @@ import TestSupport
 
     @Test func aFullStdoutIsExit74() async throws {
         let s = try Scratch()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BinaryRunner.binary)
-        process.arguments = ["flow", "list"]
-        process.environment = BinaryRunner.environment(home: s.path)
-        process.standardOutput = FileHandle(forWritingAtPath: "/dev/full")
+        let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
         let err = Pipe()
-        process.standardError = err
-        try process.run()
+        let process = try TestProcess(BinaryRunner.binary, ["flow", "list"], environment: BinaryRunner.environment(home: s.path),
+                                      standardOutput: .file(full), standardError: .pipe(err))
+        defer { process.stop() }
         #expect(process.exits(within: 10))
-        #expect(process.terminationStatus == 74)
+        #expect(process.termination == .exited(74))
         let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(stderr.contains("cannot write to standard output: No space left on device"), "\(stderr)")
     }

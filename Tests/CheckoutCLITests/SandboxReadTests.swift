@@ -76,12 +76,10 @@ import TestSupport
         let piped = try BinaryRunner.runWithItsReaderGone(["sandbox", "ledger", "--format", "jsonl"], home: s.path)
         #expect(piped.status == 141 && piped.stderr.isEmpty, "\(piped)")
         // A listener whose reader goes stops listening, as a Unix tool ends: the second event it would print ends it.
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/bin/bash")
-        shell.arguments = ["-c", "\"$0\" bahn listen --format jsonl 2>/dev/null | head -1 >/dev/null; echo \"${PIPESTATUS[0]}\" > \"$1\"",
-                           BinaryRunner.binary, s.path + "/listen-status"]
-        shell.environment = BinaryRunner.environment(home: s.path)
-        try shell.run()
+        let shell = try TestProcess("/bin/bash", ["-c", "\"$0\" bahn listen --format jsonl 2>/dev/null | head -1 >/dev/null; echo \"${PIPESTATUS[0]}\" > \"$1\"",
+                                                  BinaryRunner.binary, s.path + "/listen-status"],
+                                    environment: BinaryRunner.environment(home: s.path))
+        defer { shell.stop() }
         for _ in 0..<50 where shell.isRunning {
             _ = try await BinaryRunner.run(["sandbox", "trigger", "payment_intent.canceled"], home: s.path)
             try await Task.sleep(for: .milliseconds(100))

@@ -23,10 +23,10 @@ import TestSupport
         let announcement = s.path + "/state/checkout-driver/local/emulator.json"
         #expect(try s.read("state/checkout-driver/local/emulator.json").contains(url))
 
-        kill(server.process.processIdentifier, signal)
+        server.process.signal(signal)
         #expect(server.process.exits(within: 3), "a clean shutdown takes well under 3 s")
         server.stop()
-        #expect(server.process.terminationStatus == 0)
+        #expect(server.process.termination == .exited(0))
         #expect(!FileManager.default.fileExists(atPath: announcement))
     }
 
@@ -39,16 +39,9 @@ import TestSupport
 
     @Test func portInUseIsReported() async throws {
         let s = try Scratch()
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: BinaryRunner.binary)
-        holder.arguments = ["sandbox", "serve", "--no-announce"]
-        holder.environment = BinaryRunner.environment(home: s.path)
-        let out = Pipe()
-        holder.standardOutput = out
-        try holder.run()
+        let holder = try ServeProcess(home: s.path, arguments: ["--no-announce"])
         defer { holder.stop() }
-        let line = out.fileHandleForReading.readLine(containing: "http://") ?? ""
-        let port = try #require(line.split(separator: ":").last.map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) })
+        let port = try #require(holder.url.split(separator: ":").last.map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) })
         let r = try await BinaryRunner.run(["sandbox", "serve", "--port", port], home: s.path)
         #expect(r.status == 69)
         #expect(r.stderr.contains("in use"))
@@ -81,21 +74,15 @@ import TestSupport
 
     @Test func jsonFormatAnnouncesWithAJSONLine() async throws {
         let s = try Scratch()
-        let server = LiveProcessHolder(try LiveProcess(["sandbox", "serve", "--no-announce", "--format", "json"], home: s.path))
-        defer { server.process.process.stop() }
-        #expect(server.process.waitFor("\"event\":\"serving\""), "\(server.process.stdout)")
-        let line = try #require(server.process.stdout.split(separator: "\n").first)
+        let server = try LiveProcess(["sandbox", "serve", "--no-announce", "--format", "json"], home: s.path)
+        defer { server.process.stop() }
+        #expect(server.waitFor("\"event\":\"serving\""), "\(server.stdout)")
+        let line = try #require(server.stdout.split(separator: "\n").first)
         let doc = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         #expect((doc["url"] as? String)?.hasPrefix("http://127.0.0.1:") == true)
         #expect(doc["announced"] as? Bool == false)
-        #expect(doc["pid"] as? Int == Int(server.process.process.processIdentifier))
+        #expect(doc["pid"] as? Int == Int(server.process.pid))
     }
-}
-
-/// Keeps a LiveProcess for a test (a struct test cannot hold a deinit of its own).
-struct LiveProcessHolder {
-    let process: LiveProcess
-    init(_ process: LiveProcess) { self.process = process }
 }
 
 /// Measured from outside: the resident memory of a `sandbox serve` fed hundreds of megabytes stays within a modest
@@ -111,7 +98,7 @@ struct LiveProcessHolder {
         let s = try Scratch()
         let server = try ServeProcess(home: s.path, arguments: ["--no-announce"])
         defer { server.stop() }
-        let pid = server.process.processIdentifier
+        let pid = server.process.pid
         // Warm up (first requests allocate the emulator's lazy parts), then measure.
         _ = try curl(["-s", "-o", "/dev/null", server.url + "/_sandbox/health"])
         let before = try #require(Self.residentKiB(pid))

@@ -423,16 +423,9 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("loopback-\(UUID().uuidString)")
         try Data(body.utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["-sS", "--max-time", "5", "--data-binary", "@\(file.path)", "-H", "Expect: 100-continue",
-                             "\(server.baseURL)/up", "\(server.baseURL)/again"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let (status, output) = try runTool("/usr/bin/curl", ["-sS", "--max-time", "5", "--data-binary", "@\(file.path)", "-H", "Expect: 100-continue",
+                                                             "\(server.baseURL)/up", "\(server.baseURL)/again"])
+        #expect(status == 0)
         #expect(output.hasPrefix("POST /up conn="))
         #expect(output.contains("POST /again"))
         #expect(output.count > 2 * body.count)

@@ -4,16 +4,9 @@ import Foundation
 /// it printed on stdout (and stderr too, with `mergingErrors`).
 public func runTool(_ executable: String, _ arguments: [String], directory: String? = nil, environment: [String: String]? = nil,
                     mergingErrors: Bool = false) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
     let out = Pipe()
-    process.standardOutput = out
-    process.standardError = mergingErrors ? out : FileHandle.nullDevice
-    try process.run()
+    let process = try TestProcess(executable, arguments, environment: environment, directory: directory,
+                                  standardOutput: .pipe(out), standardError: mergingErrors ? .pipe(out) : .null)
     let data = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    return (process.waitUntilExit().shellStatus, String(decoding: data, as: UTF8.self))
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Spawn
 
 /// The final `paymentInstructions` and what follows it: the action Centra returns is handled as the integration guide
 /// says (docs/protocols/centra.md, "Bodies that matter") — a success is the order; a redirect or a form is opened in a browser and its return, caught by a loopback
@@ -274,15 +275,15 @@ enum CentraPayment {
     }
 
     /// `--open`: the URL in `$BROWSER` or `xdg-open`. With neither on this machine, it says so at once instead of
-    /// waiting out the deadline for a return that cannot come.
+    /// waiting out the deadline for a return that cannot come. The browser starts clean (`ChildProcess`): it does not
+    /// inherit the driver's ignored SIGINT/SIGTERM/SIGPIPE nor its state file's lock, and a thread reaps it.
     private static func open(_ url: String, _ context: OperationContext) throws(Diagnostic) {
         let (browser, executable) = try browserCommand(kind: context.configuration.kind)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = [url]
-        process.standardOutput = FileHandle.nullDevice
-        do { try process.run() } catch {
-            throw .usage("--open could not start \(browser): \(error)", hint: "set BROWSER to a browser command, or open the URL above yourself")
+        do {
+            let child = try ChildProcess.start(executable, [url], standardOutput: .null)
+            Thread { _ = child.wait() }.start()
+        } catch {
+            throw .usage("--open could not start \(browser): \(error.reason)", hint: "set BROWSER to a browser command, or open the URL above yourself")
         }
     }
 }

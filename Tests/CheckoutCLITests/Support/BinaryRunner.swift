@@ -46,15 +46,12 @@ struct BinaryRunner {
     static func run(_ arguments: [String], home: String? = nil, environment extra: [String: String] = [:],
                     directory: String? = nil, timeout: Double = 60, under wrapper: [String] = []) async throws -> Result {
         let process = try start(arguments, home: home, environment: extra, directory: directory, under: wrapper)
-        let watchdog = Task.detached { [process] in
+        let watchdog = Task.detached { [child = process.process] in
             try await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
-            if process.process.isRunning { kill(process.process.processIdentifier, SIGKILL) }
+            child.signal(SIGKILL)
         }
         defer { watchdog.cancel() }
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            process.process.terminationHandler = { _ in done.resume() }
-            process.launch()
-        }
+        await process.process.exited()
         let result = try process.result()
         expectEveryErrorHasAHint(result.stderr, arguments)
         return result
@@ -74,83 +71,56 @@ struct BinaryRunner {
     /// first write meets EPIPE — every time, where a real `head` races the writer. Its exit status (as an exit, not a
     /// signal) and what it printed on stderr.
     static func runWithItsReaderGone(_ arguments: [String], home: String) throws -> (status: Int32, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        process.environment = environment(home: home)
         let out = Pipe(), err = Pipe()
         try out.fileHandleForReading.close()  // nobody will ever read
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
+        let process = try TestProcess(binary, arguments, environment: environment(home: home), standardOutput: .pipe(out),
+                                      standardError: .pipe(err))
         let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationReason == .exit, "\(arguments) ended by a signal")
-        return (process.terminationStatus, text)
+        let termination = process.waitUntilExit()
+        guard case .exited(let status) = termination else {
+            Issue.record("\(arguments) \(termination)")
+            return (termination.shellStatus, text)
+        }
+        return (status, text)
     }
 
     /// The same, blocking the calling thread: for tests that drive several processes from their own threads.
     static func runBlocking(_ arguments: [String], home: String? = nil, environment extra: [String: String] = [:],
                             directory: String? = nil, timeout: Double = 60) throws -> Result {
         let process = try start(arguments, home: home, environment: extra, directory: directory)
-        process.launch()
         // As `run`'s watchdog: a hang fails the test that caused it instead of stalling the suite.
-        let watched = process.process
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { if watched.isRunning { kill(watched.processIdentifier, SIGKILL) } }
+        if !process.process.exits(within: timeout) { process.process.signal(SIGKILL) }
         process.process.waitUntilExit()
         return try process.result()
     }
 
-    /// A configured process whose output goes to files rather than pipes: nothing can fill up and deadlock,
-    /// and no reader thread is needed.
-    final class Prepared: @unchecked Sendable {
-        // @unchecked: used by one test at a time; the termination handler only resumes a continuation.
-        let process = Process()
+    /// A started process whose output goes to files rather than pipes: nothing can fill up and deadlock, and no
+    /// reader thread is needed.
+    struct Started {
+        let process: TestProcess
         let scratch: Scratch
-        let out: FileHandle, err: FileHandle
-        var launchError: Error?
 
-        init(scratch: Scratch, out: FileHandle, err: FileHandle) {
-            self.scratch = scratch
-            self.out = out
-            self.err = err
-        }
-
-        func launch() {
-            do { try process.run() } catch {
-                launchError = error
-                process.terminationHandler?(process)
-            }
-        }
-
+        /// What it printed, once it has ended.
         func result() throws -> Result {
-            if let launchError { throw launchError }
-            try out.close()
-            try err.close()
             let stdoutData = try Data(contentsOf: URL(fileURLWithPath: scratch.path + "/.stdout"))
             let stderrData = try Data(contentsOf: URL(fileURLWithPath: scratch.path + "/.stderr"))
-            return Result(status: process.terminationStatus, stdout: String(decoding: stdoutData, as: UTF8.self),
+            return Result(status: process.status, stdout: String(decoding: stdoutData, as: UTF8.self),
                           stderr: String(decoding: stderrData, as: UTF8.self), stdoutData: stdoutData)
         }
     }
 
     private static func start(_ arguments: [String], home: String?, environment extra: [String: String],
-                              directory: String?, under wrapper: [String] = []) throws -> Prepared {
+                              directory: String?, under wrapper: [String] = []) throws -> Started {
         let scratch = try Scratch()
         let home = home ?? scratch.path
         let outURL = URL(fileURLWithPath: scratch.path + "/.stdout"), errURL = URL(fileURLWithPath: scratch.path + "/.stderr")
         try Data().write(to: outURL)
         try Data().write(to: errURL)
-        let prepared = Prepared(scratch: scratch, out: try FileHandle(forWritingTo: outURL), err: try FileHandle(forWritingTo: errURL))
-        let process = prepared.process
-        process.executableURL = URL(fileURLWithPath: wrapper.first ?? binary)
-        process.arguments = wrapper.isEmpty ? arguments : Array(wrapper.dropFirst()) + [binary] + arguments
-        process.environment = environment(home: home, extra: extra)
-        process.currentDirectoryURL = URL(fileURLWithPath: directory ?? home)
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = prepared.out
-        process.standardError = prepared.err
-        return prepared
+        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+        defer { try? out.close(); try? err.close() }  // the child has its own copies
+        let process = try TestProcess(wrapper.first ?? binary, wrapper.isEmpty ? arguments : Array(wrapper.dropFirst()) + [binary] + arguments,
+                                      environment: environment(home: home, extra: extra), directory: directory ?? home,
+                                      standardOutput: .file(out), standardError: .file(err))
+        return Started(process: process, scratch: scratch)
     }
 }
-
