@@ -56,6 +56,10 @@ public struct ChildProcess: Sendable, Hashable {
     public static func start(_ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil,
                              directory: String? = nil, standardInput: Stream = .inherit, standardOutput: Stream = .inherit,
                              standardError: Stream = .inherit) throws(Failure) -> ChildProcess {
+        // Each setting call fails only for want of memory or for a descriptor that is not open.
+        func check(_ result: Int32) throws(Failure) {
+            guard result == 0 else { throw Failure(executable: executable, errno: result) }
+        }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -63,14 +67,14 @@ public struct ChildProcess: Sendable, Hashable {
             switch stream {
             case .inherit: break
             case .null:
-                posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0)
+                try check(posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0))
             case .descriptor(let fd):
-                posix_spawn_file_actions_adddup2(&actions, fd, target)
+                try check(posix_spawn_file_actions_adddup2(&actions, fd, target))
             }
         }
         // After the dup2s: nothing else the parent has open reaches the child.
-        cspawn_addclosefrom(&actions, 3)
-        if let directory { cspawn_addchdir(&actions, directory) }
+        try check(cspawn_addclosefrom(&actions, 3))
+        if let directory { try check(cspawn_addchdir(&actions, directory)) }
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -81,35 +85,38 @@ public struct ChildProcess: Sendable, Hashable {
         // Signals 1 to 64 by their bits: glibc's sigfillset leaves out its two internal ones (32 and 33), and its
         // posix_spawn would then leave them ignored in the child, where a shell-started program has nothing ignored.
         withUnsafeMutableBytes(of: &all) { $0.storeBytes(of: UInt64.max, toByteOffset: 0, as: UInt64.self) }
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        try check(posix_spawnattr_setsigmask(&attributes, &none))
+        try check(posix_spawnattr_setsigdefault(&attributes, &all))
+        try check(posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)))
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         let envp = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
         defer { for pointer in envp ?? [] { free(pointer) } }
         var pid = pid_t()
-        let result = envp.map { posix_spawn(&pid, executable, &actions, &attributes, argv, $0) }
-            ?? posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
-        guard result == 0 else { throw Failure(executable: executable, errno: result) }
+        try check(envp.map { posix_spawn(&pid, executable, &actions, &attributes, argv, $0) }
+            ?? posix_spawn(&pid, executable, &actions, &attributes, argv, environ))
         return ChildProcess(pid: pid)
     }
 
+    /// Sends `sig`. Only while the child is not yet reaped (before `wait()` returns) is its pid surely its own.
     public func signal(_ sig: Int32) { kill(pid, sig) }
 
-    /// Blocks until the child ends and reaps it. Call it once: a reaped pid may belong to another process next.
-    public func wait() -> Termination {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return Self.termination(status)
+    /// Blocks until the child ends, leaving it unreaped: until `wait()`, its pid stays its own, so a signal sent in
+    /// the meantime cannot reach another process that was given the same number.
+    public func waitForEnd() {
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR {}
     }
 
-    /// How it ended, reaping it, if it has; nil while it runs.
-    public func poll() -> Termination? {
+    /// Blocks until the child ends and reaps it; nil when there is nothing to reap (it was reaped already, or SIGCHLD
+    /// is ignored and the system reaped it). A reaped pid may belong to another process next.
+    public func wait() -> Termination? {
         var status: Int32 = 0
-        guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
-        return Self.termination(status)
+        while true {
+            if waitpid(pid, &status, 0) == pid { return Self.termination(status) }
+            if errno != EINTR { return nil }
+        }
     }
 
     private static func termination(_ status: Int32) -> Termination {

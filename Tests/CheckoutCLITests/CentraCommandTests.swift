@@ -55,10 +55,11 @@ import TestSupport
         defer { server.stop() }
         // A browser as a script: it follows the challenge page's redirect back to the driver's listener, having noted
         // how it was started — as a shell starts a program: no signal blocked or ignored (the driver ignores SIGPIPE,
-        // SIGINT and SIGTERM; SIGTERM must still stop its browser), none of the driver's sockets open.
+        // SIGINT and SIGTERM; SIGTERM must still stop its browser), none of the driver's sockets open. Its own status
+        // is read by the shell's builtins first: a shell waiting for a child blocks signals while it waits.
         let browser = try s.write("browser.sh", """
             #!/bin/sh
-            grep -E '^Sig(Blk|Ign):' /proc/$$/status > "$0.signals"
+            while read -r line; do case $line in SigBlk:*|SigIgn:*) echo "$line";; esac; done < /proc/$$/status > "$0.signals"
             ls -l /proc/$$/fd | grep -c 'socket:' > "$0.sockets"
             exec curl -sL "$1" -o /dev/null
 

@@ -70,13 +70,15 @@ import TestSupport
         let exited = try ChildProcess.start("/bin/sh", ["-c", "exit 3"])
         #expect(exited.wait() == .exited(3))
         let killed = try ChildProcess.start("/bin/sh", ["-c", "kill -TERM $$"])
-        let termination = killed.wait()
+        let termination = try #require(killed.wait())
         #expect(termination == .signaled(SIGTERM) && termination.shellStatus == 143, "\(termination)")
         #expect(termination.description == "killed by signal 15")
         let running = try ChildProcess.start("/bin/sleep", ["30"])
-        #expect(running.poll() == nil)
         running.signal(SIGKILL)
+        running.waitForEnd()
+        #expect(kill(running.pid, 0) == 0, "ended, not yet reaped: the pid is still its own")
         #expect(running.wait() == .signaled(SIGKILL))
+        #expect(running.wait() == nil, "nothing left to reap")
     }
 
     @Test func aProgramThatCannotStartIsAnErrorWithItsReason() {
@@ -92,6 +94,26 @@ import TestSupport
         #expect(out.fileHandleForReading.readLine(containing: "ready") != nil)
         #expect(stubborn.stop(grace: 0.5) == .signaled(SIGKILL))
         #expect(!stubborn.isRunning)
+    }
+
+    /// A shell's background job outlives the shell; stopping the shell ends it too.
+    @Test func stopEndsWhatTheProcessStarted() throws {
+        let out = Pipe()
+        let shell = try TestProcess("/bin/sh", ["-c", "sleep 60 & echo \"job $!\"; wait"], standardOutput: .pipe(out))
+        let line = try #require(out.fileHandleForReading.readLine(containing: "job "))
+        let job = try #require(pid_t(line.dropFirst(4)))
+        #expect(shell.stop() == .signaled(SIGTERM))
+        // Killed: gone, or a zombie until whoever adopted it reaps it.
+        #expect(eventually { (try? String(contentsOfFile: "/proc/\(job)/stat", encoding: .utf8)).map { $0.contains(") Z ") } ?? true })
+    }
+
+    /// A signal's end is never mistaken for an exit code: SIGINT is -2, not 130.
+    @Test func aSignalsEndIsNotAnExitStatus() throws {
+        let interrupted = try TestProcess("/bin/sh", ["-c", "kill -INT $$"])
+        interrupted.waitUntilExit()
+        #expect(interrupted.status == -SIGINT)
+        let exited = try TestProcess("/bin/sh", ["-c", "exit 130"])
+        #expect(exited.exits(within: 10) && exited.status == 130)
     }
 
     /// The test that started a process let go of it — returned, threw, failed — and the process is gone.
@@ -112,7 +134,7 @@ import TestSupport
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Scripts/leftover-processes").path
         let mark = [TestProcess.runMark: "check-\(UUID().uuidString)", "PATH": "/usr/bin:/bin"]
-        func check() throws -> (ChildProcess.Termination, String) {
+        func check() throws -> (ChildProcess.Termination?, String) {
             let err = Pipe()
             let checker = try ChildProcess.start("/usr/bin/python3", [script], environment: mark,
                                                  standardError: .descriptor(err.fileHandleForWriting.fileDescriptor))

@@ -3,8 +3,8 @@ import Spawn
 import Synchronization
 
 /// A process a test starts: started as a shell starts one (`ChildProcess`: default signals, nothing blocked, no
-/// stray descriptors), reaped by a thread of its own, and never outliving the test — `stop()` ends it with SIGTERM,
-/// then SIGKILL, and letting go of it (the test returned, threw or failed) stops it too.
+/// stray descriptors), reaped by a thread of its own, and never outliving the test — `stop()` ends it and what it
+/// started with SIGTERM, then SIGKILL, and letting go of it (the test returned, threw or failed) stops it too.
 public final class TestProcess: Sendable {
     /// Where one of its standard streams goes. A pipe's other end stays with the test; the child's end is closed here
     /// once the child holds it, so the test's read sees the end of the stream when the child exits.
@@ -18,24 +18,45 @@ public final class TestProcess: Sendable {
     /// The variable Scripts/test marks its run with (see Scripts/leftover-processes).
     public static let runMark = "CHECKOUT_DRIVER_TEST_RUN"
     private let ending: Ending
+    /// The pipes and files it was given, kept for its life as Foundation's `Process` keeps them: a read end closed
+    /// when the test's last mention of it passed would hand the child EPIPE on its next line.
+    private nonisolated(unsafe) let streams: [Any]
 
     /// How it ended, once it has: set by the reaper thread, awaited by the test.
     private final class Ending: Sendable {
         struct State {
+            /// It has ended and is about to be reaped: its pid may be another process's from now on, so no signal.
+            var ended = false
             var termination: ChildProcess.Termination?
             var waiting: [CheckedContinuation<ChildProcess.Termination, Never>] = []
         }
         let state = Mutex(State())
-        let ended = DispatchSemaphore(value: 0)
+        let condition = NSCondition()
 
         func finish(_ termination: ChildProcess.Termination) {
+            condition.lock()
             let waiting = state.withLock { s in
                 s.termination = termination
                 defer { s.waiting = [] }
                 return s.waiting
             }
+            condition.broadcast()
+            condition.unlock()
             for continuation in waiting { continuation.resume(returning: termination) }
-            ended.signal()
+        }
+
+        /// Waits up to `deadline` for the end (for ever without one); how it ended, or nil if it had not by then.
+        func wait(until deadline: Date? = nil) -> ChildProcess.Termination? {
+            condition.lock()
+            defer { condition.unlock() }
+            while true {
+                if let termination = state.withLock({ $0.termination }) { return termination }
+                if let deadline {
+                    if !condition.wait(until: deadline) { return state.withLock { $0.termination } }
+                } else {
+                    condition.wait()
+                }
+            }
         }
     }
 
@@ -56,16 +77,27 @@ public final class TestProcess: Sendable {
                                        standardInput: childEnd(standardInput, reading: true),
                                        standardOutput: childEnd(standardOutput, reading: false),
                                        standardError: childEnd(standardError, reading: false))
-        var closed = Set<Int32>()
+        var closed = Set<Int32>(), kept: [Any] = []
         for (stream, reading) in [(standardInput, true), (standardOutput, false), (standardError, false)] {
-            guard case .pipe(let pipe) = stream else { continue }
-            let handle = reading ? pipe.fileHandleForReading : pipe.fileHandleForWriting
-            if closed.insert(handle.fileDescriptor).inserted { try? handle.close() }
+            switch stream {
+            case .null: continue
+            case .file(let handle): kept.append(handle)
+            case .pipe(let pipe):
+                kept.append(pipe)
+                let handle = reading ? pipe.fileHandleForReading : pipe.fileHandleForWriting
+                if closed.insert(handle.fileDescriptor).inserted { try? handle.close() }
+            }
         }
+        streams = kept
         let (child, ending) = (child, Ending())
         self.ending = ending
         // The thread holds the child and its ending, not this object, so letting go of the object still stops it.
-        Thread { ending.finish(child.wait()) }.start()
+        Thread {
+            child.waitForEnd()
+            ending.state.withLock { $0.ended = true }
+            guard let termination = child.wait() else { preconditionFailure("pid \(child.pid) was reaped by someone else") }
+            ending.finish(termination)
+        }.start()
     }
 
     deinit { stop() }
@@ -74,18 +106,26 @@ public final class TestProcess: Sendable {
     public var isRunning: Bool { termination == nil }
     /// How it ended; nil while it runs.
     public var termination: ChildProcess.Termination? { ending.state.withLock { $0.termination } }
-    /// Its status as a shell reports it (128 + the signal when one ended it), once it has ended; -1 before.
-    public var status: Int32 { termination?.shellStatus ?? -1 }
 
-    public func signal(_ sig: Int32) { if isRunning { child.signal(sig) } }
+    /// Its exit status once it has ended (nil before) — or minus the signal that ended it, so that a process killed
+    /// by SIGINT never passes for one that exited with 130.
+    public var status: Int32? {
+        termination.map {
+            switch $0 {
+            case .exited(let status): status
+            case .signaled(let sig): -sig
+            }
+        }
+    }
+
+    /// Sends `sig` while it has not ended: never to a pid it may no longer own.
+    public func signal(_ sig: Int32) {
+        ending.state.withLock { if !$0.ended { child.signal(sig) } }
+    }
 
     /// Blocks until it ends.
     @discardableResult
-    public func waitUntilExit() -> ChildProcess.Termination {
-        ending.ended.wait()
-        ending.ended.signal()  // for the next waiter
-        return termination!
-    }
+    public func waitUntilExit() -> ChildProcess.Termination { ending.wait()! }
 
     /// Waits for its end without holding a thread.
     @discardableResult
@@ -101,16 +141,38 @@ public final class TestProcess: Sendable {
 
     /// Whether it ends within `seconds`: a process that hangs is a failed expectation, not a test that never returns.
     public func exits(within seconds: Double) -> Bool {
-        guard ending.ended.wait(timeout: .now() + seconds) == .success else { return false }
-        ending.ended.signal()  // for the next waiter
-        return true
+        ending.wait(until: Date().addingTimeInterval(seconds)) != nil
     }
 
-    /// Ends it for good and reaps it: SIGTERM, then SIGKILL if it has not ended after `grace` seconds.
+    /// Ends it for good and reaps it: SIGTERM, then SIGKILL if it has not ended after `grace` seconds. What it
+    /// started (a shell's pipeline, a browser script's curl) is killed too, even where it outlived its parent.
     @discardableResult
     public func stop(grace: Double = 5) -> ChildProcess.Termination {
+        // Looked up before it ends: an orphan is no longer anyone's descendant.
+        let started = isRunning ? Self.descendants(of: pid) : []
         signal(SIGTERM)
-        if !exits(within: grace) { child.signal(SIGKILL) }
-        return waitUntilExit()
+        if !exits(within: grace) { signal(SIGKILL) }
+        let termination = waitUntilExit()
+        // Only a process that is still the one found (same start time): its pid may have been given out again.
+        for process in started where Self.startTime(of: process.pid) == process.start { kill(process.pid, SIGKILL) }
+        return termination
+    }
+
+    /// Every process below `pid` (as Linux lists each thread's children), with its start time.
+    static func descendants(of pid: pid_t) -> [(pid: pid_t, start: String)] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        let children = tasks.flatMap { task in
+            ((try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? "")
+                .split(separator: " ").compactMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+        return children.compactMap { child in startTime(of: child).map { (child, $0) } } + children.flatMap { descendants(of: $0) }
+    }
+
+    /// Field 22 of /proc/PID/stat, counted after the command name (which may hold spaces and parentheses).
+    static func startTime(of pid: pid_t) -> String? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        return fields.count > 19 ? String(fields[19]) : nil
     }
 }

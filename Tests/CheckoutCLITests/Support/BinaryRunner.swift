@@ -39,7 +39,7 @@ struct BinaryRunner {
     /// Runs the binary with `home` as its home and working directory (a fresh temporary one when nil),
     /// awaiting its exit without holding a thread: tests run in parallel on a small cooperative pool, and a
     /// test blocked in `waitUntilExit` would stall the timing-sensitive ones beside it.
-    /// A run that has not ended after `timeout` seconds is killed (its status is then SIGKILL's), so a hang fails
+    /// A run that has not ended after `timeout` seconds is killed (its status is then -9), so a hang fails
     /// the test that caused it instead of stalling the suite.
     /// `under`, when given, is a command that runs the binary (`["/usr/bin/strace", "-o", FILE]`): the binary and its
     /// arguments follow it.
@@ -100,11 +100,11 @@ struct BinaryRunner {
         let process: TestProcess
         let scratch: Scratch
 
-        /// What it printed, once it has ended.
+        /// What it printed, once it has ended; its status is minus the signal if one ended it (a watchdog's SIGKILL).
         func result() throws -> Result {
             let stdoutData = try Data(contentsOf: URL(fileURLWithPath: scratch.path + "/.stdout"))
             let stderrData = try Data(contentsOf: URL(fileURLWithPath: scratch.path + "/.stderr"))
-            return Result(status: process.status, stdout: String(decoding: stdoutData, as: UTF8.self),
+            return Result(status: process.status!, stdout: String(decoding: stdoutData, as: UTF8.self),
                           stderr: String(decoding: stderrData, as: UTF8.self), stdoutData: stdoutData)
         }
     }

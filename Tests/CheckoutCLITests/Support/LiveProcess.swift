@@ -67,8 +67,9 @@ final class LiveProcess: Sendable {
 
     func send(_ sig: Int32) { process.signal(sig) }
 
-    /// The exit status once it exits within `seconds`, with everything it printed collected; nil when it did not
-    /// exit (it is then stopped for good).
+    /// The exit status once it exits within `seconds` (minus the signal if one ended it: a driver killed by SIGINT
+    /// is not one that exited with 130), with everything it printed collected; nil when it did not exit (it is then
+    /// stopped for good).
     func exitStatus(within seconds: Double) -> Int32? {
         guard process.exits(within: seconds) else {
             process.stop()

@@ -6,6 +6,6 @@ import TestSupport
 func runOnTerminal(_ arguments: String, home: String, environment: [String: String]) async throws -> (status: Int32, shown: String) {
     let output = home + "/terminal-\(UUID().uuidString.prefix(8)).txt"
     let process = try TestProcess("/usr/bin/script", ["-qec", "\(BinaryRunner.binary) \(arguments)", output], environment: environment)
-    let status = await process.exited().shellStatus
-    return (status, try String(contentsOfFile: output, encoding: .utf8))
+    await process.exited()
+    return (process.status!, try String(contentsOfFile: output, encoding: .utf8))
 }
