@@ -26,14 +26,14 @@ public enum CheckoutDriver {
 
     /// Parses, runs, and prints any error — the one place where diagnostics reach the user.
     public static func main(arguments: [String]) async -> Int32 {
-        // A closed pipe on stdout must be an error to report (74), not a signal that kills the process.
+        // A closed pipe on stdout must be seen (EPIPE: the reader went, 141), not a signal that kills the process.
         signal(SIGPIPE, SIG_IGN)
         let console = Console.shared
         let code = await run(arguments, console: console)
         // The reader of standard output went (`… | head -1`): quietly, with SIGPIPE's status, as other tools end.
         if code == ExitCode.ok.rawValue && console.stdoutReaderGone { return ExitCode.readerGone.rawValue }
         if code == ExitCode.ok.rawValue, let reason = console.outputFailure {
-            report(.ioError("cannot write to standard output: \(reason)", hint: "check where the output goes (a closed pipe, a full disk)"),
+            report(.ioError("cannot write to standard output: \(reason)", hint: "check where the output goes: a full disk, a read-only file, a device that refuses writes"),
                    console: console)
             return ExitCode.ioError.rawValue
         }

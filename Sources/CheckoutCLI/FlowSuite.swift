@@ -288,7 +288,7 @@ struct FlowSuite: Sendable {
         }
     }
 
-    /// A batch's table: a row per flow, over its runs.
+    /// A batch's table: a row per flow, over its runs; an `interrupted` column when Ctrl-C stopped any.
     private func flowRows(_ outcomes: [Outcome]) -> [[String]] {
         var order: [String] = []
         var byFlow: [String: [Outcome]] = [:]
@@ -296,12 +296,12 @@ struct FlowSuite: Sendable {
             if byFlow[o.result.name] == nil { order.append(o.result.name) }
             byFlow[o.result.name, default: []].append(o)
         }
-        return [["flow", "runs", "passed", "failed", "unknown", "p50", "p95", "max"]] + order.map { name in
+        let verdicts: [Verdict] = [.passed, .failed, .unknown] + (outcomes.contains { $0.verdict == .interrupted } ? [.interrupted] : [])
+        return [["flow", "runs"] + verdicts.map(\.rawValue) + ["p50", "p95", "max"]] + order.map { name in
             let runs = byFlow[name]!
             let d = Summary.percentiles(runs.map(\.result.duration))
-            return [name, String(runs.count), String(runs.filter { $0.verdict == .passed }.count),
-                    String(runs.filter { $0.verdict == .failed }.count), String(runs.filter { $0.verdict == .unknown }.count),
-                    Format.milliseconds(d.p50), Format.milliseconds(d.p95), Format.milliseconds(d.max)]
+            return [name, String(runs.count)] + verdicts.map { verdict in String(runs.filter { $0.verdict == verdict }.count) }
+                + [Format.milliseconds(d.p50), Format.milliseconds(d.p95), Format.milliseconds(d.max)]
         }
     }
 

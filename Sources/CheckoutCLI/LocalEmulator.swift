@@ -17,8 +17,7 @@ enum LocalEmulatorFile {
     }
 
     static func path(processEnvironment: [String: String]) -> String {
-        ((StateStore.defaultPath(environment: "local", processEnvironment: processEnvironment)) as NSString)
-            .deletingLastPathComponent + "/emulator.json"
+        FileIO.directory(of: StateStore.defaultPath(environment: "local", processEnvironment: processEnvironment)) + "/emulator.json"
     }
 
     /// The announced emulator, when its process is alive and its port accepts connections (a `sandbox serve`
@@ -60,7 +59,7 @@ enum LocalEmulatorFile {
 
     static func announce(url: String, processEnvironment: [String: String]) throws(Diagnostic) {
         let file = path(processEnvironment: processEnvironment)
-        try? FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent,
+        try? FileManager.default.createDirectory(atPath: FileIO.directory(of: file),
                                                  withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try FileIO.write(JSON.object(["url": .string(url), "pid": .number(Double(getpid()))]).data, to: file)
     }

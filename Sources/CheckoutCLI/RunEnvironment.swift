@@ -192,8 +192,8 @@ final class RunEnvironment: Sendable {
 
     /// Where files a later command needs are kept: next to the environment's default state file.
     var keepDirectory: String {
-        ((StateStore.defaultPath(environment: configuration.environment, processEnvironment: ProcessInfo.processInfo.environment))
-            as NSString).deletingLastPathComponent + "/kept"
+        FileIO.directory(of: StateStore.defaultPath(environment: configuration.environment,
+                                                    processEnvironment: ProcessInfo.processInfo.environment)) + "/kept"
     }
 
     /// The reporters the invocation asked for; without the HAR recorder when `recording` is false (a suite records
@@ -266,7 +266,7 @@ final class RunEnvironment: Sendable {
     func shutdown() {
         emulator?.shutdown()
         if throwawayState {
-            try? FileManager.default.removeItem(atPath: (state.path as NSString).deletingLastPathComponent)
+            try? FileManager.default.removeItem(atPath: FileIO.directory(of: state.path))
         }
     }
 }

@@ -128,7 +128,10 @@ import TestSupport
     @Test func helpSaysEachDefaultOnce() {
         func walk(_ spec: CommandSpec, _ path: [String]) -> [String] {
             let options = spec.options + (path.isEmpty ? GlobalOptions.specs : [])
-            let twice = options.filter { $0.defaultValue != nil && $0.help.contains("[default:") }.map { "\(path.joined(separator: " ")) --\($0.long)" }
+            // Help prints `[default: …]` for an option with a default value: its own text saying so again ("… by
+            // default", "[default: …]") is the second time.
+            let twice = options.filter { $0.defaultValue != nil && $0.help.lowercased().contains("default") }
+                .map { "\(path.joined(separator: " ")) --\($0.long): \($0.help)" }
             return twice + spec.subcommands.flatMap { walk($0, path + [$0.name]) }
         }
         #expect(walk(CheckoutDriver.root, []).isEmpty)

@@ -31,14 +31,15 @@ import TestSupport
     }
 
     /// One Ctrl-C stops every run of a batch in flight (each runs its finally steps), starts no more, and the
-    /// summary still comes.
-    @Test func sigintStopsEveryRunOfABatch() async throws {
+    /// summary still comes — counting them interrupted, in its table too.
+    @Test(arguments: ["jsonl", "text"])
+    func sigintStopsEveryRunOfABatch(format: String) async throws {
         let s = try Scratch()
         let emulator = try Emulator()
         emulator.start()
         defer { emulator.shutdown() }
         let file = try s.write("flow.json", Self.pollingFlow)
-        let run = try LiveProcess(["flow", "run", file, "--env", "sandbox", "--repeat", "6", "--parallel", "3", "--format", "jsonl"],
+        let run = try LiveProcess(["flow", "run", file, "--env", "sandbox", "--repeat", "6", "--parallel", "3", "--format", format],
                                   home: s.path, environment: ["EMULATOR_URL": emulator.baseURL])
         // Three runs polling at once.
         let polling = { emulator.receivedRequests().filter { $0.method == "GET" && $0.path.hasPrefix("/_sandbox/orders/") }.map(\.path) }
@@ -49,6 +50,13 @@ import TestSupport
         let cleanups = emulator.receivedRequests().filter { $0.path == "/_sandbox/echo" && String(decoding: $0.body, as: UTF8.self).contains("cleanup") }
         #expect(cleanups.count == 3, "every run in flight ran its finally")
         #expect(emulator.receivedRequests().filter { $0.method == "POST" && $0.path == "/_sandbox/orders" }.count == 3, "no run started after it")
+        if format == "text" {
+            let lines = run.stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
+            #expect(lines.contains { $0.hasPrefix("flow runs passed failed unknown interrupted p50") }, "\(run.stdout)")
+            #expect(lines.contains { $0.hasPrefix("interrupt-me 3 0 0 0 3 ") }, "\(run.stdout)")
+            #expect(run.stdout.contains("3 runs: 0 passed, 0 failed, 0 unknown, 3 interrupted, 3 not run"), "\(run.stdout)")
+            return
+        }
         let summary = try #require(run.stdout.split(separator: "\n").last)
         #expect(summary.contains(#""event":"summary""#))
         #expect(summary.contains(#""notRun":3"#), "\(summary)")

@@ -56,6 +56,14 @@ import TestSupport
         #expect(warned.stderr.contains("warning: \(captured): $.steps[0] (include bahn-apple-pay): $.steps[1] (step 'create-intent') captures 'intent', which this flow's $.vars.intent declares"), "\(warned.stderr)")
         let quiet = try await BinaryRunner.run(["flow", "validate", captured, "-q"], home: s.path)
         #expect(!quiet.stderr.contains("warning"), "\(quiet.stderr)")
+        // The other way round: this flow's own step captures a variable the included flow declares (its amount).
+        let shadowed = try s.write("shadowed.json", #"""
+            {"name": "shadowed", "steps": [{"name": "grab", "request": {"url": "${env.EMULATOR_URL}/_sandbox/health"}, "capture": {"amount": "json.status"}},
+                                           {"include": "bahn-apple-pay"}]}
+            """#)
+        let shadowing = try await BinaryRunner.run(["flow", "validate", shadowed], home: s.path)
+        #expect(shadowing.status == 0, "\(shadowing.all)")
+        #expect(shadowing.stderr.contains("warning: \(shadowed): $.steps[0] (step 'grab') captures 'amount', which the flow included at $.steps[1] declares"), "\(shadowing.stderr)")
         // Its own variable, captured by its own step, is no one else's business.
         let own = try await BinaryRunner.run(["flow", "validate", "bahn-apple-pay"], home: s.path)
         #expect(!own.stderr.contains("warning"), "\(own.stderr)")

@@ -25,6 +25,19 @@ import TestSupport
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".tmp") }
     }
 
+    /// A one-character name (`--out t`, `--junit -`) is a file in the working directory like any other: Foundation's
+    /// own path functions crashed on it (SIGILL).
+    @Test func aOneCharacterNameIsAFileLikeAnyOther() async throws {
+        let s = try Scratch()
+        let token = try await BinaryRunner.run(["applepay", "token", "--amount", "100", "--currency", "USD", "--out", "t"], home: s.path)
+        #expect(token.status == 0, "\(token.all)")
+        #expect(try s.read("t").hasPrefix("{"))
+        let run = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--junit", "-", "--record", "h"], home: s.path)
+        #expect(run.status == 0, "\(run.all)")
+        #expect(try s.read("-").contains("<testsuites"))
+        #expect(try s.read("h").contains("\"entries\""))
+    }
+
     @Test func aSymlinkIsFollowedAndItsTargetWritten() async throws {
         let s = try Scratch()
         try FileManager.default.createDirectory(atPath: s.path + "/reports", withIntermediateDirectories: true)
@@ -124,7 +137,7 @@ import TestSupport
         #expect(process.exits(within: 10))
         #expect(process.termination == .exited(74))
         let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(stderr.contains("cannot write to standard output: No space left on device"), "\(stderr)")
+        #expect(stderr.contains("cannot write to standard output: No space left on device\nhint: check where the output goes: a full disk"), "\(stderr)")
     }
 
     /// A reader that closed the pipe (`flow list | head -1`) is no write error: the command ends quietly with SIGPIPE's

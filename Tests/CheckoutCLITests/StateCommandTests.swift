@@ -46,6 +46,24 @@ import TestSupport
         #expect(again.status == 0, "\(again.all)")
     }
 
+    /// The file-wide sections too — captures, in the chain or a run's scope, and the record of spent values: a wrong
+    /// type is refused by a run and by `state show` alike, and never pruned or overwritten.
+    @Test(arguments: [
+        (#"{"captures": {"f": "x"}}"#, "$.captures.f: expected an object (the captures of flow 'f'), found a string"),
+        (#"{"runs": {"r1": {"run": {"finishedAt": "2026-12-01T10:00:00Z"}, "captures": {"f": 3}}}}"#, "$.runs.r1.captures.f: expected an object (the captures of flow 'f'), found a number"),
+        (#"{"spent": {"Apple Pay token sha256:1": "x"}}"#, "$.spent[\"Apple Pay token sha256:1\"]: expected an object, found a string"),
+        (#"{"spent": {"Apple Pay token sha256:1": {"at": 5}}}"#, "$.spent[\"Apple Pay token sha256:1\"].at: expected a string, found a number"),
+    ])
+    func aWrongTypedCaptureOrSpentRecordIsRefusedToo(document: String, problem: String) async throws {
+        let s = try Scratch()
+        let file = try s.write("state.json", document)
+        for command in [["flow", "run", "bahn-apple-pay"], ["state", "show"]] {
+            let r = try await BinaryRunner.run(command + ["--session", file], home: s.path)
+            #expect(r.status == 65 && r.stderr.contains("error: state file \(file): \(problem)\n"), "\(command): \(r.all)")
+            #expect(try String(contentsOfFile: file, encoding: .utf8) == document, "\(command) left the file as it was")
+        }
+    }
+
     static let open: JSON = [
         "bahn": ["intents": ["pi_1": ["status": "requires_payment_method"]]],
         "centra": ["lastOrder": "ord_1"],

@@ -116,6 +116,20 @@ import TestSupport
         #expect(started["event"] == "flow_started" && started["steps"] == 4 && started["finally"] == 1, "\(started)")
     }
 
+    /// An amount written in the step itself, judged once its currency (a variable) is known: the file, the step and
+    /// the value, by `flow validate` as by `flow run`.
+    @Test func anAmountWrittenInTheStepIsBlamedOnItsFileAndStep() async throws {
+        let s = try Scratch()
+        let flow = try s.write("lit.json", #"""
+            {"name": "lit", "vars": {"cur": "JPY"}, "steps": [{"name": "ci", "use": "bahn.createIntent", "with": {"amount": "12.5", "currency": "${vars.cur}"}}]}
+            """#)
+        for command in ["validate", "run"] {
+            let r = try await BinaryRunner.run(["flow", command, flow], home: s.path)
+            #expect(r.status == 65, "\(r.all)")
+            #expect(r.stderr.contains("error: \(flow): $.steps[0] (step 'ci'): argument 'amount' of bahn.createIntent is 12.5, which has 1 decimal, and JPY has none; nothing was sent"), "\(command): \(r.stderr)")
+        }
+    }
+
     /// What can be checked without the network is checked before the first request, by `flow run` and `flow validate`
     /// alike: output paths, the state file's path, and input files whose path is known (a literal, a variable).
     @Test(arguments: [

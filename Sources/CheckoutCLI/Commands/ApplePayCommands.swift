@@ -24,7 +24,7 @@ enum ApplePayCommands {
                        default: "704"),
             OptionSpec("merchant-id", value: "ID", help: "Merchant identifier the key is derived for.",
                        default: TestCredentials.merchantIdentifier),
-            OptionSpec("pan", value: "DPAN", help: "Device PAN to encrypt (a Luhn-valid Visa-shaped test DPAN by default).",
+            OptionSpec("pan", value: "DPAN", help: "Device PAN to encrypt; the one built in is a Luhn-valid, Visa-shaped test DPAN.",
                        default: PaymentTokenMaker.testDPAN),
             OptionSpec("recipient", value: "FILE",
                        help: "PEM public key or certificate of the payment processing key [default: the emulator's]."),

@@ -74,7 +74,7 @@ private struct Reader {
                            hint: "decode it first (`base64 -d \(path) > token.json`): the bytes must be sent as PassKit produced them, never base64-wrapped")
             }
             if looksTruncated(trimmed) {
-                throw fail("looks truncated: the JSON ends before its last object or string is closed",
+                throw fail("looks truncated: the JSON ends before its last object or string is closed (\(error))",
                            hint: "copy the whole token again; a cut-off token cannot be repaired")
             }
             throw fail("is not JSON (\(error))", hint: exactBytesHint)

@@ -174,7 +174,7 @@ final class SharedStateFile: @unchecked Sendable {
 
     /// Takes the advisory lock on `<target>.lock` (created 0600 with its directory 0700 as needed).
     static func lock(_ target: String, exclusive: Bool) throws(Diagnostic) -> Int32 {
-        let directory = (target as NSString).deletingLastPathComponent
+        let directory = FileIO.directory(of: target)
         if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
             do {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,

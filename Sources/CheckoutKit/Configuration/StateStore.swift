@@ -121,7 +121,7 @@ public struct StateStore: Sendable {
         let top = StateField(document, at: .root, in: path)
         _ = try top.members()
         func scope(_ field: StateField) throws(Diagnostic) {
-            _ = try field["captures"].members()
+            _ = try captures(field["captures"])
             for provider in Providers.all { try provider.section?(field[provider.name]) }
         }
         try scope(top)
@@ -131,7 +131,7 @@ public struct StateStore: Sendable {
             try scope(run)
         }
         _ = try OpenOutcomes.decode(document, file: path)
-        _ = try top["spent"].members()
+        for (_, use) in try top["spent"].members() { try SpentCredentials.check(use) }
     }
 
     /// Applies `change` to the document of this store's scope and writes the result, all under the lock.
@@ -187,8 +187,13 @@ public struct StateStore: Sendable {
     /// The `captures` section of a state document, by flow, checked: exit 65 naming the path when it, or a flow's part
     /// of it, is not an object.
     func captures(in document: JSON) throws(Diagnostic) -> [String: [String: JSON]] {
+        try captures(StateField(document["captures"], at: Self.capturesSection, in: path))
+    }
+
+    /// The same for a `captures` section anywhere in the file (a run's scope holds one too).
+    func captures(_ section: StateField) throws(Diagnostic) -> [String: [String: JSON]] {
         var flows: [String: [String: JSON]] = [:]
-        for (flow, part) in try StateField(document["captures"], at: Self.capturesSection, in: path).members() {
+        for (flow, part) in try section.members() {
             guard case .object(let values)? = part.value else {
                 throw .data("state file \(path): \(part.path): expected an object (the captures of flow '\(flow)'), found \(part.value?.kindName ?? "nothing")",
                             hint: "captures are kept per flow, as captures.<flow>.<name>: move the entry under its flow's name, or remove it")
@@ -209,10 +214,12 @@ public struct StateStore: Sendable {
         case .success(let bytes): data = bytes
         case .failure(let error): throw .data("cannot read state file \(path): \(error.reason)", hint: "check its permissions")
         }
-        guard let json = try? JSON.parse(data), case .object = json else {
-            throw .data("state file \(path) is corrupt (not a JSON object)",
-                        hint: "inspect it, then move it aside or delete it to start afresh (it may hold idempotency keys you still need)")
+        let hint = "inspect it, then move it aside or delete it to start afresh (it may hold idempotency keys you still need)"
+        let json: JSON
+        do { json = try JSON.parse(data) } catch {
+            throw .data("state file \(path) is corrupt: not valid JSON: \(error)", hint: hint)
         }
+        guard case .object = json else { throw .data("state file \(path) is corrupt: expected a JSON object, found \(json.kindName)", hint: hint) }
         return json
     }
 
@@ -252,7 +259,7 @@ public struct StateStore: Sendable {
     public func holdChain(wait: Double, command: String) throws(Diagnostic) -> ChainLock? {
         guard isRegularFile else { return nil }
         let target = FileIO.resolvingSymlinks(path)
-        let directory = (target as NSString).deletingLastPathComponent
+        let directory = FileIO.directory(of: target)
         if !directory.isEmpty {
             try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }

@@ -13,7 +13,7 @@ public enum FlowFile {
         }
         let file = FlowDecoder.Includes.key(path)
         return try decode(data, source: path, registry: registry,
-                          includes: FlowDecoder.Includes(directory: (file as NSString).deletingLastPathComponent, chain: [file]))
+                          includes: FlowDecoder.Includes(directory: FileIO.directory(of: file), chain: [file]))
     }
 
     /// - Parameter includes: where the flow's `include`s are resolved from (by default the working directory).
@@ -122,11 +122,12 @@ struct FlowDecoder {
         let deadline = try o["deadline"].map { try seconds($0, at: path.appending("deadline")) }
         var flow = Flow(name: name, description: description, vars: vars, steps: steps, finally: finallySteps, deadline: deadline)
         flow.varDescriptions = varDescriptions
-        // Variables are shared: an included step's capture replaces a value another part of the flow declared.
+        // Variables are shared: a step's capture replaces a value another part of the flow declared — this flow's
+        // own step capturing an included flow's variable, or an included step capturing one declared elsewhere.
         for step in steps + finallySteps {
-            guard let include = step.includedAt else { continue }
+            let include = step.includedAt
             for name in step.capture.keys.sorted() {
-                var declarers = ownVars[name] != nil ? ["this flow's \(path.appending("vars").appending(name))"] : []
+                var declarers = include != nil && ownVars[name] != nil ? ["this flow's \(path.appending("vars").appending(name))"] : []
                 for (other, names) in included.declaredAt.sorted(by: { $0.key.description < $1.key.description })
                     where other != include && names.contains(name) { declarers.append("the flow included at \(other)") }
                 guard !declarers.isEmpty else { continue }
@@ -172,7 +173,7 @@ struct FlowDecoder {
                 throw Problem(path: at, message: "cannot read included flow \(name) (\(full)): \(error.reason)",
                               hint: "an include's path is relative to the file that includes it")
             }
-            nested.directory = (key as NSString).deletingLastPathComponent
+            nested.directory = FileIO.directory(of: key)
         } else {
             guard let entry = BuiltinFlows.named(name) else {
                 let suggestion = Suggest.closest(to: name, in: BuiltinFlows.all.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""

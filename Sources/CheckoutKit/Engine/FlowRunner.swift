@@ -61,6 +61,7 @@ public struct FlowRunner: Sendable {
         // What is known before the run: configuration, the state file, the command line's variables.
         var probe = TemplateScope(vars: overrides, env: { [configuration] in configuration.value($0) }, state: stateDocument)
         probe.origins = Self.origins(of: flow, overrides: overrides, given: origins)
+        probe.flowSource = flow.source
         for (name, value) in flow.vars.sorted(by: { $0.key < $1.key }) where overrides[name] == nil {
             for case .reference(let ref, nil, let source) in (try? Template.references(in: value)) ?? [] {
                 switch ref {
@@ -101,7 +102,7 @@ public struct FlowRunner: Sendable {
                 case .env(let name) where configuration.value(name) == nil:
                     need(name, by: "\(source) in step '\(step.name)'")
                 case .vars(let name, _) where !known.contains(name) && !(isFinally && allCaptures.contains(name)):
-                    throw .data("\(Self.place(of: step, in: flow)): \(source) names an unknown variable",
+                    throw .data("\(Self.place(of: step, source: flow.source)): \(source) names an unknown variable",
                                 hint: "declare it in the flow's \"vars\", capture it in an earlier step, or pass --var \(name)=VALUE")
                 case .state(let path) where path.evaluate(stateDocument) == nil:
                     throw .data("step '\(step.name)': \(source) is not in the state file \(state?.path ?? "(none)")",
@@ -153,8 +154,8 @@ public struct FlowRunner: Sendable {
     /// A declared variable whose value is exactly one reference takes that reference's source: `"${env.AMOUNT}"` is
     /// configuration, `"${vars.amount}"` is wherever `amount` came from.
     /// Where a step is written, for a message: "my-flow.json: $.steps[2] (step 'confirm')".
-    static func place(of step: Step, in flow: Flow) -> String {
-        let file = flow.source.isEmpty ? "" : "\(flow.source): "
+    static func place(of step: Step, source: String) -> String {
+        let file = source.isEmpty ? "" : "\(source): "
         return step.location.isEmpty ? "step '\(step.name)'" : "\(file)\(step.location) (step '\(step.name)')"
     }
 
@@ -201,6 +202,7 @@ public struct FlowRunner: Sendable {
         // templates (`"order_id": "${uuid}"`, `"total": "${vars.amount}"`): rendered once, up front, each after the
         // variables it refers to, so every step sees the same value.
         scope.origins = Self.origins(of: flow, overrides: overrides, given: origins)
+        scope.flowSource = flow.source
         for (name, value) in overrides { scope.vars[name] = value }
         let order = (try? FlowDecoder.variableOrder(flow.vars)) ?? flow.vars.keys.sorted()
         for name in order where overrides[name] == nil {

@@ -35,6 +35,12 @@ enum SpentCredentials {
         return Use(by: try field["by"].string() ?? "an earlier call", at: try field["at"].string() ?? "", replay: try field["replay"].string())
     }
 
+    /// One record as `use` and `mark` read it: wrong-typed, it is refused (65), never pruned away unread.
+    static func check(_ use: StateField) throws(Diagnostic) {
+        _ = try use.members()
+        for field in ["kind", "by", "at", "replay"] { _ = try use[field].string() }
+    }
+
     static func mark(_ value: String, kind: String, by: String, replay: String?, in store: StateStore) throws(Diagnostic) {
         try store.updateFile { (doc: inout JSON) throws(Diagnostic) in
             let section = StateField(doc["spent"], at: root, in: store.path)

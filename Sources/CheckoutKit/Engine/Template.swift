@@ -128,6 +128,8 @@ public struct TemplateScope: Sendable {
     public var state: JSON
     /// Where each variable's value came from, so that a bad value is blamed on its source (`ValueBlame`).
     var origins: [String: VariableOrigin] = [:]
+    /// The flow the templates are written in ("my-flow.json"), for blaming a value written in a step itself.
+    var flowSource = ""
 
     public init(vars: [String: JSON] = [:], steps: [String: JSON] = [:], env: @escaping @Sendable (String) -> String? = { _ in nil },
                 state: JSON = .object([:])) {

@@ -39,10 +39,10 @@ struct ValueBlame {
         let place = "(step '\(step.name)'\(target.map { ", \($0)" } ?? "")); nothing was sent"
         let named = { (subject: String) in shown.map { "\(subject)=\($0)" } ?? subject }
         guard segments.count == 1, case .reference(let ref, _, let source) = segments[0] else {
-            let location = step.location.isEmpty ? "step '\(step.name)'" : "\(step.location) (step '\(step.name)')"
+            let location = FlowRunner.place(of: step, source: scope.flowSource)
             let what = target ?? "the value"
             if segments.allSatisfy({ if case .literal = $0 { true } else { false } }) {
-                return .data("\(location): \(what)\(shown.map { " \($0)" } ?? "") \(problem); nothing was sent", hint: hint)
+                return .data("\(location): \(what)\(shown.map { " is \($0), which" } ?? "") \(problem); nothing was sent", hint: hint)
             }
             return .data("\(location): \(what) \(template!.stringValue!) renders\(shown.map { " \($0)," } ?? "") which \(problem); nothing was sent", hint: hint)
         }

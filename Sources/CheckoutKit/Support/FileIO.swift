@@ -29,7 +29,7 @@ public enum FileIO {
         if exists && info.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH) == 0 {
             throw .ioError("cannot write \(requested): it is read-only", hint: "make it writable, or point the option at another file")
         }
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = Self.directory(of: path)
         let temp = (directory.isEmpty ? "." : directory)
             + "/.\((path as NSString).lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
@@ -61,7 +61,7 @@ public enum FileIO {
             }
             return
         }
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = Self.directory(of: path)
         let parent = directory.isEmpty ? "." : directory
         guard stat(parent, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
             throw .ioError("cannot write \(option) \(requested): the directory \(directory) does not exist", hint: "create it first, or point \(option) elsewhere")
@@ -112,12 +112,22 @@ public enum FileIO {
         guard writeAll(fd, bytes) else { throw failure(shown, errno, hint: "check that it can take the output") }
     }
 
+    /// The directory part of `path`: "" for a bare name, "/" for "/x", "a/b" for "a/b/c" (and for "a/b/c/").
+    /// Foundation's `NSString.deletingLastPathComponent` is not used: on Linux it crashes on a one-character path
+    /// (`--out -`, `--junit a`).
+    public static func directory(of path: String) -> String {
+        var path = Substring(path)
+        while path.count > 1 && path.hasSuffix("/") { path = path.dropLast() }
+        guard let slash = path.lastIndex(of: "/") else { return "" }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
     /// Follows a chain of symlinks to the path that will really be written (which may not exist yet).
     static func resolvingSymlinks(_ path: String) -> String {
         var current = path
         for _ in 0..<40 {  // as the kernel does, give up on loops
             guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: current) else { return current }
-            current = target.hasPrefix("/") ? target : ((current as NSString).deletingLastPathComponent as NSString).appendingPathComponent(target)
+            current = target.hasPrefix("/") ? target : (directory(of: current).isEmpty ? target : directory(of: current) + "/" + target)
         }
         return current
     }

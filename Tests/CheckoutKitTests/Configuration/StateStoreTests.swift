@@ -86,7 +86,9 @@ import TestSupport
         #expect(FileManager.default.contents(atPath: path) == garbage)
         // A JSON document that is not an object is corrupt too.
         try Data("[1,2]".utf8).write(to: URL(fileURLWithPath: path))
-        #expect(diagnostic { () throws(Diagnostic) in try store.read() }?.code == .dataError)
+        let notAnObject = diagnostic { () throws(Diagnostic) in try store.read() }
+        #expect(notAnObject?.code == .dataError && notAnObject?.message.hasSuffix("is corrupt: expected a JSON object, found an array") == true,
+                "\(String(describing: notAnObject))")
     }
 
     @Test func concurrentUpdatesAreSerialised() async throws {
