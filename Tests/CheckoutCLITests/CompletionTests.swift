@@ -83,6 +83,7 @@ import TestSupport
 
     /// What zsh offers when TAB is typed after each of `lines` at its prompt: one zsh in a pseudo-terminal (`zpty`) with
     /// the script loaded through compinit, whose `compadd` also prints what it adds; the line is cleared between TABs.
+    /// Each TAB's answer is read until it has come and nothing more follows, not for a fixed time.
     static func zsh(_ file: String, _ lines: [String], in directory: String) throws -> [[String]] {
         let driver = """
             zmodload zsh/zpty
@@ -95,12 +96,14 @@ import TestSupport
             zpty -w z "cd ${2:A}"
             local chunk
             for line in "${@[3,-1]}"; do
-              local out=""
+              local out="" quiet=0 waited=0
               while zpty -r -t z chunk; do :; done
               zpty -w -n z "$line"$'\t'
-              for _ in 1 2; do
-                sleep 0.2
-                while zpty -r -t z chunk; do out+=$chunk; done
+              # Until zsh has offered something and gone quiet for half a second: at most 15 s, for a busy machine.
+              while (( waited < 150 )) && [[ $out != *'</offered>'* || $quiet -lt 5 ]]; do
+                sleep 0.1
+                (( waited++, quiet++ ))
+                while zpty -r -t z chunk; do out+=$chunk; quiet=0; done
               done
               print -r -- "<line>" $(print -r -- "$out" | tr -d '\r' | grep -o '<offered> [^$]*</offered>' | sed 's/<[/]*offered>//g')
               zpty -w -n z $'\\C-u'
