@@ -130,6 +130,21 @@ import TestSupport
         }
     }
 
+    /// An amount known only once an earlier step answered (captured) is checked as the step runs, by the same rule, and
+    /// blamed on the answer it came from — not left to the operation's own refusal.
+    @Test func aCapturedAmountIsCheckedWhenItsStepRuns() async throws {
+        let s = try Scratch()
+        let flow = try s.write("cap.json", #"""
+            {"name": "cap", "steps": [
+              {"name": "grab", "request": {"method": "POST", "url": "${env.EMULATOR_URL}/_sandbox/echo", "json": {"amount": "12.5"}}, "capture": {"amount": "json.amount"}},
+              {"name": "ci", "use": "bahn.createIntent", "with": {"amount": "${vars.amount}", "currency": "JPY"}}]}
+            """#)
+        #expect(try await BinaryRunner.run(["flow", "validate", flow], home: s.path).status == 0, "unknown before the run")
+        let r = try await BinaryRunner.run(["flow", "run", flow], home: s.path)
+        #expect(r.status == 1, "the step failed: \(r.all)")
+        #expect(r.stderr.contains("error: step 'ci': ${vars.amount} 12.5 has 1 decimal, and JPY has none (argument 'amount' of bahn.createIntent) (the value was captured from step 'grab''s response)"), "\(r.stderr)")
+    }
+
     /// What can be checked without the network is checked before the first request, by `flow run` and `flow validate`
     /// alike: output paths, the state file's path, and input files whose path is known (a literal, a variable).
     @Test(arguments: [
