@@ -45,6 +45,47 @@ import TestSupport
                 && money.first?["amount"] as? Int == 5100 && money.first?["currency"] as? String == "704", "\(money)")
     }
 
+    /// A confirm that only authorises (manual capture) is an authorization awaiting its capture, not a charge — and
+    /// the capture that follows is the money taken, once.
+    @Test func aManualCaptureIsAnAuthorizationThenACapture() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path)
+        defer { server.stop() }
+        let token = try await BahnCommandTests.makeToken(s)
+        func money(_ r: BinaryRunner.Result) throws -> [[String: Any]] {
+            ((try document(r.stdout)["steps"] as? [[String: Any]])?.first?["money"] as? [[String: Any]]) ?? []
+        }
+        let confirm = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "m-1", "--amount", "8000", "--currency", "704",
+                                                  "--token-file", token, "--capture", "manual", "--format", "json"], home: s.path)
+        #expect(confirm.status == 0, "\(confirm.all)")
+        let authorised = try money(confirm)
+        #expect(authorised.count == 1 && authorised.first?["kind"] as? String == "authorization"
+                && authorised.first?["status"] as? String == "authorised, awaiting capture" && authorised.first?["amount"] as? Int == 8000, "\(authorised)")
+        let capture = try await BinaryRunner.run(["bahn", "capture", "--format", "json"], home: s.path)
+        #expect(capture.status == 0, "\(capture.all)")
+        let captured = try money(capture)
+        #expect(captured.count == 1 && captured.first?["kind"] as? String == "capture" && captured.first?["outcome"] as? String == "done", "\(captured)")
+    }
+
+    /// A confirm whose answer was lost and could not be read back is an open outcome in the account too: unknown, with
+    /// its amount and reference — what there is to settle — and the commands that settle it.
+    @Test func anUnknownOutcomeKeepsItsAmountInTheAccount() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path, arguments: [
+            "--faults", "POST /api/payment_intents/*/confirm => drop @1-3; GET /api/payment_intents/* => status=503 @1-3",
+        ])
+        defer { server.stop() }
+        let token = try await BahnCommandTests.makeToken(s)
+        let r = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "u-1", "--amount", "8000", "--currency", "704",
+                                            "--token-file", token, "--format", "json"], home: s.path)
+        #expect(r.status == 75, "\(r.all)")
+        let money = ((try document(r.stdout)["steps"] as? [[String: Any]])?.first?["money"] as? [[String: Any]]) ?? []
+        #expect(money.count == 1, "\(money)")
+        #expect(money.first?["outcome"] as? String == "unknown" && money.first?["amount"] as? Int == 8000
+                && (money.first?["reference"] as? String)?.hasPrefix("pi_") == true, "\(money)")
+        #expect(((money.first?["settle"] as? [String]) ?? []).contains { $0.contains("checkout-driver bahn intent pi_") }, "\(money)")
+    }
+
     /// JSON lines carry each movement of money as it happens, beside the steps.
     @Test func moneyIsAnEventInJSONLines() async throws {
         let r = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay", "--format", "jsonl"])
