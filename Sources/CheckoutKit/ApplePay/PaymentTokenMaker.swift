@@ -148,7 +148,7 @@ public enum PaymentTokenMaker {
             "applicationPrimaryAccountNumber": .string(request.pan),
             "applicationExpirationDate": .string(request.expiration),
             "currencyCode": .string(request.currencyNumeric),
-            "transactionAmount": .number(Double(request.amount)),
+            "transactionAmount": .number(JSON.Number(request.amount)),
             "deviceManufacturerIdentifier": .string(deviceManufacturerIdentifier),
             "paymentDataType": "3DSecure",
             "paymentData": [

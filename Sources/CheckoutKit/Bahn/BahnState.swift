@@ -206,7 +206,7 @@ struct BahnSection: Sendable {
         o["intents"] = .object(intents.mapValues { intent in
             var e = intent.unknown
             e["orderId"] = intent.orderId.map(JSON.string)
-            e["amount"] = intent.amount.map { .number(Double($0)) }
+            e["amount"] = intent.amount.map { .number(JSON.Number($0)) }
             e["currency"] = intent.currency.map(JSON.string)
             e["status"] = intent.status.map(JSON.string)
             e["latest_charge_id"] = intent.latestCharge.map(JSON.string)

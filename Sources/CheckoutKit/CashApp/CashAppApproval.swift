@@ -115,7 +115,7 @@ enum CashAppApproval {
     }
 
     static func summary(_ request: CustomerRequest, id: String, polls: Int) -> JSON {
-        ["id": .string(id), "status": .string(request.state ?? ""), "polls": .number(Double(polls)),
+        ["id": .string(id), "status": .string(request.state ?? ""), "polls": .number(JSON.Number(polls)),
          "customerId": request.customerID.map(JSON.string) ?? .null,
          "cashtag": request.json["customer_profile"]?["cashtag"] ?? .null,
          "grantId": request.grant?["id"] ?? .null, "grantExpiresAt": request.grant?["expires_at"] ?? .null]

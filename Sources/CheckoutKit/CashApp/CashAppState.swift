@@ -125,7 +125,7 @@ struct CashAppSection: Sendable {
     var json: JSON {
         var o = unknown
         for (key, path) in Self.strings { o[key] = self[keyPath: path].map(JSON.string) }
-        for (key, path) in Self.ints { o[key] = self[keyPath: path].map { .number(Double($0)) } }
+        for (key, path) in Self.ints { o[key] = self[keyPath: path].map { .number(JSON.Number($0)) } }
         o["flow"] = flow.map { .string($0.rawValue) }
         o["validated"] = validated ? .bool(true) : nil
         return .object(o)

@@ -26,7 +26,7 @@ extension CommandFlows {
         if let contact = options.contact { flow.vars["contact"] = .object(contact) }
         if options.open { flow.vars["open"] = true }
         if let method = options.shippingMethod {
-            try flow.setArguments(of: .shippingMethod) { $0["id"] = .number(Double(method)) }
+            try flow.setArguments(of: .shippingMethod) { $0["id"] = .number(JSON.Number(method)) }
         }
         if let path = options.tokenFile {
             try flow.remove(.makeToken)

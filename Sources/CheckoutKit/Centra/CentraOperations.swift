@@ -129,7 +129,7 @@ public enum CentraOperations {
         let client = try CentraClient(context)
         let item = args["item"]!.interpolationText
         let quantity = args["quantity"]?.intValue ?? 1
-        let response = try await client.call(CentraDocuments.addItem, ["item": .string(item), "quantity": .number(Double(quantity))])
+        let response = try await client.call(CentraDocuments.addItem, ["item": .string(item), "quantity": .number(JSON.Number(quantity))])
         let payload = try CentraClient.payload(response, "addItem", what: "addItem \(item)")
         guard let line = payload["line"]?["id"]?.stringValue else {
             throw .failure("addItem \(item) returned no line", hint: "check the item id (an item, not a product or display item)")
@@ -195,7 +195,7 @@ public enum CentraOperations {
             chosen = first
         }
         let id = chosen ?? 0
-        let response = try await client.call(CentraDocuments.setShippingMethod, ["id": .number(Double(id))])
+        let response = try await client.call(CentraDocuments.setShippingMethod, ["id": .number(JSON.Number(id))])
         let payload = try CentraClient.payload(response, "setShippingMethod", what: "setShippingMethod \(id)")
         return output(selection: payload["selection"] ?? .null, response)
     }
@@ -252,7 +252,7 @@ public enum CentraOperations {
         let total = (order["totals"]?.arrayValue ?? []).first { $0["type"]?.stringValue == "GRAND_TOTAL" }?["price"]
         let minor = total.flatMap { try? CentraMoney.minor($0) }
         return ["id": order["id"] ?? .null, "number": order["number"] ?? .null, "status": order["status"] ?? .null,
-                "grandTotal": minor.map { .number(Double($0)) } ?? .null,
+                "grandTotal": minor.map { .number(JSON.Number($0)) } ?? .null,
                 "grandTotalText": minor.map { .string(CentraMoney.decimal($0, of: total!)) } ?? .null,
                 "currency": total?["currency"]?["code"] ?? .null]
     }

@@ -13,7 +13,7 @@ public enum HAR {
             "headers": headers(redactor.headers(request.headers)),
             "queryString": .array(query(of: request.url).map { ["name": .string($0), "value": .string(redactor.text($1))] }),
             "headersSize": -1,
-            "bodySize": .number(Double(request.body?.count ?? 0)),
+            "bodySize": .number(JSON.Number(request.body?.count ?? 0)),
         ]
         if let body = request.body {
             requestJSON["postData"] = [
@@ -27,24 +27,24 @@ public enum HAR {
             "request": .object(requestJSON),
             "cache": [:],
             "_step": .string(x.step),
-            "_attempt": .number(Double(x.attempt)),
+            "_attempt": .number(JSON.Number(x.attempt)),
         ]
         switch x.outcome {
         case .success(let r):
             entry["response"] = [
-                "status": .number(Double(r.status)),
+                "status": .number(JSON.Number(r.status)),
                 "statusText": .string(reasonPhrase(r.status)),
                 "httpVersion": .string(r.httpVersion),
                 "cookies": [],
                 "headers": headers(redactor.headers(r.headers)),
                 "content": [
-                    "size": .number(Double(r.body.count)),
+                    "size": .number(JSON.Number(r.body.count)),
                     "mimeType": .string(r.headers["Content-Type"] ?? ""),
                     "text": .string(redactor.body(r.body, contentType: r.headers["Content-Type"])),
                 ],
                 "redirectURL": .string(r.headers["Location"] ?? ""),
                 "headersSize": -1,
-                "bodySize": .number(Double(r.body.count)),
+                "bodySize": .number(JSON.Number(r.body.count)),
             ]
             entry["timings"] = [
                 "blocked": -1, "dns": .number(ms(r.timings.dns)), "connect": .number(ms(r.timings.connect)),

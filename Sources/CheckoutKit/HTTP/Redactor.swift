@@ -286,10 +286,17 @@ enum JWSDisplay {
 /// The secret values a redactor knows, indexed by their first bytes: masking is one pass over the text, looking up each
 /// position's first `prefixLength` bytes, so its cost does not grow with the number of secrets (a batch of a thousand
 /// runs registers thousands of tokens and keys).
+/// A secret's bytes, hashed in one call: `[UInt8]`'s own hashing feeds the hasher one byte at a time, which for a made
+/// token's few kilobytes in a dozen encodings cost more than the cryptography that made the token.
+private struct SecretBytes: Hashable {
+    let bytes: [UInt8]
+    func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
+}
+
 struct SecretIndex {
     /// Every secret is at least this long (shorter ones say nothing and are never registered).
     static let prefixLength = 6
-    private var known: Set<[UInt8]> = []
+    private var known: Set<SecretBytes> = []
     /// The values `Redactor.register` was given, as given (so that registering one again costs nothing).
     var registered: Set<String> = []
     /// One bit per 20-bit hash of a secret's first bytes: most positions of a text start no secret, and one bit test
@@ -303,11 +310,11 @@ struct SecretIndex {
     private(set) var ordered: [[UInt8]] = []
     var count: Int { ordered.count }
 
-    var all: [String] { known.map { String(decoding: $0, as: UTF8.self) }.sorted { $0.utf8.count > $1.utf8.count } }
+    var all: [String] { known.map { String(decoding: $0.bytes, as: UTF8.self) }.sorted { $0.utf8.count > $1.utf8.count } }
 
     mutating func insert(_ secret: String) {
         let bytes = Array(secret.utf8)
-        guard bytes.count >= Self.prefixLength, known.insert(bytes).inserted else { return }
+        guard bytes.count >= Self.prefixLength, known.insert(SecretBytes(bytes: bytes)).inserted else { return }
         ordered.append(bytes)
         let key = Self.prefix(bytes, at: 0)
         let bit = Self.bit(key)
