@@ -54,6 +54,10 @@ public struct P256PrivateKey: Sendable {
 
     public var publicKey: P256PublicKey { P256PublicKey(box: box.publicOnly) }
 
+    /// The public key's SubjectPublicKeyInfo DER, read off this key: what a token's `ephemeralPublicKey` carries, without
+    /// building a public key object first.
+    public var publicKeySPKI: Data { box.spkiDER }
+
     /// ES256 (RFC 7518 §3.4): ECDSA P-256 SHA-256, returned as the 64-byte R‖S, not DER.
     public func signES256(_ message: Data) -> Data {
         mustSucceed("ES256 signing") {

@@ -1,5 +1,6 @@
 import COpenSSL
 import Foundation
+import Synchronization
 
 /// Owns one reference to an OpenSSL EVP_PKEY.
 ///
@@ -8,6 +9,9 @@ import Foundation
 /// EVP_PKEY as safe for concurrent read-only use.
 final class PKeyBox: @unchecked Sendable {
     let pkey: OpaquePointer
+    /// The SubjectPublicKeyInfo DER, once asked for: a fixed key's (a token recipient's, the verifier's own) is asked
+    /// for with every token, and the key never changes.
+    private let spki = Mutex<Data?>(nil)
 
     init(taking pkey: OpaquePointer) { self.pkey = pkey }
     deinit { EVP_PKEY_free(pkey) }
@@ -79,9 +83,16 @@ final class PKeyBox: @unchecked Sendable {
 
     // MARK: Encoding
 
+    /// Encoded on first use, then kept (see `spki`).
     var spkiDER: Data {
-        mustSucceed("SPKI encoding") { try derEncode { i2d_PUBKEY(pkey, $0) } }
+        if let known = spki.withLock({ $0 }) { return known }
+        let der = mustSucceed("SPKI encoding") { try derEncode { i2d_PUBKEY(pkey, $0) } }
+        spki.withLock { $0 = der }
+        return der
     }
+
+    /// Whether the SPKI DER has been encoded and kept (for the tests of `spkiDER`).
+    var keepsSPKI: Bool { spki.withLock { $0 != nil } }
 
     var publicPEM: String {
         let bytes = mustSucceed("public key PEM") { try writeToMemoryBIO("public key PEM") { PEM_write_bio_PUBKEY($0, pkey) } }
@@ -98,7 +109,10 @@ final class PKeyBox: @unchecked Sendable {
 
     /// A new public-only key, by round-tripping through SubjectPublicKeyInfo.
     var publicOnly: PKeyBox {
-        mustSucceed("public key extraction") { try PKeyBox.publicKey(spkiDER: spkiDER) }
+        let der = spkiDER
+        let box = mustSucceed("public key extraction") { try PKeyBox.publicKey(spkiDER: der) }
+        box.spki.withLock { $0 = der }
+        return box
     }
 
     // MARK: Signatures (SHA-256)

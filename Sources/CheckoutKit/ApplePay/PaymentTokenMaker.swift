@@ -115,7 +115,7 @@ public enum PaymentTokenMaker {
         }
         let data = sealed.ciphertext + sealed.tag
 
-        let ephemeralPublicKey = ephemeral.publicKey.spkiDER
+        let ephemeralPublicKey = ephemeral.publicKeySPKI
         let transactionIdBytes = SecureRandom.bytes(32)
         let applicationDataHash = request.applicationData.map(Digest.sha256)
 

@@ -108,7 +108,7 @@ public struct ApplePayTokenVerifier: Sendable {
     }
 
     private func decrypt(_ token: EnvelopeFields) throws(ApplePayTokenError) -> Data {
-        let ourHash = Digest.sha256(processingKey.publicKey.spkiDER).base64EncodedString()
+        let ourHash = Digest.sha256(processingKey.publicKeySPKI).base64EncodedString()
         guard token.publicKeyHash == ourHash else {
             throw .decryption("header.publicKeyHash does not match this processor's key: the token was encrypted to a different payment processing certificate")
         }
