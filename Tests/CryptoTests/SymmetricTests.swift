@@ -137,6 +137,17 @@ import Testing
         #expect(Data(base64URLEncoded: "-_8") == Data([0xfb, 0xff]))
         #expect(Data(base64URLEncoded: "+/8=") == nil)
         #expect(Data(base64URLEncoded: "A") == nil)
+        // Each refusal on its own: the standard alphabet's two characters, padding, and what is no base64 at all.
+        #expect(Data(base64URLEncoded: "+_8") == nil)
+        #expect(Data(base64URLEncoded: "-/8") == nil)
+        #expect(Data(base64URLEncoded: "-_8=") == nil)
+        #expect(Data(base64URLEncoded: "-_8*") == nil)
+        #expect(Data(base64URLEncoded: "-_é") == nil)
+        // Every length an encoder gives (remainders 0, 2, 3) decodes back to its bytes.
+        for count in 0...9 {
+            let bytes = Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 97 &+ 251) })
+            #expect(Data(base64URLEncoded: bytes.base64URLEncodedString()) == bytes)
+        }
     }
 
     @Test func randomAndUUID() {
