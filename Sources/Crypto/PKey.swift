@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// `@unchecked Sendable` is sound because the key is never mutated after construction:
 /// every operation creates its own EVP_PKEY_CTX / EVP_MD_CTX, and OpenSSL 3 documents
-/// EVP_PKEY as safe for concurrent read-only use.
+/// EVP_PKEY as safe for concurrent read-only use. The one thing kept beside it, its encoded SPKI, is behind a mutex.
 final class PKeyBox: @unchecked Sendable {
     let pkey: OpaquePointer
     /// The SubjectPublicKeyInfo DER, once asked for: a fixed key's (a token recipient's, the verifier's own) is asked

@@ -283,9 +283,6 @@ enum JWSDisplay {
     }
 }
 
-/// The secret values a redactor knows, indexed by their first bytes: masking is one pass over the text, looking up each
-/// position's first `prefixLength` bytes, so its cost does not grow with the number of secrets (a batch of a thousand
-/// runs registers thousands of tokens and keys).
 /// A secret's bytes, hashed in one call: `[UInt8]`'s own hashing feeds the hasher one byte at a time, which for a made
 /// token's few kilobytes in a dozen encodings cost more than the cryptography that made the token.
 private struct SecretBytes: Hashable {
@@ -293,6 +290,9 @@ private struct SecretBytes: Hashable {
     func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
 }
 
+/// The secret values a redactor knows, indexed by their first bytes: masking is one pass over the text, looking up each
+/// position's first `prefixLength` bytes, so its cost does not grow with the number of secrets (a batch of a thousand
+/// runs registers thousands of tokens and keys).
 struct SecretIndex {
     /// Every secret is at least this long (shorter ones say nothing and are never registered).
     static let prefixLength = 6
