@@ -127,7 +127,8 @@ public enum FileIO {
         var current = path
         for _ in 0..<40 {  // as the kernel does, give up on loops
             guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: current) else { return current }
-            current = target.hasPrefix("/") ? target : (directory(of: current).isEmpty ? target : directory(of: current) + "/" + target)
+            let parent = directory(of: current)
+            current = target.hasPrefix("/") || parent.isEmpty ? target : parent + "/" + target
         }
         return current
     }
