@@ -150,7 +150,7 @@ final class RunEnvironment: Sendable {
             return (scoped, try scoped.holdChain(wait: Self.chainWait, command: Self.commandName))
         }
         if flow.ownsState && !settings.continueChain {
-            return (state.scoped(run: "\(flow.name)-\(UUID().uuidString.prefix(8).lowercased())"), nil)
+            return (state.ownRun("\(flow.name)-\(UUID().uuidString.prefix(8).lowercased())"), nil)
         }
         return (state, try state.holdChain(wait: Self.chainWait, command: Self.commandName))
     }
@@ -238,8 +238,19 @@ final class RunEnvironment: Sendable {
         }
         withExtendedLifetime(hold) {}
         if given == nil { try reporters.finish() }
-        try recorded.get()
+        do { try recorded.get() } catch { throw Self.leftOpen(by: error, in: store) ?? error }
         return result
+    }
+
+    /// A run whose end could not be written (no space left) while the file still holds one of its money calls as in
+    /// flight: that call stays open there once this process ends, so the run's outcome is unknown (75), not an I/O error.
+    private static func leftOpen(by failure: Diagnostic, in store: StateStore) -> Diagnostic? {
+        guard let open = try? store.openOutcomesOnDisk(), let first = open.first else { return nil }
+        var unknown = Diagnostic(.outcomeUnknown,
+                                 "\(failure.message); the state file still holds \(first.effect) of \(first.reference) as in flight, which stays open once this command ends",
+                                 hint: "make room for the state file, then settle it: " + first.settle.joined(separator: "; or "))
+        unknown.outcomeUncertain = true
+        return unknown
     }
 
     /// Watches for SIGINT and SIGTERM; the first says what it stops.

@@ -42,8 +42,8 @@ enum BahnReadBack {
                     return .notSeen(shows: "\(intent) is \(status) with no new charge; the confirm has not taken effect so far, but an attempt still in flight may yet complete it")
                 }
             },
-            settle: {
-                let kept = keep(token, context: client.context)
+            settle: { keeping in
+                let kept = keeping ? keep(token, context: client.context) : token.path
                 var resend = ["bahn", "confirm", "--intent", intent, "--token-file", kept, "--idempotency-key", key]
                 if let captureMethod { resend += ["--capture", captureMethod] }
                 return [
@@ -88,7 +88,7 @@ enum BahnReadBack {
                 }
                 return .notSeen(shows: "\(intent) is still \(status); the \(action) has not taken effect so far, but an attempt still in flight may yet complete it")
             },
-            settle: {
+            settle: { _ in
                 [
                     "re-send it (its idempotency key is \(key), so Bahn answers a repeat with the original response): \(command(["bahn", action, intent], client))",
                     "read the intent's status: \(command(["bahn", "intent", intent], client))",

@@ -12,7 +12,7 @@ enum BraintreeReadBack {
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 finding(try await search(orderID, client: client), orderID: orderID, amount: amount, action: action, prior: prior)
             },
-            settle: {
+            settle: { _ in
                 ["look the order up before paying again (a nonce is single-use; a charge is never repeated): "
                     + command(["braintree", "transaction", "--order-id", orderID], client)]
             })
@@ -25,7 +25,7 @@ enum BraintreeReadBack {
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 finding(try await read(id, client: client), id: id, action: action, done: done)
             },
-            settle: {
+            settle: { _ in
                 ["read the transaction: " + command(["braintree", "transaction", id], client),
                  "then \(action) it again if it has not changed: " + command(["braintree", action, id], client)]
             })

@@ -38,6 +38,8 @@ enum CashAppApproval {
         guard let expectation = Expectation(rawValue: expectationName) else {
             throw .usage("expect must be approved or declined, got '\(expectationName)'", hint: "declined makes the step pass when the customer declines")
         }
+        // Another terminal's `cashapp approve` finds the request this run waits on in the state file: on disk before the wait.
+        try context.state?.commit()
         let started = ContinuousClock.now
         var shownLink: String?
         var recordedStatus: String?

@@ -50,7 +50,7 @@ enum CashAppCard {
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 .notSeen(shows: "Afterpay has no read of a confirmed button checkout")
             },
-            settle: {
+            settle: { _ in
                 let command = "`" + ShellWords.join(["checkout-driver", "cashapp", "confirm", "--card-out", "NEW_FILE"] + context.services.settleOptions) + "`"
                 return ["repeat the confirm to get the card (\(CashAppProtocol.repeatedConfirm)): \(command)"]
             })

@@ -162,7 +162,7 @@ enum CashAppPayments {
                 }
                 return .notSeen(shows: "\(currency.format(left)) is still open to capture, as before")
             },
-            settle: { settleWays(["cashapp", "capture", "--amount", currency.decimal(amount)], context: context,
+            settle: { _ in settleWays(["cashapp", "capture", "--amount", currency.decimal(amount)], context: context,
                                  replay: "its requestId \(requestID) is kept, so Afterpay answers a repeat with the first capture") })
         return try await forgettingOnRefusal(\.captureRequestID, state: state) { () async throws(Diagnostic) -> StepOutput in
             try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
@@ -262,7 +262,7 @@ enum CashAppPayments {
                 try record(payment, state: state)
                 return finding(payment, action: action, done: done)
             },
-            settle: { settleWays(resend, context: client.context, replay: "Afterpay answers a repeat for the same checkout with the first payment") })
+            settle: { _ in settleWays(resend, context: client.context, replay: "Afterpay answers a repeat for the same checkout with the first payment") })
     }
 
     /// What a checkout's payment says of a lost capture or auth: a decline means nothing was charged; only a state in

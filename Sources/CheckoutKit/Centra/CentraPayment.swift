@@ -233,7 +233,7 @@ enum CentraPayment {
                 }
                 return .tookEffect(try placed(order, client: client, via: "read-back"), shows: "order \(id) was placed: the payment went through")
             },
-            settle: {
+            settle: { _ in
                 let command = "`" + ShellWords.join(["checkout-driver", "centra", "order"] + client.context.services.settleOptions) + "`"
                 return ["read the session's latest order: \(command) (Centra has no idempotency keys: do not send the payment again until it shows no new order)"]
             })

@@ -131,7 +131,11 @@ final class SharedStateFile: @unchecked Sendable {
             var sections = rendered
             condition.unlock()
             let outcome: Result<JSON, Diagnostic>
-            do throws(Diagnostic) { outcome = .success(try write(snapshot, &sections)) } catch { outcome = .failure(error) }
+            do throws(Diagnostic) {
+                try WriteFault.before(writing: target)
+                outcome = .success(try write(snapshot, &sections))
+                WriteFault.after(writing: target)
+            } catch { outcome = .failure(error) }
             condition.lock()
             rendered = sections
             writing = false
@@ -201,5 +205,34 @@ final class SharedStateFile: @unchecked Sendable {
     static func unlock(_ fd: Int32) {
         flock(fd, LOCK_UN)
         close(fd)
+    }
+}
+
+/// Faults the tests inject into the state file's durable writes, through the environment of the process under test:
+/// `CHECKOUT_DRIVER_TEST_STATE_WRITE_FAULT=kill@N` kills the process (SIGKILL, nothing runs after it) once its Nth
+/// write of a state file has landed; `nospace@N` fails the Nth write as a full disk does, leaving the file as it was.
+/// Counted over every state file the process writes, in the order the writes land: deterministic for a given N, where
+/// a timer would not be. Unset, each write costs one comparison.
+enum WriteFault {
+    enum Kind: String { case kill, nospace }
+
+    static let planned: (kind: Kind, at: Int)? = {
+        guard let spec = ProcessInfo.processInfo.environment["CHECKOUT_DRIVER_TEST_STATE_WRITE_FAULT"],
+              let at = spec.firstIndex(of: "@"), let kind = Kind(rawValue: String(spec[..<at])),
+              let n = Int(spec[spec.index(after: at)...]), n > 0 else { return nil }
+        return (kind, n)
+    }()
+    private static let writes = Atomic<Int>(0)
+
+    static func before(writing target: String) throws(Diagnostic) {
+        guard let planned, planned.kind == .nospace else { return }
+        if writes.add(1, ordering: .relaxed).newValue == planned.at {
+            throw FileIO.failure(target, ENOSPC, hint: "check there is space and the directory is writable")
+        }
+    }
+
+    static func after(writing target: String) {
+        guard let planned, planned.kind == .kill else { return }
+        if writes.add(1, ordering: .relaxed).newValue == planned.at { kill(getpid(), SIGKILL) }
     }
 }

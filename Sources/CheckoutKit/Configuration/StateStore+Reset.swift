@@ -31,7 +31,7 @@ extension StateStore {
             if !force, let first = open.first {
                 let more = open.count > 1 ? " (and \(open.count - 1) more)" : ""
                 throw Diagnostic(.outcomeUnknown,
-                                 "refused: \(first.effect) of \(first.reference) (left open \(first.since)) may have gone through\(more), and clearing \(path) would forget it",
+                                 "refused: \(first.effect) of \(first.reference) (\(first.left)) may have gone through\(more), and clearing \(path) would forget it",
                                  hint: "settle it first: " + first.settle.joined(separator: "; or ") + "; or pass --force if you settled it yourself")
             }
             let going = (doc["runs"]?.objectValue ?? [:]).filter { $0.value[Self.runRecord]?["finishedAt"] == nil }.keys.sorted()

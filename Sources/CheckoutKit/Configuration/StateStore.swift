@@ -20,15 +20,33 @@ public struct StateStore: Sendable {
     let redactor: Redactor?
     /// The run whose sections `read` and `update` see (`runs.<id>`); nil for the chain at the top level.
     public let run: String?
+    /// A whole flow's own run keeps its changes here until they must be on disk (see `StateJournal`); nil: every change
+    /// is written as it is made (the chain, and a run that `--run` continues, are single commands' state).
+    let journal: StateJournal?
 
     public init(path: String, redactor: Redactor? = nil, run: String? = nil) {
+        self.init(path: path, redactor: redactor, run: run, journal: nil)
+    }
+
+    private init(path: String, redactor: Redactor?, run: String?, journal: StateJournal?) {
         self.path = path
         self.redactor = redactor
         self.run = run
+        self.journal = journal
     }
 
-    /// The same file, seen from a run's own scope.
+    /// The same file, seen from a run's own scope, each change written as it is made.
     public func scoped(run: String) -> StateStore { StateStore(path: path, redactor: redactor, run: run) }
+
+    /// A new run of a whole flow: a scope of its own whose changes reach the disk before a money call is sent and when
+    /// the run finishes (`commit`, `finishRun`), not one by one.
+    public func ownRun(_ id: String) -> StateStore { StateStore(path: path, redactor: redactor, run: id, journal: StateJournal()) }
+
+    /// Writes the run's pending changes (nothing when there are none): what must be on disk before a money call is sent.
+    public func commit() throws(Diagnostic) {
+        guard let journal, !journal.isEmpty else { return }
+        try updateFileDurably { (_: inout JSON) throws(Diagnostic) in }
+    }
 
     /// Sections that are the file's, never a run's: what guards money across every run and the chain.
     public static let fileWideSections: Set<String> = ["openOutcomes", "spent", "runs"]
@@ -43,8 +61,8 @@ public struct StateStore: Sendable {
         guard let run else { return }
         let current = try readFile()
         let leftOpen = try OpenOutcomes.decode(current, file: path).contains { $0.run == run }
-        guard current["runs"]?[run] != nil || leftOpen else { return }
-        try updateFile { (doc: inout JSON) throws(Diagnostic) in
+        guard current["runs"]?[run] != nil || leftOpen else { return try commit() }
+        try updateFileDurably { (doc: inout JSON) throws(Diagnostic) in
             var scope = doc["runs"]?[run]?.objectValue ?? [:]
             let open = try OpenOutcomes.decode(doc, file: path)
             var top = doc.objectValue ?? [:]
@@ -146,18 +164,50 @@ public struct StateStore: Sendable {
         }
     }
 
-    /// The whole file, whatever the scope: the file-wide sections.
+    /// The whole file, whatever the scope: the file-wide sections (with the run's pending changes on top).
     public func readFile() throws(Diagnostic) -> JSON {
-        guard isRegularFile else { return try load() }
-        let document = try SharedStateFile.at(FileIO.resolvingSymlinks(path)).read(load)
+        var document = try onDisk()
+        if let journal, let run { document = journal.view(of: document, run: run) }
         // This store's redactor learns the kept credentials even when the document is the one the process already holds.
         learnCredentials(in: document)  // on every read
         return document
     }
 
-    /// Read-modify-write of the whole file under the exclusive lock; returns once the change is on disk.
+    /// The file as it is on disk, without the run's pending changes.
+    private func onDisk() throws(Diagnostic) -> JSON {
+        try isRegularFile ? SharedStateFile.at(FileIO.resolvingSymlinks(path)).read(load) : load()
+    }
+
+    /// This run's open outcomes as the disk has them — a call recorded in flight whose settling could not be written
+    /// stays open there once this process ends.
+    public func openOutcomesOnDisk() throws(Diagnostic) -> [OpenOutcome] {
+        try OpenOutcomes.decode(onDisk(), file: path).filter { $0.run == run }
+    }
+
+    /// Read-modify-write of the whole file: kept in the run's journal when it can be, else written under the exclusive
+    /// lock (with whatever the journal held), returning once it is on disk.
     @discardableResult
     func updateFile<T>(_ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T {
+        if let journal, let run {
+            let file = try onDisk()
+            if let result = try journal.record(on: file, run: run, change) {
+                // A credential the change kept (a rotated session token) is a secret in every output from now on.
+                if let scope = journal.view(of: file, run: run)["runs"]?[run] { learnCredentials(inScope: scope) }
+                return result
+            }
+        }
+        return try updateFileDurably(change)
+    }
+
+    /// A change written now, with the run's pending changes under it.
+    @discardableResult
+    func updateFileDurably<T>(_ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T {
+        guard let journal, let run else { return try writeFile(change) }
+        return try journal.commit(run: run, through: writeFile, change)
+    }
+
+    /// Read-modify-write of the whole file under the exclusive lock; returns once the change is on disk.
+    private func writeFile<T>(_ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T {
         guard isRegularFile else {
             // `/dev/null` or a FIFO: written in place, unlocked, never read back.
             var document = try load()
@@ -226,9 +276,16 @@ public struct StateStore: Sendable {
     /// The credentials the file keeps unmasked are secrets everywhere else: a provider's error text that quotes a
     /// checkout token is masked like any configured secret, in every message, report and trace.
     private func learnCredentials(in document: JSON) {
+        guard redactor != nil else { return }
+        learnCredentials(inScope: document)
+        for (_, scope) in document["runs"]?.objectValue ?? [:] { learnCredentials(inScope: scope) }
+    }
+
+    /// The kept credentials of one scope (the chain's sections or a run's).
+    private func learnCredentials(inScope scope: JSON) {
         guard let redactor else { return }
-        for path in credentialPaths(in: document) {
-            if let value = path.evaluate(document)?.stringValue { redactor.register(value) }
+        for path in Self.sessionCredentialPaths {
+            if let value = path.evaluate(scope)?.stringValue { redactor.register(value) }
         }
     }
 

@@ -20,9 +20,15 @@ public struct OpenOutcome: Sendable, Equatable {
     public var since: String
     /// The run whose scope of the state file holds what it belongs to (`runs.<id>`); nil for the chain's.
     public var run: String?
+    /// The process the call is in flight in, recorded before it was sent (see `reconciling`): open only once that
+    /// process is gone without settling it — a crash, a kill — and meanwhile no obstacle to other calls. Nil: left
+    /// open by a run that ended.
+    public var inFlight: ProcessIdentity?
 
-    public init(provider: String, reference: String, replay: String?, effect: String, settle: [String], since: String, run: String? = nil) {
+    public init(provider: String, reference: String, replay: String?, effect: String, settle: [String], since: String, run: String? = nil,
+                inFlight: ProcessIdentity? = nil) {
         self.run = run
+        self.inFlight = inFlight
         self.provider = provider
         self.reference = reference
         self.replay = replay
@@ -32,6 +38,15 @@ public struct OpenOutcome: Sendable, Equatable {
     }
 
     var key: String { [provider, run, reference].compactMap { $0 }.joined(separator: " ") }
+
+    /// Whether the call is still going in a running process: no obstacle to other calls, nothing to settle yet.
+    public var stillInFlight: Bool { inFlight?.isRunning ?? false }
+
+    /// When it was left open, for messages.
+    public var left: String {
+        guard let inFlight else { return "left open \(since)" }
+        return "in flight since \(since) in process \(inFlight.pid)\(inFlight.isRunning ? ", still running" : ", which ended before it was settled")"
+    }
 
     /// A name for a secret (a checkout token) that may stand in messages and the state file: the first 12 hex digits of
     /// its SHA-256.
@@ -44,6 +59,7 @@ public struct OpenOutcome: Sendable, Equatable {
                                  "settle": .array(settle.map(JSON.string)), "since": .string(since)]
         o["replay"] = replay.map(JSON.string)
         o["run"] = run.map(JSON.string)
+        o["inFlight"] = inFlight?.json
         return .object(o)
     }
 
@@ -55,6 +71,10 @@ public struct OpenOutcome: Sendable, Equatable {
         self.reference = reference
         replay = try field["replay"].string()
         run = try field["run"].string()
+        inFlight = ProcessIdentity(field["inFlight"].value)
+        if field["inFlight"].value != nil && inFlight == nil {
+            throw field["inFlight"].wrong("the process the call is in flight in, as {\"pid\": N, \"started\": \"N\"}")
+        }
         effect = try field["effect"].string() ?? "a payment"
         since = try field["since"].string() ?? ""
         var settle: [String] = []
@@ -115,15 +135,15 @@ extension OperationContext {
     func guardOpenOutcomes(_ readBack: ReadBack) throws(Diagnostic) {
         guard let state else { return }
         if services.force {
-            setAside(provider: readBack.provider) { $0.replay == nil || $0.replay != readBack.replay }
+            setAside(provider: readBack.provider) { ($0.replay == nil || $0.replay != readBack.replay) && !$0.stillInFlight }
             return
         }
         let blocking = try OpenOutcomes.read(state).filter {
-            $0.provider == readBack.provider && ($0.replay == nil || $0.replay != readBack.replay)
+            $0.provider == readBack.provider && ($0.replay == nil || $0.replay != readBack.replay) && !$0.stillInFlight
         }
         guard let first = blocking.first else { return }
         throw Diagnostic(.outcomeUnknown,
-                         "refused before sending: \(first.effect) of \(first.reference) (left open \(first.since)) may have gone through, and \(readBack.action) could move money a second time",
+                         "refused before sending: \(first.effect) of \(first.reference) (\(first.left)) may have gone through, and \(readBack.action) could move money a second time",
                          hint: "settle it first: " + first.settle.joined(separator: "; or ") + "; or pass --force if you settled it yourself")
     }
 
@@ -131,7 +151,7 @@ extension OperationContext {
     func setAside(provider: String, matching: (OpenOutcome) -> Bool = { _ in true }) {
         guard let state, let removed = try? OpenOutcomes.clear(provider: provider, in: state, where: matching) else { return }
         for outcome in removed {
-            note("--force: going ahead although \(outcome.effect) of \(outcome.reference) (left open \(outcome.since)) is not settled")
+            note("--force: going ahead although \(outcome.effect) of \(outcome.reference) (\(outcome.left)) is not settled")
         }
     }
 
@@ -142,7 +162,7 @@ extension OperationContext {
         guard let removed = try? OpenOutcomes.clear(provider: provider, in: state, where: {
             $0.reference == reference && (effect == nil || $0.effect == effect)
         }) else { return }
-        for outcome in removed { note("settled: \(outcome.effect) of \(outcome.reference), open since \(outcome.since): \(finding)") }
+        for outcome in removed { note("settled: \(outcome.effect) of \(outcome.reference), \(outcome.inFlight == nil ? "open since \(outcome.since)" : outcome.left): \(finding)") }
     }
 
     /// The provider's open outcomes in this scope of the state file (none without one).

@@ -68,6 +68,7 @@ public struct OperationContext: Sendable {
     /// attempt number (1-based), so per-attempt headers such as a request id are fresh each time while an
     /// idempotency key stays the same.
     public func send(_ build: @Sendable (Int) throws(Diagnostic) -> HTTPClientRequest) async throws(Diagnostic) -> HTTPClientResponse {
+        try MoneyCall.beforeSending(state)
         let last = try await retry.exchange(client: client, deadline: deadline, during: step, build: build,
                                             attempted: { record in
                                                 counter.record(try? record.outcome.get())

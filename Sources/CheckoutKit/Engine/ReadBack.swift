@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// How an operation that can move money finds out what its request did when no trustworthy answer came back
 /// (docs/outcomes.md). The operation declares it; `reconciling` uses it.
@@ -27,9 +28,11 @@ public struct ReadBack: Sendable {
     public var replay: String?
     /// The safe read (its requests go through `send`, within what is left of the deadline).
     public var read: @Sendable (OperationContext) async throws(Diagnostic) -> Finding
-    /// Keeps what a safe retry needs (a token out of the run's scratch directory) and returns the ways to settle
-    /// the outcome, each a sentence with its command: the re-send that replays, the read of the status.
-    public var settle: @Sendable () -> [String]
+    /// The ways to settle the outcome, each a sentence with its command: the re-send that replays, the read of the
+    /// status. `keeping`: the outcome is left open as the run ends, so what a safe re-send needs is first moved out of
+    /// the run's scratch directory (a made token); not for a call in flight, whose run's files are there while it runs
+    /// and after its process is killed.
+    public var settle: @Sendable (_ keeping: Bool) -> [String]
     /// What the call asks to move (its kind, amount and currency when known before sending, what it acts on): the
     /// account's entry when it is refused or its outcome stays unknown.
     public var asked: MoneyMovement?
@@ -39,7 +42,7 @@ public struct ReadBack: Sendable {
     public init(provider: String, action: String, effect: String, resource: String, reference: String, replay: String? = nil,
                 asked: MoneyMovement? = nil, shown: (@Sendable (StepOutput) -> MoneyMovement?)? = nil,
                 read: @escaping @Sendable (OperationContext) async throws(Diagnostic) -> Finding,
-                settle: @escaping @Sendable () -> [String]) {
+                settle: @escaping @Sendable (_ keeping: Bool) -> [String]) {
         self.asked = asked
         self.shown = shown
         self.provider = provider
@@ -58,15 +61,23 @@ extension OperationContext {
     /// resource is read back and what actually happened becomes the step's outcome; when the read cannot settle
     /// it either, the outcome is unknown (exit 75), the message says how to settle it safely, and the state file keeps
     /// it open: the provider's next money call on that file is refused before sending until it is settled.
+    ///
+    /// In a whole flow's run the call is first recorded as in flight, and that record reaches the disk, with the run's
+    /// pending changes, just before the call's first request is sent (`MoneyCall`): a run killed while the call may
+    /// have moved money leaves it open in the state file. Whatever answer settles it takes the record away again.
     public func reconciling(_ readBack: ReadBack,
                             _ operation: () async throws(Diagnostic) -> StepOutput) async throws(Diagnostic) -> StepOutput {
         try guardOpenOutcomes(readBack)
+        let inFlight = try recordInFlight(readBack)
         do {
-            let output = try await reconcile(readBack, operation)
+            let output = try await MoneyCall.making { () async throws(Diagnostic) -> StepOutput in try await reconcile(readBack, operation) }
             clearReplayed(readBack)
+            settle(inFlight)
             if let movement = readBack.shown?(output) { account(movement) }
             return output
         } catch {
+            // An open outcome replaced the record (`keepOpen`, under the same key); any other ending settles the call.
+            if !error.outcomeUncertain { settle(inFlight) }
             // Only the service's own refusal answers a replay (a decline replayed under the key); a connection refused,
             // a rate limit, a deadline or an interruption before sending say nothing of the call left open.
             if error.code == .failure && !error.outcomeUncertain && !error.rateLimited {
@@ -78,6 +89,27 @@ extension OperationContext {
                 }
             }
             throw error
+        }
+    }
+
+    /// Records the call as in flight in this process, in a run's journal (a single step writes its state as it goes and
+    /// records nothing); nil when nothing was recorded.
+    private func recordInFlight(_ readBack: ReadBack) throws(Diagnostic) -> OpenOutcome? {
+        guard let state, state.journal != nil, !services.emulatorEndsWithRun else { return nil }
+        var ways = readBack.settle(false)
+        if let caveat = services.settleCaveat { ways.append(caveat) }
+        let outcome = OpenOutcome(provider: readBack.provider, reference: readBack.reference, replay: readBack.replay,
+                                  effect: readBack.effect, settle: ways, since: Timestamp.iso8601(Date()), run: state.run,
+                                  inFlight: .current)
+        try OpenOutcomes.record(outcome, in: state)
+        return outcome
+    }
+
+    /// Takes the in-flight record of a call whose outcome is known away.
+    private func settle(_ inFlight: OpenOutcome?) {
+        guard let inFlight, let state else { return }
+        do { try OpenOutcomes.clear(provider: inFlight.provider, in: state, where: { $0.key == inFlight.key && $0.inFlight != nil }) } catch {
+            note("warning: could not settle \(inFlight.effect) of \(inFlight.reference) in the state file: \(error.message)")
         }
     }
 
@@ -128,7 +160,7 @@ extension OperationContext {
     }
 
     private func unknown(_ readBack: ReadBack, because reason: String, code: ExitCode = .outcomeUnknown) -> Diagnostic {
-        var ways = readBack.settle()
+        var ways = readBack.settle(true)
         if let caveat = services.settleCaveat { ways.append(caveat) }
         keepOpen(readBack, settle: ways)
         if services.emulatorEndsWithRun {
@@ -153,5 +185,29 @@ extension OperationContext {
             if error.code != .interrupted { note("warning: \(what) is missing: \(error.message)") }
             return nil
         }
+    }
+}
+
+/// The money call this task is making (`reconciling`): the first request it sends writes the run's pending state
+/// changes first — the call's in-flight record among them — so that what a settle command needs is on disk before
+/// anything can move money. Later requests of the call (a read-back, an enrichment) write nothing more.
+enum MoneyCall {
+    final class Started: Sendable {
+        let committed = Atomic<Bool>(false)
+    }
+
+    @TaskLocal static var current: Started?
+
+    static func making<T: Sendable>(_ call: () async throws(Diagnostic) -> T) async throws(Diagnostic) -> T {
+        let result: Result<T, Diagnostic> = await $current.withValue(Started()) {
+            do throws(Diagnostic) { return .success(try await call()) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
+    /// Called before each request is sent: the first one of a money call writes the state's pending changes.
+    static func beforeSending(_ state: StateStore?) throws(Diagnostic) {
+        guard let call = current, let state, !call.committed.exchange(true, ordering: .relaxed) else { return }
+        try state.commit()
     }
 }

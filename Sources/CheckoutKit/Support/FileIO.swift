@@ -133,7 +133,7 @@ public enum FileIO {
         return current
     }
 
-    private static func failure(_ path: String, _ code: Int32, hint: String) -> Diagnostic {
+    static func failure(_ path: String, _ code: Int32, hint: String) -> Diagnostic {
         .ioError("cannot write \(path): \(String(cString: strerror(code)))", hint: code == ENOSPC ? "free some space, or write elsewhere" : hint)
     }
 
