@@ -47,10 +47,10 @@ final class BahnRig: Sendable {
 
     /// A runner; `env` entries override the defaults (an empty value unsets one).
     func runner(env overrides: [String: String] = [:], state: StateStore? = nil, services: RunServices = .init(),
-                requestTimeout: Double = 5) -> FlowRunner {
+                requestTimeout: Double = 5, client: any HTTPClient = CurlTransport()) -> FlowRunner {
         let values = env.merging(overrides) { $1 }
         let configuration = Configuration(environment: "sandbox", kind: .sandbox, values: values)
-        return FlowRunner(client: CurlTransport(), registry: Self.registry,
+        return FlowRunner(client: client, registry: Self.registry,
                           settings: RunSettings(environment: "sandbox", requestTimeout: requestTimeout,
                                                 retry: RetryPolicy(attempts: 3, interval: 0.05, backoff: 1, jitter: 0)),
                           configuration: configuration, state: state ?? self.state,
@@ -59,10 +59,10 @@ final class BahnRig: Sendable {
 
     /// Runs a flow made of `steps` (a JSON array's contents).
     func run(_ steps: String, env overrides: [String: String] = [:], state: StateStore? = nil,
-             services: RunServices = .init(), requestTimeout: Double = 5) async throws -> FlowResult {
+             services: RunServices = .init(), requestTimeout: Double = 5, client: any HTTPClient = CurlTransport()) async throws -> FlowResult {
         let json = #"{"name":"bahn-test","steps":[\#(steps)]}"#
         let flow = try FlowFile.decode(Data(json.utf8), source: "test.json", registry: Self.registry)
-        return await runner(env: overrides, state: state, services: services, requestTimeout: requestTimeout).run(flow)
+        return await runner(env: overrides, state: state, services: services, requestTimeout: requestTimeout, client: client).run(flow)
     }
 
     /// The notes operations made, in order.

@@ -1,0 +1,128 @@
+import Foundation
+import SandboxEmulator
+import Testing
+import TestSupport
+
+/// A batch killed (SIGKILL) right after one of its durable state-file writes, and a disk that fills up: compared with the
+/// emulator's ledger, every money movement of a run that did not finish is an open outcome on disk, and nothing else is.
+@Suite struct StateCrashTests {
+    /// Runs of the batch below: fewer than the finished runs a file keeps (20), so every run that wrote is still there.
+    static let runs = 16
+
+    /// bahn-apple-pay up to its charge (the emulator in the test sends its webhooks nowhere).
+    static func checkout(_ s: Scratch) throws -> String {
+        try s.write("checkout.json", #"""
+            {"name": "checkout", "vars": {"order_id": "${uuid}"}, "steps": [
+              {"name": "make-token", "use": "applepay.makeToken", "with": {"amount": 8000, "currency": "704"}, "capture": {"token_file": "path"}},
+              {"name": "create-intent", "use": "bahn.createIntent",
+               "with": {"amount": 8000, "currency": "704", "orderId": "${vars.order_id}"}, "capture": {"intent": "payment_intent.id"}},
+              {"name": "confirm", "use": "bahn.confirm", "with": {"intent": "${vars.intent}", "tokenFile": "${vars.token_file}"}}]}
+            """#)
+    }
+
+    static func file(_ path: String) throws -> [String: Any] {
+        guard FileManager.default.fileExists(atPath: path) else { return [:] }
+        return try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+    }
+
+    static func openOutcomes(_ file: [String: Any]) -> [[String: Any]] {
+        ((file["openOutcomes"] as? [String: Any]) ?? [:]).values.compactMap { $0 as? [String: Any] }
+    }
+
+    /// Each run of the file by id: whether it finished, and the intents its Bahn section holds.
+    static func runs(_ file: [String: Any]) -> [String: (finished: Bool, intents: Set<String>)] {
+        ((file["runs"] as? [String: Any]) ?? [:]).compactMapValues { value in
+            guard let scope = value as? [String: Any] else { return nil }
+            let intents = ((scope["bahn"] as? [String: Any])?["intents"] as? [String: Any])?.keys ?? [:].keys
+            return ((scope["run"] as? [String: Any])?["finishedAt"] != nil, Set(intents))
+        }
+    }
+
+    /// Killed after its Nth durable write (a test hook, counted as the writes land: deterministic); 1000 is past the
+    /// batch's last write, the control.
+    @Test(arguments: [1, 2, 4, 7, 11, 16, 1000])
+    func aBatchKilledAtADurableWriteLeavesEveryUnfinishedMovementOpenAndNothingElse(killAt n: Int) async throws {
+        let s = try Scratch()
+        let emulator = try Emulator()
+        emulator.start()
+        defer { emulator.shutdown() }
+        var env = try BahnCommandTests.sandboxEnvironment(emulator, scratch: s)
+        env["CHECKOUT_DRIVER_TEST_STATE_WRITE_FAULT"] = "kill@\(n)"
+        let session = s.path + "/state.json"
+        let batch = try await BinaryRunner.run(["flow", "run", try Self.checkout(s), "--env", "sandbox", "--repeat", "\(Self.runs)", "--parallel", "8",
+                                                "-q", "--session", session], home: s.path, environment: env)
+        #expect(batch.status == (n == 1000 ? 0 : -9), "\(batch.all)")
+
+        let file = try Self.file(session)
+        let runs = Self.runs(file)
+        let open = Self.openOutcomes(file)
+        let charged = Set(emulator.ledger.entries().filter { $0.kind == .capture }.compactMap(\.reference))
+        if n == 1000 { #expect(charged.count == Self.runs && open.isEmpty && runs.values.allSatisfy(\.finished)) }
+        for intent in charged {
+            // The confirm went out after its run's intent was on disk: every charged intent is in a run there.
+            let holders = runs.filter { $0.value.intents.contains(intent) }
+            #expect(holders.count == 1, "charged \(intent) is in one run on disk: \(file)")
+            guard let (run, record) = holders.first else { continue }
+            let isOpen = open.contains { $0["reference"] as? String == "intent \(intent)" && $0["run"] as? String == run }
+            #expect(record.finished || isOpen, "run \(run) charged \(intent), did not finish, and left nothing open")
+        }
+        for outcome in open {
+            // Only calls in flight in the killed process, each of a run that did not finish.
+            let run = try #require(outcome["run"] as? String)
+            #expect(outcome["inFlight"] != nil, "\(outcome)")
+            #expect(runs[run]?.finished == false, "an outcome of a finished run is settled: \(outcome)")
+            let reference = try #require(outcome["reference"] as? String)
+            #expect(runs[run]?.intents.contains(String(reference.dropFirst("intent ".count))) == true, "\(outcome)")
+        }
+
+        // A single step after the crash sees the file: an open confirm's read settles it (an unsent one reads as not charged).
+        guard let first = open.first, let reference = first["reference"] as? String else { return }
+        let intent = String(reference.dropFirst("intent ".count))
+        let read = try await BinaryRunner.run(["bahn", "intent", intent, "--env", "sandbox", "--session", session], home: s.path,
+                                              environment: try BahnCommandTests.sandboxEnvironment(emulator, scratch: s))
+        #expect(read.status == 0, "\(read.all)")
+        if charged.contains(intent) {
+            #expect(read.stderr.contains("settled: the charge of intent \(intent)"), "\(read.all)")
+            #expect(!Self.openOutcomes(try Self.file(session)).contains { $0["reference"] as? String == reference })
+        }
+    }
+
+    /// No space left for the write before the money call: the call is not sent, and the file stays as it was.
+    @Test func aFullDiskBeforeTheConfirmSendsNothing() async throws {
+        let s = try Scratch()
+        let emulator = try Emulator()
+        emulator.start()
+        defer { emulator.shutdown() }
+        var env = try BahnCommandTests.sandboxEnvironment(emulator, scratch: s)
+        env["CHECKOUT_DRIVER_TEST_STATE_WRITE_FAULT"] = "nospace@1"
+        let session = s.path + "/state.json"
+        let r = try await BinaryRunner.run(["flow", "run", try Self.checkout(s), "--env", "sandbox", "-q", "--session", session], home: s.path, environment: env)
+        #expect(r.status == 74, "\(r.all)")
+        #expect(r.stderr.contains("No space left on device"), "\(r.all)")
+        #expect(!emulator.receivedRequests().contains { $0.method == "POST" && $0.path.hasSuffix("/confirm") }, "the confirm was not sent")
+        #expect(emulator.ledger.entries().isEmpty)
+        #expect(Self.openOutcomes(try Self.file(session)).isEmpty)
+    }
+
+    /// No space left for the run's last write after the charge: 75, and the file keeps the charge open, which refuses the
+    /// next one until it is settled.
+    @Test func aFullDiskAfterTheChargeIs75AndTheChargeStaysOpen() async throws {
+        let s = try Scratch()
+        let emulator = try Emulator()
+        emulator.start()
+        defer { emulator.shutdown() }
+        let env = try BahnCommandTests.sandboxEnvironment(emulator, scratch: s)
+        let session = s.path + "/state.json"
+        let full = try await BinaryRunner.run(["flow", "run", try Self.checkout(s), "--env", "sandbox", "-q", "--session", session], home: s.path,
+                                              environment: env.merging(["CHECKOUT_DRIVER_TEST_STATE_WRITE_FAULT": "nospace@2"]) { $1 })
+        #expect(full.status == 75, "\(full.all)")
+        let intent = try #require(emulator.ledger.entries().first { $0.kind == .capture }?.reference, "it charged")
+        #expect(full.stderr.contains("No space left on device; the state file still holds the charge of intent \(intent) as in flight"), "\(full.all)")
+        #expect(full.stderr.contains("checkout-driver bahn intent \(intent)"), "the settle command: \(full.all)")
+        let open = Self.openOutcomes(try Self.file(session))
+        #expect(open.count == 1 && open.first?["reference"] as? String == "intent \(intent)", "\(open)")
+        let next = try await BinaryRunner.run(["flow", "run", try Self.checkout(s), "--env", "sandbox", "-q", "--session", session], home: s.path, environment: env)
+        #expect(next.status == 75 && next.stderr.contains("which ended before it was settled"), "\(next.all)")
+        #expect(emulator.ledger.entries().filter { $0.kind == .capture }.count == 1, "refused before sending")
+    }
+}

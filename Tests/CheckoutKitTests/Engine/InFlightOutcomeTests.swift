@@ -1,0 +1,121 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import CheckoutKit
+import TestSupport
+
+/// A money call of a whole flow's run is on disk as in flight before its request leaves, and settled by whatever answer
+/// comes back: a crash between the two leaves it open, an ending the process lives to see never does.
+@Suite struct InFlightOutcomeTests {
+    /// A transport that reads the state file from disk as each confirm leaves (what a crash at that moment would leave).
+    final class Peeking: HTTPClient, @unchecked Sendable {
+        let path: String
+        /// The file's bytes as each confirm left.
+        let seen = Mutex<[Data]>([])
+        private let inner = CurlTransport()
+
+        init(path: String) { self.path = path }
+
+        func send(_ request: HTTPClientRequest) async throws(TransportError) -> HTTPClientResponse {
+            if request.method == "POST" && request.url.hasSuffix("/confirm") {
+                let disk = (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()
+                seen.withLock { $0.append(disk) }
+            }
+            return try await inner.send(request)
+        }
+    }
+
+    static func outcomes(_ document: [String: Any]) -> [[String: Any]] {
+        ((document["openOutcomes"] as? [String: Any]) ?? [:]).values.compactMap { $0 as? [String: Any] }
+    }
+
+    @Test func theConfirmIsOnDiskAsInFlightBeforeItLeavesAndTheRunsTwoWritesSettleIt() async throws {
+        let rig = try BahnRig()
+        let run = rig.state.ownRun("run-1")
+        let peeking = Peeking(path: rig.state.path)
+        let writesBefore = SharedStateFile.at(rig.state.path).writes
+        let result = try await rig.run(BahnRig.paySteps(order: "f-1"), state: run, client: peeking)
+        #expect(result.passed, "\(String(describing: result.failure))")
+        let intent = try #require(result.captures["intent"]?.stringValue)
+
+        let bytes = try #require(peeking.seen.withLock { $0 }.first, "the confirm left")
+        let atConfirm = try #require(try JSONSerialization.jsonObject(with: bytes) as? [String: Any], "the file was there")
+        let inFlight = try #require(Self.outcomes(atConfirm).first, "in flight on disk before the confirm left: \(atConfirm)")
+        #expect(Self.outcomes(atConfirm).count == 1)
+        #expect(inFlight["provider"] as? String == "bahn" && inFlight["reference"] as? String == "intent \(intent)")
+        #expect(inFlight["run"] as? String == "run-1")
+        let process = try #require(inFlight["inFlight"] as? [String: Any])
+        #expect(process["pid"] as? Int == Int(getpid()))
+        #expect(process["started"] as? String == String(ProcessIdentity.current.started))
+        let settle = (inFlight["settle"] as? [String]) ?? []
+        #expect(settle.contains { $0.contains("--idempotency-key order-f-1-applepay") }, "the re-send that replays: \(settle)")
+        // What a settle command needs went with it: the run's intent and the key the confirm is sent under.
+        let scope = (atConfirm["runs"] as? [String: Any])?["run-1"] as? [String: Any]
+        let tokens = ((scope?["bahn"] as? [String: Any])?["tokens"] as? [String: Any]) ?? [:]
+        #expect(tokens.values.contains { ($0 as? [String: Any])?["idempotencyKey"] as? String == "order-f-1-applepay" }, "\(atConfirm)")
+
+        // The answer settled it in memory; the finish writes that, the spent token and the run's end in one write.
+        #expect(try OpenOutcomes.read(run).isEmpty)
+        #expect(Self.outcomes(try rig.stateFile()).count == 1, "nothing written between the confirm and the finish")
+        try run.finishRun()
+        let finished = try rig.stateFile()
+        #expect(Self.outcomes(finished).isEmpty, "\(finished)")
+        #expect(((finished["spent"] as? [String: Any]) ?? [:]).count == 1)
+        #expect((((finished["runs"] as? [String: Any])?["run-1"] as? [String: Any])?["run"] as? [String: Any])?["finishedAt"] != nil)
+        #expect(SharedStateFile.at(rig.state.path).writes - writesBefore == 2, "one write before the money call, one at the finish")
+    }
+
+    @Test func aDeclineSettlesTheRecordAndAnOutcomeLeftOpenReplacesIt() async throws {
+        // A decline is a clear refusal: nothing stays open.
+        let plain = try BahnRig()
+        let declined = plain.state.ownRun("declined")
+        let refused = try await plain.run(BahnRig.paySteps(amount: 5100, order: "f-2"), state: declined)
+        #expect(refused.failure?.code == .failure, "\(String(describing: refused.failure))")
+        try declined.finishRun()
+        #expect(Self.outcomes(try plain.stateFile()).isEmpty)
+        #expect(((try plain.stateFile()["spent"] as? [String: Any]) ?? [:]).count == 1, "a decline uses the token up")
+        // An answer lost and not read back: exit 75, an open outcome that is no longer in flight.
+        let rig = try BahnRig(faults: "POST /api/payment_intents/*/confirm => drop @1-3; GET /api/payment_intents/* => status=503 @1-3")
+        let lost = rig.state.ownRun("lost")
+        let unknown = try await rig.run(BahnRig.paySteps(order: "f-3"), state: lost)
+        #expect(unknown.failure?.code == .outcomeUnknown, "\(String(describing: unknown.failure))")
+        try lost.finishRun()
+        let open = Self.outcomes(try rig.stateFile())
+        #expect(open.count == 1 && open.first?["run"] as? String == "lost", "\(open)")
+        #expect(open.first?["inFlight"] == nil, "left open by a run that ended, not in flight: \(open)")
+    }
+
+    /// An in-flight entry of a process still running blocks nothing; one whose process is gone is an open outcome.
+    @Test(arguments: [true, false])
+    func anInFlightEntryBlocksOnlyOnceItsProcessIsGone(running: Bool) async throws {
+        let rig = try BahnRig()
+        let me = ProcessIdentity.current
+        // The same pid with another start time is a process that is gone (this pid's earlier owner).
+        let holder = running ? me : ProcessIdentity(pid: me.pid, started: me.started + 1)
+        let entry = OpenOutcome(provider: "bahn", reference: "intent pi_elsewhere", replay: nil, effect: "the charge",
+                                settle: ["read the intent's status: `checkout-driver bahn intent pi_elsewhere`"],
+                                since: "2026-12-05T10:00:00Z", run: "other", inFlight: holder)
+        try OpenOutcomes.record(entry, in: rig.state)
+        let result = try await rig.run(BahnRig.paySteps(order: running ? "f-4" : "f-5"))
+        if running {
+            #expect(result.passed, "\(String(describing: result.failure))")
+        } else {
+            let failure = try #require(result.failure)
+            #expect(failure.code == .outcomeUnknown)
+            #expect(failure.message.contains("refused before sending: the charge of intent pi_elsewhere (in flight since 2026-12-05T10:00:00Z in process \(me.pid), which ended before it was settled)"),
+                    "\(failure)")
+            #expect(failure.hint?.contains("checkout-driver bahn intent pi_elsewhere") == true)
+            #expect(rig.confirmRequests.isEmpty, "nothing sent")
+        }
+    }
+
+    @Test func aProcessIsKnownByItsPidAndStartTime() throws {
+        let me = try #require(ProcessIdentity.of(pid: getpid()))
+        #expect(me == .current && me.started > 0)
+        #expect(me.isRunning)
+        #expect(!ProcessIdentity(pid: me.pid, started: me.started + 1).isRunning)
+        #expect(ProcessIdentity.of(pid: Int32.max) == nil, "no such process")
+        #expect(ProcessIdentity(me.json) == me, "read back as written")
+        #expect(ProcessIdentity(["pid": 12, "started": 34]) == nil, "the start time is kept as a string")
+    }
+}
