@@ -35,9 +35,18 @@ public enum ApplePayOperations {
             let request = PaymentTokenRequest(amount: max(minor, sheetTotal), currencyNumeric: currency.numeric, merchantIdentifier: merchantIdentifier,
                                               pan: args["pan"]?.interpolationText ?? PaymentTokenMaker.testDPAN)
             let made = try PaymentTokenMaker.make(request, recipient: recipient, signer: signer)
-            let directory = context.services.scratchDirectory ?? FileManager.default.temporaryDirectory.path
-            let path = args["out"]?.interpolationText ?? "\(directory)/token-\(made.transactionId.prefix(16)).json"
-            try FileIO.write(made.bytes, to: path)
+            let path: String
+            if let out = args["out"]?.interpolationText {
+                path = out
+                try FileIO.write(made.bytes, to: out)
+            } else if let scratch = context.services.scratchDirectory {
+                // The run's own: the operations that read it take it from memory (`MadeFiles`), never from the disk.
+                path = "\(scratch)/token-\(made.transactionId.prefix(16)).json"
+                context.services.madeFiles.keep(made.bytes, at: path)
+            } else {
+                path = "\(FileManager.default.temporaryDirectory.path)/token-\(made.transactionId.prefix(16)).json"
+                try FileIO.write(made.bytes, to: path)
+            }
             if context.configuration.kind != .local {
                 context.note("this token is signed by the emulator's test PKI: only the emulator accepts it")
             }

@@ -15,9 +15,10 @@ public struct PaymentTokenFile: Sendable {
     public let transactionId: String
     public let version: String
 
-    public static func read(path: String, redactor: Redactor?) throws(Diagnostic) -> PaymentTokenFile {
+    /// `files`: a run's own files, read before the disk.
+    public static func read(path: String, redactor: Redactor?, files: MadeFiles? = nil) throws(Diagnostic) -> PaymentTokenFile {
         let bytes: Data
-        switch FileIO.read(path) {
+        switch files?.read(path) ?? FileIO.read(path) {
         case .success(let data): bytes = data
         case .failure(let error):
             throw .data("cannot read token file \(path): \(error.reason)",

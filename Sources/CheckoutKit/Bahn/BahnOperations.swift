@@ -76,7 +76,7 @@ public enum BahnOperations {
         let client = try BahnClient(context)
         let state = BahnState(store: context.state)
         // Read and check the token before anything is sent: a bad file must cost nothing.
-        let token = try PaymentTokenFile.read(path: args["tokenFile"]?.interpolationText ?? "", redactor: context.redactor)
+        let token = try PaymentTokenFile.read(path: args["tokenFile"]?.interpolationText ?? "", redactor: context.redactor, files: context.services.madeFiles)
         let captureMethod = args["captureMethod"]?.interpolationText
         if let captureMethod, captureMethod != "manual", captureMethod != "automatic" {
             throw .usage("capture method must be 'manual' (or 'automatic'), got '\(captureMethod)'", hint: "manual authorises now and captures later")

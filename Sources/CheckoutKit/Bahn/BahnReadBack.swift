@@ -43,12 +43,16 @@ enum BahnReadBack {
                 }
             },
             settle: { keeping in
+                let read = "read the intent's status: \(command(["bahn", "intent", intent], client))"
+                // A token the run made is in its memory only, until an outcome left open keeps it: a call in flight offers
+                // the read, which settles it alone (a crash takes the token along).
+                guard keeping || !madeByRun(token, context: client.context) else { return [read] }
                 let kept = keeping ? keep(token, context: client.context) : token.path
                 var resend = ["bahn", "confirm", "--intent", intent, "--token-file", kept, "--idempotency-key", key]
                 if let captureMethod { resend += ["--capture", captureMethod] }
                 return [
                     "re-send it under the same idempotency key, which Bahn answers with the original response and never charges twice: \(command(resend, client))",
-                    "read the intent's status: \(command(["bahn", "intent", intent], client))",
+                    read,
                 ]
             })
     }
@@ -121,12 +125,16 @@ enum BahnReadBack {
         "`" + ShellWords.join(["checkout-driver"] + arguments + client.context.services.settleOptions) + "`"
     }
 
-    /// A token the run made for itself lives in its scratch directory, which goes when the run ends; the re-send
-    /// needs it, so it moves to a 0600 file of its own, kept until the user settles the outcome.
+    /// Whether the run made the token itself (under its scratch directory's name, held in memory).
+    private static func madeByRun(_ token: PaymentTokenFile, context: OperationContext) -> Bool {
+        context.services.scratchDirectory.map { token.path.hasPrefix($0 + "/") } ?? false
+    }
+
+    /// A token the run made for itself lives in its memory (`MadeFiles`), which goes when the run ends; the re-send
+    /// needs it, so it is written to a 0600 file of its own, kept until the user settles the outcome.
     /// Not when the emulator ends with the run: nothing is left to settle, and test tokens would only pile up.
     private static func keep(_ token: PaymentTokenFile, context: OperationContext) -> String {
-        guard let scratch = context.services.scratchDirectory, token.path.hasPrefix(scratch + "/"),
-              !context.services.emulatorEndsWithRun else { return token.path }
+        guard madeByRun(token, context: context), !context.services.emulatorEndsWithRun else { return token.path }
         let directory = context.services.keepDirectory ?? (NSTemporaryDirectory() + "checkout-driver-kept")
         let kept = directory + "/token-\(token.transactionId.prefix(16)).json"
         do {

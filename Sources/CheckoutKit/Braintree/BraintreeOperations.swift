@@ -59,7 +59,7 @@ public enum BraintreeOperations {
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = BraintreeClient(context)
         // Read and check the token before anything is sent: a bad file must cost nothing.
-        let token = try PaymentTokenFile.read(path: args["tokenFile"]?.interpolationText ?? "", redactor: context.redactor)
+        let token = try PaymentTokenFile.read(path: args["tokenFile"]?.interpolationText ?? "", redactor: context.redactor, files: context.services.madeFiles)
         // A token pays once, whichever provider it went to: refused here, before anything is sent.
         try context.refuseIfSpent(token.transactionId, kind: "Apple Pay token", fix: PaymentTokenFile.freshTokenHint)
         let auth = try client.authorization(clientToken: args["clientToken"]?.interpolationText)

@@ -17,7 +17,7 @@ enum CentraPayment {
         if let path = args["tokenFile"]?.interpolationText {
             // Checked first, as `bahn confirm` does: a bad file exits 65, and a token this state file saw pay is refused;
             // nothing is sent.
-            let file = try PaymentTokenFile.read(path: path, redactor: context.redactor)
+            let file = try PaymentTokenFile.read(path: path, redactor: context.redactor, files: context.services.madeFiles)
             try context.refuseIfSpent(file.transactionId, kind: "Apple Pay token", fix: CentraPayment.freshTokenHint)
             token = file
             fields = CentraProtocol.applePayFields(file)

@@ -375,8 +375,10 @@ public struct FlowRunner: Sendable {
             body = Data(try renderText(t, scope: scope, step: step).utf8)
         case .file(let f):
             let path = try renderText(f, scope: scope, step: step)
-            do { body = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-                throw .data("step '\(step.name)': cannot read bodyFile \(path): \(error.localizedDescription)",
+            switch services.madeFiles.read(path) {
+            case .success(let bytes): body = bytes
+            case .failure(let error):
+                throw .data("step '\(step.name)': cannot read bodyFile \(path): \(error.reason)",
                             hint: "check the path (relative paths are from the directory you run in)")
             }
         case nil: break

@@ -7,6 +7,8 @@ public struct RunServices: Sendable {
     public var started: [any RunService]
     /// A directory for files the run makes (test tokens), removed when the run ends.
     public var scratchDirectory: String?
+    /// What the run made for itself in that directory, held in memory (see `MadeFiles`).
+    public let madeFiles = MadeFiles()
     /// Where a file that a later command needs is kept (a token whose confirm has an unknown outcome).
     public var keepDirectory: String?
     /// Global options that point a later command at this run's environment and state file (`--env`, `--session`),
@@ -172,5 +174,22 @@ public final class AnswerLog: Sendable {
     func note(_ response: HTTPClientResponse) {
         guard !any, response.status < 500, !response.body.isEmpty, (try? JSON.parse(response.body)) != nil else { return }
         seen.store(true, ordering: .relaxed)
+    }
+}
+
+/// Files a run makes for itself (a test token), kept in memory under the path they would have in its scratch directory:
+/// a checkout's token never goes through the disk. Whatever reads a file a flow names reads these first. A file the user
+/// names (`--out`) is written as asked, and the token a settle command re-sends is written out when it needs it.
+public final class MadeFiles: Sendable {
+    private let files = Mutex<[String: Data]>([:])
+
+    public init() {}
+
+    func keep(_ bytes: Data, at path: String) { files.withLock { $0[path] = bytes } }
+
+    /// The run's own file at `path`, else the disk's.
+    public func read(_ path: String) -> Result<Data, FileIO.ReadError> {
+        if let bytes = files.withLock({ $0[path] }) { return .success(bytes) }
+        return FileIO.read(path)
     }
 }
