@@ -23,7 +23,11 @@ final class SharedStateFile: @unchecked Sendable {
     let target: String
     private let condition = NSCondition()
     /// The file as this process last read or wrote it, and that file's identity; nil when it must be read again.
-    private var document: JSON?
+    private var document: JSON? { didSet { version += 1 } }
+    /// Counts the documents this process has held, and names the one whose sections were last checked: a check holds
+    /// for as long as its document is the current one.
+    private var version = 0
+    private var checkedVersion = -1
     private var identity: Identity?
     /// The exclusive lock's descriptor while this process has changes applied and not yet written, else -1.
     private var lockFD: Int32 = -1
@@ -87,14 +91,21 @@ final class SharedStateFile: @unchecked Sendable {
         return fresh
     }
 
-    /// The file's document (`load` reads it), waiting first for this process's own changes to land.
-    func read(_ load: () throws(Diagnostic) -> JSON) throws(Diagnostic) -> JSON {
+    /// The file's document (`load` reads it), waiting first for this process's own changes to land. `check`, when
+    /// given, is run on it unless it already passed on this very document (a batch's runs each check the file as they
+    /// start, and it seldom changed in between).
+    func read(_ load: () throws(Diagnostic) -> JSON, check: ((JSON) throws(Diagnostic) -> Void)? = nil) throws(Diagnostic) -> JSON {
         condition.lock()
         defer { condition.unlock() }
         while writing || applied > settled { condition.wait() }
         let fd = try Self.lock(target, exclusive: false)
         defer { Self.unlock(fd) }
-        return try current(load)
+        let document = try current(load)
+        if let check, checkedVersion != version {
+            try check(document)
+            checkedVersion = version
+        }
+        return document
     }
 
     /// Applies `change` to the document and returns once a write that holds it has landed. `write` redacts and writes

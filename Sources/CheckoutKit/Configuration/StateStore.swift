@@ -128,8 +128,10 @@ public struct StateStore: Sendable {
     /// (`checkSections`): what a run or a command starts from, so that a wrong-typed section anywhere stops it before it
     /// reads or writes anything — and before it could replace that section with its own.
     public func checked() throws(Diagnostic) -> JSON {
-        let file = try readFile()
-        try checkSections(file)
+        // The file as this process last checked it is not checked again; a run's own pending changes are, with it.
+        let pending = !(journal?.isEmpty ?? true)
+        let file = try readFile(checking: !pending)
+        if pending || !isRegularFile { try checkSections(file) }
         return try scope(of: file)
     }
 
@@ -166,7 +168,12 @@ public struct StateStore: Sendable {
 
     /// The whole file, whatever the scope: the file-wide sections (with the run's pending changes on top).
     public func readFile() throws(Diagnostic) -> JSON {
-        var document = try onDisk()
+        try readFile(checking: false)
+    }
+
+    /// `checking`: the file's sections are checked as it is read, unless this process checked that very document.
+    private func readFile(checking: Bool) throws(Diagnostic) -> JSON {
+        var document = try onDisk(checking: checking)
         if let journal, let run { document = journal.view(of: document, run: run) }
         // This store's redactor learns the kept credentials even when the document is the one the process already holds.
         learnCredentials(in: document)  // on every read
@@ -174,8 +181,11 @@ public struct StateStore: Sendable {
     }
 
     /// The file as it is on disk, without the run's pending changes.
-    private func onDisk() throws(Diagnostic) -> JSON {
-        try isRegularFile ? SharedStateFile.at(FileIO.resolvingSymlinks(path)).read(load) : load()
+    private func onDisk(checking: Bool = false) throws(Diagnostic) -> JSON {
+        guard isRegularFile else { return try load() }
+        let file = SharedStateFile.at(FileIO.resolvingSymlinks(path))
+        guard checking else { return try file.read(load) }
+        return try file.read(load) { (document: JSON) throws(Diagnostic) in try checkSections(document) }
     }
 
     /// This run's open outcomes as the disk has them — a call recorded in flight whose settling could not be written

@@ -37,7 +37,7 @@ public final class Redactor: Sendable {
     public func register(_ secret: String) {
         // A value registered before costs one set lookup: a state file's kept credentials are registered on each read.
         guard secrets.withLock({ !$0.registered.contains(secret) }) else { return }
-        let trimmed = secret.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = Self.trimmed(secret)
         let forms = trimmed.count >= 6 ? Self.encodedForms(of: trimmed).filter { $0.utf8.count >= SecretIndex.prefixLength } : []
         secrets.withLock { index in
             index.registered.insert(secret)
@@ -45,9 +45,46 @@ public final class Redactor: Sendable {
         }
     }
 
-    /// The value as it may appear in an output: as it is, and as JSON, a URL or base64 would carry it.
-    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+    /// The value without the white space (Unicode's, line breaks included) around it.
+    static func trimmed(_ value: String) -> String {
+        let scalars = value.unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+              let last = scalars.lastIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+        return String(scalars[first...last])
+    }
 
+    /// RFC 3986's unreserved characters: what a percent-encoded secret keeps as it is.
+    static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"): true
+        default: false
+        }
+    }
+
+    /// What a URL's query keeps as it is (Foundation's `urlQueryAllowed`): the unreserved characters, the sub-delimiters,
+    /// `:`, `@`, `/` and `?`.
+    private static func isQueryAllowed(_ byte: UInt8) -> Bool {
+        isUnreserved(byte) || "!$&'()*+,;=:@/?".utf8.contains(byte)
+    }
+
+    /// `value`'s UTF-8 bytes with every byte `keeps` refuses written `%XX` (upper-case hex), as Foundation's
+    /// `addingPercentEncoding` writes them — on bytes, without a trip through UTF-16.
+    static func percentEncoded(_ value: String, keeping keeps: (UInt8) -> Bool) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(value.utf8.count)
+        for byte in value.utf8 {
+            if keeps(byte) {
+                out.append(byte)
+            } else {
+                out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The value as it may appear in an output: as it is, and as JSON, a URL or base64 would carry it.
     static func encodedForms(of secret: String) -> [String] {
         var forms = [secret]
         let json = String(JSON.string(secret).serialized().dropFirst().dropLast())
@@ -56,11 +93,10 @@ public final class Redactor: Sendable {
         if json.utf8.contains(UInt8(ascii: "/")) {
             forms.append(String(decoding: json.utf8.flatMap { $0 == UInt8(ascii: "/") ? Array(#"\/"#.utf8) : [$0] }, as: UTF8.self))
         }
-        if let encoded = secret.addingPercentEncoding(withAllowedCharacters: unreserved) {
-            forms.append(encoded)
-            if encoded.contains("%20") { forms.append(encoded.replacingOccurrences(of: "%20", with: "+")) }
-        }
-        if let query = secret.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) { forms.append(query) }
+        let encoded = percentEncoded(secret, keeping: isUnreserved)
+        forms.append(encoded)
+        if encoded.contains("%20") { forms.append(encoded.replacingOccurrences(of: "%20", with: "+")) }
+        forms.append(percentEncoded(secret, keeping: isQueryAllowed))
         let bytes = Data(secret.utf8)
         forms.append(bytes.base64EncodedString())
         forms.append(bytes.base64URLEncodedString())

@@ -111,6 +111,32 @@ import TestSupport
         #expect(try store.read() == ["a": 4])
     }
 
+    /// A batch's runs each check the file's sections as they start: a document that passed is not checked again, and
+    /// one another writer put in place, or this process wrote, is.
+    @Test func aCheckHoldsForTheDocumentItPassedOnOnly() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/state.json"
+        let store = StateStore(path: path)
+        try store.update { (doc: inout JSON) throws(Diagnostic) in doc = ["bahn": ["lastIntent": "pi_1"]] }
+        let checks = Mutex(0)
+        let file = SharedStateFile.at(path)
+        @Sendable func load() throws(Diagnostic) -> JSON {
+            do { return try JSON.parse(Data(contentsOf: URL(fileURLWithPath: path))) } catch { throw .data("unreadable") }
+        }
+        @Sendable func count(_: JSON) throws(Diagnostic) { checks.withLock { $0 += 1 } }
+        _ = try file.read(load, check: count)
+        _ = try file.read(load, check: count)
+        _ = try file.read(load)
+        #expect(checks.withLock { $0 } == 1, "the same document")
+        try store.update { (doc: inout JSON) throws(Diagnostic) in doc = ["bahn": ["lastIntent": "pi_2"]] }
+        _ = try file.read(load, check: count)
+        #expect(checks.withLock { $0 } == 2, "this process wrote another")
+        // Another process puts a wrong-typed section in place: the next run is refused, whatever passed before.
+        try Data(#"{"bahn": "x"}"#.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        #expect(throws: Diagnostic.self) { try store.checked() }
+    }
+
     /// The file put together section by section is the whole document's serialization, masked as a whole would be —
     /// also when a later section teaches the redactor a secret an earlier one holds, and when a section is reused.
     @Test func sectionBySectionIsTheWholeDocumentsText() throws {

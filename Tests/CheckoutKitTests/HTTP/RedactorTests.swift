@@ -155,6 +155,16 @@ import Testing
         #expect(r.body(Data([0xff, 0xfe, 0x00]), contentType: nil) == "<3 bytes of binary data>")
     }
 
+    /// The percent-encoded forms and the trimming are made on bytes, and equal Foundation's for every kind of character.
+    @Test(arguments: ["sk_test/secret value+1", "a b&c=d?e#f", "ünïcødé 🔑 key", "~-._ unreserved!$'()*,;:@", "%41 already", "\t tabbed \n",
+                      "\u{3000}ideographic space\u{00A0}", ""])
+    func encodedFormsAreFoundationsOnBytes(_ secret: String) {
+        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        #expect(Redactor.percentEncoded(secret, keeping: Redactor.isUnreserved) == secret.addingPercentEncoding(withAllowedCharacters: unreserved))
+        #expect(Redactor.encodedForms(of: secret).contains(secret.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!))
+        #expect(Redactor.trimmed(secret) == secret.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
     /// A configured secret is masked in the forms it takes on the way: JSON-escaped, percent-encoded, base64, and
     /// line by line for a PEM.
     @Test func encodedFormsOfASecretAreMaskedToo() {
