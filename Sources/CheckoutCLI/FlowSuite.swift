@@ -26,6 +26,9 @@ struct FlowSuite: Sendable {
         var retries: Int
         /// For the HTML page: the run's exchanges as the HAR keeps them (redacted).
         var exchanges: [JSON] = []
+        /// For JSON and JSONL output: the run as they print it (redacted), made when it ended, so that the run's answers
+        /// need not be kept until the batch ends.
+        var rendered: [UInt8]?
         var requests: Int { result.steps.reduce(0) { $0 + $1.requests } }
         var verdict: Verdict {
             switch result.exitCode {
@@ -189,7 +192,12 @@ struct FlowSuite: Sendable {
                 if result.failure == nil { result.failure = error }
             }
             result.repetition = repetitions[index]
+            let rendered = Self.rendered(result, format: settings.format, redactor: redactor)
+            // The summaries and JUnit read a run's steps, never what they answered, and JSON output has the run as text
+            // already: a long batch keeps no run's documents (the HTML page shows them, so it keeps them).
+            if settings.htmlPath == nil { result.forgetAnswers() }
             var outcome = Outcome(result: result, retries: retries.count)
+            outcome.rendered = rendered
             outcome.exchanges = page?.sections.flatMap(\.exchanges) ?? []
             outcomes.mutate { $0[index] = outcome }
             if live, let failure = result.failure, settings.format == .text { CheckoutDriver.report(failure, console: console) }
@@ -245,10 +253,9 @@ struct FlowSuite: Sendable {
         }
         switch settings.format {
         case .json:
-            console.outOutcome(JSON.object(["flows": .array(outcomes.map { EventJSON.flow($0.result, redactor: redactor) }),
-                                            "summary": summary.json]).serialized(pretty: true))
+            console.outOutcome(Self.document(flows: outcomes.map { $0.rendered ?? [] }, summary: summary.json))
         case .jsonl:
-            if !live { for outcome in outcomes { console.out(EventJSON.event(.flowFinished(outcome.result), redactor: redactor).serialized()) } }
+            if !live { for outcome in outcomes { console.out(String(decoding: outcome.rendered ?? [], as: UTF8.self)) } }
             var line = summary.json.objectValue ?? [:]
             line["event"] = "summary"
             console.outOutcome(JSON.object(line).serialized())
@@ -267,6 +274,38 @@ struct FlowSuite: Sendable {
 
     /// Under the table, each run that did not pass, as a single flow run tells it: its error and its hint (for an open
     /// outcome, the commands that settle it) — the first `toldAtMost`, then how many more there are and where they are.
+    /// A run as JSON output prints it: for `--format json` its member of the document's `flows` (pretty, at the depth it
+    /// takes there), for `jsonl` its `flowFinished` line; nothing for text.
+    static func rendered(_ result: FlowResult, format: OutputFormat, redactor: Redactor) -> [UInt8]? {
+        var out: [UInt8] = []
+        switch format {
+        case .json: EventJSON.flow(result, redactor: redactor).write(into: &out, pretty: true, indent: 2)
+        case .jsonl: EventJSON.event(.flowFinished(result), redactor: redactor).write(into: &out, pretty: false, indent: 0)
+        case .text: return nil
+        }
+        return out
+    }
+
+    /// `{"flows": [...], "summary": {...}}` pretty, its runs given as `rendered` made them: the very text of the whole
+    /// document serialized at once (a test holds them equal).
+    static func document(flows: [[UInt8]], summary: JSON) -> String {
+        var out = Array("{\n  \"flows\": ".utf8)
+        if flows.isEmpty {
+            out += "[]".utf8
+        } else {
+            out += "[".utf8
+            for (i, flow) in flows.enumerated() {
+                out += (i > 0 ? ",\n    " : "\n    ").utf8
+                out += flow
+            }
+            out += "\n  ]".utf8
+        }
+        out += ",\n  \"summary\": ".utf8
+        summary.write(into: &out, pretty: true, indent: 1)
+        out += "\n}".utf8
+        return String(decoding: out, as: UTF8.self)
+    }
+
     static func whyNotPassed(_ outcomes: [Outcome], redactor: Redactor) -> [String] {
         let notPassed = outcomes.filter { $0.verdict != .passed }
         var lines: [String] = []

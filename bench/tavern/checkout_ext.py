@@ -191,3 +191,20 @@ if __name__ == "__main__":
         print(creds.BAHN_API_KEY)
     else:
         sys.exit("usage: checkout_ext.py create-body [ORDER_ID] | api-key")
+
+
+ORDER_POLL_INTERVAL = 0.1  # emulator-orders' await-paid: "interval": "100ms"
+
+
+def pause_until_paid(response):
+    """emulator-orders' `until`: an order not paid yet fails the attempt after the interval, so max_retries asks again."""
+    status = (response.json().get("order") or {}).get("status")
+    if status != "paid":
+        time.sleep(ORDER_POLL_INTERVAL)
+        raise AssertionError(f"order still {status}")
+
+
+def has_a_ledger_entry(response):
+    """emulator-orders' `expect: {exists: [entries[0].id]}`."""
+    entries = response.json().get("entries") or []
+    assert entries and entries[0].get("id"), "the ledger has no entry"

@@ -66,6 +66,13 @@ public struct FlowResult: Sendable {
     /// How reports tell this run from the flow's others: `bahn-apple-pay#3` in a batch, else the flow's name.
     public var label: String { repetition.map { "\(name)#\($0)" } ?? name }
 
+    /// Drops what the run's steps answered and what it captured, keeping how each step and the run ended: all a
+    /// summary needs of a run that is over.
+    public mutating func forgetAnswers() {
+        for i in steps.indices { steps[i].output = nil }
+        captures = [:]
+    }
+
     public var passed: Bool { failure == nil }
     /// Stopped by SIGINT or SIGTERM: not failed by what it met.
     public var interrupted: Bool { exitCode == .interrupted || exitCode == .terminated }
