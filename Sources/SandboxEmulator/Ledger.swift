@@ -77,12 +77,34 @@ public final class Ledger: Sendable {
 
     public func entries() -> [Entry] { list.withLock { $0 } }
 
-    /// `{"entries":[...]}` as served by `GET /_sandbox/ledger`.
-    public func jsonData() -> Data {
-        struct Body: Encodable { var entries: [Entry] }
+    /// A page of the ledger, oldest first: at most `limit` entries after the one `since` names (from the first when
+    /// nil), and whether more follow. What a read costs depends on the page, never on how much the ledger holds.
+    public func page(since: String?, limit: Int) throws(PageError) -> (entries: [Entry], hasMore: Bool) {
+        var start = 0
+        if let since {
+            // Ids are "le_" and the entry's 1-based place, six digits or more.
+            guard since.hasPrefix("le_"), let place = Int(since.dropFirst(3)), place >= 1 else { throw .badSince(since) }
+            start = place
+        }
+        return list.withLock { entries in
+            guard start < entries.count else { return ([], false) }
+            let end = min(entries.count, start + limit)
+            return (Array(entries[start..<end]), end < entries.count)
+        }
+    }
+
+    public enum PageError: Error, Equatable { case badSince(String) }
+
+    /// The most entries one read returns, and what it returns when it does not say (`?limit=`).
+    public static let pageLimit = 1000
+    public static let defaultPage = 100
+
+    /// `{"entries":[...],"hasMore":…}` as served by `GET /_sandbox/ledger`.
+    public static func jsonData(_ page: (entries: [Entry], hasMore: Bool)) -> Data {
+        struct Body: Encodable { var entries: [Entry]; var hasMore: Bool }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(Body(entries: entries()))) ?? Data(#"{"entries":[]}"#.utf8)
+        return (try? encoder.encode(Body(entries: page.entries, hasMore: page.hasMore))) ?? Data(#"{"entries":[],"hasMore":false}"#.utf8)
     }
 }
 

@@ -16,6 +16,19 @@ import TestSupport
         }
     }
 
+    /// The ledger route answers a page at a time; `sandbox ledger` reads them all.
+    @Test func sandboxLedgerReadsEveryPage() async throws {
+        let s = try Scratch()
+        let emulator = try Emulator()
+        emulator.start()
+        defer { emulator.shutdown() }
+        for n in 1...1234 { emulator.ledger.append(provider: "bahn", kind: .capture, reference: "pi_\(n)", amount: n, currency: "EUR") }
+        let r = try await BinaryRunner.run(["sandbox", "ledger", "--url", emulator.baseURL, "--format", "jsonl"], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        let ids = r.stdout.split(separator: "\n").compactMap { try? JSON.parse(Data($0.utf8))["id"]?.stringValue }
+        #expect(ids == (1...1234).map { String(format: "le_%06d", $0) })
+    }
+
     @Test func ledgerRequestsEventsTriggerAndResendAgainstSandboxServe() async throws {
         let s = try Scratch()
         let server = try ServeProcess(home: s.path)

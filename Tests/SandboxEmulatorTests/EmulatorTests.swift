@@ -144,6 +144,34 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
         #expect(error?["param"] as? String == param)
     }
 
+    /// The ledger is read page by page, as real services page their lists: a read returns at most its page, whatever
+    /// the ledger holds.
+    @Test func theLedgerIsReadInPages() throws {
+        let emulator = try startEmulator()
+        defer { emulator.shutdown() }
+        for n in 1...250 { emulator.ledger.append(provider: "bahn", kind: .capture, reference: "pi_\(n)", amount: n, currency: "EUR") }
+        func page(_ query: String) throws -> (ids: [String], hasMore: Bool?) {
+            let body = object(try call(emulator, "GET", "/_sandbox/ledger" + query))
+            return (((body["entries"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String }, body["hasMore"] as? Bool)
+        }
+        let first = try page("")
+        #expect(first.ids.count == 100 && first.ids.first == "le_000001" && first.ids.last == "le_000100" && first.hasMore == true)
+        let second = try page("?since=le_000100")
+        #expect(second.ids.first == "le_000101" && second.ids.count == 100 && second.hasMore == true)
+        let last = try page("?since=le_000200&limit=1000")
+        #expect(last.ids == (201...250).map { String(format: "le_%06d", $0) } && last.hasMore == false)
+        #expect(try page("?limit=1").ids == ["le_000001"])
+        #expect(try page("?since=le_000250") == ([], false), "past the end: an empty last page")
+        for bad in ["?limit=0", "?limit=1001", "?limit=ten"] {
+            let refused = try call(emulator, "GET", "/_sandbox/ledger" + bad)
+            #expect(refused.status == 400 && ((object(refused)["error"] as? [String: Any])?["code"] as? String) == "invalid_limit", "\(bad)")
+        }
+        for bad in ["?since=pi_1", "?since=le_x", "?since=le_000000"] {
+            let refused = try call(emulator, "GET", "/_sandbox/ledger" + bad)
+            #expect(refused.status == 400 && ((object(refused)["error"] as? [String: Any])?["code"] as? String) == "invalid_since", "\(bad)")
+        }
+    }
+
     @Test func ledgerEndpointMatchesTheLedger() throws {
         let emulator = try startEmulator()
         defer { emulator.shutdown() }
