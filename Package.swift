@@ -11,7 +11,7 @@ let package = Package(
         .executable(name: "checkout-driver", targets: ["checkout-driver"]),
     ],
     targets: [
-        .executableTarget(name: "checkout-driver", dependencies: ["CheckoutCLI"]),
+        .executableTarget(name: "checkout-driver", dependencies: ["CheckoutCLI", "CMalloc"]),
         .target(name: "CheckoutCLI", dependencies: ["CheckoutKit", "SandboxEmulator", "CQRencode"]),
         // The built-in flows are flow files, embedded in the binary (`flow show` prints them as they ship).
         .target(name: "CheckoutKit", dependencies: ["CCurl", "Crypto", "LoopbackHTTP", "Spawn", "WireTypes"],
@@ -39,6 +39,8 @@ let package = Package(
                        providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl",
                        providers: [.apt(["libssl-dev"])]),
+        // glibc's <malloc.h> (part of libc: nothing to link), for the executable's mallopt.
+        .systemLibrary(name: "CMalloc"),
         // QR codes of approval links drawn in the terminal (Cash App Pay).
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode",
                        providers: [.apt(["libqrencode-dev"])]),

@@ -180,13 +180,17 @@ struct FlowSuite: Sendable {
             let page = settings.htmlPath.map { _ in HTMLReporter(path: nil, redactor: redactor) }
             if let page { reporters.all.append(page) }
             let begun = Date()
-            var result: FlowResult
-            do throws(Diagnostic) {
-                result = try await environment.run(member.flow, vars: member.vars, origins: member.origins, registry: registry, reporters: reporters,
-                                                   interruption: interruption, separate: true)
-            } catch {
-                result = FlowResult(name: member.flow.name, environment: environment.configuration.environment, startedAt: begun,
-                                    duration: Date().timeIntervalSince(begun), steps: [], failure: error, captures: [:])
+            // The run's secrets are its own (`Redactor.run`), forgotten once everything the run prints is written — but
+            // for the HTML page, which masks every run's answers at the end.
+            let secretsOf = settings.htmlPath == nil ? "run \(index)" : nil
+            var result: FlowResult = await Redactor.$run.withValue(secretsOf) {
+                do throws(Diagnostic) {
+                    return try await environment.run(member.flow, vars: member.vars, origins: member.origins, registry: registry, reporters: reporters,
+                                                     interruption: interruption, separate: true)
+                } catch {
+                    return FlowResult(name: member.flow.name, environment: environment.configuration.environment, startedAt: begun,
+                                      duration: Date().timeIntervalSince(begun), steps: [], failure: error, captures: [:])
+                }
             }
             do throws(Diagnostic) { try recording?.finish() } catch {
                 if result.failure == nil { result.failure = error }
@@ -198,9 +202,14 @@ struct FlowSuite: Sendable {
             if settings.htmlPath == nil { result.forgetAnswers() }
             var outcome = Outcome(result: result, retries: retries.count)
             outcome.rendered = rendered
+            if let secretsOf {
+                // What the summary and JUnit print of the run at the end is masked now, while its secrets are known.
+                outcome.result.maskMessages(redactor)
+                redactor.forget(run: secretsOf)
+            }
             outcome.exchanges = page?.sections.flatMap(\.exchanges) ?? []
             outcomes.mutate { $0[index] = outcome }
-            if live, let failure = result.failure, settings.format == .text { CheckoutDriver.report(failure, console: console) }
+            if live, let failure = outcome.result.failure, settings.format == .text { CheckoutDriver.report(failure, console: console) }
             if failFast && !result.passed { stop.mutate { $0 = true } }
             if !live && !settings.quiet { console.progress(progress.record(outcome, since: started)) }
         }

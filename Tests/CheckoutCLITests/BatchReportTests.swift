@@ -29,6 +29,24 @@ import TestSupport
         #expect(FlowSuite.rendered(results.first ?? Self.result("x", output: .null), format: .text, redactor: redactor) == nil)
     }
 
+    /// What the summary prints of a run at the end is masked as the run ends, while its secrets are still known.
+    @Test func aRunsMessagesAreMaskedBeforeItsSecretsAreForgotten() {
+        let redactor = Redactor()
+        var result = Redactor.$run.withValue("run 0") { () -> FlowResult in
+            redactor.register("tok_secret_of_the_run")
+            var result = Self.result("flow", output: .null)
+            result.failure = .failure("refused: tok_secret_of_the_run was declined", hint: "do not resend tok_secret_of_the_run")
+            result.steps[0].message = "declined tok_secret_of_the_run"
+            return result
+        }
+        result.maskMessages(redactor)
+        redactor.forget(run: "run 0")
+        #expect(result.failure?.message == "refused: \(Redactor.mask) was declined")
+        #expect(result.failure?.hint == "do not resend \(Redactor.mask)")
+        #expect(result.steps[0].message == "declined \(Redactor.mask)")
+        #expect(redactor.text("tok_secret_of_the_run") == "tok_secret_of_the_run", "forgotten after")
+    }
+
     @Test func aRunThatIsOverKeepsHowItsStepsEndedNotWhatTheyAnswered() {
         var result = Self.result("flow", output: ["big": .array(Array(repeating: "x", count: 100))])
         result.forgetAnswers()

@@ -294,8 +294,11 @@ public struct StateStore: Sendable {
     /// The kept credentials of one scope (the chain's sections or a run's).
     private func learnCredentials(inScope scope: JSON) {
         guard let redactor else { return }
-        for path in Self.sessionCredentialPaths {
-            if let value = path.evaluate(scope)?.stringValue { redactor.register(value) }
+        // The process's, not a run's: every run of a batch reads them all, and the file keeps only a few runs' anyway.
+        Redactor.$run.withValue(nil) {
+            for path in Self.sessionCredentialPaths {
+                if let value = path.evaluate(scope)?.stringValue { redactor.register(value) }
+            }
         }
     }
 

@@ -68,6 +68,17 @@ public struct FlowResult: Sendable {
 
     /// Drops what the run's steps answered and what it captured, keeping how each step and the run ended: all a
     /// summary needs of a run that is over.
+    /// The run's failure and its steps' messages, masked by `redactor` (what is printed of them later then needs no
+    /// secret the redactor may have forgotten by then).
+    public mutating func maskMessages(_ redactor: Redactor) {
+        if var failure {
+            failure.message = redactor.text(failure.message)
+            failure.hint = failure.hint.map(redactor.text)
+            self.failure = failure
+        }
+        for i in steps.indices { steps[i].message = steps[i].message.map(redactor.text) }
+    }
+
     public mutating func forgetAnswers() {
         for i in steps.indices { steps[i].output = nil }
         captures = [:]

@@ -34,15 +34,29 @@ public final class Redactor: Sendable {
     /// JSON-escaped (a PEM's line breaks read `\n`), percent-encoded, base64 and base64url, and each line of a
     /// multi-line secret. Very short values are ignored: masking every "1" or "ok" in the output would make it
     /// unreadable without protecting anything.
+    ///
+    /// Within `Redactor.$run` (a run of a batch), the value is that run's: `forget(run:)` drops it once the run is over
+    /// and reported, so that a batch of a thousand runs does not keep a thousand runs' tokens in a dozen encodings each.
+    /// Outside of one, or registered by another scope too, it is kept.
     public func register(_ secret: String) {
-        // A value registered before costs one set lookup: a state file's kept credentials are registered on each read.
-        guard secrets.withLock({ !$0.registered.contains(secret) }) else { return }
+        let run = Self.run
+        // A value registered before costs one lookup: a state file's kept credentials are registered on each read.
+        guard !secrets.withLock({ $0.registered[secret]?.covers(run) ?? false }) else { return }
         let trimmed = Self.trimmed(secret)
         let forms = trimmed.count >= 6 ? Self.encodedForms(of: trimmed).filter { $0.utf8.count >= SecretIndex.prefixLength } : []
         secrets.withLock { index in
-            index.registered.insert(secret)
-            for form in forms { index.insert(form) }
+            index.registered[secret, default: .runs([])].add(run)
+            for form in forms { index.insert(form, for: run) }
         }
+    }
+
+    /// The run of a batch whose secrets `register` is given (nil: the process's, kept for good).
+    @TaskLocal public static var run: String?
+
+    /// Drops what only `run` registered: its tokens, its keys, every form of them. For a run whose every output has been
+    /// written.
+    public func forget(run: String) {
+        secrets.withLock { $0.forget(run) }
     }
 
     /// The value without the white space (Unicode's, line breaks included) around it.
@@ -114,11 +128,11 @@ public final class Redactor: Sendable {
 
     /// Grows each time a new secret form is learned: what was masked at one generation is masked alike at the next
     /// only if the generation did not move.
-    public var generation: Int { secrets.withLock { $0.count } }
+    public var generation: Int { secrets.withLock { $0.generation } }
 
     /// The secret forms learned since `generation`, oldest first: text masked at that generation needs masking again
     /// only if one of them occurs in it.
-    func forms(since generation: Int) -> [[UInt8]] { secrets.withLock { Array($0.ordered[min(generation, $0.count)...]) } }
+    func forms(since generation: Int) -> [[UInt8]] { secrets.withLock { $0.forms(since: generation) } }
 
     /// Masks every known secret value in free text (messages, URLs, bodies that are not JSON).
     public func text(_ input: String) -> String {
@@ -332,9 +346,31 @@ private struct SecretBytes: Hashable {
 struct SecretIndex {
     /// Every secret is at least this long (shorter ones say nothing and are never registered).
     static let prefixLength = 6
-    private var known: Set<SecretBytes> = []
-    /// The values `Redactor.register` was given, as given (so that registering one again costs nothing).
-    var registered: Set<String> = []
+
+    /// Who keeps a value or a form: the process, for good, or the runs that registered it, until each is forgotten.
+    enum Holders {
+        case process
+        case runs(Set<String>)
+
+        /// Whether registering again for `run` (nil: the process) would change nothing.
+        func covers(_ run: String?) -> Bool {
+            switch self {
+            case .process: true
+            case .runs(let runs): run.map(runs.contains) ?? false
+            }
+        }
+
+        mutating func add(_ run: String?) {
+            guard case .runs(var runs) = self, let run else { self = .process; return }
+            runs.insert(run)
+            self = .runs(runs)
+        }
+
+    }
+
+    private var known: [SecretBytes: Holders] = [:]
+    /// The values `Redactor.register` was given, as given (so that registering one again costs nothing), and who holds them.
+    var registered: [String: Holders] = [:]
     /// One bit per 20-bit hash of a secret's first bytes: most positions of a text start no secret, and one bit test
     /// says so without a dictionary lookup. A million bits stay sparse with the tens of thousands of forms a long batch
     /// registers (each run's tokens, each in a dozen encodings); 65,536 would be a third full by then.
@@ -342,21 +378,60 @@ struct SecretIndex {
     /// Secrets by their first bytes, longest first, so that a secret containing another is masked whole.
     private var byPrefix: [UInt64: [[UInt8]]] = [:]
 
-    /// Every form in the order learned (the generation is how many there are).
-    private(set) var ordered: [[UInt8]] = []
-    var count: Int { ordered.count }
+    /// Every form known, in the order learned, each with its generation: how many forms had been learned before it
+    /// (forgotten ones included), so that the generation only grows.
+    private var ordered: [(generation: Int, bytes: [UInt8])] = []
+    private(set) var generation = 0
 
-    var all: [String] { known.map { String(decoding: $0.bytes, as: UTF8.self) }.sorted { $0.utf8.count > $1.utf8.count } }
+    var all: [String] { known.keys.map { String(decoding: $0.bytes, as: UTF8.self) }.sorted { $0.utf8.count > $1.utf8.count } }
 
-    mutating func insert(_ secret: String) {
+    /// The forms learned at `generation` or later, oldest first.
+    func forms(since generation: Int) -> [[UInt8]] {
+        var low = 0, high = ordered.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ordered[middle].generation < generation { low = middle + 1 } else { high = middle }
+        }
+        return ordered[low...].map(\.bytes)
+    }
+
+    mutating func insert(_ secret: String, for run: String? = nil) {
         let bytes = Array(secret.utf8)
-        guard bytes.count >= Self.prefixLength, known.insert(SecretBytes(bytes: bytes)).inserted else { return }
-        ordered.append(bytes)
+        guard bytes.count >= Self.prefixLength else { return }
+        let form = SecretBytes(bytes: bytes)
+        if known[form] != nil {
+            known[form]!.add(run)
+            return
+        }
+        known[form] = run.map { .runs([$0]) } ?? .process
+        ordered.append((generation, bytes))
+        generation += 1
         let key = Self.prefix(bytes, at: 0)
         let bit = Self.bit(key)
         maybe[bit >> 6] |= 1 << UInt64(bit & 63)
         byPrefix[key, default: []].append(bytes)
         byPrefix[key]!.sort { $0.count > $1.count }
+    }
+
+    /// Drops the values and forms only `run` held. The bits of the quick test stay: a bit set in vain costs one lookup.
+    mutating func forget(_ run: String) {
+        var gone: Set<SecretBytes> = []
+        for (form, holders) in known {
+            guard case .runs(let runs) = holders, runs.contains(run) else { continue }
+            if runs.count == 1 { gone.insert(form) } else { known[form] = .runs(runs.subtracting([run])) }
+        }
+        for (value, holders) in registered {
+            guard case .runs(let runs) = holders, runs.contains(run) else { continue }
+            registered[value] = runs.count == 1 ? nil : .runs(runs.subtracting([run]))
+        }
+        guard !gone.isEmpty else { return }
+        for form in gone {
+            known[form] = nil
+            let key = Self.prefix(form.bytes, at: 0)
+            byPrefix[key]?.removeAll { $0 == form.bytes }
+            if byPrefix[key]?.isEmpty == true { byPrefix[key] = nil }
+        }
+        ordered.removeAll { gone.contains(SecretBytes(bytes: $0.bytes)) }
     }
 
     /// `text` with each occurrence of a known secret replaced by `mask`, the longest match at each position first.

@@ -155,6 +155,36 @@ import Testing
         #expect(r.body(Data([0xff, 0xfe, 0x00]), contentType: nil) == "<3 bytes of binary data>")
     }
 
+    /// A batch's run registers its secrets as its own, and they go when it is forgotten — unless the process, or another
+    /// run still going, registered them too. Generations only grow, so a renderer's cache is never told a forgotten form
+    /// is new, nor misses one learned after.
+    @Test func aRunsSecretsAreForgottenWithItOnly() {
+        let r = Redactor(secrets: ["process-wide-secret"])
+        Redactor.$run.withValue("run 1") {
+            r.register("token-of-run-one")
+            r.register("shared-between-runs")
+            r.register("later-made-permanent")
+        }
+        Redactor.$run.withValue("run 2") { r.register("shared-between-runs") }
+        r.register("later-made-permanent")
+        let before = r.generation
+        r.forget(run: "run 1")
+        #expect(r.text("token-of-run-one") == "token-of-run-one", "forgotten")
+        #expect(r.text(Data("token-of-run-one".utf8).base64EncodedString()) == Data("token-of-run-one".utf8).base64EncodedString(), "every form of it")
+        #expect(r.text("shared-between-runs") == mask, "run 2 still holds it")
+        #expect(r.text("later-made-permanent") == mask, "the process registered it too")
+        #expect(r.text("process-wide-secret") == mask)
+        #expect(r.generation == before)
+        r.forget(run: "run 2")
+        #expect(r.text("shared-between-runs") == "shared-between-runs")
+        // Registered again after it was forgotten: learned anew, at a newer generation.
+        Redactor.$run.withValue("run 3") { r.register("token-of-run-one") }
+        #expect(r.text("token-of-run-one") == mask)
+        #expect(r.generation > before)
+        #expect(r.forms(since: before).contains(Array("token-of-run-one".utf8)))
+        #expect(!r.forms(since: before).contains(Array("shared-between-runs".utf8)))
+    }
+
     /// The percent-encoded forms and the trimming are made on bytes, and equal Foundation's for every kind of character.
     @Test(arguments: ["sk_test/secret value+1", "a b&c=d?e#f", "ünïcødé 🔑 key", "~-._ unreserved!$'()*,;:@", "%41 already", "\t tabbed \n",
                       "\u{3000}ideographic space\u{00A0}", ""])
