@@ -1,4 +1,5 @@
 import Foundation
+import SandboxEmulator
 import Testing
 @testable import CheckoutCLI
 @testable import CheckoutKit
@@ -45,6 +46,31 @@ import TestSupport
         #expect(result.failure?.hint == "do not resend \(Redactor.mask)")
         #expect(result.steps[0].message == "declined \(Redactor.mask)")
         #expect(redactor.text("tok_secret_of_the_run") == "tok_secret_of_the_run", "forgotten after")
+    }
+
+    /// A value a run learns is secret only after a step's message quoted it (a later step's check reads it under a
+    /// secret key): the JUnit file, written when the batch ends and the run's secrets are forgotten, still masks it.
+    @Test func aBatchsJUnitMasksWhatItsRunsLearnedLate() async throws {
+        let s = try Scratch()
+        let emulator = try Emulator()
+        emulator.start()
+        defer { emulator.shutdown() }
+        let secret = "tok_live_learned_late_123456"
+        let flow = try s.write("late.json", #"""
+            {"name": "late", "steps": [
+              {"name": "quotes-it", "optional": true, "request": {"method": "POST", "url": "${env.EMULATOR_URL}/_sandbox/echo", "json": {"value": "\#(secret)"}},
+               "expect": {"equals": {"json.value": "something else"}}},
+              {"name": "learns-it", "request": {"method": "POST", "url": "${env.EMULATOR_URL}/_sandbox/echo", "json": {"token": "\#(secret)"}},
+               "expect": {"equals": {"json": "not this"}}}]}
+            """#)
+        let junit = s.path + "/report.xml"
+        let r = try await BinaryRunner.run(["flow", "run", flow, "--env", "sandbox", "--repeat", "2", "-q", "--junit", junit], home: s.path,
+                                           environment: ["EMULATOR_URL": emulator.baseURL])
+        #expect(r.status == 1, "\(r.all)")
+        #expect(!r.stdout.contains(secret) && !r.stderr.contains(secret), "\(r.all)")
+        let report = try String(contentsOfFile: junit, encoding: .utf8)
+        #expect(report.contains("quotes-it") && report.contains(Redactor.mask), "\(report)")
+        #expect(!report.contains(secret), "\(report)")
     }
 
     @Test func aRunThatIsOverKeepsHowItsStepsEndedNotWhatTheyAnswered() {
