@@ -1,3 +1,4 @@
+import CheckoutKit
 import Foundation
 import SandboxEmulator
 import Testing
@@ -75,11 +76,18 @@ import TestSupport
             #expect(runs[run]?.intents.contains(String(reference.dropFirst("intent ".count))) == true, "\(outcome)")
         }
 
-        // A single step after the crash sees the file: an open confirm's read settles it (an unsent one reads as not charged).
-        guard let first = open.first, let reference = first["reference"] as? String else { return }
+        // What a person does next reads the file: `state show` counts what is open, `state clear` refuses to forget it,
+        // and a single step in the run's scope (`--run`) reads the intent, which settles a charge it shows.
+        guard let first = open.first, let reference = first["reference"] as? String, let run = first["run"] as? String else { return }
+        let plain = try BahnCommandTests.sandboxEnvironment(emulator, scratch: s)
+        let shown = try await BinaryRunner.run(["state", "show", "--session", session, "--format", "json"], home: s.path, environment: plain)
+        #expect(shown.status == 0, "\(shown.all)")
+        #expect(try JSON.parse(Data(shown.stdout.utf8))["openOutcomes"] == .number(JSON.Number(open.count)), "\(shown.stdout.prefix(300))")
+        let clear = try await BinaryRunner.run(["state", "clear", "--session", session], home: s.path, environment: plain)
+        #expect(clear.status == 75 && clear.stderr.contains("which ended before it was settled"), "\(clear.all)")
         let intent = String(reference.dropFirst("intent ".count))
-        let read = try await BinaryRunner.run(["bahn", "intent", intent, "--env", "sandbox", "--session", session], home: s.path,
-                                              environment: try BahnCommandTests.sandboxEnvironment(emulator, scratch: s))
+        let read = try await BinaryRunner.run(["bahn", "intent", intent, "--env", "sandbox", "--session", session, "--run", run], home: s.path,
+                                              environment: plain)
         #expect(read.status == 0, "\(read.all)")
         if charged.contains(intent) {
             #expect(read.stderr.contains("settled: the charge of intent \(intent)"), "\(read.all)")
