@@ -26,8 +26,9 @@ def mark(url, name):
 
 def kind(entry):
     path = entry["target"].split("?")[0]
-    # Ids: Bahn's pi_/pm_ ULIDs, and the run-<pid>-<hex> webhook target names.
+    # Ids: Bahn's pi_/pm_ ULIDs, the demo orders' ord_<hex>, and the run-<pid>-<hex> webhook target names.
     path = re.sub(r"/(pi|pm)_[0-9A-Z]+", "/{id}", path)
+    path = re.sub(r"/ord_[0-9a-f]+", "/{id}", path)
     path = re.sub(r"/webhook-targets/[^/]+", "/webhook-targets/{id}", path)
     name = f"{entry['method']} {path}"
     if path.endswith("/graphql"):
