@@ -62,28 +62,48 @@ final class SharedStateFile: @unchecked Sendable {
         }
     }
 
-    /// What tells one version of the file from another.
+    /// What tells one version of the file from another: the count of writes kept in the lock file, and the file's
+    /// own identity. The count is what holds between this program's processes — a freed inode number is handed to the
+    /// next new file at once, and two files of the same size written within one tick of a coarse file-system clock
+    /// would otherwise pass for one (a parallel batch of processes did that, and one wrote back a document it had
+    /// cached, undoing another's change); the file's identity catches a writer that does not count (another version).
     struct Identity: Equatable {
+        let writes: UInt64
         let device: UInt64, inode: UInt64, size: Int64
         let modified: timespec, changed: timespec
 
         static func == (a: Identity, b: Identity) -> Bool {
-            a.device == b.device && a.inode == b.inode && a.size == b.size
+            a.writes == b.writes && a.device == b.device && a.inode == b.inode && a.size == b.size
                 && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
                 && a.changed.tv_sec == b.changed.tv_sec && a.changed.tv_nsec == b.changed.tv_nsec
         }
     }
 
-    private func currentIdentity() -> Identity? {
+    /// The file's identity now; `lock` is the descriptor of the lock file, held.
+    private func currentIdentity(lock: Int32) -> Identity? {
         var info = stat()
         guard stat(target, &info) == 0 else { return nil }
-        return Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-                        modified: info.st_mtim, changed: info.st_ctim)
+        return Identity(writes: Self.writesCounted(lock), device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
+                        size: Int64(info.st_size), modified: info.st_mtim, changed: info.st_ctim)
     }
 
-    /// The document, read from the file unless it is the version this process already holds. Call with the flock held.
-    private func current(_ load: () throws(Diagnostic) -> JSON) throws(Diagnostic) -> JSON {
-        let now = currentIdentity()
+    /// The count of writes in the lock file (its first 8 bytes, little-endian; none yet: 0).
+    static func writesCounted(_ lock: Int32) -> UInt64 {
+        var count: UInt64 = 0
+        guard pread(lock, &count, 8, 0) == 8 else { return 0 }
+        return UInt64(littleEndian: count)
+    }
+
+    /// Counts one more write; call with the exclusive lock held, once the write has landed.
+    static func countWrite(_ lock: Int32) {
+        var next = (writesCounted(lock) &+ 1).littleEndian
+        _ = pwrite(lock, &next, 8, 0)
+    }
+
+    /// The document, read from the file unless it is the version this process already holds. Call with the flock held
+    /// (`lock` its descriptor).
+    private func current(_ load: () throws(Diagnostic) -> JSON, lock: Int32) throws(Diagnostic) -> JSON {
+        let now = currentIdentity(lock: lock)
         if let document, let now, now == identity { return document }
         let fresh = try load()
         document = fresh
@@ -100,7 +120,7 @@ final class SharedStateFile: @unchecked Sendable {
         while writing || applied > settled { condition.wait() }
         let fd = try Self.lock(target, exclusive: false)
         defer { Self.unlock(fd) }
-        let document = try current(load)
+        let document = try current(load, lock: fd)
         if let check, checkedVersion != version {
             try check(document)
             checkedVersion = version
@@ -121,7 +141,7 @@ final class SharedStateFile: @unchecked Sendable {
         do {
             // While changes of this process are pending, the lock has been held since the first: the document in memory
             // is the file's next version, whatever the disk says now (before the first write, there is no file yet).
-            if applied > settled, let document { changed = document } else { changed = try current(load) }
+            if applied > settled, let document { changed = document } else { changed = try current(load, lock: lockFD) }
             result = try change(&changed)
         } catch {
             releaseIfSettled()
@@ -158,7 +178,8 @@ final class SharedStateFile: @unchecked Sendable {
                 // Changes applied meanwhile are on top of the document as it was before it was redacted for the file;
                 // the cache takes the written form only when nothing is still pending.
                 if applied == through { document = onDisk }
-                identity = currentIdentity()
+                Self.countWrite(lockFD)
+                identity = currentIdentity(lock: lockFD)
             case .failure(let error):
                 failures.append((changes: (settled + 1)...applied, error: error))
                 failedThrough = applied

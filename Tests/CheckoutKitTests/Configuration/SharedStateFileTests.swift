@@ -111,6 +111,25 @@ import TestSupport
         #expect(try store.read() == ["a": 4])
     }
 
+    /// Each write is counted in the lock file, and a version of the file is told from another by that count too: two
+    /// files alike to `stat` (a reused inode, the same size, one tick of a coarse clock) are not taken for one.
+    @Test func eachWriteIsCountedAndTheCountTellsVersionsApart() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/state.json"
+        let store = StateStore(path: path)
+        try store.update { (doc: inout JSON) throws(Diagnostic) in doc = ["a": 1] }
+        try store.update { (doc: inout JSON) throws(Diagnostic) in doc = ["a": 2] }
+        let fd = open(path + ".lock", O_RDONLY | O_CLOEXEC)
+        defer { close(fd) }
+        #expect(SharedStateFile.writesCounted(fd) == 2)
+        let stamp = timespec(tv_sec: 1_700_000_000, tv_nsec: 5)
+        let one = SharedStateFile.Identity(writes: 2, device: 1, inode: 7, size: 10, modified: stamp, changed: stamp)
+        let other = SharedStateFile.Identity(writes: 3, device: 1, inode: 7, size: 10, modified: stamp, changed: stamp)
+        #expect(one != other, "alike to stat, written once more")
+        #expect(one == SharedStateFile.Identity(writes: 2, device: 1, inode: 7, size: 10, modified: stamp, changed: stamp))
+    }
+
     /// A batch's runs each check the file's sections as they start: a document that passed is not checked again, and
     /// one another writer put in place, or this process wrote, is.
     @Test func aCheckHoldsForTheDocumentItPassedOnOnly() throws {
