@@ -281,8 +281,6 @@ struct FlowSuite: Sendable {
     /// How many runs that did not pass are told one by one under the table; the others are counted.
     static let toldAtMost = 10
 
-    /// Under the table, each run that did not pass, as a single flow run tells it: its error and its hint (for an open
-    /// outcome, the commands that settle it) — the first `toldAtMost`, then how many more there are and where they are.
     /// A run as JSON output prints it: for `--format json` its member of the document's `flows` (pretty, at the depth it
     /// takes there), for `jsonl` its `flowFinished` line; nothing for text.
     static func rendered(_ result: FlowResult, format: OutputFormat, redactor: Redactor) -> [UInt8]? {
@@ -315,6 +313,8 @@ struct FlowSuite: Sendable {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Under the table, each run that did not pass, as a single flow run tells it: its error and its hint (for an open
+    /// outcome, the commands that settle it) — the first `toldAtMost`, then how many more there are and where they are.
     static func whyNotPassed(_ outcomes: [Outcome], redactor: Redactor) -> [String] {
         let notPassed = outcomes.filter { $0.verdict != .passed }
         var lines: [String] = []

@@ -365,7 +365,6 @@ struct SecretIndex {
             runs.insert(run)
             self = .runs(runs)
         }
-
     }
 
     private var known: [SecretBytes: Holders] = [:]
