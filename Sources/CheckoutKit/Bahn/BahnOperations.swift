@@ -131,8 +131,9 @@ public enum BahnOperations {
         var body: [String: JSON] = ["payment_method_data": ["apple_pay": ["token": .string(String(decoding: token.bytes, as: UTF8.self))]]]
         if let captureMethod { body["capture_method"] = .string(captureMethod) }
         let confirmBody = JSON.object(body)
-        let readBack = BahnReadBack.confirm(intent: intent, orderID: orderID, token: token, key: key, captureMethod: captureMethod,
+        var readBack = BahnReadBack.confirm(intent: intent, orderID: orderID, token: token, key: key, captureMethod: captureMethod,
                                             prior: prior, client: client, state: state)
+        readBack.spends = [SpentCredentials.key("Apple Pay token", token.transactionId)]
         return try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
             let response = try await client.post(BahnProtocol.confirmPath(intent), body: confirmBody, idempotencyKey: key)
             // Any answer about the token itself means it is spent (a decline uses it up too).

@@ -149,7 +149,8 @@ public enum BraintreeOperations {
             let currency = args["currency"]?.interpolationText ?? "USD"
             let asked = MoneyMovement(provider: "braintree", kind: action == "charge" ? .charge : .authorization, outcome: .unknown,
                                       amount: try BraintreeOperations.amount.minorUnits(in: args), currency: currency, reference: "order \(orderID)")
-            let readBack = BraintreeReadBack.byOrder(orderID, amount: amount, action: action, prior: prior, asked: asked, client: client)
+            var readBack = BraintreeReadBack.byOrder(orderID, amount: amount, action: action, prior: prior, asked: asked, client: client)
+            if singleUse { readBack.spends = [SpentCredentials.key("Braintree nonce", nonce)] }
             let output = try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
                 let response = try await client.graphQL(document, ["input": input])
                 // A refused transaction used the nonce up as much as an accepted one: it is single-use whatever came of it.
@@ -253,7 +254,8 @@ public enum BraintreeOperations {
             if let partial, let value = try wireAmount(partial, in: args) { input["transaction"] = ["amount": .string(value)] }
             let asked = MoneyMovement(provider: "braintree", kind: action == "capture" ? .capture : .void, outcome: .unknown,
                                       amount: try partial?.minorUnits(in: args), currency: args["currency"]?.interpolationText, reference: "transaction \(id)")
-            let readBack = BraintreeReadBack.byID(id, action: action, done: done, asked: asked, client: client)
+            var readBack = BraintreeReadBack.byID(id, action: action, done: done, asked: asked, client: client)
+            if action == "capture" { readBack.spends = [SpentCredentials.key(BraintreeProtocol.capturedKind, id)] }
             let output = try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
                 let response = try await client.graphQL(document, ["input": .object(input)])
                 let payload = try BraintreeClient.payload(response, field, what: "\(action) \(id)", movesMoney: true)

@@ -46,9 +46,10 @@ enum CashAppPayments {
                                   fix: "it is captured: nothing more to do (see it with `checkout-driver cashapp payment`); a new payment starts with `checkout-driver cashapp pay`")
         var body: [String: JSON] = ["token": .string(token)]
         body["merchantReference"] = args["merchantReference"].map { .string($0.interpolationText) }
-        let readBack = byToken(token, action: "capture", effect: "the capture", done: ["CAPTURED"], client: client, state: state,
+        var readBack = byToken(token, action: "capture", effect: "the capture", done: ["CAPTURED"], client: client, state: state,
                                resend: ["cashapp", "capture"], replay: "capture of checkout \(OpenOutcome.fingerprint(token))",
                                asked: asked(.charge, section))
+        readBack.spends = [SpentCredentials.key("Afterpay checkout", token)]
         let output = try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
             let response = try await client.server("POST", CashAppProtocol.capturePath, body: .object(body), idempotent: true)
             return try settled(try response.requireSuccess("capture"), status: response.status, action: "capture", state: state)

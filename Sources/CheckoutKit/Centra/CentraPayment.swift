@@ -48,7 +48,8 @@ enum CentraPayment {
         // The order before this payment, so that a read-back can tell this payment's order from an earlier one, and the
         // total the payment is for.
         let (prior, total) = try await beforePayment(client)
-        let readBack = orderReadBack("paymentInstructions", prior: prior, total: total, client: client)
+        var readBack = orderReadBack("paymentInstructions", prior: prior, total: total, client: client)
+        readBack.spends = token.map { [SpentCredentials.key("Apple Pay token", $0.transactionId)] } ?? []
         let payload = try await settled(client) { () async throws(Diagnostic) -> StepOutput in try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
             // Once past the guard, until its outcome is known, the cart stays as it is (a PDP rollback waits); the order
             // before it tells a later `centra order` whether it placed one.

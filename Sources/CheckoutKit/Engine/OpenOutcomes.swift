@@ -24,6 +24,9 @@ public struct OpenOutcome: Sendable, Equatable {
     /// process is gone without settling it — a crash, a kill — and meanwhile no obstacle to other calls. Nil: left
     /// open by a run that ended.
     public var inFlight: ProcessIdentity?
+    /// For a call in flight, the single-use values it uses up (`ReadBack.spends`): used, until its answer records them
+    /// in the record of spent values — or, after a crash, for good.
+    public var spends: [String] = []
 
     public init(provider: String, reference: String, replay: String?, effect: String, settle: [String], since: String, run: String? = nil,
                 inFlight: ProcessIdentity? = nil) {
@@ -60,6 +63,7 @@ public struct OpenOutcome: Sendable, Equatable {
         o["replay"] = replay.map(JSON.string)
         o["run"] = run.map(JSON.string)
         o["inFlight"] = inFlight?.json
+        if !spends.isEmpty { o["spends"] = .array(spends.map(JSON.string)) }
         return .object(o)
     }
 
@@ -74,6 +78,10 @@ public struct OpenOutcome: Sendable, Equatable {
         inFlight = ProcessIdentity(field["inFlight"].value)
         if field["inFlight"].value != nil && inFlight == nil {
             throw field["inFlight"].wrong("the process the call is in flight in, as {\"pid\": N, \"started\": \"N\"}")
+        }
+        if let list = field["spends"].value {
+            guard case .array(let items) = list, items.allSatisfy({ $0.stringValue != nil }) else { throw field["spends"].wrong("a list of spent-value keys") }
+            spends = items.compactMap(\.stringValue)
         }
         effect = try field["effect"].string() ?? "a payment"
         since = try field["since"].string() ?? ""

@@ -33,6 +33,9 @@ public struct ReadBack: Sendable {
     /// the run's scratch directory (a made token); not for a call in flight, whose run's files are there while it runs
     /// and after its process is killed.
     public var settle: @Sendable (_ keeping: Bool) -> [String]
+    /// The single-use values the call uses up, by their keys in the record of spent values (`SpentCredentials.key`):
+    /// while the call is in flight — and after a crash that left it so — they count as used.
+    public var spends: [String] = []
     /// What the call asks to move (its kind, amount and currency when known before sending, what it acts on): the
     /// account's entry when it is refused or its outcome stays unknown.
     public var asked: MoneyMovement?
@@ -98,9 +101,10 @@ extension OperationContext {
         guard let state, state.journal != nil, !services.emulatorEndsWithRun else { return nil }
         var ways = readBack.settle(false)
         if let caveat = services.settleCaveat { ways.append(caveat) }
-        let outcome = OpenOutcome(provider: readBack.provider, reference: readBack.reference, replay: readBack.replay,
+        var outcome = OpenOutcome(provider: readBack.provider, reference: readBack.reference, replay: readBack.replay,
                                   effect: readBack.effect, settle: ways, since: Timestamp.iso8601(Date()), run: state.run,
                                   inFlight: .current)
+        outcome.spends = readBack.spends
         try OpenOutcomes.record(outcome, in: state)
         return outcome
     }

@@ -28,10 +28,15 @@ enum SpentCredentials {
     static func key(_ kind: String, _ value: String) -> String { "\(kind) \(OpenOutcome.fingerprint(value))" }
 
     static func use(of value: String, kind: String, in store: StateStore) throws(Diagnostic) -> Use? {
-        let section = StateField(try store.readFile()["spent"], at: root, in: store.path)
+        let document = try store.readFile()
+        let section = StateField(document["spent"], at: root, in: store.path)
         _ = try section.members()
         let field = section[key(kind, value)]
-        guard field.value != nil else { return nil }
+        guard field.value != nil else {
+            // A call in flight uses it up as it goes (its answer records the use), and one a crash left in flight did.
+            let flying = try OpenOutcomes.decode(document, file: store.path).first { $0.inFlight != nil && $0.spends.contains(key(kind, value)) }
+            return flying.map { Use(by: "\($0.effect) of \($0.reference) (\($0.left))", at: "", replay: $0.replay) }
+        }
         return Use(by: try field["by"].string() ?? "an earlier call", at: try field["at"].string() ?? "", replay: try field["replay"].string())
     }
 

@@ -47,6 +47,8 @@ import TestSupport
         let process = try #require(inFlight["inFlight"] as? [String: Any])
         #expect(process["pid"] as? Int == Int(getpid()))
         #expect(process["started"] as? String == String(ProcessIdentity.current.started))
+        let txid = try #require(result.captures["txid"]?.stringValue)
+        #expect(inFlight["spends"] as? [String] == [SpentCredentials.key("Apple Pay token", txid)], "the token it uses up: \(inFlight)")
         let settle = (inFlight["settle"] as? [String]) ?? []
         #expect(settle.contains { $0.contains("--idempotency-key order-f-1-applepay") }, "the re-send that replays: \(settle)")
         // What a settle command needs went with it: the run's intent and the key the confirm is sent under.
@@ -107,6 +109,28 @@ import TestSupport
             #expect(failure.hint?.contains("checkout-driver bahn intent pi_elsewhere") == true)
             #expect(rig.confirmRequests.isEmpty, "nothing sent")
         }
+    }
+
+    /// The single-use values a call had in flight count as used until its answer records them — and for good when its
+    /// process died first: the same token is refused before sending at any provider.
+    @Test func aTokenInFlightWhenItsProcessDiedCountsAsUsedEverywhere() async throws {
+        let rig = try BahnRig()
+        let (path, token) = try rig.makeToken(amount: 8000)
+        let me = ProcessIdentity.current
+        var entry = OpenOutcome(provider: "centra", reference: "order of session s-1", replay: nil, effect: "the payment",
+                                settle: ["read the order: `checkout-driver centra order --run gone`"], since: "2026-12-05T10:00:00Z",
+                                run: "gone", inFlight: ProcessIdentity(pid: me.pid, started: me.started + 1))
+        entry.spends = [SpentCredentials.key("Apple Pay token", token.transactionId)]
+        try OpenOutcomes.record(entry, in: rig.state)
+        #expect(try OpenOutcomes.read(rig.state).first?.spends == entry.spends, "kept in the file as written")
+        let result = try await rig.run(#"""
+            {"name":"create","use":"bahn.createIntent","with":{"amount":8000,"currency":"704","orderId":"f-6","description":"Order #f-6"}},
+            {"name":"confirm","use":"bahn.confirm","with":{"orderId":"f-6","tokenFile":"\#(path)"}}
+            """#)
+        let failure = try #require(result.failure)
+        #expect(failure.message.contains("refused before sending: this Apple Pay token was already used by the payment of order of session s-1 (in flight since 2026-12-05T10:00:00Z in process \(me.pid), which ended before it was settled)"),
+                "\(failure)")
+        #expect(rig.confirmRequests.isEmpty, "nothing sent")
     }
 
     @Test func aProcessIsKnownByItsPidAndStartTime() throws {
