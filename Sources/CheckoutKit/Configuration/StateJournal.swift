@@ -26,9 +26,10 @@ final class StateJournal: @unchecked Sendable {
         lock.withLock { pending.isEmpty ? file : pending.applied(to: file, run: run) }
     }
 
-    /// Applies `change` to the run's view of `file` and keeps what it set; nil when the change reached beyond what a
-    /// journal keeps (then it must be written at once, and nothing of it was kept).
-    func record<T>(on file: JSON, run: String, _ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T? {
+    /// Applies `change` to the run's view of `file` and keeps what it set; answers the change's result and the run's
+    /// scope when the change set it. Nil when the change reached beyond what a journal keeps (then it must be written
+    /// at once, and nothing of it was kept).
+    func record<T>(on file: JSON, run: String, _ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> (result: T, scope: JSON?)? {
         lock.lock()
         defer { lock.unlock() }
         let before = StateDelta.reach(of: pending.applied(to: file, run: run), run: run)
@@ -36,7 +37,7 @@ final class StateJournal: @unchecked Sendable {
         let result = try change(&after)
         guard let delta = StateDelta(from: before, to: after, run: run) else { return nil }
         pending.absorb(delta)
-        return result
+        return (result, delta.scope)
     }
 
     /// Writes the pending changes through `write` (which applies the change it is given to the file under its lock and

@@ -200,10 +200,10 @@ public struct StateStore: Sendable {
     func updateFile<T>(_ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T {
         if let journal, let run {
             let file = try onDisk()
-            if let result = try journal.record(on: file, run: run, change) {
+            if let recorded = try journal.record(on: file, run: run, change) {
                 // A credential the change kept (a rotated session token) is a secret in every output from now on.
-                if let scope = journal.view(of: file, run: run)["runs"]?[run] { learnCredentials(inScope: scope) }
-                return result
+                if let scope = recorded.scope { learnCredentials(inScope: scope) }
+                return recorded.result
             }
         }
         return try updateFileDurably(change)
