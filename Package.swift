@@ -21,7 +21,7 @@ let package = Package(
                 // Centra's published Storefront API schema and Braintree's GraphQL API schema, served through the
                 // GraphQL engine (each loaded lazily).
                 resources: [.copy("Centra/Schema/storefront_api_schema.graphql"), .copy("Braintree/Schema/schema.graphql")]),
-        .target(name: "LoopbackHTTP", dependencies: ["WireTypes"]),
+        .target(name: "LoopbackHTTP", dependencies: ["WireTypes", "CEpoll"]),
         // What both sides of the wire read and write: JSON values, exact decimal money, form and HTML encoding.
         .target(name: "WireTypes"),
         // A GraphQL engine (lexer, parser, validation, execution, introspection): the emulator serves Centra's and
@@ -41,6 +41,8 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         // glibc's <malloc.h> (part of libc: nothing to link), for the executable's mallopt.
         .systemLibrary(name: "CMalloc"),
+        // Linux's <sys/epoll.h> and <sys/eventfd.h> (part of libc), for the loopback server's worker pool.
+        .systemLibrary(name: "CEpoll"),
         // QR codes of approval links drawn in the terminal (Cash App Pay).
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode",
                        providers: [.apt(["libqrencode-dev"])]),

@@ -5,50 +5,94 @@ import Synchronization
 /// Gives every accepted connection a process-unique number (HTTPRequest.connectionID).
 private let connectionCounter = Atomic<Int>(0)
 
-/// Why reading a request stopped.
+/// Why reading a request stopped short of a request.
 private enum ReadFailure: Error {
-    /// The peer closed or the socket failed: close quietly.
-    case closed
-    /// Nothing arrived within the idle timeout between requests: close quietly.
-    case idle
-    /// The request is bad or too slow: answer with this status, then close.
+    /// The request is bad or too big: answer with this status, then close.
     case reject(Int, String)
 }
 
-/// Serves one accepted socket on its own thread: read a request, call the handler, write the reply, repeat.
-/// Owned by exactly one thread, so it needs no locking.
-final class Connection {
-    private let fd: Int32
+/// One connection: the bytes it has received, how far the request under way has been read, and its deadlines.
+///
+/// A worker that takes the connection's socket from the server's epoll set calls `serveReady()`: it reads what has
+/// arrived, answers every whole request in it (pipelined ones in order), and says whether to wait for more. Reading
+/// is incremental — the head's end is searched only in new bytes and a chunked body is decoded as it arrives — so a
+/// slow client costs a worker nothing between its bytes. Only the worker holding the socket touches the connection's
+/// state; the server's sweep reads just the two atomics.
+final class Connection: @unchecked Sendable {
+    // @unchecked: the buffer and the reading state belong to the one worker that took the socket from the epoll set
+    // (it is registered one-shot); other threads read only the atomics and `fd`.
+    let fd: Int32
     private let server: HTTPServer
     private let limits: ServerLimits
     private let id: Int
-    /// Bytes received but not yet consumed; pipelined requests stay here between iterations.
+    /// Bytes received and not yet answered: the request under way starts at index 0 (pipelined requests after it stay
+    /// here until their turn).
     private var buffer: [UInt8] = []
-    /// Index of the first unconsumed byte in `buffer`.
-    private var position = 0
-    private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
+    /// Requests answered on this connection.
+    private var index = 0
+    /// The request under way: how far its head was searched, its head once parsed, and its body's progress.
+    private var scanned = 0
+    private var pending: PendingRequest?
+    /// When the request under way must have arrived whole (set at its first byte): a slow client gets 408 then.
+    private var requestDeadline: Double?
+    /// The `Date` line of this second's answers, formatted once a second.
+    private var dateSecond: time_t = 0
+    private var dateLine: [UInt8] = []
+    /// When this connection must be looked at again (milliseconds of the monotonic clock, 0 while a worker holds it):
+    /// the idle timeout between requests, or the request deadline.
+    private let deadlineMilliseconds = Atomic<Int64>(0)
+    /// Set by the sweep once it woke the connection for its deadline, so it is woken once.
+    private let swept = Atomic<Bool>(false)
+    /// When the connection began waiting for its next request (milliseconds, 0 while a request is under way): at the
+    /// connection cap the longest idle one is closed to make room.
+    let idleSince = Atomic<Int64>(0)
 
-    private let idle: IdleMark
-
-    init(fd: Int32, server: HTTPServer, idle: IdleMark) {
+    init(fd: Int32, server: HTTPServer) {
         self.fd = fd
         self.server = server
-        self.idle = idle
         self.limits = server.limits
         self.id = connectionCounter.add(1, ordering: .relaxed).newValue
     }
 
-    func run() {
-        var index = 0
+    /// The deadline, in monotonic seconds.
+    var deadline: Double { Double(deadlineMilliseconds.load(ordering: .acquiring)) / 1000 }
+
+    func deadlinePassed(_ now: Double) -> Bool {
+        let due = deadlineMilliseconds.load(ordering: .acquiring)
+        return due > 0 && Double(due) / 1000 <= now
+    }
+
+    /// True for the first caller after the connection was last armed.
+    func markSwept() -> Bool { !swept.exchange(true, ordering: .acquiringAndReleasing) }
+
+    /// Starts the wait for the first request.
+    func startIdle() { waitForMore(now: monotonicSeconds()) }
+
+    /// Serves what the socket has for us. True: wait for more (the caller arms the socket again); false: closed.
+    func serveReady(scratch: UnsafeMutableRawBufferPointer) -> Bool {
+        deadlineMilliseconds.store(0, ordering: .releasing)
+        swept.store(false, ordering: .releasing)
+        let received = receive(into: scratch)
+        if received != .nothing { idleSince.store(0, ordering: .releasing) }
         while true {
             let request: HTTPRequest
             let keepAlive: Bool
             do {
-                (request, keepAlive) = try readRequest(index: index)
+                guard let whole = try readRequest() else {
+                    let now = monotonicSeconds()
+                    let due = buffer.isEmpty ? nil : requestDeadline
+                    if let due, due <= now {
+                        writeResponse(HTTPResponse.text(408, "Request Timeout\n"), head: false, close: true)
+                        return finish(linger: true)
+                    }
+                    if received == .closed { return finish(linger: false) }
+                    if due == nil && idleDeadlinePassed(now) { return finish(linger: false) }
+                    waitForMore(now: now)
+                    return true
+                }
+                (request, keepAlive) = whole
             } catch {
                 switch error {
-                case .closed, .idle:
-                    return finish(linger: false)
                 case .reject(let status, let message):
                     // Errors get a tiny plain-text answer, and the connection is not trusted any further.
                     writeResponse(HTTPResponse.text(status, message + "\n"), head: false, close: true)
@@ -77,124 +121,118 @@ final class Connection {
         }
     }
 
+    /// Closes a connection no worker holds (the server is shutting down and its workers have ended).
+    func closeUnregistered() { _ = close(fd) }
+
+    /// Sets the deadline the server's sweep watches: the request's, while one is under way; otherwise the idle timeout.
+    private func waitForMore(now: Double) {
+        let due: Double
+        if !buffer.isEmpty {
+            if requestDeadline == nil { requestDeadline = now + limits.requestTimeout }
+            due = requestDeadline!
+        } else {
+            // Between requests nothing is owed, so the idle timeout closes silently. While idle the connection may be
+            // closed to make room for a new one (the server's connection cap).
+            if idleSince.load(ordering: .acquiring) == 0 { idleSince.store(max(1, Int64(now * 1000)), ordering: .releasing) }
+            due = Double(idleSince.load(ordering: .acquiring)) / 1000 + limits.idleTimeout
+        }
+        deadlineMilliseconds.store(max(1, Int64((due * 1000).rounded(.up))), ordering: .releasing)
+    }
+
+    private func idleDeadlinePassed(_ now: Double) -> Bool {
+        let since = idleSince.load(ordering: .acquiring)
+        return since > 0 && Double(since) / 1000 + limits.idleTimeout <= now
+    }
+
     /// Closes the socket. With `linger`, first half-close and drain what the client still sends: closing with
     /// unread input makes the kernel send RST, which can destroy the response the client has not read yet.
-    private func finish(linger: Bool) {
+    private func finish(linger: Bool) -> Bool {
         if linger {
             Glibc.shutdown(fd, Int32(SHUT_WR))
-            let deadline = now() + 1
-            while case .data = receive(until: deadline) { buffer.removeAll(keepingCapacity: true) }
+            let deadline = monotonicSeconds() + 1
+            var drain = [UInt8](repeating: 0, count: 4096)
+            while wait(for: Int16(POLLIN), until: deadline) {
+                let n = drain.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                if n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN) { break }
+            }
         }
         server.forget(fd) { _ = close(fd) }
+        return false
     }
 
     // MARK: - Reading
 
-    private enum Received { case data, closed, timeout }
+    private enum Received { case data, nothing, closed }
 
-    /// Waits (poll, so that the deadline holds) for data and appends it to `buffer`.
-    private func receive(until deadline: Double) -> Received {
+    /// One read of what has arrived (the socket is non-blocking), appended to `buffer`.
+    private func receive(into scratch: UnsafeMutableRawBufferPointer) -> Received {
         while true {
-            let remaining = deadline - now()
-            if remaining <= 0 { return .timeout }
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&pfd, 1, Int32(min(remaining * 1000 + 1, Double(Int32.max))))
-            if ready < 0 { if errno == EINTR { continue } else { return .closed } }
-            if ready == 0 { continue }  // re-check the deadline
-            let n = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            let n = recv(fd, scratch.baseAddress, scratch.count, 0)
             if n > 0 {
-                buffer.append(contentsOf: scratch[0..<n])
+                buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[0..<n]))
                 return .data
             }
-            if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
-            return .closed
+            if n == 0 { return .closed }
+            if errno == EINTR { continue }
+            return errno == EAGAIN || errno == EWOULDBLOCK ? .nothing : .closed
         }
     }
 
-    /// Reads more for the request being received: its deadline passing means a slow client (408).
-    private func more(_ deadline: Double) throws(ReadFailure) {
-        switch receive(until: deadline) {
-        case .data: return
-        case .closed: throw .closed
-        case .timeout: throw .reject(408, "Request Timeout")
-        }
-    }
-
-    private func readRequest(index: Int) throws(ReadFailure) -> (HTTPRequest, Bool) {
-        // Drop consumed bytes so the buffer does not grow across a long keep-alive connection.
-        if position == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
-            position = 0
-        } else if position > 0 {
-            buffer.removeSubrange(0..<position)
-            position = 0
-        }
-        // Idle wait: between requests nothing is owed, so a timeout closes silently. While idle the connection may be
-        // closed to make room for a new one (the server's connection cap).
-        if buffer.isEmpty {
-            let since = now()
-            idle.set(idle: true, at: since)
-            let received = receive(until: since + limits.idleTimeout)
-            idle.set(idle: false, at: since)
-            switch received {
-            case .data: break
-            case .closed: throw .closed
-            case .timeout: throw .idle
-            }
-        }
-        // From the first byte on, the whole request must arrive within requestTimeout.
-        let deadline = now() + limits.requestTimeout
-
-        var scanned = 0
-        var headEnd: Int? = nil
+    /// Polls the socket for `events` until `deadline`; false when it passed or the socket failed.
+    private func wait(for events: Int16, until deadline: Double) -> Bool {
         while true {
-            if let end = findHeadEnd(from: scanned) { headEnd = end; break }
-            scanned = max(0, buffer.count - 3)
-            if buffer.count > limits.maxHeaderBytes { throw .reject(431, "Request Header Fields Too Large") }
-            try more(deadline)
+            let remaining = deadline - monotonicSeconds()
+            if remaining <= 0 { return false }
+            var pfd = pollfd(fd: fd, events: events, revents: 0)
+            let ready = poll(&pfd, 1, Int32(min(remaining * 1000 + 1, Double(Int32.max))))
+            if ready < 0 { if errno == EINTR { continue } else { return false } }
+            if ready > 0 { return true }
         }
-        guard let headEnd, headEnd <= limits.maxHeaderBytes else {
-            throw .reject(431, "Request Header Fields Too Large")
-        }
-        var head = try parseHead(buffer[0..<headEnd])
-        position = headEnd
+    }
 
-        // Framing (RFC 9112 §6): chunked or Content-Length, never both (a request-smuggling signal); no
-        // Transfer-Encoding on HTTP/1.0, which has none; and chunked is the only transfer coding this server decodes.
-        let transferEncoding = head.transferEncoding
-        let lengths = head.contentLengths
-        var body: [UInt8] = []
-        if let transferEncoding {
-            guard head.http11 else { throw .reject(400, "Bad Request: Transfer-Encoding in an HTTP/1.0 request") }
-            guard lengths.isEmpty else { throw .reject(400, "Bad Request: both Transfer-Encoding and Content-Length") }
-            guard transferEncoding.trimmingCharacters(in: .whitespaces).lowercased() == "chunked" else {
-                throw .reject(501, "Not Implemented: the only transfer coding accepted is chunked")
+    /// The next whole request in `buffer`, or nil when more bytes are needed.
+    private func readRequest() throws(ReadFailure) -> (HTTPRequest, Bool)? {
+        if pending == nil {
+            guard let headEnd = findHeadEnd(from: scanned) else {
+                scanned = max(0, buffer.count - 3)
+                if buffer.count > limits.maxHeaderBytes { throw .reject(431, "Request Header Fields Too Large") }
+                return nil
             }
-            sendContinueIfExpected(head.expectContinue)
-            body = try readChunked(deadline)
-        } else if let first = lengths.first {
-            guard lengths.allSatisfy({ $0 == first }), let length = parseDecimal(first) else {
-                throw .reject(400, "Bad Request: invalid Content-Length")
-            }
-            guard length <= limits.maxBodyBytes else { throw .reject(413, "Content Too Large") }
-            if length > 0 {
-                if buffer.count - position < length { sendContinueIfExpected(head.expectContinue) }
-                while buffer.count - position < length { try more(deadline) }
-                body = Array(buffer[position..<(position + length)])
-                position += length
-            }
+            guard headEnd <= limits.maxHeaderBytes else { throw .reject(431, "Request Header Fields Too Large") }
+            pending = try PendingRequest(head: parseHead(buffer[0..<headEnd]), bodyStart: headEnd, limits: limits)
         }
+        guard var request = pending else { return nil }
+        let complete = try request.advance(buffer)
+        if request.sendContinue {
+            // curl and others wait for `100 Continue` before sending a larger body; tell them to go ahead.
+            request.sendContinue = false
+            request.continueSent = true
+            _ = sendAll(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
+        }
+        pending = request
+        guard complete else { return nil }
 
+        var head = request.head
         let keepAlive = head.http11 ? !head.connection.contains("close") : head.connection.contains("keep-alive")
-        head.request.body = Data(body)
+        head.request.body = Data(request.body(in: buffer))
         head.request.indexOnConnection = index
         head.request.connectionID = id
+        // The request is consumed: drop its bytes so the buffer does not grow across a long keep-alive connection.
+        let end = request.end
+        if end == buffer.count {
+            buffer.removeAll(keepingCapacity: buffer.capacity <= 16 * 1024)
+        } else {
+            buffer.removeSubrange(0..<end)
+        }
+        scanned = 0
+        pending = nil
+        requestDeadline = nil
         return (head.request, keepAlive)
     }
 
     /// Finds the blank line ending the header section (CRLF CRLF, or bare LF LF); returns the index just after it.
     private func findHeadEnd(from start: Int) -> Int? {
-        var i = max(position, start)
+        var i = start
         let count = buffer.count
         while i < count {
             if buffer[i] == 0x0A {
@@ -207,69 +245,42 @@ final class Connection {
         return nil
     }
 
-    /// curl and others wait for `100 Continue` before sending a larger body; tell them to go ahead.
-    private func sendContinueIfExpected(_ expected: Bool) {
-        if expected {
-            _ = sendAll(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
-        }
-    }
-
-    /// De-chunks a chunked body, enforcing maxBodyBytes on the running size. Trailers are read and ignored.
-    private func readChunked(_ deadline: Double) throws(ReadFailure) -> [UInt8] {
-        var body: [UInt8] = []
-        while true {
-            let line = try readLine(deadline)
-            // chunk-size [; extensions]
-            let sizePart = line.split(separator: UInt8(ascii: ";"), maxSplits: 1, omittingEmptySubsequences: false)[0]
-            guard let size = parseHex(trimmed(sizePart)) else { throw .reject(400, "Bad Request: invalid chunk size") }
-            if size == 0 {
-                // Trailer fields until an empty line.
-                while try !readLine(deadline).isEmpty {}
-                return body
-            }
-            guard body.count + size <= limits.maxBodyBytes else { throw .reject(413, "Content Too Large") }
-            while buffer.count - position < size { try more(deadline) }
-            body.append(contentsOf: buffer[position..<(position + size)])
-            position += size
-            guard try readLine(deadline).isEmpty else { throw .reject(400, "Bad Request: chunk data longer than its size") }
-        }
-    }
-
-    /// Reads one line (without CRLF / LF) from the buffer, reading more as needed. Lines are short in chunked framing.
-    private func readLine(_ deadline: Double) throws(ReadFailure) -> ArraySlice<UInt8> {
-        var searchFrom = position
-        while true {
-            if let newline = buffer[searchFrom...].firstIndex(of: 0x0A) {
-                var end = newline
-                if end > position && buffer[end - 1] == 0x0D { end -= 1 }
-                let line = buffer[position..<end]
-                position = newline + 1
-                return line
-            }
-            if buffer.count - position > 4096 { throw .reject(400, "Bad Request: chunk line too long") }
-            searchFrom = buffer.count
-            try more(deadline)
-        }
-    }
-
     // MARK: - Writing
 
-    private func head(of response: HTTPResponse, close: Bool) -> [UInt8] {
-        var text = "HTTP/1.1 \(response.status) \(reasonPhrase(response.status))\r\n"
+    private func head(of response: HTTPResponse, close: Bool, reserving bodyBytes: Int = 0) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256 + bodyBytes)
+        bytes.append(contentsOf: "HTTP/1.1 \(response.status) \(reasonPhrase(response.status))\r\n".utf8)
+        var hasDate = false
         for (name, value) in response.headers {
             // Framing belongs to the server: it writes Content-Length itself.
-            let lower = name.lowercased()
-            if lower == "content-length" || lower == "transfer-encoding" || lower == "connection" { continue }
-            text += "\(name): \(value)\r\n"
+            switch name.utf8.count {
+            case 4 where name.lowercased() == "date": hasDate = true
+            case 10 where name.lowercased() == "connection": continue
+            case 14 where name.lowercased() == "content-length": continue
+            case 17 where name.lowercased() == "transfer-encoding": continue
+            default: break
+            }
+            bytes.append(contentsOf: name.utf8)
+            bytes.append(contentsOf: ": ".utf8)
+            bytes.append(contentsOf: value.utf8)
+            bytes.append(contentsOf: "\r\n".utf8)
         }
         if response.status != 204 && response.status != 304 && response.status >= 200 {
-            text += "Content-Length: \(response.body.count)\r\n"
+            bytes.append(contentsOf: "Content-Length: \(response.body.count)\r\n".utf8)
         }
-        if close { text += "Connection: close\r\n" }
+        if close { bytes.append(contentsOf: "Connection: close\r\n".utf8) }
         // An origin server with a clock sends one (RFC 9110 §6.6.1); clients read clock skew from it (`doctor`).
-        if response.headers["Date"] == nil { text += "Date: \(Self.imfDate(time(nil)))\r\n" }
-        text += "\r\n"
-        return Array(text.utf8)
+        if !hasDate {
+            let second = time(nil)
+            if second != dateSecond {
+                dateSecond = second
+                dateLine = Array("Date: \(Self.imfDate(second))\r\n".utf8)
+            }
+            bytes.append(contentsOf: dateLine)
+        }
+        bytes.append(contentsOf: "\r\n".utf8)
+        return bytes
     }
 
     /// "Thu, 03 Dec 2026 10:13:28 GMT" (IMF-fixdate): strftime in the C locale, which this process never changes.
@@ -285,26 +296,160 @@ final class Connection {
     /// Head and body go out in a single buffer (one send) so the client sees the response in one segment.
     @discardableResult
     private func writeResponse(_ response: HTTPResponse, head isHead: Bool, close: Bool) -> Bool {
-        var bytes = head(of: response, close: close)
         let bodyAllowed = !isHead && response.status != 204 && response.status != 304 && response.status >= 200
+        var bytes = head(of: response, close: close, reserving: bodyAllowed ? response.body.count : 0)
         if bodyAllowed { bytes.append(contentsOf: response.body) }
         return sendAll(bytes)
     }
 
+    /// Writes everything; a client that stops reading for the idle timeout fails the write (and the connection).
     private func sendAll(_ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBytes { raw in
             var offset = 0
+            let deadline = monotonicSeconds() + max(1, limits.idleTimeout)
             while offset < raw.count {
                 // Normally one call; the loop only covers a partial write of a large body.
                 let n = send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
                 if n < 0 {
                     if errno == EINTR { continue }
+                    if (errno == EAGAIN || errno == EWOULDBLOCK) && wait(for: Int16(POLLOUT), until: deadline) { continue }
                     return false
                 }
                 offset += n
             }
             return true
         }
+    }
+}
+
+/// A request whose head has been parsed, and how far its body has arrived. Framing (RFC 9112 §6): chunked or
+/// Content-Length, never both (a request-smuggling signal); no Transfer-Encoding on HTTP/1.0, which has none; and
+/// chunked is the only transfer coding this server decodes.
+private struct PendingRequest {
+    var head: ParsedHead
+    let bodyStart: Int
+    /// Where the request ends in the buffer (known once it is complete).
+    private(set) var end: Int
+    private var framing: Framing
+    private let maxBody: Int
+    /// The head asked for `100 Continue` and its body has not all arrived: send it once.
+    var sendContinue = false
+    var continueSent = false
+
+    private enum Framing {
+        case length(Int)
+        case chunked(ChunkedBody)
+    }
+
+    init(head: ParsedHead, bodyStart: Int, limits: ServerLimits) throws(ReadFailure) {
+        self.head = head
+        self.bodyStart = bodyStart
+        self.end = bodyStart
+        self.maxBody = limits.maxBodyBytes
+        let lengths = head.contentLengths
+        if let transferEncoding = head.transferEncoding {
+            guard head.http11 else { throw .reject(400, "Bad Request: Transfer-Encoding in an HTTP/1.0 request") }
+            guard lengths.isEmpty else { throw .reject(400, "Bad Request: both Transfer-Encoding and Content-Length") }
+            guard transferEncoding.trimmingCharacters(in: .whitespaces).lowercased() == "chunked" else {
+                throw .reject(501, "Not Implemented: the only transfer coding accepted is chunked")
+            }
+            framing = .chunked(ChunkedBody(cursor: bodyStart))
+        } else if let first = lengths.first {
+            guard lengths.allSatisfy({ $0 == first }), let length = parseDecimal(first) else {
+                throw .reject(400, "Bad Request: invalid Content-Length")
+            }
+            guard length <= limits.maxBodyBytes else { throw .reject(413, "Content Too Large") }
+            framing = .length(length)
+        } else {
+            framing = .length(0)
+        }
+    }
+
+    /// Reads on in `buffer`; true once the request is whole.
+    mutating func advance(_ buffer: [UInt8]) throws(ReadFailure) -> Bool {
+        let complete: Bool
+        switch framing {
+        case .length(let length):
+            complete = buffer.count - bodyStart >= length
+            if complete { end = bodyStart + length }
+        case .chunked(var body):
+            complete = try body.advance(buffer, maxBody: maxBody)
+            if complete { end = body.cursor }
+            framing = .chunked(body)
+        }
+        if !complete && head.expectContinue && !continueSent { sendContinue = true }
+        return complete
+    }
+
+    /// The body of a whole request.
+    func body(in buffer: [UInt8]) -> [UInt8] {
+        switch framing {
+        case .length(let length): Array(buffer[bodyStart..<(bodyStart + length)])
+        case .chunked(let body): body.data
+        }
+    }
+}
+
+/// A chunked body decoded as its bytes arrive, enforcing the body limit on the running size. Trailers are read and
+/// ignored.
+private struct ChunkedBody {
+    /// The first byte not decoded yet.
+    var cursor: Int
+    var data: [UInt8] = []
+    private var phase = Phase.size
+
+    private enum Phase {
+        case size
+        case data(Int)
+        case dataEnd
+        case trailers
+    }
+
+    init(cursor: Int) { self.cursor = cursor }
+
+    /// Decodes what `buffer` holds past `cursor`; true once the last chunk and the trailers are in.
+    mutating func advance(_ buffer: [UInt8], maxBody: Int) throws(ReadFailure) -> Bool {
+        while true {
+            switch phase {
+            case .size:
+                guard let line = try line(in: buffer) else { return false }
+                // chunk-size [; extensions]
+                let sizePart = line.split(separator: UInt8(ascii: ";"), maxSplits: 1, omittingEmptySubsequences: false)[0]
+                guard let size = parseHex(trimmed(sizePart)) else { throw .reject(400, "Bad Request: invalid chunk size") }
+                if size == 0 {
+                    phase = .trailers
+                } else {
+                    guard data.count + size <= maxBody else { throw .reject(413, "Content Too Large") }
+                    phase = .data(size)
+                }
+            case .data(let size):
+                guard buffer.count - cursor >= size else { return false }
+                data.append(contentsOf: buffer[cursor..<(cursor + size)])
+                cursor += size
+                phase = .dataEnd
+            case .dataEnd:
+                guard let line = try line(in: buffer) else { return false }
+                guard line.isEmpty else { throw .reject(400, "Bad Request: chunk data longer than its size") }
+                phase = .size
+            case .trailers:
+                // Trailer fields until an empty line.
+                guard let line = try line(in: buffer) else { return false }
+                if line.isEmpty { return true }
+            }
+        }
+    }
+
+    /// The next whole line (without CRLF / LF), or nil until it has arrived. Lines are short in chunked framing.
+    private mutating func line(in buffer: [UInt8]) throws(ReadFailure) -> ArraySlice<UInt8>? {
+        guard let newline = buffer[cursor...].firstIndex(of: 0x0A) else {
+            if buffer.count - cursor > 4096 { throw .reject(400, "Bad Request: chunk line too long") }
+            return nil
+        }
+        var end = newline
+        if end > cursor && buffer[end - 1] == 0x0D { end -= 1 }
+        let line = buffer[cursor..<end]
+        cursor = newline + 1
+        return line
     }
 }
 
@@ -321,31 +466,39 @@ private struct ParsedHead {
     var expectContinue = false
 }
 
-/// Parses "METHOD SP target SP HTTP/1.x" and the header fields. Anything malformed is a 400.
+/// Parses "METHOD SP target SP HTTP/1.x" and the header fields. Anything malformed is a 400. One pass over the bytes,
+/// line by line, with no array of lines.
 private func parseHead(_ bytes: ArraySlice<UInt8>) throws(ReadFailure) -> ParsedHead {
-    var lines: [ArraySlice<UInt8>] = []
-    var lineStart = bytes.startIndex
-    for i in bytes.indices where bytes[i] == 0x0A {
-        var end = i
-        if end > lineStart && bytes[end - 1] == 0x0D { end -= 1 }
-        lines.append(bytes[lineStart..<end])
-        lineStart = i + 1
+    /// The line starting at `start` (without CRLF / LF) and where the next one starts; nil past the last line.
+    func line(from start: Int) -> (ArraySlice<UInt8>, next: Int)? {
+        guard start < bytes.endIndex, let newline = bytes[start...].firstIndex(of: 0x0A) else { return nil }
+        var end = newline
+        if end > start && bytes[end - 1] == 0x0D { end -= 1 }
+        return (bytes[start..<end], newline + 1)
     }
-    // The last collected line is the empty one that ended the head.
-    guard lines.count >= 2 else { throw .reject(400, "Bad Request: malformed request line") }
-    let requestLine = lines[0]
-    guard !requestLine.contains(0x0D) else { throw .reject(400, "Bad Request: a bare CR in the request line") }
-    let parts = requestLine.split(separator: 0x20, omittingEmptySubsequences: false)
-    guard parts.count == 3, !parts[0].isEmpty, parts[0].allSatisfy(isTokenByte),
-          !parts[1].isEmpty, parts[1].allSatisfy({ $0 > 0x20 && $0 != 0x7F })
+    // The head ends with an empty line, so a request line alone is not a request.
+    guard let (requestLine, afterRequestLine) = line(from: bytes.startIndex), !requestLine.isEmpty,
+          afterRequestLine < bytes.endIndex
     else { throw .reject(400, "Bad Request: malformed request line") }
-    let version = String(decoding: parts[2], as: UTF8.self)
-    guard version == "HTTP/1.1" || version == "HTTP/1.0" else { throw .reject(400, "Bad Request: unsupported HTTP version") }
+    guard !requestLine.contains(0x0D) else { throw .reject(400, "Bad Request: a bare CR in the request line") }
+    guard let firstSpace = requestLine.firstIndex(of: 0x20),
+          let secondSpace = requestLine[(firstSpace + 1)...].firstIndex(of: 0x20),
+          !requestLine[(secondSpace + 1)...].contains(0x20)
+    else { throw .reject(400, "Bad Request: malformed request line") }
+    let method = requestLine[requestLine.startIndex..<firstSpace]
+    let target = requestLine[(firstSpace + 1)..<secondSpace]
+    let versionBytes = requestLine[(secondSpace + 1)...]
+    guard !method.isEmpty, method.allSatisfy(isTokenByte), !target.isEmpty, target.allSatisfy({ $0 > 0x20 && $0 != 0x7F })
+    else { throw .reject(400, "Bad Request: malformed request line") }
+    let http11 = versionBytes.elementsEqual("HTTP/1.1".utf8)
+    guard http11 || versionBytes.elementsEqual("HTTP/1.0".utf8) else { throw .reject(400, "Bad Request: unsupported HTTP version") }
 
     var headers = HTTPHeaders()
-    var head = ParsedHead(request: HTTPRequest(method: "", target: ""), http11: version == "HTTP/1.1")
+    var head = ParsedHead(request: HTTPRequest(method: "", target: ""), http11: http11)
     var hosts = 0
-    for line in lines[1..<(lines.count - 1)] {
+    var next = afterRequestLine
+    while let (line, after) = line(from: next), !line.isEmpty {
+        next = after
         // A CR that does not end its line (RFC 9112 §2.2) could be read as a line end by one parser and not another.
         guard !line.contains(0x0D) else { throw .reject(400, "Bad Request: a bare CR in the header section") }
         // Obsolete line folding and names with whitespace before the colon are rejected (RFC 9112 §5).
@@ -357,7 +510,7 @@ private func parseHead(_ bytes: ArraySlice<UInt8>) throws(ReadFailure) -> Parsed
         let name = String(decoding: line[line.startIndex..<colon], as: UTF8.self)
         let valueText = String(decoding: value, as: UTF8.self)
         headers.add(name, valueText)
-        switch name.count {  // cheap pre-filter before lowercasing
+        switch colon - line.startIndex {  // cheap pre-filter before lowercasing
         case 4, 6, 10, 14, 17:
             switch name.lowercased() {
             case "host": hosts += 1
@@ -373,8 +526,8 @@ private func parseHead(_ bytes: ArraySlice<UInt8>) throws(ReadFailure) -> Parsed
     // HTTP/1.1 needs exactly one Host (RFC 9112 §3.2); two could be read differently by different hops.
     if hosts > 1 { throw .reject(400, "Bad Request: more than one Host header") }
     if head.http11 && hosts == 0 { throw .reject(400, "Bad Request: an HTTP/1.1 request needs a Host header") }
-    head.request = HTTPRequest(method: String(decoding: parts[0], as: UTF8.self),
-                               target: String(decoding: parts[1], as: UTF8.self), headers: headers)
+    head.request = HTTPRequest(method: String(decoding: method, as: UTF8.self),
+                               target: String(decoding: target, as: UTF8.self), headers: headers)
     return head
 }
 
@@ -413,13 +566,6 @@ private func parseHex(_ s: ArraySlice<UInt8>) -> Int? {
         }
     }
     return value
-}
-
-/// Monotonic seconds, for deadlines that do not jump with the wall clock.
-private func now() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
 public func reasonPhrase(_ status: Int) -> String {

@@ -54,7 +54,10 @@ public struct HTTPRequest: Sendable {
     }
 
     /// The path part of the target, without the query.
-    public var path: String { String(target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]) }
+    public var path: String {
+        guard let question = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return target }
+        return String(target[..<question])
+    }
 
     /// Decoded query parameters (later duplicates win), read as a form is (`FormEncoding`).
     public var query: [String: String] {

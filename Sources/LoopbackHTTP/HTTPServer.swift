@@ -1,36 +1,43 @@
+import CEpoll
 import Glibc  // Linux only (see docs/architecture.md, "Constraints")
 import Dispatch
 import Foundation
 import Synchronization
 
-/// A small HTTP/1.1 server on blocking POSIX sockets: one thread per connection, a synchronous handler.
+/// A small HTTP/1.1 server on POSIX sockets: a few worker threads over one `epoll` set, a synchronous handler.
 ///
-/// Thread-per-connection keeps the handler a plain function (the emulator's handlers may sleep to inject latency)
-/// and keeps blocking I/O off Swift concurrency's cooperative pool.
+/// The handler stays a plain function (the emulator's handlers may sleep to inject latency), run on the worker that
+/// read the request; a handler that blocks costs one worker, and the pool starts another when none is left waiting
+/// (`WorkerPool`). An idle keep-alive connection costs no thread, and blocking I/O stays off Swift concurrency's
+/// cooperative pool.
 public final class HTTPServer: Sendable {
     public let port: UInt16
     public let host: String
     public let limits: ServerLimits
     let handler: HTTPHandler
     private let listenFD: Int32
+    private let pool: WorkerPool
+    private let box: ServerBox
 
     private struct State {
         var started = false
         var stopping = false
-        /// Open connection sockets, so that shutdown() can wake their threads, each with its idle mark: at the
-        /// connection cap the longest idle one is closed to make room, so idle keep-alive sockets cannot lock other
-        /// clients out.
-        var connections: [Int32: IdleMark] = [:]
-        /// Connections closed to make room whose threads have not finished yet.
+        /// Open connections by socket, so that shutdown() can wake them and the connection cap can find the longest
+        /// idle one (closed to make room, so idle keep-alive sockets cannot lock other clients out). A connection in
+        /// the epoll set is reached through the token registered with it, which stays valid while it is listed here.
+        var connections: [Int32: Connection] = [:]
+        /// Connections closed to make room whose workers have not closed them yet.
         var evicting: Set<Int32> = []
     }
     private let state = Mutex(State())
-    /// Entered by the accept thread and every connection thread; shutdown() waits on it (a join).
-    private let threads = DispatchGroup()
     /// Left once shutdown() finished, so that any number of callers can wait for it.
     private let finished = DispatchGroup()
     /// Only the first shutdown() call does the work; later calls wait for it.
     private let shutdownClaimed = Atomic<Bool>(false)
+
+    static let listenerToken: UInt64 = 2
+    /// Workers kept however quiet the server is: two can block in handlers while others serve.
+    static let minimumWorkers = 4
 
     public var baseURL: String { "http://\(host):\(port)" }
 
@@ -46,7 +53,7 @@ public final class HTTPServer: Sendable {
         guard inet_pton(AF_INET, address, &sin.sin_addr) == 1 else {
             throw HTTPServerError("cannot listen on host \"\(host)\": expected an IPv4 address such as 127.0.0.1")
         }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw HTTPServerError("cannot create a socket: \(String(cString: strerror(errno)))") }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -73,15 +80,28 @@ public final class HTTPServer: Sendable {
         _ = withUnsafeMutablePointer(to: &actual) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
+        // The pool calls back into the server, which does not exist yet: the closures reach it through a box filled
+        // in below, before any thread starts.
+        let box = ServerBox()
+        self.box = box
+        do {
+            pool = try WorkerPool(minimum: Self.minimumWorkers, maximum: limits.maxConnections + Self.minimumWorkers,
+                                  serve: { token, scratch in box.server?.serve(token: token, scratch: scratch) },
+                                  sweep: { box.server?.sweep() })
+        } catch {
+            close(fd)
+            throw error
+        }
         self.listenFD = fd
         self.port = UInt16(bigEndian: actual.sin_port)
         self.host = host
         self.limits = limits
         self.handler = handler
+        box.server = self
         finished.enter()
     }
 
-    /// Starts the accept loop on its own thread and returns immediately. Calling it again does nothing.
+    /// Starts the workers and begins accepting; returns immediately. Calling it again does nothing.
     public func start() {
         let go = state.withLock { s -> Bool in
             guard !s.started, !s.stopping else { return false }
@@ -89,13 +109,10 @@ public final class HTTPServer: Sendable {
             return true
         }
         guard go else { return }
-        threads.enter()
-        let thread = Thread { [self] in
-            acceptLoop()
-            threads.leave()
-        }
-        thread.name = "http-accept-\(port)"
-        thread.start()
+        // Like any running thread's owner, the workers keep the server alive until shutdown().
+        box.running = self
+        arm(listener: cepoll_add)
+        pool.start()
     }
 
     /// Stops accepting, closes the listener and every open connection, and waits for all threads. Idempotent, and
@@ -107,13 +124,21 @@ public final class HTTPServer: Sendable {
         }
         state.withLock { s in
             s.stopping = true
-            // SHUT_RDWR wakes a thread blocked in accept/poll/recv/send; the fd itself is closed by its owner.
+            // SHUT_RDWR makes a worker's recv or send on it fail at once; the fd itself is closed by its owner.
             // Doing it under the lock means no fd in the set can have been closed and reused meanwhile.
             Glibc.shutdown(listenFD, Int32(SHUT_RDWR))
             for fd in s.connections.keys { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
         }
-        threads.wait()
+        pool.stop()
+        // No worker is left: connections still waiting in the set are closed here.
+        let left = state.withLock { s in
+            defer { s.connections.removeAll() }
+            return Array(s.connections.values)
+        }
+        for connection in left { connection.closeUnregistered() }
+        pool.close()
         close(listenFD)
+        box.running = nil
         finished.leave()
     }
 
@@ -122,36 +147,81 @@ public final class HTTPServer: Sendable {
         finished.wait()
     }
 
+    /// How many worker threads serve connections now (however many connections are open).
+    var workerCount: Int { pool.workerCount }
+
     deinit {
-        // A server dropped without shutdown() must not leak its listening socket.
-        if !shutdownClaimed.load(ordering: .acquiring) { close(listenFD) }
+        // A server dropped without shutdown() must not leak its sockets.
+        if !shutdownClaimed.load(ordering: .acquiring) {
+            close(listenFD)
+            pool.close()
+        }
+    }
+
+    // MARK: - Serving ready sockets
+
+    /// One ready socket, on the worker that took it from the set.
+    private func serve(token: UInt64, scratch: UnsafeMutableRawBufferPointer) {
+        if token == Self.listenerToken {
+            acceptAll()
+            arm(listener: cepoll_modify)
+            return
+        }
+        guard let pointer = UnsafeRawPointer(bitPattern: UInt(token)) else { return }
+        // Valid: the connection stays listed (and retained) until its owner — this worker, now — closes it.
+        let connection = Unmanaged<Connection>.fromOpaque(pointer).takeUnretainedValue()
+        if connection.serveReady(scratch: scratch) { rearm(connection) }
+    }
+
+    private func arm(listener operation: Int32) {
+        _ = cepoll_control(pool.epoll, operation, listenFD, cepoll_in | cepoll_one_shot, Self.listenerToken)
+    }
+
+    private func register(_ connection: Connection) {
+        let token = UInt64(UInt(bitPattern: Unmanaged.passUnretained(connection).toOpaque()))
+        _ = cepoll_control(pool.epoll, cepoll_add, connection.fd, cepoll_in | cepoll_read_hangup | cepoll_one_shot, token)
+    }
+
+    private func rearm(_ connection: Connection) {
+        let token = UInt64(UInt(bitPattern: Unmanaged.passUnretained(connection).toOpaque()))
+        _ = cepoll_control(pool.epoll, cepoll_modify, connection.fd, cepoll_in | cepoll_read_hangup | cepoll_one_shot, token)
+    }
+
+    /// Wakes each connection whose deadline passed (idle too long, or a request arriving too slowly): a read
+    /// shutdown makes its socket readable, and the worker that takes it sees the deadline and closes or answers 408.
+    private func sweep() {
+        let now = monotonicSeconds()
+        state.withLock { s in
+            for (fd, connection) in s.connections where connection.deadlinePassed(now) && connection.markSwept() {
+                Glibc.shutdown(fd, Int32(SHUT_RD))
+            }
+        }
     }
 
     // MARK: - Accepting
 
-    private func acceptLoop() {
+    private func acceptAll() {
         while true {
             let fd = accept(listenFD, nil, nil)
             if fd < 0 {
                 if errno == EINTR || errno == ECONNABORTED { continue }
-                if state.withLock({ $0.stopping }) { return }
-                if errno == EMFILE || errno == ENFILE { usleep(10_000); continue }  // out of fds: back off, retry
+                if errno == EMFILE || errno == ENFILE { usleep(10_000) }  // out of fds: back off, the listener re-arms
                 return
             }
             // Register under the lock so that a concurrent shutdown() either sees this fd or we see `stopping`.
-            let mark = IdleMark()
+            let connection = Connection(fd: fd, server: self)
             let verdict = state.withLock { s -> Int in
                 if s.stopping { return 0 }
                 if s.connections.count - s.evicting.count >= limits.maxConnections {
-                    let idle = s.connections.compactMap { fd, mark -> (Int32, Int64)? in
-                        let since = mark.since.load(ordering: .acquiring)
+                    let idle = s.connections.compactMap { fd, connection -> (Int32, Int64)? in
+                        let since = connection.idleSince.load(ordering: .acquiring)
                         return since > 0 && !s.evicting.contains(fd) ? (fd, since) : nil
                     }
                     guard let oldest = idle.min(by: { $0.1 < $1.1 })?.0 else { return 1 }
                     Glibc.shutdown(oldest, Int32(SHUT_RDWR))
                     s.evicting.insert(oldest)
                 }
-                s.connections[fd] = mark
+                s.connections[fd] = connection
                 return 2
             }
             switch verdict {
@@ -159,41 +229,44 @@ public final class HTTPServer: Sendable {
                 close(fd)
                 return
             case 1:
-                // Over the limit: a tiny 503 so the client knows why, then close. No thread is spent on it.
+                // Over the limit: a tiny 503 so the client knows why, then close. No worker waits on it.
                 let reply = Array("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
                 _ = reply.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 close(fd)
             default:
+                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
                 var one: Int32 = 1
                 // Responses are written in one send; without NODELAY small writes could wait for delayed ACKs.
                 setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-                // A client that stops reading must not pin a thread in send() forever.
-                var tv = timeval(tv_sec: max(1, Int(limits.idleTimeout)), tv_usec: 0)
-                setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-                threads.enter()
-                let thread = Thread { [self] in
-                    let connection = Connection(fd: fd, server: self, idle: mark)
-                    connection.run()
-                    threads.leave()
-                }
-                thread.start()
+                connection.startIdle()
+                register(connection)
             }
         }
     }
 
     /// Serves one socket already connected (one end of a socketpair, an inherited socket) on the calling thread, until
     /// the peer is done or the connection must close: the same reading, request limits and replies as an accepted
-    /// connection, with no thread of its own (what the fuzzer drives the parser through). The connection cap and the
-    /// socket options the accept loop sets (send timeout, no delay) are the caller's. Closed when it returns.
+    /// connection, outside the epoll set (what the fuzzer drives the parser through). The connection cap and the
+    /// socket options the accept loop sets (no delay) are the caller's. Closed when it returns.
     public func serve(connected fd: Int32) {
-        let mark = IdleMark()
-        state.withLock { $0.connections[fd] = mark }
-        Connection(fd: fd, server: self, idle: mark).run()
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        let connection = Connection(fd: fd, server: self)
+        state.withLock { $0.connections[fd] = connection }
+        connection.startIdle()
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: WorkerPool.readSize, alignment: 16)
+        defer { scratch.deallocate() }
+        while true {
+            let wait = max(0, connection.deadline - monotonicSeconds())
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&pfd, 1, Int32(min(wait * 1000 + 1, Double(Int32.max))))
+            if ready < 0 && errno == EINTR { continue }
+            if !connection.serveReady(scratch: scratch) { return }
+        }
     }
 
-    /// Called by a connection thread just before it closes its socket.
+    /// Called by a connection's owner just before it closes its socket.
     func forget(_ fd: Int32, _ closeIt: () -> Void) {
-        // Close under the lock so that shutdown() never calls shutdown(2) on a recycled fd number.
+        // Close under the lock so that shutdown() and the sweep never call shutdown(2) on a recycled fd number.
         state.withLock { s in
             s.connections[fd] = nil
             s.evicting.remove(fd)
@@ -202,16 +275,13 @@ public final class HTTPServer: Sendable {
     }
 }
 
-/// When a connection began waiting for its next request (milliseconds of a monotonic clock, 0 while it serves one).
-/// Its own thread writes it without the server's lock — a lock taken twice per request by every connection costs
-/// most of the server's throughput under load (Linux's contended mutexes sleep in the kernel) — and the accept
-/// thread reads it, under the lock, only at the connection cap.
-final class IdleMark: Sendable {
-    let since = Atomic<Int64>(0)
-
-    func set(idle: Bool, at seconds: Double) {
-        since.store(idle ? max(1, Int64(seconds * 1000)) : 0, ordering: .releasing)
-    }
+/// Lets the worker pool's callbacks reach the server that owns it, and keeps a started server alive until it is shut
+/// down (a server dropped before `start()` still closes its sockets in `deinit`).
+private final class ServerBox: @unchecked Sendable {
+    // @unchecked: `server` is written once in HTTPServer.init before the pool's threads exist; `running` is written in
+    // start() before they exist and in shutdown() after they ended.
+    weak var server: HTTPServer?
+    var running: HTTPServer?
 }
 
 /// Installs SIGINT/SIGTERM handlers that run `action` (once per signal) instead of killing the process.

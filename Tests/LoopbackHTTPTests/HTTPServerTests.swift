@@ -267,6 +267,60 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         #expect(try busy[0].readResponse().text.hasSuffix("body=abcdefghij"))
     }
 
+    /// Idle keep-alive connections and clients half way through a request cost no thread: the workers stay at the
+    /// pool's minimum however many sockets are open.
+    @Test func openConnectionsCostNoThreads() throws {
+        let server = try startServer()
+        defer { server.shutdown() }
+        var clients: [RawClient] = []
+        for i in 0..<200 {
+            let client = try RawClient(port: server.port)
+            client.send("GET /\(i) HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+            if i % 2 == 0 { client.send("GET /half-way HTTP/1.1\r\nHo") }
+            clients.append(client)
+        }
+        #expect(server.workerCount == HTTPServer.minimumWorkers)
+        clients[1].send("GET /again HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try clients[1].readResponse().text.hasPrefix("GET /again "))
+    }
+
+    /// Handlers that block (an injected latency sleeps) hold a worker each, and the pool starts more: a request that
+    /// arrives while more handlers are blocked than there are workers is still answered at once.
+    @Test func blockedHandlersStarveNobody() throws {
+        let server = try startServer { request in
+            if request.path == "/sleep" { Thread.sleep(forTimeInterval: 2) }
+            return .respond(HTTPResponse.text(200, request.path))
+        }
+        defer { server.shutdown() }
+        let sleepers = try (0..<(HTTPServer.minimumWorkers + 2)).map { _ in try RawClient(port: server.port) }
+        for client in sleepers { client.send("GET /sleep HTTP/1.1\r\nHost: t\r\n\r\n") }
+        usleep(100_000)
+        let started = Date()
+        let quick = try RawClient.request(port: server.port, "GET /quick HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(quick.text == "/quick")
+        #expect(Date().timeIntervalSince(started) < 1, "answered while every first worker still sleeps")
+        #expect(server.workerCount > HTTPServer.minimumWorkers)
+        for client in sleepers { #expect(try client.readResponse().text == "/sleep") }
+    }
+
+    /// A request that arrives a few bytes at a time — its blank line split across reads — is read whole.
+    @Test func aRequestArrivingInPiecesIsReadWhole() throws {
+        let server = try startServer()
+        defer { server.shutdown() }
+        let client = try RawClient(port: server.port)
+        let raw = Array("POST /pieces HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello".utf8)
+        var pieces = [Array(raw[0..<3]), Array(raw[3..<4]), Array(raw[4..<34]), Array(raw[34..<49])]
+        pieces += raw[49...].map { [$0] }  // the blank line and the body, a byte at a time
+        for piece in pieces {
+            client.send(piece)
+            usleep(10_000)
+        }
+        let response = try client.readResponse()
+        #expect(response.status == 200)
+        #expect(response.text.hasPrefix("POST /pieces ") && response.text.hasSuffix("idx=0 body=hello"))
+    }
+
     @Test func slowClientGets408AndIsClosed() throws {
         let server = try startServer(ServerLimits(requestTimeout: 0.3))
         defer { server.shutdown() }

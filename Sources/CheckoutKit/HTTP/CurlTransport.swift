@@ -75,13 +75,15 @@ public final class CurlTransport: HTTPClient, @unchecked Sendable {
                 ccurl_setopt_long(h, CURLOPT_TIMEOUT_MS, max(1, Int(request.timeout * 1000)))
                 ccurl_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(min(request.timeout, 10) * 1000)))
                 ccurl_setopt_long(h, CURLOPT_TCP_NODELAY, 1)
-                // libcurl silently resends a request whose reused connection died before any response byte,
-                // and the server may already have acted on it. That resend is invisible to the engine (no exchange,
-                // no retry event) and repeats the very bytes, so per-attempt headers such as Bn-Request-Id go out
-                // twice. A request that is not idempotent by method — keyed or not — gets a fresh connection, so it
-                // goes out exactly once per engine attempt and a lost response surfaces as `connectionLost`, for the
-                // retry policy to repeat (rebuilt, under its idempotency key) or not.
-                if !RetryPolicy.idempotentMethods.contains(request.method) { ccurl_setopt_long(h, CURLOPT_FRESH_CONNECT, 1) }
+                // Which requests may go out on a kept-alive connection is the retry policy's rule (see
+                // `RetryPolicy.mayReuseConnection`); the others get a fresh one.
+                if !RetryPolicy.mayReuseConnection(request) { ccurl_setopt_long(h, CURLOPT_FRESH_CONNECT, 1) }
+                // libcurl would silently send a request again on a fresh connection when the kept one died before any
+                // answer byte, though the server may have acted on the first. Its second request is refused here, so
+                // the transfer fails as a lost connection and the engine decides — counted, logged and rebuilt (a
+                // fresh Bn-Request-Id, the same idempotency key) — whether to send it again.
+                ccurl_setopt_prereq_function(h, curlBeforeRequest)
+                ccurl_setopt_pointer(h, CURLOPT_PREREQDATA, sinkPointer)
                 ccurl_setopt_pointer(h, CURLOPT_ERRORBUFFER, errorPointer.baseAddress)
                 ccurl_setopt_slist(h, CURLOPT_HTTPHEADER, headerList)
                 ccurl_setopt_write_function(h, curlWriteBody)
@@ -107,6 +109,9 @@ public final class CurlTransport: HTTPClient, @unchecked Sendable {
 
                 let code = curl_easy_perform(h)
                 guard code == CURLE_OK else {
+                    if sink.resendRefused {
+                        return .failure(.connectionLost("the kept-alive connection closed before an answer came"))
+                    }
                     let detail = String(cString: errorPointer.baseAddress!)
                     let message = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
                     return .failure(CurlTransport.classify(code, message: message))
@@ -168,6 +173,9 @@ private final class TransferSink {
     var body = Data()
     var headers = HTTPHeaders()
     var httpVersion = "HTTP/1.1"
+    /// Requests libcurl was about to write for this transfer: more than one is its own resend, which is refused.
+    var requestsStarted = 0
+    var resendRefused = false
     let abort: AbortFlag
     init(abort: AbortFlag) { self.abort = abort }
 }
@@ -182,6 +190,17 @@ private final class AbortFlag: Sendable {
 /// Non-zero aborts the transfer (CURLE_ABORTED_BY_CALLBACK).
 private let curlProgress: ccurl_xferinfo_callback = { userdata, _, _, _, _ in
     Unmanaged<TransferSink>.fromOpaque(userdata!).takeUnretainedValue().abort.isRaised ? 1 : 0
+}
+
+/// Called just before libcurl writes the request on a connection; a second call in one transfer is a resend.
+private let curlBeforeRequest: ccurl_prereq_callback = { userdata, _, _, _, _ in
+    let sink = Unmanaged<TransferSink>.fromOpaque(userdata!).takeUnretainedValue()
+    sink.requestsStarted += 1
+    guard sink.requestsStarted == 1 else {
+        sink.resendRefused = true
+        return Int32(CURL_PREREQFUNC_ABORT)
+    }
+    return Int32(CURL_PREREQFUNC_OK)
 }
 
 private let curlWriteBody: ccurl_data_callback = { pointer, size, count, userdata in

@@ -59,6 +59,15 @@ public struct RetryPolicy: Sendable, Equatable {
         request.readOnly || request.idempotent || idempotentMethods.contains(request.method) || idempotencyHeaders.contains { request.headers[$0] != nil }
     }
 
+    /// Whether the request may go out on a kept-alive connection. A kept connection the server closed just as the request
+    /// went out loses the request's answer (libcurl's own resend is refused, see `CurlTransport`), which leaves what it
+    /// did open — so only requests whose repeat is harmless take that chance: reads, and writes that carry an
+    /// idempotency key in a header. A mutation without one (Centra's and Braintree's GraphQL mutations, Afterpay's
+    /// capture) gets a fresh connection, and an answer it cannot lose that way.
+    public static func mayReuseConnection(_ request: HTTPClientRequest) -> Bool {
+        request.readOnly || idempotentMethods.contains(request.method) || idempotencyHeaders.contains { request.headers[$0] != nil }
+    }
+
     /// Whether attempt number `attempt` (1-based) that ended in `outcome` should be followed by another.
     public func shouldRetry(_ request: HTTPClientRequest, attempt: Int,
                             outcome: Result<HTTPClientResponse, TransportError>) -> Bool {

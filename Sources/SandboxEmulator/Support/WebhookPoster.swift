@@ -1,69 +1,172 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
+import Glibc
 
 /// A minimal blocking HTTP/1.1 POST over POSIX sockets, for delivering webhooks to loopback listeners.
 /// The emulator must not depend on libcurl or CheckoutKit (it is the other side of the wire), and webhooks only
-/// ever go to a local `http://` endpoint, so this stays deliberately small: IPv4, one request per connection.
+/// ever go to a local `http://` endpoint, so this stays deliberately small: IPv4, `Content-Length` framing.
+///
+/// Connections are kept alive between posts to the same listener, as a real provider's delivery workers keep theirs:
+/// an idle one is taken back only if it is still open (a closed one reads as readable), and a post on a kept
+/// connection that gets not one byte back — the listener closed it just then — goes once more on a fresh connection.
+/// That repeat is a webhook's ordinary at-least-once delivery (receivers tell events apart by id), not a money call.
 enum WebhookPoster {
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }
 
+    /// Idle connections by listener (`address:port`); a few per listener, more are closed.
+    private static let idle = Locked<[String: [Int32]]>([:])
+    static let idlePerListener = 4
+
     /// Posts `body` and returns the response status code. Throws on a bad URL, connection failure or timeout.
     static func post(url: String, body: Data, headers: [(String, String)], timeout: TimeInterval) throws(Failure) -> Int {
         let target = try parse(url)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
+        var head = "POST \(target.path) HTTP/1.1\r\nHost: \(target.hostHeader)\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        head += "Content-Length: \(body.count)\r\n\r\n"
+        let request = [UInt8](Data(head.utf8) + body)
+        if let kept = takeIdle(target) {
+            switch exchange(kept, request, timeout: timeout, url: url) {
+            case .answered(let status, let keep):
+                release(kept, to: target, keep: keep)
+                return status
+            case .nothing:
+                close(kept)
+            case .failed(let failure):
+                close(kept)
+                throw failure
+            }
+        }
+        let fd = try connect(target, timeout: timeout, url: url)
+        switch exchange(fd, request, timeout: timeout, url: url) {
+        case .answered(let status, let keep):
+            release(fd, to: target, keep: keep)
+            return status
+        case .nothing:
+            close(fd)
+            throw Failure(description: "no response from \(url): the connection closed")
+        case .failed(let failure):
+            close(fd)
+            throw failure
+        }
+    }
+
+    private enum Exchange {
+        /// The status, and whether the connection may carry the next post.
+        case answered(Int, keep: Bool)
+        /// The connection closed before one byte of an answer.
+        case nothing
+        case failed(Failure)
+    }
+
+    /// Writes the request and reads one response: its head, then the body its `Content-Length` gives (without one, or
+    /// chunked, to the close — and the connection is not kept).
+    private static func exchange(_ fd: Int32, _ request: [UInt8], timeout: TimeInterval, url: String) -> Exchange {
         var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        do { try sendAll(fd, request) } catch { return .nothing }
+        var response: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var headEnd: Int?
+        var bodyLength: Int?
+        var keep = false
+        var status = 0
+        while response.count < 65_536 {
+            if let headEnd, let bodyLength, response.count >= headEnd + bodyLength { return .answered(status, keep: keep) }
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 {
+                if response.isEmpty { return n == 0 ? .nothing : .failed(Failure(description: "no response from \(url): \(String(cString: strerror(errno)))")) }
+                break
+            }
+            response.append(contentsOf: buffer[0..<n])
+            if headEnd == nil, let end = findHeadEnd(response) {
+                headEnd = end
+                guard let parsed = parseHead(response[..<end]) else { return .failed(Failure(description: "bad status line from \(url)")) }
+                status = parsed.status
+                bodyLength = parsed.contentLength
+                keep = parsed.keepAlive && parsed.contentLength != nil
+            }
+        }
+        guard headEnd != nil else { return .failed(Failure(description: "no status line from \(url)")) }
+        return .answered(status, keep: false)
+    }
 
+    private static func findHeadEnd(_ bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        for i in 3..<bytes.count where bytes[i] == 0x0A && bytes[i - 1] == 0x0D && bytes[i - 2] == 0x0A && bytes[i - 3] == 0x0D {
+            return i + 1
+        }
+        return nil
+    }
+
+    /// The status line's code, the body's length (nil when unframed or chunked), and whether the listener keeps the
+    /// connection open.
+    private static func parseHead(_ head: ArraySlice<UInt8>) -> (status: Int, contentLength: Int?, keepAlive: Bool)? {
+        let lines = String(decoding: head, as: UTF8.self).components(separatedBy: "\r\n")
+        let parts = lines[0].split(separator: " ")
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let status = Int(parts[1]) else { return nil }
+        var length: Int? = (status == 204 || status == 304) ? 0 : nil
+        var keepAlive = parts[0] == "HTTP/1.1"
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = line[..<colon].lowercased()
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces).lowercased()
+            if name == "content-length" { length = Int(value) }
+            if name == "transfer-encoding" { length = nil; keepAlive = false }
+            if name == "connection" && value.contains("close") { keepAlive = false }
+            if name == "connection" && value.contains("keep-alive") { keepAlive = true }
+        }
+        return (status, length, keepAlive)
+    }
+
+    /// An idle connection to the listener that is still open, if any.
+    private static func takeIdle(_ target: Target) -> Int32? {
+        while let fd = idle.withLock({ $0[target.key]?.popLast() }) {
+            // Nothing is owed on an idle connection: readable means closed (or garbage), so it is of no use.
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            if poll(&pfd, 1, 0) == 0 { return fd }
+            close(fd)
+        }
+        return nil
+    }
+
+    private static func release(_ fd: Int32, to target: Target, keep: Bool) {
+        let kept = keep && idle.withLock { pool -> Bool in
+            guard pool[target.key, default: []].count < idlePerListener else { return false }
+            pool[target.key, default: []].append(fd)
+            return true
+        }
+        if !kept { close(fd) }
+    }
+
+    private static func connect(_ target: Target, timeout: TimeInterval, url: String) throws(Failure) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
         var sin = sockaddr_in()
         sin.sin_family = sa_family_t(AF_INET)
         sin.sin_port = target.port.bigEndian
         guard inet_pton(AF_INET, target.address, &sin.sin_addr) == 1 else {
+            close(fd)
             throw Failure(description: "not an IPv4 address: \(target.address)")
         }
         // Loopback connects complete or are refused at once, so a blocking connect cannot hang.
         let connected = withUnsafePointer(to: &sin) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { throw Failure(description: "connect to \(url): \(String(cString: strerror(errno)))") }
-
-        var head = "POST \(target.path) HTTP/1.1\r\nHost: \(target.hostHeader)\r\n"
-        for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        head += "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
-        try sendAll(fd, Data(head.utf8) + body)
-
-        // Read until the peer closes (we asked for Connection: close) so it never sees a reset, then parse the status line.
-        var response = Data()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while response.count < 65_536 {
-            let n = recv(fd, &buffer, buffer.count, 0)
-            if n > 0 { response.append(contentsOf: buffer[0..<n]); continue }
-            if n == 0 { break }
-            if errno == EINTR { continue }
-            if response.isEmpty { throw Failure(description: "no response from \(url): \(String(cString: strerror(errno)))") }
-            break
+        guard connected == 0 else {
+            let message = String(cString: strerror(errno))
+            close(fd)
+            throw Failure(description: "connect to \(url): \(message)")
         }
-        guard let lineEnd = response.firstRange(of: Data("\r\n".utf8)) else {
-            throw Failure(description: "no status line from \(url)")
-        }
-        let parts = String(decoding: response[..<lineEnd.lowerBound], as: UTF8.self).split(separator: " ")
-        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let status = Int(parts[1]) else {
-            throw Failure(description: "bad status line from \(url)")
-        }
-        return status
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        return fd
     }
 
-    private static func sendAll(_ fd: Int32, _ data: Data) throws(Failure) {
+    private static func sendAll(_ fd: Int32, _ bytes: [UInt8]) throws(Failure) {
         var offset = 0
-        let bytes = [UInt8](data)
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n < 0 {
@@ -79,6 +182,7 @@ enum WebhookPoster {
         var port: UInt16
         var path: String
         var hostHeader: String
+        var key: String { "\(address):\(port)" }
     }
 
     /// `http://host[:port][/path]` where host is an IPv4 literal or `localhost`.

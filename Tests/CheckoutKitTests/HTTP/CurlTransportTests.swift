@@ -107,6 +107,45 @@ import Testing
         #expect(server.count("/charge") == 1)
     }
 
+    /// Reads and keyed writes ride the kept connection; a write without an idempotency key gets a fresh one
+    /// (`RetryPolicy.mayReuseConnection`).
+    @Test func keyedWritesAndReadsReuseTheConnectionAndOtherWritesDoNot() async throws {
+        let server = try TestServer { _, _ in .json(200, ["ok": true]) }
+        let transport = CurlTransport()
+        _ = try await transport.send(HTTPClientRequest(method: "GET", url: server.url("/warm")))
+        let keyed = try await transport.send(HTTPClientRequest(method: "POST", url: server.url("/keyed"),
+                                                               headers: ["Bn-Idempotency-Key": "k-1"], body: Data("{}".utf8)))
+        let query = try await transport.send(HTTPClientRequest(method: "POST", url: server.url("/graphql"), body: Data("{}".utf8),
+                                                               readOnly: true))
+        let mutation = try await transport.send(HTTPClientRequest(method: "POST", url: server.url("/graphql"), body: Data("{}".utf8)))
+        #expect(keyed.reusedConnection && query.reusedConnection)
+        #expect(!mutation.reusedConnection)
+        let seen = server.requests
+        #expect(seen.count == 4)
+        #expect(Set(seen[0..<3].map(\.connectionID)).count == 1, "the read, the keyed write and the query share one connection")
+        #expect(seen[3].connectionID != seen[0].connectionID, "the unkeyed mutation has a connection of its own")
+    }
+
+    /// libcurl would send a request again, unseen, when the kept connection it went out on died before any answer byte;
+    /// that resend is refused, so the engine sees the loss (and repeats a keyed write itself, counted, or not).
+    @Test(arguments: [("POST", true), ("GET", false)])
+    func aRequestLostOnTheKeptConnectionIsNotResentByLibcurl(method: String, keyed: Bool) async throws {
+        let server = try TestServer { request, attempt in
+            request.path == "/charge" && attempt == 1 ? .reset : .json(200, ["ok": true])
+        }
+        let transport = CurlTransport()
+        _ = try await transport.send(HTTPClientRequest(method: "GET", url: server.url("/warm")))
+        let result = await send(transport, method, server.url("/charge"), headers: keyed ? ["Idempotency-Key": "k-1"] : [:],
+                                body: keyed ? Data("{}".utf8) : nil)
+        guard case .failure(.connectionLost) = result else { Issue.record("expected connectionLost, got \(result)"); return }
+        #expect(server.count("/charge") == 1)
+        #expect(server.requests.map(\.connectionID).count == 2)
+        #expect(Set(server.requests.map(\.connectionID)).count == 1, "the lost request went out on the kept connection")
+        // The transport is still of use: the next request goes out on a fresh connection.
+        let next = try await transport.send(HTTPClientRequest(method: "GET", url: server.url("/after")))
+        #expect(next.status == 200)
+    }
+
     @Test func slowServerTimesOut() async throws {
         let server = try TestServer { _, _ in
             Thread.sleep(forTimeInterval: 2)

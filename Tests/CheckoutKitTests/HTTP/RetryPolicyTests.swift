@@ -36,6 +36,19 @@ import Testing
         #expect(RetryPolicy.isSafeToRepeat(query) && !RetryPolicy.isSafeToRepeat(request("POST")))
     }
 
+    /// Which requests may ride a kept-alive connection: reads and writes keyed in a header; a write keyed only in its
+    /// body (Afterpay's capture) or not at all (a GraphQL mutation) gets a fresh connection.
+    @Test func onlyReadsAndHeaderKeyedWritesReuseAConnection() {
+        #expect(RetryPolicy.mayReuseConnection(request("GET")))
+        #expect(RetryPolicy.mayReuseConnection(request("POST", ["Bn-Idempotency-Key": "k"])))
+        #expect(RetryPolicy.mayReuseConnection(request("POST", ["idempotency-key": "k"])))
+        #expect(RetryPolicy.mayReuseConnection(HTTPClientRequest(method: "POST", url: "http://127.0.0.1/graphql", readOnly: true)))
+        #expect(!RetryPolicy.mayReuseConnection(request("POST")))
+        #expect(!RetryPolicy.mayReuseConnection(request("PATCH")))
+        let capture = HTTPClientRequest(method: "POST", url: "http://127.0.0.1/v2/payments/capture", idempotent: true)
+        #expect(RetryPolicy.isSafeToRepeat(capture) && !RetryPolicy.mayReuseConnection(capture))
+    }
+
     @Test func onlyTransientStatusesAndOnlyWithinTheAttempts() {
         #expect(!policy.shouldRetry(request("GET"), attempt: 1, outcome: .success(HTTPClientResponse(status: 404))))
         #expect(!policy.shouldRetry(request("GET"), attempt: 1, outcome: .success(HTTPClientResponse(status: 200))))

@@ -340,6 +340,41 @@ import TestSupport
         }
     }
 
+    /// Deliveries to one listener ride one kept-alive connection; one the listener closed meanwhile (its idle timeout,
+    /// or `Connection: close`) is not used again, and the next event still arrives at its first attempt.
+    @Test(arguments: [false, true])
+    func deliveriesKeepTheirConnection(listenerCloses: Bool) throws {
+        let connections = Mutex<[Int]>([])
+        let receiver = try HTTPServer(limits: ServerLimits(idleTimeout: 1)) { request in
+            connections.withLock { $0.append(request.connectionID) }
+            return .respond(HTTPResponse(status: 200, headers: listenerCloses ? ["Connection": "close"] : [:]))
+        }
+        receiver.start()
+        defer { receiver.shutdown() }
+        try withEmulator { emulator, client in
+            emulator.bahn.addWebhookTarget(id: "test", url: receiver.baseURL + "/hooks/bahn")
+            for round in 1...3 {
+                let id = try client.createIntent(amount: 8000)
+                #expect(try client.confirm(id, token: try TestApplePayToken.make().json).status == 200)
+                #expect(eventually { emulator.bahn.events().count == round && emulator.bahn.events().allSatisfy { $0.status == .delivered } })
+            }
+            // The listener's idle timeout closes the kept connection; the poster notices before it writes.
+            Thread.sleep(forTimeInterval: 2)
+            let id = try client.createIntent(amount: 8000)
+            #expect(try client.confirm(id, token: try TestApplePayToken.make().json).status == 200)
+            #expect(eventually { emulator.bahn.events().count == 4 && emulator.bahn.events().allSatisfy { $0.status == .delivered } })
+            #expect(emulator.bahn.events().allSatisfy { $0.deliveries.first?.attempts.count == 1 })
+        }
+        let seen = connections.withLock { $0 }
+        #expect(seen.count == 4)
+        if listenerCloses {
+            #expect(Set(seen).count == 4)
+        } else {
+            #expect(Set(seen.prefix(3)).count == 1, "the first three rode one connection")
+            #expect(seen[3] != seen[0], "a closed connection is not used again")
+        }
+    }
+
     @Test func withoutAURLEventsAreRecordedNotSent() throws {
         try withEmulator { emulator, client in
             let id = try client.createIntent(amount: 8000)

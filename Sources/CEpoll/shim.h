@@ -1,0 +1,32 @@
+#ifndef CEPOLL_SHIM_H
+#define CEPOLL_SHIM_H
+// Linux's epoll and eventfd, which the Swift Glibc module leaves out. `struct epoll_event` is packed on x86-64, so
+// the server passes its two fields through these wrappers instead of building the struct in Swift.
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <stdint.h>
+
+static inline int cepoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+static inline int cepoll_control(int epoll, int operation, int fd, uint32_t events, uint64_t token) {
+    struct epoll_event event = { .events = events, .data = { .u64 = token } };
+    return epoll_ctl(epoll, operation, fd, &event);
+}
+
+/// Waits for one event: its token, and its event bits in `*events`. 0 on timeout, -1 on error (errno set).
+static inline int cepoll_wait_one(int epoll, int timeout_ms, uint32_t *events, uint64_t *token) {
+    struct epoll_event event;
+    int n = epoll_wait(epoll, &event, 1, timeout_ms);
+    if (n == 1) { *events = event.events; *token = event.data.u64; }
+    return n;
+}
+
+static const int cepoll_add = EPOLL_CTL_ADD;
+static const int cepoll_modify = EPOLL_CTL_MOD;
+static const int cepoll_delete = EPOLL_CTL_DEL;
+static const uint32_t cepoll_in = EPOLLIN;
+static const uint32_t cepoll_one_shot = EPOLLONESHOT;
+static const uint32_t cepoll_read_hangup = EPOLLRDHUP;
+
+static inline int cepoll_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+#endif

@@ -1,0 +1,162 @@
+import CEpoll
+import Foundation
+import Glibc
+import Synchronization
+
+/// The server's threads: a few workers that each wait on one `epoll` set for the next ready socket (a readable
+/// connection or the listener), serve it, and wait again — so an idle keep-alive connection costs no thread, and a
+/// request is read, handled and answered by the thread that saw it, with no hand-off between threads.
+///
+/// A handler may block (an injected latency sleeps, a slow client's send waits), and a blocked worker cannot wait on
+/// the set. So a monitor checks every `tick`: when no worker is waiting and none finished anything since the last
+/// tick, it starts one more (up to `maximum`), and the sockets still ready are served by it. The pool therefore stays
+/// at its minimum under a steady CPU-bound load and grows only with the number of handlers blocked at once; a worker
+/// beyond the minimum that finds nothing to do for `retireAfter` ends. Every connection is registered one-shot, so
+/// exactly one worker owns a ready connection until it arms it again. The same monitor calls `sweep` about four times
+/// a second, to wake connections whose deadline passed (see `HTTPServer.sweep`). Described in docs/architecture.md
+/// ("The emulator's server").
+final class WorkerPool: @unchecked Sendable {
+    // @unchecked: the descriptors are set once in init; the counters are atomics; `monitorThread`'s state lives under
+    // `monitorWake`.
+    let epoll: Int32
+    /// Written once at stop: level-triggered and never read, so every waiting worker sees it.
+    private let stopEvent: Int32
+    private let minimum: Int
+    private let maximum: Int
+    private let serve: @Sendable (_ token: UInt64, _ scratch: UnsafeMutableRawBufferPointer) -> Void
+    private let sweep: @Sendable () -> Void
+
+    private let waiting = Atomic<Int>(0)
+    private let running = Atomic<Int>(0)
+    private let finished = Atomic<Int>(0)
+    private let stopping = Atomic<Bool>(false)
+    private let threads = DispatchGroup()
+    private let monitorWake = NSCondition()
+
+    static let stopToken: UInt64 = 1
+    static let tick = 0.02
+    static let sweepEvery = 12  // ticks: about a quarter of a second
+    static let retireAfter = 10.0
+    /// Bytes read from a socket at once.
+    static let readSize = 64 * 1024
+
+    init(minimum: Int, maximum: Int, serve: @escaping @Sendable (UInt64, UnsafeMutableRawBufferPointer) -> Void,
+         sweep: @escaping @Sendable () -> Void) throws(HTTPServerError) {
+        let epoll = cepoll_create()
+        guard epoll >= 0 else { throw HTTPServerError("cannot create an epoll set: \(String(cString: strerror(errno)))") }
+        let stopEvent = cepoll_eventfd()
+        guard stopEvent >= 0, cepoll_control(epoll, cepoll_add, stopEvent, cepoll_in, Self.stopToken) == 0 else {
+            let message = String(cString: strerror(errno))
+            Glibc.close(epoll)
+            if stopEvent >= 0 { Glibc.close(stopEvent) }
+            throw HTTPServerError("cannot set up the server's wake-up event: \(message)")
+        }
+        self.epoll = epoll
+        self.stopEvent = stopEvent
+        self.minimum = max(1, minimum)
+        self.maximum = max(self.minimum, maximum)
+        self.serve = serve
+        self.sweep = sweep
+    }
+
+    /// Starts the minimum number of workers and the monitor.
+    func start() {
+        for _ in 0..<minimum { startWorker() }
+        threads.enter()
+        let monitor = Thread { [self] in
+            monitorLoop()
+            threads.leave()
+        }
+        monitor.name = "http-monitor"
+        monitor.start()
+    }
+
+    /// Tells every thread to end once it finished what it is serving, and waits for all of them.
+    func stop() {
+        stopping.store(true, ordering: .releasing)
+        var one: UInt64 = 1
+        _ = write(stopEvent, &one, 8)
+        monitorWake.withLock { monitorWake.signal() }
+        threads.wait()
+    }
+
+    /// Closes the epoll set and the stop event; only after `stop()` (or when `start()` never ran).
+    func close() {
+        Glibc.close(epoll)
+        Glibc.close(stopEvent)
+    }
+
+    /// How many workers exist now (for tests: idle connections must not add threads).
+    var workerCount: Int { running.load(ordering: .acquiring) }
+
+    private func startWorker() {
+        running.add(1, ordering: .acquiringAndReleasing)
+        threads.enter()
+        let thread = Thread { [self] in
+            workerLoop()
+            threads.leave()
+        }
+        thread.name = "http-worker"
+        thread.start()
+    }
+
+    private func workerLoop() {
+        // Each worker reads into a buffer of its own; a connection keeps only the bytes it received.
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readSize, alignment: 16)
+        defer { scratch.deallocate() }
+        var lastServed = monotonicSeconds()
+        while !stopping.load(ordering: .acquiring) {
+            var events: UInt32 = 0
+            var token: UInt64 = 0
+            waiting.add(1, ordering: .acquiringAndReleasing)
+            let n = cepoll_wait_one(epoll, 1000, &events, &token)
+            waiting.subtract(1, ordering: .acquiringAndReleasing)
+            if n < 0 && errno != EINTR { break }
+            if n <= 0 {
+                if monotonicSeconds() - lastServed >= Self.retireAfter && retire() { return }
+                continue
+            }
+            if token == Self.stopToken { break }
+            serve(token, scratch)
+            finished.add(1, ordering: .relaxed)
+            lastServed = monotonicSeconds()
+        }
+        running.subtract(1, ordering: .acquiringAndReleasing)
+    }
+
+    /// A worker beyond the minimum ends (true) when it had nothing to do for a while.
+    private func retire() -> Bool {
+        var count = running.load(ordering: .acquiring)
+        while count > minimum {
+            let (exchanged, actual) = running.compareExchange(expected: count, desired: count - 1, ordering: .acquiringAndReleasing)
+            if exchanged { return true }
+            count = actual
+        }
+        return false
+    }
+
+    private func monitorLoop() {
+        var lastFinished = finished.load(ordering: .relaxed)
+        var ticks = 0
+        while !stopping.load(ordering: .acquiring) {
+            monitorWake.withLock { _ = monitorWake.wait(until: Date(timeIntervalSinceNow: Self.tick)) }
+            if stopping.load(ordering: .acquiring) { return }
+            let done = finished.load(ordering: .relaxed)
+            // Nobody waiting and nothing finished for a whole tick: every worker is blocked in a handler or a send.
+            if waiting.load(ordering: .acquiring) == 0 && done == lastFinished
+                && running.load(ordering: .acquiring) < maximum {
+                startWorker()
+            }
+            lastFinished = done
+            ticks += 1
+            if ticks % Self.sweepEvery == 0 { sweep() }
+        }
+    }
+}
+
+/// Monotonic seconds, for deadlines that do not jump with the wall clock.
+func monotonicSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
