@@ -36,13 +36,15 @@ public final class HTTPServer: Sendable {
     private let shutdownClaimed = Atomic<Bool>(false)
 
     static let listenerToken: UInt64 = 2
-    /// Workers kept however quiet the server is: two can block in handlers while others serve.
-    static let minimumWorkers = 4
+    /// Workers kept however quiet the server is (more start while handlers block).
+    public let minimumWorkers: Int
 
     public var baseURL: String { "http://\(host):\(port)" }
 
     /// Binds and listens immediately (so the port is known and a busy port fails here); `start()` begins accepting.
-    public init(host: String = "127.0.0.1", port: UInt16 = 0, limits: ServerLimits = .init(),
+    /// `workers` are kept however quiet the server is: one for a run's own listener (a webhook inbox, a 3DS return
+    /// page), a few for the emulator, where handlers block in injected latencies while others serve.
+    public init(host: String = "127.0.0.1", port: UInt16 = 0, limits: ServerLimits = .init(), workers: Int = 1,
                 handler: @escaping HTTPHandler) throws {
         // A peer that goes away mid-write must not kill the process; send() also passes MSG_NOSIGNAL.
         signal(SIGPIPE, SIG_IGN)
@@ -85,7 +87,7 @@ public final class HTTPServer: Sendable {
         let box = ServerBox()
         self.box = box
         do {
-            pool = try WorkerPool(minimum: Self.minimumWorkers, maximum: limits.maxConnections + Self.minimumWorkers,
+            pool = try WorkerPool(minimum: max(1, workers), maximum: limits.maxConnections + max(1, workers),
                                   serve: { token, scratch in box.server?.serve(token: token, scratch: scratch) },
                                   sweep: { box.server?.sweep() })
         } catch {
@@ -96,6 +98,7 @@ public final class HTTPServer: Sendable {
         self.port = UInt16(bigEndian: actual.sin_port)
         self.host = host
         self.limits = limits
+        self.minimumWorkers = max(1, workers)
         self.handler = handler
         box.server = self
         finished.enter()

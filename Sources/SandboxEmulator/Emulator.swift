@@ -33,7 +33,8 @@ public final class Emulator: Sendable {
         self.bahn = BahnEmulator.install(on: router, ledger: ledger, webhookURL: webhookURL)
         self.recorder = recorder
         // Record first, so tests see every request, including ones a fault then swallows.
-        let server = try HTTPServer(host: host, port: port) { request in
+        // Four workers kept: a few handlers may sleep in injected latencies while the others serve.
+        let server = try HTTPServer(host: host, port: port, workers: 4) { request in
             let entry = recorder.record(request)
             let reply = injector.handle(request, next: router.handle)
             recorder.answered(entry, reply)

@@ -280,7 +280,7 @@ private func connectionID(_ response: RawClient.Response) -> String? {
             if i % 2 == 0 { client.send("GET /half-way HTTP/1.1\r\nHo") }
             clients.append(client)
         }
-        #expect(server.workerCount == HTTPServer.minimumWorkers)
+        #expect(server.workerCount == server.minimumWorkers)
         clients[1].send("GET /again HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(try clients[1].readResponse().text.hasPrefix("GET /again "))
     }
@@ -288,19 +288,20 @@ private func connectionID(_ response: RawClient.Response) -> String? {
     /// Handlers that block (an injected latency sleeps) hold a worker each, and the pool starts more: a request that
     /// arrives while more handlers are blocked than there are workers is still answered at once.
     @Test func blockedHandlersStarveNobody() throws {
-        let server = try startServer { request in
+        let server = try HTTPServer(workers: 2) { request in
             if request.path == "/sleep" { Thread.sleep(forTimeInterval: 2) }
             return .respond(HTTPResponse.text(200, request.path))
         }
+        server.start()
         defer { server.shutdown() }
-        let sleepers = try (0..<(HTTPServer.minimumWorkers + 2)).map { _ in try RawClient(port: server.port) }
+        let sleepers = try (0..<(server.minimumWorkers + 2)).map { _ in try RawClient(port: server.port) }
         for client in sleepers { client.send("GET /sleep HTTP/1.1\r\nHost: t\r\n\r\n") }
         usleep(100_000)
         let started = Date()
         let quick = try RawClient.request(port: server.port, "GET /quick HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(quick.text == "/quick")
         #expect(Date().timeIntervalSince(started) < 1, "answered while every first worker still sleeps")
-        #expect(server.workerCount > HTTPServer.minimumWorkers)
+        #expect(server.workerCount > server.minimumWorkers)
         for client in sleepers { #expect(try client.readResponse().text == "/sleep") }
     }
 

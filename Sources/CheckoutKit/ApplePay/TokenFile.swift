@@ -62,14 +62,15 @@ private struct Reader {
         guard let text = String(data: bytes, encoding: .utf8) else {
             throw fail("is not UTF-8 text", hint: exactBytesHint)
         }
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        if trimmed.isEmpty {
+        // A token starts with `{` at once: the whole text is looked at only when it is blank.
+        if !text.unicodeScalars.contains(where: { !$0.properties.isWhitespace }) {
             throw fail("is empty", hint: "write the token into it, e.g. `checkout-driver applepay token --out \(path)`")
         }
         let parsed: JSON
         do {
             parsed = try JSON.parse(bytes)
         } catch {
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
             if base64DecodedToken(trimmed) != nil {
                 throw fail("holds the token base64-encoded, not the token JSON",
                            hint: "decode it first (`base64 -d \(path) > token.json`): the bytes must be sent as PassKit produced them, never base64-wrapped")

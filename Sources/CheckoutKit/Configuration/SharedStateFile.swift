@@ -147,7 +147,7 @@ final class SharedStateFile: @unchecked Sendable {
             releaseIfSettled()
             throw error
         }
-        document = changed
+        replaceByOwnChange(changed)
         applied += 1
         let mine = applied
         while true {
@@ -177,7 +177,7 @@ final class SharedStateFile: @unchecked Sendable {
                 written = through
                 // Changes applied meanwhile are on top of the document as it was before it was redacted for the file;
                 // the cache takes the written form only when nothing is still pending.
-                if applied == through { document = onDisk }
+                if applied == through { replaceByOwnChange(onDisk) }
                 Self.countWrite(lockFD)
                 identity = currentIdentity(lock: lockFD)
             case .failure(let error):
@@ -189,6 +189,15 @@ final class SharedStateFile: @unchecked Sendable {
             condition.broadcast()
         }
         return result
+    }
+
+    /// Puts this process's next version of the document in place. A change this process made to a document whose sections
+    /// passed their check is checked by construction: a batch's next run need not check the whole file again because the
+    /// last one wrote to it.
+    private func replaceByOwnChange(_ next: JSON) {
+        let checkedBefore = checkedVersion == version
+        document = next
+        if checkedBefore { checkedVersion = version }
     }
 
     private var settled: Int { max(written, failedThrough) }

@@ -14,6 +14,12 @@ struct RenderedSection {
     var inputBytes: [UInt8]
     var generation: Int
     var members: [String: RenderedSection]?
+
+    /// Whether `value` is what this part was rendered from, or what it was rendered to: the very same storage first (a
+    /// document this process wrote hands its parts back), member by member only then.
+    func holds(_ value: JSON) -> Bool {
+        value.isIdentical(to: output) || value.isIdentical(to: input) || value == input || value == output
+    }
 }
 
 /// The parts of one file as last written, and the redactor they were masked by (generations of another are no measure).
@@ -39,13 +45,14 @@ extension StateStore {
         }
         var cache = store.parts
         defer { store.parts = cache }
+        let credentials = credentialPaths(in: document)
         // Masking a part can teach the redactor a secret (a value under a sensitive key) that another part holds: go
         // round again until a whole pass learns nothing, as masking the whole document at once would.
-        var (outputs, bytes) = renderObject(members, at: [], reusing: &cache, in: document)
+        var (outputs, bytes) = renderObject(members, at: [], reusing: &cache, in: document, credentials: credentials)
         for _ in 0..<8 {
             let generation = redactor?.generation ?? 0
             guard Self.anyOlder(than: generation, in: cache) else { break }
-            (outputs, bytes) = renderObject(members, at: [], reusing: &cache, in: document)
+            (outputs, bytes) = renderObject(members, at: [], reusing: &cache, in: document, credentials: credentials)
         }
         bytes.append(UInt8(ascii: "\n"))
         return (.object(outputs), bytes)
@@ -57,15 +64,18 @@ extension StateStore {
 
     /// An object `path.count` levels deep, member by member, each reused from `cache` where it can be.
     private func renderObject(_ members: [String: JSON], at path: [String], reusing cache: inout [String: RenderedSection],
-                              in document: JSON) -> (outputs: [String: JSON], bytes: [UInt8]) {
-        cache = cache.filter { members[$0.key] != nil }
+                              in document: JSON, credentials: [JSONPath]) -> (outputs: [String: JSON], bytes: [UInt8]) {
+        if cache.count > members.count || cache.keys.contains(where: { members[$0] == nil }) {
+            cache = cache.filter { members[$0.key] != nil }
+        }
         let keys = members.keys.sorted()
         var outputs: [String: JSON] = [:]
         var bytes: [UInt8] = []
         guard !keys.isEmpty else { return ([:], Array("{}".utf8)) }
         bytes.append(UInt8(ascii: "{"))
         for (i, key) in keys.enumerated() {
-            let part = renderPart(members[key]!, key: key, in: members, at: path, reusing: cache[key], document: document)
+            let part = renderPart(members[key]!, key: key, in: members, at: path, reusing: cache[key], document: document,
+                                  credentials: credentials)
             cache[key] = part
             outputs[key] = part.output
             if i > 0 { bytes.append(UInt8(ascii: ",")) }
@@ -82,18 +92,18 @@ extension StateStore {
     }
 
     private func renderPart(_ value: JSON, key: String, in parent: [String: JSON], at path: [String], reusing known: RenderedSection?,
-                            document: JSON) -> RenderedSection {
+                            document: JSON, credentials: [JSONPath]) -> RenderedSection {
         let generation = redactor?.generation ?? 0
         // A top-level section that is an object goes member by member, unless it is a secret as a whole.
         // (nor shaped as an Apple Pay token, whose `data` is judged by its siblings).
         if path.isEmpty, case .object(let members) = value, !Redactor.isSensitive(key, in: parent), Self.splittable(members) {
-            if let known, known.members != nil, known.generation == generation, known.input == value || known.output == value { return known }
+            if let known, known.members != nil, known.generation == generation, known.holds(value) { return known }
             var cache = known?.members ?? [:]
-            let (outputs, bytes) = renderObject(members, at: [key], reusing: &cache, in: document)
+            let (outputs, bytes) = renderObject(members, at: [key], reusing: &cache, in: document, credentials: credentials)
             return RenderedSection(input: value, output: .object(outputs), bytes: bytes, inputBytes: [],
                                    generation: cache.values.map(\.generation).min() ?? generation, members: cache)
         }
-        if var known, known.members == nil, known.input == value || known.output == value {
+        if var known, known.members == nil, known.holds(value) {
             if known.generation == generation { return known }
             // Secrets were learned since: the part is masked alike unless one of them occurs in its text (in every form
             // it may take there: the JSON-escaped one is among the forms).
@@ -109,7 +119,7 @@ extension StateStore {
         let place = (path + [key]).map(JSONPath.Component.key)
         let here = JSONPath(components: place)
         var wrapped = redactor?.json(here.setting(value, in: .object([:]))) ?? here.setting(value, in: .object([:]))
-        for credential in credentialPaths(in: document) where credential.components.starts(with: place) {
+        for credential in credentials where credential.components.starts(with: place) {
             if let kept = credential.evaluate(document) { wrapped = credential.setting(kept, in: wrapped) }
         }
         let output = here.evaluate(wrapped) ?? .null

@@ -105,11 +105,18 @@ public final class Redactor: Sendable {
         forms.append(json)
         // Foundation's JSONSerialization also escapes "/".
         if json.utf8.contains(UInt8(ascii: "/")) {
-            forms.append(String(decoding: json.utf8.flatMap { $0 == UInt8(ascii: "/") ? Array(#"\/"#.utf8) : [$0] }, as: UTF8.self))
+            var escaped: [UInt8] = []
+            escaped.reserveCapacity(json.utf8.count + 8)
+            for byte in json.utf8 {
+                if byte == UInt8(ascii: "/") { escaped.append(UInt8(ascii: "\\")) }
+                escaped.append(byte)
+            }
+            forms.append(String(decoding: escaped, as: UTF8.self))
         }
         let encoded = percentEncoded(secret, keeping: isUnreserved)
         forms.append(encoded)
-        if encoded.contains("%20") { forms.append(encoded.replacingOccurrences(of: "%20", with: "+")) }
+        // Only a secret with a space has a form-encoded spelling of its own.
+        if secret.utf8.contains(0x20) { forms.append(encoded.replacingOccurrences(of: "%20", with: "+")) }
         forms.append(percentEncoded(secret, keeping: isQueryAllowed))
         let bytes = Data(secret.utf8)
         forms.append(bytes.base64EncodedString())

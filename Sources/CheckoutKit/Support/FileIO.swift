@@ -126,7 +126,11 @@ public enum FileIO {
     static func resolvingSymlinks(_ path: String) -> String {
         var current = path
         for _ in 0..<40 {  // as the kernel does, give up on loops
-            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: current) else { return current }
+            // lstat first: a path that is no link (the usual case, on every state-file write) costs one system call,
+            // where Foundation's reading of a link throws, and builds an error, for each one that is not.
+            var info = stat()
+            guard lstat(current, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK,
+                  let target = try? FileManager.default.destinationOfSymbolicLink(atPath: current) else { return current }
             let parent = directory(of: current)
             current = target.hasPrefix("/") || parent.isEmpty ? target : parent + "/" + target
         }

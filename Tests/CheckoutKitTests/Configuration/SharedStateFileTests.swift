@@ -130,8 +130,9 @@ import TestSupport
         #expect(one == SharedStateFile.Identity(writes: 2, device: 1, inode: 7, size: 10, modified: stamp, changed: stamp))
     }
 
-    /// A batch's runs each check the file's sections as they start: a document that passed is not checked again, and
-    /// one another writer put in place, or this process wrote, is.
+    /// A batch's runs each check the file's sections as they start: a document that passed is not checked again, nor
+    /// is one this process made from it by its own change (checked by construction); one another writer put in place
+    /// is.
     @Test func aCheckHoldsForTheDocumentItPassedOnOnly() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -150,9 +151,19 @@ import TestSupport
         #expect(checks.withLock { $0 } == 1, "the same document")
         try store.update { (doc: inout JSON) throws(Diagnostic) in doc = ["bahn": ["lastIntent": "pi_2"]] }
         _ = try file.read(load, check: count)
-        #expect(checks.withLock { $0 } == 2, "this process wrote another")
+        #expect(checks.withLock { $0 } == 1, "this process changed the document it had checked")
+        try Data(#"{"bahn": {"lastIntent": "pi_3"}}"#.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        _ = try file.read(load, check: count)
+        #expect(checks.withLock { $0 } == 2, "another writer's document")
         // Another process puts a wrong-typed section in place: the next run is refused, whatever passed before.
         try Data(#"{"bahn": "x"}"#.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        #expect(throws: Diagnostic.self) { try store.checked() }
+        // ... also after this process changed that document: a change is checked by construction only on a checked one.
+        try Data(#"{"bahn": "x"}"#.utf8).write(to: URL(fileURLWithPath: path + ".next"), options: .atomic)
+        _ = rename(path + ".next", path)
+        try store.update { (doc: inout JSON) throws(Diagnostic) in
+            if case .object(var members) = doc { members["note"] = "kept"; doc = .object(members) }
+        }
         #expect(throws: Diagnostic.self) { try store.checked() }
     }
 
