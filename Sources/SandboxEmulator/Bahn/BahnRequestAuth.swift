@@ -62,12 +62,18 @@ enum BahnRequestAuth {
 
     /// RFC 7515 compact serialization: b64url(header).b64url(payload).b64url(signature), verified over the
     /// first two parts exactly as received.
+    /// White space a body may carry around its JWS (a trailing newline from a file, say).
+    private static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
+
     static func verifyJWS(_ body: Data) throws(BahnFailure) -> Data {
         func fail(_ message: String) -> BahnFailure {
             BahnFailure(401, type: "authentication_error", code: BahnRules.Code.invalidSignature, message: message)
         }
-        let text = String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        // Read on bytes: a JWS in compact form is ASCII, and this runs for every Bahn request.
+        var bytes = [UInt8](body)[...]
+        while let first = bytes.first, Self.isSpace(first) { bytes = bytes.dropFirst() }
+        while let last = bytes.last, Self.isSpace(last) { bytes = bytes.dropLast() }
+        let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
         guard parts.count == 3 else { throw fail("Malformed JWS: expected three base64url parts separated by '.'.") }
         guard let headerBytes = Data(base64URLEncoded: parts[0]),
               let header = (try? JSON.parse(headerBytes))?.objectValue else {

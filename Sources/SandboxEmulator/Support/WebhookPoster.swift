@@ -102,21 +102,31 @@ enum WebhookPoster {
     }
 
     /// The status line's code, the body's length (nil when unframed or chunked), and whether the listener keeps the
-    /// connection open.
+    /// connection open. Read on bytes: a delivery's answer is a few short lines.
     private static func parseHead(_ head: ArraySlice<UInt8>) -> (status: Int, contentLength: Int?, keepAlive: Bool)? {
-        let lines = String(decoding: head, as: UTF8.self).components(separatedBy: "\r\n")
-        let parts = lines[0].split(separator: " ")
-        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let status = Int(parts[1]) else { return nil }
+        var lines = head.split(separator: 0x0A, omittingEmptySubsequences: true).map { line in
+            line.last == 0x0D ? line.dropLast() : line
+        }
+        guard !lines.isEmpty else { return nil }
+        let statusLine = lines.removeFirst()
+        let parts = statusLine.split(separator: 0x20, maxSplits: 2)
+        guard parts.count >= 2, parts[0].starts(with: "HTTP/1.".utf8), parts[1].count == 3,
+              let status = Int(String(decoding: parts[1], as: UTF8.self)) else { return nil }
         var length: Int? = (status == 204 || status == 304) ? 0 : nil
-        var keepAlive = parts[0] == "HTTP/1.1"
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            let name = line[..<colon].lowercased()
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces).lowercased()
-            if name == "content-length" { length = Int(value) }
-            if name == "transfer-encoding" { length = nil; keepAlive = false }
-            if name == "connection" && value.contains("close") { keepAlive = false }
-            if name == "connection" && value.contains("keep-alive") { keepAlive = true }
+        var keepAlive = parts[0].elementsEqual("HTTP/1.1".utf8)
+        for line in lines {
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")), [10, 14, 17].contains(colon - line.startIndex) else { continue }
+            var value = line[(colon + 1)...]
+            while let first = value.first, first == 0x20 || first == 0x09 { value = value.dropFirst() }
+            while let last = value.last, last == 0x20 || last == 0x09 { value = value.dropLast() }
+            let text = String(decoding: value, as: UTF8.self).lowercased()
+            switch String(decoding: line[..<colon], as: UTF8.self).lowercased() {
+            case "content-length": length = Int(text)
+            case "transfer-encoding": length = nil; keepAlive = false
+            case "connection" where text.contains("close"): keepAlive = false
+            case "connection" where text.contains("keep-alive"): keepAlive = true
+            default: break
+            }
         }
         return (status, length, keepAlive)
     }
