@@ -104,6 +104,27 @@ enum OpenOutcomes {
         try decode(store.readFile(), file: store.path)
     }
 
+    /// The outcomes `read` gives that block a new money call: each one left open by a run that ended, and each call in
+    /// flight whose process is gone. A process that settles its call and exits just after the file was read would
+    /// otherwise look like one that died with it, so the file is read again once a process is seen gone: what is still
+    /// there then was not settled by it, for it is gone for good. (A batch of processes on one file met this: a run was
+    /// refused for another's call that had been answered and written a moment before.)
+    static func blocking(read: () throws(Diagnostic) -> [OpenOutcome],
+                         isRunning: (ProcessIdentity) -> Bool) throws(Diagnostic) -> [OpenOutcome] {
+        var gone: Set<ProcessIdentity> = []
+        var outcomes = try read()
+        for _ in 0..<3 {
+            let newlyGone = Set(outcomes.compactMap(\.inFlight).filter { !gone.contains($0) && !isRunning($0) })
+            // A call whose process was running when looked at is no obstacle; one whose process was gone before this
+            // read is still here unsettled.
+            if newlyGone.isEmpty { return outcomes.filter { $0.inFlight.map(gone.contains) ?? true } }
+            gone.formUnion(newlyGone)
+            outcomes = try read()
+        }
+        // Processes kept ending between the reads: every call of one gone by now blocks.
+        return outcomes.filter { $0.inFlight.map { gone.contains($0) || !isRunning($0) } ?? true }
+    }
+
     static func decode(_ document: JSON, file: String) throws(Diagnostic) -> [OpenOutcome] {
         var outcomes: [OpenOutcome] = []
         for (_, field) in try StateField(document["openOutcomes"], at: root, in: file).members() { outcomes.append(try OpenOutcome(field)) }
@@ -146,9 +167,10 @@ extension OperationContext {
             setAside(provider: readBack.provider) { ($0.replay == nil || $0.replay != readBack.replay) && !$0.stillInFlight }
             return
         }
-        let blocking = try OpenOutcomes.read(state).filter {
-            $0.provider == readBack.provider && ($0.replay == nil || $0.replay != readBack.replay) && !$0.stillInFlight
-        }
+        let blocking = try OpenOutcomes.blocking(read: {
+            () throws(Diagnostic) -> [OpenOutcome] in
+            try OpenOutcomes.read(state).filter { $0.provider == readBack.provider && ($0.replay == nil || $0.replay != readBack.replay) }
+        }, isRunning: \.isRunning)
         guard let first = blocking.first else { return }
         throw Diagnostic(.outcomeUnknown,
                          "refused before sending: \(first.effect) of \(first.reference) (\(first.left)) may have gone through, and \(readBack.action) could move money a second time",

@@ -3,7 +3,7 @@ import Foundation
 /// One process, told apart from a later one that reuses its pid by when it started (field 22 of `/proc/<pid>/stat`,
 /// clock ticks since boot): what an outcome in flight is kept under, so that another process can tell a call still
 /// going from one whose process died with it.
-public struct ProcessIdentity: Sendable, Equatable {
+public struct ProcessIdentity: Sendable, Hashable {
     public let pid: Int32
     public let started: UInt64
 

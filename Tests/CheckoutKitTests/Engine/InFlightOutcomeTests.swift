@@ -142,4 +142,39 @@ import TestSupport
         #expect(ProcessIdentity(me.json) == me, "read back as written")
         #expect(ProcessIdentity(["pid": 12, "started": 34]) == nil, "the start time is kept as a string")
     }
+
+    /// A call in flight blocks only once its process is gone without settling it. A process that settles its call and
+    /// exits between the guard's read of the file and its look at the process must not pass for one that died with it:
+    /// the file is read again after a process is seen gone.
+    @Test func aCallSettledJustBeforeItsProcessEndedDoesNotBlock() throws {
+        let alive = ProcessIdentity(pid: 100, started: 1), gone = ProcessIdentity(pid: 200, started: 2)
+        func outcome(_ reference: String, _ process: ProcessIdentity?) -> OpenOutcome {
+            OpenOutcome(provider: "bahn", reference: reference, replay: nil, effect: "the charge", settle: [], since: "now",
+                        inFlight: process)
+        }
+        let isRunning: (ProcessIdentity) -> Bool = { $0 == alive }
+        // The first read still holds the call of the process that is gone by the time it is looked at; the second,
+        // made after, no longer does: it was settled.
+        var reads = [[outcome("intent pi_1", gone), outcome("intent pi_2", alive)], [outcome("intent pi_2", alive)]]
+        var count = 0
+        let settled = try OpenOutcomes.blocking(read: { () throws(Diagnostic) -> [OpenOutcome] in
+            count += 1
+            return reads.removeFirst()
+        }, isRunning: isRunning)
+        #expect(settled.isEmpty, "\(settled)")
+        #expect(count == 2, "read again once a process was seen gone")
+        // Still there after its process was seen gone: it died with the call, which blocks; a run that ended with an
+        // outcome open blocks whatever; the call of a running process never does.
+        reads = [[outcome("intent pi_1", gone), outcome("intent pi_2", alive), outcome("intent pi_3", nil)],
+                 [outcome("intent pi_1", gone), outcome("intent pi_2", alive), outcome("intent pi_3", nil)]]
+        let left = try OpenOutcomes.blocking(read: { () throws(Diagnostic) -> [OpenOutcome] in reads.removeFirst() },
+                                             isRunning: isRunning)
+        #expect(left.map(\.reference) == ["intent pi_1", "intent pi_3"])
+        // Nothing in flight: one read.
+        count = 0
+        reads = [[outcome("intent pi_3", nil)]]
+        _ = try OpenOutcomes.blocking(read: { () throws(Diagnostic) -> [OpenOutcome] in count += 1; return reads.removeFirst() },
+                                      isRunning: isRunning)
+        #expect(count == 1)
+    }
 }
