@@ -14,9 +14,11 @@ enum WebhookPoster {
         var description: String
     }
 
-    /// Idle connections by listener (`address:port`); a few per listener, more are closed.
-    private static let idle = Locked<[String: [Int32]]>([:])
-    static let idlePerListener = 4
+    /// Idle connections, oldest first, each with its listener (`address:port`). Bounded in all, not per listener: each
+    /// run of a batch listens on a port of its own and is gone after it, so a pool by listener would keep a closed
+    /// socket for every run a long `sandbox serve` ever delivered to.
+    private static let idle = Locked<[(listener: String, fd: Int32)]>([])
+    static let idleLimit = 16
 
     /// Posts `body` and returns the response status code. Throws on a bad URL, connection failure or timeout.
     static func post(url: String, body: Data, headers: [(String, String)], timeout: TimeInterval) throws(Failure) -> Int {
@@ -133,22 +135,38 @@ enum WebhookPoster {
 
     /// An idle connection to the listener that is still open, if any.
     private static func takeIdle(_ target: Target) -> Int32? {
-        while let fd = idle.withLock({ $0[target.key]?.popLast() }) {
-            // Nothing is owed on an idle connection: readable means closed (or garbage), so it is of no use.
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            if poll(&pfd, 1, 0) == 0 { return fd }
+        while let fd = idle.withLock({ pool -> Int32? in
+            guard let i = pool.lastIndex(where: { $0.listener == target.key }) else { return nil }
+            return pool.remove(at: i).fd
+        }) {
+            if isOpen(fd) { return fd }
             close(fd)
         }
         return nil
     }
 
+    /// Nothing is owed on an idle connection: readable means the listener closed it (or sent garbage), so it is of no use.
+    private static func isOpen(_ fd: Int32) -> Bool {
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&pfd, 1, 0) == 0
+    }
+
+    /// Keeps the connection for the next post to its listener; the ones listeners closed meanwhile, and the oldest
+    /// beyond the limit, are closed.
     private static func release(_ fd: Int32, to target: Target, keep: Bool) {
-        let kept = keep && idle.withLock { pool -> Bool in
-            guard pool[target.key, default: []].count < idlePerListener else { return false }
-            pool[target.key, default: []].append(fd)
-            return true
+        guard keep else { close(fd); return }
+        let dropped = idle.withLock { pool -> [Int32] in
+            pool.append((target.key, fd))
+            var dropped: [Int32] = []
+            pool.removeAll { entry in
+                let gone = !isOpen(entry.fd)
+                if gone { dropped.append(entry.fd) }
+                return gone
+            }
+            while pool.count > idleLimit { dropped.append(pool.removeFirst().fd) }
+            return dropped
         }
-        if !kept { close(fd) }
+        for fd in dropped { close(fd) }
     }
 
     private static func connect(_ target: Target, timeout: TimeInterval, url: String) throws(Failure) -> Int32 {
