@@ -13,7 +13,7 @@ private enum ReadFailure: Error {
 
 /// One connection: the bytes it has received, how far the request under way has been read, and its deadlines.
 ///
-/// A worker that takes the connection's socket from the server's epoll set calls `serveReady()`: it reads what has
+/// A worker that takes the connection's socket from the server's epoll set calls `serveReady(scratch:)`: it reads what has
 /// arrived, answers every whole request in it (pipelined ones in order), and says whether to wait for more. Reading
 /// is incremental — the head's end is searched only in new bytes and a chunked body is decoded as it arrives — so a
 /// slow client costs a worker nothing between its bytes. Only the worker holding the socket touches the connection's

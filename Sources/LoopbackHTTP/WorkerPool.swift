@@ -62,13 +62,7 @@ final class WorkerPool: @unchecked Sendable {
     /// Starts the minimum number of workers and the monitor.
     func start() {
         for _ in 0..<minimum { startWorker() }
-        threads.enter()
-        let monitor = Thread { [self] in
-            monitorLoop()
-            threads.leave()
-        }
-        monitor.name = "http-monitor"
-        monitor.start()
+        startThread(named: "http-monitor") { $0.monitorLoop() }
     }
 
     /// Tells every thread to end once it finished what it is serving, and waits for all of them.
@@ -91,12 +85,17 @@ final class WorkerPool: @unchecked Sendable {
 
     private func startWorker() {
         running.add(1, ordering: .acquiringAndReleasing)
+        startThread(named: "http-worker") { $0.workerLoop() }
+    }
+
+    /// A thread that `stop()` waits for.
+    private func startThread(named name: String, _ body: @escaping @Sendable (WorkerPool) -> Void) {
         threads.enter()
         let thread = Thread { [self] in
-            workerLoop()
+            body(self)
             threads.leave()
         }
-        thread.name = "http-worker"
+        thread.name = name
         thread.start()
     }
 

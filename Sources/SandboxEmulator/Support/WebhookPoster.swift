@@ -27,26 +27,28 @@ enum WebhookPoster {
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         head += "Content-Length: \(body.count)\r\n\r\n"
         let request = [UInt8](Data(head.utf8) + body)
-        if let kept = takeIdle(target) {
-            switch exchange(kept, request, timeout: timeout, url: url) {
-            case .answered(let status, let keep):
-                release(kept, to: target, keep: keep)
-                return status
-            case .nothing:
-                close(kept)
-            case .failed(let failure):
-                close(kept)
-                throw failure
-            }
+        if let kept = takeIdle(target),
+           let status = try exchangeOnce(request, on: kept, to: target, timeout: timeout, url: url) {
+            return status
         }
         let fd = try connect(target, timeout: timeout, url: url)
+        guard let status = try exchangeOnce(request, on: fd, to: target, timeout: timeout, url: url) else {
+            throw Failure(description: "no response from \(url): the connection closed")
+        }
+        return status
+    }
+
+    /// One exchange on `fd`, which is then kept for the next post or closed: the status, or nil when the connection
+    /// closed before one byte of an answer.
+    private static func exchangeOnce(_ request: [UInt8], on fd: Int32, to target: Target, timeout: TimeInterval,
+                                     url: String) throws(Failure) -> Int? {
         switch exchange(fd, request, timeout: timeout, url: url) {
         case .answered(let status, let keep):
             release(fd, to: target, keep: keep)
             return status
         case .nothing:
             close(fd)
-            throw Failure(description: "no response from \(url): the connection closed")
+            return nil
         case .failed(let failure):
             close(fd)
             throw failure
