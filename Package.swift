@@ -2,8 +2,9 @@
 import PackageDescription
 
 // Dependency direction (see docs/architecture.md, "Targets and dependency direction"):
-//   checkout-driver → CheckoutCLI (→ CQRencode) → CheckoutKit → Crypto / CCurl / LoopbackHTTP / Spawn / WireTypes
+//   checkout-driver → CheckoutCLI (→ CQRencode) → CheckoutKit → Crypto / CCurl / LoopbackHTTP / Spawn / Threads / WireTypes
 //   SandboxEmulator → Crypto / LoopbackHTTP / GraphQL / WireTypes   (never CheckoutKit: it is the other side of the wire)
+//   LoopbackHTTP → Threads / WireTypes
 let package = Package(
     name: "checkout-driver",
     platforms: [.macOS(.v14)],
@@ -14,14 +15,16 @@ let package = Package(
         .executableTarget(name: "checkout-driver", dependencies: ["CheckoutCLI", "CMalloc"]),
         .target(name: "CheckoutCLI", dependencies: ["CheckoutKit", "SandboxEmulator", "CQRencode"]),
         // The built-in flows are flow files, embedded in the binary (`flow show` prints them as they ship).
-        .target(name: "CheckoutKit", dependencies: ["CCurl", "Crypto", "LoopbackHTTP", "Spawn", "WireTypes"],
+        .target(name: "CheckoutKit", dependencies: ["CCurl", "Crypto", "LoopbackHTTP", "Spawn", "Threads", "WireTypes"],
                 resources: [.embedInCode("Flows/Builtin")]),
         .target(name: "SandboxEmulator", dependencies: ["Crypto", "LoopbackHTTP", "GraphQL", "WireTypes"],
                 exclude: ["Centra/Schema/SOURCE.md", "Braintree/Schema/SOURCE.md"],
                 // Centra's published Storefront API schema and Braintree's GraphQL API schema, served through the
                 // GraphQL engine (each loaded lazily).
                 resources: [.copy("Centra/Schema/storefront_api_schema.graphql"), .copy("Braintree/Schema/schema.graphql")]),
-        .target(name: "LoopbackHTTP", dependencies: ["WireTypes", "CEpoll"]),
+        .target(name: "LoopbackHTTP", dependencies: ["WireTypes", "CEpoll", "Threads"]),
+        // The process's threads for blocking work (transfers, servers' workers), used again once their work returns.
+        .target(name: "Threads"),
         // What both sides of the wire read and write: JSON values, exact decimal money, form and HTML encoding.
         .target(name: "WireTypes"),
         // A GraphQL engine (lexer, parser, validation, execution, introspection): the emulator serves Centra's and
@@ -58,6 +61,7 @@ let package = Package(
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "TestSupport"]),
         .testTarget(name: "WireTypesTests", dependencies: ["WireTypes"]),
         .testTarget(name: "SpawnTests", dependencies: ["Spawn", "TestSupport"]),
+        .testTarget(name: "ThreadsTests", dependencies: ["Threads"]),
         // The differential corpus is read from its folder by the tests and by Scripts/graphql-differential.
         .testTarget(name: "GraphQLTests", dependencies: ["GraphQL", "TestSupport"], exclude: ["Validation/Corpus"]),
     ],

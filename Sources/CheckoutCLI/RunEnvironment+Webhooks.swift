@@ -33,7 +33,7 @@ extension RunEnvironment: RunServiceHost {
         -> (@Sendable () async -> Void)?
     {
         guard configuration.kind == .local else { return nil }
-        let id = "run-\(getpid())-\(UUID().uuidString.prefix(8).lowercased())"
+        let id = "run-\(getpid())-\(UUID.random().uuidString.prefix(8).lowercased())"
         if let emulator {
             guard emulator.addWebhookTarget(provider: provider, id: id, url: url) else { return nil }
             return { emulator.removeWebhookTarget(provider: provider, id: id) }

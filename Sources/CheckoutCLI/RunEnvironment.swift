@@ -150,7 +150,7 @@ final class RunEnvironment: Sendable {
             return (scoped, try scoped.holdChain(wait: Self.chainWait, command: Self.commandName))
         }
         if flow.ownsState && !settings.continueChain {
-            return (state.ownRun("\(flow.name)-\(UUID().uuidString.prefix(8).lowercased())"), nil)
+            return (state.ownRun("\(flow.name)-\(UUID.random().uuidString.prefix(8).lowercased())"), nil)
         }
         return (state, try state.holdChain(wait: Self.chainWait, command: Self.commandName))
     }
@@ -219,16 +219,15 @@ final class RunEnvironment: Sendable {
             recording.describe(flow: flow, vars: vars, configuration: configuration, state: sections.flatMap { $0.isEmpty ? nil : .object($0) })
         }
         var services = try await startServices(for: flow, run: store.run)
-        // Files a run makes for itself (test tokens) live and die with it.
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("checkout-driver-run-\(UUID().uuidString.prefix(8))").path
-        try? FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // Files a run makes for itself (test tokens) live and die with it, in its memory (`MadeFiles`), under a
+        // directory name of its own that is never created: nothing of a run's own is written to the disk.
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("checkout-driver-run-\(UUID.random().uuidString.prefix(8))").path
         services.scratchDirectory = scratch
         let interruption = shared ?? makeInterruption(stopping: "the current step")
         let runner = makeRunner(registry: registry, reporters: reporters, services: services, interruption: interruption, state: store)
         let result = await interruption.run { await runner.run(flow, vars: vars, origins: origins) }
         if shared == nil { interruption.stop() }
         await services.stop()
-        try? FileManager.default.removeItem(atPath: scratch)
         // The state first: a report that cannot be written must not leave the run unfinished.
         let recorded = Result { () throws(Diagnostic) in
             // A capture that names a file of the run's scratch directory would point at nothing once the run ends.

@@ -2,6 +2,7 @@ import CEpoll
 import Foundation
 import Glibc
 import Synchronization
+import Threads
 
 /// The server's threads: a few workers that each wait on one `epoll` set for the next ready socket (a readable
 /// connection or the listener), serve it, and wait again — so an idle keep-alive connection costs no thread, and a
@@ -91,12 +92,10 @@ final class WorkerPool: @unchecked Sendable {
     /// A thread that `stop()` waits for.
     private func startThread(named name: String, _ body: @escaping @Sendable (WorkerPool) -> Void) {
         threads.enter()
-        let thread = Thread { [self] in
+        SpareThreads.run(named: name) { [self] in
             body(self)
             threads.leave()
         }
-        thread.name = name
-        thread.start()
     }
 
     private func workerLoop() {

@@ -97,7 +97,7 @@ struct BahnClient: Sendable {
             headers["Accept"] = "application/json"
             headers[BahnProtocol.apiKeyHeader] = apiKey
             headers[BahnProtocol.joseMethodHeader] = "jws"
-            headers[BahnProtocol.requestIDHeader] = UUID().uuidString.lowercased()
+            headers[BahnProtocol.requestIDHeader] = UUID.random().uuidString.lowercased()
             headers[BahnProtocol.idempotencyHeader] = idempotencyKey
             return HTTPClientRequest(method: "POST", url: url, headers: headers, body: Data(try jws(payload).utf8),
                                      timeout: context.requestTimeout)
@@ -111,7 +111,7 @@ struct BahnClient: Sendable {
             var headers: HTTPHeaders = [:]
             headers["Accept"] = "application/json"
             headers[BahnProtocol.apiKeyHeader] = apiKey
-            headers[BahnProtocol.requestIDHeader] = UUID().uuidString.lowercased()
+            headers[BahnProtocol.requestIDHeader] = UUID.random().uuidString.lowercased()
             return HTTPClientRequest(method: "GET", url: url, headers: headers, timeout: context.requestTimeout)
         }
         return try BahnResponse(response, verifying: responseKey)

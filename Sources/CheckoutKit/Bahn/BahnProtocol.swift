@@ -52,7 +52,7 @@ public enum BahnProtocol {
     /// DECISION: idempotency keys of the operations the integration guide does not name. Create is keyed to the order when
     /// there is one (a second create for the same order replays the first intent), else a fresh key per
     /// invocation that still makes its own retries safe.
-    static func createIdempotencyKey(orderID: String?) -> String { orderID.map { "order-\($0)-create" } ?? "create-\(UUID().uuidString.lowercased())" }
+    static func createIdempotencyKey(orderID: String?) -> String { orderID.map { "order-\($0)-create" } ?? "create-\(UUID.random().uuidString.lowercased())" }
     static func captureIdempotencyKey(intent: String) -> String { "intent-\(intent)-capture" }
     static func cancelIdempotencyKey(intent: String) -> String { "intent-\(intent)-cancel" }
     static func confirmIdempotencyKey(intent: String) -> String { "intent-\(intent)-applepay" }

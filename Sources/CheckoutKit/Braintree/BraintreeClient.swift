@@ -62,7 +62,7 @@ struct BraintreeClient: Sendable {
         var body: [String: JSON] = [
             "applePaymentToken": ["paymentData": .string(token.bytes.base64EncodedString()), "transactionIdentifier": .string(token.transactionId),
                                   "paymentInstrumentName": .string(instrumentName), "paymentNetwork": .string(network)],
-            "_meta": BraintreeProtocol.meta(sessionID: UUID().uuidString.lowercased()),
+            "_meta": BraintreeProtocol.meta(sessionID: UUID.random().uuidString.lowercased()),
         ]
         var headers: HTTPHeaders = ["Content-Type": "application/json; charset=utf-8", "Accept": "application/json"]
         switch auth {

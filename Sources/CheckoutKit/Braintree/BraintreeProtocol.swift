@@ -22,7 +22,7 @@ public enum BraintreeProtocol {
 
     /// DECISION: the order id the driver sets when the user gives none, so that a charge whose answer was lost can be
     /// found again (a transaction search by orderId): "cd-" and 20 random hex digits.
-    static func newOrderID() -> String { "cd-" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20) }
+    static func newOrderID() -> String { "cd-" + UUID.random().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20) }
 
     /// DECISION: the `_meta` of a tokenization, as the iOS SDK sends it, naming this driver as the platform.
     static func meta(sessionID: String) -> JSON {

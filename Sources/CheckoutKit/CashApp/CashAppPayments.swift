@@ -203,7 +203,7 @@ enum CashAppPayments {
     private static func keptRequestID(_ path: WritableKeyPath<CashAppSection, String?>, state: CashAppState) throws(Diagnostic) -> String {
         var id = ""
         try state.update { section in
-            if section[keyPath: path] == nil { section[keyPath: path] = UUID().uuidString.lowercased() }
+            if section[keyPath: path] == nil { section[keyPath: path] = UUID.random().uuidString.lowercased() }
             id = section[keyPath: path]!
         }
         return id

@@ -45,7 +45,7 @@ struct CashAppState: Sendable {
             if let kept = section.requestKey, section.requestBody == digest {
                 key = kept
             } else {
-                key = UUID().uuidString.lowercased()
+                key = UUID.random().uuidString.lowercased()
                 section.requestKey = key
                 section.requestBody = digest
                 section.requestID = nil

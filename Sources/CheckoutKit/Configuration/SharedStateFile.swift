@@ -29,8 +29,12 @@ final class SharedStateFile: @unchecked Sendable {
     private var version = 0
     private var checkedVersion = -1
     private var identity: Identity?
-    /// The exclusive lock's descriptor while this process has changes applied and not yet written, else -1.
+    /// The lock file, open for as long as the process runs (opened again if it was removed meanwhile); -1 before the
+    /// first use.
     private var lockFD: Int32 = -1
+    /// Whether this process holds the exclusive lock: from its first change applied until the write holding its last
+    /// one has landed.
+    private var holding = false
     /// Changes are numbered as applied; `written` is the last one on disk, `failedThrough` the last one a failed write
     /// took down. A change is settled once either covers it.
     private var applied = 0
@@ -118,9 +122,18 @@ final class SharedStateFile: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while writing || applied > settled { condition.wait() }
-        let fd = try Self.lock(target, exclusive: false)
-        defer { Self.unlock(fd) }
-        let document = try current(load, lock: fd)
+        let lock = try lockFile()
+        // The document this process holds, while the file is still that version, needs no lock to be read: another
+        // process's write renames a new file into place before it counts itself, so a look between the two finds the
+        // new file's identity (and a look before both is a read made before that write).
+        let document: JSON
+        if let held = self.document, let identity, currentIdentity(lock: lock) == identity {
+            document = held
+        } else {
+            try Self.acquire(lock, LOCK_SH, target)
+            defer { flock(lock, LOCK_UN) }
+            document = try current(load, lock: lock)
+        }
         if let check, checkedVersion != version {
             try check(document)
             checkedVersion = version
@@ -134,8 +147,12 @@ final class SharedStateFile: @unchecked Sendable {
                    _ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T {
         condition.lock()
         defer { condition.unlock() }
-        while lockFD >= 0 && chained >= Self.chainLimit { condition.wait() }
-        if lockFD < 0 { lockFD = try Self.lock(target, exclusive: true) }
+        while holding && chained >= Self.chainLimit { condition.wait() }
+        if !holding {
+            let lock = try lockFile()
+            try Self.acquire(lock, LOCK_EX, target)
+            holding = true
+        }
         var changed: JSON
         let result: T
         do {
@@ -203,11 +220,25 @@ final class SharedStateFile: @unchecked Sendable {
     private var settled: Int { max(written, failedThrough) }
 
     private func releaseIfSettled() {
-        guard lockFD >= 0, !writing, applied == settled else { return }
-        Self.unlock(lockFD)
-        lockFD = -1
+        guard holding, !writing, applied == settled else { return }
+        flock(lockFD, LOCK_UN)
+        holding = false
         chained = 0
         condition.broadcast()
+    }
+
+    /// The lock file's descriptor, opened on first use and kept: a read or a write costs no `open` and `close`. A lock
+    /// file someone removed (no link left) is opened again, so that this process locks the file others lock. Call with
+    /// `condition` held and the lock not held.
+    private func lockFile() throws(Diagnostic) -> Int32 {
+        if lockFD >= 0 {
+            var info = stat()
+            if fstat(lockFD, &info) == 0 && info.st_nlink > 0 { return lockFD }
+            Glibc.close(lockFD)
+            lockFD = -1
+        }
+        lockFD = try Self.openLock(target)
+        return lockFD
     }
 
     /// How many writes this process made of the file (what the tests hold the group commit to).
@@ -217,8 +248,8 @@ final class SharedStateFile: @unchecked Sendable {
         return writeCount
     }
 
-    /// Takes the advisory lock on `<target>.lock` (created 0600 with its directory 0700 as needed).
-    static func lock(_ target: String, exclusive: Bool) throws(Diagnostic) -> Int32 {
+    /// Opens `<target>.lock` (created 0600 with its directory 0700 as needed).
+    static func openLock(_ target: String) throws(Diagnostic) -> Int32 {
         let directory = FileIO.directory(of: target)
         if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
             do {
@@ -233,19 +264,16 @@ final class SharedStateFile: @unchecked Sendable {
         guard fd >= 0 else {
             throw .ioError("cannot open \(target).lock: \(String(cString: strerror(errno)))", hint: "pass --session FILE somewhere writable")
         }
-        while flock(fd, exclusive ? LOCK_EX : LOCK_SH) != 0 {
-            if errno != EINTR {
-                let reason = String(cString: strerror(errno))
-                close(fd)
-                throw .ioError("cannot lock \(target): \(reason)", hint: "pass --session FILE on a local file system")
-            }
-        }
         return fd
     }
 
-    static func unlock(_ fd: Int32) {
-        flock(fd, LOCK_UN)
-        close(fd)
+    /// Takes (`LOCK_SH`, `LOCK_EX`) the advisory lock on an open lock file, waiting for it.
+    static func acquire(_ fd: Int32, _ operation: Int32, _ target: String) throws(Diagnostic) {
+        while flock(fd, operation) != 0 {
+            if errno != EINTR {
+                throw .ioError("cannot lock \(target): \(String(cString: strerror(errno)))", hint: "pass --session FILE on a local file system")
+            }
+        }
     }
 }
 

@@ -23,24 +23,37 @@ public struct StateStore: Sendable {
     /// A whole flow's own run keeps its changes here until they must be on disk (see `StateJournal`); nil: every change
     /// is written as it is made (the chain, and a run that `--run` continues, are single commands' state).
     let journal: StateJournal?
+    /// The file really read and written (symlinks followed), and whether it is (or will be) a regular file — `/dev/null`
+    /// or a FIFO is written in place, unlocked: found once, when the store is made, not on each of a run's dozens of reads.
+    private let target: String
+    private let isRegularFile: Bool
 
     public init(path: String, redactor: Redactor? = nil, run: String? = nil) {
-        self.init(path: path, redactor: redactor, run: run, journal: nil)
+        let target = FileIO.resolvingSymlinks(path)
+        var info = stat()
+        let regular = stat(target, &info) != 0 || (info.st_mode & S_IFMT) == S_IFREG
+        self.init(path: path, target: target, regular: regular, redactor: redactor, run: run, journal: nil)
     }
 
-    private init(path: String, redactor: Redactor?, run: String?, journal: StateJournal?) {
+    private init(path: String, target: String, regular: Bool, redactor: Redactor?, run: String?, journal: StateJournal?) {
         self.path = path
+        self.target = target
+        self.isRegularFile = regular
         self.redactor = redactor
         self.run = run
         self.journal = journal
     }
 
     /// The same file, seen from a run's own scope, each change written as it is made.
-    public func scoped(run: String) -> StateStore { StateStore(path: path, redactor: redactor, run: run) }
+    public func scoped(run: String) -> StateStore {
+        StateStore(path: path, target: target, regular: isRegularFile, redactor: redactor, run: run, journal: nil)
+    }
 
     /// A new run of a whole flow: a scope of its own whose changes reach the disk before a money call is sent and when
     /// the run finishes (`commit`, `finishRun`), not one by one.
-    public func ownRun(_ id: String) -> StateStore { StateStore(path: path, redactor: redactor, run: id, journal: StateJournal()) }
+    public func ownRun(_ id: String) -> StateStore {
+        StateStore(path: path, target: target, regular: isRegularFile, redactor: redactor, run: id, journal: StateJournal())
+    }
 
     /// Writes the run's pending changes (nothing when there are none): what must be on disk before a money call is sent.
     public func commit() throws(Diagnostic) {
@@ -183,7 +196,7 @@ public struct StateStore: Sendable {
     /// The file as it is on disk, without the run's pending changes.
     private func onDisk(checking: Bool = false) throws(Diagnostic) -> JSON {
         guard isRegularFile else { return try load() }
-        let file = SharedStateFile.at(FileIO.resolvingSymlinks(path))
+        let file = SharedStateFile.at(target)
         guard checking else { return try file.read(load) }
         return try file.read(load) { (document: JSON) throws(Diagnostic) in try checkSections(document) }
     }
@@ -226,7 +239,7 @@ public struct StateStore: Sendable {
             _ = try write(document, reusing: &sections)
             return result
         }
-        return try SharedStateFile.at(FileIO.resolvingSymlinks(path)).update(load, write: { (document, sections) throws(Diagnostic) in try write(document, reusing: &sections) }) { (document: inout JSON) throws(Diagnostic) -> T in
+        return try SharedStateFile.at(target).update(load, write: { (document, sections) throws(Diagnostic) in try write(document, reusing: &sections) }) { (document: inout JSON) throws(Diagnostic) -> T in
             learnCredentials(in: document)
             return try change(&document)
         }
@@ -268,10 +281,11 @@ public struct StateStore: Sendable {
     private func load() throws(Diagnostic) -> JSON {
         // `--session /dev/null` (a device, a FIFO) is a state that is never read back: reading /dev/full or a FIFO
         // would never end.
-        guard FileManager.default.fileExists(atPath: path), isRegularFile else { return .object([:]) }
+        guard isRegularFile else { return .object([:]) }
         let data: Data
-        switch FileIO.read(path) {
+        switch FileIO.read(target) {
         case .success(let bytes): data = bytes
+        case .failure(let error) where error.code == ENOENT: return .object([:])
         case .failure(let error): throw .data("cannot read state file \(path): \(error.reason)", hint: "check its permissions")
         }
         let hint = "inspect it, then move it aside or delete it to start afresh (it may hold idempotency keys you still need)"
@@ -328,7 +342,6 @@ public struct StateStore: Sendable {
     /// Released when the returned lock is (or the process ends).
     public func holdChain(wait: Double, command: String) throws(Diagnostic) -> ChainLock? {
         guard isRegularFile else { return nil }
-        let target = FileIO.resolvingSymlinks(path)
         let directory = FileIO.directory(of: target)
         if !directory.isEmpty {
             try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -357,12 +370,6 @@ public struct StateStore: Sendable {
         _ = ftruncate(fd, 0)
         _ = mark.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         return ChainLock(fd: fd)
-    }
-
-    /// Whether the state file is (or will be) a regular file: `/dev/null` or a FIFO is written in place, unlocked.
-    private var isRegularFile: Bool {
-        var info = stat()
-        return stat(FileIO.resolvingSymlinks(path), &info) != 0 || (info.st_mode & S_IFMT) == S_IFREG
     }
 }
 

@@ -5,9 +5,10 @@ import Synchronization
 public struct RunServices: Sendable {
     /// The providers' listeners this run started (see `RunServiceRecipe`); an operation finds its own with `service(_:)`.
     public var started: [any RunService]
-    /// A directory for files the run makes (test tokens), removed when the run ends.
+    /// The directory the paths of files the run makes for itself (test tokens) name; never created, since the files
+    /// are held in memory (`madeFiles`) and go with the run.
     public var scratchDirectory: String?
-    /// What the run made for itself in that directory, held in memory (see `MadeFiles`).
+    /// What the run made for itself under that directory's name, held in memory (see `MadeFiles`).
     public let madeFiles = MadeFiles()
     /// Where a file that a later command needs is kept (a token whose confirm has an unknown outcome).
     public var keepDirectory: String?

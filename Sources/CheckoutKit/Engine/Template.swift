@@ -149,7 +149,7 @@ public struct TemplateScope: Sendable {
 
     public func lookup(_ ref: Template.Reference) -> JSON? {
         switch ref {
-        case .uuid: return .string(UUID().uuidString.lowercased())
+        case .uuid: return .string(UUID.random().uuidString.lowercased())
         case .now: return .string(Timestamp.iso8601(Date()))
         case .env(let name): return env(name).map(JSON.string)
         case .state(let path): return path.evaluate(state)

@@ -1,4 +1,5 @@
 import Foundation
+import Threads
 
 /// A thread of its own that runs submitted jobs one after another. Blocking work (a libcurl transfer)
 /// goes here so that it can neither stall Swift's cooperative pool nor wait behind other blocking work
@@ -15,9 +16,7 @@ final class WorkerThread: TaskExecutor, @unchecked Sendable {
     private var threadID: pthread_t?
 
     init(name: String) {
-        let thread = Thread { [self] in run() }
-        thread.name = name
-        thread.start()
+        SpareThreads.run(named: name) { [self] in run() }
     }
 
     func submit(_ job: @escaping @Sendable () -> Void) {
@@ -38,7 +37,7 @@ final class WorkerThread: TaskExecutor, @unchecked Sendable {
         return pthread_equal(id, pthread_self()) != 0
     }
 
-    /// Lets the thread finish the jobs it has and exit.
+    /// Lets the thread finish the jobs it has, then go back to `SpareThreads` for the next transport.
     func stop() {
         condition.withLock {
             stopped = true

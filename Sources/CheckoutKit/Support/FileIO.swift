@@ -144,21 +144,23 @@ public enum FileIO {
     /// A whole file's bytes, or the system's reason it could not be read ("No such file or directory").
     public static func read(_ path: String) -> Result<Data, ReadError> {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return .failure(ReadError(reason: String(cString: strerror(errno)))) }
+        guard fd >= 0 else { return .failure(ReadError(code: errno)) }
         defer { close(fd) }
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if n < 0, errno == EINTR { continue }
-            if n < 0 { return .failure(ReadError(reason: String(cString: strerror(errno)))) }
+            if n < 0 { return .failure(ReadError(code: errno)) }
             if n == 0 { return .success(data) }
             data.append(contentsOf: buffer[0..<n])
         }
     }
 
     public struct ReadError: Error, CustomStringConvertible {
-        public let reason: String
+        /// The system's error number (`ENOENT`: there is no such file).
+        public let code: Int32
+        public var reason: String { String(cString: strerror(code)) }
         public var description: String { reason }
     }
 

@@ -111,6 +111,37 @@ import TestSupport
         #expect(try store.read() == ["a": 4])
     }
 
+    /// The lock file stays open for the process's life; one someone removed meanwhile is opened again, so that this
+    /// process locks — and counts its writes in — the file every other process opens.
+    @Test func aRemovedLockFileIsOpenedAgain() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/state.json"
+        let store = StateStore(path: path)
+        try store.update { (doc: inout JSON) throws(Diagnostic) in doc = ["a": 1] }
+        #expect(unlink(path + ".lock") == 0)
+        try store.update { (doc: inout JSON) throws(Diagnostic) in doc = ["a": 2] }
+        let fd = open(path + ".lock", O_RDWR | O_CLOEXEC)
+        #expect(fd >= 0, "the lock file is there again")
+        defer { close(fd) }
+        #expect(SharedStateFile.writesCounted(fd) == 1, "the write after the removal is counted in the new lock file")
+        // Held here as another process would hold it: this process's next change waits for it.
+        #expect(flock(fd, LOCK_EX) == 0)
+        let wrote = Atomic<Bool>(false)
+        let done = DispatchSemaphore(value: 0)
+        onThread {
+            try? store.update { (doc: inout JSON) throws(Diagnostic) in doc = ["a": 3] }
+            wrote.store(true, ordering: .releasing)
+            done.signal()
+        }
+        Thread.sleep(forTimeInterval: 0.2)
+        let wroteWhileHeld = wrote.load(ordering: .acquiring)
+        #expect(!wroteWhileHeld, "a change waits for the lock another holds")
+        flock(fd, LOCK_UN)
+        done.wait()
+        #expect(try StateStore(path: path).read() == ["a": 3])
+    }
+
     /// Each write is counted in the lock file, and a version of the file is told from another by that count too: two
     /// files alike to `stat` (a reused inode, the same size, one tick of a coarse clock) are not taken for one.
     @Test func eachWriteIsCountedAndTheCountTellsVersionsApart() throws {
