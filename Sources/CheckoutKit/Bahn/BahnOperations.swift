@@ -264,7 +264,10 @@ public enum BahnOperations {
         let found = await listener.events.wait(for: type, intent: intent, timeout: timeout)
         if Task.isCancelled { throw .interrupted(during: context.step) }
         guard let event = found else {
-            let seen = listener.events.received.map { "\($0.type) \($0.intentID ?? "")" }
+            // The runs of a batch share the inbox: the latest few of what it received, and how many more.
+            let received = listener.events.received
+            var seen = received.suffix(5).map { "\($0.type) \($0.intentID ?? "")" }
+            if received.count > 5 { seen.append("\(received.count - 5) earlier") }
             // The budget named is the one that ended the wait: the step's timeout, or the flow's deadline.
             let waited = cutByDeadline ? "before the flow's deadline of \(FlowRunner.format(context.deadline.seconds ?? 0))s"
                                        : "within \(FlowRunner.format(timeout))s"

@@ -116,9 +116,16 @@ public final class BahnWebhookInbox: Sendable {
 }
 
 /// The events a listener received, without duplicates, for the steps that wait for one. A replay fills one from its
-/// recording instead of a socket.
+/// recording instead of a socket. The runs of a batch share one (see `BahnInboxes`), so an event is found by its id and
+/// its intent without going through all of them.
 public final class BahnWebhookEvents: Sendable {
-    private let list = Mutex<[BahnWebhookEvent]>([])
+    private struct Received {
+        var list: [BahnWebhookEvent] = []
+        var ids: Set<String> = []
+        /// Positions in `list`, by the intent the event is about.
+        var byIntent: [String: [Int]] = [:]
+    }
+    private let state = Mutex(Received())
     /// No event comes but these (a replay's): a wait for another ends at once.
     private let complete: Bool
 
@@ -127,15 +134,25 @@ public final class BahnWebhookEvents: Sendable {
         for event in events { add(event) }
     }
 
-    public var received: [BahnWebhookEvent] { list.withLock { $0 } }
+    public var received: [BahnWebhookEvent] { state.withLock { $0.list } }
 
     /// Keeps the event unless one with its id came before; whether it was new.
     @discardableResult
     public func add(_ event: BahnWebhookEvent) -> Bool {
-        list.withLock { list -> Bool in
-            if list.contains(where: { $0.id == event.id }) { return false }
-            list.append(event)
+        state.withLock { state -> Bool in
+            guard state.ids.insert(event.id).inserted else { return false }
+            if let intent = event.intentID { state.byIntent[intent, default: []].append(state.list.count) }
+            state.list.append(event)
             return true
+        }
+    }
+
+    /// The first event of `type` received (for `intent`, when given).
+    func first(_ type: String, intent: String?) -> BahnWebhookEvent? {
+        state.withLock { state in
+            guard let intent else { return state.list.first { $0.type == type } }
+            for position in state.byIntent[intent] ?? [] where state.list[position].type == type { return state.list[position] }
+            return nil
         }
     }
 
@@ -144,7 +161,7 @@ public final class BahnWebhookEvents: Sendable {
     public func wait(for type: String, intent: String?, timeout: Double) async -> BahnWebhookEvent? {
         let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
         while true {
-            if let found = received.first(where: { $0.type == type && (intent == nil || $0.intentID == intent) }) { return found }
+            if let found = first(type, intent: intent) { return found }
             if complete || ContinuousClock.now >= deadline { return nil }
             do { try await Task.sleep(for: .milliseconds(25)) } catch { return nil }
         }

@@ -10,8 +10,8 @@ public protocol RunService: AnyObject, Sendable {
 }
 
 /// What a provider's service gets to start itself with: the run's configuration, and the local emulator's webhook
-/// targets.
-public protocol RunServiceHost: Sendable {
+/// targets. One host serves every run of an invocation, so the runs of a batch can share what they start.
+public protocol RunServiceHost: AnyObject, Sendable {
     var configuration: Configuration { get }
     /// Registers `url` as one of `provider`'s webhook targets with the local emulator — embedded, or a `sandbox serve`
     /// at the URL in the variable `emulatorBase` — and answers how to remove it; nil when the run talks to the real

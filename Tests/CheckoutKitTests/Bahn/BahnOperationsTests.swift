@@ -174,7 +174,7 @@ import TestSupport
         let result = try await rig.run(BahnRig.paySteps(order: "70") + #"""
         ,{"name":"webhook","use":"bahn.awaitWebhook",
           "with":{"type":"payment_intent.status.succeeded","intent":"${vars.intent}","timeout":5}}
-        """#, services: RunServices(started: [BahnWebhookService(inbox: inbox)]))
+        """#, services: RunServices(started: [BahnWebhookService(inbox: inbox, removeTarget: nil)]))
         #expect(result.passed, "\(String(describing: result.failure))")
         let intent = try #require(result.captures["intent"]?.stringValue)
         let output = try #require(result.step("webhook")?.output)
@@ -199,7 +199,7 @@ import TestSupport
         let result = try await rig.run(BahnRig.paySteps(order: "71") + #"""
         ,{"name":"webhook","use":"bahn.awaitWebhook",
           "with":{"type":"payment_intent.status.succeeded","intent":"${vars.intent}","timeout":0.4}}
-        """#, services: RunServices(started: [BahnWebhookService(inbox: inbox)]))
+        """#, services: RunServices(started: [BahnWebhookService(inbox: inbox, removeTarget: nil)]))
         let failure = try #require(result.failure)
         #expect(failure.code == .failure, "\(failure)")
         #expect(result.step("webhook")?.outcome == .failed)

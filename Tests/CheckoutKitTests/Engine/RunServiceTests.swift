@@ -52,6 +52,35 @@ import Testing
         #expect(host.log.withLock { $0 } == ["register bahn BAHN_API_URL", "remove bahn"])
     }
 
+    /// The runs of one invocation share one inbox and one webhook target (the emulator gives every target every event):
+    /// opened once however many start at once, removed when the last ends; another invocation's runs have their own.
+    @Test func theRunsOfOneHostShareOneListener() async throws {
+        let host = Host(values: Self.secret), other = Host(values: Self.secret)
+        let flow = Self.flow(["bahn.awaitWebhook"])
+        async let a = RunServiceRecipe.startAll(for: flow, host: host)
+        async let b = RunServiceRecipe.startAll(for: flow, host: host)
+        let first = RunServices(started: try await a), second = RunServices(started: try await b)
+        let elsewhere = RunServices(started: try await RunServiceRecipe.startAll(for: flow, host: other))
+        let url = try #require(first.service(BahnWebhookService.self)?.url)
+        #expect(second.service(BahnWebhookService.self)?.url == url)
+        #expect(elsewhere.service(BahnWebhookService.self)?.url != url)
+        #expect(host.log.withLock { $0 } == ["register bahn BAHN_API_URL"], "registered once for both runs")
+        await first.stop()
+        #expect(host.log.withLock { $0 } == ["register bahn BAHN_API_URL"], "the other run still listens")
+        #expect(try await post(to: url) == 400, "still answering (an unsigned delivery is refused)")
+        await second.stop()
+        #expect(host.log.withLock { $0 } == ["register bahn BAHN_API_URL", "remove bahn"])
+        let afterLast = try? await post(to: url)
+        #expect(afterLast == nil, "closed with the last run")
+        await elsewhere.stop()
+        #expect(other.log.withLock { $0 } == ["register bahn BAHN_API_URL", "remove bahn"])
+    }
+
+    /// The status an unsigned delivery to `url` is answered with.
+    private func post(to url: String) async throws -> Int {
+        try await CurlTransport().send(HTTPClientRequest(method: "POST", url: url, headers: [:], body: Data("{}".utf8), timeout: 2)).status
+    }
+
     @Test func withoutASecretThereIsNoListener() async throws {
         let started = try await RunServiceRecipe.startAll(for: Self.flow(["bahn.awaitWebhook"]), host: Host(values: [:]))
         #expect(started.isEmpty)
