@@ -28,6 +28,10 @@ final class SharedStateFile: @unchecked Sendable {
     /// for as long as its document is the current one.
     private var version = 0
     private var checkedVersion = -1
+    /// The redactor that last learned the kept credentials of a document read (weak: another made at its address later
+    /// has learned nothing), and that document's version.
+    private weak var learnedBy: Redactor?
+    private var learnedVersion = -1
     private var identity: Identity?
     /// The lock file, open for as long as the process runs (opened again if it was removed meanwhile); -1 before the
     /// first use.
@@ -118,7 +122,10 @@ final class SharedStateFile: @unchecked Sendable {
     /// The file's document (`load` reads it), waiting first for this process's own changes to land. `check`, when
     /// given, is run on it unless it already passed on this very document (a batch's runs each check the file as they
     /// start, and it seldom changed in between).
-    func read(_ load: () throws(Diagnostic) -> JSON, check: ((JSON) throws(Diagnostic) -> Void)? = nil) throws(Diagnostic) -> JSON {
+    /// `learn`, when given, is run on it unless it already ran on this very document for the same redactor (`by`): a
+    /// run reads the file a dozen times, and each time the redactor would learn every kept run's credentials again.
+    func read(_ load: () throws(Diagnostic) -> JSON, check: ((JSON) throws(Diagnostic) -> Void)? = nil,
+              learn: (by: Redactor, learn: (JSON) -> Void)? = nil) throws(Diagnostic) -> JSON {
         condition.lock()
         defer { condition.unlock() }
         while writing || applied > settled { condition.wait() }
@@ -137,6 +144,11 @@ final class SharedStateFile: @unchecked Sendable {
         if let check, checkedVersion != version {
             try check(document)
             checkedVersion = version
+        }
+        if let learn, learnedBy !== learn.by || learnedVersion != version {
+            learn.learn(document)
+            learnedBy = learn.by
+            learnedVersion = version
         }
         return document
     }

@@ -22,6 +22,25 @@ struct RenderedSection {
     }
 }
 
+/// The secret forms learned since a generation, asked of the redactor once per generation in one rendering: the parts
+/// of a section were mostly masked at the same one, and each would otherwise copy the same list out of the redactor.
+/// A list holds for a part checked at `current` only if it was taken at `current` or later (masking a part can teach the
+/// redactor more while the rest are rendered).
+final class LearnedForms {
+    private let redactor: Redactor?
+    private var lists: [Int: (forms: [[UInt8]], taken: Int)] = [:]
+
+    init(redactor: Redactor?) { self.redactor = redactor }
+
+    func since(_ generation: Int, current: Int) -> [[UInt8]] {
+        if let list = lists[generation], list.taken >= current { return list.forms }
+        let taken = redactor?.generation ?? 0
+        let forms = redactor?.forms(since: generation) ?? []
+        lists[generation] = (forms, taken)
+        return forms
+    }
+}
+
 /// The parts of one file as last written, and the redactor they were masked by (generations of another are no measure).
 struct RenderCache {
     var owner: ObjectIdentifier?
@@ -46,13 +65,14 @@ extension StateStore {
         var cache = store.parts
         defer { store.parts = cache }
         let credentials = credentialPaths(in: document)
+        let learned = LearnedForms(redactor: redactor)
         // Masking a part can teach the redactor a secret (a value under a sensitive key) that another part holds: go
         // round again until a whole pass learns nothing, as masking the whole document at once would.
-        var (outputs, bytes) = renderObject(members, at: [], reusing: &cache, in: document, credentials: credentials)
+        var (outputs, bytes) = renderObject(members, at: [], reusing: &cache, in: document, credentials: credentials, learned: learned)
         for _ in 0..<8 {
             let generation = redactor?.generation ?? 0
             guard Self.anyOlder(than: generation, in: cache) else { break }
-            (outputs, bytes) = renderObject(members, at: [], reusing: &cache, in: document, credentials: credentials)
+            (outputs, bytes) = renderObject(members, at: [], reusing: &cache, in: document, credentials: credentials, learned: learned)
         }
         bytes.append(UInt8(ascii: "\n"))
         return (.object(outputs), bytes)
@@ -64,7 +84,7 @@ extension StateStore {
 
     /// An object `path.count` levels deep, member by member, each reused from `cache` where it can be.
     private func renderObject(_ members: [String: JSON], at path: [String], reusing cache: inout [String: RenderedSection],
-                              in document: JSON, credentials: [JSONPath]) -> (outputs: [String: JSON], bytes: [UInt8]) {
+                              in document: JSON, credentials: [JSONPath], learned: LearnedForms) -> (outputs: [String: JSON], bytes: [UInt8]) {
         if cache.count > members.count || cache.keys.contains(where: { members[$0] == nil }) {
             cache = cache.filter { members[$0.key] != nil }
         }
@@ -75,7 +95,7 @@ extension StateStore {
         bytes.append(UInt8(ascii: "{"))
         for (i, key) in keys.enumerated() {
             let part = renderPart(members[key]!, key: key, in: members, at: path, reusing: cache[key], document: document,
-                                  credentials: credentials)
+                                  credentials: credentials, learned: learned)
             cache[key] = part
             outputs[key] = part.output
             if i > 0 { bytes.append(UInt8(ascii: ",")) }
@@ -92,14 +112,14 @@ extension StateStore {
     }
 
     private func renderPart(_ value: JSON, key: String, in parent: [String: JSON], at path: [String], reusing known: RenderedSection?,
-                            document: JSON, credentials: [JSONPath]) -> RenderedSection {
+                            document: JSON, credentials: [JSONPath], learned: LearnedForms) -> RenderedSection {
         let generation = redactor?.generation ?? 0
         // A top-level section that is an object goes member by member, unless it is a secret as a whole.
         // (nor shaped as an Apple Pay token, whose `data` is judged by its siblings).
         if path.isEmpty, case .object(let members) = value, !Redactor.isSensitive(key, in: parent), Self.splittable(members) {
             if let known, known.members != nil, known.generation == generation, known.holds(value) { return known }
             var cache = known?.members ?? [:]
-            let (outputs, bytes) = renderObject(members, at: [key], reusing: &cache, in: document, credentials: credentials)
+            let (outputs, bytes) = renderObject(members, at: [key], reusing: &cache, in: document, credentials: credentials, learned: learned)
             return RenderedSection(input: value, output: .object(outputs), bytes: bytes, inputBytes: [],
                                    generation: cache.values.map(\.generation).min() ?? generation, members: cache)
         }
@@ -109,8 +129,8 @@ extension StateStore {
             // it may take there: the JSON-escaped one is among the forms).
             // A part holding encoded JSON (a JWS, a 3DS challenge token: `eyJ` is `{"` in base64) is masked again, since
             // what it hides is encoded where a search cannot see it.
-            let learned = redactor?.forms(since: known.generation) ?? []
-            if !Self.occurs(Array("eyJ".utf8), in: known.inputBytes), !learned.contains(where: { Self.occurs($0, in: known.inputBytes) }) {
+            if !Self.occurs(Array("eyJ".utf8), in: known.inputBytes),
+               !learned.since(known.generation, current: generation).contains(where: { Self.occurs($0, in: known.inputBytes) }) {
                 known.generation = generation
                 return known
             }

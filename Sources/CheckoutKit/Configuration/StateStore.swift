@@ -187,18 +187,22 @@ public struct StateStore: Sendable {
     /// `checking`: the file's sections are checked as it is read, unless this process checked that very document.
     private func readFile(checking: Bool) throws(Diagnostic) -> JSON {
         var document = try onDisk(checking: checking)
+        // The run's pending changes were learned from as they were made (`updateFile`).
         if let journal, let run { document = journal.view(of: document, run: run) }
-        // This store's redactor learns the kept credentials even when the document is the one the process already holds.
-        learnCredentials(in: document)  // on every read
         return document
     }
 
-    /// The file as it is on disk, without the run's pending changes.
+    /// The file as it is on disk, without the run's pending changes. This store's redactor has learned its kept
+    /// credentials, once per version of the document.
     private func onDisk(checking: Bool = false) throws(Diagnostic) -> JSON {
-        guard isRegularFile else { return try load() }
-        let file = SharedStateFile.at(target)
-        guard checking else { return try file.read(load) }
-        return try file.read(load) { (document: JSON) throws(Diagnostic) in try checkSections(document) }
+        guard isRegularFile else {
+            let document = try load()
+            learnCredentials(in: document)
+            return document
+        }
+        let learning = redactor.map { (by: $0, learn: { (document: JSON) in learnCredentials(in: document) }) }
+        return try SharedStateFile.at(target).read(load, check: checking ? { (document: JSON) throws(Diagnostic) in try checkSections(document) } : nil,
+                                                   learn: learning)
     }
 
     /// This run's open outcomes as the disk has them — a call recorded in flight whose settling could not be written

@@ -45,7 +45,7 @@ public final class Redactor: Sendable {
         let trimmed = Self.trimmed(secret)
         let forms = trimmed.count >= 6 ? Self.encodedForms(of: trimmed).filter { $0.utf8.count >= SecretIndex.prefixLength } : []
         secrets.withLock { index in
-            index.registered[secret, default: .runs([])].add(run)
+            index.register(secret, for: run)
             for form in forms { index.insert(form, for: run) }
         }
     }
@@ -374,9 +374,13 @@ struct SecretIndex {
         }
     }
 
-    private var known: [SecretBytes: Holders] = [:]
+    /// Every form known, who holds it, and the generation it was learned at (its place in `ordered`).
+    private var known: [SecretBytes: (holders: Holders, generation: Int)] = [:]
     /// The values `Redactor.register` was given, as given (so that registering one again costs nothing), and who holds them.
-    var registered: [String: Holders] = [:]
+    private(set) var registered: [String: Holders] = [:]
+    /// What each run registered, values and forms, so that forgetting a run costs what it registered, not what the
+    /// whole batch did.
+    private var byRun: [String: (values: [String], forms: [SecretBytes])] = [:]
     /// One bit per 20-bit hash of a secret's first bytes: most positions of a text start no secret, and one bit test
     /// says so without a dictionary lookup. A million bits stay sparse with the tens of thousands of forms a long batch
     /// registers (each run's tokens, each in a dozen encodings); 65,536 would be a third full by then.
@@ -384,33 +388,50 @@ struct SecretIndex {
     /// Secrets by their first bytes, longest first, so that a secret containing another is masked whole.
     private var byPrefix: [UInt64: [[UInt8]]] = [:]
 
-    /// Every form known, in the order learned, each with its generation: how many forms had been learned before it
-    /// (forgotten ones included), so that the generation only grows.
-    private var ordered: [(generation: Int, bytes: [UInt8])] = []
+    /// Every form learned, in the order learned, each with its generation: how many forms had been learned before it
+    /// (forgotten ones included), so that the generation only grows. A forgotten form stays listed, marked, until they
+    /// are half the list (`forms(since:)` passes over them): dropping it at once would cost the whole list for each run
+    /// forgotten.
+    private var ordered: [(generation: Int, bytes: [UInt8], forgotten: Bool)] = []
+    private var forgottenInOrder = 0
     private(set) var generation = 0
 
     var all: [String] { known.keys.map { String(decoding: $0.bytes, as: UTF8.self) }.sorted { $0.utf8.count > $1.utf8.count } }
 
-    /// The forms learned at `generation` or later, oldest first.
+    /// The forms learned at `generation` or later and still known, oldest first.
     func forms(since generation: Int) -> [[UInt8]] {
+        let learned = ordered[position(of: generation)...]
+        guard forgottenInOrder > 0 else { return learned.map(\.bytes) }
+        return learned.compactMap { $0.forgotten ? nil : $0.bytes }
+    }
+
+    /// Where in `ordered` the forms learned at `generation` or later begin.
+    private func position(of generation: Int) -> Int {
         var low = 0, high = ordered.count
         while low < high {
             let middle = (low + high) / 2
             if ordered[middle].generation < generation { low = middle + 1 } else { high = middle }
         }
-        return ordered[low...].map(\.bytes)
+        return low
+    }
+
+    /// Notes a value as given to `Redactor.register`, for `run` (nil: the process).
+    mutating func register(_ value: String, for run: String?) {
+        if let run, !(registered[value]?.covers(run) ?? false) { byRun[run, default: ([], [])].values.append(value) }
+        registered[value, default: .runs([])].add(run)
     }
 
     mutating func insert(_ secret: String, for run: String? = nil) {
         let bytes = Array(secret.utf8)
         guard bytes.count >= Self.prefixLength else { return }
         let form = SecretBytes(bytes: bytes)
+        if let run, !(known[form]?.holders.covers(run) ?? false) { byRun[run, default: ([], [])].forms.append(form) }
         if known[form] != nil {
-            known[form]!.add(run)
+            known[form]!.holders.add(run)
             return
         }
-        known[form] = run.map { .runs([$0]) } ?? .process
-        ordered.append((generation, bytes))
+        known[form] = (run.map { .runs([$0]) } ?? .process, generation)
+        ordered.append((generation, bytes, false))
         generation += 1
         let key = Self.prefix(bytes, at: 0)
         let bit = Self.bit(key)
@@ -421,23 +442,31 @@ struct SecretIndex {
 
     /// Drops the values and forms only `run` held. The bits of the quick test stay: a bit set in vain costs one lookup.
     mutating func forget(_ run: String) {
-        var gone: Set<SecretBytes> = []
-        for (form, holders) in known {
-            guard case .runs(let runs) = holders, runs.contains(run) else { continue }
-            if runs.count == 1 { gone.insert(form) } else { known[form] = .runs(runs.subtracting([run])) }
-        }
-        for (value, holders) in registered {
-            guard case .runs(let runs) = holders, runs.contains(run) else { continue }
+        guard let mine = byRun.removeValue(forKey: run) else { return }
+        for value in mine.values {
+            guard case .runs(let runs)? = registered[value], runs.contains(run) else { continue }
             registered[value] = runs.count == 1 ? nil : .runs(runs.subtracting([run]))
         }
-        guard !gone.isEmpty else { return }
-        for form in gone {
+        var gone = 0
+        for form in mine.forms {
+            guard let entry = known[form], case .runs(let runs) = entry.holders, runs.contains(run) else { continue }
+            guard runs.count == 1 else {
+                known[form]!.holders = .runs(runs.subtracting([run]))
+                continue
+            }
             known[form] = nil
+            let at = position(of: entry.generation)
+            if at < ordered.count && ordered[at].generation == entry.generation { ordered[at] = (entry.generation, [], true) }
+            gone += 1
             let key = Self.prefix(form.bytes, at: 0)
             byPrefix[key]?.removeAll { $0 == form.bytes }
             if byPrefix[key]?.isEmpty == true { byPrefix[key] = nil }
         }
-        ordered.removeAll { gone.contains(SecretBytes(bytes: $0.bytes)) }
+        forgottenInOrder += gone
+        if forgottenInOrder * 2 > ordered.count {
+            ordered.removeAll { $0.forgotten }
+            forgottenInOrder = 0
+        }
     }
 
     /// `text` with each occurrence of a known secret replaced by `mask`, the longest match at each position first.

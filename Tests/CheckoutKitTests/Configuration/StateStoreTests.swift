@@ -48,6 +48,14 @@ import TestSupport
         _ = try StateStore(path: dir + "/state.json", redactor: redactor).read()
         let message = redactor.text("The checkout 002.chain-checkout-token is unknown; session cst_run-session-token ended")
         #expect(!message.contains("002.chain-checkout-token") && !message.contains("cst_run-session-token"), "\(message)")
+        // Learned once per version of the document and redactor: another redactor reading the document this process
+        // already holds learns it too, and a version another writer put in place is learned again.
+        let another = Redactor()
+        _ = try StateStore(path: dir + "/state.json", redactor: another).read()
+        #expect(another.text("002.chain-checkout-token") == Redactor.mask)
+        try #"{"cashapp": {"token": "002.next-checkout-token"}}"#.write(toFile: dir + "/state.json", atomically: true, encoding: .utf8)
+        _ = try StateStore(path: dir + "/state.json", redactor: another).read()
+        #expect(another.text("002.next-checkout-token") == Redactor.mask)
     }
 
     @Test func fileIsPrivateAndNoTemporaryFilesRemain() throws {
