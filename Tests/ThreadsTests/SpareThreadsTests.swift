@@ -60,6 +60,6 @@ private let serials = Atomic<Int>(0)
         for _ in 0..<4 { #expect(started.wait(timeout: .now() + 5) == .success) }
         #expect(ids.withLock { $0.count } == 4)
         for _ in 0..<4 { release.signal() }
-        ended.wait()
+        #expect(ended.wait(timeout: .now() + 5) == .success, "every work ran to its end")
     }
 }
