@@ -229,6 +229,20 @@ import TestSupport
         #expect(String(decoding: store.render([:], reusing: &cache).bytes, as: UTF8.self) == "{}\n")
     }
 
+    /// A part written before is checked against what the redactor learned since — including what a changed part just
+    /// before it in the same writing taught it.
+    @Test func aSecretTaughtByAnEarlierPartOfTheSameWriteIsMaskedInALaterOne() throws {
+        let redactor = Redactor()
+        let store = StateStore(path: "/unused", redactor: redactor)
+        var cache = RenderCache()
+        let first: JSON = ["a": ["note": "nothing here"], "b": ["note": "none yet"], "c": ["note": "quotes taught-by-b-4242"]]
+        _ = store.render(first, reusing: &cache)
+        redactor.register("learned-elsewhere-77")  // the cached parts are checked again, not reused as they were
+        let document: JSON = ["a": first["a"]!, "b": ["password": "taught-by-b-4242"], "c": first["c"]!]
+        let text = String(decoding: store.render(document, reusing: &cache).bytes, as: UTF8.self)
+        #expect(!text.contains("taught-by-b-4242"), "\(text)")
+    }
+
     /// Against the whole-document masking it replaces: the same text for a document with sensitive keys at each level,
     /// an Apple Pay token shaped section, a secret top-level key, kept credentials in the chain and in a run, and a
     /// secret learned from one section that another holds.

@@ -185,6 +185,20 @@ import Testing
         #expect(!r.forms(since: before).contains(Array("shared-between-runs".utf8)))
     }
 
+    /// A forgotten run's forms are no longer among those learned since an earlier generation: a state-file part masked
+    /// before is not searched for them again.
+    @Test func forgottenFormsAreNoLongerListedAsLearned() {
+        let r = Redactor()
+        let start = r.generation
+        Redactor.$run.withValue("a") { r.register("forgotten-secret-value") }
+        Redactor.$run.withValue("b") { r.register("kept-secret-value") }
+        r.forget(run: "a")
+        let listed = r.forms(since: start)
+        #expect(!listed.contains(Array("forgotten-secret-value".utf8)))
+        #expect(listed.contains(Array("kept-secret-value".utf8)))
+        #expect(r.generation > start)
+    }
+
     /// The percent-encoded forms and the trimming are made on bytes, and equal Foundation's for every kind of character.
     @Test(arguments: ["sk_test/secret value+1", "a b&c=d?e#f", "ünïcødé 🔑 key", "~-._ unreserved!$'()*,;:@", "%41 already", "\t tabbed \n",
                       "\u{3000}ideographic space\u{00A0}", ""])
