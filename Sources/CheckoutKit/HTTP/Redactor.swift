@@ -400,9 +400,7 @@ struct SecretIndex {
 
     /// The forms learned at `generation` or later and still known, oldest first.
     func forms(since generation: Int) -> [[UInt8]] {
-        let learned = ordered[position(of: generation)...]
-        guard forgottenInOrder > 0 else { return learned.map(\.bytes) }
-        return learned.compactMap { $0.forgotten ? nil : $0.bytes }
+        ordered[position(of: generation)...].compactMap { $0.forgotten ? nil : $0.bytes }
     }
 
     /// Where in `ordered` the forms learned at `generation` or later begin.
