@@ -5,7 +5,9 @@
   wire_profile.py compare OURS THEIRS      say whether two profiles match (exit 0), and how not (exit 1)
 
 A profile counts requests by kind (method and path with ids replaced by {id}, and for GraphQL the operation
-name) and request body bytes, per flow run.
+name) and request body bytes, per flow run — except a process's own setup, counted apart: a Bahn webhook target is
+registered once by the driver for all the runs of a batch, and once by each pytest process. Both must register and
+remove as many as they use.
 The emulator's request log (GET /_sandbox/requests) keeps the last 10,000 requests; a profile whose marker has
 already left it says so instead of guessing.
 """
@@ -39,6 +41,10 @@ def kind(entry):
     return name
 
 
+# Requests made once per process rather than once per run.
+SETUP_KINDS = {"PUT /_sandbox/bahn/webhook-targets/{id}", "DELETE /_sandbox/bahn/webhook-targets/{id}"}
+
+
 def count(url, name, runs, out):
     log = json.load(urllib.request.urlopen(url + "/_sandbox/requests"))["requests"]
     marks = [i for i, entry in enumerate(log)
@@ -47,9 +53,11 @@ def count(url, name, runs, out):
         profile = {"error": f"the marker {name} has left the emulator's request log (it keeps the last 10,000)"}
     else:
         entries = [e for e in log[marks[-1] + 1:] if not e["target"].startswith("/_sandbox/requests")]
+        setup = Counter(kind(e) for e in entries if kind(e) in SETUP_KINDS)
+        entries = [e for e in entries if kind(e) not in SETUP_KINDS]
         kinds = Counter(kind(e) for e in entries)
         profile = {"perFlow": len(entries) / runs, "kinds": {k: n / runs for k, n in sorted(kinds.items())},
-                   "bodyBytes": sum(e["bodyLength"] for e in entries) / runs}
+                   "bodyBytes": sum(e["bodyLength"] for e in entries) / runs, "setup": dict(sorted(setup.items()))}
     with open(out, "w") as file:
         json.dump(profile, file)
 
@@ -61,9 +69,18 @@ def compare(ours_path, theirs_path):
             print(f"not checked: {profile['error']}")
             return
     bytes_ = f"request bodies {ours['bodyBytes']:.0f} B per run for ours, {theirs['bodyBytes']:.0f} B for Tavern"
+    # Setup: the same kinds on both sides, each target registered is removed.
+    setups = [p.get("setup", {}) for p in (ours, theirs)]
+    balanced = all(s.get("PUT /_sandbox/bahn/webhook-targets/{id}", 0) == s.get("DELETE /_sandbox/bahn/webhook-targets/{id}", 0)
+                   for s in setups)
+    if set(setups[0]) != set(setups[1]) or not balanced:
+        print(f"DIFFERENT setup (ours {setups[0]}, Tavern {setups[1]})")
+        sys.exit(1)
+    setup = "" if not setups[0] else (f"; once per process, {', '.join(setups[0])} (ours {sum(setups[0].values())} "
+                                      f"for the batch, Tavern {sum(setups[1].values())} over its processes)")
     if ours["kinds"] == theirs["kinds"]:
         print(f"same requests per run, {ours['perFlow']:g}: "
-              + ", ".join(f"{n:g}× {k}" for k, n in ours["kinds"].items()) + f"; {bytes_}")
+              + ", ".join(f"{n:g}× {k}" for k, n in ours["kinds"].items()) + f"; {bytes_}{setup}")
     else:
         kinds = sorted(set(ours["kinds"]) | set(theirs["kinds"]))
         diff = [f"{k}: ours {ours['kinds'].get(k, 0):g}, Tavern {theirs['kinds'].get(k, 0):g}"

@@ -94,11 +94,6 @@ def await_webhook(response, event_type, timeout):
         raise AssertionError(f"no {event_type} webhook for {intent} within {timeout} s")
 
 
-def webhook_target():
-    """The body registering this run's webhook target: the process's inbox (started on first use)."""
-    return {"url": webhook_inbox.inbox().url}
-
-
 # --- Centra ----------------------------------------------------------------------------------------------------
 
 def _exact(response):

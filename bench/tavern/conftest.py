@@ -1,8 +1,10 @@
 """Fixtures the Tavern flows format their requests with, and the timing Scripts/bench reads.
 
 - `emulator` (once per process): the `sandbox serve` URL (EMULATOR_URL) and the emulator's test credentials.
-- `run` (once per test): what our flow makes per run: an order id (`${uuid}`) and a webhook target id shaped like
-  the driver's own (`run-<pid>-<8 hex>`).
+- `bahn_webhook_target` (once per process): this process's webhook inbox registered as a target of the emulator
+  (`PUT /_sandbox/bahn/webhook-targets/run-<pid>-<8 hex>`, the driver's id shape) before the first Bahn run, and
+  removed when the process ends — as the driver registers one target for all the runs of a batch.
+- `run` (once per test): what our flow makes per run: an order id (`${uuid}`).
 - With TAVERN_REPORT set, the controlling process (xdist's, or the only one) writes there how many tests passed
   and failed, and the window from the first test's start to the last one's end: flows/s over that window leaves
   out interpreter start-up and collection, as the driver's batch summary leaves out its process start.
@@ -10,11 +12,13 @@
 
 import json
 import os
+import urllib.request
 import uuid
 
 import pytest
 
 import emulator_credentials as creds
+import webhook_inbox
 
 
 @pytest.fixture(scope="session")
@@ -27,9 +31,22 @@ def emulator():
     }
 
 
+@pytest.fixture(scope="session")
+def bahn_webhook_target(emulator):
+    url = f"{emulator['url']}/_sandbox/bahn/webhook-targets/run-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+    def send(method, body=None):
+        request = urllib.request.Request(url, method=method, data=body, headers={"Content-Type": "application/json"} if body else {})
+        urllib.request.urlopen(request, timeout=10).read()
+
+    send("PUT", json.dumps({"url": webhook_inbox.inbox().url}).encode())
+    yield
+    send("DELETE")
+
+
 @pytest.fixture
 def run():
-    return {"order_id": str(uuid.uuid4()), "webhook_target": f"run-{os.getpid()}-{uuid.uuid4().hex[:8]}"}
+    return {"order_id": str(uuid.uuid4())}
 
 
 class _Timing:

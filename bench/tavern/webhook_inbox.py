@@ -4,7 +4,7 @@ One per pytest process (each xdist worker has its own), on a loopback port. It c
 parsing it, as docs/protocols/bahn.md decides: `Bn-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<raw
 body>")>`, within 300 s either way; it drops repeats by event id (every registered target gets every event, so
 the same event can arrive here once per target), keeps the events by intent, and answers 200, or 400 with why.
-Each Tavern run registers its own webhook target pointing here, as each of our flow runs registers its listener.
+The process registers one webhook target pointing here (conftest.py), as the driver registers one for a batch.
 """
 
 import hashlib
