@@ -75,9 +75,22 @@ final class BahnWebhooks: Sendable {
     private struct State {
         var targets: [Target] = []
         var events: [BahnWebhookEvent] = []
-        /// One serial queue per target keeps events in order for it while other targets proceed.
-        var queues: [String: DispatchQueue] = [:]
+        /// A few serial queues per target (`lanes`): an intent's events always take the same one, so they reach each
+        /// target in order, while other intents' — and other targets' — proceed beside them. One queue per target
+        /// would hold every run of a batch behind one slow or failing delivery, now that a batch shares one target.
+        var queues: [String: [DispatchQueue]] = [:]
+
+        /// The queue that carries `intent`'s events to `target`.
+        mutating func queue(to target: String, for intent: String) -> DispatchQueue {
+            let lanes = queues[target] ?? (0..<BahnWebhooks.lanes).map { DispatchQueue(label: "bahn-webhooks-\(target)-\($0)") }
+            queues[target] = lanes
+            var hash: UInt32 = 2_166_136_261  // FNV-1a: the same lane for an intent in every process, unlike hashValue
+            for byte in intent.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+            return lanes[Int(hash % UInt32(lanes.count))]
+        }
     }
+    /// Deliveries to one target at once, each lane in order.
+    static let lanes = 8
     private let state = Mutex(State())
     /// Seconds between a delivery's attempts (BahnRules'; tests shorten them).
     private let retryDelays: [TimeInterval]
@@ -124,11 +137,7 @@ final class BahnWebhooks: Sendable {
             let targets = s.targets
             s.events.append(BahnWebhookEvent(id: id, type: type, created: created, paymentIntentID: intentID, body: body,
                                              deliveries: targets.map { .init(target: $0.id, url: $0.url, status: .pending, attempts: []) }))
-            return targets.map { target in
-                let queue = s.queues[target.id] ?? DispatchQueue(label: "bahn-webhooks-\(target.id)")
-                s.queues[target.id] = queue
-                return (queue, target)
-            }
+            return targets.map { (s.queue(to: $0.id, for: intentID), $0) }
         }
         for (index, (queue, target)) in jobs.enumerated() {
             queue.async { [self] in deliver(eventID: id, body: body, to: target, delivery: index) }
@@ -146,11 +155,8 @@ final class BahnWebhooks: Sendable {
             // This sending's records follow the earlier ones: each attempt is written to its own.
             let first = s.events[index].deliveries.count
             s.events[index].deliveries += current.map { .init(target: $0.id, url: $0.url, status: .pending, attempts: []) }
-            return (s.events[index].body, first, current.map { target in
-                let queue = s.queues[target.id] ?? DispatchQueue(label: "bahn-webhooks-\(target.id)")
-                s.queues[target.id] = queue
-                return (queue, target)
-            })
+            let intent = s.events[index].paymentIntentID
+            return (s.events[index].body, first, current.map { (s.queue(to: $0.id, for: intent), $0) })
         }
         guard let (body, first, jobs) = found else { return false }
         for (offset, (queue, target)) in jobs.enumerated() {

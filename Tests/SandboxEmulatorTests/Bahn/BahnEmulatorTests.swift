@@ -422,4 +422,30 @@ import TestSupport
         #expect(eventually { received.withLock { $0 }.contains("/b2") })
         #expect(webhooks.events().last?.deliveries.map(\.target) == ["b"])
     }
+
+    /// A batch shares one target: an intent's events reach it in order, and a delivery that hangs holds back only the
+    /// events of its own lane, not every other run's.
+    @Test func oneTargetTakesOtherIntentsEventsWhileADeliveryHangs() throws {
+        let release = DispatchSemaphore(value: 0)
+        let received = Mutex<[String]>([])
+        let receiver = try HTTPServer(workers: 4) { request in
+            let text = String(decoding: request.body, as: UTF8.self)
+            if text.contains("pi_slow") && text.contains("processing") { release.wait() }
+            received.withLock { $0.append(text.contains("succeeded") ? "succeeded" : "processing") }
+            received.withLock { $0[$0.count - 1] += text.contains("pi_slow") ? " slow" : " other" }
+            return .respond(HTTPResponse(status: 200))
+        }
+        receiver.start()
+        defer { receiver.shutdown() }
+        let webhooks = BahnWebhooks(url: nil, retryDelays: [0.01])
+        webhooks.add(.init(id: "batch", url: receiver.baseURL + "/hooks"))
+        webhooks.emit(type: "payment_intent.status.processing", paymentIntent: ["id": "pi_slow"], intentID: "pi_slow")
+        webhooks.emit(type: "payment_intent.status.succeeded", paymentIntent: ["id": "pi_slow"], intentID: "pi_slow")
+        // Other intents, on the other lanes at least: one of them is not behind the hanging delivery.
+        for n in 0..<BahnWebhooks.lanes { webhooks.emit(type: "payment_intent.status.succeeded", paymentIntent: ["id": .string("pi_\(n)")], intentID: "pi_\(n)") }
+        #expect(eventually { received.withLock { $0 }.contains("succeeded other") }, "another intent's event arrived meanwhile")
+        #expect(!received.withLock { $0 }.contains("succeeded slow"), "the slow intent's second event waits for its first")
+        release.signal()
+        #expect(eventually { received.withLock { $0 }.filter { $0.hasSuffix(" slow") } == ["processing slow", "succeeded slow"] })
+    }
 }
