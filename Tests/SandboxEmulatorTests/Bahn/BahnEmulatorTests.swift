@@ -431,8 +431,9 @@ import TestSupport
         let receiver = try HTTPServer(workers: 4) { request in
             let text = String(decoding: request.body, as: UTF8.self)
             if text.contains("pi_slow") && text.contains("processing") { release.wait() }
-            received.withLock { $0.append(text.contains("succeeded") ? "succeeded" : "processing") }
-            received.withLock { $0[$0.count - 1] += text.contains("pi_slow") ? " slow" : " other" }
+            // One entry in one step: handlers run at once, and two steps would let another's entry come between.
+            let label = (text.contains("succeeded") ? "succeeded" : "processing") + (text.contains("pi_slow") ? " slow" : " other")
+            received.withLock { $0.append(label) }
             return .respond(HTTPResponse(status: 200))
         }
         receiver.start()
