@@ -45,8 +45,19 @@ def kind(entry):
 SETUP_KINDS = {"PUT /_sandbox/bahn/webhook-targets/{id}", "DELETE /_sandbox/bahn/webhook-targets/{id}"}
 
 
+def requests(url):
+    """Every request the log keeps, oldest first, a page of 1,000 at a time (`?since=` the last id read)."""
+    log, since = [], None
+    while True:
+        page = json.load(urllib.request.urlopen(url + "/_sandbox/requests?limit=1000" + (f"&since={since}" if since else "")))
+        log += page["requests"]
+        if not page["hasMore"] or not page["requests"]:
+            return log
+        since = page["requests"][-1]["id"]
+
+
 def count(url, name, runs, out):
-    log = json.load(urllib.request.urlopen(url + "/_sandbox/requests"))["requests"]
+    log = requests(url)
     marks = [i for i, entry in enumerate(log)
              if any(k.lower() == MARK_HEADER.lower() and v == name for k, v in entry["headers"])]
     if not marks:

@@ -12,22 +12,15 @@ enum BuiltinRoutes {
         let health = EmulatorResponse.encode(["status": "ok", "service": "checkout-driver sandbox emulator"])
         return [
             Route("GET", "/_sandbox/health") { _ in .respond(.json(200, health)) },
-            // Paged as real services page their lists: `?limit=` (1…1000, 100 by default) entries after `?since=`
-            // (the last id of the page before), oldest first, and whether more follow.
             Route("GET", "/_sandbox/ledger") { request in
-                let query = request.http.query
-                let limit = query["limit"].map { Int($0) } ?? Ledger.defaultPage
-                guard let limit, (1...Ledger.pageLimit).contains(limit) else {
-                    return EmulatorResponse.error(400, code: "invalid_limit", message: "limit must be a whole number from 1 to \(Ledger.pageLimit)", param: "limit")
-                }
-                do throws(Ledger.PageError) {
-                    return .respond(.json(200, Ledger.jsonData(try ledger.page(since: query["since"], limit: limit))))
-                } catch {
-                    return EmulatorResponse.error(400, code: "invalid_since", message: "since must be a ledger entry id (le_000001), the last of the page before", param: "since")
+                ListPage.serve(request, member: "entries", sinceExample: "le_000001") { page in
+                    ledger.page(page).map { .init(items: $0.entries.map(\.json), hasMore: $0.hasMore) }
                 }
             },
-            Route("GET", "/_sandbox/requests") { _ in
-                EmulatorResponse.json(200, ["requests": .array(recorder.entries().map(describe))])
+            Route("GET", "/_sandbox/requests") { request in
+                ListPage.serve(request, member: "requests", sinceExample: "rq_000001") { page in
+                    recorder.page(page).map { .init(items: $0.entries.map(describe), hasMore: $0.hasMore) }
+                }
             },
             Route("POST", "/_sandbox/echo") { request in
                 var headers: [String: String] = [:]
@@ -55,6 +48,7 @@ enum BuiltinRoutes {
         let request = entry.request
         let text = String(data: request.body, encoding: .utf8)
         return [
+            "id": .string(entry.id),
             "bodyLength": JSON(entry.bodyLength),
             "bodyTruncated": JSON(entry.bodyLength > request.body.count),
             "method": .string(request.method),

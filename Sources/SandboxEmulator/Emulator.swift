@@ -101,6 +101,14 @@ final class RequestRecorder: Sendable {
         /// What it was answered: the status, or how the connection was cut (a fault); nil until answered.
         var status: Int?
         var cut: String?
+
+        /// "rq_000001": the request's place in everything received, as `GET /_sandbox/requests` names it.
+        var id: String { String(format: "rq_%06d", sequence) }
+
+        static func sequence(ofID id: String) -> Int? {
+            guard id.hasPrefix("rq_"), let sequence = Int(id.dropFirst(3)), sequence >= 1 else { return nil }
+            return sequence
+        }
     }
 
     private struct Log {
@@ -164,6 +172,22 @@ final class RequestRecorder: Sendable {
 
     func entries() -> [Entry] {
         log.withLock { Array($0.entries[$0.head...]) }
+    }
+
+    /// A page of the kept requests (`ListPage`), oldest first; nil when `since` is not a request's id. After an id
+    /// no longer kept, the page starts at the oldest kept.
+    func page(_ page: ListPage) -> (entries: [Entry], hasMore: Bool)? {
+        var afterSequence: Int?
+        if let since = page.since {
+            guard let sequence = Entry.sequence(ofID: since) else { return nil }
+            afterSequence = sequence
+        }
+        return log.withLock { log in
+            // Kept entries are consecutive in sequence, so an id finds its place by subtraction.
+            let after = afterSequence.map { $0 - (log.entries.first?.sequence ?? 1) }
+            let (slice, hasMore) = ListPage.slice(log.entries[log.head...], after: after, limit: page.limit)
+            return (Array(slice), hasMore)
+        }
     }
 
     func all() -> [HTTPRequest] { entries().map(\.request) }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import WireTypes
 
 /// Every money movement the emulated providers performed, in order. Tests read it to prove that no fault
 /// produced a double charge or a lost one.
@@ -77,34 +78,26 @@ public final class Ledger: Sendable {
 
     public func entries() -> [Entry] { list.withLock { $0 } }
 
-    /// A page of the ledger, oldest first: at most `limit` entries after the one `since` names (from the first when
-    /// nil), and whether more follow. What a read costs depends on the page, never on how much the ledger holds.
-    public func page(since: String?, limit: Int) throws(PageError) -> (entries: [Entry], hasMore: Bool) {
-        var start = 0
-        if let since {
+    /// A page of the ledger (`ListPage`), oldest first; nil when `since` is not a ledger entry's id.
+    public func page(_ page: ListPage) -> (entries: [Entry], hasMore: Bool)? {
+        var after: Int?
+        if let since = page.since {
             // Ids are "le_" and the entry's 1-based place, six digits or more.
-            guard since.hasPrefix("le_"), let place = Int(since.dropFirst(3)), place >= 1 else { throw .badSince(since) }
-            start = place
+            guard since.hasPrefix("le_"), let place = Int(since.dropFirst(3)), place >= 1 else { return nil }
+            after = place - 1
         }
         return list.withLock { entries in
-            guard start < entries.count else { return ([], false) }
-            let end = min(entries.count, start + limit)
-            return (Array(entries[start..<end]), end < entries.count)
+            let (slice, hasMore) = ListPage.slice(entries[...], after: after, limit: page.limit)
+            return (Array(slice), hasMore)
         }
     }
+}
 
-    public enum PageError: Error, Equatable { case badSince(String) }
-
-    /// The most entries one read returns, and what it returns when it does not say (`?limit=`).
-    public static let pageLimit = 1000
-    public static let defaultPage = 100
-
-    /// `{"entries":[...],"hasMore":…}` as served by `GET /_sandbox/ledger`.
-    public static func jsonData(_ page: (entries: [Entry], hasMore: Bool)) -> Data {
-        struct Body: Encodable { var entries: [Entry]; var hasMore: Bool }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(Body(entries: page.entries, hasMore: page.hasMore))) ?? Data(#"{"entries":[],"hasMore":false}"#.utf8)
+extension Ledger.Entry {
+    /// As `GET /_sandbox/ledger` serves it: the `Codable` form's members.
+    var json: JSON {
+        ["id": .string(id), "provider": .string(provider), "kind": .string(kind.rawValue), "reference": .string(reference),
+         "amount": JSON(amount), "currency": .string(currency), "at": .string(formatTimestamp(at))]
     }
 }
 

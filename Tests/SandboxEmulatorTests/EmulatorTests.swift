@@ -206,6 +206,39 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
         #expect(listed[1]["body"] as? String == "//4=" && listed[1]["bodyEncoding"] as? String == "base64")
     }
 
+    /// The request log is read in pages as the ledger is: its ids are places in everything received, and a reader
+    /// that pages on from one reads what came after it (its own page requests among them).
+    @Test func theRequestLogIsReadInPages() throws {
+        let emulator = try startEmulator()
+        defer { emulator.shutdown() }
+        for _ in 1...150 { #expect(try call(emulator, "GET", "/_sandbox/health").status == 200) }
+        func page(_ query: String) throws -> (ids: [String], hasMore: Bool?) {
+            let body = object(try call(emulator, "GET", "/_sandbox/requests" + query))
+            return (((body["requests"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String }, body["hasMore"] as? Bool)
+        }
+        let first = try page("")
+        #expect(first.ids == (1...100).map { String(format: "rq_%06d", $0) } && first.hasMore == true)
+        // 150 health checks, then this read and the one before: 101…152.
+        let second = try page("?since=rq_000100")
+        #expect(second.ids == (101...152).map { String(format: "rq_%06d", $0) } && second.hasMore == false)
+        #expect(try page("?since=rq_000140&limit=5").ids == (141...145).map { String(format: "rq_%06d", $0) })
+        for bad in ["?since=le_000001", "?since=rq_", "?since=rq_000000"] {
+            let refused = try call(emulator, "GET", "/_sandbox/requests" + bad)
+            #expect(refused.status == 400 && ((object(refused)["error"] as? [String: Any])?["code"] as? String) == "invalid_since", "\(bad)")
+        }
+        #expect(try call(emulator, "GET", "/_sandbox/requests?limit=1001").status == 400)
+    }
+
+    /// Paging on from a request the bounded log has dropped starts at the oldest it keeps, and stops at the newest.
+    @Test func aPageAfterADroppedRequestStartsAtTheOldestKept() throws {
+        let recorder = RequestRecorder(limit: 10)
+        for i in 0..<35 { recorder.record(HTTPRequest(method: "GET", target: "/\(i)")) }
+        let page = try #require(recorder.page(ListPage(limit: 4, since: "rq_000003")))
+        #expect(page.entries.map(\.request.target) == ["/25", "/26", "/27", "/28"] && page.hasMore)
+        let last = try #require(recorder.page(ListPage(limit: 4, since: "rq_000032")))
+        #expect(last.entries.map(\.request.target) == ["/32", "/33", "/34"] && !last.hasMore)
+    }
+
     @Test func recorderIsBounded() {
         let recorder = RequestRecorder(limit: 10)
         for i in 0..<35 { recorder.record(HTTPRequest(method: "GET", target: "/\(i)")) }

@@ -10,7 +10,7 @@ extension SandboxCommands {
     static let ledger = CommandSpec(
         name: "ledger", abstract: "Every authorisation, capture and void the running emulator recorded.", options: [urlOption]
     ) { invocation throws(Diagnostic) in
-        try await show(invocation, path: "/_sandbox/ledger", member: "entries", paged: true, empty: "no money moved",
+        try await show(invocation, path: "/_sandbox/ledger", member: "entries", empty: "no money moved",
                        header: ["id", "provider", "kind", "reference", "amount", "at"]) { entry in
             let money = MoneyMovement(provider: "", kind: .charge, amount: entry["amount"]?.intValue, currency: entry["currency"]?.stringValue).money
             return [entry["id"], entry["provider"], entry["kind"], entry["reference"]].map { $0?.interpolationText ?? "" }
@@ -95,12 +95,12 @@ extension SandboxCommands {
     }
 
     /// A list of the emulator's as a table (text), one document (json) or a line per item (jsonl).
-    private static func show(_ invocation: Invocation, path: String, member: String, paged: Bool = false, empty: String, header: [String],
+    private static func show(_ invocation: Invocation, path: String, member: String, empty: String, header: [String],
                              row: (JSON) -> [String]) async throws(Diagnostic) -> ExitCode {
         let settings = try GlobalSettings(invocation)
         // What the emulator recorded holds credentials (headers, tokens, client secrets): masked like any output.
         let redactor = CheckoutDriver.redactor
-        let answer = redactor.json(.object([member: .array(try await items(invocation, path: path, member: member, paged: paged)
+        let answer = redactor.json(.object([member: .array(try await items(invocation, path: path, member: member)
             .map { masked($0, redactor: redactor) })]))
         let items = answer[member]?.arrayValue ?? []
         switch settings.format {
@@ -113,13 +113,12 @@ extension SandboxCommands {
         return .ok
     }
 
-    /// Every item of a list route; a paged one (the ledger: `?limit=`, `?since=` the last id, `hasMore`) page by page.
-    private static func items(_ invocation: Invocation, path: String, member: String, paged: Bool) async throws(Diagnostic) -> [JSON] {
-        guard paged else { return try await call(invocation, method: "GET", path: path, body: nil)[member]?.arrayValue ?? [] }
+    /// Every item of a list route, page by page (`ListPage`: `?limit=`, `?since=` the last id, `hasMore`).
+    private static func items(_ invocation: Invocation, path: String, member: String) async throws(Diagnostic) -> [JSON] {
         var all: [JSON] = []
         var since: String?
         while true {
-            let page = try await call(invocation, method: "GET", path: path + "?limit=\(Ledger.pageLimit)" + (since.map { "&since=\($0)" } ?? ""), body: nil)
+            let page = try await call(invocation, method: "GET", path: path + "?limit=\(ListPage.maxLimit)" + (since.map { "&since=\($0)" } ?? ""), body: nil)
             let items = page[member]?.arrayValue ?? []
             all += items
             guard page["hasMore"]?.boolValue == true, let last = items.last?["id"]?.stringValue else { return all }

@@ -120,8 +120,10 @@ public final class BahnEmulator: Sendable {
                 }
                 return method.json
             } },
-            Route("GET", "/_sandbox/bahn/events") { [self] _ in
-                EmulatorResponse.json(200, ["events": .array(events().map(\.json))])
+            Route("GET", "/_sandbox/bahn/events") { [self] request in
+                ListPage.serve(request, member: "events", sinceExample: "evt_…") { page in
+                    webhooks.page(page).map { .init(items: $0.events.map(\.json), hasMore: $0.hasMore) }
+                }
             },
             // `sandbox trigger`: an event of a type for an intent of this emulator or, when none is named, for one made
             // up on the spot (as `stripe trigger` makes its fixtures), delivered like any other.

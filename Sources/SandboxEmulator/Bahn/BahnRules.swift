@@ -146,6 +146,8 @@ public enum BahnRules {
 
     /// DECISION: delays before each retry; with the first try that is 6 attempts in all.
     static let webhookRetryDelays: [TimeInterval] = [0.2, 0.5, 1, 2, 4]
+    /// Events kept for `GET /_sandbox/bahn/events` and resending: the latest, as the request log keeps its latest.
+    static let eventsKept = 10_000
     /// DECISION: per-attempt socket timeout for webhook delivery.
     static let webhookTimeout: TimeInterval = 5
 

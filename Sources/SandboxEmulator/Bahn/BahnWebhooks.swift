@@ -74,7 +74,33 @@ final class BahnWebhooks: Sendable {
 
     private struct State {
         var targets: [Target] = []
+        /// The latest `BahnRules.eventsKept` events from `head` on, oldest first: dropping from the front stays O(1),
+        /// compacted now and then, as the request log does.
         var events: [BahnWebhookEvent] = []
+        var head = 0
+        /// Each kept event's place among all emitted (its index in `events` plus `compacted`), by id.
+        var places: [String: Int] = [:]
+        var compacted = 0
+
+        /// Where the kept event `id` is in `events`.
+        func index(of id: String) -> Int? {
+            guard let place = places[id] else { return nil }
+            return place - compacted
+        }
+
+        mutating func append(_ event: BahnWebhookEvent) {
+            places[event.id] = events.count + compacted
+            events.append(event)
+            while events.count - head > BahnRules.eventsKept {
+                places[events[head].id] = nil
+                head += 1
+            }
+            if head > 1024 && head * 2 > events.count {
+                events.removeFirst(head)
+                compacted += head
+                head = 0
+            }
+        }
         /// A few serial queues per target (`lanes`): an intent's events always take the same one, so they reach each
         /// target in order, while other intents' — and other targets' — proceed beside them. One queue per target
         /// would hold every run of a batch behind one slow or failing delivery, now that a batch shares one target.
@@ -122,7 +148,21 @@ final class BahnWebhooks: Sendable {
 
     var targets: [Target] { state.withLock { $0.targets } }
 
-    func events() -> [BahnWebhookEvent] { state.withLock { $0.events } }
+    /// The kept events, oldest first.
+    func events() -> [BahnWebhookEvent] { state.withLock { Array($0.events[$0.head...]) } }
+
+    /// A page of the kept events (`ListPage`), oldest first; nil when `since` names no kept event.
+    func page(_ page: ListPage) -> (events: [BahnWebhookEvent], hasMore: Bool)? {
+        state.withLock { s in
+            var after: Int?
+            if let since = page.since {
+                guard let index = s.index(of: since) else { return nil }
+                after = index
+            }
+            let (slice, hasMore) = ListPage.slice(s.events[s.head...], after: after, limit: page.limit)
+            return (Array(slice), hasMore)
+        }
+    }
 
     /// Records the event and queues its delivery to every target registered now. Never blocks on the network. Answers
     /// the event's id.
@@ -135,7 +175,7 @@ final class BahnWebhooks: Sendable {
         ])
         let jobs = state.withLock { s -> [(DispatchQueue, Target)] in
             let targets = s.targets
-            s.events.append(BahnWebhookEvent(id: id, type: type, created: created, paymentIntentID: intentID, body: body,
+            s.append(BahnWebhookEvent(id: id, type: type, created: created, paymentIntentID: intentID, body: body,
                                              deliveries: targets.map { .init(target: $0.id, url: $0.url, status: .pending, attempts: []) }))
             return targets.map { (s.queue(to: $0.id, for: intentID), $0) }
         }
@@ -150,7 +190,7 @@ final class BahnWebhooks: Sendable {
     /// no such event.
     func resend(id: String) -> Bool {
         let found = state.withLock { s -> (Data, Int, [(DispatchQueue, Target)])? in
-            guard let index = s.events.firstIndex(where: { $0.id == id }) else { return nil }
+            guard let index = s.index(of: id) else { return nil }
             let current = s.targets
             // This sending's records follow the earlier ones: each attempt is written to its own.
             let first = s.events[index].deliveries.count
@@ -200,7 +240,7 @@ final class BahnWebhooks: Sendable {
             if delivered { return }
         }
         // Not one answer through every retry: nobody is listening there any more.
-        let deliveries = events().first { $0.id == eventID }?.deliveries ?? []
+        let deliveries = state.withLock { s in s.index(of: eventID).map { s.events[$0].deliveries } } ?? []
         let answered = deliveries.indices.contains(record) ? deliveries[record].attempts.contains { $0.httpStatus != nil } : nil
         if answered == false { _ = remove(id: target.id) }
     }
@@ -213,7 +253,7 @@ final class BahnWebhooks: Sendable {
     /// Changes one sending's record (a resent event has one per sending, to each target).
     private func update(_ eventID: String, delivery record: Int, _ change: (inout BahnWebhookEvent.Delivery) -> Void) {
         state.withLock { s in
-            guard let e = s.events.lastIndex(where: { $0.id == eventID }), s.events[e].deliveries.indices.contains(record) else { return }
+            guard let e = s.index(of: eventID), s.events[e].deliveries.indices.contains(record) else { return }
             change(&s.events[e].deliveries[record])
         }
     }

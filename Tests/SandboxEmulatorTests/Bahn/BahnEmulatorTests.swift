@@ -423,6 +423,26 @@ import TestSupport
         #expect(webhooks.events().last?.deliveries.map(\.target) == ["b"])
     }
 
+    /// Events are kept as the request log keeps requests: the latest `BahnRules.eventsKept`, read in pages by id; an
+    /// event no longer kept can be neither paged from nor resent.
+    @Test func theLatestEventsAreKeptAndReadInPages() throws {
+        let webhooks = BahnWebhooks(url: nil)
+        let ids = (0..<BahnRules.eventsKept + 5).map { n in
+            webhooks.emit(type: "payment_intent.status.succeeded", paymentIntent: ["id": .string("pi_\(n)")], intentID: "pi_\(n)")
+        }
+        let kept = webhooks.events()
+        #expect(kept.count == BahnRules.eventsKept && kept.first?.id == ids[5] && kept.last?.id == ids.last)
+        let first = try #require(webhooks.page(ListPage(limit: 3)))
+        #expect(first.events.map(\.id) == Array(ids[5..<8]) && first.hasMore)
+        let next = try #require(webhooks.page(ListPage(limit: 3, since: ids[7])))
+        #expect(next.events.map(\.id) == Array(ids[8..<11]))
+        let end = try #require(webhooks.page(ListPage(limit: 3, since: ids[ids.count - 2])))
+        #expect(end.events.map(\.id) == [ids[ids.count - 1]] && !end.hasMore)
+        #expect(webhooks.page(ListPage(since: ids[4])) == nil, "a dropped event names no place to page from")
+        #expect(!webhooks.resend(id: ids[4]) && webhooks.resend(id: ids[5]))
+        #expect(webhooks.events().first?.deliveries.isEmpty == true, "resent to no target: still none")
+    }
+
     /// A batch shares one target: an intent's events reach it in order, and a delivery that hangs holds back only the
     /// events of its own lane, not every other run's.
     @Test func oneTargetTakesOtherIntentsEventsWhileADeliveryHangs() throws {
