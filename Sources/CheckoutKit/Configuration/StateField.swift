@@ -29,6 +29,12 @@ struct StateField {
                      hint: "fix or remove that entry\(reset); keep the rest of the file (it may hold idempotency keys you still need)")
     }
 
+    /// Checks that this is an object (absent or null: an empty one) without listing its members, which costs a sort.
+    func requireObject() throws(Diagnostic) {
+        guard let present else { return }
+        guard case .object = present else { throw wrong("an object") }
+    }
+
     /// The members of an object (absent or null: none).
     func members() throws(Diagnostic) -> [(key: String, field: StateField)] {
         guard let present else { return [] }

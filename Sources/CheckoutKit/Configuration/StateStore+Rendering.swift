@@ -4,16 +4,23 @@ import Glibc
 #endif
 
 /// A part of the state file as last written: the value given, the value written (redacted, kept credentials
-/// restored), its bytes, and the redactor's generation they were masked at. A top-level section that is an object is
-/// kept member by member (`members`): the record of spent values gains one entry per run and keeps the rest.
+/// restored), its bytes, and the redactor's generation they were masked at. The document, and a top-level section that
+/// is an object, are kept member by member (`members`): the record of spent values gains one entry per run and keeps
+/// the rest, so a write costs the members that changed, not all of them.
 struct RenderedSection {
     var input: JSON
     var output: JSON
     var bytes: [UInt8]
     /// The part's text before masking: a secret learned later is looked for here, where masking cannot have cut it.
     var inputBytes: [UInt8]
+    /// The generation the part was masked at. For an object kept member by member, the one all its members were last
+    /// checked at: a member unchanged since is masked right as of the later of its own and this one.
     var generation: Int
     var members: [String: RenderedSection]?
+    /// An object's keys in the order written (sorted), kept so that a write with one member more sorts none again.
+    var keys: [String] = []
+    /// `"key": ` as this part is written under its parent.
+    var keyBytes: [UInt8] = []
 
     /// Whether `value` is what this part was rendered from, or what it was rendered to: the very same storage first (a
     /// document this process wrote hands its parts back), member by member only then.
@@ -41,10 +48,11 @@ final class LearnedForms {
     }
 }
 
-/// The parts of one file as last written, and the redactor they were masked by (generations of another are no measure).
+/// The file as last written, and the redactor it was masked by (generations of another are no measure).
 struct RenderCache {
     var owner: ObjectIdentifier?
-    var parts: [String: RenderedSection] = [:]
+    /// The document, member by member; nil when it was last judged as a whole.
+    var document: RenderedSection?
 }
 
 extension StateStore {
@@ -59,80 +67,119 @@ extension StateStore {
         guard case .object(let members) = document, Self.splittable(members) else {
             // Judged as a whole, as it always was (an object whose members' masking depends on each other, or not an
             // object at all).
-            store.parts = [:]
+            store.document = nil
             return wholeDocument(document)
         }
-        var cache = store.parts
-        defer { store.parts = cache }
         let credentials = credentialPaths(in: document)
         let learned = LearnedForms(redactor: redactor)
         // Masking a part can teach the redactor a secret (a value under a sensitive key) that another part holds: go
         // round again until a whole pass learns nothing, as masking the whole document at once would.
-        var (outputs, bytes) = renderObject(members, at: [], reusing: &cache, in: document, credentials: credentials, learned: learned)
-        for _ in 0..<8 {
-            let generation = redactor?.generation ?? 0
-            guard Self.anyOlder(than: generation, in: cache) else { break }
-            (outputs, bytes) = renderObject(members, at: [], reusing: &cache, in: document, credentials: credentials, learned: learned)
+        var rendered = renderObject(members, value: document, at: [], reusing: store.document, in: document, credentials: credentials, learned: learned)
+        // Every part is masked right as of the generation the pass began at; one learned during it needs another pass.
+        for _ in 0..<8 where rendered.generation != redactor?.generation ?? 0 {
+            rendered = renderObject(members, value: document, at: [], reusing: rendered, in: document, credentials: credentials, learned: learned)
         }
-        bytes.append(UInt8(ascii: "\n"))
-        return (.object(outputs), bytes)
+        store.document = rendered
+        return (rendered.output, rendered.bytes + [UInt8(ascii: "\n")])
     }
 
-    private static func anyOlder(than generation: Int, in cache: [String: RenderedSection]) -> Bool {
-        cache.values.contains { $0.generation != generation || ($0.members.map { anyOlder(than: generation, in: $0) } ?? false) }
-    }
-
-    /// An object `path.count` levels deep, member by member, each reused from `cache` where it can be.
-    private func renderObject(_ members: [String: JSON], at path: [String], reusing cache: inout [String: RenderedSection],
-                              in document: JSON, credentials: [JSONPath], learned: LearnedForms) -> (outputs: [String: JSON], bytes: [UInt8]) {
-        if cache.count > members.count || cache.keys.contains(where: { members[$0] == nil }) {
-            cache = cache.filter { members[$0.key] != nil }
-        }
-        let keys = members.keys.sorted()
-        var outputs: [String: JSON] = [:]
-        var bytes: [UInt8] = []
-        guard !keys.isEmpty else { return ([:], Array("{}".utf8)) }
-        bytes.append(UInt8(ascii: "{"))
-        for (i, key) in keys.enumerated() {
-            let part = renderPart(members[key]!, key: key, in: members, at: path, reusing: cache[key], document: document,
-                                  credentials: credentials, learned: learned)
-            cache[key] = part
-            outputs[key] = part.output
-            if i > 0 { bytes.append(UInt8(ascii: ",")) }
-            bytes.append(UInt8(ascii: "\n"))
-            bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * (path.count + 1)))
-            JSON.appendQuoted(key, to: &bytes)
-            bytes.append(contentsOf: ": ".utf8)
-            bytes.append(contentsOf: part.bytes)
-        }
-        bytes.append(UInt8(ascii: "\n"))
-        bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * path.count))
-        bytes.append(UInt8(ascii: "}"))
-        return (outputs, bytes)
-    }
-
-    private func renderPart(_ value: JSON, key: String, in parent: [String: JSON], at path: [String], reusing known: RenderedSection?,
-                            document: JSON, credentials: [JSONPath], learned: LearnedForms) -> RenderedSection {
+    /// An object `path.count` levels deep (`value`), member by member, each reused from `known` where it can be: the
+    /// keys in last time's order with the new ones merged in, and the written form patched where a member changed.
+    private func renderObject(_ members: [String: JSON], value: JSON, at path: [String], reusing known: RenderedSection?,
+                              in document: JSON, credentials: [JSONPath], learned: LearnedForms) -> RenderedSection {
         let generation = redactor?.generation ?? 0
+        var parts = known?.members ?? [:]
+        var keys = known?.keys ?? []
+        var outputs = known?.output.objectValue ?? [:]
+        var changed = known == nil
+        if keys.count != members.count || keys.contains(where: { members[$0] == nil }) {
+            changed = true
+            let gone = keys.filter { members[$0] == nil }
+            for key in gone {
+                parts[key] = nil
+                outputs[key] = nil
+            }
+            if !gone.isEmpty { keys.removeAll { members[$0] == nil } }
+            keys = Self.merging(keys, members.keys.filter { parts[$0] == nil }.sorted())
+        }
+        for key in keys {
+            let (part, reused) = renderPart(members[key]!, key: key, in: members, at: path, reusing: parts[key],
+                                            checkedAt: known?.generation, document: document, credentials: credentials, learned: learned)
+            guard !reused else { continue }
+            parts[key] = part
+            outputs[key] = part.output
+            changed = true
+        }
+        var bytes: [UInt8]
+        if !changed, let known {
+            bytes = known.bytes
+        } else if keys.isEmpty {
+            bytes = Array("{}".utf8)
+        } else {
+            bytes = []
+            bytes.reserveCapacity(known.map { $0.bytes.count + $0.bytes.count / 8 } ?? 256)
+            bytes.append(UInt8(ascii: "{"))
+            for (i, key) in keys.enumerated() {
+                let part = parts[key]!
+                if i > 0 { bytes.append(UInt8(ascii: ",")) }
+                bytes.append(UInt8(ascii: "\n"))
+                bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * (path.count + 1)))
+                bytes.append(contentsOf: part.keyBytes)
+                bytes.append(contentsOf: part.bytes)
+            }
+            bytes.append(UInt8(ascii: "\n"))
+            bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * path.count))
+            bytes.append(UInt8(ascii: "}"))
+        }
+        return RenderedSection(input: value, output: .object(outputs), bytes: bytes, inputBytes: [], generation: generation,
+                               members: parts, keys: keys, keyBytes: known?.keyBytes ?? [])
+    }
+
+    /// Two sorted lists of distinct keys as one sorted list.
+    private static func merging(_ a: [String], _ b: [String]) -> [String] {
+        guard !b.isEmpty else { return a }
+        guard !a.isEmpty else { return b }
+        var merged: [String] = []
+        merged.reserveCapacity(a.count + b.count)
+        var i = 0, j = 0
+        while i < a.count && j < b.count {
+            if a[i] < b[j] { merged.append(a[i]); i += 1 } else { merged.append(b[j]); j += 1 }
+        }
+        merged += a[i...]
+        merged += b[j...]
+        return merged
+    }
+
+    /// A member's part: reused (true) when `known` holds `value` and no secret learned since it was last checked — at
+    /// its own generation or its parent's (`checkedAt`), whichever is later — occurs in its text.
+    private func renderPart(_ value: JSON, key: String, in parent: [String: JSON], at path: [String], reusing known: RenderedSection?,
+                            checkedAt parentGeneration: Int?, document: JSON, credentials: [JSONPath], learned: LearnedForms) -> (RenderedSection, reused: Bool) {
+        let generation = redactor?.generation ?? 0
+        var keyBytes: [UInt8] = []
+        if let known { keyBytes = known.keyBytes } else {
+            JSON.appendQuoted(key, to: &keyBytes)
+            keyBytes.append(contentsOf: ": ".utf8)
+        }
         // A top-level section that is an object goes member by member, unless it is a secret as a whole.
         // (nor shaped as an Apple Pay token, whose `data` is judged by its siblings).
         if path.isEmpty, case .object(let members) = value, !Redactor.isSensitive(key, in: parent), Self.splittable(members) {
-            if let known, known.members != nil, known.generation == generation, known.holds(value) { return known }
-            var cache = known?.members ?? [:]
-            let (outputs, bytes) = renderObject(members, at: [key], reusing: &cache, in: document, credentials: credentials, learned: learned)
-            return RenderedSection(input: value, output: .object(outputs), bytes: bytes, inputBytes: [],
-                                   generation: cache.values.map(\.generation).min() ?? generation, members: cache)
+            let object = known?.members != nil ? known : nil
+            if let object, object.generation == generation, object.holds(value) { return (object, true) }
+            var section = renderObject(members, value: value, at: [key], reusing: object, in: document, credentials: credentials, learned: learned)
+            section.keyBytes = keyBytes
+            return (section, false)
         }
-        if var known, known.members == nil, known.holds(value) {
-            if known.generation == generation { return known }
+        if let known, known.members == nil, known.holds(value) {
+            let checked = max(known.generation, parentGeneration ?? known.generation)
+            if checked == generation { return (known, true) }
             // Secrets were learned since: the part is masked alike unless one of them occurs in its text (in every form
-            // it may take there: the JSON-escaped one is among the forms).
+            // it may take there: the JSON-escaped one is among the forms). Its parent, written at this generation,
+            // then stands for it.
             // A part holding encoded JSON (a JWS, a 3DS challenge token: `eyJ` is `{"` in base64) is masked again, since
             // what it hides is encoded where a search cannot see it.
             if !Self.occurs(Array("eyJ".utf8), in: known.inputBytes),
-               !learned.since(known.generation, current: generation).contains(where: { Self.occurs($0, in: known.inputBytes) }) {
-                known.generation = generation
-                return known
+               !learned.since(checked, current: generation).contains(where: { Self.occurs($0, in: known.inputBytes) }) {
+                return (known, true)
             }
         }
         // Masked in its place in the document, so that its key and its parent are judged as they would be in the whole.
@@ -147,7 +194,8 @@ extension StateStore {
         output.write(into: &bytes, pretty: true, indent: path.count + 1)
         value.write(into: &inputBytes, pretty: false, indent: 0)
         // The generation before masking: a secret another thread registers meanwhile is checked for next time.
-        return RenderedSection(input: value, output: output, bytes: bytes, inputBytes: inputBytes, generation: generation, members: nil)
+        return (RenderedSection(input: value, output: output, bytes: bytes, inputBytes: inputBytes, generation: generation,
+                                members: nil, keyBytes: keyBytes), false)
     }
 
     /// Whether an object's members can be masked apart: not when one member's masking looks at its siblings (an Apple

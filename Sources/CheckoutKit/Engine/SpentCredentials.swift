@@ -30,7 +30,7 @@ enum SpentCredentials {
     static func use(of value: String, kind: String, in store: StateStore) throws(Diagnostic) -> Use? {
         let document = try store.readFile()
         let section = StateField(document["spent"], at: root, in: store.path)
-        _ = try section.members()
+        try section.requireObject()
         let field = section[key(kind, value)]
         guard field.value != nil else {
             // A call in flight uses it up as it goes (its answer records the use), and one a crash left in flight did.
@@ -49,7 +49,7 @@ enum SpentCredentials {
     static func mark(_ value: String, kind: String, by: String, replay: String?, in store: StateStore) throws(Diagnostic) {
         try store.updateFile { (doc: inout JSON) throws(Diagnostic) in
             let section = StateField(doc["spent"], at: root, in: store.path)
-            _ = try section.members()
+            try section.requireObject()
             // The first use is the one that paid: a replay of it does not move the record.
             guard section[key(kind, value)].value == nil else { return }
             let now = Date()
@@ -68,6 +68,8 @@ extension SpentCredentials {
     static func pruned(_ uses: [String: JSON], now: Date) -> [String: JSON] {
         func at(_ use: JSON) -> String { use["at"]?.stringValue ?? "" }
         let cutoff = Timestamp.iso8601(now.addingTimeInterval(-retention)), young = Timestamp.iso8601(now.addingTimeInterval(-alwaysKept))
+        // All of the last `alwaysKept` (a batch's own uses): every one stays, and the record is not copied.
+        guard uses.values.contains(where: { at($0) < young }) else { return uses }
         let recent = uses.filter { at($0.value) >= cutoff }
         guard recent.count > capacity else { return recent }
         let kept = recent.filter { at($0.value) >= young }

@@ -215,10 +215,10 @@ import TestSupport
         // Again with one section changed: the others are reused, the text is still the whole's.
         var next = document.objectValue!
         next["z-last"] = ["password": "learned-later-999", "more": "configured-secret-1 again"]
-        let reusedSpent = cache.parts["spent"]!.bytes
+        let reusedSpent = cache.document!.members!["spent"]!.bytes
         let (written2, bytes2) = store.render(.object(next), reusing: &cache)
         #expect(String(decoding: bytes2, as: UTF8.self) == written2.serialized(pretty: true) + "\n")
-        #expect(cache.parts["spent"]!.bytes == reusedSpent)
+        #expect(cache.document!.members!["spent"]!.bytes == reusedSpent)
         #expect(!String(decoding: bytes2, as: UTF8.self).contains("configured-secret-1"))
         // A secret learned elsewhere after a section was written masks it at the next write.
         let (_, before) = store.render(["plain": ["id": "later-known-value"]], reusing: &cache)
@@ -227,6 +227,39 @@ import TestSupport
         let (_, after) = store.render(["plain": ["id": "later-known-value"]], reusing: &cache)
         #expect(!String(decoding: after, as: UTF8.self).contains("later-known-value"))
         #expect(String(decoding: store.render([:], reusing: &cache).bytes, as: UTF8.self) == "{}\n")
+    }
+
+    /// A large section is written member by member: members come and go (new keys merged into last time's order), and
+    /// a member left as it was through writes that only checked it is masked once a secret it holds is learned — each
+    /// text the whole document's, masked as a whole.
+    @Test func aSectionsMembersComeAndGoAndEachIsMaskedAsTheWholeWouldBe() throws {
+        let redactor = Redactor()
+        let store = StateStore(path: "/unused", redactor: redactor)
+        var cache = RenderCache()
+        func whole(_ document: JSON) -> String { redactor.json(document).serialized(pretty: true) + "\n" }
+        func rendered(_ document: JSON) -> String { String(decoding: store.render(document, reusing: &cache).bytes, as: UTF8.self) }
+        var spent: [String: JSON] = [:]
+        for n in stride(from: 10, to: 60, by: 1) { spent["k\(n)"] = ["by": .string("run \(n) of ref-\(n)-tail"), "at": "now"] }
+        var document: JSON = ["note": "a", "spent": .object(spent)]
+        #expect(rendered(document) == whole(document))
+        redactor.register("learned-but-nowhere-1")
+        #expect(rendered(document) == whole(document), "written again after learning what it does not hold")
+        let before = try #require(cache.document?.members?["spent"]?.members?["k17"]?.bytes)
+        redactor.register("ref-17-tail")
+        spent["k99"] = ["by": "the newest", "at": "now"]
+        document = ["note": "a", "spent": .object(spent)]
+        let text = rendered(document)
+        #expect(text == whole(document))
+        #expect(!text.contains("ref-17-tail") && text.contains("ref-18-tail"), "the member holding what was learned is masked")
+        #expect(cache.document?.members?["spent"]?.members?["k17"]?.bytes != before)
+        // One gone, one new at the front and one in the middle.
+        spent["k30"] = nil
+        spent["k0"] = ["by": "first", "at": "now"]
+        spent["k305"] = ["by": "between", "at": "now"]
+        document = ["note": "b", "spent": .object(spent)]
+        #expect(rendered(document) == whole(document))
+        #expect(cache.document?.members?["spent"]?.keys == spent.keys.sorted())
+        #expect(rendered(["note": "c"]) == whole(["note": "c"]), "a section gone")
     }
 
     /// A part written before is checked against what the redactor learned since — including what a changed part just
