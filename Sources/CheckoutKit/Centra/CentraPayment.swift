@@ -72,6 +72,7 @@ enum CentraPayment {
         case "SuccessPaymentAction"?:
             return try placed(action["order"] ?? .null, client: client, via: "SUCCESS")
         case "RedirectPaymentAction"?, "FormPaymentAction"?:
+            listener.start()
             let url: String
             if let redirect = action["url"]?.stringValue {
                 url = redirect

@@ -58,6 +58,9 @@ final class ReturnListener: Sendable {
         return shared.state.withLock { $0.returned }
     }
 
+    /// Begins answering: a return is coming (the payment answered with a redirect or a form).
+    func start() { server.start() }
+
     func stop() { server.stop() }
 
 }

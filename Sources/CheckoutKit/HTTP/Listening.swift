@@ -5,7 +5,8 @@ import LoopbackHTTP
 /// `HTTPClient` seam. A run binds a loopback socket; a replay hands out the addresses its recording listened on and
 /// delivers the recorded requests to them itself, so that it opens no socket (see `ReplayTransport`).
 public protocol Listening: Sendable {
-    /// Starts a listener that answers with `handler`; `what` names it in the error when it cannot start.
+    /// A listener that will answer with `handler`, its address taken now so that it can be handed out at once; it
+    /// answers from `start()` on. `what` names it in the error when it cannot listen.
     func listen(_ what: String, _ handler: @escaping HTTPHandler) throws(Diagnostic) -> any Listener
     /// Whether a listener can hear from outside the run (a browser, a phone). In a replay nothing but its own requests
     /// arrives, so a wait for more ends at once.
@@ -15,6 +16,9 @@ public protocol Listening: Sendable {
 public protocol Listener: Sendable {
     /// `http://127.0.0.1:<port>`.
     var baseURL: String { get }
+    /// Begins answering; a request that came before waits for it (in the socket's backlog). Most runs never need
+    /// their listener (no 3DS challenge came), and one that is only bound costs three system calls, not threads.
+    func start()
     func stop()
 }
 
@@ -29,7 +33,6 @@ public struct LoopbackListening: Listening {
         do { server = try HTTPServer(host: "127.0.0.1", port: 0, handler: handler) } catch {
             throw .unavailable("cannot start the \(what) on 127.0.0.1: \(error)", hint: "check that loopback sockets are allowed")
         }
-        server.start()
         return server
     }
 }

@@ -152,6 +152,7 @@ public final class ReplayTransport: HTTPClient, Listening {
 
     private struct Address: Listener {
         let baseURL: String
+        func start() {}
         func stop() {}
     }
 
