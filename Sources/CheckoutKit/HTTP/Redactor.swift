@@ -43,7 +43,7 @@ public final class Redactor: Sendable {
         // A value registered before costs one lookup: a state file's kept credentials are registered on each read.
         guard !secrets.withLock({ $0.registered[secret]?.covers(run) ?? false }) else { return }
         let trimmed = Self.trimmed(secret)
-        let forms = trimmed.count >= 6 ? Self.encodedForms(of: trimmed).filter { $0.utf8.count >= SecretIndex.prefixLength } : []
+        let forms = trimmed.count >= 6 ? Self.encodedForms(of: trimmed).filter { $0.count >= SecretIndex.prefixLength } : []
         secrets.withLock { index in
             index.register(secret, for: run)
             for form in forms { index.insert(form, for: run) }
@@ -79,54 +79,93 @@ public final class Redactor: Sendable {
     /// What a URL's query keeps as it is (Foundation's `urlQueryAllowed`): the unreserved characters, the sub-delimiters,
     /// `:`, `@`, `/` and `?`.
     private static func isQueryAllowed(_ byte: UInt8) -> Bool {
-        isUnreserved(byte) || "!$&'()*+,;=:@/?".utf8.contains(byte)
+        switch byte {
+        case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"),
+             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: ":"),
+             UInt8(ascii: "@"), UInt8(ascii: "/"), UInt8(ascii: "?"): true
+        default: isUnreserved(byte)
+        }
     }
 
     /// `value`'s UTF-8 bytes with every byte `keeps` refuses written `%XX` (upper-case hex), as Foundation's
     /// `addingPercentEncoding` writes them — on bytes, without a trip through UTF-16.
     static func percentEncoded(_ value: String, keeping keeps: (UInt8) -> Bool) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
+        String(decoding: percentEncoded(Array(value.utf8), keeping: keeps), as: UTF8.self)
+    }
+
+    static func percentEncoded(_ bytes: [UInt8], keeping keeps: (UInt8) -> Bool) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(value.utf8.count)
-        for byte in value.utf8 {
+        out.reserveCapacity(bytes.count + bytes.count / 4)
+        for byte in bytes {
             if keeps(byte) {
                 out.append(byte)
             } else {
-                out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+                out.append(UInt8(ascii: "%"))
+                out.append(hexDigit(byte >> 4))
+                out.append(hexDigit(byte & 0x0F))
             }
         }
-        return String(decoding: out, as: UTF8.self)
+        return out
+    }
+
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "A") + nibble - 10
     }
 
     /// The value as it may appear in an output: as it is, and as JSON, a URL or base64 would carry it.
-    static func encodedForms(of secret: String) -> [String] {
-        var forms = [secret]
-        let json = String(JSON.string(secret).serialized().dropFirst().dropLast())
+    static func encodedForms(of secret: String) -> [[UInt8]] {
+        let bytes = Array(secret.utf8)
+        var forms = [bytes]
+        var json: [UInt8] = []
+        JSON.appendQuoted(secret, to: &json)
+        json = Array(json.dropFirst().dropLast())
         forms.append(json)
         // Foundation's JSONSerialization also escapes "/".
-        if json.utf8.contains(UInt8(ascii: "/")) {
+        if json.contains(UInt8(ascii: "/")) {
             var escaped: [UInt8] = []
-            escaped.reserveCapacity(json.utf8.count + 8)
-            for byte in json.utf8 {
+            escaped.reserveCapacity(json.count + 8)
+            for byte in json {
                 if byte == UInt8(ascii: "/") { escaped.append(UInt8(ascii: "\\")) }
                 escaped.append(byte)
             }
-            forms.append(String(decoding: escaped, as: UTF8.self))
+            forms.append(escaped)
         }
-        let encoded = percentEncoded(secret, keeping: isUnreserved)
+        let encoded = percentEncoded(bytes, keeping: isUnreserved)
         forms.append(encoded)
-        // Only a secret with a space has a form-encoded spelling of its own.
-        if secret.utf8.contains(0x20) { forms.append(encoded.replacingOccurrences(of: "%20", with: "+")) }
-        forms.append(percentEncoded(secret, keeping: isQueryAllowed))
-        let bytes = Data(secret.utf8)
-        forms.append(bytes.base64EncodedString())
-        forms.append(bytes.base64URLEncodedString())
+        // Only a secret with a space has a form-encoded spelling of its own: "%20" as "+".
+        if bytes.contains(0x20) {
+            var form: [UInt8] = []
+            form.reserveCapacity(encoded.count)
+            var i = 0
+            while i < encoded.count {
+                if encoded[i] == UInt8(ascii: "%"), i + 2 < encoded.count, encoded[i + 1] == UInt8(ascii: "2"), encoded[i + 2] == UInt8(ascii: "0") {
+                    form.append(UInt8(ascii: "+"))
+                    i += 3
+                } else {
+                    form.append(encoded[i])
+                    i += 1
+                }
+            }
+            forms.append(form)
+        }
+        forms.append(percentEncoded(bytes, keeping: isQueryAllowed))
+        // base64, and base64url from it: the same digits but two, without the padding.
+        let base64 = [UInt8](Data(bytes).base64EncodedData())
+        forms.append(base64)
+        forms.append(base64.compactMap { byte in
+            switch byte {
+            case UInt8(ascii: "+"): UInt8(ascii: "-")
+            case UInt8(ascii: "/"): UInt8(ascii: "_")
+            case UInt8(ascii: "="): nil
+            default: byte
+            }
+        })
         // A multi-line secret (a PEM) may be shown line by line; its `-----BEGIN …-----` lines and lines shorter than
         // 16 characters say nothing.
         // Only a secret with a line-breaking byte (or bytes beyond ASCII, which may be one) has lines to look at.
-        if secret.utf8.contains(where: { (0x0A...0x0D).contains($0) || $0 >= 0x80 }) {
+        if bytes.contains(where: { (0x0A...0x0D).contains($0) || $0 >= 0x80 }) {
             let lines = secret.split(whereSeparator: \.isNewline).map(String.init).filter { $0.count >= 16 && !$0.hasPrefix("-----") }
-            if lines.count > 1 { forms += lines }
+            if lines.count > 1 { forms += lines.map { Array($0.utf8) } }
         }
         return forms
     }
@@ -419,8 +458,7 @@ struct SecretIndex {
         registered[value, default: .runs([])].add(run)
     }
 
-    mutating func insert(_ secret: String, for run: String? = nil) {
-        let bytes = Array(secret.utf8)
+    mutating func insert(_ bytes: [UInt8], for run: String? = nil) {
         guard bytes.count >= Self.prefixLength else { return }
         let form = SecretBytes(bytes: bytes)
         if let run, !(known[form]?.holders.covers(run) ?? false) { byRun[run, default: ([], [])].forms.append(form) }

@@ -205,7 +205,18 @@ import Testing
     func encodedFormsAreFoundationsOnBytes(_ secret: String) {
         let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
         #expect(Redactor.percentEncoded(secret, keeping: Redactor.isUnreserved) == secret.addingPercentEncoding(withAllowedCharacters: unreserved))
-        #expect(Redactor.encodedForms(of: secret).contains(secret.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!))
+        #expect(Redactor.encodedForms(of: secret).contains(Array(secret.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!.utf8)))
+        // The rest of Foundation's spellings: JSON (and with "/" escaped), form encoding, base64 and base64url.
+        let forms = Redactor.encodedForms(of: secret)
+        let json = String(decoding: try! JSONSerialization.data(withJSONObject: [secret], options: [.fragmentsAllowed]), as: UTF8.self)
+        #expect(forms.contains(Array(json.dropFirst(2).dropLast(2).utf8)), "\(json)")
+        #expect(forms.contains(Array(Data(secret.utf8).base64EncodedString().utf8)))
+        let url = Data(secret.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        #expect(forms.contains(Array(url.utf8)))
+        if secret.contains(" ") {
+            #expect(forms.contains(Array(secret.addingPercentEncoding(withAllowedCharacters: unreserved)!.replacingOccurrences(of: "%20", with: "+").utf8)))
+        }
         #expect(Redactor.trimmed(secret) == secret.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
