@@ -189,6 +189,7 @@ final class SharedStateFile: @unchecked Sendable {
             writing = true
             let through = applied
             var sections = rendered
+            rendered = RenderCache()  // the writer holds the only reference, so its parts are changed in place
             condition.unlock()
             let outcome: Result<JSON, Diagnostic>
             do throws(Diagnostic) {

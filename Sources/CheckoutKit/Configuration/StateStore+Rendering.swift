@@ -6,21 +6,46 @@ import Glibc
 /// A part of the state file as last written: the value given, the value written (redacted, kept credentials
 /// restored), its bytes, and the redactor's generation they were masked at. The document, and a top-level section that
 /// is an object, are kept member by member (`members`): the record of spent values gains one entry per run and keeps
-/// the rest, so a write costs the members that changed, not all of them.
-struct RenderedSection {
-    var input: JSON
-    var output: JSON
-    var bytes: [UInt8]
+/// the rest, so a write costs the members that changed, not all of them. A class, so that a section of a thousand
+/// members is handed round and kept without copying each member's parts.
+final class RenderedSection {
+    let input: JSON
+    let output: JSON
+    let bytes: [UInt8]
     /// The part's text before masking: a secret learned later is looked for here, where masking cannot have cut it.
-    var inputBytes: [UInt8]
+    let inputBytes: [UInt8]
     /// The generation the part was masked at. For an object kept member by member, the one all its members were last
     /// checked at: a member unchanged since is masked right as of the later of its own and this one.
-    var generation: Int
-    var members: [String: RenderedSection]?
-    /// An object's keys in the order written (sorted), kept so that a write with one member more sorts none again.
-    var keys: [String] = []
+    let generation: Int
+    /// An object's keys in the order written (sorted, so that a write with one member more sorts none again) and its
+    /// members' parts in that order, every one present (optional only so that a rendering can make room for new ones
+    /// without converting the array); nil for a part that is not an object kept member by member. Taken by the
+    /// rendering that renders the object again, which changes them in place.
+    fileprivate(set) var keys: [String]
+    fileprivate(set) var ordered: [RenderedSection?]?
     /// `"key": ` as this part is written under its parent.
-    var keyBytes: [UInt8] = []
+    let keyBytes: [UInt8]
+    /// How many parts of it are written otherwise than given (masked, or a kept credential restored): none, and the
+    /// written form is the value given, the very same storage.
+    let masked: Int
+
+    init(input: JSON, output: JSON, bytes: [UInt8], inputBytes: [UInt8], generation: Int, keys: [String] = [],
+         ordered: [RenderedSection?]? = nil, keyBytes: [UInt8], masked: Int) {
+        self.input = input
+        self.output = output
+        self.bytes = bytes
+        self.inputBytes = inputBytes
+        self.generation = generation
+        self.keys = keys
+        self.ordered = ordered
+        self.keyBytes = keyBytes
+        self.masked = masked
+    }
+
+    /// An object's parts by key.
+    var members: [String: RenderedSection]? {
+        ordered.map { Dictionary(uniqueKeysWithValues: zip(keys, $0).compactMap { key, part in part.map { (key, $0) } }) }
+    }
 
     /// Whether `value` is what this part was rendered from, or what it was rendered to: the very same storage first (a
     /// document this process wrote hands its parts back), member by member only then.
@@ -74,10 +99,12 @@ extension StateStore {
         let learned = LearnedForms(redactor: redactor)
         // Masking a part can teach the redactor a secret (a value under a sensitive key) that another part holds: go
         // round again until a whole pass learns nothing, as masking the whole document at once would.
-        var rendered = renderObject(members, value: document, at: [], reusing: store.document, in: document, credentials: credentials, learned: learned)
+        var rendered = renderObject(members, value: document, at: [], reusing: store.document, keyBytes: [], in: document,
+                                    credentials: credentials, learned: learned)
         // Every part is masked right as of the generation the pass began at; one learned during it needs another pass.
         for _ in 0..<8 where rendered.generation != redactor?.generation ?? 0 {
-            rendered = renderObject(members, value: document, at: [], reusing: rendered, in: document, credentials: credentials, learned: learned)
+            rendered = renderObject(members, value: document, at: [], reusing: rendered, keyBytes: [], in: document,
+                                    credentials: credentials, learned: learned)
         }
         store.document = rendered
         return (rendered.output, rendered.bytes + [UInt8(ascii: "\n")])
@@ -85,31 +112,69 @@ extension StateStore {
 
     /// An object `path.count` levels deep (`value`), member by member, each reused from `known` where it can be: the
     /// keys in last time's order with the new ones merged in, and the written form patched where a member changed.
-    private func renderObject(_ members: [String: JSON], value: JSON, at path: [String], reusing known: RenderedSection?,
+    /// `known` gives up its parts, which are changed in place. Given the very object it was rendered from (a write that
+    /// changed another section), no member is looked up; otherwise each is looked up once, and once more only when
+    /// members were added.
+    private func renderObject(_ members: [String: JSON], value: JSON, at path: [String], reusing known: RenderedSection?, keyBytes: [UInt8],
                               in document: JSON, credentials: [JSONPath], learned: LearnedForms) -> RenderedSection {
         let generation = redactor?.generation ?? 0
-        var parts = known?.members ?? [:]
         var keys = known?.keys ?? []
-        var outputs = known?.output.objectValue ?? [:]
+        var parts: [RenderedSection?] = known?.ordered ?? []
+        known?.ordered = nil
+        known?.keys = []
+        var masked = known?.masked ?? 0
+        // The written members where any is written otherwise than given; taken up only then.
+        var outputs = masked > 0 ? known?.output.objectValue : nil
         var changed = known == nil
-        if keys.count != members.count || keys.contains(where: { members[$0] == nil }) {
-            changed = true
-            let gone = keys.filter { members[$0] == nil }
-            for key in gone {
-                parts[key] = nil
-                outputs[key] = nil
+        // Each member's value: the one each part holds when the object is the very one rendered last time.
+        var values: [JSON?]
+        if let known, value.isIdentical(to: known.input) {
+            values = parts.map { $0?.input }
+        } else {
+            values = keys.map { members[$0] }
+            var found = values.count
+            if values.contains(where: { $0 == nil }) {
+                changed = true
+                var kept = 0
+                for i in keys.indices {
+                    guard let member = values[i] else {
+                        if let gone = parts[i], gone.masked > 0 { masked -= 1 }
+                        outputs?[keys[i]] = nil
+                        continue
+                    }
+                    (keys[kept], parts[kept], values[kept]) = (keys[i], parts[i], member)
+                    kept += 1
+                }
+                keys.removeLast(keys.count - kept)
+                parts.removeLast(parts.count - kept)
+                values.removeLast(values.count - kept)
+                found = kept
             }
-            if !gone.isEmpty { keys.removeAll { members[$0] == nil } }
-            keys = Self.merging(keys, members.keys.filter { parts[$0] == nil }.sorted())
+            if members.count > found {
+                changed = true
+                let before = known?.input.objectValue ?? [:]
+                let added = members.keys.filter { before[$0] == nil }.sorted()
+                (keys, parts, values) = Self.merging((keys, parts, values), added.map { ($0, nil, members[$0]) })
+            }
         }
-        for key in keys {
-            let (part, reused) = renderPart(members[key]!, key: key, in: members, at: path, reusing: parts[key],
+        for i in keys.indices {
+            let key = keys[i]
+            let value = values[i] ?? members[key]!
+            let (part, reused) = renderPart(value, key: key, in: members, at: path, reusing: parts[i],
                                             checkedAt: known?.generation, document: document, credentials: credentials, learned: learned)
-            guard !reused else { continue }
-            parts[key] = part
-            outputs[key] = part.output
+            if reused { continue }
+            let before = parts[i]
+            parts[i] = part
             changed = true
+            masked += (part.masked > 0 ? 1 : 0) - ((before?.masked ?? 0) > 0 ? 1 : 0)
+            if masked > 0 && outputs == nil {
+                // The first member written otherwise than given: from now on the written form is every member's.
+                outputs = Dictionary(uniqueKeysWithValues: zip(keys, parts).compactMap { key, part in part.map { (key, $0.output) } })
+            } else {
+                outputs?[key] = part.output
+            }
         }
+        if masked == 0 { outputs = nil }
         var bytes: [UInt8]
         if !changed, let known {
             bytes = known.bytes
@@ -119,8 +184,8 @@ extension StateStore {
             bytes = []
             bytes.reserveCapacity(known.map { $0.bytes.count + $0.bytes.count / 8 } ?? 256)
             bytes.append(UInt8(ascii: "{"))
-            for (i, key) in keys.enumerated() {
-                let part = parts[key]!
+            for (i, part) in parts.enumerated() {
+                let part = part!
                 if i > 0 { bytes.append(UInt8(ascii: ",")) }
                 bytes.append(UInt8(ascii: "\n"))
                 bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * (path.count + 1)))
@@ -131,22 +196,28 @@ extension StateStore {
             bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * path.count))
             bytes.append(UInt8(ascii: "}"))
         }
-        return RenderedSection(input: value, output: .object(outputs), bytes: bytes, inputBytes: [], generation: generation,
-                               members: parts, keys: keys, keyBytes: known?.keyBytes ?? [])
+        return RenderedSection(input: value, output: outputs.map(JSON.object) ?? value, bytes: bytes, inputBytes: [], generation: generation,
+                               keys: keys, ordered: parts, keyBytes: keyBytes, masked: masked)
     }
 
-    /// Two sorted lists of distinct keys as one sorted list.
-    private static func merging(_ a: [String], _ b: [String]) -> [String] {
+    /// Two lists sorted by key, with distinct keys, as one sorted list.
+    private static func merging<A, B>(_ a: ([String], [A], [B]), _ b: [(String, A, B)]) -> ([String], [A], [B]) {
         guard !b.isEmpty else { return a }
-        guard !a.isEmpty else { return b }
-        var merged: [String] = []
-        merged.reserveCapacity(a.count + b.count)
+        var merged: ([String], [A], [B]) = ([], [], [])
+        let count = a.0.count + b.count
+        merged.0.reserveCapacity(count)
+        merged.1.reserveCapacity(count)
+        merged.2.reserveCapacity(count)
         var i = 0, j = 0
-        while i < a.count && j < b.count {
-            if a[i] < b[j] { merged.append(a[i]); i += 1 } else { merged.append(b[j]); j += 1 }
+        while i < a.0.count || j < b.count {
+            if j == b.count || i < a.0.count && a.0[i] < b[j].0 {
+                merged.0.append(a.0[i]); merged.1.append(a.1[i]); merged.2.append(a.2[i])
+                i += 1
+            } else {
+                merged.0.append(b[j].0); merged.1.append(b[j].1); merged.2.append(b[j].2)
+                j += 1
+            }
         }
-        merged += a[i...]
-        merged += b[j...]
         return merged
     }
 
@@ -163,13 +234,12 @@ extension StateStore {
         // A top-level section that is an object goes member by member, unless it is a secret as a whole.
         // (nor shaped as an Apple Pay token, whose `data` is judged by its siblings).
         if path.isEmpty, case .object(let members) = value, !Redactor.isSensitive(key, in: parent), Self.splittable(members) {
-            let object = known?.members != nil ? known : nil
+            let object = known?.ordered != nil ? known : nil
             if let object, object.generation == generation, object.holds(value) { return (object, true) }
-            var section = renderObject(members, value: value, at: [key], reusing: object, in: document, credentials: credentials, learned: learned)
-            section.keyBytes = keyBytes
-            return (section, false)
+            return (renderObject(members, value: value, at: [key], reusing: object, keyBytes: keyBytes, in: document,
+                                 credentials: credentials, learned: learned), false)
         }
-        if let known, known.members == nil, known.holds(value) {
+        if let known, known.ordered == nil, known.holds(value) {
             let checked = max(known.generation, parentGeneration ?? known.generation)
             if checked == generation { return (known, true) }
             // Secrets were learned since: the part is masked alike unless one of them occurs in its text (in every form
@@ -177,7 +247,7 @@ extension StateStore {
             // then stands for it.
             // A part holding encoded JSON (a JWS, a 3DS challenge token: `eyJ` is `{"` in base64) is masked again, since
             // what it hides is encoded where a search cannot see it.
-            if !Self.occurs(Array("eyJ".utf8), in: known.inputBytes),
+            if !Self.occurs(Self.encodedJSON, in: known.inputBytes),
                !learned.since(checked, current: generation).contains(where: { Self.occurs($0, in: known.inputBytes) }) {
                 return (known, true)
             }
@@ -195,7 +265,7 @@ extension StateStore {
         value.write(into: &inputBytes, pretty: false, indent: 0)
         // The generation before masking: a secret another thread registers meanwhile is checked for next time.
         return (RenderedSection(input: value, output: output, bytes: bytes, inputBytes: inputBytes, generation: generation,
-                                members: nil, keyBytes: keyBytes), false)
+                                keyBytes: keyBytes, masked: output == value ? 0 : 1), false)
     }
 
     /// Whether an object's members can be masked apart: not when one member's masking looks at its siblings (an Apple
@@ -212,6 +282,9 @@ extension StateStore {
         }
         return (safe, Array(safe.serializedData(pretty: true, newline: true)))
     }
+
+    /// `{"` in base64: the start of encoded JSON.
+    private static let encodedJSON = Array("eyJ".utf8)
 
     private static func occurs(_ needle: [UInt8], in haystack: [UInt8]) -> Bool {
         guard let first = needle.first, needle.count <= haystack.count else { return needle.isEmpty }

@@ -237,7 +237,12 @@ import TestSupport
         let store = StateStore(path: "/unused", redactor: redactor)
         var cache = RenderCache()
         func whole(_ document: JSON) -> String { redactor.json(document).serialized(pretty: true) + "\n" }
-        func rendered(_ document: JSON) -> String { String(decoding: store.render(document, reusing: &cache).bytes, as: UTF8.self) }
+        // The text, and the document written (what a read of the file gives back) checked against the whole's masking.
+        func rendered(_ document: JSON) -> String {
+            let (written, bytes) = store.render(document, reusing: &cache)
+            #expect(written == redactor.json(document))
+            return String(decoding: bytes, as: UTF8.self)
+        }
         var spent: [String: JSON] = [:]
         for n in stride(from: 10, to: 60, by: 1) { spent["k\(n)"] = ["by": .string("run \(n) of ref-\(n)-tail"), "at": "now"] }
         var document: JSON = ["note": "a", "spent": .object(spent)]
@@ -259,6 +264,19 @@ import TestSupport
         document = ["note": "b", "spent": .object(spent)]
         #expect(rendered(document) == whole(document))
         #expect(cache.document?.members?["spent"]?.keys == spent.keys.sorted())
+        // A member written masked among many that are not, and then gone again: the written document follows each.
+        spent["k40"] = ["by": "run 40", "password": "hunter2-long-enough"]
+        document = ["note": "b", "spent": .object(spent)]
+        #expect(rendered(document) == whole(document))
+        spent["k41"] = ["by": "run 41 after it", "at": "now"]
+        document = ["note": "b", "spent": .object(spent)]
+        #expect(rendered(document) == whole(document))
+        spent["k40"] = nil
+        document = ["note": "b", "spent": .object(spent)]
+        #expect(rendered(document) == whole(document))
+        let plain: JSON = ["note": "d", "spent": ["k1": ["by": "nothing secret here", "at": "now"]]]
+        #expect(rendered(plain) == whole(plain))
+        #expect(store.render(plain, reusing: &cache).written.isIdentical(to: plain), "nothing masked: the very document given")
         #expect(rendered(["note": "c"]) == whole(["note": "c"]), "a section gone")
     }
 
