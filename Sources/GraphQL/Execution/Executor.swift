@@ -107,13 +107,15 @@ struct Executor {
 
     /// A dictionary's member (called when it is a `FieldFunction`), an `ObjectValue`'s field, a `GraphQLValue`'s member.
     static func defaultResolve(_ parent: Any?, _ info: ResolveInfo) throws -> Any? {
+        // The concrete type first: a resolver's object is most often a GraphQLValue, and each failed cast to a
+        // protocol or a dictionary type is a runtime lookup.
         switch parent {
+        case let value as GraphQLValue: return value[info.fieldName]
         case let object as ObjectValue: return try object.field(info)
         case let dictionary as [String: Any]:
             let member = dictionary[info.fieldName]
             if let function = member as? FieldFunction { return try function(info) }
             return member
-        case let value as GraphQLValue: return value[info.fieldName]
         default: return nil
         }
     }
@@ -198,7 +200,7 @@ struct Executor {
     static func unwrap(_ value: Any?) -> Any? {
         guard let value else { return nil }
         switch value {
-        case is String, is Int, is Bool, is Double, is GraphQLValue, is ObjectValue: return value  // the common cases, cheaply
+        case is GraphQLValue, is String, is Int, is Bool, is Double, is ObjectValue: return value  // the common cases, cheaply
         default: break
         }
         let mirror = Mirror(reflecting: value)
@@ -212,9 +214,9 @@ struct Executor {
     /// The runtime object type of a value for an interface or a union: an `ObjectValue`'s, a dictionary's `__typename`.
     static func typeName(of value: Any) -> String? {
         switch value {
+        case let v as GraphQLValue: v["__typename"]?.stringValue
         case let object as ObjectValue: object.typeName
         case let dictionary as [String: Any]: dictionary["__typename"] as? String
-        case let v as GraphQLValue: v["__typename"]?.stringValue
         default: nil
         }
     }

@@ -242,7 +242,9 @@ enum CentraResolvers {
                 "shippingAddress": address(o.shippingAddress), "billingAddress": billing.isEmpty ? .null : address(billing),
                 "shippingMethod": ["id": .int(o.shippingMethod), "name": .string(method?.name ?? ""), "price": Money.value(o.shipping), "selected": true],
                 "paymentMethod": paymentMethod,
-                "orderDate": .string(ISO8601DateFormatter().string(from: o.createdAt)),
+                // Whole seconds and `Z`, as ISO8601DateFormatter writes it — by the Swift format style, not an ICU
+                // formatter made for each order read.
+                "orderDate": .string(o.createdAt.formatted(Date.ISO8601FormatStyle())),
                 "currencyBaseRate": 1.0, "usedFallbackTax": false, "affiliateHtml": "", "paymentHtml": "", "otherComment": "",
                 "attributes": [], "deliveryGroups": [], "discountsApplied": []]
     }

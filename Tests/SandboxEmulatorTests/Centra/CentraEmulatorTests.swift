@@ -215,8 +215,12 @@ final class CentraShopper {
         #expect(emulator.ledger.entries().filter { $0.provider == "centra" }.map(\.reference) == [orderID])
         #expect(emulator.ledger.entries().first { $0.provider == "centra" }?.amount == total)
         // The order is the session's latest; the same token again is refused (single use).
-        let order = CentraShopper.data(try shopper.call("{ order { id status totals { type price { value } } } }"))["order"] as? [String: Any]
+        let order = CentraShopper.data(try shopper.call("{ order { id status orderDate totals { type price { value } } } }"))["order"] as? [String: Any]
         #expect(order?["id"] as? String == orderID && order?["status"] as? String == "CONFIRMED")
+        // orderDate in whole seconds, UTC: 2026-12-05T23:59:59Z.
+        let date = try #require(order?["orderDate"] as? String)
+        #expect(date.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z/) != nil, "\(date)")
+        #expect(abs((try Date.ISO8601FormatStyle().parse(date)).timeIntervalSinceNow) < 60)
         try shopper.setItems(["1001-M"])
         let reused = try shopper.pay(token: token.bytes)
         #expect(((reused["userErrors"] as? [[String: Any]])?.first?["message"] as? String)?.contains("already used") == true)
