@@ -116,10 +116,13 @@ public final class Redactor: Sendable {
     static func encodedForms(of secret: String) -> [[UInt8]] {
         let bytes = Array(secret.utf8)
         var forms = [bytes]
+        // Most secrets are spelled alike in several of these (a token of letters and digits is its own JSON and
+        // percent-encoded form): each spelling is listed once, so the index is not asked about it again.
+        func add(_ form: [UInt8]) { if !forms.contains(form) { forms.append(form) } }
         var json: [UInt8] = []
         JSON.appendQuoted(secret, to: &json)
         json = Array(json.dropFirst().dropLast())
-        forms.append(json)
+        add(json)
         // Foundation's JSONSerialization also escapes "/".
         if json.contains(UInt8(ascii: "/")) {
             var escaped: [UInt8] = []
@@ -128,10 +131,10 @@ public final class Redactor: Sendable {
                 if byte == UInt8(ascii: "/") { escaped.append(UInt8(ascii: "\\")) }
                 escaped.append(byte)
             }
-            forms.append(escaped)
+            add(escaped)
         }
         let encoded = percentEncoded(bytes, keeping: isUnreserved)
-        forms.append(encoded)
+        add(encoded)
         // Only a secret with a space has a form-encoded spelling of its own: "%20" as "+".
         if bytes.contains(0x20) {
             var form: [UInt8] = []
@@ -146,13 +149,13 @@ public final class Redactor: Sendable {
                     i += 1
                 }
             }
-            forms.append(form)
+            add(form)
         }
-        forms.append(percentEncoded(bytes, keeping: isQueryAllowed))
+        add(percentEncoded(bytes, keeping: isQueryAllowed))
         // base64, and base64url from it: the same digits but two, without the padding.
         let base64 = [UInt8](Data(bytes).base64EncodedData())
-        forms.append(base64)
-        forms.append(base64.compactMap { byte in
+        add(base64)
+        add(base64.compactMap { byte in
             switch byte {
             case UInt8(ascii: "+"): UInt8(ascii: "-")
             case UInt8(ascii: "/"): UInt8(ascii: "_")
@@ -165,7 +168,7 @@ public final class Redactor: Sendable {
         // Only a secret with a line-breaking byte (or bytes beyond ASCII, which may be one) has lines to look at.
         if bytes.contains(where: { (0x0A...0x0D).contains($0) || $0 >= 0x80 }) {
             let lines = secret.split(whereSeparator: \.isNewline).map(String.init).filter { $0.count >= 16 && !$0.hasPrefix("-----") }
-            if lines.count > 1 { forms += lines.map { Array($0.utf8) } }
+            if lines.count > 1 { for line in lines { add(Array(line.utf8)) } }
         }
         return forms
     }
