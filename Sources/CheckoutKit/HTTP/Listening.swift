@@ -17,7 +17,7 @@ public protocol Listener: Sendable {
     /// `http://127.0.0.1:<port>`.
     var baseURL: String { get }
     /// Begins answering; a request that came before waits for it (in the socket's backlog). Most runs never need
-    /// their listener (no 3DS challenge came), and one that is only bound costs three system calls, not threads.
+    /// their listener (no 3DS challenge came), and one that is only bound costs a few system calls, not threads.
     func start()
     func stop()
 }

@@ -176,7 +176,7 @@ final class BahnWebhooks: Sendable {
         let jobs = state.withLock { s -> [(DispatchQueue, Target)] in
             let targets = s.targets
             s.append(BahnWebhookEvent(id: id, type: type, created: created, paymentIntentID: intentID, body: body,
-                                             deliveries: targets.map { .init(target: $0.id, url: $0.url, status: .pending, attempts: []) }))
+                                      deliveries: targets.map { .init(target: $0.id, url: $0.url, status: .pending, attempts: []) }))
             return targets.map { (s.queue(to: $0.id, for: intentID), $0) }
         }
         for (index, (queue, target)) in jobs.enumerated() {
