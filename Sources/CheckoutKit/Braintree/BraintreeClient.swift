@@ -86,7 +86,7 @@ struct BraintreeClient: Sendable {
 
     /// A client API answer: HTTP ≥ 400 is an error carrying `error.message`.
     static func clientAnswer(_ response: HTTPClientResponse, what: String) throws(Diagnostic) -> JSON {
-        let document = (try? JSON.parse(response.body)) ?? .null
+        let document = response.json ?? .null
         guard (200..<300).contains(response.status) else {
             let message = "\(what) failed: Braintree answered \(response.status): \(document["error"]?["message"]?.stringValue ?? String(decoding: response.body.prefix(200), as: UTF8.self))"
             switch response.status {

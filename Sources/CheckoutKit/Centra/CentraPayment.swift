@@ -133,7 +133,7 @@ enum CentraPayment {
         let response = try await context.send { (_: Int) throws(Diagnostic) -> HTTPClientRequest in
             HTTPClientRequest(method: "POST", url: acs, headers: ["Accept": "application/json"], timeout: context.requestTimeout)
         }
-        guard response.status == 200, let details = try? JSON.parse(response.body), details["threeDSResult"] != nil else {
+        guard response.status == 200, let details = response.json, details["threeDSResult"] != nil else {
             throw .unavailable("the emulator's 3DS challenge answered \(response.status)", hint: "check that the emulator is the one that issued the challenge")
         }
         return details

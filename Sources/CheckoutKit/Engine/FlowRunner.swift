@@ -562,7 +562,7 @@ public struct FlowRunner: Sendable {
 
     static func document(of response: HTTPClientResponse) -> JSON {
         if response.body.isEmpty { return .null }
-        if let json = try? JSON.parse(response.body) { return json }
+        if let json = response.json { return json }
         return .string(String(decoding: response.body, as: UTF8.self))
     }
 

@@ -173,7 +173,7 @@ public final class AnswerLog: Sendable {
     public var any: Bool { seen.load(ordering: .relaxed) }
 
     func note(_ response: HTTPClientResponse) {
-        guard !any, response.status < 500, !response.body.isEmpty, (try? JSON.parse(response.body)) != nil else { return }
+        guard !any, response.status < 500, response.json != nil else { return }
         seen.store(true, ordering: .relaxed)
     }
 }

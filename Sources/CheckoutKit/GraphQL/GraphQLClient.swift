@@ -77,7 +77,7 @@ public struct GraphQLResponse: Sendable {
             return open ? .uncertain(message, hint: hint) : .unavailable(message, hint: hint)
         }
         let parsed: JSON
-        do { parsed = try JSON.parse(response.body) } catch { throw garbled("a body that is not JSON: \(error)") }
+        do { parsed = try response.parsedBody().get() } catch { throw garbled("a body that is not JSON: \(error)") }
         guard case .object(let object) = parsed, object["data"] != nil || object["errors"] != nil else {
             throw garbled("JSON that is not a GraphQL response (no data, no errors)")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 @_exported import LoopbackHTTP
 
 /// A request as the driver sends it.
@@ -57,7 +58,7 @@ public struct PhaseTimings: Sendable, Equatable, Codable {
 public struct HTTPClientResponse: Sendable {
     public var status: Int
     public var headers: HTTPHeaders
-    public var body: Data
+    public var body: Data { didSet { parsed = ParsedBody() } }
     public var httpVersion: String
     public var timings: PhaseTimings
     /// Whether this exchange reused an already open connection.
@@ -76,7 +77,25 @@ public struct HTTPClientResponse: Sendable {
         self.reusedConnection = reusedConnection
     }
 
-    public var json: JSON? { body.isEmpty ? nil : try? JSON.parse(body) }
+    /// The body as JSON, parsed once for this response and every copy of it: a read's answer is parsed to tell a
+    /// garbled one (`RetryPolicy.isGarbledRead`) before its reader parses it.
+    private var parsed = ParsedBody()
+
+    public func parsedBody() -> Result<JSON, JSON.ParseError> { parsed.result(of: body) }
+
+    public var json: JSON? { body.isEmpty ? nil : try? parsedBody().get() }
+}
+
+/// A response body's parse, kept by the first that asks.
+final class ParsedBody: Sendable {
+    private let result = Mutex<Result<JSON, JSON.ParseError>?>(nil)
+
+    func result(of body: Data) -> Result<JSON, JSON.ParseError> {
+        if let done = result.withLock({ $0 }) { return done }
+        let parsed = Result { () throws(JSON.ParseError) in try JSON.parse(body) }
+        result.withLock { $0 = parsed }
+        return parsed
+    }
 }
 
 /// Why an exchange produced no response.

@@ -88,7 +88,7 @@ public struct RetryPolicy: Sendable, Equatable {
     /// passing fault, and a read is safe to ask again — an approval poll must not end a run the customer approved.
     static func isGarbledRead(_ request: HTTPClientRequest, _ response: HTTPClientResponse) -> Bool {
         (request.readOnly || request.method == "GET") && request.headers["Accept"]?.lowercased().contains("json") == true
-            && !response.body.isEmpty && (try? JSON.parse(response.body)) == nil
+            && !response.body.isEmpty && (try? response.parsedBody().get()) == nil
     }
 
     /// Seconds to wait after attempt number `attempt` (1-based).

@@ -122,4 +122,21 @@ import Testing
         #expect(exact.delay(after: 1, response: nil) == 0.1)
         #expect(abs(exact.delay(after: 3, response: nil) - 0.9) < 1e-9)
     }
+
+    /// A response's body is parsed once for it and its copies (a read's answer is checked for a garbled body before its
+    /// reader parses it), and parsed afresh once the body is changed.
+    @Test func aResponseBodyIsParsedOnceAndAgainWhenItChanges() throws {
+        let request = HTTPClientRequest(method: "GET", url: "http://127.0.0.1/x", headers: ["Accept": "application/json"])
+        var response = HTTPClientResponse(status: 200, body: Data(#"{"a":1}"#.utf8))
+        #expect(!RetryPolicy.isGarbledRead(request, response))
+        let copy = response
+        #expect(copy.json == ["a": 1])
+        response.body = Data("<html>a proxy's page</html>".utf8)
+        #expect(response.json == nil && RetryPolicy.isGarbledRead(request, response), "the changed body is parsed again")
+        #expect(copy.json == ["a": 1], "a copy keeps its own body's parse")
+        guard case .failure(let error) = response.parsedBody() else { Issue.record("parsed"); return }
+        #expect(error.description.isEmpty == false)
+        response.body = Data()
+        #expect(response.json == nil && !RetryPolicy.isGarbledRead(request, response), "an empty body is not garbled")
+    }
 }
