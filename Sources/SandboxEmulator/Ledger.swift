@@ -9,7 +9,8 @@ public final class Ledger: Sendable {
         case authorization, capture, refund, void
     }
 
-    public struct Entry: Codable, Sendable, Equatable {
+    /// Written by `json` (what `GET /_sandbox/ledger` serves); decodable from it, as tests and clients read it back.
+    public struct Entry: Decodable, Sendable, Equatable {
         public var id: String
         public var provider: String
         public var kind: Kind
@@ -18,7 +19,7 @@ public final class Ledger: Sendable {
         /// Minor units (cents).
         public var amount: Int
         public var currency: String
-        /// Encoded as ISO 8601 with milliseconds, whatever the encoder's date strategy.
+        /// Written and read as ISO 8601 with milliseconds, whatever a decoder's date strategy.
         public var at: Date
 
         public init(id: String, provider: String, kind: Kind, reference: String, amount: Int, currency: String, at: Date) {
@@ -46,17 +47,6 @@ public final class Ledger: Sendable {
                 throw DecodingError.dataCorruptedError(forKey: .at, in: c, debugDescription: "not an ISO 8601 timestamp: \(text)")
             }
             at = date
-        }
-
-        public func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(id, forKey: .id)
-            try c.encode(provider, forKey: .provider)
-            try c.encode(kind, forKey: .kind)
-            try c.encode(reference, forKey: .reference)
-            try c.encode(amount, forKey: .amount)
-            try c.encode(currency, forKey: .currency)
-            try c.encode(formatTimestamp(at), forKey: .at)
         }
     }
 
