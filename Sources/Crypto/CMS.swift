@@ -30,12 +30,27 @@ public enum CMS {
         return try derEncode { i2d_CMS_ContentInfo(cms, $0) }
     }
 
+    /// What a verified SignedData vouches for: its signers, and every certificate it carries (the signers' and the
+    /// intermediates'), as parsed with it once.
+    public struct Verified: Sendable {
+        public let signers: [Certificate]
+        public let certificates: [Certificate]
+    }
+
     /// Verifies a detached SignedData over `content`, building each signer's chain to one of
     /// `trustedRoots` (at `time` when given, otherwise now). Returns the signer certificates.
     /// Throws a CryptoError saying whether the chain, the content digest or the signature failed.
     @discardableResult
     public static func verifyDetached(signature: Data, content: Data, trustedRoots: [Certificate],
                                       at time: Date? = nil) throws -> [Certificate] {
+        try verify(signature: signature, content: content, trustedRoots: trustedRoots, at: time).signers
+    }
+
+    /// `verifyDetached`, also handing back the certificates the signature carries: parsing a certificate decodes its
+    /// key, which costs more than the signature check, so a caller that looks at the intermediates takes them from
+    /// this one parse rather than parsing them again.
+    public static func verify(signature: Data, content: Data, trustedRoots: [Certificate],
+                              at time: Date? = nil) throws -> Verified {
         let cms = try parse(signature)
         defer { CMS_ContentInfo_free(cms) }
         guard let store = X509_STORE_new() else { throw CryptoError(openSSL: "X509_STORE_new failed") }
@@ -55,9 +70,17 @@ public enum CMS {
 
         guard let signers = CMS_get0_signers(cms) else { throw CryptoError(openSSL: "CMS_get0_signers failed") }
         defer { copenssl_sk_X509_free(signers) }  // the stack is ours, the certificates are the CMS's
-        return try (0..<copenssl_sk_X509_num(signers)).map { index in
+        let signerCertificates = try (0..<copenssl_sk_X509_num(signers)).map { index in
             try Certificate(box: X509Box.retaining(copenssl_sk_X509_value(signers, index)))
         }
+        // CMS_get1_certs hands over a reference to each certificate (each box takes one) and the stack, which is freed.
+        var carried: [Certificate] = []
+        if let certificates = CMS_get1_certs(cms) {
+            defer { copenssl_sk_X509_free(certificates) }
+            let boxes = (0..<copenssl_sk_X509_num(certificates)).map { X509Box(taking: copenssl_sk_X509_value(certificates, $0)) }
+            carried = try boxes.map { try Certificate(box: $0) }
+        }
+        return Verified(signers: signerCertificates, certificates: carried)
     }
 
     /// The signingTime attribute of the first signer, if present.

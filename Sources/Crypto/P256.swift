@@ -167,9 +167,24 @@ public struct P256PublicKey: Sendable, Equatable {
     }
 
     /// DER SubjectPublicKeyInfo (e.g. Apple Pay's base64 `header.ephemeralPublicKey`).
+    ///
+    /// A P-256 key with an uncompressed point is always the same 26 bytes followed by the point, and is built from the
+    /// point: OpenSSL 3.0 decodes an SPKI by assembling a decoder chain over every provider, which costs more than
+    /// the ECDH the key is for. Any other encoding goes through that decoder.
     public init(spkiDER: Data) throws {
-        try self.init(checking: PKeyBox.publicKey(spkiDER: spkiDER))
+        if spkiDER.count == Self.uncompressedSPKIPrefix.count + 65, spkiDER.starts(with: Self.uncompressedSPKIPrefix) {
+            try self.init(x963: spkiDER.dropFirst(Self.uncompressedSPKIPrefix.count))
+        } else {
+            try self.init(checking: PKeyBox.publicKey(spkiDER: spkiDER))
+        }
     }
+
+    /// SEQUENCE { SEQUENCE { id-ecPublicKey, prime256v1 }, BIT STRING (65 bytes, no unused bits) }, up to the point
+    /// (RFC 5480 §2).
+    static let uncompressedSPKIPrefix: [UInt8] = [
+        0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01,
+        0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00,
+    ]
 
     /// Uncompressed ANSI X9.63 point: 04 ‖ X ‖ Y (65 bytes). OpenSSL checks it is on the curve.
     public init(x963: Data) throws {

@@ -108,6 +108,14 @@ struct Chain {
         let signature = try CMS.signDetached(content: content, signer: signer, key: signerKey,
                                              extraCertificates: [intermediate])
         #expect(try CMS.verifyDetached(signature: signature, content: content, trustedRoots: [chain.root]) == [signer])
+        // The certificates it carries come back from the same parse, the intermediate among them.
+        let verified = try CMS.verify(signature: signature, content: content, trustedRoots: [chain.root])
+        #expect(verified.signers == [signer])
+        #expect(verified.certificates.count == 2)
+        #expect(verified.certificates.contains(intermediate) && verified.certificates.contains(signer))
+        #expect(!verified.certificates.contains(chain.root))
+        #expect(try Certificate(der: intermediate.derRepresentation) == intermediate)
+        #expect(intermediate != signer)
         let withoutIntermediate = try CMS.signDetached(content: content, signer: signer, key: signerKey)
         #expect(throws: CryptoError.self) {
             try CMS.verifyDetached(signature: withoutIntermediate, content: content, trustedRoots: [chain.root])

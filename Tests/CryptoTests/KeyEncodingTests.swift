@@ -27,4 +27,31 @@ import Testing
         #expect(one.publicKey.spkiDER == one.publicKeySPKI)
         #expect(other.publicKey.spkiDER == other.publicKeySPKI)
     }
+
+    /// A P-256 SPKI in the usual form is read from its point, without OpenSSL's decoder chain; what it gives is what the
+    /// decoder gives, a point off the curve is still refused, and any other form still goes to the decoder.
+    @Test func anSPKIInTheUsualFormIsReadFromItsPoint() throws {
+        let privateKey = P256PrivateKey()
+        let key = privateKey.publicKey
+        let spki = key.spkiDER
+        #expect(spki.prefix(26) == Data(P256PublicKey.uncompressedSPKIPrefix))
+        let read = try P256PublicKey(spkiDER: spki)
+        #expect(read == key)
+        #expect(read.x963Representation == P256PublicKey(box: try PKeyBox.publicKey(spkiDER: spki)).x963Representation)
+
+        var offCurve = spki
+        offCurve[offCurve.count - 1] ^= 0x01
+        #expect(throws: CryptoError.self) { try P256PublicKey(spkiDER: offCurve) }
+        // The same length and point under another algorithm identifier is not a P-256 key.
+        var otherAlgorithm = spki
+        otherAlgorithm[12] ^= 0x03
+        #expect(throws: CryptoError.self) { try P256PublicKey(spkiDER: otherAlgorithm) }
+
+        // The compressed form (RFC 5480 allows it) is decoded by OpenSSL into the same key: it verifies the key's
+        // signatures (it keeps its form, so its encoding differs).
+        let point = key.x963Representation
+        let compressed = Data([0x30, 0x39]) + spki[2..<24] + Data([0x22, 0x00, 0x02 | (point[64] & 1)]) + point[1...32]
+        let message = Data("signed".utf8)
+        #expect(try P256PublicKey(spkiDER: compressed).verifyES256(signature: privateKey.signES256(message), message: message))
+    }
 }

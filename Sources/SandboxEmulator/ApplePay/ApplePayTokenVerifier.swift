@@ -83,17 +83,16 @@ public struct ApplePayTokenVerifier: Sendable {
     private func verifySignature(_ token: EnvelopeFields, now: Date) throws(ApplePayTokenError) {
         // Apple signs ephemeralPublicKey ‖ data ‖ transactionId ‖ applicationData, each as decoded bytes.
         let signed = token.ephemeralPublicKey + token.data + token.transactionId + (token.applicationData ?? Data())
-        let signers: [Certificate]
+        let verified: CMS.Verified
         do {
-            signers = try CMS.verifyDetached(signature: token.signature, content: signed, trustedRoots: [trustedRoot], at: now)
+            verified = try CMS.verify(signature: token.signature, content: signed, trustedRoots: [trustedRoot], at: now)
         } catch {
             throw .signature("the CMS signature does not verify over the exact token bytes (\(error))")
         }
-        guard let leaf = signers.first, leaf.hasExtension(oid: Self.leafOID) else {
+        guard let leaf = verified.signers.first, leaf.hasExtension(oid: Self.leafOID) else {
             throw .signature("the signing certificate lacks the Apple Pay leaf marker \(Self.leafOID)")
         }
-        let included = CMSCertificates.included(in: token.signature) ?? []
-        guard included.contains(where: { $0 != leaf && $0.hasExtension(oid: Self.intermediateOID) }) else {
+        guard verified.certificates.contains(where: { $0 != leaf && $0.hasExtension(oid: Self.intermediateOID) }) else {
             throw .signature("the signature carries no intermediate certificate with marker \(Self.intermediateOID)")
         }
         if let maxSignatureAge {

@@ -144,6 +144,11 @@ import Testing
         let noMidMarker = try chain(intermediateOIDs: [], leafOIDs: [ApplePayTokenVerifier.leafOID])
         expectError(try TestApplePayToken.make(signer: (noMidMarker.0, noMidMarker.1), intermediates: [noMidMarker.2]).bytes,
                     using: verifier) { if case .signature(let m) = $0 { m.contains("intermediate") } else { false } }
+        // A leaf that carries the intermediate's marker as well does not stand in for the intermediate.
+        let leafWithBoth = try chain(intermediateOIDs: [],
+                                     leafOIDs: [ApplePayTokenVerifier.leafOID, ApplePayTokenVerifier.intermediateOID])
+        expectError(try TestApplePayToken.make(signer: (leafWithBoth.0, leafWithBoth.1), intermediates: [leafWithBoth.2]).bytes,
+                    using: verifier) { if case .signature(let m) = $0 { m.contains("intermediate") } else { false } }
     }
 
     @Test func acceptsIndefiniteLengthSignatures() throws {
