@@ -52,11 +52,19 @@ public struct P256PrivateKey: Sendable {
         }
     }
 
-    public var publicKey: P256PublicKey { P256PublicKey(box: box.publicOnly) }
+    /// Made from the point (a round trip through the SPKI would run OpenSSL's encoder and decoder chains), with the
+    /// private key's SPKI, when it has one, kept alongside.
+    public var publicKey: P256PublicKey {
+        guard let point = box.uncompressedPoint, let key = try? P256PublicKey(x963: point) else {
+            return P256PublicKey(box: box.publicOnly)
+        }
+        _ = key.box.keptSPKI { box.p256SPKI }
+        return key
+    }
 
     /// The public key's SubjectPublicKeyInfo DER, read off this key: what a token's `ephemeralPublicKey` carries, without
     /// building a public key object first.
-    public var publicKeySPKI: Data { box.spkiDER }
+    public var publicKeySPKI: Data { box.p256SPKI }
 
     /// ES256 (RFC 7518 §3.4): ECDSA P-256 SHA-256, returned as the 64-byte R‖S, not DER.
     public func signES256(_ message: Data) -> Data {
@@ -203,21 +211,14 @@ public struct P256PublicKey: Sendable, Equatable {
         try self.init(x963: Data([0x04]) + x + y)
     }
 
-    public var spkiDER: Data { box.spkiDER }
+    public var spkiDER: Data { box.p256SPKI }
     public var pemRepresentation: String { box.publicPEM }
 
     /// 04 ‖ X ‖ Y.
     public var x963Representation: Data {
         mustSucceed("reading P-256 point") {
-            var out = Data(count: 65)
-            var length = 0
-            let ok = out.withUnsafeMutableBytes {
-                // OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY; OpenSSL's default point format is uncompressed.
-                EVP_PKEY_get_octet_string_param(box.pkey, "encoded-pub-key",
-                                                $0.bindMemory(to: UInt8.self).baseAddress, 65, &length)
-            }
-            guard ok == 1, length == 65 else { throw CryptoError(openSSL: "cannot read public point") }
-            return out
+            guard let point = box.uncompressedPoint else { throw CryptoError(openSSL: "cannot read public point") }
+            return point
         }
     }
 
@@ -228,4 +229,31 @@ public struct P256PublicKey: Sendable, Equatable {
     }
 
     public static func == (lhs: P256PublicKey, rhs: P256PublicKey) -> Bool { lhs.spkiDER == rhs.spkiDER }
+}
+
+extension PKeyBox {
+    /// The public point of a P-256 key as 04 ‖ X ‖ Y; nil when the key keeps another form (compressed) or has none.
+    var uncompressedPoint: Data? {
+        var out = Data(count: 65)
+        var length = 0
+        let ok = out.withUnsafeMutableBytes {
+            // OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, in the form the key keeps (OpenSSL's default is uncompressed).
+            EVP_PKEY_get_octet_string_param(pkey, "encoded-pub-key", $0.bindMemory(to: UInt8.self).baseAddress, 65, &length)
+        }
+        guard ok == 1, length == 65 else {
+            ERR_clear_error()
+            return nil
+        }
+        return out
+    }
+
+    /// A P-256 key's SPKI DER, kept: the fixed prefix and the point, read as a parameter. OpenSSL 3.0 encodes a key by
+    /// assembling an encoder chain over every provider, which costs more than making the token's ephemeral key; a key
+    /// in another form is encoded by OpenSSL.
+    var p256SPKI: Data {
+        keptSPKI {
+            if let point = uncompressedPoint { return Data(P256PublicKey.uncompressedSPKIPrefix) + point }
+            return mustSucceed("SPKI encoding") { try derEncode { i2d_PUBKEY(pkey, $0) } }
+        }
+    }
 }

@@ -85,8 +85,14 @@ final class PKeyBox: @unchecked Sendable {
 
     /// Encoded on first use, then kept (see `spki`).
     var spkiDER: Data {
+        keptSPKI { mustSucceed("SPKI encoding") { try derEncode { i2d_PUBKEY(pkey, $0) } } }
+    }
+
+    /// The kept SPKI DER, made by `make` the first time (a key type that knows its encoding without OpenSSL's encoder
+    /// makes it so).
+    func keptSPKI(_ make: () -> Data) -> Data {
         if let known = spki.withLock({ $0 }) { return known }
-        let der = mustSucceed("SPKI encoding") { try derEncode { i2d_PUBKEY(pkey, $0) } }
+        let der = make()
         spki.withLock { $0 = der }
         return der
     }

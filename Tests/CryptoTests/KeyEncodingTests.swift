@@ -21,6 +21,19 @@ import Testing
         #expect(first.suffix(65) == publicKey.x963Representation)
     }
 
+    /// A P-256 key's SPKI is put together from its point, and is byte for byte what OpenSSL's encoder writes; the
+    /// public key taken from a private one is built from the point too, and is the same key.
+    @Test func aP256SPKIIsThePrefixAndThePointAsOpenSSLWritesIt() throws {
+        let key = P256PrivateKey()
+        let byOpenSSL = try PKeyBox.privateKey(pem: key.pemRepresentation).spkiDER
+        #expect(key.publicKeySPKI == byOpenSSL)
+        let publicKey = key.publicKey
+        #expect(try PKeyBox.publicKey(pem: publicKey.pemRepresentation).spkiDER == byOpenSSL)
+        let message = Data("signed".utf8)
+        #expect(publicKey.verifyES256(signature: key.signES256(message), message: message))
+        #expect(!P256PrivateKey().publicKey.verifyES256(signature: key.signES256(message), message: message))
+    }
+
     @Test func eachKeyKeepsItsOwn() {
         let one = P256PrivateKey(), other = P256PrivateKey()
         #expect(one.publicKeySPKI != other.publicKeySPKI)
