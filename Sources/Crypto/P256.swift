@@ -53,7 +53,7 @@ public struct P256PrivateKey: Sendable {
     }
 
     /// Made from the point (a round trip through the SPKI would run OpenSSL's encoder and decoder chains), with the
-    /// private key's SPKI, when it has one, kept alongside.
+    /// private key's SPKI kept alongside: the two keys share one encoding.
     public var publicKey: P256PublicKey {
         guard let point = box.uncompressedPoint, let key = try? P256PublicKey(x963: point) else {
             return P256PublicKey(box: box.publicOnly)
