@@ -29,7 +29,10 @@ public enum CheckoutDriver {
         // A closed pipe on stdout must be seen (EPIPE: the reader went, 141), not a signal that kills the process.
         signal(SIGPIPE, SIG_IGN)
         let console = Console.shared
+        StateStore.notes.withLock { $0 = { console.err($0) } }
         let code = await run(arguments, console: console)
+        // A batch appended its writes to the state file as records: at rest it is plain JSON again.
+        StateStore.compactFiles()
         // The reader of standard output went (`… | head -1`): quietly, with SIGPIPE's status, as other tools end.
         if code == ExitCode.ok.rawValue && console.stdoutReaderGone { return ExitCode.readerGone.rawValue }
         if code == ExitCode.ok.rawValue, let reason = console.outputFailure {

@@ -150,7 +150,7 @@ final class RunEnvironment: Sendable {
             return (scoped, try scoped.holdChain(wait: Self.chainWait, command: Self.commandName))
         }
         if flow.ownsState && !settings.continueChain {
-            return (state.ownRun("\(flow.name)-\(UUID.random().uuidString.prefix(8).lowercased())"), nil)
+            return (state.ownRun("\(flow.name)-\(UUID.random().uuidString.prefix(8).lowercased())", batched: separate), nil)
         }
         return (state, try state.holdChain(wait: Self.chainWait, command: Self.commandName))
     }

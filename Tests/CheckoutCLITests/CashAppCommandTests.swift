@@ -15,8 +15,7 @@ import TestSupport
     }
 
     static func state(_ home: String) throws -> [String: Any] {
-        let data = try Data(contentsOf: URL(fileURLWithPath: home + "/state/checkout-driver/local/state.json"))
-        return ((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["cashapp"] as? [String: Any]) ?? [:]
+        (try stateFileObject(home + "/state/checkout-driver/local/state.json")["cashapp"] as? [String: Any]) ?? [:]
     }
 
     @Test func theServerCheckoutCapturesWithNoConfiguration() async throws {

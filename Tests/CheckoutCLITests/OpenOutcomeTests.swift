@@ -14,8 +14,7 @@ import TestSupport
 
     static func state(_ home: String) throws -> [String: Any] {
         let path = home + "/state/checkout-driver/local/state.json"
-        guard FileManager.default.fileExists(atPath: path) else { return [:] }  // nothing was kept
-        return (try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any]) ?? [:]
+        return try stateFileObject(path)  // empty: nothing was kept
     }
 
     static func openOutcomes(_ home: String) throws -> [String: Any] { (try state(home)["openOutcomes"] as? [String: Any]) ?? [:] }

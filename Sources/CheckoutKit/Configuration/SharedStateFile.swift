@@ -6,6 +6,9 @@ import Glibc
 
 /// This process's one view of a state file: the document as last read or written, and a group commit of changes.
 ///
+/// A write appends a record of what it changed when it may (`StateFileRecords`); the file is written whole when a
+/// change asks for it, when the records outweigh the document, and once more when the command ends (`compactAll`).
+///
 /// Every `StateStore` of the process that names the same file goes through the same `SharedStateFile`, so that
 /// - a read does not parse the file again while it is the one this process last read or wrote (same device, inode,
 ///   size, modification and change times: a write by any process renames a new inode into place, which matches only
@@ -33,6 +36,11 @@ final class SharedStateFile: @unchecked Sendable {
     private weak var learnedBy: Redactor?
     private var learnedVersion = -1
     private var identity: Identity?
+    /// What the file holds as this process last read or wrote it (its records folded in) and how its bytes divide; nil
+    /// when that is not known (before the first read, after a failed write).
+    private var onDisk: StateFileRecords.Folded?
+    /// Whether a change waiting for the next write asked for the file to be written whole.
+    private var wholeWanted = false
     /// The lock file, open for as long as the process runs (opened again if it was removed meanwhile); -1 before the
     /// first use.
     private var lockFD: Int32 = -1
@@ -110,13 +118,14 @@ final class SharedStateFile: @unchecked Sendable {
 
     /// The document, read from the file unless it is the version this process already holds. Call with the flock held
     /// (`lock` its descriptor).
-    private func current(_ load: () throws(Diagnostic) -> JSON, lock: Int32) throws(Diagnostic) -> JSON {
+    private func current(_ load: () throws(Diagnostic) -> StateFileRecords.Folded, lock: Int32) throws(Diagnostic) -> JSON {
         let now = currentIdentity(lock: lock)
         if let document, let now, now == identity { return document }
         let fresh = try load()
-        document = fresh
+        document = fresh.document
+        onDisk = fresh
         identity = now
-        return fresh
+        return fresh.document
     }
 
     /// The file's document (`load` reads it), waiting first for this process's own changes to land. `check`, when
@@ -124,7 +133,7 @@ final class SharedStateFile: @unchecked Sendable {
     /// start, and it seldom changed in between).
     /// `learn`, when given, is run on it unless it already ran on this very document for the same redactor (`by`): a
     /// run reads the file a dozen times, and each time the redactor would learn every kept run's credentials again.
-    func read(_ load: () throws(Diagnostic) -> JSON, check: ((JSON) throws(Diagnostic) -> Void)? = nil,
+    func read(_ load: () throws(Diagnostic) -> StateFileRecords.Folded, check: ((JSON) throws(Diagnostic) -> Void)? = nil,
               learn: (by: Redactor, learn: (JSON) -> Void)? = nil) throws(Diagnostic) -> JSON {
         condition.lock()
         defer { condition.unlock() }
@@ -154,9 +163,12 @@ final class SharedStateFile: @unchecked Sendable {
     }
 
     /// Applies `change` to the document and returns once a write that holds it has landed. `write` redacts and writes
-    /// a document and answers what it wrote (which is what a read of the file would give back).
-    func update<T>(_ load: () throws(Diagnostic) -> JSON, write: (JSON, inout RenderCache) throws(Diagnostic) -> JSON,
-                   _ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T {
+    /// a document over the file as it lies (`onDisk`, when known), appending a record when `appending` allows, and
+    /// answers what the file then holds (what a read of it would give back) — nil when it wrote nothing, since the file
+    /// already held that document. A write appends only when every change it holds allows it (`appending`).
+    func update<T>(_ load: () throws(Diagnostic) -> StateFileRecords.Folded,
+                   write: (JSON, inout RenderCache, _ onDisk: StateFileRecords.Folded?, _ appending: Bool) throws(Diagnostic) -> StateFileRecords.Folded?,
+                   appending: Bool = false, _ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T {
         condition.lock()
         defer { condition.unlock() }
         while holding && chained >= Self.chainLimit { condition.wait() }
@@ -177,6 +189,7 @@ final class SharedStateFile: @unchecked Sendable {
             throw error
         }
         replaceByOwnChange(changed)
+        if !appending { wholeWanted = true }
         applied += 1
         let mine = applied
         while true {
@@ -188,13 +201,15 @@ final class SharedStateFile: @unchecked Sendable {
             guard let snapshot = document else { preconditionFailure("a change pending on \(target) with no document") }
             writing = true
             let through = applied
+            let (lying, whole) = (onDisk, wholeWanted)
+            wholeWanted = false
             var sections = rendered
             rendered = RenderCache()  // the writer holds the only reference, so its parts are changed in place
             condition.unlock()
-            let outcome: Result<JSON, Diagnostic>
+            let outcome: Result<StateFileRecords.Folded?, Diagnostic>
             do throws(Diagnostic) {
                 try WriteFault.before(writing: target)
-                outcome = .success(try write(snapshot, &sections))
+                outcome = .success(try write(snapshot, &sections, lying, !whole))
                 WriteFault.after(writing: target)
             } catch { outcome = .failure(error) }
             condition.lock()
@@ -203,17 +218,23 @@ final class SharedStateFile: @unchecked Sendable {
             writeCount += 1
             chained += 1
             switch outcome {
-            case .success(let onDisk):
+            case .success(let wrote):
                 written = through
+                // Nothing to write: the file, and its identity, are as they were.
+                guard let now = wrote ?? lying else { preconditionFailure("a write of \(target) over an unknown file wrote nothing") }
                 // Changes applied meanwhile are on top of the document as it was before it was redacted for the file;
                 // the cache takes the written form only when nothing is still pending.
-                if applied == through { replaceByOwnChange(onDisk) }
-                Self.countWrite(lockFD)
-                identity = currentIdentity(lock: lockFD)
+                if applied == through { replaceByOwnChange(now.document) }
+                if wrote != nil {
+                    Self.countWrite(lockFD)
+                    identity = currentIdentity(lock: lockFD)
+                }
+                onDisk = now
             case .failure(let error):
                 failures.append((changes: (settled + 1)...applied, error: error))
                 failedThrough = applied
                 document = nil
+                onDisk = nil
             }
             releaseIfSettled()
             condition.broadcast()
@@ -254,6 +275,35 @@ final class SharedStateFile: @unchecked Sendable {
         return lockFD
     }
 
+    /// Writes the file whole when this process left records after its document and no one wrote it since, so that a
+    /// file at rest is the plain JSON it always was. One that cannot be written keeps its records, which every reader
+    /// folds in.
+    func compact() {
+        condition.lock()
+        defer { condition.unlock() }
+        while writing || applied > settled { condition.wait() }
+        guard let lying = onDisk, lying.layout.recordBytes > 0 || lying.tornBytes > 0, let lock = try? lockFile(),
+              (try? Self.acquire(lock, LOCK_EX, target)) != nil else { return }
+        defer { flock(lock, LOCK_UN) }
+        guard currentIdentity(lock: lock) == identity else { return }
+        let bytes = lying.document.serializedData(pretty: true, newline: true)
+        do throws(Diagnostic) {
+            try WriteFault.before(writing: target)
+            if WriteFault.tears() { kill(getpid(), SIGKILL) }
+            try FileIO.write(bytes, to: target)
+            WriteFault.after(writing: target)
+        } catch { return }
+        onDisk = StateFileRecords.Folded(document: lying.document, layout: .init(documentBytes: bytes.count))
+        writeCount += 1
+        Self.countWrite(lock)
+        identity = currentIdentity(lock: lock)
+    }
+
+    /// `compact` for every state file this process used.
+    static func compactAll() {
+        for file in files.withLock({ Array($0.values) }) { file.compact() }
+    }
+
     /// How many writes this process made of the file (what the tests hold the group commit to).
     var writes: Int {
         condition.lock()
@@ -292,11 +342,13 @@ final class SharedStateFile: @unchecked Sendable {
 
 /// Faults the tests inject into the state file's durable writes, through the environment of the process under test:
 /// `CHECKOUT_DRIVER_TEST_STATE_WRITE_FAULT=kill@N` kills the process (SIGKILL, nothing runs after it) once its Nth
-/// write of a state file has landed; `nospace@N` fails the Nth write as a full disk does, leaving the file as it was.
+/// write of a state file has landed; `nospace@N` fails the Nth write as a full disk does, leaving the file as it was;
+/// `torn@N` kills the process in the middle of the Nth write: an appended record half written, or a whole file before
+/// it is renamed into place.
 /// Counted over every state file the process writes, in the order the writes land: deterministic for a given N, where
 /// a timer would not be. Unset, each write costs one comparison.
 enum WriteFault {
-    enum Kind: String { case kill, nospace }
+    enum Kind: String { case kill, nospace, torn }
 
     static let planned: (kind: Kind, at: Int)? = {
         guard let spec = ProcessInfo.processInfo.environment["CHECKOUT_DRIVER_TEST_STATE_WRITE_FAULT"],
@@ -305,12 +357,18 @@ enum WriteFault {
         return (kind, n)
     }()
     private static let writes = Atomic<Int>(0)
+    private static let tearing = Atomic<Bool>(false)
 
     static func before(writing target: String) throws(Diagnostic) {
-        guard let planned, planned.kind == .nospace else { return }
-        if writes.add(1, ordering: .relaxed).newValue == planned.at {
-            throw FileIO.failure(target, ENOSPC, hint: "check there is space and the directory is writable")
-        }
+        guard let planned, planned.kind != .kill else { return }
+        guard writes.add(1, ordering: .relaxed).newValue == planned.at else { return }
+        if planned.kind == .torn { tearing.store(true, ordering: .relaxed); return }
+        throw FileIO.failure(target, ENOSPC, hint: "check there is space and the directory is writable")
+    }
+
+    /// Whether this write is the one to tear (asked once, by the write itself).
+    static func tears() -> Bool {
+        planned?.kind == .torn && tearing.exchange(false, ordering: .relaxed)
     }
 
     static func after(writing target: String) {

@@ -15,8 +15,11 @@ import Foundation
 final class StateJournal: @unchecked Sendable {
     private let lock = NSLock()
     private var pending = StateDelta()
+    /// Whether the run is one of a batch's, whose finish is appended to the file like its other writes (see
+    /// `StateStore.ownRun`).
+    let batched: Bool
 
-    init() {}
+    init(batched: Bool = false) { self.batched = batched }
 
     /// Whether there is anything to write.
     var isEmpty: Bool { lock.withLock { pending.isEmpty } }

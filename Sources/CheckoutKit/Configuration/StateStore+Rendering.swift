@@ -61,6 +61,8 @@ final class RenderedSection {
 final class LearnedForms {
     private let redactor: Redactor?
     private var lists: [Int: (forms: [[UInt8]], taken: Int)] = [:]
+    /// Whether a part given as it was is written otherwise now (a secret learned since occurs in it).
+    var remasked = false
 
     init(redactor: Redactor?) { self.redactor = redactor }
 
@@ -78,6 +80,9 @@ struct RenderCache {
     var owner: ObjectIdentifier?
     /// The document, member by member; nil when it was last judged as a whole.
     var document: RenderedSection?
+    /// Whether the last rendering masked anew a part given as it was: what the file holds of it must go, so the file is
+    /// written whole, not appended to.
+    var remasked = false
 }
 
 extension StateStore {
@@ -93,6 +98,7 @@ extension StateStore {
             // Judged as a whole, as it always was (an object whose members' masking depends on each other, or not an
             // object at all).
             store.document = nil
+            store.remasked = true
             return wholeDocument(document)
         }
         let credentials = credentialPaths(in: document)
@@ -107,6 +113,7 @@ extension StateStore {
                                     credentials: credentials, learned: learned)
         }
         store.document = rendered
+        store.remasked = learned.remasked
         return (rendered.output, rendered.bytes + [UInt8(ascii: "\n")])
     }
 
@@ -260,6 +267,7 @@ extension StateStore {
             if let kept = credential.evaluate(document) { wrapped = credential.setting(kept, in: wrapped) }
         }
         let output = here.evaluate(wrapped) ?? .null
+        if let known, known.ordered == nil, known.holds(value), output != known.output { learned.remasked = true }
         var bytes: [UInt8] = [], inputBytes: [UInt8] = []
         output.write(into: &bytes, pretty: true, indent: path.count + 1)
         value.write(into: &inputBytes, pretty: false, indent: 0)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,10 +12,10 @@ import Glibc
 /// ends (`finishRun`). What guards money across all of them — open outcomes, spent tokens — is file-wide.
 ///
 /// Every change is read-modify-write under an exclusive advisory lock (`flock` on a sibling `.lock`
-/// file, so that the rename below never swaps the locked inode away), and lands atomically: written to a
-/// temporary file in the same directory, flushed, renamed over the old one. Mode 0600. A file that
-/// does not parse is an error that names it — never silently reset, since it may hold the only record of
-/// an idempotency key.
+/// file, so that the rename below never swaps the locked inode away), and lands atomically: a record of the change
+/// appended and flushed (`StateFileRecords`), or the whole file written to a temporary file in the same directory,
+/// flushed, renamed over the old one. Mode 0600. A file that does not parse is an error that names it — never silently
+/// reset, since it may hold the only record of an idempotency key.
 public struct StateStore: Sendable {
     public let path: String
     let redactor: Redactor?
@@ -50,16 +51,32 @@ public struct StateStore: Sendable {
     }
 
     /// A new run of a whole flow: a scope of its own whose changes reach the disk before a money call is sent and when
-    /// the run finishes (`commit`, `finishRun`), not one by one.
-    public func ownRun(_ id: String) -> StateStore {
-        StateStore(path: path, target: target, regular: isRegularFile, redactor: redactor, run: id, journal: StateJournal())
+    /// the run finishes (`commit`, `finishRun`), not one by one, each as a record appended to the file. The finish of a
+    /// run that is one of a batch's (`batched`) is appended too, and the command writes the file whole once it ends
+    /// (`compactFiles`); a lone run's finish writes it whole, so that it costs no third write.
+    public func ownRun(_ id: String, batched: Bool = false) -> StateStore {
+        StateStore(path: path, target: target, regular: isRegularFile, redactor: redactor, run: id, journal: StateJournal(batched: batched))
     }
 
     /// Writes the run's pending changes (nothing when there are none): what must be on disk before a money call is sent.
     public func commit() throws(Diagnostic) {
-        guard let journal, !journal.isEmpty else { return }
-        try updateFileDurably { (_: inout JSON) throws(Diagnostic) in }
+        try commit(finishing: false)
     }
+
+    private func commit(finishing: Bool) throws(Diagnostic) {
+        guard let journal, !journal.isEmpty else { return }
+        try updateFileDurably(finishing: finishing) { (_: inout JSON) throws(Diagnostic) in }
+    }
+
+    /// Writes whole every state file this process left records in (no one having written it since): what the command
+    /// does as it ends, so that a file at rest is plain JSON.
+    public static func compactFiles() {
+        SharedStateFile.compactAll()
+    }
+
+    /// Where a note about the state file goes (a last record cut short by a crash, ignored): the command line's
+    /// standard error. Nowhere until it is set.
+    public static let notes = Mutex<(@Sendable (String) -> Void)?>(nil)
 
     /// Sections that are the file's, never a run's: what guards money across every run and the chain.
     public static let fileWideSections: Set<String> = ["openOutcomes", "spent", "runs"]
@@ -74,8 +91,8 @@ public struct StateStore: Sendable {
         guard let run else { return }
         let current = try readFile()
         let leftOpen = try OpenOutcomes.decode(current, file: path).contains { $0.run == run }
-        guard current["runs"]?[run] != nil || leftOpen else { return try commit() }
-        try updateFileDurably { (doc: inout JSON) throws(Diagnostic) in
+        guard current["runs"]?[run] != nil || leftOpen else { return try commit(finishing: true) }
+        try updateFileDurably(finishing: true) { (doc: inout JSON) throws(Diagnostic) in
             var scope = doc["runs"]?[run]?.objectValue ?? [:]
             let open = try OpenOutcomes.decode(doc, file: path)
             var top = doc.objectValue ?? [:]
@@ -196,7 +213,7 @@ public struct StateStore: Sendable {
     /// credentials, once per version of the document.
     private func onDisk(checking: Bool = false) throws(Diagnostic) -> JSON {
         guard isRegularFile else {
-            let document = try load()
+            let document = try load().document
             learnCredentials(in: document)
             return document
         }
@@ -226,24 +243,31 @@ public struct StateStore: Sendable {
         return try updateFileDurably(change)
     }
 
-    /// A change written now, with the run's pending changes under it.
+    /// A change written now, with the run's pending changes under it: a whole flow's run appends it as a record unless
+    /// it is the last write of a lone run (`finishing`); any other store writes the file whole, as single commands
+    /// always did.
     @discardableResult
-    func updateFileDurably<T>(_ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T {
-        guard let journal, let run else { return try writeFile(change) }
-        return try journal.commit(run: run, through: writeFile, change)
+    func updateFileDurably<T>(finishing: Bool = false, _ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T {
+        guard let journal, let run else { return try writeFile(appending: false, change) }
+        let appending = !finishing || journal.batched
+        return try journal.commit(run: run, through: { (change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T in
+            try writeFile(appending: appending, change)
+        }, change)
     }
 
-    /// Read-modify-write of the whole file under the exclusive lock; returns once the change is on disk.
-    private func writeFile<T>(_ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T {
+    /// Read-modify-write of the file under the exclusive lock; returns once the change is on disk.
+    private func writeFile<T>(appending: Bool, _ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T {
         guard isRegularFile else {
             // `/dev/null` or a FIFO: written in place, unlocked, never read back.
-            var document = try load()
+            var document = try load().document
             let result = try change(&document)
             var sections = RenderCache()
-            _ = try write(document, reusing: &sections)
+            _ = try write(document, reusing: &sections, over: nil, appending: false)
             return result
         }
-        return try SharedStateFile.at(target).update(load, write: { (document, sections) throws(Diagnostic) in try write(document, reusing: &sections) }) { (document: inout JSON) throws(Diagnostic) -> T in
+        return try SharedStateFile.at(target).update(load, write: { (document, sections, onDisk, appending) throws(Diagnostic) in
+            try write(document, reusing: &sections, over: onDisk, appending: appending)
+        }, appending: appending) { (document: inout JSON) throws(Diagnostic) -> T in
             learnCredentials(in: document)
             return try change(&document)
         }
@@ -282,23 +306,35 @@ public struct StateStore: Sendable {
 
     private static let capturesSection = JSONPath(components: [.key("captures")])
 
-    private func load() throws(Diagnostic) -> JSON {
+    /// The file's document with its records folded in, and how its bytes divide.
+    private func load() throws(Diagnostic) -> StateFileRecords.Folded {
+        let empty = StateFileRecords.Folded(document: .object([:]), layout: .init(documentBytes: 0))
         // `--session /dev/null` (a device, a FIFO) is a state that is never read back: reading /dev/full or a FIFO
         // would never end.
-        guard isRegularFile else { return .object([:]) }
+        guard isRegularFile else { return empty }
         let data: Data
         switch FileIO.read(target) {
         case .success(let bytes): data = bytes
-        case .failure(let error) where error.code == ENOENT: return .object([:])
+        case .failure(let error) where error.code == ENOENT: return empty
         case .failure(let error): throw .data("cannot read state file \(path): \(error.reason)", hint: "check its permissions")
         }
         let hint = "inspect it, then move it aside or delete it to start afresh (it may hold idempotency keys you still need)"
-        let json: JSON
-        do { json = try JSON.parse(data) } catch {
-            throw .data("state file \(path) is corrupt: not valid JSON: \(error)", hint: hint)
+        let folded: StateFileRecords.Folded
+        do throws(StateFileRecords.Unreadable) { folded = try StateFileRecords.fold(data) } catch {
+            switch error {
+            case .document(let reason): throw .data("state file \(path) is corrupt: not valid JSON: \(reason)", hint: hint)
+            case .record(let index, let reason):
+                throw .data("state file \(path) is corrupt: record \(index) after its document is unreadable: \(reason)", hint: hint)
+            }
         }
-        guard case .object = json else { throw .data("state file \(path) is corrupt: expected a JSON object, found \(json.kindName)", hint: hint) }
-        return json
+        guard case .object = folded.document else {
+            throw .data("state file \(path) is corrupt: expected a JSON object, found \(folded.document.kindName)", hint: hint)
+        }
+        if folded.tornBytes > 0 {
+            let note = "note: state file \(path): its last record (\(folded.tornBytes) bytes) was cut short, as by a crash in the middle of its write, and is ignored: the change it held was never confirmed"
+            Self.notes.withLock { $0 }?(note)
+        }
+        return folded
     }
 
     /// The credentials the file keeps unmasked are secrets everywhere else: a provider's error text that quotes a
@@ -332,14 +368,34 @@ public struct StateStore: Sendable {
     /// in no other output.
     static let sessionCredentialPaths = Providers.all.flatMap(\.keptCredentials)
 
-    /// Writes the document as the file keeps it, and answers that form (what reading the file back gives).
-    private func write(_ document: JSON, reusing sections: inout RenderCache) throws(Diagnostic) -> JSON {
+    /// Writes the document as the file keeps it over the file as it lies (`onDisk`, when known): a record of what
+    /// changed when `appending` allows and the records do not yet outweigh the document, else the whole file. Answers
+    /// what the file then holds; nil when it already held this document, and nothing was written.
+    private func write(_ document: JSON, reusing sections: inout RenderCache, over onDisk: StateFileRecords.Folded?,
+                       appending: Bool) throws(Diagnostic) -> StateFileRecords.Folded? {
         // The state file is an output like any other: the one redactor gets the last word, but for session credentials.
         learnCredentials(in: document)
         let (written, bytes) = render(document, reusing: &sections)
+        // (A file not there yet has no bytes: it is written whole, even as `{}`.)
+        if let onDisk, onDisk.layout.documentBytes > 0, case .object(let before) = onDisk.document, case .object(let after) = written {
+            guard let record = StateFileRecords.record(from: before, to: after) else { return nil }
+            let layout = onDisk.layout
+            // A part masked anew (a secret learned since it was written) must leave the file, not stay under a record.
+            if appending && !sections.remasked && onDisk.tornBytes == 0 && layout.recordBytes < max(layout.documentBytes, Self.recordRoom) {
+                let encoded = StateFileRecords.encoded(record)
+                if try FileIO.append(encoded, to: target, expected: layout.totalBytes, shown: path, tear: WriteFault.tears()) {
+                    return .init(document: written, layout: .init(documentBytes: layout.documentBytes, recordBytes: layout.recordBytes + encoded.count))
+                }
+            }
+        }
+        if WriteFault.tears() { kill(getpid(), SIGKILL) }
         try FileIO.write(Data(bytes), to: path)
-        return written
+        return .init(document: written, layout: .init(documentBytes: bytes.count))
     }
+
+    /// The records a file may gather before it is written whole again, at the least: as many bytes as its document,
+    /// so that reading it costs at most twice the document.
+    static let recordRoom = 16 * 1024
 
     /// Holds the chain of this state file for one command: single steps continue one checkout, so two of them at once
     /// would interleave it. Waits up to `wait` seconds for another holder, then refuses with its pid and command.

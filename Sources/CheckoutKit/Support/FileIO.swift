@@ -46,6 +46,30 @@ public enum FileIO {
         }
     }
 
+    /// Appends `bytes` to the regular file at `path` (symlinks already resolved; `shown` is the name the user gave),
+    /// which must be `expected` bytes long, and flushes them — `fdatasync`: the bytes and the size that reaches them —
+    /// before it returns. False, with nothing written, when the file is not that long (someone wrote it without the
+    /// lock): the caller writes it whole instead. On a failure the file is cut back to `expected` bytes, as it was, and
+    /// the error is exit 74 as `write`'s. `tear` (a test's fault) writes half the bytes and kills the process.
+    static func append(_ bytes: [UInt8], to path: String, expected: Int, shown: String, tear: Bool = false) throws(Diagnostic) -> Bool {
+        let fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
+        guard fd >= 0 else { throw failure(shown, errno, hint: "check the file and its directory are writable") }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_size == expected else { return false }
+        if info.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH) == 0 {
+            throw .ioError("cannot write \(shown): it is read-only", hint: "make it writable, or point the option at another file")
+        }
+        if tear {
+            _ = writeAll(fd, Data(bytes.prefix(bytes.count / 2)))
+            kill(getpid(), SIGKILL)
+        }
+        if writeAll(fd, Data(bytes)) && fdatasync(fd) == 0 { return true }
+        let code = errno
+        _ = ftruncate(fd, off_t(expected))
+        throw failure(shown, code, hint: "check there is space and the directory is writable")
+    }
+
     /// Whether `write` could write `requested` (`option` names it in the message), checked before a run sends anything:
     /// a directory, a read-only file or a missing directory is exit 74 now rather than after the money moved. Nothing
     /// is created.

@@ -19,17 +19,17 @@ import TestSupport
         let firstWriteStarted = DispatchSemaphore(value: 0), releaseFirstWrite = DispatchSemaphore(value: 0)
         let written = Mutex<[JSON]>([])
         let done = DispatchGroup()
-        @Sendable func write(_ document: JSON, _: inout RenderCache) throws(Diagnostic) -> JSON {
+        @Sendable func write(_ document: JSON, _: inout RenderCache, _: StateFileRecords.Folded?, _: Bool) throws(Diagnostic) -> StateFileRecords.Folded? {
             let first = written.withLock { $0.isEmpty }
             if first { firstWriteStarted.signal(); releaseFirstWrite.wait() }
             written.withLock { $0.append(document) }
-            return document
+            return folded(document)
         }
         let appliedOne = DispatchSemaphore(value: 0)
         func add(_ n: Int) {
             done.enter()
             onThread {
-                try? file.update({ .object([:]) }, write: write) { (doc: inout JSON) throws(Diagnostic) in
+                try? file.update({ folded(.object([:])) }, write: write) { (doc: inout JSON) throws(Diagnostic) in
                     doc = ["n": .array((doc["n"]?.arrayValue ?? []) + [.number(Double(n))])]
                     appliedOne.signal()
                 }
@@ -76,8 +76,8 @@ import TestSupport
         try Data(#"{"from": "disk"}"#.utf8).write(to: URL(fileURLWithPath: dir + "/state.json"))
         let file = SharedStateFile.at(dir + "/state.json")
         let loads = Mutex(0)
-        @Sendable func load() throws(Diagnostic) -> JSON { loads.withLock { $0 += 1 }; return ["from": "disk"] }
-        @Sendable func failing(_: JSON, _: inout RenderCache) throws(Diagnostic) -> JSON {
+        @Sendable func load() throws(Diagnostic) -> StateFileRecords.Folded { loads.withLock { $0 += 1 }; return folded(["from": "disk"]) }
+        @Sendable func failing(_: JSON, _: inout RenderCache, _: StateFileRecords.Folded?, _: Bool) throws(Diagnostic) -> StateFileRecords.Folded? {
             throw .ioError("disk full", hint: "free some space")
         }
         let failure = diagnostic { () throws(Diagnostic) in
@@ -85,7 +85,7 @@ import TestSupport
         }
         #expect(failure?.message == "disk full")
         // What was refused never reaches the next write: the document is read from the file again.
-        let seen = try file.update(load, write: { (doc, _) throws(Diagnostic) in doc }) { (doc: inout JSON) throws(Diagnostic) -> JSON in doc }
+        let seen = try file.update(load, write: { (doc, _, _, _) throws(Diagnostic) in folded(doc) }) { (doc: inout JSON) throws(Diagnostic) -> JSON in doc }
         #expect(seen == ["from": "disk"])
         #expect(loads.withLock { $0 } == 2)
     }
@@ -172,8 +172,8 @@ import TestSupport
         try store.update { (doc: inout JSON) throws(Diagnostic) in doc = ["bahn": ["lastIntent": "pi_1"]] }
         let checks = Mutex(0)
         let file = SharedStateFile.at(path)
-        @Sendable func load() throws(Diagnostic) -> JSON {
-            do { return try JSON.parse(Data(contentsOf: URL(fileURLWithPath: path))) } catch { throw .data("unreadable") }
+        @Sendable func load() throws(Diagnostic) -> StateFileRecords.Folded {
+            do { return folded(try JSON.parse(Data(contentsOf: URL(fileURLWithPath: path)))) } catch { throw .data("unreadable") }
         }
         @Sendable func count(_: JSON) throws(Diagnostic) { checks.withLock { $0 += 1 } }
         _ = try file.read(load, check: count)
@@ -333,4 +333,9 @@ import TestSupport
         ["a": ["note": "AAAAAABBBBBB"], "z": ["password": "AAAAAAB"]],
     ]
 
+}
+
+/// A document as a load or a write answers it, its bytes not counted (the file is written whole next time).
+private func folded(_ document: JSON) -> StateFileRecords.Folded {
+    StateFileRecords.Folded(document: document, layout: .init(documentBytes: 0))
 }

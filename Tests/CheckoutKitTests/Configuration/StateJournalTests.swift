@@ -9,7 +9,7 @@ import TestSupport
     /// The file as on disk, parsed apart from the store (nil when there is none).
     static func disk(_ path: String) throws -> JSON? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
-        return try JSON.parse(Data(contentsOf: URL(fileURLWithPath: path)))
+        return try StateFileRecords.fold(Data(contentsOf: URL(fileURLWithPath: path))).document
     }
 
     @Test func aRunsChangesStayInMemoryUntilCommittedThenTakeOneWrite() throws {
