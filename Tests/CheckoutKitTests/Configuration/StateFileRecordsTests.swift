@@ -126,6 +126,27 @@ import Glibc
         #expect(rest == folded.serializedData(pretty: true, newline: true))
     }
 
+    /// Another process wrote the file after this one's last record: the end of this command leaves that file alone.
+    @Test func theCommandsEndLeavesAFileAnotherWriterChangedSince() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/state.json"
+        try StateStore(path: path).update { $0 = ["a": 1] }
+        let run = StateStore(path: path).ownRun("r1", batched: true)
+        try run.update { $0 = ["bahn": ["lastIntent": "pi_1"]] }
+        try run.commit()
+        #expect(Self.recordCount(try Self.bytes(path)) == 1)
+        // Another process's write, as it makes one: a new file renamed into place, then counted in the lock file.
+        let theirs = Data("{\n  \"theirs\": true\n}\n".utf8)
+        try theirs.write(to: URL(fileURLWithPath: path + ".new"))
+        #expect(rename(path + ".new", path) == 0)
+        let fd = try SharedStateFile.openLock(path)
+        defer { close(fd) }
+        SharedStateFile.countWrite(fd)
+        StateStore.compactFiles()
+        #expect(try Self.bytes(path) == theirs)
+    }
+
     /// A lone run's finish is its last write: it writes the file whole, so that the run costs two writes, not three.
     @Test func aLoneRunsFinishWritesTheFileWhole() throws {
         let dir = try temporaryDirectory()
