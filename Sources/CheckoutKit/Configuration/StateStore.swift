@@ -381,7 +381,9 @@ public struct StateStore: Sendable {
             guard let record = StateFileRecords.record(from: before, to: after) else { return nil }
             let layout = onDisk.layout
             // A part masked anew (a secret learned since it was written) must leave the file, not stay under a record.
-            if appending && !sections.remasked && onDisk.tornBytes == 0 && layout.recordBytes < max(layout.documentBytes, Self.recordRoom) {
+            // A file whose last record was cut short is longer than its document and records: the append refuses it,
+            // and it is written whole, the cut record gone.
+            if appending && !sections.remasked && layout.recordBytes < max(layout.documentBytes, Self.recordRoom) {
                 let encoded = StateFileRecords.encoded(record)
                 if try FileIO.append(encoded, to: target, expected: layout.totalBytes, shown: path, tear: WriteFault.tears()) {
                     return .init(document: written, layout: .init(documentBytes: layout.documentBytes, recordBytes: layout.recordBytes + encoded.count))
