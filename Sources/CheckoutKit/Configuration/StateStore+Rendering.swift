@@ -11,7 +11,9 @@ import Glibc
 final class RenderedSection {
     let input: JSON
     let output: JSON
-    let bytes: [UInt8]
+    /// The part's text; for an object kept member by member, nil until first asked for (`bytes`), since a write that
+    /// appends a record to the file needs only the members that changed, not the whole text.
+    private var text: [UInt8]?
     /// The part's text before masking: a secret learned later is looked for here, where masking cannot have cut it.
     let inputBytes: [UInt8]
     /// The generation the part was masked at. For an object kept member by member, the one all its members were last
@@ -28,12 +30,15 @@ final class RenderedSection {
     /// How many parts of it are written otherwise than given (masked, or a kept credential restored): none, and the
     /// written form is the value given, the very same storage.
     let masked: Int
+    /// How deep the part lies in the document (0: the document itself), for the indentation of its text.
+    let depth: Int
 
-    init(input: JSON, output: JSON, bytes: [UInt8], inputBytes: [UInt8], generation: Int, keys: [String] = [],
-         ordered: [RenderedSection?]? = nil, keyBytes: [UInt8], masked: Int) {
+    init(input: JSON, output: JSON, bytes: [UInt8]?, inputBytes: [UInt8], generation: Int, keys: [String] = [],
+         ordered: [RenderedSection?]? = nil, keyBytes: [UInt8], masked: Int, depth: Int = 0) {
         self.input = input
         self.output = output
-        self.bytes = bytes
+        self.text = bytes
+        self.depth = depth
         self.inputBytes = inputBytes
         self.generation = generation
         self.keys = keys
@@ -41,6 +46,30 @@ final class RenderedSection {
         self.keyBytes = keyBytes
         self.masked = masked
     }
+
+    /// The part's text as the document's pretty serialization has it, its members' put together the first time it is
+    /// asked for. Asked only of the rendering that holds the members (a later one takes them, and keeps the text).
+    var bytes: [UInt8] {
+        if let text { return text }
+        guard let ordered else { preconditionFailure("the text of a rendering whose members a later one took") }
+        var bytes: [UInt8] = [UInt8(ascii: "{")]
+        for (i, part) in ordered.enumerated() {
+            let part = part!
+            if i > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(UInt8(ascii: "\n"))
+            bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * (depth + 1)))
+            bytes.append(contentsOf: part.keyBytes)
+            bytes.append(contentsOf: part.bytes)
+        }
+        bytes.append(UInt8(ascii: "\n"))
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * depth))
+        bytes.append(UInt8(ascii: "}"))
+        text = bytes
+        return bytes
+    }
+
+    /// The text when it has been put together (or was given).
+    fileprivate var textIfAny: [UInt8]? { text }
 
     /// An object's parts by key.
     var members: [String: RenderedSection]? {
@@ -80,6 +109,8 @@ struct RenderCache {
     var owner: ObjectIdentifier?
     /// The document, member by member; nil when it was last judged as a whole.
     var document: RenderedSection?
+    /// The text of a document last judged as a whole.
+    var wholeText: [UInt8] = []
     /// Whether the last rendering masked anew a part given as it was: what the file holds of it must go, so the file is
     /// written whole, not appended to.
     var remasked = false
@@ -92,6 +123,18 @@ extension StateStore {
     /// scopes a dozen times each while the record of spent values, hundreds of entries, stays as it was. The bytes are
     /// the same as the whole document's pretty serialization (a test holds them to it).
     func render(_ document: JSON, reusing store: inout RenderCache) -> (written: JSON, bytes: [UInt8]) {
+        let written = renderForm(document, reusing: &store)
+        return (written, text(of: store))
+    }
+
+    /// The file's text as last rendered into `store`, with its final newline: put together only now, when it is asked.
+    func text(of store: RenderCache) -> [UInt8] {
+        (store.document?.bytes ?? store.wholeText) + [UInt8(ascii: "\n")]
+    }
+
+    /// `render` without the text: the document as written, member by member, the text left to be put together when a
+    /// whole write asks for it (`text(of:)`).
+    func renderForm(_ document: JSON, reusing store: inout RenderCache) -> JSON {
         let owner = redactor.map(ObjectIdentifier.init)
         if store.owner != owner { store = RenderCache(owner: owner) }
         guard case .object(let members) = document, Self.splittable(members) else {
@@ -99,7 +142,9 @@ extension StateStore {
             // object at all).
             store.document = nil
             store.remasked = true
-            return wholeDocument(document)
+            let (written, bytes) = wholeDocument(document)
+            store.wholeText = Array(bytes.dropLast())
+            return written
         }
         let credentials = credentialPaths(in: document)
         let learned = LearnedForms(redactor: redactor)
@@ -113,8 +158,9 @@ extension StateStore {
                                     credentials: credentials, learned: learned)
         }
         store.document = rendered
+        store.wholeText = []
         store.remasked = learned.remasked
-        return (rendered.output, rendered.bytes + [UInt8(ascii: "\n")])
+        return rendered.output
     }
 
     /// An object `path.count` levels deep (`value`), member by member, each reused from `known` where it can be: the
@@ -182,29 +228,10 @@ extension StateStore {
             }
         }
         if masked == 0 { outputs = nil }
-        var bytes: [UInt8]
-        if !changed, let known {
-            bytes = known.bytes
-        } else if keys.isEmpty {
-            bytes = Array("{}".utf8)
-        } else {
-            bytes = []
-            bytes.reserveCapacity(known.map { $0.bytes.count + $0.bytes.count / 8 } ?? 256)
-            bytes.append(UInt8(ascii: "{"))
-            for (i, part) in parts.enumerated() {
-                let part = part!
-                if i > 0 { bytes.append(UInt8(ascii: ",")) }
-                bytes.append(UInt8(ascii: "\n"))
-                bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * (path.count + 1)))
-                bytes.append(contentsOf: part.keyBytes)
-                bytes.append(contentsOf: part.bytes)
-            }
-            bytes.append(UInt8(ascii: "\n"))
-            bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * path.count))
-            bytes.append(UInt8(ascii: "}"))
-        }
-        return RenderedSection(input: value, output: outputs.map(JSON.object) ?? value, bytes: bytes, inputBytes: [], generation: generation,
-                               keys: keys, ordered: parts, keyBytes: keyBytes, masked: masked)
+        // The text is put together when it is asked for (`RenderedSection.bytes`); unchanged, it is the one known.
+        let text: [UInt8]? = !changed ? known?.textIfAny : keys.isEmpty ? Array("{}".utf8) : nil
+        return RenderedSection(input: value, output: outputs.map(JSON.object) ?? value, bytes: text, inputBytes: [], generation: generation,
+                               keys: keys, ordered: parts, keyBytes: keyBytes, masked: masked, depth: path.count)
     }
 
     /// Two lists sorted by key, with distinct keys, as one sorted list.

@@ -375,7 +375,7 @@ public struct StateStore: Sendable {
                        appending: Bool) throws(Diagnostic) -> StateFileRecords.Folded? {
         // The state file is an output like any other: the one redactor gets the last word, but for session credentials.
         learnCredentials(in: document)
-        let (written, bytes) = render(document, reusing: &sections)
+        let written = renderForm(document, reusing: &sections)
         // (A file not there yet has no bytes: it is written whole, even as `{}`.)
         if let onDisk, onDisk.layout.documentBytes > 0, case .object(let before) = onDisk.document, case .object(let after) = written {
             guard let record = StateFileRecords.record(from: before, to: after) else { return nil }
@@ -391,6 +391,7 @@ public struct StateStore: Sendable {
             }
         }
         if WriteFault.tears() { kill(getpid(), SIGKILL) }
+        let bytes = text(of: sections)
         try FileIO.write(Data(bytes), to: path)
         return .init(document: written, layout: .init(documentBytes: bytes.count))
     }
