@@ -128,24 +128,28 @@ final class SharedStateFile: @unchecked Sendable {
         return fresh.document
     }
 
-    /// The file's document (`load` reads it), waiting first for this process's own changes to land. `check`, when
-    /// given, is run on it unless it already passed on this very document (a batch's runs each check the file as they
-    /// start, and it seldom changed in between).
+    /// The file's document (`load` reads it): while this process's own changes are on their way to the file, the next
+    /// version it holds, without waiting for them to land. `check`, when given, is run on it unless it already passed
+    /// on this very document (a batch's runs each check the file as they start, and it seldom changed in between).
     /// `learn`, when given, is run on it unless it already ran on this very document for the same redactor (`by`): a
     /// run reads the file a dozen times, and each time the redactor would learn every kept run's credentials again.
     func read(_ load: () throws(Diagnostic) -> StateFileRecords.Folded, check: ((JSON) throws(Diagnostic) -> Void)? = nil,
               learn: (by: Redactor, learn: (JSON) -> Void)? = nil) throws(Diagnostic) -> JSON {
         condition.lock()
         defer { condition.unlock() }
-        while writing || applied > settled { condition.wait() }
-        let lock = try lockFile()
-        // The document this process holds, while the file is still that version, needs no lock to be read: another
-        // process's write renames a new file into place before it counts itself, so a look between the two finds the
-        // new file's identity (and a look before both is a read made before that write).
         let document: JSON
-        if let held = self.document, let identity, currentIdentity(lock: lock) == identity {
+        if applied > settled, let held = self.document {
+            // This process's changes are on their way to the file under its exclusive lock, so no other process writes
+            // meanwhile: the document it holds is the file's next version, and a read need not wait for the flush (a
+            // batch's runs would otherwise queue behind each other's).
+            document = held
+        } else if let held = self.document, let identity, currentIdentity(lock: try lockFile()) == identity {
+            // The document this process holds, while the file is still that version, needs no lock to be read: another
+            // process's write puts the new file in place before it counts itself, so a look between the two finds the
+            // new file's identity (and a look before both is a read made before that write).
             document = held
         } else {
+            let lock = try lockFile()
             try Self.acquire(lock, LOCK_SH, target)
             defer { flock(lock, LOCK_UN) }
             document = try current(load, lock: lock)

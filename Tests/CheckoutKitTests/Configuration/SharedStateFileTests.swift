@@ -49,6 +49,39 @@ import TestSupport
         #expect(writes.last?["n"]?.arrayValue?.count == 6)
     }
 
+    /// A read while this process's write is being flushed does not wait for it: this process holds the exclusive lock,
+    /// so no other process writes meanwhile, and the document it holds is the file's next version.
+    @Test func aReadDuringAFlushSeesTheNextVersionWithoutWaiting() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = SharedStateFile.at(dir + "/state.json")
+        let writeStarted = DispatchSemaphore(value: 0), releaseWrite = DispatchSemaphore(value: 0)
+        @Sendable func write(_ document: JSON, _: inout RenderCache, _: StateFileRecords.Folded?, _: Bool) throws(Diagnostic) -> StateFileRecords.Folded? {
+            writeStarted.signal()
+            releaseWrite.wait()
+            return folded(document)
+        }
+        let written = DispatchSemaphore(value: 0)
+        onThread {
+            try? file.update({ folded(.object([:])) }, write: write) { (doc: inout JSON) throws(Diagnostic) in doc = ["a": 1] }
+            written.signal()
+        }
+        #expect(writeStarted.wait(timeout: .now() + 10) == .success)
+        let read = DispatchSemaphore(value: 0)
+        let seen = Mutex<JSON?>(nil)
+        onThread {
+            let document = try? file.read({ folded(.object([:])) })
+            seen.withLock { $0 = document }
+            read.signal()
+        }
+        let waited = read.wait(timeout: .now() + 5) == .timedOut
+        releaseWrite.signal()
+        #expect(!waited, "the read waited for the flush")
+        #expect(written.wait(timeout: .now() + 10) == .success)
+        if waited { _ = read.wait(timeout: .now() + 10) }
+        #expect(seen.withLock { $0 } == ["a": 1])
+    }
+
     /// Another process reading the file holds the lock shared (an open file description of its own, as this test's
     /// is): an update waits until it lets go, so no process ever reads a file half way through a change.
     @Test func anUpdateWaitsWhileAnotherHolderReads() throws {
