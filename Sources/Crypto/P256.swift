@@ -252,8 +252,7 @@ extension PKeyBox {
     /// in another form is encoded by OpenSSL.
     var p256SPKI: Data {
         keptSPKI {
-            if let point = uncompressedPoint { return Data(P256PublicKey.uncompressedSPKIPrefix) + point }
-            return mustSucceed("SPKI encoding") { try derEncode { i2d_PUBKEY(pkey, $0) } }
+            uncompressedPoint.map { Data(P256PublicKey.uncompressedSPKIPrefix) + $0 } ?? encodedSPKI
         }
     }
 }

@@ -84,9 +84,10 @@ final class PKeyBox: @unchecked Sendable {
     // MARK: Encoding
 
     /// Encoded on first use, then kept (see `spki`).
-    var spkiDER: Data {
-        keptSPKI { mustSucceed("SPKI encoding") { try derEncode { i2d_PUBKEY(pkey, $0) } } }
-    }
+    var spkiDER: Data { keptSPKI { encodedSPKI } }
+
+    /// The SPKI DER as OpenSSL's encoder writes it (not kept: `spkiDER` keeps it).
+    var encodedSPKI: Data { mustSucceed("SPKI encoding") { try derEncode { i2d_PUBKEY(pkey, $0) } } }
 
     /// The kept SPKI DER, made by `make` the first time (a key type that knows its encoding without OpenSSL's encoder
     /// makes it so).

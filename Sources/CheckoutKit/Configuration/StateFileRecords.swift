@@ -76,38 +76,29 @@ enum StateFileRecords {
     /// The record that turns the document `before` into `after`; nil when they are the same. Parts are compared by
     /// storage first, so a section handed on unchanged costs one comparison, and a changed one a comparison per member.
     static func record(from before: [String: JSON], to after: [String: JSON]) -> JSON? {
-        var set: [String: JSON] = [:], unset: [JSON] = []
-        var within: [String: JSON] = [:]
-        for (section, value) in after {
-            guard let was = before[section] else { set[section] = value; continue }
-            if value.isIdentical(to: was) || value == was { continue }
-            if case .object(let members) = value, case .object(let previous) = was {
-                within[section] = changes(from: previous, to: members)
-            } else {
-                set[section] = value
-            }
-        }
-        for section in before.keys where after[section] == nil { unset.append(.string(section)) }
-        guard !set.isEmpty || !unset.isEmpty || !within.isEmpty else { return nil }
-        var record: [String: JSON] = [:]
-        if !set.isEmpty { record["set"] = .object(set) }
-        if !unset.isEmpty { record["unset"] = .array(unset.sorted { $0.stringValue! < $1.stringValue! }) }
-        if !within.isEmpty { record["in"] = .object(within) }
-        return .object(record)
+        let record = changes(from: before, to: after, intoObjects: true)
+        return record.isEmpty ? nil : .object(record)
     }
 
-    /// A section's members set and removed (the section differs, so something is).
-    private static func changes(from before: [String: JSON], to after: [String: JSON]) -> JSON {
-        var set: [String: JSON] = [:], unset: [JSON] = []
-        for (member, value) in after {
-            if let was = before[member], value.isIdentical(to: was) || value == was { continue }
-            set[member] = value
+    /// What is set and removed going from `before` to `after`; with `intoObjects` (the document's sections), a part that
+    /// is an object on both sides by the members set and removed in it (`in`), any other part whole.
+    private static func changes(from before: [String: JSON], to after: [String: JSON], intoObjects: Bool) -> [String: JSON] {
+        var set: [String: JSON] = [:], unset: [JSON] = [], within: [String: JSON] = [:]
+        for (key, value) in after {
+            guard let was = before[key] else { set[key] = value; continue }
+            if value.isIdentical(to: was) || value == was { continue }
+            if intoObjects, case .object(let members) = value, case .object(let previous) = was {
+                within[key] = .object(changes(from: previous, to: members, intoObjects: false))
+            } else {
+                set[key] = value
+            }
         }
-        for member in before.keys where after[member] == nil { unset.append(.string(member)) }
+        for key in before.keys where after[key] == nil { unset.append(.string(key)) }
         var change: [String: JSON] = [:]
         if !set.isEmpty { change["set"] = .object(set) }
         if !unset.isEmpty { change["unset"] = .array(unset.sorted { $0.stringValue! < $1.stringValue! }) }
-        return .object(change)
+        if !within.isEmpty { change["in"] = .object(within) }
+        return change
     }
 
     /// Applies a record to a document; false when it is not a record or does not fit (a member change to a section
