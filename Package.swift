@@ -5,6 +5,19 @@ import PackageDescription
 //   checkout-driver → CheckoutCLI (→ CQRencode) → CheckoutKit → Crypto / CCurl / LoopbackHTTP / Spawn / Threads / WireTypes
 //   SandboxEmulator → Crypto / LoopbackHTTP / GraphQL / WireTypes   (never CheckoutKit: it is the other side of the wire)
 //   LoopbackHTTP → Threads / WireTypes
+
+// Release builds put each function in a section of its own, so that the linker drops what nothing calls and lays out
+// first, in one block, the functions a checkout runs (Sources/checkout-driver/FunctionOrder.txt, written by
+// Scripts/order-functions). A run then maps the few MB of code it runs instead of most of the binary: the kernel maps
+// 64 KiB around each code page touched (docs/architecture.md, "Memory"). lld reads the order; packed relative
+// relocations (glibc 2.36) keep the position-independent binary's relocations small, and exporting no symbols keeps the
+// dynamic linker's lookups for the shared libraries out of the executable's symbol table (nothing loads plugins).
+let releaseSwift: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release))]
+let releaseLink: [LinkerSetting] = [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                                                  "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/checkout-driver/FunctionOrder.txt",
+                                                  "-Xlinker", "--no-warn-symbol-ordering", "-Xlinker", "--no-export-dynamic"],
+                                                 .when(configuration: .release))]
+
 let package = Package(
     name: "checkout-driver",
     platforms: [.macOS(.v14)],
@@ -12,28 +25,29 @@ let package = Package(
         .executable(name: "checkout-driver", targets: ["checkout-driver"]),
     ],
     targets: [
-        .executableTarget(name: "checkout-driver", dependencies: ["CheckoutCLI", "CMalloc"]),
-        .target(name: "CheckoutCLI", dependencies: ["CheckoutKit", "SandboxEmulator", "CQRencode"]),
+        .executableTarget(name: "checkout-driver", dependencies: ["CheckoutCLI", "CMalloc"], exclude: ["FunctionOrder.txt"],
+                          swiftSettings: releaseSwift, linkerSettings: releaseLink),
+        .target(name: "CheckoutCLI", dependencies: ["CheckoutKit", "SandboxEmulator", "CQRencode"], swiftSettings: releaseSwift),
         // The built-in flows are flow files, embedded in the binary (`flow show` prints them as they ship).
         .target(name: "CheckoutKit", dependencies: ["CCurl", "Crypto", "LoopbackHTTP", "Spawn", "Threads", "WireTypes"],
-                resources: [.embedInCode("Flows/Builtin")]),
+                resources: [.embedInCode("Flows/Builtin")], swiftSettings: releaseSwift),
         .target(name: "SandboxEmulator", dependencies: ["Crypto", "LoopbackHTTP", "GraphQL", "WireTypes"],
                 exclude: ["Centra/Schema/SOURCE.md", "Braintree/Schema/SOURCE.md"],
                 // Centra's published Storefront API schema and Braintree's GraphQL API schema, served through the
                 // GraphQL engine (each loaded lazily).
-                resources: [.copy("Centra/Schema/storefront_api_schema.graphql"), .copy("Braintree/Schema/schema.graphql")]),
-        .target(name: "LoopbackHTTP", dependencies: ["WireTypes", "CEpoll", "Threads"]),
+                resources: [.copy("Centra/Schema/storefront_api_schema.graphql"), .copy("Braintree/Schema/schema.graphql")], swiftSettings: releaseSwift),
+        .target(name: "LoopbackHTTP", dependencies: ["WireTypes", "CEpoll", "Threads"], swiftSettings: releaseSwift),
         // The process's threads for blocking work (transfers, servers' workers), used again once their work returns.
-        .target(name: "Threads"),
+        .target(name: "Threads", swiftSettings: releaseSwift),
         // What both sides of the wire read and write: JSON values, exact decimal money, form and HTML encoding.
-        .target(name: "WireTypes"),
+        .target(name: "WireTypes", swiftSettings: releaseSwift),
         // A GraphQL engine (lexer, parser, validation, execution, introspection): the emulator serves Centra's and
         // Braintree's published schemas through it.
-        .target(name: "GraphQL"),
-        .target(name: "Crypto", dependencies: ["COpenSSL"]),
+        .target(name: "GraphQL", swiftSettings: releaseSwift),
+        .target(name: "Crypto", dependencies: ["COpenSSL"], swiftSettings: releaseSwift),
         // Programs started as a shell starts them (default signals, nothing blocked, no stray descriptors): the
         // browser `--open` starts, and every process the tests start.
-        .target(name: "Spawn", dependencies: ["CSpawn"]),
+        .target(name: "Spawn", dependencies: ["CSpawn"], swiftSettings: releaseSwift),
         .target(name: "CSpawn"),
         // Every reader of hostile input behind one entry per reader: Scripts/fuzz runs them under libFuzzer, the
         // regression tests run the corpora in Fuzz/ through them.

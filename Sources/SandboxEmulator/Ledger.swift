@@ -43,7 +43,7 @@ public final class Ledger: Sendable {
             amount = try c.decode(Int.self, forKey: .amount)
             currency = try c.decode(String.self, forKey: .currency)
             let text = try c.decode(String.self, forKey: .at)
-            guard let date = parseTimestamp(text) else {
+            guard let date = Timestamp.parse(text) else {
                 throw DecodingError.dataCorruptedError(forKey: .at, in: c, debugDescription: "not an ISO 8601 timestamp: \(text)")
             }
             at = date
@@ -87,37 +87,13 @@ extension Ledger.Entry {
     /// As `GET /_sandbox/ledger` serves it: the `Codable` form's members.
     var json: JSON {
         ["id": .string(id), "provider": .string(provider), "kind": .string(kind.rawValue), "reference": .string(reference),
-         "amount": JSON(amount), "currency": .string(currency), "at": .string(formatTimestamp(at))]
+         "amount": JSON(amount), "currency": .string(currency), "at": .string(Timestamp.iso8601(at))]
     }
 }
 
-// Timestamps are whole milliseconds, built from integers the same way when created and when decoded, so a
-// ledger entry compares equal after a JSON round trip (parsing fractional text directly drifts by float error).
+// Timestamps are whole milliseconds, built from integers as `Timestamp.parse` builds a time it reads, so a ledger
+// entry compares equal after a JSON round trip.
 
 private func dateFromMilliseconds(_ ms: Int64) -> Date {
     Date(timeIntervalSince1970: Double(ms / 1000) + Double(ms % 1000) / 1000)
-}
-
-/// "2025-01-31T12:00:00.123Z"
-private func formatTimestamp(_ date: Date) -> String {
-    let ms = Int64((date.timeIntervalSince1970 * 1000).rounded())
-    let seconds = ms >= 0 ? ms / 1000 : (ms - 999) / 1000
-    let whole = Date(timeIntervalSince1970: Double(seconds)).formatted(Date.ISO8601FormatStyle())  // "...:00Z"
-    return String(whole.dropLast()) + String(format: ".%03dZ", Int(ms - seconds * 1000))
-}
-
-private func parseTimestamp(_ text: String) -> Date? {
-    // Split off an optional fraction: the whole seconds parse exactly, the milliseconds are added as an integer.
-    var body = Substring(text)
-    guard body.hasSuffix("Z") else { return nil }
-    body = body.dropLast()
-    var fraction: Int64 = 0
-    if let dot = body.lastIndex(of: ".") {
-        let digits = body[body.index(after: dot)...].prefix(3)
-        guard !digits.isEmpty, let value = Int64(digits.padding(toLength: 3, withPad: "0", startingAt: 0)) else { return nil }
-        fraction = value
-        body = body[..<dot]
-    }
-    guard let whole = try? Date.ISO8601FormatStyle().parse(body + "Z") else { return nil }
-    return dateFromMilliseconds(Int64(whole.timeIntervalSince1970.rounded()) * 1000 + fraction)
 }

@@ -1,24 +1,138 @@
 import Foundation
 
+/// RFC 3339 times, written and read in one place for the driver and the emulator alike. Plain integer calendar
+/// arithmetic (proleptic Gregorian, UTC) rather than Foundation's `ISO8601FormatStyle`: that one builds a `Calendar`,
+/// which looks the current time zone up in ICU and so maps megabytes of ICU code and data into every run.
 public enum Timestamp {
     /// RFC 3339 with milliseconds, UTC: the form HAR, JUnit and JSON reports use.
-    public static func iso8601(_ date: Date) -> String {
-        Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date)
+    public static func iso8601(_ date: Date) -> String { iso8601(date, fractionDigits: 3) }
+
+    /// `2026-12-01T15:30:00Z` with `fractionDigits` (0 to 9) digits of fraction after the seconds, rounded to the
+    /// nearest last digit.
+    public static func iso8601(_ date: Date, fractionDigits: Int) -> String {
+        precondition((0...9).contains(fractionDigits), "a fraction has 0 to 9 digits")
+        let scale = powersOfTen[fractionDigits]
+        let units = Int64((date.timeIntervalSince1970 * Double(scale)).rounded())
+        let seconds = floorDivision(units, scale)
+        let fraction = units - seconds * scale
+        let days = floorDivision(seconds, 86_400), ofDay = Int(seconds - days * 86_400)
+        let (year, month, day) = civil(days: days)
+        var text = "\(year)"
+        if year < 1000 { text = String(repeating: "0", count: 4 - text.count) + text }  // years before 1000, and no sign
+        text += "-" + twoDigits(month) + "-" + twoDigits(day) + "T" + twoDigits(ofDay / 3600) + ":"
+            + twoDigits(ofDay / 60 % 60) + ":" + twoDigits(ofDay % 60)
+        if fractionDigits > 0 {
+            let digits = String(fraction)
+            text += "." + String(repeating: "0", count: fractionDigits - digits.count) + digits
+        }
+        return text + "Z"
+    }
+
+    /// An RFC 3339 time as services write it: `T` or `t`, `Z`, `z` or an offset (`+02:00`, or `+0200`), and a
+    /// fraction of any length (Afterpay sends nanoseconds); digits past the ninth are cut. Nil for anything else,
+    /// including a day the month does not have.
+    public static func parse(_ text: String) -> Date? {
+        var reader = Reader(bytes: Array(text.utf8).trimmingSpaces())
+        guard let year = reader.number(4), reader.skip("-"), let month = reader.number(2), reader.skip("-"),
+              let day = reader.number(2), reader.skip("T") || reader.skip("t"),
+              let hour = reader.number(2), reader.skip(":"), let minute = reader.number(2), reader.skip(":"),
+              let second = reader.number(2),
+              (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
+              hour < 24, minute < 60, second < 60
+        else { return nil }
+        var nanoseconds = 0
+        if reader.skip(".") {
+            var digits = 0
+            while let digit = reader.digit() {
+                if digits < 9 { nanoseconds = nanoseconds * 10 + digit }
+                digits += 1
+            }
+            guard digits > 0 else { return nil }
+            nanoseconds *= Int(powersOfTen[max(0, 9 - digits)])
+        }
+        var offset = 0  // seconds east of UTC
+        if !reader.skip("Z") && !reader.skip("z") {
+            guard let sign = reader.skip("+") ? 1 : reader.skip("-") ? -1 : nil, let hours = reader.number(2) else { return nil }
+            _ = reader.skip(":")
+            guard let minutes = reader.number(2), hours < 24, minutes < 60 else { return nil }
+            offset = sign * (hours * 3600 + minutes * 60)
+        }
+        guard reader.atEnd else { return nil }
+        let seconds = days(year: year, month: month, day: day) * 86_400 + Int64(hour * 3600 + minute * 60 + second - offset)
+        return Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds) / 1e9)
+    }
+
+    private static let powersOfTen: [Int64] = (0...9).map { (0..<$0).reduce(1) { product, _ in product * 10 } }
+
+    private static func twoDigits(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+
+    private static func floorDivision(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
+
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    // Days since 1970-01-01 to and from a date, in 400-year eras of 146,097 days with years that start on 1 March, so
+    // that the leap day is the last of its year (H. Hinnant's published `days_from_civil` / `civil_from_days`).
+    private static func days(year: Int, month: Int, day: Int) -> Int64 {
+        let y = Int64(month <= 2 ? year - 1 : year)
+        let era = floorDivision(y, 400), yearOfEra = y - era * 400
+        let dayOfYear = Int64((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1)
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    private static func civil(days: Int64) -> (year: Int, month: Int, day: Int) {
+        let z = days + 719_468
+        let era = floorDivision(z, 146_097), dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shiftedMonth = (5 * dayOfYear + 2) / 153
+        let day = Int(dayOfYear - (153 * shiftedMonth + 2) / 5 + 1)
+        let month = Int(shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9)
+        return (Int(yearOfEra + era * 400) + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    private struct Reader {
+        let bytes: ArraySlice<UInt8>
+        var at: Int
+
+        init(bytes: ArraySlice<UInt8>) { self.bytes = bytes; at = bytes.startIndex }
+
+        var atEnd: Bool { at == bytes.endIndex }
+
+        mutating func skip(_ character: Unicode.Scalar) -> Bool {
+            guard at < bytes.endIndex, bytes[at] == UInt8(ascii: character) else { return false }
+            at += 1
+            return true
+        }
+
+        mutating func digit() -> Int? {
+            guard at < bytes.endIndex, (0x30...0x39).contains(bytes[at]) else { return nil }
+            defer { at += 1 }
+            return Int(bytes[at] - 0x30)
+        }
+
+        /// Exactly `count` digits.
+        mutating func number(_ count: Int) -> Int? {
+            var value = 0
+            for _ in 0..<count {
+                guard let d = digit() else { return nil }
+                value = value * 10 + d
+            }
+            return value
+        }
     }
 }
 
-extension Timestamp {
-    /// An RFC 3339 / ISO 8601 time as services write it: `Z` or an offset, and a fraction of any length (Afterpay
-    /// sends nanoseconds, which Foundation's parser refuses): the fraction is cut to milliseconds first.
-    public static func parse(_ text: String) -> Date? {
-        var t = Substring(text.trimmingCharacters(in: .whitespaces))
-        if let dot = t.firstIndex(of: ".") {
-            let digits = t[t.index(after: dot)...].prefix { $0.isASCII && $0.isNumber }
-            guard !digits.isEmpty else { return nil }
-            let zone = t[digits.endIndex...]
-            t = t[..<dot] + "." + digits.prefix(3).padding(toLength: 3, withPad: "0", startingAt: 0) + zone
-            return try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(String(t))
-        }
-        return try? Date.ISO8601FormatStyle().parse(String(t))
+private extension Array where Element == UInt8 {
+    func trimmingSpaces() -> ArraySlice<UInt8> {
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return [] }
+        return self[first...last]
     }
 }

@@ -164,7 +164,7 @@ enum BraintreeResolvers {
         return ["value": .string(DecimalAmount.text(cents)), "currencyCode": currency, "currencyIsoCode": currency]
     }
 
-    static func timestamp(_ date: Date) -> String { date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)) }
+    static func timestamp(_ date: Date) -> String { Timestamp.iso8601(date) }
 
     /// `CreditCardDetails` of an Apple Pay card (the union member, named by `__typename`).
     static func snapshot(_ card: BraintreeRules.Card) -> GraphQLValue {

@@ -73,7 +73,7 @@ public enum BraintreeRules {
     /// covers as a query string. The `|`, `&` and `=` in it make a client that puts it unencoded into a URL fail here
     /// as it would against Braintree.
     static func newFingerprint(createdAt: Date) -> String {
-        let stamp = createdAt.formatted(Date.ISO8601FormatStyle())
+        let stamp = Timestamp.iso8601(createdAt, fractionDigits: 0)
         return Digest.sha256(SecureRandom.bytes(32)).hexString
             + "|created_at=\(stamp)&merchant_id=\(TestCredentials.braintreeMerchantID)&public_key=\(TestCredentials.braintreePublicKey)"
     }

@@ -11,17 +11,8 @@ enum AfterpayMoney {
 
 /// Timestamps in the two precisions the providers write: Afterpay's with nanoseconds, Cash App's with milliseconds.
 enum CashAppTime {
-    static func nanoseconds(_ date: Date) -> String { format(date, digits: 9) }
-    static func milliseconds(_ date: Date) -> String { format(date, digits: 3) }
-
-    private static func format(_ date: Date, digits: Int) -> String {
-        let t = date.timeIntervalSince1970
-        let seconds = t.rounded(.down)
-        let scale = digits == 9 ? 1_000_000_000.0 : 1_000.0
-        let fraction = min(Int(((t - seconds) * scale).rounded(.down)), Int(scale) - 1)
-        let whole = Date(timeIntervalSince1970: seconds).formatted(Date.ISO8601FormatStyle())  // "…:00Z"
-        return String(whole.dropLast()) + String(format: ".%0\(digits)dZ", fraction)
-    }
+    static func nanoseconds(_ date: Date) -> String { Timestamp.iso8601(date, fractionDigits: 9) }
+    static func milliseconds(_ date: Date) -> String { Timestamp.iso8601(date, fractionDigits: 3) }
 }
 
 /// Afterpay's error shape, the same on v2 and api-plus: `{errorCode, errorId, message, httpStatusCode}`.

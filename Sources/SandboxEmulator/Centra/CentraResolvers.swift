@@ -1,5 +1,6 @@
 import Foundation
 import GraphQL
+import WireTypes
 
 /// One Storefront API call as the resolvers see it: the session it runs in and what the request carried.
 final class CentraCall: @unchecked Sendable {
@@ -242,9 +243,8 @@ enum CentraResolvers {
                 "shippingAddress": address(o.shippingAddress), "billingAddress": billing.isEmpty ? .null : address(billing),
                 "shippingMethod": ["id": .int(o.shippingMethod), "name": .string(method?.name ?? ""), "price": Money.value(o.shipping), "selected": true],
                 "paymentMethod": paymentMethod,
-                // Whole seconds and `Z`, as ISO8601DateFormatter writes it — by the Swift format style, not an ICU
-                // formatter made for each order read.
-                "orderDate": .string(o.createdAt.formatted(Date.ISO8601FormatStyle())),
+                // Whole seconds and `Z`, as ISO8601DateFormatter writes it.
+                "orderDate": .string(Timestamp.iso8601(o.createdAt, fractionDigits: 0)),
                 "currencyBaseRate": 1.0, "usedFallbackTax": false, "affiliateHtml": "", "paymentHtml": "", "otherComment": "",
                 "attributes": [], "deliveryGroups": [], "discountsApplied": []]
     }

@@ -79,15 +79,6 @@ import TestSupport
         let major = #expect(throws: Diagnostic.self) { try Amount.parse(option: "--amount", "1,5", notation: .majorUnits, currency: .usd) }
         #expect(major?.hint == "give a decimal in USD with at most 2 decimals (12.34); no sign, exponent, comma or spaces")
     }
-
-    @Test func timestampsWithNanosecondsParse() throws {
-        let nanos = try #require(Timestamp.parse("2026-12-01T15:30:00.123456789Z"))
-        let plain = try #require(Timestamp.parse("2026-12-01T15:30:00Z"))
-        #expect(abs(nanos.timeIntervalSince(plain) - 0.123) < 0.0005)
-        #expect(Timestamp.parse("2026-12-01T17:30:00.5+02:00") == plain.addingTimeInterval(0.5))
-        #expect(Timestamp.parse("yesterday") == nil)
-        #expect(Timestamp.parse("2026-12-01T15:30:00.Z") == nil)
-    }
 }
 
 /// ISO 4217 codes, alphabetic or numeric, with their minor-unit digits.
