@@ -1,5 +1,6 @@
 import COpenSSL
 import Foundation
+import Synchronization
 
 /// Detached CMS (PKCS#7) SignedData, the signature format of Apple Pay payment tokens.
 public enum CMS {
@@ -51,7 +52,7 @@ public enum CMS {
     /// this one parse rather than parsing them again.
     public static func verify(signature: Data, content: Data, trustedRoots: [Certificate],
                               at time: Date? = nil) throws -> Verified {
-        let cms = try parse(signature)
+        let (cms, carried) = try parseCarryingCertificates(signature)
         defer { CMS_ContentInfo_free(cms) }
         guard let store = X509_STORE_new() else { throw CryptoError(openSSL: "X509_STORE_new failed") }
         defer { X509_STORE_free(store) }
@@ -72,13 +73,6 @@ public enum CMS {
         defer { copenssl_sk_X509_free(signers) }  // the stack is ours, the certificates are the CMS's
         let signerCertificates = try (0..<copenssl_sk_X509_num(signers)).map { index in
             try Certificate(box: X509Box.retaining(copenssl_sk_X509_value(signers, index)))
-        }
-        // CMS_get1_certs hands over a reference to each certificate (each box takes one) and the stack, which is freed.
-        var carried: [Certificate] = []
-        if let certificates = CMS_get1_certs(cms) {
-            defer { copenssl_sk_X509_free(certificates) }
-            let boxes = (0..<copenssl_sk_X509_num(certificates)).map { X509Box(taking: copenssl_sk_X509_value(certificates, $0)) }
-            carried = try boxes.map { try Certificate(box: $0) }
         }
         return Verified(signers: signerCertificates, certificates: carried)
     }
@@ -102,6 +96,128 @@ public enum CMS {
     private static func parse(_ der: Data) throws -> OpaquePointer {
         try derDecode(der, what: "CMS", decode: { d2i_CMS_ContentInfo(nil, $0, $1) },
                       release: { CMS_ContentInfo_free($0) })
+    }
+
+    // MARK: Certificates parsed once
+
+    /// The SignedData, and the certificates it carries. OpenSSL 3.0 decodes the key of every certificate it parses
+    /// through its provider decoders, which costs more than the signature check itself, on every parse. The tokens one
+    /// signer makes carry the same certificates each time, so their bytes are cut off the DER and parsed once per
+    /// distinct bytes (`carried`), and OpenSSL parses the rest. DER not shaped as RFC 5652's SignedData is parsed
+    /// whole, so OpenSSL still says what is wrong with it.
+    static func parseCarryingCertificates(_ der: Data) throws -> (cms: OpaquePointer, certificates: [Certificate]) {
+        let bytes = [UInt8](der)
+        if let (rest, field) = splitCertificates(bytes) {
+            let fieldBytes = Data(bytes[field])
+            if let certificates = carried.withLock({ $0[fieldBytes] }) ?? parseCertificates(bytes[field]) {
+                carried.withLock { cache in
+                    if cache.count >= carriedLimit, cache[fieldBytes] == nil { cache.removeAll() }
+                    cache[fieldBytes] = certificates
+                }
+                // Put back as parsed objects (each takes a reference), the SignedData is what the whole DER says: its
+                // signer is found among them and its chains built through them. A certificate carried twice cannot be
+                // added twice: such DER is parsed whole.
+                let cms = try parse(Data(rest))
+                if certificates.allSatisfy({ CMS_add1_cert(cms, $0.box.x509) == 1 }) { return (cms, certificates) }
+                CMS_ContentInfo_free(cms)
+                ERR_clear_error()
+            }
+        }
+        let cms = try parse(der)
+        // CMS_get1_certs hands over a reference to each certificate (each box takes one) and the stack, which is freed.
+        var certificates: [Certificate] = []
+        if let stack = CMS_get1_certs(cms) {
+            defer { copenssl_sk_X509_free(stack) }
+            let boxes = (0..<copenssl_sk_X509_num(stack)).map { X509Box(taking: copenssl_sk_X509_value(stack, $0)) }
+            do { certificates = try boxes.map { try Certificate(box: $0) } } catch { CMS_ContentInfo_free(cms); throw error }
+        }
+        return (cms, certificates)
+    }
+
+    /// Certificates by the bytes of the field that carried them; a few signers at most, so emptied when full.
+    private static let carried = Mutex<[Data: [Certificate]]>([:])
+    private static let carriedLimit = 16
+
+    /// `der` without its `certificates [0] IMPLICIT CertificateSet` field, and that field's range (tag and length
+    /// included); nil unless `der` is ContentInfo { signedData OID, [0] EXPLICIT SignedData { version,
+    /// digestAlgorithms, encapContentInfo, certificates, … } } in definite lengths, filling its bytes exactly.
+    /// OpenSSL's own TLV reader and writer (`ASN1_get_object`, `ASN1_put_object`) read and write the headers.
+    static func splitCertificates(_ der: [UInt8]) -> (rest: [UInt8], certificates: Range<Int>)? {
+        der.withUnsafeBufferPointer { buffer -> (rest: [UInt8], certificates: Range<Int>)? in
+            guard let contentInfo = TLV(buffer, at: 0, end: buffer.count), contentInfo.isUniversal(V_ASN1_SEQUENCE),
+                  contentInfo.end == buffer.count,
+                  let type = TLV(buffer, at: contentInfo.content, end: contentInfo.end), type.isUniversal(V_ASN1_OBJECT),
+                  let explicit = TLV(buffer, at: type.end, end: contentInfo.end), explicit.isContext(0),
+                  explicit.end == contentInfo.end,
+                  let signedData = TLV(buffer, at: explicit.content, end: explicit.end), signedData.isUniversal(V_ASN1_SEQUENCE),
+                  signedData.end == explicit.end,
+                  let version = TLV(buffer, at: signedData.content, end: signedData.end), version.isUniversal(V_ASN1_INTEGER),
+                  let digests = TLV(buffer, at: version.end, end: signedData.end), digests.isUniversal(V_ASN1_SET),
+                  let encapsulated = TLV(buffer, at: digests.end, end: signedData.end), encapsulated.isUniversal(V_ASN1_SEQUENCE),
+                  let certificates = TLV(buffer, at: encapsulated.end, end: signedData.end), certificates.isContext(0)
+            else { return nil }
+            // The same structure, the certificates left out: each enclosing header written again with its new length.
+            let signedDataLength = (signedData.end - signedData.content) - (certificates.end - certificates.start)
+            let explicitLength = Int(ASN1_object_size(1, Int32(signedDataLength), V_ASN1_SEQUENCE))
+            let contentInfoLength = (type.end - type.start) + Int(ASN1_object_size(1, Int32(explicitLength), 0))
+            var rest = [UInt8](repeating: 0, count: Int(ASN1_object_size(1, Int32(contentInfoLength), V_ASN1_SEQUENCE)))
+            let written = rest.withUnsafeMutableBufferPointer { out -> Int in
+                var cursor: UnsafeMutablePointer<UInt8>? = out.baseAddress
+                ASN1_put_object(&cursor, 1, Int32(contentInfoLength), V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL)
+                for byte in buffer[type.start..<type.end] { cursor!.pointee = byte; cursor! += 1 }
+                ASN1_put_object(&cursor, 1, Int32(explicitLength), 0, V_ASN1_CONTEXT_SPECIFIC)
+                ASN1_put_object(&cursor, 1, Int32(signedDataLength), V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL)
+                for range in [signedData.content..<certificates.start, certificates.end..<signedData.end] {
+                    for byte in buffer[range] { cursor!.pointee = byte; cursor! += 1 }
+                }
+                return cursor! - out.baseAddress!
+            }
+            guard written == rest.count else { return nil }
+            return (rest, certificates.start..<certificates.end)
+        }
+    }
+
+    /// Each certificate of a `certificates` field (its tag and length included), or nil when any does not parse or
+    /// bytes are left over.
+    static func parseCertificates(_ field: ArraySlice<UInt8>) -> [Certificate]? {
+        Array(field).withUnsafeBufferPointer { buffer -> [Certificate]? in
+            guard let set = TLV(buffer, at: 0, end: buffer.count), set.isContext(0), set.end == buffer.count else { return nil }
+            var certificates: [Certificate] = []
+            var at = set.content
+            while at < set.end {
+                guard let element = TLV(buffer, at: at, end: set.end),
+                      let certificate = try? Certificate(der: Data(buffer[element.start..<element.end])) else { return nil }
+                certificates.append(certificate)
+                at = element.end
+            }
+            return certificates
+        }
+    }
+
+    /// One DER tag-length-value, as OpenSSL's `ASN1_get_object` reads it: definite lengths only.
+    private struct TLV {
+        let start: Int, content: Int, end: Int
+        let tag: Int32, tagClass: Int32, constructed: Bool
+
+        init?(_ buffer: UnsafeBufferPointer<UInt8>, at start: Int, end: Int) {
+            guard start < end, end <= buffer.count, let base = buffer.baseAddress else { return nil }
+            var cursor: UnsafePointer<UInt8>? = base + start
+            var length = 0, tag: Int32 = 0, tagClass: Int32 = 0
+            let flags = ASN1_get_object(&cursor, &length, &tag, &tagClass, end - start)
+            // 0x80: an error; 0x21: an indefinite length (BER, not DER).
+            guard flags & 0x80 == 0, flags != 0x21, let cursor else { return nil }
+            let content = cursor - base
+            guard length >= 0, content + length <= end else { return nil }
+            self.start = start
+            self.content = content
+            self.end = content + length
+            self.tag = tag
+            self.tagClass = tagClass
+            constructed = flags & V_ASN1_CONSTRUCTED != 0
+        }
+
+        func isUniversal(_ expected: Int32) -> Bool { tagClass == V_ASN1_UNIVERSAL && tag == expected }
+        func isContext(_ expected: Int32) -> Bool { tagClass == V_ASN1_CONTEXT_SPECIFIC && tag == expected && constructed }
     }
 
     /// Turns OpenSSL's CMS_verify error queue into one clear line.

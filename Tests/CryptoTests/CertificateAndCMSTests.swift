@@ -1,4 +1,4 @@
-import Crypto
+@testable import Crypto
 import Foundation
 import Testing
 
@@ -120,6 +120,53 @@ struct Chain {
         #expect(throws: CryptoError.self) {
             try CMS.verifyDetached(signature: withoutIntermediate, content: content, trustedRoots: [chain.root])
         }
+    }
+
+    /// The certificates a signature carries are cut off its DER and parsed once per distinct bytes; what is left is
+    /// still the same SignedData, and OpenSSL still judges the whole.
+    @Test func carriedCertificatesAreSplitOffAndParsedOnce() throws {
+        let chain = try Chain()
+        let signature = try CMS.signDetached(content: content, signer: chain.leaf, key: chain.leafKey)
+        let bytes = [UInt8](signature)
+        let (rest, field) = try #require(CMS.splitCertificates(bytes))
+        #expect(rest.count == bytes.count - field.count)
+        // The field's own bytes hold the leaf's DER; the rest does not.
+        let leaf = [UInt8](chain.leaf.derRepresentation)
+        #expect(bytes[field].firstRange(of: leaf) != nil)
+        #expect(rest.firstRange(of: leaf) == nil)
+        #expect(CMS.parseCertificates(bytes[field]) == [chain.leaf])
+        // The rest is a SignedData that carries no certificate, so on its own no signer can be found.
+        #expect(CMS.splitCertificates(rest) == nil)
+        #expect(throws: CryptoError.self) { try CMS.verify(signature: Data(rest), content: content, trustedRoots: [chain.root]) }
+        // Verified twice, the second time from the parsed certificates kept: the same answer, the same objects.
+        let first = try CMS.verify(signature: signature, content: content, trustedRoots: [chain.root])
+        let again = try CMS.verify(signature: try CMS.signDetached(content: content, signer: chain.leaf, key: chain.leafKey),
+                                   content: content, trustedRoots: [chain.root])
+        #expect(first.signers == [chain.leaf] && again.signers == [chain.leaf] && again.certificates == [chain.leaf])
+        // Another signer's certificates are its own, never those of the signature verified before.
+        let other = try Chain()
+        let theirs = try CMS.signDetached(content: content, signer: other.leaf, key: other.leafKey)
+        #expect(try CMS.verify(signature: theirs, content: content, trustedRoots: [other.root]).signers == [other.leaf])
+        #expect(throws: CryptoError.self) { try CMS.verify(signature: theirs, content: content, trustedRoots: [chain.root]) }
+    }
+
+    /// DER that is not the expected SignedData shape is left whole to OpenSSL: a certificate field with a byte
+    /// changed inside a certificate, a field whose length runs past its parent, a BER indefinite length.
+    @Test func anythingElseIsLeftToOpenSSL() throws {
+        let chain = try Chain()
+        let signature = [UInt8](try CMS.signDetached(content: content, signer: chain.leaf, key: chain.leafKey))
+        let field = try #require(CMS.splitCertificates(signature)).certificates
+        var broken = signature
+        let leaf = try #require(signature.firstRange(of: [UInt8](chain.leaf.derRepresentation)))
+        broken[leaf.lowerBound] = 0x31  // the leaf's SEQUENCE made a SET
+        #expect(CMS.parseCertificates(broken[field]) == nil)
+        #expect(throws: CryptoError.self) { try CMS.verify(signature: Data(broken), content: content, trustedRoots: [chain.root]) }
+        var indefinite = signature
+        indefinite[1] = 0x80  // the outer SEQUENCE's length made indefinite
+        #expect(CMS.splitCertificates(indefinite) == nil)
+        #expect(CMS.splitCertificates(Array(signature.dropLast())) == nil)
+        #expect(CMS.splitCertificates(signature + [0]) == nil)
+        #expect(CMS.splitCertificates([]) == nil)
     }
 
     @Test func otherRootFails() throws {
