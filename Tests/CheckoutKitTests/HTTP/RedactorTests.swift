@@ -185,6 +185,21 @@ import Testing
         #expect(!r.forms(since: before).contains(Array("shared-between-runs".utf8)))
     }
 
+    /// Long secrets alike in their length, their first and their last 32 bytes (a key is hashed by those alone) are
+    /// still two secrets: each is masked, and forgetting one run's leaves the other's.
+    @Test func longSecretsAlikeAtBothEndsAreTwoSecrets() {
+        let head = String(repeating: "h", count: 40), tail = String(repeating: "t", count: 40)
+        let first = head + "first-middle" + tail, second = head + "other-middle" + tail
+        let r = Redactor()
+        Redactor.$run.withValue("run 1") { r.register(first) }
+        Redactor.$run.withValue("run 2") { r.register(second) }
+        #expect(r.text("a \(first) b \(second) c") == "a \(mask) b \(mask) c")
+        r.forget(run: "run 1")
+        #expect(r.text(first) == first)
+        #expect(r.text(second) == mask)
+        #expect(r.text(Data(second.utf8).base64EncodedString()) == mask, "and its forms")
+    }
+
     /// A forgotten run's forms are no longer among those learned since an earlier generation: a state-file part masked
     /// before is not searched for them again.
     @Test func forgottenFormsAreNoLongerListedAsLearned() {
