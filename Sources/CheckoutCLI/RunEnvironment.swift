@@ -15,6 +15,9 @@ final class RunEnvironment: Sendable {
     let console: Console
     /// `flow replay`: the recording answers instead of the network.
     let replay: Replay?
+    /// Where a run keeps the copies a settle command re-sends: next to the environment's default state file. Worked
+    /// out once: it reads the whole process environment.
+    let keepDirectory: String
 
     private init(settings: GlobalSettings, configuration: Configuration, redactor: Redactor, state: StateStore,
                  emulator: Emulator?, throwawayState: Bool, console: Console, replay: Replay? = nil) {
@@ -26,6 +29,8 @@ final class RunEnvironment: Sendable {
         self.throwawayState = throwawayState
         self.console = console
         self.replay = replay
+        keepDirectory = FileIO.directory(of: StateStore.defaultPath(environment: configuration.environment,
+                                                                    processEnvironment: ProcessInfo.processInfo.environment)) + "/kept"
     }
 
     /// What a replay runs against: its recording's transport (which is also where its listeners listen) and the
@@ -191,11 +196,6 @@ final class RunEnvironment: Sendable {
     }
 
     /// Where files a later command needs are kept: next to the environment's default state file.
-    var keepDirectory: String {
-        FileIO.directory(of: StateStore.defaultPath(environment: configuration.environment,
-                                                    processEnvironment: ProcessInfo.processInfo.environment)) + "/kept"
-    }
-
     /// The reporters the invocation asked for; without the HAR recorder when `recording` is false (a suite records
     /// each flow apart).
     func makeReporters(recording: Bool = true) -> Reporters {

@@ -405,12 +405,14 @@ public struct StateStore: Sendable {
     /// Released when the returned lock is (or the process ends).
     public func holdChain(wait: Double, command: String) throws(Diagnostic) -> ChainLock? {
         guard isRegularFile else { return nil }
-        let directory = FileIO.directory(of: target)
-        if !directory.isEmpty {
-            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        }
         let lockPath = target + ".chain.lock"
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        var fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        // The state file's folder is made on first use only: a batch takes the chain once per run.
+        let directory = FileIO.directory(of: target)
+        if fd < 0, errno == ENOENT, !directory.isEmpty {
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        }
         guard fd >= 0 else {
             throw .ioError("cannot open \(lockPath): \(String(cString: strerror(errno)))", hint: "pass --session FILE somewhere writable")
         }

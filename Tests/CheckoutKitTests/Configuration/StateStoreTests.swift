@@ -136,6 +136,20 @@ import TestSupport
 
 /// Run scopes, the chain lock, and the file-wide sections that guard money across them.
 @Suite struct StateStoreScopeTests {
+    /// The chain's lock is taken before the state file is first written, so its folder is made then (owner only), and
+    /// only when it is missing.
+    @Test func theChainMakesAMissingFolderForItsLock() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = StateStore(path: dir + "/new/folder/state.json")
+        let hold = try #require(try store.holdChain(wait: 0, command: "test"))
+        let attributes = try FileManager.default.attributesOfItem(atPath: dir + "/new/folder")
+        #expect((attributes[.posixPermissions] as? Int) == 0o700)
+        let mark = try String(contentsOfFile: dir + "/new/folder/state.json.chain.lock", encoding: .utf8)
+        #expect(mark == "pid \(getpid()): test\n")
+        withExtendedLifetime(hold) {}
+    }
+
     @Test func aRunSeesTheChainsCapturesButNoProviderSectionAndBecomesTheChainWhenItEnds() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
