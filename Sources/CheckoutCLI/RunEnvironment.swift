@@ -15,8 +15,8 @@ final class RunEnvironment: Sendable {
     let console: Console
     /// `flow replay`: the recording answers instead of the network.
     let replay: Replay?
-    /// Where a run keeps the copies a settle command re-sends: next to the environment's default state file. Worked
-    /// out once: it reads the whole process environment.
+    /// Where files a later command needs are kept (the copies a settle command re-sends): next to the environment's
+    /// default state file. Worked out once: it reads the whole process environment.
     let keepDirectory: String
 
     private init(settings: GlobalSettings, configuration: Configuration, redactor: Redactor, state: StateStore,
@@ -195,7 +195,6 @@ final class RunEnvironment: Sendable {
         return (options, withheld)
     }
 
-    /// Where files a later command needs are kept: next to the environment's default state file.
     /// The reporters the invocation asked for; without the HAR recorder when `recording` is false (a suite records
     /// each flow apart).
     func makeReporters(recording: Bool = true) -> Reporters {
