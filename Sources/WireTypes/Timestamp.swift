@@ -62,19 +62,25 @@ public enum Timestamp {
         return Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds) / 1e9)
     }
 
-    private static let powersOfTen: [Int64] = (0...9).map { (0..<$0).reduce(1) { product, _ in product * 10 } }
+    /// The UTC calendar date `date` falls on.
+    public static func utcDate(_ date: Date) -> (year: Int, month: Int, day: Int) {
+        civil(days: floorDivision(Int64(date.timeIntervalSince1970.rounded(.down)), 86_400))
+    }
 
-    private static func twoDigits(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
-
-    private static func floorDivision(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
-
-    private static func daysIn(month: Int, year: Int) -> Int {
+    /// How many days `month` (1–12) of `year` has in the proleptic Gregorian calendar.
+    public static func daysIn(month: Int, year: Int) -> Int {
         switch month {
         case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
         case 4, 6, 9, 11: 30
         default: 31
         }
     }
+
+    private static let powersOfTen: [Int64] = (0...9).map { (0..<$0).reduce(1) { product, _ in product * 10 } }
+
+    private static func twoDigits(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+
+    private static func floorDivision(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
 
     // Days since 1970-01-01 to and from a date, in 400-year eras of 146,097 days with years that start on 1 March, so
     // that the leap day is the last of its year (H. Hinnant's published `days_from_civil` / `civil_from_days`).

@@ -72,16 +72,13 @@ public enum PaymentTokenMaker {
 
     /// The last day of the current month three years from `now` (UTC), as YYMMDD: far enough ahead that a
     /// made token never trips an expiry check, shaped like a real card expiry (cards expire at month end).
-    /// Plain UTC arithmetic rather than `Calendar`: a Gregorian `Calendar` looks the current time zone up in ICU, which
-    /// maps megabytes of ICU code and data into every run that makes a token.
+    /// `Timestamp`'s calendar arithmetic rather than `Calendar`: a Gregorian `Calendar` looks the current time zone up
+    /// in ICU, which maps megabytes of ICU code and data into every run that makes a token.
     public static func defaultExpiration(now: Date = Date()) -> String {
-        var seconds = time_t(now.timeIntervalSince1970.rounded(.down))
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        let year = Int(parts.tm_year) + 1900 + 3, month = Int(parts.tm_mon) + 1
-        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-        let lastDay = month == 2 ? (leap ? 29 : 28) : [4, 6, 9, 11].contains(month) ? 30 : 31
-        return [year % 100, month, lastDay].map { $0 < 10 ? "0\($0)" : "\($0)" }.joined()
+        let today = Timestamp.utcDate(now)
+        let year = today.year + 3
+        let lastDay = Timestamp.daysIn(month: today.month, year: year)
+        return [year % 100, today.month, lastDay].map { $0 < 10 ? "0\($0)" : "\($0)" }.joined()
     }
 
     /// NIST SP 800-56A OtherInfo as Apple specifies it for EC_v1:

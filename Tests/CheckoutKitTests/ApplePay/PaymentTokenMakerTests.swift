@@ -116,20 +116,12 @@ import Testing
         #expect(h1["ephemeralPublicKey"] != h2["ephemeralPublicKey"])
     }
 
-    @Test func defaultExpirationIsMonthEndThreeYearsOut() {
-        let date = ISO8601DateFormatter().date(from: "2026-02-10T12:00:00Z")!
-        #expect(PaymentTokenMaker.defaultExpiration(now: date) == "290228")
-        let november = ISO8601DateFormatter().date(from: "2026-11-29T12:00:00Z")!
-        #expect(PaymentTokenMaker.defaultExpiration(now: november) == "291130")
-        // Three years on from 2025 is a leap year (2028), from 2097 a century that is not one (2100).
-        let leap = ISO8601DateFormatter().date(from: "2025-02-01T00:00:00Z")!
-        #expect(PaymentTokenMaker.defaultExpiration(now: leap) == "280229")
-        let century = ISO8601DateFormatter().date(from: "2097-02-28T23:59:59Z")!
-        #expect(PaymentTokenMaker.defaultExpiration(now: century) == "000228")
-        let december = ISO8601DateFormatter().date(from: "2026-12-31T23:59:59Z")!
-        #expect(PaymentTokenMaker.defaultExpiration(now: december) == "291231")
-        let april = ISO8601DateFormatter().date(from: "2026-04-30T23:00:00Z")!
-        #expect(PaymentTokenMaker.defaultExpiration(now: april) == "290430")
+    // Three years on from 2025 is a leap year (2028), from 2097 a century that is not one (2100).
+    @Test(arguments: [("2026-02-10T12:00:00Z", "290228"), ("2026-11-29T12:00:00Z", "291130"), ("2025-02-01T00:00:00Z", "280229"),
+                      ("2097-02-28T23:59:59Z", "000228"), ("2026-12-31T23:59:59Z", "291231"), ("2026-04-30T23:00:00Z", "290430")])
+    func defaultExpirationIsMonthEndThreeYearsOut(now: String, expiry: String) throws {
+        let date = try #require(ISO8601DateFormatter().date(from: now))
+        #expect(PaymentTokenMaker.defaultExpiration(now: date) == expiry)
     }
 
     @Test func rejectsBadRequests() {
