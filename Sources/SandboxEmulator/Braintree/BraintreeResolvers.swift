@@ -164,7 +164,8 @@ enum BraintreeResolvers {
         return ["value": .string(DecimalAmount.text(cents)), "currencyCode": currency, "currencyIsoCode": currency]
     }
 
-    static func timestamp(_ date: Date) -> String { Timestamp.iso8601(date) }
+    /// The schema's `Timestamp`: "ISO 8601 … with microsecond precision, in UTC".
+    static func timestamp(_ date: Date) -> String { Timestamp.iso8601(date, fractionDigits: 6) }
 
     /// `CreditCardDetails` of an Apple Pay card (the union member, named by `__typename`).
     static func snapshot(_ card: BraintreeRules.Card) -> GraphQLValue {

@@ -61,7 +61,9 @@ import Testing
             let padded = id + String(repeating: "=", count: (4 - id.count % 4) % 4)
             #expect(Data(base64Encoded: padded).map { String(decoding: $0, as: UTF8.self) } == "transaction_" + legacy)
             #expect(t["orderId"] as? String == "order-1" && t["merchantAccountId"] as? String == BraintreeRules.merchantAccountID)
-            #expect(t["createdAt"] is String)
+            // The schema's Timestamp: ISO 8601 with microsecond precision, in UTC.
+            let createdAt = try #require(t["createdAt"] as? String)
+            #expect(createdAt.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z/) != nil, "\(createdAt)")
             let snapshot = try #require(t["paymentMethodSnapshot"] as? [String: Any])
             #expect(snapshot["__typename"] as? String == "CreditCardDetails" && snapshot["brandCode"] as? String == "VISA")
             #expect(snapshot["last4"] as? String == "1111")
