@@ -34,6 +34,32 @@ import Testing
         #expect(try JSON.parse(text) == .string(tricky))
     }
 
+    /// A string's bytes are checked as UTF-8, with or without escapes in it: the standard library's validating
+    /// initialiser is the oracle, over hand-picked cases (a three-byte prefix of a four-byte character is as long as the
+    /// U+FFFD a repair would put there) and random bytes.
+    @Test func stringsMustBeValidUTF8() throws {
+        func parses(_ inner: [UInt8]) -> String? {
+            try? JSON.parse(Data([UInt8(ascii: "\"")] + inner + [UInt8(ascii: "\"")])).stringValue
+        }
+        let cases: [[UInt8]] = [
+            Array("plain".utf8), Array("é ☃ 😀".utf8), [0xFF], [0x80], [0xC3], [0xE2, 0x82], [0xF0, 0x9F, 0x98],
+            [0xF0, 0x9F, 0x98, 0x41], [0xC0, 0xAF], [0xE0, 0x80, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80],
+            [0xEF, 0xBF, 0xBD], Array("a".utf8) + [0xF0, 0x9F, 0x98],
+        ]
+        var generator = SystemRandomNumberGenerator()
+        let random = (0..<2_000).map { _ in
+            (0..<Int.random(in: 1...6, using: &generator)).map { _ in
+                UInt8.random(in: 0x20...0xFF, using: &generator)
+            }.filter { $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+        }
+        for bytes in cases + random {
+            let expected = String(validating: bytes, as: UTF8.self)
+            #expect(parses(bytes) == expected, "\(bytes)")
+            // The same bytes after an escape go through the other path.
+            #expect(parses(Array(#"\n"#.utf8) + bytes) == expected.map { "\n" + $0 }, "\(bytes) after an escape")
+        }
+    }
+
     @Test func prettyOutputParsesBack() throws {
         let value: JSON = ["k": [1, "two", ["three": nil]], "a": true]
         let pretty = value.serialized(pretty: true)

@@ -146,16 +146,15 @@ extension StateStore {
             store.wholeText = Array(bytes.dropLast())
             return written
         }
-        let credentials = credentialPaths(in: document)
         let learned = LearnedForms(redactor: redactor)
         // Masking a part can teach the redactor a secret (a value under a sensitive key) that another part holds: go
         // round again until a whole pass learns nothing, as masking the whole document at once would.
         var rendered = renderObject(members, value: document, at: [], reusing: store.document, keyBytes: [], in: document,
-                                    credentials: credentials, learned: learned)
+                                    learned: learned)
         // Every part is masked right as of the generation the pass began at; one learned during it needs another pass.
         for _ in 0..<8 where rendered.generation != redactor?.generation ?? 0 {
             rendered = renderObject(members, value: document, at: [], reusing: rendered, keyBytes: [], in: document,
-                                    credentials: credentials, learned: learned)
+                                    learned: learned)
         }
         store.document = rendered
         store.wholeText = []
@@ -169,7 +168,7 @@ extension StateStore {
     /// changed another section), no member is looked up; otherwise each is looked up once, and once more only when
     /// members were added.
     private func renderObject(_ members: [String: JSON], value: JSON, at path: [String], reusing known: RenderedSection?, keyBytes: [UInt8],
-                              in document: JSON, credentials: [JSONPath], learned: LearnedForms) -> RenderedSection {
+                              in document: JSON, learned: LearnedForms) -> RenderedSection {
         let generation = redactor?.generation ?? 0
         var keys = known?.keys ?? []
         var parts: [RenderedSection?] = known?.ordered ?? []
@@ -214,7 +213,7 @@ extension StateStore {
             let key = keys[i]
             let value = values[i] ?? members[key]!
             let (part, reused) = renderPart(value, key: key, in: members, at: path, reusing: parts[i],
-                                            checkedAt: known?.generation, document: document, credentials: credentials, learned: learned)
+                                            checkedAt: known?.generation, document: document, learned: learned)
             if reused { continue }
             let before = parts[i]
             parts[i] = part
@@ -258,7 +257,7 @@ extension StateStore {
     /// A member's part: reused (true) when `known` holds `value` and no secret learned since it was last checked — at
     /// its own generation or its parent's (`checkedAt`), whichever is later — occurs in its text.
     private func renderPart(_ value: JSON, key: String, in parent: [String: JSON], at path: [String], reusing known: RenderedSection?,
-                            checkedAt parentGeneration: Int?, document: JSON, credentials: [JSONPath], learned: LearnedForms) -> (RenderedSection, reused: Bool) {
+                            checkedAt parentGeneration: Int?, document: JSON, learned: LearnedForms) -> (RenderedSection, reused: Bool) {
         let generation = redactor?.generation ?? 0
         var keyBytes: [UInt8] = []
         if let known { keyBytes = known.keyBytes } else {
@@ -271,7 +270,7 @@ extension StateStore {
             let object = known?.ordered != nil ? known : nil
             if let object, object.generation == generation, object.holds(value) { return (object, true) }
             return (renderObject(members, value: value, at: [key], reusing: object, keyBytes: keyBytes, in: document,
-                                 credentials: credentials, learned: learned), false)
+                                 learned: learned), false)
         }
         if let known, known.ordered == nil, known.holds(value) {
             let checked = max(known.generation, parentGeneration ?? known.generation)
@@ -290,7 +289,8 @@ extension StateStore {
         let place = (path + [key]).map(JSONPath.Component.key)
         let here = JSONPath(components: place)
         var wrapped = redactor?.json(here.setting(value, in: .object([:]))) ?? here.setting(value, in: .object([:]))
-        for credential in credentials where credential.components.starts(with: place) {
+        // Only the credentials under this part: a write re-renders one run's scope among the twenty the file keeps.
+        for credential in credentialPaths(in: document, under: place) {
             if let kept = credential.evaluate(document) { wrapped = credential.setting(kept, in: wrapped) }
         }
         let output = here.evaluate(wrapped) ?? .null

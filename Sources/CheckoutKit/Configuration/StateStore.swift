@@ -28,26 +28,31 @@ public struct StateStore: Sendable {
     /// or a FIFO is written in place, unlocked: found once, when the store is made, not on each of a run's dozens of reads.
     private let target: String
     private let isRegularFile: Bool
+    /// The run scopes whose kept credentials `redactor` has learned, by run, each as the very value learned from (the
+    /// same storage: telling it costs nothing); shared by the stores of one file and redactor (`ownRun`, `scoped`).
+    private let learnedScopes: LearnedScopes
 
     public init(path: String, redactor: Redactor? = nil, run: String? = nil) {
         let target = FileIO.resolvingSymlinks(path)
         var info = stat()
         let regular = stat(target, &info) != 0 || (info.st_mode & S_IFMT) == S_IFREG
-        self.init(path: path, target: target, regular: regular, redactor: redactor, run: run, journal: nil)
+        self.init(path: path, target: target, regular: regular, redactor: redactor, run: run, journal: nil, learned: LearnedScopes())
     }
 
-    private init(path: String, target: String, regular: Bool, redactor: Redactor?, run: String?, journal: StateJournal?) {
+    private init(path: String, target: String, regular: Bool, redactor: Redactor?, run: String?, journal: StateJournal?,
+                 learned: LearnedScopes) {
         self.path = path
         self.target = target
         self.isRegularFile = regular
         self.redactor = redactor
         self.run = run
         self.journal = journal
+        self.learnedScopes = learned
     }
 
     /// The same file, seen from a run's own scope, each change written as it is made.
     public func scoped(run: String) -> StateStore {
-        StateStore(path: path, target: target, regular: isRegularFile, redactor: redactor, run: run, journal: nil)
+        StateStore(path: path, target: target, regular: isRegularFile, redactor: redactor, run: run, journal: nil, learned: learnedScopes)
     }
 
     /// A new run of a whole flow: a scope of its own whose changes reach the disk before a money call is sent and when
@@ -55,7 +60,8 @@ public struct StateStore: Sendable {
     /// run that is one of a batch's (`batched`) is appended too, and the command writes the file whole once it ends
     /// (`compactFiles`); a lone run's finish writes it whole, so that it costs no third write.
     public func ownRun(_ id: String, batched: Bool = false) -> StateStore {
-        StateStore(path: path, target: target, regular: isRegularFile, redactor: redactor, run: id, journal: StateJournal(batched: batched))
+        StateStore(path: path, target: target, regular: isRegularFile, redactor: redactor, run: id, journal: StateJournal(batched: batched),
+                   learned: learnedScopes)
     }
 
     /// Writes the run's pending changes (nothing when there are none): what must be on disk before a money call is sent.
@@ -104,9 +110,11 @@ public struct StateStore: Sendable {
             var runs = top["runs"]?.objectValue ?? [:]
             runs[run] = .object(scope)
             let keep = Set(open.compactMap(\.run))
-            func finished(_ id: String) -> String? { runs[id]?[Self.runRecord]?["finishedAt"]?.stringValue }
-            let forgettable = runs.keys.filter { !keep.contains($0) && finished($0) != nil }
-            for old in forgettable.sorted(by: { finished($0)! > finished($1)! }).dropFirst(Self.keptRuns) { runs[old] = nil }
+            // Each finished run's time read once, not at each comparison of the sort.
+            let forgettable = runs.compactMap { id, scope in
+                keep.contains(id) ? nil : scope[Self.runRecord]?["finishedAt"]?.stringValue.map { (id: id, finished: $0) }
+            }
+            for old in forgettable.sorted(by: { $0.finished > $1.finished }).dropFirst(Self.keptRuns) { runs[old.id] = nil }
             top["runs"] = .object(runs)
             doc = .object(top)
         }
@@ -342,7 +350,17 @@ public struct StateStore: Sendable {
     private func learnCredentials(in document: JSON) {
         guard redactor != nil else { return }
         learnCredentials(inScope: document)
-        for (_, scope) in document["runs"]?.objectValue ?? [:] { learnCredentials(inScope: scope) }
+        let runs = document["runs"]?.objectValue ?? [:]
+        // Each run's scope once per value: a batch's runs read and write a file in which one scope changed, and the
+        // other nineteen kept would each cost a walk and a locked lookup per credential, on every read and write.
+        // Learned under the lock, so that no one skips a scope another is still learning.
+        learnedScopes.byRun.withLock { learned in
+            for (run, scope) in runs where !(learned[run]?.isIdentical(to: scope) ?? false) {
+                learnCredentials(inScope: scope)
+                learned[run] = scope
+            }
+            if learned.count > 2 * runs.count + 16 { learned = learned.filter { runs[$0.key] != nil } }
+        }
     }
 
     /// The kept credentials of one scope (the chain's sections or a run's).
@@ -356,10 +374,18 @@ public struct StateStore: Sendable {
         }
     }
 
-    /// Every place a kept credential sits: the chain's sections and each run's.
-    func credentialPaths(in document: JSON) -> [JSONPath] {
-        let scopes = [JSONPath.root] + (document["runs"]?.objectValue?.keys.sorted() ?? []).map { Self.runsRoot.appending($0) }
+    /// Every place a kept credential sits at or under `place`: the chain's sections and each run's (only that run's, for
+    /// a place in one run's scope — a write re-renders one scope among twenty kept).
+    func credentialPaths(in document: JSON, under place: [JSONPath.Component] = []) -> [JSONPath] {
+        var runs: [String]
+        if place.count >= 2, place[0] == Self.runsRoot.components[0], case .key(let run) = place[1] {
+            runs = [run]
+        } else {
+            runs = place.isEmpty || place == Self.runsRoot.components ? (document["runs"]?.objectValue?.keys.sorted() ?? []) : []
+        }
+        let scopes = [JSONPath.root] + runs.map { Self.runsRoot.appending($0) }
         return scopes.flatMap { scope in Self.sessionCredentialPaths.map { JSONPath(components: scope.components + $0.components) } }
+            .filter { $0.components.starts(with: place) }
     }
 
     /// Where the state file keeps a credential the next invocation must send (each provider's `keptCredentials`:
@@ -448,4 +474,9 @@ public final class ChainLock: Sendable {
         flock(fd, LOCK_UN)
         close(fd)
     }
+}
+
+/// The run scopes of a state file whose kept credentials a store's redactor has learned (see `learnCredentials`).
+final class LearnedScopes: Sendable {
+    let byRun = Mutex<[String: JSON]>([:])
 }

@@ -43,7 +43,8 @@ public final class Redactor: Sendable {
         // A value registered before costs one lookup: a state file's kept credentials are registered on each read.
         guard !secrets.withLock({ $0.registered[secret]?.covers(run) ?? false }) else { return }
         let trimmed = Self.trimmed(secret)
-        let forms = trimmed.count >= 6 ? Self.encodedForms(of: trimmed).filter { $0.count >= SecretIndex.prefixLength } : []
+        // (Six characters or more, told without counting them all: a token's count walks its every character.)
+        let forms = !trimmed.dropFirst(5).isEmpty ? Self.encodedForms(of: trimmed).filter { $0.count >= SecretIndex.prefixLength } : []
         secrets.withLock { index in
             index.register(secret, for: run)
             for form in forms { index.insert(form, for: run) }
@@ -94,18 +95,26 @@ public final class Redactor: Sendable {
     }
 
     static func percentEncoded(_ bytes: [UInt8], keeping keeps: (UInt8) -> Bool) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count + bytes.count / 4)
-        for byte in bytes {
+        respelled(bytes, widest: 3) { byte, out in
             if keeps(byte) {
-                out.append(byte)
-            } else {
-                out.append(UInt8(ascii: "%"))
-                out.append(hexDigit(byte >> 4))
-                out.append(hexDigit(byte & 0x0F))
+                out[0] = byte
+                return 1
             }
+            (out[0], out[1], out[2]) = (UInt8(ascii: "%"), hexDigit(byte >> 4), hexDigit(byte & 0x0F))
+            return 3
         }
-        return out
+    }
+
+    /// `bytes` with each byte written as `spell` writes it (at most `widest` bytes, the count returned) into one buffer
+    /// sized up front: appending byte by byte to an array cost more than all the rest of registering a secret.
+    @inline(__always)
+    private static func respelled(_ bytes: [UInt8], widest: Int, _ spell: (UInt8, UnsafeMutablePointer<UInt8>) -> Int) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: max(1, bytes.count * widest)) { buffer, count in
+            let start = buffer.baseAddress!
+            var at = start
+            for byte in bytes { at += spell(byte, at) }
+            count = at - start
+        }
     }
 
     private static func hexDigit(_ nibble: UInt8) -> UInt8 {
@@ -121,17 +130,16 @@ public final class Redactor: Sendable {
         func add(_ form: [UInt8]) { if !forms.contains(form) { forms.append(form) } }
         var json: [UInt8] = []
         JSON.appendQuoted(secret, to: &json)
-        json = Array(json.dropFirst().dropLast())
+        json.removeLast()
+        json.removeFirst()
         add(json)
         // Foundation's JSONSerialization also escapes "/".
         if json.contains(UInt8(ascii: "/")) {
-            var escaped: [UInt8] = []
-            escaped.reserveCapacity(json.count + 8)
-            for byte in json {
-                if byte == UInt8(ascii: "/") { escaped.append(UInt8(ascii: "\\")) }
-                escaped.append(byte)
-            }
-            add(escaped)
+            add(respelled(json, widest: 2) { byte, out in
+                guard byte == UInt8(ascii: "/") else { out[0] = byte; return 1 }
+                (out[0], out[1]) = (UInt8(ascii: "\\"), byte)
+                return 2
+            })
         }
         let encoded = percentEncoded(bytes, keeping: isUnreserved)
         add(encoded)
@@ -155,13 +163,14 @@ public final class Redactor: Sendable {
         // base64, and base64url from it: the same digits but two, without the padding.
         let base64 = [UInt8](Data(bytes).base64EncodedData())
         add(base64)
-        add(base64.compactMap { byte in
+        add(respelled(base64, widest: 1) { byte, out in
             switch byte {
-            case UInt8(ascii: "+"): UInt8(ascii: "-")
-            case UInt8(ascii: "/"): UInt8(ascii: "_")
-            case UInt8(ascii: "="): nil
-            default: byte
+            case UInt8(ascii: "+"): out[0] = UInt8(ascii: "-")
+            case UInt8(ascii: "/"): out[0] = UInt8(ascii: "_")
+            case UInt8(ascii: "="): return 0
+            default: out[0] = byte
             }
+            return 1
         })
         // A multi-line secret (a PEM) may be shown line by line; its `-----BEGIN …-----` lines and lines shorter than
         // 16 characters say nothing.
