@@ -43,7 +43,7 @@ let package = Package(
         .target(name: "WireTypes", swiftSettings: releaseSwift),
         // A GraphQL engine (lexer, parser, validation, execution, introspection): the emulator serves Centra's and
         // Braintree's published schemas through it.
-        .target(name: "GraphQL", swiftSettings: releaseSwift),
+        .target(name: "GraphQL", dependencies: ["WireTypes"], swiftSettings: releaseSwift),
         .target(name: "Crypto", dependencies: ["COpenSSL"], swiftSettings: releaseSwift),
         // Programs started as a shell starts them (default signals, nothing blocked, no stray descriptors): the
         // browser `--open` starts, and every process the tests start.

@@ -1,4 +1,5 @@
 import Foundation
+import WireTypes
 
 /// A GraphQL value: what variables, arguments and results are made of. Objects keep their members in order, as a
 /// response keeps the order of the selection (spec §7.2.2). `int` and `float` are kept apart, as the type system does.
@@ -81,7 +82,7 @@ extension GraphQLValue {
             if !d.isFinite { out.append(contentsOf: "null".utf8) }
             else if d == d.rounded(), abs(d) < 1e15 { out.append(contentsOf: String(Int(d)).utf8) }
             else { out.append(contentsOf: "\(d)".utf8) }
-        case .string(let s), .enumValue(let s): Self.writeString(s, into: &out)
+        case .string(let s), .enumValue(let s): JSON.appendQuoted(s, to: &out)
         case .list(let items):
             out.append(UInt8(ascii: "["))
             for (i, item) in items.enumerated() {
@@ -93,30 +94,12 @@ extension GraphQLValue {
             out.append(UInt8(ascii: "{"))
             for (i, (key, value)) in members.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                Self.writeString(key, into: &out)
+                JSON.appendQuoted(key, to: &out)
                 out.append(UInt8(ascii: ":"))
                 value.write(into: &out)
             }
             out.append(UInt8(ascii: "}"))
         }
-    }
-
-    static func writeString(_ s: String, into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        for byte in s.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-            default: out.append(byte)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
     }
 }
 

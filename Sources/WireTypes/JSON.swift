@@ -14,7 +14,7 @@ public enum JSON: Sendable, Equatable, Hashable {
     /// part it is given in O(1) this way before it compares them member by member.
     public func isIdentical(to other: JSON) -> Bool {
         var a = self, b = other
-        return withUnsafeBytes(of: &a) { x in withUnsafeBytes(of: &b) { y in x.elementsEqual(y) } }
+        return withUnsafeBytes(of: &a) { x in withUnsafeBytes(of: &b) { y in memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 } }
     }
 
     public struct ParseError: Error, CustomStringConvertible {

@@ -126,7 +126,7 @@ struct JSONParser {
             switch b {
             case UInt8(ascii: "\""):
                 index += 1
-                guard let s = Self.text(out[...], ascii: false) else { throw error("invalid UTF-8 in a string") }
+                guard let s = Self.text(out[...], ascii: ascii) else { throw error("invalid UTF-8 in a string") }
                 return s
             case UInt8(ascii: "\\"):
                 index += 1
@@ -157,6 +157,8 @@ struct JSONParser {
                 }
             default:
                 if b < 0x20 { throw error("control character in a string") }
+                // (What a \u escape writes is valid UTF-8 by construction; only bytes as given need checking.)
+                ascii = ascii && b < 0x80
                 out.append(b)
                 index += 1
             }
@@ -169,8 +171,8 @@ struct JSONParser {
     /// every key and value) is valid as it is. (The standard library's validating initialiser is not specialised for
     /// this and cost about a thousand instructions a string, a third of a response's parse.)
     private static func text(_ bytes: ArraySlice<UInt8>, ascii: Bool) -> String? {
-        let text = String(decoding: bytes, as: UTF8.self)
-        return ascii || text.utf8.elementsEqual(bytes) ? text : nil
+        var text = String(decoding: bytes, as: UTF8.self)
+        return ascii || text.withUTF8({ written in bytes.withUnsafeBufferPointer { written.elementsEqual($0) } }) ? text : nil
     }
 
     private mutating func hex4() throws(JSON.ParseError) -> UInt32 {

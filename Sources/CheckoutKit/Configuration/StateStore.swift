@@ -28,19 +28,19 @@ public struct StateStore: Sendable {
     /// or a FIFO is written in place, unlocked: found once, when the store is made, not on each of a run's dozens of reads.
     private let target: String
     private let isRegularFile: Bool
-    /// The run scopes whose kept credentials `redactor` has learned, by run, each as the very value learned from (the
-    /// same storage: telling it costs nothing); shared by the stores of one file and redactor (`ownRun`, `scoped`).
-    private let learnedScopes: LearnedScopes
+    /// The run scopes whose kept credentials `redactor` has learned, by run; shared by the stores of one file and
+    /// redactor (`ownRun`, `scoped`).
+    private let learnedScopes: IdentityMemo<Void>
 
     public init(path: String, redactor: Redactor? = nil, run: String? = nil) {
         let target = FileIO.resolvingSymlinks(path)
         var info = stat()
         let regular = stat(target, &info) != 0 || (info.st_mode & S_IFMT) == S_IFREG
-        self.init(path: path, target: target, regular: regular, redactor: redactor, run: run, journal: nil, learned: LearnedScopes())
+        self.init(path: path, target: target, regular: regular, redactor: redactor, run: run, journal: nil, learned: IdentityMemo())
     }
 
     private init(path: String, target: String, regular: Bool, redactor: Redactor?, run: String?, journal: StateJournal?,
-                 learned: LearnedScopes) {
+                 learned: IdentityMemo<Void>) {
         self.path = path
         self.target = target
         self.isRegularFile = regular
@@ -353,14 +353,8 @@ public struct StateStore: Sendable {
         let runs = document["runs"]?.objectValue ?? [:]
         // Each run's scope once per value: a batch's runs read and write a file in which one scope changed, and the
         // other nineteen kept would each cost a walk and a locked lookup per credential, on every read and write.
-        // Learned under the lock, so that no one skips a scope another is still learning.
-        learnedScopes.byRun.withLock { learned in
-            for (run, scope) in runs where !(learned[run]?.isIdentical(to: scope) ?? false) {
-                learnCredentials(inScope: scope)
-                learned[run] = scope
-            }
-            if learned.count > 2 * runs.count + 16 { learned = learned.filter { runs[$0.key] != nil } }
-        }
+        for (run, scope) in runs { learnedScopes.result(run, of: scope) { learnCredentials(inScope: scope) } }
+        learnedScopes.trim(current: runs.count) { runs[$0] != nil }
     }
 
     /// The kept credentials of one scope (the chain's sections or a run's).
@@ -474,9 +468,4 @@ public final class ChainLock: Sendable {
         flock(fd, LOCK_UN)
         close(fd)
     }
-}
-
-/// The run scopes of a state file whose kept credentials a store's redactor has learned (see `learnCredentials`).
-final class LearnedScopes: Sendable {
-    let byRun = Mutex<[String: JSON]>([:])
 }

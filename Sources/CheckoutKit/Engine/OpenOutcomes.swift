@@ -127,9 +127,16 @@ enum OpenOutcomes {
 
     static func decode(_ document: JSON, file: String) throws(Diagnostic) -> [OpenOutcome] {
         var outcomes: [OpenOutcome] = []
-        for (_, field) in try StateField(document["openOutcomes"], at: root, in: file).members() { outcomes.append(try OpenOutcome(field)) }
+        let members = try StateField(document["openOutcomes"], at: root, in: file).members()
+        // A run reads the outcomes a dozen times, each time the same members but its own: each decoded once per value.
+        for (key, field) in members {
+            outcomes.append(try decoded.result(key, of: field.value ?? .null) { () throws(Diagnostic) in try OpenOutcome(field) })
+        }
+        decoded.trim(current: members.count) { key in members.contains { $0.key == key } }
         return outcomes
     }
+
+    private static let decoded = IdentityMemo<OpenOutcome>()
 
     static func record(_ outcome: OpenOutcome, in store: StateStore) throws(Diagnostic) {
         try store.updateFile { (doc: inout JSON) throws(Diagnostic) in

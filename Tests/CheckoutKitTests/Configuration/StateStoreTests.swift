@@ -56,6 +56,14 @@ import TestSupport
         try #"{"cashapp": {"token": "002.next-checkout-token"}}"#.write(toFile: dir + "/state.json", atomically: true, encoding: .utf8)
         _ = try StateStore(path: dir + "/state.json", redactor: another).read()
         #expect(another.text("002.next-checkout-token") == Redactor.mask)
+        // One store read again, as a batch's runs read it: a run's scope that another writer changed is learned again
+        // (each scope is learned once per value, not once per run).
+        let batch = StateStore(path: dir + "/state.json", redactor: another)
+        try #"{"runs": {"r1": {"centra": {"session": "cst_first-run-token"}}}}"#.write(toFile: dir + "/state.json", atomically: true, encoding: .utf8)
+        _ = try batch.ownRun("r2").read()
+        try #"{"runs": {"r1": {"centra": {"session": "cst_rotated-run-token"}}}}"#.write(toFile: dir + "/state.json", atomically: true, encoding: .utf8)
+        _ = try batch.ownRun("r3").read()
+        #expect(another.text("session cst_rotated-run-token") == "session \(Redactor.mask)")
     }
 
     @Test func fileIsPrivateAndNoTemporaryFilesRemain() throws {
