@@ -164,7 +164,7 @@ final class RunEnvironment: Sendable {
     /// them); when the chain stays busy the run's sections stay under its id, said in a warning.
     private func finishOwnRun(_ store: StateStore) throws(Diagnostic) {
         do {
-            let hold = try state.holdChain(wait: Self.chainWait, command: Self.commandName)
+            let hold = try state.holdChain(wait: Self.chainWait, command: Self.commandName, finishingRun: true)
             try store.finishRun()
             withExtendedLifetime(hold) {}
         } catch where error.code == .unavailable {

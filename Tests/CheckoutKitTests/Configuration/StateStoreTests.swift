@@ -229,6 +229,26 @@ import TestSupport
         #expect(try store.holdChain(wait: 0.3, command: "checkout-driver cashapp payment") != nil, "released with its holder")
     }
 
+    /// A process's runs finishing at once share one hold of the chain, which another command (a single step, in this
+    /// process or another) still waits for; it is let go with its last holder.
+    @Test func runsFinishingAtOnceShareOneHoldOfTheChain() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = StateStore(path: dir + "/state.json")
+        var first = try store.ownRun("r1").holdChain(wait: 0, command: "checkout-driver flow run", finishingRun: true)
+        var second = try store.ownRun("r2").holdChain(wait: 0, command: "checkout-driver flow run", finishingRun: true)
+        #expect(first != nil && first === second)
+        #expect(throws: Diagnostic.self) { try store.holdChain(wait: 0.1, command: "checkout-driver bahn confirm") }
+        first = nil
+        #expect(throws: Diagnostic.self) { try store.holdChain(wait: 0.1, command: "checkout-driver bahn confirm") }
+        second = nil
+        #expect(try store.holdChain(wait: 0.3, command: "checkout-driver bahn confirm") != nil, "let go with its last holder")
+        // A hold for a single step is never shared, with another single step or with a finishing run.
+        let step = try store.holdChain(wait: 0, command: "checkout-driver bahn confirm")
+        #expect(throws: Diagnostic.self) { try store.ownRun("r3").holdChain(wait: 0.1, command: "checkout-driver flow run", finishingRun: true) }
+        withExtendedLifetime(step) {}
+    }
+
     @Test func aRunStillGoingIsNeverForgottenAndAChainsOpenPaymentKeepsItsSession() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
