@@ -3,8 +3,9 @@ import PackageDescription
 
 // Dependency direction (see docs/architecture.md, "Targets and dependency direction"):
 //   checkout-driver → CheckoutCLI (→ CQRencode) → CheckoutKit → Crypto / CCurl / LoopbackHTTP / Spawn / Threads / WireTypes
-//   SandboxEmulator → Crypto / LoopbackHTTP / GraphQL / WireTypes   (never CheckoutKit: it is the other side of the wire)
+//   SandboxEmulator → Crypto / LoopbackHTTP / GraphQL / Threads / WireTypes   (never CheckoutKit: it is the other side of the wire)
 //   LoopbackHTTP → Threads / WireTypes
+//   GraphQL → WireTypes
 
 // Release builds put each function in a section of its own, so that the linker drops what nothing calls and lays out
 // first, in one block, the functions a checkout runs (Sources/checkout-driver/FunctionOrder.txt, written by
@@ -31,7 +32,7 @@ let package = Package(
         // The built-in flows are flow files, embedded in the binary (`flow show` prints them as they ship).
         .target(name: "CheckoutKit", dependencies: ["CCurl", "Crypto", "LoopbackHTTP", "Spawn", "Threads", "WireTypes"],
                 resources: [.embedInCode("Flows/Builtin")], swiftSettings: releaseSwift),
-        .target(name: "SandboxEmulator", dependencies: ["Crypto", "LoopbackHTTP", "GraphQL", "WireTypes"],
+        .target(name: "SandboxEmulator", dependencies: ["Crypto", "LoopbackHTTP", "GraphQL", "Threads", "WireTypes"],
                 exclude: ["Centra/Schema/SOURCE.md", "Braintree/Schema/SOURCE.md"],
                 // Centra's published Storefront API schema and Braintree's GraphQL API schema, served through the
                 // GraphQL engine (each loaded lazily).
@@ -66,7 +67,7 @@ let package = Package(
 
         .testTarget(name: "CheckoutCLITests", dependencies: ["CheckoutCLI", "SandboxEmulator", "LoopbackHTTP", "Crypto", "TestSupport"]),
         .testTarget(name: "CheckoutKitTests", dependencies: ["CheckoutKit", "SandboxEmulator", "LoopbackHTTP", "Crypto", "GraphQL", "TestSupport"]),
-        .testTarget(name: "SandboxEmulatorTests", dependencies: ["SandboxEmulator", "LoopbackHTTP", "Crypto", "GraphQL", "WireTypes", "TestSupport"]),
+        .testTarget(name: "SandboxEmulatorTests", dependencies: ["SandboxEmulator", "LoopbackHTTP", "Crypto", "GraphQL", "Threads", "WireTypes", "TestSupport"]),
         .testTarget(name: "LoopbackHTTPTests", dependencies: ["LoopbackHTTP", "TestSupport"]),
         // Helpers shared by test targets: a raw socket client that shows exactly what a server wrote, `eventually`,
         // temporary directories.

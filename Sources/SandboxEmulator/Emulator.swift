@@ -1,4 +1,5 @@
 import Foundation
+import Threads
 import LoopbackHTTP
 import Synchronization
 

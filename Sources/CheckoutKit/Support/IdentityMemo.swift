@@ -1,4 +1,4 @@
-import Synchronization
+import Threads
 import WireTypes
 
 /// What was worked out from a JSON value, kept by key with that very value — the same storage, so telling it costs a
@@ -8,7 +8,7 @@ import WireTypes
 /// document as it was), and a batch's runs each read the file a dozen times: what was decoded or learned from a member
 /// then need not be again.
 final class IdentityMemo<Result: Sendable>: Sendable {
-    private let entries = Mutex<[String: (value: JSON, result: Result)]>([:])
+    private let entries = Locked<[String: (value: JSON, result: Result)]>([:])
 
     /// The result kept for `key` if it was worked out from this very `value`, else `work`'s, kept. `work` runs under the
     /// memo's lock, so no one takes for done what another is still working out; a `work` that throws keeps nothing.

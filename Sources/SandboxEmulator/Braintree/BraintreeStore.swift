@@ -1,4 +1,5 @@
 import Foundation
+import Threads
 
 /// The emulated gateway's state: the Apple Pay settings the configuration advertises, client-token fingerprints,
 /// tokenized nonces, the Apple Pay tokens already tokenized, and the transactions (with an index by orderId). Every

@@ -1,4 +1,5 @@
 import Foundation
+import Threads
 import WireTypes
 
 /// A checkout as Afterpay holds it: a v2 server checkout or a v3 button, and what has happened to it since.

@@ -1,4 +1,5 @@
 import Foundation
+import Threads
 import GraphQL
 
 /// The emulated store's state: shopper sessions (each with its selection, addresses, shipping method, a payment

@@ -1,4 +1,5 @@
 import Foundation
+import Threads
 import Glibc
 
 /// A minimal blocking HTTP/1.1 POST over POSIX sockets, for delivering webhooks to loopback listeners.

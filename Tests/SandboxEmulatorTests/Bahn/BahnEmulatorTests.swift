@@ -5,6 +5,7 @@ import LoopbackHTTP
 import Synchronization
 import Testing
 import TestSupport
+import Threads
 
 @Suite struct BahnAuthTests {
     @Test func apiKeyAndRequestIDAreChecked() throws {
