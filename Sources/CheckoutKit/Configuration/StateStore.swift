@@ -371,7 +371,7 @@ public struct StateStore: Sendable {
     /// Every place a kept credential sits at or under `place`: the chain's sections and each run's (only that run's, for
     /// a place in one run's scope — a write re-renders one scope among twenty kept).
     func credentialPaths(in document: JSON, under place: [JSONPath.Component] = []) -> [JSONPath] {
-        var runs: [String]
+        let runs: [String]
         if place.count >= 2, place[0] == Self.runsRoot.components[0], case .key(let run) = place[1] {
             runs = [run]
         } else {
