@@ -103,8 +103,8 @@ final class Connection: @unchecked Sendable {
             switch server.handler(request) {
             case .respond(let response):
                 // A handler may ask to close by setting `Connection: close` itself.
-                let close = !keepAlive || response.headers.contains { $0.name.utf8.count == 10
-                    && $0.name.lowercased() == "connection" && $0.value.lowercased() == "close" }
+                let close = !keepAlive || response.headers.contains {
+                    HTTPHeaders.sameName($0.name, "Connection") && $0.value.lowercased() == "close" }
                 guard writeResponse(response, head: isHead, close: close), !close else { return finish(linger: true) }
             case .reset:
                 // Linger {on, 0 s}: close() then sends RST instead of FIN, so the peer sees ECONNRESET.
@@ -254,13 +254,9 @@ final class Connection: @unchecked Sendable {
         var hasDate = false
         for (name, value) in response.headers {
             // Framing belongs to the server: it writes Content-Length itself.
-            switch name.utf8.count {
-            case 4 where name.lowercased() == "date": hasDate = true
-            case 10 where name.lowercased() == "connection": continue
-            case 14 where name.lowercased() == "content-length": continue
-            case 17 where name.lowercased() == "transfer-encoding": continue
-            default: break
-            }
+            if HTTPHeaders.sameName(name, "Date") { hasDate = true }
+            if HTTPHeaders.sameName(name, "Connection") || HTTPHeaders.sameName(name, "Content-Length")
+                || HTTPHeaders.sameName(name, "Transfer-Encoding") { continue }
             bytes.append(contentsOf: name.utf8)
             bytes.append(contentsOf: ": ".utf8)
             bytes.append(contentsOf: value.utf8)
