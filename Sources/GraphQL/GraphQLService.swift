@@ -15,6 +15,7 @@ public final class GraphQLService: @unchecked Sendable {
     struct Prepared: Sendable {
         var document: Document
         var fragments: [String: FragmentDefinition]
+        var plans: FieldPlans?
     }
 
     struct Failure: Error, Sendable {
@@ -41,7 +42,11 @@ public final class GraphQLService: @unchecked Sendable {
             let document = try Parser.parse(query)
             let errors = Validator.validate(document, against: schema)
             if errors.isEmpty {
-                result = .success(Prepared(document: document, fragments: Dictionary(document.fragments.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })))
+                // `@skip`/`@include` may take a variable, and plans must not depend on a request: such a document
+                // (or one merely mentioning either, in a string) collects its fields on every request.
+                let conditional = query.contains("@skip") || query.contains("@include")
+                result = .success(Prepared(document: document, fragments: Dictionary(document.fragments.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a }),
+                                           plans: conditional ? nil : FieldPlans()))
             } else {
                 result = .failure(Failure(errors: errors))
             }
@@ -76,7 +81,7 @@ public final class GraphQLService: @unchecked Sendable {
         case .success(let v): coerced = v
         case .failure(let f): return Self.errorResponse(f.errors)
         }
-        var executor = Executor(schema: schema, resolvers: resolvers, fragments: prepared.fragments, variables: coerced, context: context)
+        var executor = Executor(schema: schema, resolvers: resolvers, fragments: prepared.fragments, plans: prepared.plans, variables: coerced, context: context)
         let data = executor.run(operation, root: root)
         var members: [(String, GraphQLValue)] = []
         if !executor.errors.isEmpty { members.append(("errors", .list(executor.errors.map(\.value)))) }

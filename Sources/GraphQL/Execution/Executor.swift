@@ -7,9 +7,6 @@ public struct ResolveInfo {
     public let path: [GraphQLError.PathComponent]
     /// Whatever the caller passed to `execute` (the emulator's request: its session, its headers).
     public let context: Any?
-    /// The sub-fields selected under this field, by name (after fragments are applied), for resolvers that skip
-    /// work nobody asked for.
-    public let selectedFields: Set<String>
 }
 
 /// A field's resolver: from the parent value to the field's value. The value may be a Swift value (String, Int, Double,
@@ -48,6 +45,8 @@ struct Executor {
     let schema: Schema
     let resolvers: Resolvers
     let fragments: [String: FragmentDefinition]
+    /// The document's plans, kept with it; nil when `@skip`/`@include` may make them differ by request.
+    let plans: FieldPlans?
     let variables: [String: GraphQLValue]
     let context: Any?
     var errors: [GraphQLError] = []
@@ -58,32 +57,46 @@ struct Executor {
             return .null
         }
         // Mutations' top-level fields run one after another (§6.2.2); this executor runs every field in order anyway.
-        do { return try selectionSet(operation.selectionSet, on: rootType.name, value: root, path: []) } catch { return .null }
+        do { return try selectionSet([operation.selectionSet], on: rootType.name, value: root, path: []) } catch { return .null }
     }
 
     // MARK: Fields
 
-    private mutating func selectionSet(_ selections: [Selection], on typeName: String, value: Any?,
+    /// The merged selection sets of one response key, on the value's object type.
+    private mutating func selectionSet(_ selectionSets: [[Selection]], on typeName: String, value: Any?,
                                        path: [GraphQLError.PathComponent]) throws(NullPropagation) -> GraphQLValue {
-        var visited = Set<String>()
-        let grouped = collect(selections, on: typeName, visited: &visited)
+        let planned = plan(selectionSets, on: typeName)
         var members: [(String, GraphQLValue)] = []
-        members.reserveCapacity(grouped.count)
-        for (key, fields) in grouped {
-            members.append((key, try field(fields, key: key, on: typeName, parent: value, path: path + [.key(key)])))
+        members.reserveCapacity(planned.count)
+        for field in planned {
+            members.append((field.key, try self.field(field, on: typeName, parent: value, path: path + [.key(field.key)])))
         }
         return .object(members)
     }
 
-    private mutating func field(_ fields: [Field], key: String, on typeName: String, parent: Any?,
+    /// The fields to execute, from the document's plans when it has them.
+    private func plan(_ selectionSets: [[Selection]], on typeName: String) -> [PlannedField] {
+        guard let plans else { return Self.plan(selectionSets, on: typeName, executor: self) }
+        return plans.plan(selectionSets, on: typeName) { Self.plan(selectionSets, on: typeName, executor: self) }
+    }
+
+    private static func plan(_ selectionSets: [[Selection]], on typeName: String, executor: Executor) -> [PlannedField] {
+        var visited = Set<String>()
+        return executor.collect(Array(selectionSets.joined()), on: typeName, visited: &visited).map { key, fields in
+            let name = fields[0].name
+            return PlannedField(key: key, fields: fields, definition: name == "__typename" ? nil : executor.schema.field(name, on: typeName))
+        }
+    }
+
+    private mutating func field(_ planned: PlannedField, on typeName: String, parent: Any?,
                                 path: [GraphQLError.PathComponent]) throws(NullPropagation) -> GraphQLValue {
+        let fields = planned.fields
         let first = fields[0]
         if first.name == "__typename" { return .string(typeName) }
-        guard let definition = schema.field(first.name, on: typeName) else { return .null }  // validation rules this out
+        guard let definition = planned.definition else { return .null }  // validation rules this out
         do {
             let arguments = try InputCoercion.arguments(first.arguments, definitions: definition.arguments, variables: variables, in: schema)
-            let info = ResolveInfo(fieldName: first.name, parentType: typeName, arguments: arguments, path: path, context: context,
-                                   selectedFields: subfieldNames(fields, type: definition.type.namedType))
+            let info = ResolveInfo(fieldName: first.name, parentType: typeName, arguments: arguments, path: path, context: context)
             let resolved = try resolve(first.name, on: typeName, parent: parent, info: info)
             return try complete(resolved, as: definition.type, fields: fields, parentType: typeName, path: path)
         } catch let propagation as NullPropagation {
@@ -192,8 +205,7 @@ struct Executor {
     }
 
     private mutating func subselection(_ value: Any, objectType: String, fields: [Field], path: [GraphQLError.PathComponent]) throws(NullPropagation) -> GraphQLValue {
-        let merged = fields.flatMap { $0.selectionSet ?? [] }
-        return try selectionSet(merged, on: objectType, value: value, path: path)
+        try selectionSet(fields.compactMap(\.selectionSet), on: objectType, value: value, path: path)
     }
 
     /// An optional inside `Any` unwrapped: nil for `Optional.none`, and for `NSNull`-like absence.
@@ -302,25 +314,5 @@ struct Executor {
             if d.name == "include" && !condition { return false }
         }
         return true
-    }
-
-    private func subfieldNames(_ fields: [Field], type: String) -> Set<String> {
-        guard let named = schema[type], named.isComposite else { return [] }
-        var names = Set<String>()
-        func walk(_ selections: [Selection], _ seen: inout Set<String>) {
-            for s in selections {
-                switch s {
-                case .field(let f): names.insert(f.name)
-                case .inlineFragment(let i): walk(i.selectionSet, &seen)
-                case .fragmentSpread(let spread):
-                    guard !seen.contains(spread.name), let fragment = fragments[spread.name] else { continue }
-                    seen.insert(spread.name)
-                    walk(fragment.selectionSet, &seen)
-                }
-            }
-        }
-        var seen = Set<String>()
-        for f in fields { walk(f.selectionSet ?? [], &seen) }
-        return names
     }
 }

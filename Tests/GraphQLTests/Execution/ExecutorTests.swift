@@ -118,6 +118,31 @@ import Testing
         #expect(run(doc, operation: "C") == #"{"errors":[{"message":"Unknown operation named \"C\"."}]}"#)
     }
 
+    /// A document's plans (which fields each selection set selects on each type) are kept with it, so these run each
+    /// document again on one service: what a kept plan answers must still follow the request.
+    @Test func keptPlansAnswerEachRequestAsAFreshOneWould() {
+        let service = Self.service()
+        func twice(_ query: String, _ variables: GraphQLValue? = nil, operation: String? = nil) -> [String] {
+            (0..<2).map { _ in service.execute(query: query, operationName: operation, variables: variables).jsonText }
+        }
+        // One selection set on two object types (a union's members), in one response and again in the next.
+        let search = #"{ search(text: "x") { __typename ... on Product { name } ...C } } fragment C on Cart { id }"#
+        #expect(twice(search) == Array(repeating: run(search), count: 2))
+        #expect(run(search).contains(#""name":"Shirt""#) && run(search).contains(#""id":"c9""#))
+        // Variables still reach the arguments of a planned field.
+        let price = #"query ($c: Currency) { product(id: "p1") { price(currency: $c) { currency } } }"#
+        #expect(service.execute(query: price, variables: .object([("c", .string("USD"))])).jsonText.contains("USD"))
+        #expect(service.execute(query: price, variables: .object([("c", .string("SEK"))])).jsonText.contains("SEK"))
+        // `@skip`/`@include` with a variable select other fields by request.
+        let conditional = #"query ($s: Boolean!) { cart { id @skip(if: $s) } }"#
+        #expect(service.execute(query: conditional, variables: .object([("s", .bool(true))])).jsonText == #"{"data":{"cart":{}}}"#)
+        #expect(service.execute(query: conditional, variables: .object([("s", .bool(false))])).jsonText == #"{"data":{"cart":{"id":"c1"}}}"#)
+        // One fragment's field alone in one operation, merged with another selection of the same key in the next.
+        let merged = #"query X { ...F } query Y { ...F cart { total { amount } } } fragment F on Query { cart { id } }"#
+        #expect(twice(merged, operation: "X") == Array(repeating: #"{"data":{"cart":{"id":"c1"}}}"#, count: 2))
+        #expect(twice(merged, operation: "Y") == Array(repeating: #"{"data":{"cart":{"id":"c1","total":{"amount":1999}}}}"#, count: 2))
+    }
+
     @Test func documentsAreCachedByTheirText() {
         let service = Self.service()
         let query = #"{ product(id: "p1") { name } }"#
