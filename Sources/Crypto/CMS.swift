@@ -52,8 +52,22 @@ public enum CMS {
     /// this one parse rather than parsing them again.
     public static func verify(signature: Data, content: Data, trustedRoots: [Certificate],
                               at time: Date? = nil) throws -> Verified {
-        let (cms, carried) = try parseCarryingCertificates(signature)
+        let (cms, carried, field) = try parseCarryingCertificates(signature)
         defer { CMS_ContentInfo_free(cms) }
+        let moment = time ?? Date()
+        let chainKey = field.map { ChainKey(field: $0, roots: trustedRoots.map { ObjectIdentifier($0.box) }) }
+        let known = chainKey.flatMap { key in verifiedChains.withLock { $0[key] } }
+        if let known, known.validFrom <= moment, moment <= known.validUntil {
+            // These very certificates were verified up to these very roots before, and every one of them is still
+            // within its validity: only the signature and the content digest are left to check, and that the signer
+            // is one whose chain was verified.
+            let verified = try withMemoryBIO(content) { bio in
+                CMS_verify(cms, nil, nil, bio, nil, UInt32(CMS_BINARY | CMS_NO_SIGNER_CERT_VERIFY)) == 1
+            }
+            guard verified else { throw verificationError() }
+            let signers = try signerCertificates(cms)
+            if signers.allSatisfy(known.signers.contains) { return Verified(signers: signers, certificates: carried) }
+        }
         guard let store = X509_STORE_new() else { throw CryptoError(openSSL: "X509_STORE_new failed") }
         defer { X509_STORE_free(store) }
         for root in trustedRoots {
@@ -68,14 +82,50 @@ public enum CMS {
             CMS_verify(cms, nil, store, bio, nil, UInt32(CMS_BINARY)) == 1
         }
         guard verified else { throw verificationError() }
+        let signers = try signerCertificates(cms)
+        if let chainKey {
+            // The window in which every certificate involved is valid: the chain is some of them, so inside it a
+            // chain verified once verifies again.
+            let involved = carried + trustedRoots
+            let chain = VerifiedChain(roots: trustedRoots, signers: signers + (known?.signers ?? []),
+                                      validFrom: involved.map(\.notBefore).max() ?? .distantFuture,
+                                      validUntil: involved.map(\.notAfter).min() ?? .distantPast)
+            verifiedChains.withLock { chains in
+                if chains.count >= carriedLimit, chains[chainKey] == nil { chains.removeAll() }
+                chains[chainKey] = chain
+            }
+        }
+        return Verified(signers: signers, certificates: carried)
+    }
 
+    private static func signerCertificates(_ cms: OpaquePointer) throws -> [Certificate] {
         guard let signers = CMS_get0_signers(cms) else { throw CryptoError(openSSL: "CMS_get0_signers failed") }
         defer { copenssl_sk_X509_free(signers) }  // the stack is ours, the certificates are the CMS's
-        let signerCertificates = try (0..<copenssl_sk_X509_num(signers)).map { index in
+        return try (0..<copenssl_sk_X509_num(signers)).map { index in
             try Certificate(box: X509Box.retaining(copenssl_sk_X509_value(signers, index)))
         }
-        return Verified(signers: signerCertificates, certificates: carried)
     }
+
+    // MARK: Chains verified once
+
+    /// A carried certificates field (by its bytes) and the trusted roots it was verified against (by identity: each
+    /// entry keeps its roots, so no other certificate can take an identity while the entry is kept).
+    private struct ChainKey: Hashable {
+        let field: Data
+        let roots: [ObjectIdentifier]
+    }
+
+    /// What verifying the chains of a certificates field established: which signers chain up to the roots, and the
+    /// window in which that stays true without building the chains again. A token signer signs every token with the
+    /// same certificates, and their chain took two signature checks of the three a token costs.
+    private struct VerifiedChain {
+        let roots: [Certificate]
+        let signers: [Certificate]
+        let validFrom: Date
+        let validUntil: Date
+    }
+
+    private static let verifiedChains = Mutex<[ChainKey: VerifiedChain]>([:])
 
     /// The signingTime attribute of the first signer, if present.
     public static func signingTime(of signature: Data) -> Date? {
@@ -105,7 +155,8 @@ public enum CMS {
     /// signer makes carry the same certificates each time, so their bytes are cut off the DER and parsed once per
     /// distinct bytes (`carried`), and OpenSSL parses the rest. DER not shaped as RFC 5652's SignedData is parsed
     /// whole, so OpenSSL still says what is wrong with it.
-    static func parseCarryingCertificates(_ der: Data) throws -> (cms: OpaquePointer, certificates: [Certificate]) {
+    /// `field` is the certificates field's bytes when the certificates came from `carried`.
+    static func parseCarryingCertificates(_ der: Data) throws -> (cms: OpaquePointer, certificates: [Certificate], field: Data?) {
         let bytes = [UInt8](der)
         if let (rest, field) = splitCertificates(bytes) {
             let fieldBytes = Data(bytes[field])
@@ -118,7 +169,7 @@ public enum CMS {
                 // signer is found among them and its chains built through them. A certificate carried twice cannot be
                 // added twice: such DER is parsed whole.
                 let cms = try parse(Data(rest))
-                if certificates.allSatisfy({ CMS_add1_cert(cms, $0.box.x509) == 1 }) { return (cms, certificates) }
+                if certificates.allSatisfy({ CMS_add1_cert(cms, $0.box.x509) == 1 }) { return (cms, certificates, fieldBytes) }
                 CMS_ContentInfo_free(cms)
                 ERR_clear_error()
             }
@@ -131,7 +182,7 @@ public enum CMS {
             let boxes = (0..<copenssl_sk_X509_num(stack)).map { X509Box(taking: copenssl_sk_X509_value(stack, $0)) }
             do { certificates = try boxes.map { try Certificate(box: $0) } } catch { CMS_ContentInfo_free(cms); throw error }
         }
-        return (cms, certificates)
+        return (cms, certificates, nil)
     }
 
     /// Certificates by the bytes of the field that carried them; a few signers at most, so emptied when full.

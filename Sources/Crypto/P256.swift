@@ -81,8 +81,11 @@ public struct P256PrivateKey: Sendable {
             }
             defer { EVP_PKEY_CTX_free(context) }
             var length = 0
+            // Every P256PublicKey passed SP 800-56A's partial public-key validation when it was made (`init(checking:)`),
+            // which is full validation on P-256, whose cofactor is 1; `EVP_PKEY_derive_set_peer` would validate again
+            // and multiply the point by the group order, a scalar multiplication as dear as the ECDH itself.
             guard EVP_PKEY_derive_init(context) == 1,
-                  EVP_PKEY_derive_set_peer(context, peer.box.pkey) == 1,
+                  EVP_PKEY_derive_set_peer_ex(context, peer.box.pkey, 0) == 1,
                   EVP_PKEY_derive(context, nil, &length) == 1 else {
                 throw CryptoError(openSSL: "ECDH setup failed")
             }
@@ -166,6 +169,8 @@ public struct P256PublicKey: Sendable, Equatable {
 
     init(checking box: PKeyBox) throws {
         guard box.isP256 else { throw CryptoError("not a P-256 public key") }
+        // In range, on the curve and not the point at infinity, which the SPKI decoder lets through.
+        guard box.passesQuickPublicCheck else { throw CryptoError(openSSL: "not a valid P-256 public point") }
         self.box = box
     }
 
@@ -232,6 +237,13 @@ public struct P256PublicKey: Sendable, Equatable {
 }
 
 extension PKeyBox {
+    /// OpenSSL's check of a public key, short of multiplying it by the group order (`EVP_PKEY_public_check_quick`).
+    var passesQuickPublicCheck: Bool {
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else { return false }
+        defer { EVP_PKEY_CTX_free(context) }
+        return EVP_PKEY_public_check_quick(context) == 1
+    }
+
     /// The public point of a P-256 key as 04 ‖ X ‖ Y; nil when the key keeps another form (compressed) or has none.
     var uncompressedPoint: Data? {
         var out = Data(count: 65)

@@ -150,6 +150,44 @@ struct Chain {
         #expect(throws: CryptoError.self) { try CMS.verify(signature: theirs, content: content, trustedRoots: [chain.root]) }
     }
 
+    /// A chain verified once is not built again while every certificate involved is valid; the signature, the content,
+    /// the signer, the roots and the time are still checked every time.
+    @Test func aVerifiedChainIsNotBuiltAgainButEverythingElseIsChecked() throws {
+        let chain = try Chain(), other = try Chain()
+        let rogueKey = P256PrivateKey()
+        let rogue = try Certificate.issue(subjectCN: "Test Leaf", publicKey: rogueKey.publicKey, issuer: nil, signingKey: rogueKey,
+                                          isCA: false, extraExtensionOIDs: [Chain.merchantOID], validDays: 10)
+        // Both carry the same certificates (a SET OF, in DER order): the leaf, which chains to the root, and the rogue,
+        // which is self-signed. Each is signed by one of them.
+        let byLeaf = try CMS.signDetached(content: content, signer: chain.leaf, key: chain.leafKey, extraCertificates: [rogue])
+        let byRogue = try CMS.signDetached(content: content, signer: rogue, key: rogueKey, extraCertificates: [chain.leaf])
+        let leafField = try #require(CMS.splitCertificates([UInt8](byLeaf))).certificates
+        let rogueField = try #require(CMS.splitCertificates([UInt8](byRogue))).certificates
+        #expect([UInt8](byLeaf)[leafField] == [UInt8](byRogue)[rogueField])
+
+        #expect(try CMS.verify(signature: byLeaf, content: content, trustedRoots: [chain.root]).signers == [chain.leaf])
+        #expect(try CMS.verify(signature: byLeaf, content: content, trustedRoots: [chain.root]).signers == [chain.leaf])
+        #expect(throws: CryptoError.self, "a signer whose chain was never verified") {
+            try CMS.verify(signature: byRogue, content: content, trustedRoots: [chain.root])
+        }
+        #expect(throws: CryptoError.self, "other content") {
+            try CMS.verify(signature: byLeaf, content: content.flippingBit(at: 3), trustedRoots: [chain.root])
+        }
+        #expect(throws: CryptoError.self, "another root") {
+            try CMS.verify(signature: byLeaf, content: content, trustedRoots: [other.root])
+        }
+        #expect(throws: CryptoError.self, "after the leaf expired") {
+            try CMS.verify(signature: byLeaf, content: content, trustedRoots: [chain.root],
+                           at: chain.leaf.notAfter.addingTimeInterval(86_400))
+        }
+        #expect(throws: CryptoError.self, "before the leaf was valid") {
+            try CMS.verify(signature: byLeaf, content: content, trustedRoots: [chain.root],
+                           at: chain.leaf.notBefore.addingTimeInterval(-86_400))
+        }
+        #expect(try CMS.verify(signature: byLeaf, content: content, trustedRoots: [chain.root],
+                               at: Date().addingTimeInterval(86_400)).signers == [chain.leaf])
+    }
+
     /// DER that is not the expected SignedData shape is left whole to OpenSSL: a certificate field with a byte
     /// changed inside a certificate, a field whose length runs past its parent, a BER indefinite length.
     @Test func anythingElseIsLeftToOpenSSL() throws {

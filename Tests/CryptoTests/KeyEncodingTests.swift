@@ -67,4 +67,15 @@ import Testing
         let message = Data("signed".utf8)
         #expect(try P256PublicKey(spkiDER: compressed).verifyES256(signature: privateKey.signES256(message), message: message))
     }
+
+    /// OpenSSL's SPKI decoder takes the point at infinity (the one-byte encoding 00); no P256PublicKey holds it, so an
+    /// ECDH with a key from a token can only be with a valid point (ECDH relies on that and validates nothing more).
+    @Test func thePointAtInfinityIsNoPublicKey() throws {
+        let infinity = Data([0x30, 0x19]) + Data(P256PublicKey.uncompressedSPKIPrefix[2..<23]) + Data([0x03, 0x02, 0x00, 0x00])
+        #expect(throws: Never.self) { try PKeyBox.publicKey(spkiDER: infinity) }
+        #expect(throws: CryptoError.self) { try P256PublicKey(spkiDER: infinity) }
+        // A valid peer still agrees with its counterpart.
+        let a = P256PrivateKey(), b = P256PrivateKey()
+        #expect(a.sharedSecret(with: try P256PublicKey(spkiDER: b.publicKeySPKI)) == b.sharedSecret(with: a.publicKey))
+    }
 }
