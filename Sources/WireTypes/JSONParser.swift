@@ -7,6 +7,9 @@ struct JSONParser {
     private let bytes: [UInt8]
     private var index = 0
     private var depth = 0
+    /// The members read so far of the objects being parsed, the innermost last: an object's dictionary is made once its
+    /// members are counted, at its size, rather than grown (and every key hashed again) as members arrive.
+    private var members: [(String, JSON)] = []
 
     static func parse(_ bytes: [UInt8]) throws(JSON.ParseError) -> JSON {
         var parser = JSONParser(bytes: bytes)
@@ -64,9 +67,9 @@ struct JSONParser {
         try nest()
         defer { depth -= 1 }
         index += 1
-        var result: [String: JSON] = [:]
         skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(result) }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object([:]) }
+        let first = members.count
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a quoted key") }
@@ -75,13 +78,17 @@ struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after a key") }
             index += 1
             skipWhitespace()
-            result[key] = try value()
+            members.append((key, try value()))
             skipWhitespace()
             guard index < bytes.count else { throw error("expected ',' or '}'") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(result) }
+            if bytes[index] == UInt8(ascii: "}") { index += 1; break }
             throw error("expected ',' or '}'")
         }
+        var result = [String: JSON](minimumCapacity: members.count - first)
+        for (key, value) in members[first...] { result[key] = value }  // a repeated key: the last one counts
+        members.removeSubrange(first...)
+        return .object(result)
     }
 
     private mutating func array() throws(JSON.ParseError) -> JSON {

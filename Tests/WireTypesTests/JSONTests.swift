@@ -10,6 +10,14 @@ import Testing
         #expect(try JSON.parse(value.serialized()) == value)
     }
 
+    /// Objects inside objects and arrays each get exactly their own members (the parser keeps the members of every open
+    /// object on one stack), and a key given twice keeps its last value, as JSONSerialization does.
+    @Test func eachObjectGetsItsOwnMembersAndARepeatedKeyItsLastValue() throws {
+        let text = #"{"a":{"b":1,"c":{"d":2,"e":[{"f":3},{},{"g":{"h":4}}]},"i":5},"j":[{"k":6,"k":7}],"a2":{},"l":8,"l":9}"#
+        #expect(try JSON.parse(text).serialized() == #"{"a":{"b":1,"c":{"d":2,"e":[{"f":3},{},{"g":{"h":4}}]},"i":5},"a2":{},"j":[{"k":7}],"l":9}"#)
+        #expect(try JSON.parse(#"{"x":1,"x":{"y":2},"x":[3]}"#) == ["x": [3]])
+    }
+
     @Test func integersHaveNoFraction() {
         #expect(JSON.number(8000).serialized() == "8000")
         #expect(JSON.number(-1).serialized() == "-1")
