@@ -16,6 +16,13 @@ final class RenderedSection {
     private var text: [UInt8]?
     /// The part's text before masking: a secret learned later is looked for here, where masking cannot have cut it.
     let inputBytes: [UInt8]
+    /// Whether that text holds encoded JSON (a JWS, a 3DS challenge token: `eyJ` is `{"` in base64), which is masked
+    /// again whenever secrets were learned since, since what it hides is encoded where a search cannot see it.
+    let holdsEncodedJSON: Bool
+    /// For an object of many members kept member by member: every run of bytes its members' texts hold, so that a
+    /// secret learned since is looked for only in objects where it may occur. Taken, like `ordered`, by the rendering
+    /// that renders the object again.
+    fileprivate(set) var filter: PrefixFilter?
     /// The generation the part was masked at. For an object kept member by member, the one all its members were last
     /// checked at: a member unchanged since is masked right as of the later of its own and this one.
     let generation: Int
@@ -40,6 +47,7 @@ final class RenderedSection {
         self.text = bytes
         self.depth = depth
         self.inputBytes = inputBytes
+        holdsEncodedJSON = StateStore.occurs(StateStore.encodedJSON, in: inputBytes)
         self.generation = generation
         self.keys = keys
         self.ordered = ordered
@@ -209,12 +217,31 @@ extension StateStore {
                 (keys, parts, values) = Self.merging((keys, parts, values), added.map { ($0, nil, members[$0]) })
             }
         }
+        // An object of many members (the record of spent values) is looked at through its filter: of the secrets
+        // learned since it was last checked, only those that may occur in a member are looked for, member by member.
+        var filter = known?.filter
+        known?.filter = nil
+        if filter == nil, keys.count >= Self.filteredMembers {
+            var made = PrefixFilter(bits: 20)
+            for case let part? in parts { made.insertEvery(in: part.inputBytes) }
+            filter = made
+        }
+        var candidates: (generation: Int, forms: [[UInt8]])?
         for i in keys.indices {
             let key = keys[i]
             let value = values[i] ?? members[key]!
+            var mayOccur: [[UInt8]]?
+            if let filter, let since = known?.generation {
+                let current = redactor?.generation ?? 0
+                if candidates?.generation != current {
+                    candidates = (current, learned.since(since, current: current).filter(filter.mayHold))
+                }
+                mayOccur = candidates?.forms
+            }
             let (part, reused) = renderPart(value, key: key, in: members, at: path, reusing: parts[i],
-                                            checkedAt: known?.generation, document: document, learned: learned)
+                                            checkedAt: known?.generation, mayOccur: mayOccur, document: document, learned: learned)
             if reused { continue }
+            filter?.insertEvery(in: part.inputBytes)
             let before = parts[i]
             parts[i] = part
             changed = true
@@ -229,9 +256,16 @@ extension StateStore {
         if masked == 0 { outputs = nil }
         // The text is put together when it is asked for (`RenderedSection.bytes`); unchanged, it is the one known.
         let text: [UInt8]? = !changed ? known?.textIfAny : keys.isEmpty ? Array("{}".utf8) : nil
-        return RenderedSection(input: value, output: outputs.map(JSON.object) ?? value, bytes: text, inputBytes: [], generation: generation,
-                               keys: keys, ordered: parts, keyBytes: keyBytes, masked: masked, depth: path.count)
+        let rendered = RenderedSection(input: value, output: outputs.map(JSON.object) ?? value, bytes: text, inputBytes: [],
+                                       generation: generation, keys: keys, ordered: parts, keyBytes: keyBytes, masked: masked,
+                                       depth: path.count)
+        rendered.filter = filter
+        return rendered
     }
+
+    /// From how many members an object is looked at through a filter: below it, looking in each member costs less
+    /// than the filter's 128 KB.
+    static let filteredMembers = 32
 
     /// Two lists sorted by key, with distinct keys, as one sorted list.
     private static func merging<A, B>(_ a: ([String], [A], [B]), _ b: [(String, A, B)]) -> ([String], [A], [B]) {
@@ -256,8 +290,11 @@ extension StateStore {
 
     /// A member's part: reused (true) when `known` holds `value` and no secret learned since it was last checked — at
     /// its own generation or its parent's (`checkedAt`), whichever is later — occurs in its text.
+    /// `mayOccur`: the secrets learned since the parent was checked that its filter says may occur in some member
+    /// (the others occur in none), when it has a filter.
     private func renderPart(_ value: JSON, key: String, in parent: [String: JSON], at path: [String], reusing known: RenderedSection?,
-                            checkedAt parentGeneration: Int?, document: JSON, learned: LearnedForms) -> (RenderedSection, reused: Bool) {
+                            checkedAt parentGeneration: Int?, mayOccur: [[UInt8]]? = nil, document: JSON,
+                            learned: LearnedForms) -> (RenderedSection, reused: Bool) {
         let generation = redactor?.generation ?? 0
         var keyBytes: [UInt8] = []
         if let known { keyBytes = known.keyBytes } else {
@@ -280,8 +317,9 @@ extension StateStore {
             // then stands for it.
             // A part holding encoded JSON (a JWS, a 3DS challenge token: `eyJ` is `{"` in base64) is masked again, since
             // what it hides is encoded where a search cannot see it.
-            if !Self.occurs(Self.encodedJSON, in: known.inputBytes),
-               !learned.since(checked, current: generation).contains(where: { Self.occurs($0, in: known.inputBytes) }) {
+            // (Those learned since the parent was checked are the same or more than those since this part was.)
+            if !known.holdsEncodedJSON,
+               !(mayOccur ?? learned.since(checked, current: generation)).contains(where: { Self.occurs($0, in: known.inputBytes) }) {
                 return (known, true)
             }
         }
@@ -319,9 +357,9 @@ extension StateStore {
     }
 
     /// `{"` in base64: the start of encoded JSON.
-    private static let encodedJSON = Array("eyJ".utf8)
+    static let encodedJSON = Array("eyJ".utf8)
 
-    private static func occurs(_ needle: [UInt8], in haystack: [UInt8]) -> Bool {
+    static func occurs(_ needle: [UInt8], in haystack: [UInt8]) -> Bool {
         guard let first = needle.first, needle.count <= haystack.count else { return needle.isEmpty }
         return needle.withUnsafeBytes { n in
             haystack.withUnsafeBytes { h in

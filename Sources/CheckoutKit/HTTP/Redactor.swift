@@ -442,10 +442,10 @@ struct SecretIndex {
     /// What each run registered, values and forms, so that forgetting a run costs what it registered, not what the
     /// whole batch did.
     private var byRun: [String: (values: [String], forms: [SecretBytes])] = [:]
-    /// One bit per 20-bit hash of a secret's first bytes: most positions of a text start no secret, and one bit test
-    /// says so without a dictionary lookup. A million bits stay sparse with the tens of thousands of forms a long batch
-    /// registers (each run's tokens, each in a dozen encodings); 65,536 would be a third full by then.
-    private var maybe = [UInt64](repeating: 0, count: 1 << 14)
+    /// The first bytes of every form: most positions of a text start no secret, and one bit test says so without a
+    /// dictionary lookup. A million bits stay sparse with the tens of thousands of forms a long batch registers (each
+    /// run's tokens, each in a dozen encodings); 65,536 would be a third full by then.
+    private var maybe = PrefixFilter(bits: 20)
     /// Secrets by their first bytes, longest first, so that a secret containing another is masked whole.
     private var byPrefix: [UInt64: [[UInt8]]] = [:]
 
@@ -491,9 +491,8 @@ struct SecretIndex {
         known[form] = (run.map { .runs([$0]) } ?? .process, generation)
         ordered.append((generation, bytes, false))
         generation += 1
-        let key = Self.prefix(bytes, at: 0)
-        let bit = Self.bit(key)
-        maybe[bit >> 6] |= 1 << UInt64(bit & 63)
+        let key = PrefixFilter.key(bytes, at: 0)
+        maybe.insert(key)
         byPrefix[key, default: []].append(bytes)
         byPrefix[key]!.sort { $0.count > $1.count }
     }
@@ -516,7 +515,7 @@ struct SecretIndex {
             let at = position(of: entry.generation)
             if at < ordered.count && ordered[at].generation == entry.generation { ordered[at] = (entry.generation, [], true) }
             gone += 1
-            let key = Self.prefix(form.bytes, at: 0)
+            let key = PrefixFilter.key(form.bytes, at: 0)
             byPrefix[key]?.removeAll { $0 == form.bytes }
             if byPrefix[key]?.isEmpty == true { byPrefix[key] = nil }
         }
@@ -536,9 +535,8 @@ struct SecretIndex {
         var copiedUpTo = 0
         var i = 0
         while i + Self.prefixLength <= bytes.count {
-            let key = Self.prefix(bytes, at: i)
-            let bit = Self.bit(key)
-            if maybe[bit >> 6] & (1 << UInt64(bit & 63)) != 0, let candidates = byPrefix[key],
+            let key = PrefixFilter.key(bytes, at: i)
+            if maybe.mayContain(key), let candidates = byPrefix[key],
                let match = candidates.first(where: { i + $0.count <= bytes.count && bytes[i..<(i + $0.count)].elementsEqual($0) }) {
                 if out.isEmpty { out.reserveCapacity(bytes.count) }
                 out.append(contentsOf: bytes[copiedUpTo..<i])
@@ -554,13 +552,55 @@ struct SecretIndex {
         return String(decoding: out, as: UTF8.self)
     }
 
-    private static func bit(_ prefix: UInt64) -> Int {
-        Int(truncatingIfNeeded: (prefix &* 0x9E37_79B9_7F4A_7C15) >> 44)
+}
+
+/// Which runs of `SecretIndex.prefixLength` bytes (the start of any secret) may occur somewhere: one bit per hash of
+/// each, so that "could this secret be here?" is most often answered "no" by one bit test. A bit set may be another
+/// run's: a "yes" must be confirmed by a search. Nothing is ever taken out.
+struct PrefixFilter {
+    private var words: [UInt64]
+    private let shift: UInt64
+
+    /// 2^`bits` bits.
+    init(bits: Int) {
+        words = [UInt64](repeating: 0, count: 1 << (bits - 6))
+        shift = UInt64(64 - bits)
     }
 
-    private static func prefix(_ bytes: [UInt8], at start: Int) -> UInt64 {
+    /// The first `SecretIndex.prefixLength` bytes from `start`, as one number.
+    static func key(_ bytes: [UInt8], at start: Int) -> UInt64 {
         var key: UInt64 = 0
-        for offset in 0..<prefixLength { key = key << 8 | UInt64(bytes[start + offset]) }
+        for offset in 0..<SecretIndex.prefixLength { key = key << 8 | UInt64(bytes[start + offset]) }
         return key
+    }
+
+    mutating func insert(_ key: UInt64) {
+        let bit = self.bit(key)
+        words[bit >> 6] |= 1 << UInt64(bit & 63)
+    }
+
+    /// Every run of the prefix length in `text`.
+    mutating func insertEvery(in text: [UInt8]) {
+        let length = SecretIndex.prefixLength
+        guard text.count >= length else { return }
+        var key: UInt64 = 0
+        for (i, byte) in text.enumerated() {
+            key = (key << 8 | UInt64(byte)) & (1 << UInt64(8 * length) - 1)
+            if i >= length - 1 { insert(key) }
+        }
+    }
+
+    func mayContain(_ key: UInt64) -> Bool {
+        let bit = self.bit(key)
+        return words[bit >> 6] & (1 << UInt64(bit & 63)) != 0
+    }
+
+    /// Whether `form` may occur in a text all of whose runs were inserted (a form shorter than a run: it may).
+    func mayHold(_ form: [UInt8]) -> Bool {
+        form.count < SecretIndex.prefixLength || mayContain(Self.key(form, at: 0))
+    }
+
+    private func bit(_ key: UInt64) -> Int {
+        Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> shift)
     }
 }
