@@ -53,23 +53,41 @@ enum SpentCredentials {
             // The first use is the one that paid: a replay of it does not move the record.
             guard section[key(kind, value)].value == nil else { return }
             let now = Date()
-            var entry: [String: JSON] = ["kind": .string(kind), "by": .string(by), "at": .string(Timestamp.iso8601(now))]
+            let at = Timestamp.iso8601(now)
+            var entry: [String: JSON] = ["kind": .string(kind), "by": .string(by), "at": .string(at)]
             entry["replay"] = replay.map(JSON.string)
-            var uses = doc["spent"]?.objectValue ?? [:]
+            let record = doc["spent"] ?? .object([:])
+            var uses = record.objectValue ?? [:]
+            let oldestBefore = oldest.result("spent", of: record) { oldestUse(in: uses) }
             uses[key(kind, value)] = .object(entry)
-            doc = root.setting(.object(pruned(uses, now: now)), in: doc)
+            let oldestNow = min(oldestBefore ?? at, at)
+            let kept = pruned(uses, now: now, oldest: oldestNow)
+            let written = JSON.object(kept)
+            // Nothing pruned: the record written holds the same uses, one more, so its oldest is known.
+            if kept.count == uses.count { _ = oldest.result("spent", of: written) { oldestNow } }
+            doc = root.setting(written, in: doc)
         }
+    }
+
+    /// The oldest use of a record (nil: none), kept with the very record: a mark adds one use, now, to the record the
+    /// last one wrote, so the oldest is worked out from every use only when another writer changed the record (a
+    /// batch's record holds one use per run, and every run marks one).
+    private static let oldest = IdentityMemo<String?>()
+
+    static func oldestUse(in uses: [String: JSON]) -> String? {
+        uses.values.lazy.map { $0["at"]?.stringValue ?? "" }.min()
     }
 }
 
 extension SpentCredentials {
     /// Every use of the last `alwaysKept`, and of the older ones within `retention` the newest, up to `capacity` in
     /// all (ISO 8601 times sort as text).
-    static func pruned(_ uses: [String: JSON], now: Date) -> [String: JSON] {
+    /// `oldest`: the oldest use's time when it is known (an undated use counts as older than any).
+    static func pruned(_ uses: [String: JSON], now: Date, oldest: String? = nil) -> [String: JSON] {
         func at(_ use: JSON) -> String { use["at"]?.stringValue ?? "" }
         let cutoff = Timestamp.iso8601(now.addingTimeInterval(-retention)), young = Timestamp.iso8601(now.addingTimeInterval(-alwaysKept))
         // All of the last `alwaysKept` (a batch's own uses): every one stays, and the record is not copied.
-        guard uses.values.contains(where: { at($0) < young }) else { return uses }
+        guard (oldest ?? oldestUse(in: uses) ?? young) < young else { return uses }
         let recent = uses.filter { at($0.value) >= cutoff }
         guard recent.count > capacity else { return recent }
         let kept = recent.filter { at($0.value) >= young }

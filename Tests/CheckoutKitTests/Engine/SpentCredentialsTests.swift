@@ -40,6 +40,24 @@ import Testing
         #expect(kept["older"] == nil)
     }
 
+    /// A mark knows the oldest use of the record the last one wrote without reading every use: an older use marks made
+    /// nothing to prune at first is still forgotten once the young ones alone fill the record.
+    @Test func anOlderUseIsForgottenOnceYoungOnesFillTheRecordMarkByMark() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spent-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = StateStore(path: directory + "/state.json", redactor: Redactor())
+        let older = Self.use(Date().addingTimeInterval(-SpentCredentials.alwaysKept - 600))
+        try store.updateFile { (doc: inout JSON) throws(Diagnostic) in doc = ["spent": ["Apple Pay token sha256:older": older]] }
+        for i in 0..<SpentCredentials.capacity {
+            try SpentCredentials.mark("token-\(i)", kind: "Apple Pay token", by: "run \(i)", replay: nil, in: store)
+            if i == 0 { #expect(try store.readFile()["spent"]?["Apple Pay token sha256:older"] != nil, "kept while there is room") }
+        }
+        let spent = try #require(try store.readFile()["spent"]?.objectValue)
+        #expect(spent.count == SpentCredentials.capacity)
+        #expect(spent["Apple Pay token sha256:older"] == nil)
+    }
+
     @Test func markingKeepsTheRecordBoundedInTheFile() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spent-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
