@@ -70,7 +70,7 @@ public final class Redactor: Sendable {
     }
 
     /// RFC 3986's unreserved characters: what a percent-encoded secret keeps as it is.
-    static func isUnreserved(_ byte: UInt8) -> Bool {
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
              UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"): true
@@ -89,15 +89,26 @@ public final class Redactor: Sendable {
         }
     }
 
-    /// `value`'s UTF-8 bytes with every byte `keeps` refuses written `%XX` (upper-case hex), as Foundation's
+    /// A set of bytes as 256 flags: a percent-encoding asks it of every byte of a secret (a token's run to kilobytes),
+    /// and a call through a function value for each cost more than the encoding.
+    struct ByteSet {
+        private let flags: [Bool]
+        init(_ includes: (UInt8) -> Bool) { flags = (0...255).map { includes(UInt8($0)) } }
+        func contains(_ byte: UInt8) -> Bool { flags[Int(byte)] }
+    }
+
+    static let unreserved = ByteSet(isUnreserved)
+    private static let queryAllowed = ByteSet(isQueryAllowed)
+
+    /// `value`'s UTF-8 bytes with every byte `keeps` lacks written `%XX` (upper-case hex), as Foundation's
     /// `addingPercentEncoding` writes them — on bytes, without a trip through UTF-16.
-    static func percentEncoded(_ value: String, keeping keeps: (UInt8) -> Bool) -> String {
+    static func percentEncoded(_ value: String, keeping keeps: ByteSet) -> String {
         String(decoding: percentEncoded(Array(value.utf8), keeping: keeps), as: UTF8.self)
     }
 
-    static func percentEncoded(_ bytes: [UInt8], keeping keeps: (UInt8) -> Bool) -> [UInt8] {
+    static func percentEncoded(_ bytes: [UInt8], keeping keeps: ByteSet) -> [UInt8] {
         respelled(bytes, widest: 3) { byte, out in
-            if keeps(byte) {
+            if keeps.contains(byte) {
                 out[0] = byte
                 return 1
             }
@@ -142,7 +153,7 @@ public final class Redactor: Sendable {
                 return 2
             })
         }
-        let encoded = percentEncoded(bytes, keeping: isUnreserved)
+        let encoded = percentEncoded(bytes, keeping: unreserved)
         add(encoded)
         // Only a secret with a space has a form-encoded spelling of its own: "%20" as "+".
         if bytes.contains(0x20) {
@@ -160,7 +171,7 @@ public final class Redactor: Sendable {
             }
             add(form)
         }
-        add(percentEncoded(bytes, keeping: isQueryAllowed))
+        add(percentEncoded(bytes, keeping: queryAllowed))
         // base64, and base64url from it: the same digits but two, without the padding.
         let base64 = [UInt8](Data(bytes).base64EncodedData())
         add(base64)
