@@ -143,6 +143,18 @@ import Testing
         #expect(twice(merged, operation: "Y") == Array(repeating: #"{"data":{"cart":{"id":"c1","total":{"amount":1999}}}}"#, count: 2))
     }
 
+    /// A resolver's value inside `Any` may be an optional, however deeply; anything else is itself.
+    @Test func optionalsInsideAnyAreUnwrapped() {
+        #expect(Executor.unwrap(Optional(Optional(5)) as Any) as? Int == 5)
+        #expect(Executor.unwrap(Optional<Optional<Int>>.some(nil) as Any) == nil)
+        #expect(Executor.unwrap(nil as String? as Any) == nil)
+        #expect((Executor.unwrap(["a": 1] as [String: Any]) as? [String: Any])?["a"] as? Int == 1)
+        #expect((Executor.unwrap(Optional([1, 2]) as Any) as? [Int]) == [1, 2])
+        // Through the engine: a dictionary member that is an optional holding a value answers that value.
+        let service = Self.service()
+        #expect(service.execute(query: #"{ product(id: "p1") { name } }"#).jsonText == #"{"data":{"product":{"name":"Shirt"}}}"#)
+    }
+
     @Test func documentsAreCachedByTheirText() {
         let service = Self.service()
         let query = #"{ product(id: "p1") { name } }"#
