@@ -155,6 +155,23 @@ import Testing
         #expect(service.execute(query: #"{ product(id: "p1") { name } }"#).jsonText == #"{"data":{"product":{"name":"Shirt"}}}"#)
     }
 
+    /// A resolver is told where its field lies in the response, list indexes included.
+    @Test func aResolverIsToldItsFieldsPath() {
+        var resolvers = Resolvers()
+        resolvers["Query", "cart"] = { _, _ in ["id": "c1", "lines": [["id": "l1"], ["id": "l2"]]] as [String: Any] }
+        resolvers["Line", "maybe"] = { _, info in
+            info.path.map { component -> String in
+                switch component {
+                case .key(let key): key
+                case .index(let index): String(index)
+                }
+            }.joined(separator: ".")
+        }
+        let service = GraphQLService(schema: TestSchema.schema, resolvers: resolvers)
+        #expect(service.execute(query: "{ cart { lines { maybe } } }").jsonText
+                == #"{"data":{"cart":{"lines":[{"maybe":"cart.lines.0.maybe"},{"maybe":"cart.lines.1.maybe"}]}}}"#)
+    }
+
     @Test func documentsAreCachedByTheirText() {
         let service = Self.service()
         let query = #"{ product(id: "p1") { name } }"#
