@@ -254,7 +254,11 @@ public enum CMS {
             guard start < end, end <= buffer.count, let base = buffer.baseAddress else { return nil }
             var cursor: UnsafePointer<UInt8>? = base + start
             var length = 0, tag: Int32 = 0, tagClass: Int32 = 0
+            // A header it cannot read is recorded in this thread's error queue; a nil here says so, and what it
+            // recorded must not be left for the next OpenSSL call on the thread to take for its own.
+            ERR_set_mark()
             let flags = ASN1_get_object(&cursor, &length, &tag, &tagClass, end - start)
+            ERR_pop_to_mark()
             // 0x80: an error; 0x21: an indefinite length (BER, not DER).
             guard flags & 0x80 == 0, flags != 0x21, let cursor else { return nil }
             let content = cursor - base

@@ -1,3 +1,4 @@
+import COpenSSL
 @testable import Crypto
 import Foundation
 import Testing
@@ -203,6 +204,18 @@ struct Chain {
         indefinite[1] = 0x80  // the outer SEQUENCE's length made indefinite
         #expect(CMS.splitCertificates(indefinite) == nil)
         #expect(CMS.splitCertificates(Array(signature.dropLast())) == nil)
+        // A length running past the bytes is an error OpenSSL's reader records; it is not left behind for the next
+        // reader on this thread to take for its own.
+        #expect(ERR_peek_error() == 0)
+        #expect(throws: Never.self) { try Certificate(pem: OpenSSLFixture.rootPEM) }
+        // Nor does a reader of PEM take an error some other call left behind for one of its blocks'.
+        let junk: [UInt8] = [0x30, 0x7F]
+        junk.withUnsafeBufferPointer { buffer in
+            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+            #expect(d2i_X509(nil, &cursor, buffer.count) == nil)
+        }
+        #expect(ERR_peek_error() != 0)
+        #expect(throws: Never.self) { try Certificate(pem: OpenSSLFixture.rootPEM) }
         #expect(CMS.splitCertificates(signature + [0]) == nil)
         #expect(CMS.splitCertificates([]) == nil)
     }
