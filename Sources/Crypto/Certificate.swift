@@ -49,8 +49,7 @@ public struct Certificate: Sendable, Equatable {
     /// Every certificate in a PEM text (e.g. a chain file), in order.
     public static func chain(pem: String) throws -> [Certificate] {
         var certificates: [Certificate] = []
-        // The queue is read below to tell the end of the input from a corrupt block: it starts empty.
-        ERR_clear_error()
+        ERR_clear_error()  // the queue, read below to tell the input's end from a corrupt block, starts empty
         try withMemoryBIO(Data(pem.utf8)) { bio in
             while let x509 = PEM_read_bio_X509(bio, nil, refusePassword, nil) {
                 certificates.append(try Certificate(box: X509Box(taking: x509)))
