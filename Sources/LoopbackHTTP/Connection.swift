@@ -201,7 +201,10 @@ final class Connection: @unchecked Sendable {
             guard headEnd <= limits.maxHeaderBytes else { throw .reject(431, "Request Header Fields Too Large") }
             pending = try PendingRequest(head: parseHead(buffer[0..<headEnd]), bodyStart: headEnd, limits: limits)
         }
-        guard var request = pending else { return nil }
+        // Moved out and, unless whole, back: a copy of the request under way, taken and put back, cost a retain and a
+        // release of each of its strings per read.
+        // (A request refused here is answered and its connection closed: nothing to put back.)
+        guard var request = pending.take() else { return nil }
         let complete = try request.advance(buffer)
         if request.sendContinue {
             // curl and others wait for `100 Continue` before sending a larger body; tell them to go ahead.
@@ -209,14 +212,17 @@ final class Connection: @unchecked Sendable {
             request.continueSent = true
             _ = sendAll(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
         }
-        pending = request
-        guard complete else { return nil }
+        guard complete else {
+            pending = consume request
+            return nil
+        }
 
-        var head = request.head
-        let keepAlive = head.http11 ? !head.connection.contains("close") : head.connection.contains("keep-alive")
-        head.request.body = Data(request.body(in: buffer))
-        head.request.indexOnConnection = index
-        head.request.connectionID = id
+        let head = request.head
+        let keepAlive = head.http11 ? !occurs("close", in: head.connection) : occurs("keep-alive", in: head.connection)
+        var message = head.request
+        message.body = Data(request.body(in: buffer))
+        message.indexOnConnection = index
+        message.connectionID = id
         // The request is consumed: drop its bytes so the buffer does not grow across a long keep-alive connection.
         let end = request.end
         if end == buffer.count {
@@ -225,9 +231,8 @@ final class Connection: @unchecked Sendable {
             buffer.removeSubrange(0..<end)
         }
         scanned = 0
-        pending = nil
         requestDeadline = nil
-        return (head.request, keepAlive)
+        return (message, keepAlive)
     }
 
     /// Finds the blank line ending the header section (CRLF CRLF, or bare LF LF); returns the index just after it.
@@ -250,7 +255,12 @@ final class Connection: @unchecked Sendable {
     private func head(of response: HTTPResponse, close: Bool, reserving bodyBytes: Int = 0) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256 + bodyBytes)
-        bytes.append(contentsOf: "HTTP/1.1 \(response.status) \(reasonPhrase(response.status))\r\n".utf8)
+        // Appended piece by piece: an interpolated line is a string built, then copied.
+        bytes.append(contentsOf: "HTTP/1.1 ".utf8)
+        bytes.append(contentsOf: String(response.status).utf8)
+        bytes.append(0x20)
+        bytes.append(contentsOf: reasonPhrase(response.status).utf8)
+        bytes.append(contentsOf: "\r\n".utf8)
         var hasDate = false
         for (name, value) in response.headers {
             // Framing belongs to the server: it writes Content-Length itself.
@@ -263,7 +273,9 @@ final class Connection: @unchecked Sendable {
             bytes.append(contentsOf: "\r\n".utf8)
         }
         if response.status != 204 && response.status != 304 && response.status >= 200 {
-            bytes.append(contentsOf: "Content-Length: \(response.body.count)\r\n".utf8)
+            bytes.append(contentsOf: "Content-Length: ".utf8)
+            bytes.append(contentsOf: String(response.body.count).utf8)
+            bytes.append(contentsOf: "\r\n".utf8)
         }
         if close { bytes.append(contentsOf: "Connection: close\r\n".utf8) }
         // An origin server with a clock sends one (RFC 9110 §6.6.1); clients read clock skew from it (`doctor`).
@@ -490,7 +502,12 @@ private func parseHead(_ bytes: ArraySlice<UInt8>) throws(ReadFailure) -> Parsed
     guard http11 || versionBytes.elementsEqual("HTTP/1.0".utf8) else { throw .reject(400, "Bad Request: unsupported HTTP version") }
 
     var headers = HTTPHeaders()
-    var head = ParsedHead(request: HTTPRequest(method: "", target: ""), http11: http11)
+    // The fields the server acts on, gathered before the head is made once: a head made empty and filled in was
+    // copied and destroyed again for every request.
+    var transferEncoding: String?
+    var contentLengths: [String] = []
+    var connection = ""
+    var expectContinue = false
     var hosts = 0
     var next = afterRequestLine
     while let (line, after) = line(from: next), !line.isEmpty {
@@ -506,35 +523,49 @@ private func parseHead(_ bytes: ArraySlice<UInt8>) throws(ReadFailure) -> Parsed
         let name = String(decoding: line[line.startIndex..<colon], as: UTF8.self)
         let valueText = String(decoding: value, as: UTF8.self)
         headers.add(name, valueText)
-        switch colon - line.startIndex {  // cheap pre-filter before lowercasing
-        case 4, 6, 10, 14, 17:
-            switch name.lowercased() {
-            case "host": hosts += 1
-            case "transfer-encoding": head.transferEncoding = head.transferEncoding.map { $0 + ", " + valueText } ?? valueText
-            case "content-length": head.contentLengths.append(valueText)
-            case "connection": head.connection += valueText.lowercased()
-            case "expect": head.expectContinue = valueText.lowercased() == "100-continue"
-            default: break
-            }
+        // The name's length picks the one it may be; its bytes, compared without case, tell (no lowercased copy).
+        func named(_ known: String) -> Bool { HTTPHeaders.sameName(name, known) }
+        switch colon - line.startIndex {
+        case 4 where named("Host"): hosts += 1
+        case 17 where named("Transfer-Encoding"): transferEncoding = transferEncoding.map { $0 + ", " + valueText } ?? valueText
+        case 14 where named("Content-Length"): contentLengths.append(valueText)
+        case 10 where named("Connection"): connection += valueText.lowercased()
+        case 6 where named("Expect"): expectContinue = valueText.lowercased() == "100-continue"
         default: break
         }
     }
     // HTTP/1.1 needs exactly one Host (RFC 9112 §3.2); two could be read differently by different hops.
     if hosts > 1 { throw .reject(400, "Bad Request: more than one Host header") }
-    if head.http11 && hosts == 0 { throw .reject(400, "Bad Request: an HTTP/1.1 request needs a Host header") }
-    head.request = HTTPRequest(method: String(decoding: method, as: UTF8.self),
-                               target: String(decoding: target, as: UTF8.self), headers: headers)
-    return head
+    if http11 && hosts == 0 { throw .reject(400, "Bad Request: an HTTP/1.1 request needs a Host header") }
+    let request = HTTPRequest(method: String(decoding: method, as: UTF8.self), target: String(decoding: target, as: UTF8.self),
+                              headers: headers)
+    return ParsedHead(request: request, http11: http11, transferEncoding: transferEncoding, contentLengths: contentLengths,
+                      connection: connection, expectContinue: expectContinue)
 }
 
-/// RFC 9110 token characters (method and header names).
-private func isTokenByte(_ b: UInt8) -> Bool {
-    switch b {
+/// RFC 9110 token characters (method and header names), as 256 flags: asked of every byte of every name.
+private let tokenBytes: [Bool] = (0...255).map { b in
+    switch UInt8(b) {
     case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-        return true
+        true
     default:
-        return "!#$%&'*+-.^_`|~".utf8.contains(b)
+        "!#$%&'*+-.^_`|~".utf8.contains(UInt8(b))
     }
+}
+
+private func isTokenByte(_ b: UInt8) -> Bool { tokenBytes[Int(b)] }
+
+/// Whether `word` occurs in `text`, compared as bytes (the Connection header's lowercased values). Foundation's
+/// `contains` cost each request a thousand instructions even with no such header.
+private func occurs(_ word: String, in text: String) -> Bool {
+    guard !text.isEmpty else { return false }
+    let needle = Array(word.utf8), haystack = Array(text.utf8)
+    var start = 0
+    while start + needle.count <= haystack.count {
+        if haystack[start..<(start + needle.count)].elementsEqual(needle) { return true }
+        start += 1
+    }
+    return false
 }
 
 private func trimmed(_ s: ArraySlice<UInt8>) -> ArraySlice<UInt8> {

@@ -51,9 +51,15 @@ public struct Route: Sendable {
 public final class Router: Sendable {
     private struct Entry: Sendable {
         var route: Route
-        var segments: [Substring]
+        var segments: [Segment]
         /// Literal segments outrank parameters, so `/orders/new` wins over `/orders/:id`.
         var literalCount: Int
+    }
+    /// A pattern's segment, held as what a request's path is compared with: its bytes. (Split and compared as
+    /// `Character`s, a path cost the health check more than the rest of its handling.)
+    private enum Segment: Sendable {
+        case literal([UInt8])
+        case parameter(String)
     }
     private struct Table {
         var entries: [Entry] = []
@@ -61,6 +67,15 @@ public final class Router: Sendable {
         /// Entry indexes by method and segment count: a request is matched against the few routes that can fit it,
         /// not every provider's (the table holds ~100 routes, and the health check is the benchmark's request).
         var candidates: [Shape: [Int]] = [:]
+        /// Routes without parameters by method and path (its segments joined by single slashes; the first registered
+        /// for each): a request with that very path is that route's, as matching segment by segment would find (no
+        /// route outranks one all of whose segments are literal), with one lookup and no split.
+        var exact: [Exact: Int] = [:]
+    }
+
+    private struct Exact: Hashable {
+        var method: String
+        var path: String
     }
 
     private struct Shape: Hashable {
@@ -74,33 +89,35 @@ public final class Router: Sendable {
     public func register(_ routes: [Route]) {
         table.withLock { t in
             for route in routes {
-                let segments = route.pattern.split(separator: "/")
-                t.entries.append(Entry(route: route, segments: segments, literalCount: segments.filter { !$0.hasPrefix(":") }.count))
+                let segments = Self.segments(of: route.pattern).map { bytes -> Segment in
+                    bytes.first == UInt8(ascii: ":") ? .parameter(String(Substring(bytes.dropFirst()))) : .literal(Array(bytes))
+                }
+                let literals = segments.filter { if case .literal = $0 { true } else { false } }.count
+                t.entries.append(Entry(route: route, segments: segments, literalCount: literals))
                 t.hits.append(0)
                 t.candidates[Shape(method: route.method, segments: segments.count), default: []].append(t.entries.count - 1)
+                let path = "/" + Self.segments(of: route.pattern).map { String(Substring($0)) }.joined(separator: "/")
+                if literals == segments.count, t.exact[Exact(method: route.method, path: path)] == nil {
+                    t.exact[Exact(method: route.method, path: path)] = t.entries.count - 1
+                }
             }
         }
     }
 
     public func handle(_ request: HTTPRequest) -> HTTPReply {
-        let path = request.path.split(separator: "/")
+        let requestPath = request.path
         // HEAD is answered by the GET route (the server drops the body).
         let method = request.method == "HEAD" ? "GET" : request.method
         let found = table.withLock { t -> (Route, [String: String], Int)? in
-            var best: (index: Int, params: [String: String])? = nil
-            for i in t.candidates[Shape(method: method, segments: path.count)] ?? [] {
-                let entry = t.entries[i]
-                if best.map({ entry.literalCount > t.entries[$0.index].literalCount }) ?? true, let params = Self.match(entry.segments, path) {
-                    best = (i, params)
-                }
-            }
-            guard let best else { return nil }
+            let exact = t.exact[Exact(method: method, path: requestPath)].map { (index: $0, params: [String: String]()) }
+            guard let best = exact ?? Self.bestMatch(in: t, method: method, path: Self.segments(of: requestPath)) else { return nil }
             t.hits[best.index] += 1
             return (t.entries[best.index].route, best.params, t.hits[best.index])
         }
         if let (route, params, attempt) = found {
             return route.handler(EmulatorRequest(http: request, params: params, attempt: attempt))
         }
+        let path = Self.segments(of: requestPath)
         let allowed = table.withLock { t in
             Set(t.entries.filter { Self.match($0.segments, path) != nil }.map(\.route.method)).sorted()
         }
@@ -112,17 +129,35 @@ public final class Router: Sendable {
                                       headers: ["Allow": allowed.joined(separator: ", ")])
     }
 
+    /// The route with the most literal segments (the first registered of equals) that `path` matches, and its parameters.
+    private static func bestMatch(in t: Table, method: String, path: [Substring.UTF8View]) -> (index: Int, params: [String: String])? {
+        var best: (index: Int, params: [String: String])? = nil
+        for i in t.candidates[Shape(method: method, segments: path.count)] ?? [] {
+            let entry = t.entries[i]
+            if best.map({ entry.literalCount > t.entries[$0.index].literalCount }) ?? true, let params = match(entry.segments, path) {
+                best = (i, params)
+            }
+        }
+        return best
+    }
+
+    /// A path's (or a pattern's) non-empty `/`-separated segments, as bytes.
+    private static func segments(of path: String) -> [Substring.UTF8View] {
+        path.utf8.split(separator: UInt8(ascii: "/"))
+    }
+
     /// Segment-by-segment match; returns the captured parameters.
-    private static func match(_ pattern: [Substring], _ path: [Substring]) -> [String: String]? {
-        guard pattern.count == path.count,
-              zip(pattern, path).allSatisfy({ p, s in p.hasPrefix(":") || p == s }) else { return nil }  // before any allocation
+    private static func match(_ pattern: [Segment], _ path: [Substring.UTF8View]) -> [String: String]? {
+        guard pattern.count == path.count else { return nil }
+        // Literals first, before any allocation.
+        for (p, s) in zip(pattern, path) {
+            if case .literal(let bytes) = p, !s.elementsEqual(bytes) { return nil }
+        }
         var params: [String: String] = [:]
         for (p, s) in zip(pattern, path) {
-            if p.hasPrefix(":") {
-                params[String(p.dropFirst())] = String(s).removingPercentEncoding ?? String(s)
-            } else if p != s {
-                return nil
-            }
+            guard case .parameter(let name) = p else { continue }
+            let text = String(Substring(s))
+            params[name] = s.contains(UInt8(ascii: "%")) ? text.removingPercentEncoding ?? text : text
         }
         return params
     }

@@ -384,6 +384,25 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         #expect(try client.readResponse().text.contains("idx=1"))
     }
 
+    /// Header names are read whatever their case, and a body that arrives in parts after `100 Continue` gets one:
+    /// what the request under way has done is kept between reads.
+    @Test func headerNamesInAnyCaseAndOneContinueForABodyInParts() throws {
+        let server = try startServer()
+        defer { server.shutdown() }
+        let client = try RawClient(port: server.port)
+        client.send("POST /up HTTP/1.1\r\nhOsT: t\r\nEXPECT: 100-Continue\r\ncontent-LENGTH: 6\r\nconnection: Keep-Alive, CLOSE\r\n\r\n")
+        #expect(try client.readResponse().status == 100)
+        client.send("abc")
+        // The first part is read on its own (most often): the request stays under way.
+        Thread.sleep(forTimeInterval: 0.05)
+        client.send("def")
+        let response = try client.readResponse()
+        #expect(response.status == 200)
+        #expect(response.text.hasSuffix("body=abcdef"))
+        #expect(response.header("Connection") == "close")
+        #expect(try client.readToEnd().isEmpty)
+    }
+
     @Test func manyConcurrentClients() throws {
         let server = try startServer()
         defer { server.shutdown() }

@@ -50,6 +50,32 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
         #expect(text(router.handle(HTTPRequest(method: "POST", target: "/things/7/do/jump"))) == "7-jump")
     }
 
+    /// A path is its segments: extra slashes change nothing, a route without parameters registered twice is the first
+    /// one's, and a parameter is percent-decoded.
+    @Test func aPathIsItsSegments() {
+        let router = Router()
+        router.register([
+            Route("GET", "/a/b") { _ in .respond(.text(200, "first")) },
+            Route("GET", "/a/b") { _ in .respond(.text(200, "second")) },
+            Route("GET", "/a/:x") { .respond(.text(200, "x=\($0.params["x"]!)")) },
+            Route("GET", "/c/d/") { _ in .respond(.text(200, "cd")) },
+        ])
+        func text(_ method: String, _ target: String) -> String {
+            guard case .respond(let r) = router.handle(HTTPRequest(method: method, target: target)) else { return "" }
+            return String(decoding: r.body, as: UTF8.self)
+        }
+        #expect(text("GET", "/a/b") == "first")
+        #expect(text("HEAD", "/a/b") == "first")
+        #expect(text("GET", "//a/b/") == "first")
+        #expect(text("GET", "/a/b?q=1") == "first")
+        #expect(text("GET", "/a/%62") == "x=b")
+        #expect(text("GET", "/a/c") == "x=c")
+        #expect(text("GET", "/c/d") == "cd")
+        #expect(text("GET", "/c/d/") == "cd")
+        guard case .respond(let missing) = router.handle(HTTPRequest(method: "GET", target: "/a")) else { Issue.record("no reply"); return }
+        #expect(missing.status == 404)
+    }
+
     @Test func notFoundAndMethodNotAllowed() throws {
         let emulator = try startEmulator()
         defer { emulator.shutdown() }
