@@ -42,7 +42,7 @@ public final class Redactor: Sendable {
     public func register(_ secret: String) {
         let run = Self.run
         // A value registered before costs one lookup: a state file's kept credentials are registered on each read.
-        guard !secrets.withLock({ $0.registered[secret]?.covers(run) ?? false }) else { return }
+        guard !secrets.withLock({ $0.covers(secret, for: run) }) else { return }
         let trimmed = Self.trimmed(secret)
         // (Six characters or more, told without counting them all: a token's count walks its every character.)
         let forms = !trimmed.dropFirst(5).isEmpty ? Self.encodedForms(of: trimmed).filter { $0.count >= SecretIndex.prefixLength } : []
@@ -408,14 +408,27 @@ enum JWSDisplay {
 private struct SecretBytes: Hashable {
     let bytes: [UInt8]
 
+    func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { Self.combineEnds(of: $0, into: &hasher) }
+    }
+
     /// The length and the first and last 32 bytes: a token's spellings run to kilobytes, and hashing all of each on
     /// every lookup cost more than the lookups. Secrets that differ only in between are told apart by `==`.
+    static func combineEnds(of all: UnsafeRawBufferPointer, into hasher: inout Hasher) {
+        hasher.combine(all.count)
+        hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: all.prefix(32)))
+        hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: all.suffix(32)))
+    }
+}
+
+/// A value as given to `Redactor.register`, hashed as `SecretBytes` is: a String hashes all its bytes, and a made
+/// token is registered whole (kilobytes) and looked up again on every later registration.
+private struct SecretText: Hashable {
+    let text: String
+
     func hash(into hasher: inout Hasher) {
-        hasher.combine(bytes.count)
-        bytes.withUnsafeBytes { all in
-            hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: all.prefix(32)))
-            hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: all.suffix(32)))
-        }
+        var text = text
+        text.withUTF8 { SecretBytes.combineEnds(of: UnsafeRawBufferPointer($0), into: &hasher) }
     }
 }
 
@@ -449,7 +462,7 @@ struct SecretIndex {
     /// Every form known, who holds it, and the generation it was learned at (its place in `ordered`).
     private var known: [SecretBytes: (holders: Holders, generation: Int)] = [:]
     /// The values `Redactor.register` was given, as given (so that registering one again costs nothing), and who holds them.
-    private(set) var registered: [String: Holders] = [:]
+    private var registered: [SecretText: Holders] = [:]
     /// What each run registered, values and forms, so that forgetting a run costs what it registered, not what the
     /// whole batch did.
     private var byRun: [String: (values: [String], forms: [SecretBytes])] = [:]
@@ -485,10 +498,16 @@ struct SecretIndex {
         return low
     }
 
+    /// Whether `value` was given to `Redactor.register` for `run` (nil: the process) already.
+    func covers(_ value: String, for run: String?) -> Bool {
+        registered[SecretText(text: value)]?.covers(run) ?? false
+    }
+
     /// Notes a value as given to `Redactor.register`, for `run` (nil: the process).
     mutating func register(_ value: String, for run: String?) {
-        if let run, !(registered[value]?.covers(run) ?? false) { byRun[run, default: ([], [])].values.append(value) }
-        registered[value, default: .runs([])].add(run)
+        let key = SecretText(text: value)
+        if let run, !(registered[key]?.covers(run) ?? false) { byRun[run, default: ([], [])].values.append(value) }
+        registered[key, default: .runs([])].add(run)
     }
 
     mutating func insert(_ bytes: [UInt8], for run: String? = nil) {
@@ -512,8 +531,9 @@ struct SecretIndex {
     mutating func forget(_ run: String) {
         guard let mine = byRun.removeValue(forKey: run) else { return }
         for value in mine.values {
-            guard case .runs(let runs)? = registered[value], runs.contains(run) else { continue }
-            registered[value] = runs.count == 1 ? nil : .runs(runs.subtracting([run]))
+            let key = SecretText(text: value)
+            guard case .runs(let runs)? = registered[key], runs.contains(run) else { continue }
+            registered[key] = runs.count == 1 ? nil : .runs(runs.subtracting([run]))
         }
         var gone = 0
         for form in mine.forms {
