@@ -126,11 +126,16 @@ enum OpenOutcomes {
     }
 
     static func decode(_ document: JSON, file: String) throws(Diagnostic) -> [OpenOutcome] {
-        var outcomes: [OpenOutcome] = []
+        try decodeMembers(document, file: file).map(\.outcome)
+    }
+
+    /// Each entry with the key it is filed under. A run reads (and clears) the outcomes a dozen times, each time the
+    /// same members but its own: each is decoded once per value.
+    private static func decodeMembers(_ document: JSON, file: String) throws(Diagnostic) -> [(key: String, outcome: OpenOutcome)] {
+        var outcomes: [(key: String, outcome: OpenOutcome)] = []
         let members = try StateField(document["openOutcomes"], at: root, in: file).members()
-        // A run reads the outcomes a dozen times, each time the same members but its own: each decoded once per value.
         for (key, field) in members {
-            outcomes.append(try decoded.result(key, of: field.value ?? .null) { () throws(Diagnostic) in try OpenOutcome(field) })
+            outcomes.append((key, try decoded.result(key, of: field.value ?? .null) { () throws(Diagnostic) in try OpenOutcome(field) }))
         }
         decoded.trim(current: members.count) { key in members.contains { $0.key == key } }
         return outcomes
@@ -152,9 +157,9 @@ enum OpenOutcomes {
             var kept = doc["openOutcomes"]?.objectValue ?? [:]
             var removed: [OpenOutcome] = []
             // Entries are kept as they are written (a newer version's members included); only the matched ones go.
-            for (key, _) in try StateField(doc["openOutcomes"], at: root, in: store.path).members() {
-                let outcome = try OpenOutcome(StateField(kept[key], at: root.appending(key), in: store.path))
-                if outcome.provider == provider && matches(outcome) { removed.append(outcome); kept[key] = nil }
+            for (key, outcome) in try decodeMembers(doc, file: store.path) where outcome.provider == provider && matches(outcome) {
+                removed.append(outcome)
+                kept[key] = nil
             }
             guard !removed.isEmpty else { return [] }
             var top = doc.objectValue ?? [:]

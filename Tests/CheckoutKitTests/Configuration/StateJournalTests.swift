@@ -67,6 +67,26 @@ import TestSupport
         #expect(try Self.disk(path)?["openOutcomes"] == nil, "an emptied section goes")
     }
 
+    /// A clear takes its own provider's matches only, judged on the entries as the file holds them now: an entry
+    /// written again under the same key is decoded again, not taken from an earlier read.
+    @Test func aClearTakesOnlyItsProvidersMatchesAsTheFileHoldsThemNow() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = StateStore(path: dir + "/state.json")
+        let bahn = OpenOutcome(provider: "bahn", reference: "intent pi_1", replay: nil, effect: "the charge", settle: [], since: "t")
+        let centra = OpenOutcome(provider: "centra", reference: "order 1", replay: nil, effect: "the payment", settle: [], since: "t")
+        try OpenOutcomes.record(bahn, in: store)
+        try OpenOutcomes.record(centra, in: store)
+        #expect(try OpenOutcomes.clear(provider: "bahn", in: store) { _ in true }.map(\.key) == [bahn.key])
+        #expect(try OpenOutcomes.read(store).map(\.key) == [centra.key])
+        var refund = centra
+        refund.effect = "the refund"
+        try OpenOutcomes.record(refund, in: store)
+        #expect(try OpenOutcomes.clear(provider: "centra", in: store) { $0.effect == "the payment" }.isEmpty)
+        #expect(try OpenOutcomes.clear(provider: "centra", in: store) { $0.effect == "the refund" }.map(\.key) == [centra.key])
+        #expect(try Self.disk(store.path)?["openOutcomes"] == nil)
+    }
+
     @Test func aChangeBeyondTheRunsReachIsWrittenAtOnceWithWhatWasPending() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
