@@ -89,14 +89,15 @@ public final class Router: Sendable {
     public func register(_ routes: [Route]) {
         table.withLock { t in
             for route in routes {
-                let segments = Self.segments(of: route.pattern).map { bytes -> Segment in
+                let raw = Self.segments(of: route.pattern)
+                let segments = raw.map { bytes -> Segment in
                     bytes.first == UInt8(ascii: ":") ? .parameter(String(Substring(bytes.dropFirst()))) : .literal(Array(bytes))
                 }
                 let literals = segments.filter { if case .literal = $0 { true } else { false } }.count
                 t.entries.append(Entry(route: route, segments: segments, literalCount: literals))
                 t.hits.append(0)
                 t.candidates[Shape(method: route.method, segments: segments.count), default: []].append(t.entries.count - 1)
-                let path = "/" + Self.segments(of: route.pattern).map { String(Substring($0)) }.joined(separator: "/")
+                let path = "/" + raw.map { String(Substring($0)) }.joined(separator: "/")
                 if literals == segments.count, t.exact[Exact(method: route.method, path: path)] == nil {
                     t.exact[Exact(method: route.method, path: path)] = t.entries.count - 1
                 }
