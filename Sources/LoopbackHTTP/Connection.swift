@@ -477,17 +477,20 @@ private struct ParsedHead {
 /// Parses "METHOD SP target SP HTTP/1.x" and the header fields. Anything malformed is a 400. One pass over the bytes,
 /// line by line, with no array of lines.
 private func parseHead(_ bytes: ArraySlice<UInt8>) throws(ReadFailure) -> ParsedHead {
-    /// The line starting at `start` (without CRLF / LF) and where the next one starts; nil past the last line.
-    func line(from start: Int) -> (ArraySlice<UInt8>, next: Int)? {
+    /// Where the line starting at `start` lies (without CRLF / LF) and where the next one starts; nil past the last line.
+    /// Positions, not a slice: an optional tuple holding a slice is copied and destroyed through the runtime's generic
+    /// witnesses, which cost a request's head more than reading it.
+    func line(from start: Int) -> (range: Range<Int>, next: Int)? {
         guard start < bytes.endIndex, let newline = bytes[start...].firstIndex(of: 0x0A) else { return nil }
         var end = newline
         if end > start && bytes[end - 1] == 0x0D { end -= 1 }
-        return (bytes[start..<end], newline + 1)
+        return (start..<end, newline + 1)
     }
     // The head ends with an empty line, so a request line alone is not a request.
-    guard let (requestLine, afterRequestLine) = line(from: bytes.startIndex), !requestLine.isEmpty,
+    guard let (requestRange, afterRequestLine) = line(from: bytes.startIndex), !requestRange.isEmpty,
           afterRequestLine < bytes.endIndex
     else { throw .reject(400, "Bad Request: malformed request line") }
+    let requestLine = bytes[requestRange]
     guard !requestLine.contains(0x0D) else { throw .reject(400, "Bad Request: a bare CR in the request line") }
     guard let firstSpace = requestLine.firstIndex(of: 0x20),
           let secondSpace = requestLine[(firstSpace + 1)...].firstIndex(of: 0x20),
@@ -510,8 +513,9 @@ private func parseHead(_ bytes: ArraySlice<UInt8>) throws(ReadFailure) -> Parsed
     var expectContinue = false
     var hosts = 0
     var next = afterRequestLine
-    while let (line, after) = line(from: next), !line.isEmpty {
+    while let (range, after) = line(from: next), !range.isEmpty {
         next = after
+        let line = bytes[range]
         // A CR that does not end its line (RFC 9112 §2.2) could be read as a line end by one parser and not another.
         guard !line.contains(0x0D) else { throw .reject(400, "Bad Request: a bare CR in the header section") }
         // Obsolete line folding and names with whitespace before the colon are rejected (RFC 9112 §5).
