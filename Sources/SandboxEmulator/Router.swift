@@ -56,7 +56,7 @@ public final class Router: Sendable {
         var literalCount: Int
     }
     /// A pattern's segment, held as what a request's path is compared with: its bytes. (Split and compared as
-    /// `Character`s, a path cost the health check more than the rest of its handling.)
+    /// `Character`s, a path cost a fifth of a health request's instructions.)
     private enum Segment: Sendable {
         case literal([UInt8])
         case parameter(String)
