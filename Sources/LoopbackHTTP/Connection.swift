@@ -1,6 +1,7 @@
 import Glibc
 import Foundation
 import Synchronization
+import WireTypes
 
 /// Gives every accepted connection a process-unique number (HTTPRequest.connectionID).
 private let connectionCounter = Atomic<Int>(0)
@@ -547,29 +548,22 @@ private func parseHead(_ bytes: ArraySlice<UInt8>) throws(ReadFailure) -> Parsed
                       connection: connection, expectContinue: expectContinue)
 }
 
-/// RFC 9110 token characters (method and header names), as 256 flags: asked of every byte of every name.
-private let tokenBytes: [Bool] = (0...255).map { b in
-    switch UInt8(b) {
+/// RFC 9110 token characters (method and header names): asked of every byte of every name.
+private let tokenBytes = ByteSet { b in
+    switch b {
     case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
         true
     default:
-        "!#$%&'*+-.^_`|~".utf8.contains(UInt8(b))
+        "!#$%&'*+-.^_`|~".utf8.contains(b)
     }
 }
 
-private func isTokenByte(_ b: UInt8) -> Bool { tokenBytes[Int(b)] }
+private func isTokenByte(_ b: UInt8) -> Bool { tokenBytes.contains(b) }
 
 /// Whether `word` occurs in `text`, compared as bytes (the Connection header's lowercased values). Foundation's
 /// `contains` cost each request a thousand instructions even with no such header.
 private func occurs(_ word: String, in text: String) -> Bool {
-    guard !text.isEmpty else { return false }
-    let needle = Array(word.utf8), haystack = Array(text.utf8)
-    var start = 0
-    while start + needle.count <= haystack.count {
-        if haystack[start..<(start + needle.count)].elementsEqual(needle) { return true }
-        start += 1
-    }
-    return false
+    !text.isEmpty && text.utf8.firstRange(of: word.utf8) != nil
 }
 
 private func trimmed(_ s: ArraySlice<UInt8>) -> ArraySlice<UInt8> {

@@ -16,4 +16,15 @@ import Testing
         #expect("<a href=\"x\">Tom & Jerry's</a>".htmlEscaped == "&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;")
         #expect("plain".htmlEscaped == "plain")
     }
+
+    /// A byte set holds exactly the bytes its rule takes, all 256 of them asked.
+    @Test func aByteSetHoldsWhatItsRuleTakes() {
+        let odd = ByteSet { $0 % 2 == 1 }
+        let held: [Int] = (0...255).filter { odd.contains(UInt8($0)) }
+        let oddBytes: [Int] = (0...255).filter { $0 % 2 == 1 }
+        #expect(held == oddBytes)
+        let high = ByteSet { $0 >= 0x80 }
+        let edges: [Bool] = [0xFF, 0x80, 0x7F, 0].map { high.contains($0) }
+        #expect(edges == [true, true, false, false])
+    }
 }

@@ -89,14 +89,7 @@ public final class Redactor: Sendable {
         }
     }
 
-    /// A set of bytes as 256 flags: a percent-encoding asks it of every byte of a secret (a token's run to kilobytes),
-    /// and a call through a function value for each cost more than the encoding.
-    struct ByteSet {
-        private let flags: [Bool]
-        init(_ includes: (UInt8) -> Bool) { flags = (0...255).map { includes(UInt8($0)) } }
-        func contains(_ byte: UInt8) -> Bool { flags[Int(byte)] }
-    }
-
+    /// Asked of every byte of a secret (a token's run to kilobytes) by a percent-encoding.
     static let unreserved = ByteSet(isUnreserved)
     private static let queryAllowed = ByteSet(isQueryAllowed)
 
