@@ -101,7 +101,7 @@ struct FlowSuite: Sendable {
             let parts = text.split(separator: "/", omittingEmptySubsequences: false)
             guard parts.count == 2, let index = Int(parts[0]), let total = Int(parts[1]), total >= 1, (1...total).contains(index) else {
                 throw .usage("--shard expects i/n with 1 ≤ i ≤ n (e.g. 2/4) or auto, got '\(text)'",
-                             hint: "shard i of n runs one n-th of the runs: give each of n CI jobs its own i, from 1 to n (README \"CI shards\")")
+                             hint: "shard i of n runs one n-th of the runs: give each of n CI jobs its own i, from 1 to n (docs/qa-ci.md, \"CI shards\")")
             }
             return Shard(index: index, total: total)
         }

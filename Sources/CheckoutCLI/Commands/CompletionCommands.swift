@@ -10,7 +10,7 @@ enum CompletionCommands {
     static let spec = CommandSpec(
         name: "completion", abstract: "Print a shell completion script (bash, zsh or fish).",
         discussion: """
-            Install it once (README "Shell completion"):
+            Install it once (docs/cli.md, "Shell completion"):
               bash   checkout-driver completion bash > ~/.local/share/bash-completion/completions/checkout-driver
               zsh    checkout-driver completion zsh > "${fpath[1]}/_checkout-driver"
               fish   checkout-driver completion fish > ~/.config/fish/completions/checkout-driver.fish

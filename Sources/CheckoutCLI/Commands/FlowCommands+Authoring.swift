@@ -133,7 +133,7 @@ extension FlowCommands {
         name: "schema", abstract: "Print the JSON Schema (2020-12) of flow files, for editors.",
         discussion: """
             Built from the same declarations that validate a flow, with each operation's 'with' arguments. Save it and
-            point your editor at it (README "Flow files"):
+            point your editor at it (docs/flow-files.md):
               checkout-driver flow schema > flow.schema.json
             """
     ) { _ throws(Diagnostic) in

@@ -13,7 +13,7 @@ enum FlowCommands {
     static let run = CommandSpec(
         name: "run", abstract: "Run built-in flows by name, flow files, or the flow files of a directory.",
         discussion: """
-            A flow file is JSON: {"name", "description", "vars", "steps": [...], "finally": [...]}. See README "Flow files".
+            A flow file is JSON: {"name", "description", "vars", "steps": [...], "finally": [...]}. See docs/flow-files.md.
             Several flows (names, files, directories, quoted globs such as 'smoke/*.json', or --all) run one after
             another as a suite: one summary table, one --junit file with a testsuite per flow, one --format json
             document, and with --record DIR/ a HAR file per flow. Exit 0 when every flow passed, 75 when any outcome
@@ -87,7 +87,7 @@ enum FlowCommands {
             Runs the flow a --record HAR file names (or --flow) with the variables it recorded (--var wins), with a
             transport that answers each request from the recording and opens no socket. Requests must come in the
             recorded order and match by method, path, GraphQL operationName and body; secrets and volatile parts (ids,
-            timestamps, signatures, loopback ports) match any value of their shape (README "Record and replay").
+            timestamps, signatures, loopback ports) match any value of their shape (docs/qa-ci.md, "Record and replay").
             The first divergence is shown path by path and exits 1; exit 0 when every request matched and every step
             ended as recorded.
             """,

@@ -53,7 +53,7 @@ struct HARReporter: Reporter {
         try ReportFile.write(doc.serialized(pretty: true) + "\n", to: file, what: "HAR recording")
     }
 
-    /// What a replay needs to run the flow again (README, "Record and replay"), all redacted: the flow as a flow file
+    /// What a replay needs to run the flow again (docs/qa-ci.md, "Record and replay"), all redacted: the flow as a flow file
     /// (a command's too), the variables it was run with, the environment's kind and non-secret values, and the state
     /// sections it started from (a single step continues a chain).
     func describe(flow: Flow, vars: [String: JSON], configuration: Configuration, state: JSON?) {

@@ -144,10 +144,10 @@ struct ConfigFile {
         }
         let json: JSON
         do { json = try JSON.parse(data) } catch {
-            throw .data("\(path): not valid JSON: \(error)", hint: "see README \"Configuration\" for the file's shape")
+            throw .data("\(path): not valid JSON: \(error)", hint: "see docs/configuration.md for the file's shape")
         }
         guard case .object(let root) = json else {
-            throw .data("\(path): $: expected an object, found \(json.kindName)", hint: "see README \"Configuration\" for the file's shape")
+            throw .data("\(path): $: expected an object, found \(json.kindName)", hint: "see docs/configuration.md for the file's shape")
         }
         var file = ConfigFile()
         for key in root.keys where !["default", "profiles", "$schema"].contains(key) {

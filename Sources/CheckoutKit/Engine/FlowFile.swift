@@ -24,7 +24,7 @@ public enum FlowFile {
     static func decode(_ data: Data, source: String, registry: OperationRegistry, includes: FlowDecoder.Includes) throws(Diagnostic) -> Flow {
         let json: JSON
         do { json = try JSON.parse(data) } catch {
-            throw .data("\(source): not valid JSON: \(error)", hint: "a flow file is one JSON object; see README \"Flow files\"")
+            throw .data("\(source): not valid JSON: \(error)", hint: "a flow file is one JSON object; see docs/flow-files.md")
         }
         do {
             var flow = try FlowDecoder(registry: registry, includes: includes).flow(json, at: .root)
@@ -32,7 +32,7 @@ public enum FlowFile {
             flow.varSources = flow.varSources.mapValues { "\(source): \($0)" }
             return flow
         } catch let error as FlowDecoder.Problem {
-            throw .data("\(source): \(error.path): \(error.message)", hint: error.hint ?? "see README \"Flow files\" for the format")
+            throw .data("\(source): \(error.path): \(error.message)", hint: error.hint ?? "see docs/flow-files.md for the format")
         } catch {
             throw .internalError("\(source): \(error)")
         }

@@ -42,7 +42,7 @@ public enum FlowSchema {
         return [
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "title": "checkout-driver flow file",
-            "description": "A flow: steps run in order by checkout-driver (README \"Flow files\").",
+            "description": "A flow: steps run in order by checkout-driver (docs/flow-files.md).",
             "type": "object",
             "required": ["name", "steps"],
             "additionalProperties": false,

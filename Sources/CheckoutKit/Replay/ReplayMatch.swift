@@ -1,6 +1,6 @@
 import Foundation
 
-/// The one rule set by which a replay's request matches its recording (README, "Record and replay"). Both sides are
+/// The one rule set by which a replay's request matches its recording (docs/qa-ci.md, "Record and replay"). Both sides are
 /// compared as the recording shows them — through the redactor — so a secret is never compared, and never shown.
 ///
 /// A request matches when its method, its path, its GraphQL `operationName` and its body match, part by part:
