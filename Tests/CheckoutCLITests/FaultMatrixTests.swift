@@ -158,7 +158,7 @@ import TestSupport
         }
         let results = Mutex<[(label: String, exit: Int32, problem: String?)]>([])
         let queue = OperationQueue()
-        queue.maxConcurrentOperationCount = 4
+        queue.maxConcurrentOperationCount = 16
         let started = Date()
         for (call, fault, mode) in cases {
             queue.addOperation {
