@@ -506,18 +506,22 @@ struct SecretIndex {
     mutating func insert(_ bytes: [UInt8], for run: String? = nil) {
         guard bytes.count >= Self.prefixLength else { return }
         let form = SecretBytes(bytes: bytes)
-        if let run, !(known[form]?.holders.covers(run) ?? false) { byRun[run, default: ([], [])].forms.append(form) }
-        if known[form] != nil {
-            known[form]!.holders.add(run)
+        // One lookup of the form (its hash reads 64 bytes), however it ends: a made token registers a dozen spellings.
+        if let at = known.index(forKey: form) {
+            if let run, !known.values[at].holders.covers(run) { byRun[run, default: ([], [])].forms.append(form) }
+            known.values[at].holders.add(run)
             return
         }
+        if let run { byRun[run, default: ([], [])].forms.append(form) }
         known[form] = (run.map { .runs([$0]) } ?? .process, generation)
         ordered.append((generation, bytes, false))
         generation += 1
         let key = PrefixFilter.key(bytes, at: 0)
         maybe.insert(key)
-        byPrefix[key, default: []].append(bytes)
-        byPrefix[key]!.sort { $0.count > $1.count }
+        // Longest first, placed rather than sorted: nearly every prefix has one secret.
+        var sharing = byPrefix.removeValue(forKey: key) ?? []
+        sharing.insert(bytes, at: sharing.firstIndex { $0.count < bytes.count } ?? sharing.count)
+        byPrefix[key] = sharing
     }
 
     /// Drops the values and forms only `run` held. The bits of the quick test stay: a bit set in vain costs one lookup.
