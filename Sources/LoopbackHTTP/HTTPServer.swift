@@ -303,14 +303,5 @@ public func onTerminationSignals(_ action: @escaping @Sendable () -> Void) {
     }
 }
 
-/// On SIGINT/SIGTERM, shut the servers down cleanly (their `waitUntilShutdown()` callers then return).
-public func installShutdownOnSignals(_ servers: [HTTPServer]) {
-    onTerminationSignals { for server in servers { server.shutdown() } }
-}
-
-public func installShutdownOnSignals(_ servers: HTTPServer...) {
-    installShutdownOnSignals(servers)
-}
-
 /// Dispatch sources are cancelled when released, so installed ones are retained here for the process's life.
 private let signalSources = Mutex<[any DispatchSourceSignal]>([])

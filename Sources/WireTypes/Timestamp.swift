@@ -62,6 +62,64 @@ public enum Timestamp {
         return Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds) / 1e9)
     }
 
+    /// An HTTP date (RFC 9110 §5.6.7) in any of the three forms a recipient must accept: the IMF-fixdate
+    /// (`Sun, 06 Nov 1994 08:49:37 GMT`), the obsolete RFC 850 form (`Sunday, 06-Nov-94 08:49:37 GMT`, whose two-digit
+    /// year is the latest one not more than 50 years after `now`) and C's asctime form (`Sun Nov  6 08:49:37 1994`).
+    /// The day's name is not checked against the date. Nil for anything else.
+    public static func httpDate(_ text: String, now: Date = Date()) -> Date? {
+        var reader = Reader(bytes: Array(text.utf8).trimmingSpaces())
+        guard reader.letters() >= 3 else { return nil }
+        guard reader.skip(",") else {
+            guard reader.skip(" ") else { return nil }
+            return calendarTime(&reader, zone: false)
+        }
+        guard reader.skip(" "), let day = reader.number(2) else { return nil }
+        if reader.skip(" ") {
+            guard let month = reader.month(), reader.skip(" "), let year = reader.number(4), reader.skip(" ") else { return nil }
+            return clockTime(&reader, year: year, month: month, day: day)
+        }
+        guard reader.skip("-"), let month = reader.month(), reader.skip("-"), let twoDigits = reader.number(2),
+              reader.skip(" ") else { return nil }
+        let thisYear = utcDate(now).year
+        var year = thisYear - thisYear % 100 + twoDigits
+        if year > thisYear + 50 { year -= 100 }
+        return clockTime(&reader, year: year, month: month, day: day)
+    }
+
+    /// A time as OpenSSL writes a certificate's dates (`Nov 10 12:00:00 2027 GMT`, a day below 10 padded with a space).
+    public static func openSSLDate(_ text: String) -> Date? {
+        var reader = Reader(bytes: Array(text.utf8).trimmingSpaces())
+        return calendarTime(&reader, zone: true)
+    }
+
+    /// `Nov  6 08:49:37 1994` (the day padded with a space or not), then ` GMT` when `zone`, and the end.
+    private static func calendarTime(_ reader: inout Reader, zone: Bool) -> Date? {
+        guard let month = reader.month(), reader.skip(" ") else { return nil }
+        _ = reader.skip(" ")
+        guard let first = reader.digit() else { return nil }
+        let day = reader.digit().map { first * 10 + $0 } ?? first
+        guard reader.skip(" "), let hour = reader.number(2), reader.skip(":"), let minute = reader.number(2),
+              reader.skip(":"), let second = reader.number(2), reader.skip(" "), let year = reader.number(4) else { return nil }
+        guard !zone || (reader.skip(" ") && reader.skip("G") && reader.skip("M") && reader.skip("T")), reader.atEnd else { return nil }
+        return moment(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+    }
+
+    /// `08:49:37 GMT`, and the end.
+    private static func clockTime(_ reader: inout Reader, year: Int, month: Int, day: Int) -> Date? {
+        guard let hour = reader.number(2), reader.skip(":"), let minute = reader.number(2), reader.skip(":"),
+              let second = reader.number(2), reader.skip(" "), reader.skip("G"), reader.skip("M"), reader.skip("T"),
+              reader.atEnd else { return nil }
+        return moment(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+    }
+
+    /// A UTC time from its fields; nil for a day the month does not have or a time of day that does not exist (a leap
+    /// second, 60, is the next minute's first).
+    private static func moment(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Date? {
+        guard (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day), hour < 24, minute < 60,
+              second <= 60 else { return nil }
+        return Date(timeIntervalSince1970: Double(days(year: year, month: month, day: day) * 86_400 + Int64(hour * 3600 + minute * 60 + second)))
+    }
+
     /// The UTC calendar date `date` falls on.
     public static func utcDate(_ date: Date) -> (year: Int, month: Int, day: Int) {
         civil(days: floorDivision(Int64(date.timeIntervalSince1970.rounded(.down)), 86_400))
@@ -75,6 +133,8 @@ public enum Timestamp {
         default: 31
         }
     }
+
+    fileprivate static let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     private static let powersOfTen: [Int64] = (0...9).map { (0..<$0).reduce(1) { product, _ in product * 10 } }
 
@@ -121,6 +181,22 @@ public enum Timestamp {
             guard at < bytes.endIndex, (0x30...0x39).contains(bytes[at]) else { return nil }
             defer { at += 1 }
             return Int(bytes[at] - 0x30)
+        }
+
+        /// Skips ASCII letters; how many.
+        mutating func letters() -> Int {
+            let start = at
+            while at < bytes.endIndex, (0x41...0x5A).contains(bytes[at] & 0xDF) { at += 1 }
+            return at - start
+        }
+
+        /// A month's English three-letter name, as HTTP and OpenSSL write it (`Jan`), as its number.
+        mutating func month() -> Int? {
+            guard at + 3 <= bytes.endIndex else { return nil }
+            let name = String(decoding: bytes[at..<(at + 3)], as: UTF8.self)
+            guard let index = Timestamp.monthNames.firstIndex(of: name) else { return nil }
+            at += 3
+            return index + 1
         }
 
         /// Exactly `count` digits.

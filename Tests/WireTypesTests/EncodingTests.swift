@@ -2,7 +2,8 @@ import Foundation
 import Testing
 @testable import WireTypes
 
-/// Form encoding as browsers write it, and HTML escaping, shared by the driver's pages and the emulator's.
+/// Form and percent encoding as browsers and Foundation write them, and markup escaping, shared by the driver's pages,
+/// its JUnit report and the emulator's pages.
 @Suite struct EncodingTests {
     @Test func formPairsRoundTrip() {
         let body = FormEncoding.pair("MD", "a b&c=d/é") + "&" + FormEncoding.pair("PaRes", "x+y")
@@ -12,9 +13,11 @@ import Testing
         #expect(FormEncoding.decode(Data("=nameless&flag".utf8)).map(\.0) == ["flag"])
     }
 
-    @Test func htmlIsEscapedForContentAndAttributes() {
-        #expect("<a href=\"x\">Tom & Jerry's</a>".htmlEscaped == "&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;")
-        #expect("plain".htmlEscaped == "plain")
+    @Test func markupIsEscapedForContentAndAttributes() {
+        #expect("<a href=\"x\">Tom & Jerry's</a>".markupEscaped == "&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;")
+        #expect("plain".markupEscaped == "plain")
+        // XML 1.0 allows no other C0 control, not even as a reference; tab, line feed and carriage return stay.
+        #expect("a\u{1}b\u{1F}c\td\ne\rf\u{7F}é".markupEscaped == "a?b?c\td\ne\rf\u{7F}é")
     }
 
     /// A byte set holds exactly the bytes its rule takes, all 256 of them asked.
@@ -26,5 +29,20 @@ import Testing
         let high = ByteSet { $0 >= 0x80 }
         let edges: [Bool] = [0xFF, 0x80, 0x7F, 0].map { high.contains($0) }
         #expect(edges == [true, true, false, false])
+    }
+
+    /// Every ASCII character and some beyond, one at a time and all together: each set spells what Foundation's
+    /// `addingPercentEncoding` spells with the set it stands for.
+    @Test func percentEncodingSpellsWhatFoundationSpells() {
+        let ascii = (0...127).map { String(UnicodeScalar(UInt8($0))) }
+        let texts = ascii + ["é", "🔑", "a b/c?d#e%f", ascii.joined(), ""]
+        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        let pathSegment = CharacterSet.urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))
+        for text in texts {
+            #expect(PercentEncoding.encoded(text, keeping: PercentEncoding.unreserved) == text.addingPercentEncoding(withAllowedCharacters: unreserved))
+            #expect(PercentEncoding.pathSegment(text) == text.addingPercentEncoding(withAllowedCharacters: pathSegment), "\(text)")
+            #expect(PercentEncoding.encoded(text, keeping: PercentEncoding.query) == text.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed))
+        }
+        #expect(PercentEncoding.pathSegment("order/1 ?x") == "order%2F1%20%3Fx")
     }
 }

@@ -63,4 +63,49 @@ import WireTypes
     func refusesAnythingElse(text: String) {
         #expect(Timestamp.parse(text) == nil, "\(text)")
     }
+
+    /// Foundation's formatter with a fixed English, UTC format: the oracle for the HTTP and OpenSSL forms.
+    static func formatter(_ format: String) -> DateFormatter {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = format
+        return formatter
+    }
+
+    @Test func readsHTTPDatesAsFoundationWritesThem() {
+        let imf = Self.formatter("EEE, dd MMM yyyy HH:mm:ss 'GMT'"), openSSL = Self.formatter("MMM d HH:mm:ss yyyy 'GMT'")
+        let dayAndMonth = Self.formatter("EEE MMM"), timeAndYear = Self.formatter("HH:mm:ss yyyy")
+        for sample in Self.samples where sample.timeIntervalSince1970 > -2_208_988_800 {  // from 1900: four-digit years
+            let whole = Date(timeIntervalSince1970: sample.timeIntervalSince1970.rounded(.down))
+            #expect(Timestamp.httpDate(imf.string(from: whole)) == whole, "\(imf.string(from: whole))")
+            // asctime pads a day below 10 with a space ("Nov  6"), which no Foundation format writes.
+            let day = Timestamp.utcDate(whole).day
+            let asctime = "\(dayAndMonth.string(from: whole)) \(day < 10 ? " " : "")\(day) \(timeAndYear.string(from: whole))"
+            #expect(Timestamp.httpDate(asctime) == whole, "\(asctime)")
+            #expect(Timestamp.openSSLDate(openSSL.string(from: whole)) == whole, "\(openSSL.string(from: whole))")
+        }
+    }
+
+    @Test func readsTheThreeFormsOfRFC9110sExample() throws {
+        let example = Date(timeIntervalSince1970: 784_111_777)
+        #expect(Timestamp.httpDate("Sun, 06 Nov 1994 08:49:37 GMT") == example)
+        #expect(Timestamp.httpDate("Sunday, 06-Nov-94 08:49:37 GMT", now: example) == example)
+        #expect(Timestamp.httpDate("Sun Nov  6 08:49:37 1994") == example)
+        #expect(Timestamp.openSSLDate("Nov  6 08:49:37 1994 GMT") == example)
+        #expect(Timestamp.openSSLDate("Nov 6 08:49:37 1994 GMT") == example)
+        // RFC 850's two-digit year: the latest year not more than 50 years after now.
+        let now = try #require(Timestamp.parse("2026-12-06T00:00:00Z"))
+        #expect(Timestamp.httpDate("Sunday, 01-Nov-76 00:00:00 GMT", now: now).map(Timestamp.utcDate)?.year == 2076)
+        #expect(Timestamp.httpDate("Sunday, 01-Nov-77 00:00:00 GMT", now: now).map(Timestamp.utcDate)?.year == 1977)
+        #expect(Timestamp.httpDate("Sunday, 01-Nov-26 00:00:00 GMT", now: now).map(Timestamp.utcDate)?.year == 2026)
+    }
+
+    @Test(arguments: ["", "soon", "Sun, 06 Nov 1994 08:49:37", "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 31 Feb 1994 08:49:37 GMT",
+                      "Sun, 06 Noz 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 06 Nov 94 08:49:37 GMT",
+                      "Sun, 6 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 GMT junk", "Sunday, 06-Nov-1994 08:49:37 GMT",
+                      "Sun Nov  6 08:49:37 94", "Sun Nov  6 08:61:37 1994", "06 Nov 1994 08:49:37 GMT"])
+    func refusesAnyOtherHTTPDate(text: String) {
+        #expect(Timestamp.httpDate(text) == nil, "\(text)")
+    }
 }

@@ -209,7 +209,7 @@ struct Doctor {
             let finished = Date()
             service.status = response.status
             service.milliseconds = Int((finished.timeIntervalSince(started) * 1000).rounded())
-            if let date = response.headers["Date"].flatMap(Self.httpDate) {
+            if let date = response.headers["Date"].flatMap({ Timestamp.httpDate($0) }) {
                 // The header is whole seconds, cut down: its middle is half a second on.
                 let midpoint = started.addingTimeInterval(finished.timeIntervalSince(started) / 2)
                 service.skew = Int((date.timeIntervalSince(midpoint) + 0.5).rounded())
@@ -224,14 +224,5 @@ struct Doctor {
             }
         }
         return service
-    }
-
-    /// An IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT").
-    static func httpDate(_ text: String) -> Date? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return formatter.date(from: text)
     }
 }

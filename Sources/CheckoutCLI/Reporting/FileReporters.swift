@@ -129,19 +129,5 @@ struct JUnitReporter: Reporter {
     private func seconds(_ s: Double) -> String { String(format: "%.3f", s) }
     private func attr(_ s: String) -> String { "\"" + escape(s) + "\"" }
 
-    private func escape(_ s: String) -> String {
-        var out = ""
-        for ch in redactor.text(s).unicodeScalars {
-            switch ch {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            case _ where ch.value < 0x20 && ch != "\n" && ch != "\t" && ch != "\r": out += "?"
-            default: out.unicodeScalars.append(ch)
-            }
-        }
-        return out
-    }
+    private func escape(_ s: String) -> String { redactor.text(s).markupEscaped }
 }

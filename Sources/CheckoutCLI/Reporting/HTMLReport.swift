@@ -71,14 +71,14 @@ enum HTMLReport {
             <head>
             <meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>\("checkout-driver report — \(totals)".htmlEscaped)</title>
+            <title>\("checkout-driver report — \(totals)".markupEscaped)</title>
             <style>\(style)</style>
             </head>
             <body>
             <header>
             <h1>checkout-driver report</h1>
-            <p id="totals" class="\(failed + unknown == 0 ? "passed" : unknown > 0 ? "unknown" : "failed")">\(totals.htmlEscaped)</p>
-            <p class="meta">environment \(environments.htmlEscaped) · \(Format.milliseconds(duration).htmlEscaped) in all · generated \(Timestamp.iso8601(generated).htmlEscaped) by checkout-driver \(CheckoutDriver.version.htmlEscaped)</p>
+            <p id="totals" class="\(failed + unknown == 0 ? "passed" : unknown > 0 ? "unknown" : "failed")">\(totals.markupEscaped)</p>
+            <p class="meta">environment \(environments.markupEscaped) · \(Format.milliseconds(duration).markupEscaped) in all · generated \(Timestamp.iso8601(generated).markupEscaped) by checkout-driver \(CheckoutDriver.version.markupEscaped)</p>
             </header>
 
             """
@@ -102,7 +102,7 @@ enum HTMLReport {
             for step in section.result.steps {
                 for m in step.money {
                     let cells = [section.result.label, step.name, m.kind.rawValue, m.money, m.status, m.reference ?? ""]
-                        .map { "<td>\(redactor.text($0).htmlEscaped)</td>" }.joined()
+                        .map { "<td>\(redactor.text($0).markupEscaped)</td>" }.joined()
                     rows.append("<tr class=\"\(m.outcome.rawValue)\">\(cells)</tr>")
                 }
             }
@@ -122,7 +122,7 @@ enum HTMLReport {
             ("rate", String(format: "%.1f flows/s", s.flowsPerSecond)),
             ("duration", "p50 \(Format.milliseconds(s.durations.p50)), p95 \(Format.milliseconds(s.durations.p95)), max \(Format.milliseconds(s.durations.max))"),
         ]
-        for (name, value) in rows { html += "<tr><th>\(name)</th><td id=\"batch-\(name)\">\(value.htmlEscaped)</td></tr>\n" }
+        for (name, value) in rows { html += "<tr><th>\(name)</th><td id=\"batch-\(name)\">\(value.markupEscaped)</td></tr>\n" }
         html += "</tbody></table>\n" + histogram(batch.durations) + "</section>\n"
         return html
     }
@@ -144,8 +144,8 @@ enum HTMLReport {
             svg += "<title>\(count) run\(count == 1 ? "" : "s"): \(Format.milliseconds(from)) – \(Format.milliseconds(to))</title></rect>"
             svg += String(format: "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%d</text>\n", x + bar / 2, 12 + chartHeight - height, count)
         }
-        svg += "<text x=\"0\" y=\"\(Int(chartHeight) + 32)\">\(Format.milliseconds(low).htmlEscaped)</text>"
-        svg += "<text x=\"\(Int(chartWidth))\" y=\"\(Int(chartHeight) + 32)\" text-anchor=\"end\">\(Format.milliseconds(high).htmlEscaped)</text>\n</svg>\n"
+        svg += "<text x=\"0\" y=\"\(Int(chartHeight) + 32)\">\(Format.milliseconds(low).markupEscaped)</text>"
+        svg += "<text x=\"\(Int(chartWidth))\" y=\"\(Int(chartHeight) + 32)\" text-anchor=\"end\">\(Format.milliseconds(high).markupEscaped)</text>\n</svg>\n"
         return svg
     }
 
@@ -154,13 +154,13 @@ enum HTMLReport {
         let verdict = verdict(r)
         let ran = r.steps.filter { $0.outcome != .skipped }.count
         var html = "<section class=\"flow \(verdict)\" id=\"flow-\(index)\">\n"
-        html += "<h2><span class=\"badge \(verdict)\">\(verdict)</span> \(r.label.htmlEscaped)</h2>\n"
-        html += "<p class=\"meta\">\(ran) of \(r.steps.count) steps ran in \(Format.milliseconds(r.duration).htmlEscaped) · exit \(r.exitCode.rawValue) · started \(Timestamp.iso8601(r.startedAt).htmlEscaped)</p>\n"
+        html += "<h2><span class=\"badge \(verdict)\">\(verdict)</span> \(r.label.markupEscaped)</h2>\n"
+        html += "<p class=\"meta\">\(ran) of \(r.steps.count) steps ran in \(Format.milliseconds(r.duration).markupEscaped) · exit \(r.exitCode.rawValue) · started \(Timestamp.iso8601(r.startedAt).markupEscaped)</p>\n"
         let open = r.steps.flatMap(\.money).filter { $0.outcome == .unknown }
         if let failure = r.failure {
-            html += "<p class=\"error\">\(redactor.text(failure.message).htmlEscaped)"
+            html += "<p class=\"error\">\(redactor.text(failure.message).markupEscaped)"
             // An open outcome's settle commands stand below, each in a block of its own to copy.
-            if let hint = failure.hint, open.isEmpty { html += "<br><span class=\"hint\">hint: \(redactor.text(hint).htmlEscaped)</span>" }
+            if let hint = failure.hint, open.isEmpty { html += "<br><span class=\"hint\">hint: \(redactor.text(hint).markupEscaped)</span>" }
             html += "</p>\n"
         }
         for movement in open { html += settle(movement, redactor: redactor) }
@@ -171,11 +171,11 @@ enum HTMLReport {
             let width = min(max(step.duration / total, 0.005), 1 - offset)
             let mark = switch step.outcome { case .passed: "✓"; case .failed: step.optional ? "!" : "✗"; case .skipped: "–" }
             let name = (step.isFinally ? "finally " : "") + step.name + (step.optional ? " (optional)" : "")
-            html += "<tr class=\"step \(step.outcome.rawValue)\"><td class=\"mark\">\(mark)</td><td>\(name.htmlEscaped)</td>"
-            html += "<td>\(step.status.map(String.init) ?? "")</td><td>\(step.requests)</td><td>\(Format.milliseconds(step.duration).htmlEscaped)</td>"
+            html += "<tr class=\"step \(step.outcome.rawValue)\"><td class=\"mark\">\(mark)</td><td>\(name.markupEscaped)</td>"
+            html += "<td>\(step.status.map(String.init) ?? "")</td><td>\(step.requests)</td><td>\(Format.milliseconds(step.duration).markupEscaped)</td>"
             html += "<td class=\"timeline\"><div class=\"track\"><div class=\"bar\" style=\"margin-left:\(percent(offset));width:\(percent(width))\"></div></div></td></tr>\n"
             if step.outcome == .failed, let message = step.message {
-                html += "<tr class=\"message\"><td></td><td colspan=\"5\">\(redactor.text(message).htmlEscaped)</td></tr>\n"
+                html += "<tr class=\"message\"><td></td><td colspan=\"5\">\(redactor.text(message).markupEscaped)</td></tr>\n"
             }
         }
         html += "</tbody></table>\n"
@@ -188,16 +188,16 @@ enum HTMLReport {
 
     /// How to settle an unknown outcome: each way's words, and its command in a code block of its own.
     static func settle(_ movement: MoneyMovement, redactor: Redactor) -> String {
-        var html = "<div class=\"settle\"><h3>Settle the unknown \(movement.kind.rawValue) of \(movement.money.htmlEscaped)</h3>\n"
+        var html = "<div class=\"settle\"><h3>Settle the unknown \(movement.kind.rawValue) of \(movement.money.markupEscaped)</h3>\n"
         for way in movement.settle {
             let parts = redactor.text(way).split(separator: "`", omittingEmptySubsequences: false)
             let words = parts.first.map { $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: ":")) } ?? ""
-            html += "<p>\(words.htmlEscaped)</p>\n"
+            html += "<p>\(words.markupEscaped)</p>\n"
             // The commands are the parts between backticks; what follows one is more words.
             for (index, part) in parts.enumerated().dropFirst() {
                 let text = part.trimmingCharacters(in: .whitespaces)
                 if text.isEmpty { continue }
-                html += index % 2 == 1 ? "<pre class=\"command\"><code>\(text.htmlEscaped)</code></pre>\n" : "<p>\(text.htmlEscaped)</p>\n"
+                html += index % 2 == 1 ? "<pre class=\"command\"><code>\(text.markupEscaped)</code></pre>\n" : "<p>\(text.markupEscaped)</p>\n"
             }
         }
         return html + "</div>\n"
@@ -211,15 +211,15 @@ enum HTMLReport {
         let outcome = error ?? status.map(String.init) ?? "no answer"
         let attempt = entry["_attempt"]?.intValue.map { $0 > 1 ? " (attempt \($0))" : "" } ?? ""
         let summary = "\(entry["_step"]?.stringValue ?? "") · \(request["method"]?.stringValue ?? "") \(request["url"]?.stringValue ?? "") → \(outcome)\(attempt) · \(entry["time"]?.interpolationText ?? "?") ms"
-        var html = "<details class=\"exchange\"><summary>\(summary.htmlEscaped)</summary>\n"
-        html += "<div class=\"half\"><h4>Request</h4><pre>\(headers(request["headers"]).htmlEscaped)</pre>"
-        if let body = request["postData"]?["text"]?.stringValue, !body.isEmpty { html += "<pre class=\"body\">\(shown(body).htmlEscaped)</pre>" }
+        var html = "<details class=\"exchange\"><summary>\(summary.markupEscaped)</summary>\n"
+        html += "<div class=\"half\"><h4>Request</h4><pre>\(headers(request["headers"]).markupEscaped)</pre>"
+        if let body = request["postData"]?["text"]?.stringValue, !body.isEmpty { html += "<pre class=\"body\">\(shown(body).markupEscaped)</pre>" }
         html += "</div>\n<div class=\"half\"><h4>Answer</h4>"
         if let response, status != 0 {
-            html += "<pre>\(("HTTP \(outcome)\n" + headers(response["headers"])).htmlEscaped)</pre>"
-            if let body = response["content"]?["text"]?.stringValue, !body.isEmpty { html += "<pre class=\"body\">\(shown(body).htmlEscaped)</pre>" }
+            html += "<pre>\(("HTTP \(outcome)\n" + headers(response["headers"])).markupEscaped)</pre>"
+            if let body = response["content"]?["text"]?.stringValue, !body.isEmpty { html += "<pre class=\"body\">\(shown(body).markupEscaped)</pre>" }
         } else {
-            html += "<p class=\"error\">\(outcome.htmlEscaped)</p>"
+            html += "<p class=\"error\">\(outcome.markupEscaped)</p>"
         }
         return html + "</div>\n</details>\n"
     }

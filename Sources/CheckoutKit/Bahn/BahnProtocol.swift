@@ -104,7 +104,5 @@ public enum BahnProtocol {
         }
     }
 
-    private static func escape(_ id: String) -> String {
-        id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? id
-    }
+    private static func escape(_ id: String) -> String { PercentEncoding.pathSegment(id) }
 }

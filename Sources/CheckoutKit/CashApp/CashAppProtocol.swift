@@ -61,7 +61,5 @@ public enum CashAppProtocol {
     /// Payment states nothing more happens in: a read that finds one settles an outcome left open on the payment.
     static let finalPaymentStates: Set<String> = ["CAPTURED", "VOIDED", "EXPIRED", "CAPTURE_DECLINED", "AUTH_DECLINED"]
 
-    private static func pathSegment(_ s: String) -> String {
-        s.addingPercentEncoding(withAllowedCharacters: CharacterSet.urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? s
-    }
+    private static func pathSegment(_ s: String) -> String { PercentEncoding.pathSegment(s) }
 }

@@ -69,47 +69,6 @@ public final class Redactor: Sendable {
         return String(scalars[first...last])
     }
 
-    /// RFC 3986's unreserved characters: what a percent-encoded secret keeps as it is.
-    private static func isUnreserved(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"): true
-        default: false
-        }
-    }
-
-    /// What a URL's query keeps as it is (Foundation's `urlQueryAllowed`): the unreserved characters, the sub-delimiters,
-    /// `:`, `@`, `/` and `?`.
-    private static func isQueryAllowed(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"),
-             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: ":"),
-             UInt8(ascii: "@"), UInt8(ascii: "/"), UInt8(ascii: "?"): true
-        default: isUnreserved(byte)
-        }
-    }
-
-    /// Asked of every byte of a secret (a token's run to kilobytes) by a percent-encoding.
-    static let unreserved = ByteSet(isUnreserved)
-    private static let queryAllowed = ByteSet(isQueryAllowed)
-
-    /// `value`'s UTF-8 bytes with every byte `keeps` lacks written `%XX` (upper-case hex), as Foundation's
-    /// `addingPercentEncoding` writes them — on bytes, without a trip through UTF-16.
-    static func percentEncoded(_ value: String, keeping keeps: ByteSet) -> String {
-        String(decoding: percentEncoded(Array(value.utf8), keeping: keeps), as: UTF8.self)
-    }
-
-    static func percentEncoded(_ bytes: [UInt8], keeping keeps: ByteSet) -> [UInt8] {
-        respelled(bytes, widest: 3) { byte, out in
-            if keeps.contains(byte) {
-                out[0] = byte
-                return 1
-            }
-            (out[0], out[1], out[2]) = (UInt8(ascii: "%"), hexDigit(byte >> 4), hexDigit(byte & 0x0F))
-            return 3
-        }
-    }
-
     /// `bytes` with each byte written as `spell` writes it (at most `widest` bytes, the count returned) into one buffer
     /// sized up front: appending byte by byte to an array cost more than all the rest of registering a secret.
     @inline(__always)
@@ -120,10 +79,6 @@ public final class Redactor: Sendable {
             for byte in bytes { at += spell(byte, at) }
             count = at - start
         }
-    }
-
-    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
-        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "A") + nibble - 10
     }
 
     /// The value as it may appear in an output: as it is, and as JSON, a URL or base64 would carry it.
@@ -146,7 +101,7 @@ public final class Redactor: Sendable {
                 return 2
             })
         }
-        let encoded = percentEncoded(bytes, keeping: unreserved)
+        let encoded = PercentEncoding.encoded(bytes, keeping: PercentEncoding.unreserved)
         add(encoded)
         // Only a secret with a space has a form-encoded spelling of its own: "%20" as "+".
         if bytes.contains(0x20) {
@@ -164,7 +119,7 @@ public final class Redactor: Sendable {
             }
             add(form)
         }
-        add(percentEncoded(bytes, keeping: queryAllowed))
+        add(PercentEncoding.encoded(bytes, keeping: PercentEncoding.query))
         // base64, and base64url from it: the same digits but two, without the padding.
         let base64 = [UInt8](Data(bytes).base64EncodedData())
         add(base64)

@@ -105,11 +105,7 @@ public struct RetryPolicy: Sendable, Equatable {
     static func parseRetryAfter(_ value: String) -> Double? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         if let seconds = Double(trimmed) { return max(0, seconds) }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: trimmed) else { return nil }
+        guard let date = Timestamp.httpDate(trimmed) else { return nil }
         return max(0, date.timeIntervalSinceNow)
     }
 }

@@ -62,21 +62,13 @@ public enum TLSProbe {
         // The leaf's fields, one "Name:value" string each; "Expire date:Nov 10 12:00:00 2027 GMT" is notAfter.
         while true {
             let text = String(cString: field.pointee.data)
-            if text.hasPrefix("Expire date:") { return .success(parseDate(String(text.dropFirst("Expire date:".count)))) }
+            if text.hasPrefix("Expire date:") { return .success(Timestamp.openSSLDate(String(text.dropFirst("Expire date:".count)))) }
             guard let next = field.pointee.next else { break }
             field = next
         }
         return .success(nil)
     }
 
-    /// OpenSSL's way of writing a time: "Nov 10 12:00:00 2027 GMT", the day padded with a space ("Jan  5 …").
-    static func parseDate(_ text: String) -> Date? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "MMM d HH:mm:ss yyyy zzz"
-        return formatter.date(from: text.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " "))
-    }
 
     /// libcurl's own version line ("libcurl/7.88.1 OpenSSL/3.0.15 zlib/1.2.13 …").
     public static var curlVersion: String { String(cString: curl_version()) }

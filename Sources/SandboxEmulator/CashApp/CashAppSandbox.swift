@@ -98,14 +98,14 @@ struct CashAppSandbox: Sendable {
     /// What the customer sees at `mobile_url`: the request, and Approve / Decline buttons posting to the routes above.
     private func approvePage(_ id: String) -> HTTPReply {
         guard let request = store.withLock({ $0.requests[id] }) else {
-            return Self.html(404, "<p>No customer request \(id.htmlEscaped).</p>")
+            return Self.html(404, "<p>No customer request \(id.markupEscaped).</p>")
         }
         let amount = request.actions.map { "$" + DecimalAmount.text($0.amount) + " " + $0.currency }.joined(separator: ", ")
-        var body = "<h1>Cash App Pay (sandbox)</h1>\n<p>Request <code>\(id.htmlEscaped)</code> for \(amount.htmlEscaped): <strong>\(request.status.rawValue)</strong></p>\n"
+        var body = "<h1>Cash App Pay (sandbox)</h1>\n<p>Request <code>\(id.markupEscaped)</code> for \(amount.markupEscaped): <strong>\(request.status.rawValue)</strong></p>\n"
         if request.status == .pending {
             body += """
-                <form method="post" action="\(Self.decidePath(id, "approve").htmlEscaped)"><button type="submit">Approve</button></form>
-                <form method="post" action="\(Self.decidePath(id, "decline").htmlEscaped)"><button type="submit">Decline</button></form>
+                <form method="post" action="\(Self.decidePath(id, "approve").markupEscaped)"><button type="submit">Approve</button></form>
+                <form method="post" action="\(Self.decidePath(id, "decline").markupEscaped)"><button type="submit">Decline</button></form>
 
                 """
         }

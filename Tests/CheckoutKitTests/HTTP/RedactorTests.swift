@@ -219,7 +219,8 @@ import Testing
                       "\u{3000}ideographic space\u{00A0}", ""])
     func encodedFormsAreFoundationsOnBytes(_ secret: String) {
         let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-        #expect(Redactor.percentEncoded(secret, keeping: Redactor.unreserved) == secret.addingPercentEncoding(withAllowedCharacters: unreserved))
+        #expect(PercentEncoding.encoded(secret, keeping: PercentEncoding.unreserved) == secret.addingPercentEncoding(withAllowedCharacters: unreserved))
+        #expect(PercentEncoding.pathSegment(secret) == secret.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))))
         #expect(Redactor.encodedForms(of: secret).contains(Array(secret.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!.utf8)))
         // The rest of Foundation's spellings: JSON (and with "/" escaped), form encoding, base64 and base64url.
         let forms = Redactor.encodedForms(of: secret)
