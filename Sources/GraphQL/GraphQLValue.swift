@@ -78,10 +78,7 @@ extension GraphQLValue {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
         case .int(let i): out.append(contentsOf: String(i).utf8)
-        case .float(let d):
-            if !d.isFinite { out.append(contentsOf: "null".utf8) }
-            else if d == d.rounded(), abs(d) < 1e15 { out.append(contentsOf: String(Int(d)).utf8) }
-            else { out.append(contentsOf: "\(d)".utf8) }
+        case .float(let d): out.append(contentsOf: JSON.format(d).utf8)  // the one way the project writes a double
         case .string(let s), .enumValue(let s): JSON.appendQuoted(s, to: &out)
         case .list(let items):
             out.append(UInt8(ascii: "["))

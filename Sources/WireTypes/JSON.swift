@@ -93,6 +93,20 @@ public enum JSON: Sendable, Equatable, Hashable {
     /// Appends `s` as a JSON string literal.
     public static func appendQuoted(_ s: String, to out: inout [UInt8]) { quote(s, into: &out) }
 
+    /// What a one-character escape after a backslash stands for in a JSON string (RFC 8259 §7) — and in a GraphQL
+    /// string, which has the same ones: `\" \\ \/ \b \f \n \r \t`. Nil for any other character (`u` begins a `\uXXXX`).
+    public static func unescaped(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): byte
+        case UInt8(ascii: "b"): 0x08
+        case UInt8(ascii: "f"): 0x0C
+        case UInt8(ascii: "n"): 0x0A
+        case UInt8(ascii: "r"): 0x0D
+        case UInt8(ascii: "t"): 0x09
+        default: nil
+        }
+    }
+
     private static func newline(_ out: inout [UInt8], indent: Int) {
         out.append(UInt8(ascii: "\n"))
         for _ in 0..<(indent * 2) { out.append(UInt8(ascii: " ")) }

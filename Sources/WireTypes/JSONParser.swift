@@ -140,28 +140,21 @@ struct JSONParser {
                 guard index < bytes.count else { break }
                 let e = bytes[index]
                 index += 1
-                switch e {
-                case UInt8(ascii: "\""): out.append(0x22)
-                case UInt8(ascii: "\\"): out.append(0x5C)
-                case UInt8(ascii: "/"): out.append(0x2F)
-                case UInt8(ascii: "b"): out.append(0x08)
-                case UInt8(ascii: "f"): out.append(0x0C)
-                case UInt8(ascii: "n"): out.append(0x0A)
-                case UInt8(ascii: "r"): out.append(0x0D)
-                case UInt8(ascii: "t"): out.append(0x09)
-                case UInt8(ascii: "u"):
-                    var scalar = try hex4()
-                    if (0xD800..<0xDC00).contains(scalar), index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
-                       bytes[index + 1] == UInt8(ascii: "u") {
-                        index += 2
-                        let low = try hex4()
-                        guard (0xDC00..<0xE000).contains(low) else { throw error("invalid surrogate pair") }
-                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                    }
-                    guard let u = Unicode.Scalar(scalar) else { throw error("invalid \\u escape") }
-                    out.append(contentsOf: Array(String(Character(u)).utf8))
-                default: throw error("invalid escape '\\\(Character(Unicode.Scalar(e)))'")
+                if let plain = JSON.unescaped(e) {
+                    out.append(plain)
+                    continue
                 }
+                guard e == UInt8(ascii: "u") else { throw error("invalid escape '\\\(Character(Unicode.Scalar(e)))'") }
+                var scalar = try hex4()
+                if (0xD800..<0xDC00).contains(scalar), index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
+                   bytes[index + 1] == UInt8(ascii: "u") {
+                    index += 2
+                    let low = try hex4()
+                    guard (0xDC00..<0xE000).contains(low) else { throw error("invalid surrogate pair") }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                }
+                guard let u = Unicode.Scalar(scalar) else { throw error("invalid \\u escape") }
+                out.append(contentsOf: Array(String(Character(u)).utf8))
             default:
                 if b < 0x20 { throw error("control character in a string") }
                 // (What a \u escape writes is valid UTF-8 by construction; only bytes as given need checking.)

@@ -62,6 +62,18 @@ public enum Timestamp {
         return Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds) / 1e9)
     }
 
+    /// `Sun, 06 Nov 1994 08:49:37 GMT`: RFC 9110's IMF-fixdate, the form an HTTP `Date` header is written in, for a
+    /// whole second since 1970.
+    public static func imfFixdate(secondsSince1970 seconds: Int64) -> String {
+        let days = floorDivision(seconds, 86_400), ofDay = Int(seconds - days * 86_400)
+        let (year, month, day) = civil(days: days)
+        let weekday = Int((days % 7 + 11) % 7)  // 1 January 1970 was a Thursday, day 4 of a week from Sunday
+        var yearText = "\(year)"
+        if year < 1000 { yearText = String(repeating: "0", count: 4 - yearText.count) + yearText }
+        return weekdayNames[weekday] + ", " + twoDigits(day) + " " + monthNames[month - 1] + " " + yearText + " "
+            + twoDigits(ofDay / 3600) + ":" + twoDigits(ofDay / 60 % 60) + ":" + twoDigits(ofDay % 60) + " GMT"
+    }
+
     /// An HTTP date (RFC 9110 §5.6.7) in any of the three forms a recipient must accept: the IMF-fixdate
     /// (`Sun, 06 Nov 1994 08:49:37 GMT`), the obsolete RFC 850 form (`Sunday, 06-Nov-94 08:49:37 GMT`, whose two-digit
     /// year is the latest one not more than 50 years after `now`) and C's asctime form (`Sun Nov  6 08:49:37 1994`).
@@ -134,6 +146,7 @@ public enum Timestamp {
         }
     }
 
+    private static let weekdayNames = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     fileprivate static let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     private static let powersOfTen: [Int64] = (0...9).map { (0..<$0).reduce(1) { product, _ in product * 10 } }

@@ -40,6 +40,8 @@ import Testing
         let text = JSON.string(tricky).serialized()
         #expect(text == #""quote \" backslash \\ newline \n tab \t cr \r bell \u0007 é ☃""#)
         #expect(try JSON.parse(text) == .string(tricky))
+        // Every one-character escape RFC 8259 has, each read as its own byte.
+        #expect(try JSON.parse(#""\"\\\/\b\f\n\r\t""#) == .string("\"\\/\u{8}\u{C}\n\r\t"))
     }
 
     /// A string's bytes are checked as UTF-8, with or without escapes in it: the standard library's validating

@@ -87,6 +87,18 @@ import WireTypes
         }
     }
 
+    /// The `Date` header the emulator writes: Foundation's spelling of the same second, and read back as that second.
+    @Test func writesIMFFixdatesAsFoundationDoes() {
+        let imf = Self.formatter("EEE, dd MMM yyyy HH:mm:ss 'GMT'")
+        #expect(Timestamp.imfFixdate(secondsSince1970: 784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        for sample in Self.samples {
+            let second = Int64(sample.timeIntervalSince1970.rounded(.down))
+            let whole = Date(timeIntervalSince1970: Double(second))
+            #expect(Timestamp.imfFixdate(secondsSince1970: second) == imf.string(from: whole), "\(second)")
+            #expect(Timestamp.httpDate(Timestamp.imfFixdate(secondsSince1970: second)) == whole)
+        }
+    }
+
     @Test func readsTheThreeFormsOfRFC9110sExample() throws {
         let example = Date(timeIntervalSince1970: 784_111_777)
         #expect(Timestamp.httpDate("Sun, 06 Nov 1994 08:49:37 GMT") == example)

@@ -1,4 +1,5 @@
 import Foundation
+import WireTypes
 
 /// Turns a document's text into tokens (GraphQL spec §2.1), one at a time, on its UTF-8 bytes. Whitespace, line
 /// terminators, commas, comments and a leading byte-order mark are ignored tokens and never reach the parser.
@@ -144,18 +145,14 @@ struct Lexer {
                 position += 1
                 guard let escaped = peek() else { throw syntaxError("Unterminated string.") }
                 position += 1
-                switch escaped {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(escaped)
-                case UInt8(ascii: "b"): out.append(0x08)
-                case UInt8(ascii: "f"): out.append(0x0C)
-                case UInt8(ascii: "n"): out.append(0x0A)
-                case UInt8(ascii: "r"): out.append(0x0D)
-                case UInt8(ascii: "t"): out.append(0x09)
-                case UInt8(ascii: "u"):
-                    do { out.append(contentsOf: try unicodeEscape()) } catch { throw syntaxError("Invalid Unicode escape sequence.", at: escapeStart) }
-                default:
+                if let plain = JSON.unescaped(escaped) {  // GraphQL's escapes are JSON's
+                    out.append(plain)
+                    continue
+                }
+                guard escaped == UInt8(ascii: "u") else {
                     throw syntaxError("Invalid character escape sequence: \"\\\(UnicodeScalar(escaped))\".", at: escapeStart)
                 }
+                do { out.append(contentsOf: try unicodeEscape()) } catch { throw syntaxError("Invalid Unicode escape sequence.", at: escapeStart) }
             default:
                 if byte < 0x20 && byte != 0x09 { throw syntaxError("Invalid character within String: \(Self.codePoint(byte)).") }
                 out.append(byte)

@@ -35,6 +35,8 @@ import Testing
     @Test func stringEscapes() throws {
         let t = try tokens(#""a\"b\\c\/d\n\t\u00e9\uD83D\uDE00\u{1F600}""#)
         #expect(t.first?.value == "a\"b\\c/d\n\té😀😀")
+        // Every one-character escape, each standing for its own byte.
+        #expect(try tokens(#""\"\\\/\b\f\n\r\t""#).first?.value == "\"\\/\u{8}\u{C}\n\r\t")
     }
 
     @Test func blockStringsAreDedentedAndKeepEscapedQuotes() throws {
