@@ -1,11 +1,47 @@
 /// Renders help from a command's declaration, so help can never drift from what the parser accepts.
 enum Help {
-    static func render(_ command: CommandSpec, path: [String], globalOptions: [OptionSpec]) -> String {
+    /// Every command's help, depth first, as one Markdown page (`docs/commands.md`, which a test holds to this): the
+    /// global options once at the top rather than under each command.
+    static func reference(_ root: CommandSpec, globalOptions: [OptionSpec]) -> String {
+        var out = """
+            # Command reference
+
+            Generated from the command declarations: what `checkout-driver help COMMAND` prints, for every command. A test
+            fails when this page and the declarations differ (`CommandReferenceTests`, which writes the page as it should
+            be to `.build/commands.md`). How the commands fit together: [cli.md](cli.md).
+
+            ## Global options
+
+            Every command takes these.
+
+            ```text
+            \(table(globalOptions + standardOptions))```
+
+            """
+        func walk(_ command: CommandSpec, _ path: [String]) {
+            out += "\n## \(path.joined(separator: " "))\n\n```text\n"
+            out += render(command, path: path, globalOptions: nil)
+            out += "```\n"
+            for sub in command.subcommands { walk(sub, path + [sub.name]) }
+        }
+        walk(root, [root.name])
+        return out
+    }
+
+    /// `--help` and `--version`, which every command takes.
+    private static let standardOptions = [
+        OptionSpec("help", short: "h", help: "Show help for this command."),
+        OptionSpec("version", help: "Print the version."),
+    ]
+
+    /// A command's help; `globalOptions` nil leaves their section out (the reference lists them once).
+    static func render(_ command: CommandSpec, path: [String], globalOptions: [OptionSpec]?) -> String {
         var out = "\(path.joined(separator: " ")) — \(command.abstract)\n\n"
         var usage = "USAGE: \(path.joined(separator: " "))"
         if !command.subcommands.isEmpty { usage += " <command>" }
         for a in command.arguments { usage += " " + a.usage }
-        if !command.options.isEmpty || !globalOptions.isEmpty { usage += " [options]" }
+        // (No global options given: they are listed elsewhere, and still taken.)
+        if !command.options.isEmpty || globalOptions.map({ !$0.isEmpty }) ?? true { usage += " [options]" }
         out += usage + "\n"
         if !command.discussion.isEmpty { out += "\n" + command.discussion + "\n" }
         if !command.subcommands.isEmpty {
@@ -23,10 +59,7 @@ enum Help {
             }
         }
         if !command.options.isEmpty { out += "\nOPTIONS:\n" + table(command.options) }
-        out += "\nGLOBAL OPTIONS:\n" + table(globalOptions + [
-            OptionSpec("help", short: "h", help: "Show help for this command."),
-            OptionSpec("version", help: "Print the version."),
-        ])
+        if let globalOptions { out += "\nGLOBAL OPTIONS:\n" + table(globalOptions + standardOptions) }
         if !command.subcommands.isEmpty {
             out += "\nRun '\(path.joined(separator: " ")) <command> --help' for a command's options.\n"
         }
