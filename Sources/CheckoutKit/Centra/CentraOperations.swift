@@ -148,7 +148,7 @@ public enum CentraOperations {
         let client = try CentraClient(context)
         let section = try client.state.read()
         guard let line = section.addedLine else {
-            context.note("nothing to roll back: no line was added in this session")
+            context.note("nothing to roll back: no added line is waiting to be removed (an order keeps the line it paid for)")
             return StepOutput(document: ["rolledBack": nil])
         }
         // A payment that may yet complete (a lost answer, a 3DS step still open) pays for this cart: leave it.
