@@ -9,14 +9,8 @@ public final class Emulator: Sendable {
     public let router: Router
     public let ledger: Ledger
     public let faults: FaultInjector
-    /// The Bahn PaymentIntents emulator (its webhook URL can be changed at run time).
-    public let bahn: BahnEmulator
-    /// Centra's Storefront API with Adyen behind it.
-    public let centra: CentraEmulator
-    /// Afterpay (v2 and api-plus) with Cash App Pay's Customer Request API.
-    public let cashapp: CashAppEmulator
-    /// Braintree's client API and GraphQL API (Apple Pay → nonce → charge, or authorize then capture).
-    public let braintree: BraintreeEmulator
+    /// Every emulated provider, installed, by name.
+    private let installed: [String: any EmulatedProvider]
     private let server: HTTPServer
     private let recorder: RequestRecorder
 
@@ -31,7 +25,6 @@ public final class Emulator: Sendable {
         self.router = router
         self.ledger = Ledger()
         self.faults = injector
-        self.bahn = BahnEmulator.install(on: router, ledger: ledger, webhookURL: webhookURL)
         self.recorder = recorder
         // Record first, so tests see every request, including ones a fault then swallows.
         // Four workers kept: a few handlers may sleep in injected latencies while the others serve.
@@ -42,14 +35,28 @@ public final class Emulator: Sendable {
             return reply
         }
         self.server = server
-        self.centra = CentraEmulator.install(on: router, ledger: ledger, baseURL: { server.baseURL })
-        self.cashapp = CashAppEmulator.install(on: router, ledger: ledger, baseURL: { server.baseURL })
-        self.braintree = BraintreeEmulator.install(on: router, ledger: ledger, baseURL: { server.baseURL })
+        let context = EmulatorContext(router: router, ledger: ledger, baseURL: { server.baseURL }, webhookURL: webhookURL)
+        installed = Dictionary(uniqueKeysWithValues: Self.providers.map { ($0.name, $0.install(context)) })
         router.register(BuiltinRoutes.make(ledger: ledger, recorder: recorder))
     }
 
+    /// Every emulated provider, in the order help lists them: the one list a new provider joins.
+    public static let providers: [any EmulatedProvider.Type] = [BahnEmulator.self, CentraEmulator.self, CashAppEmulator.self,
+                                                                BraintreeEmulator.self]
+
+    /// The installed emulator of one provider.
+    public func provider<P: EmulatedProvider>(_ type: P.Type) -> P { installed[type.name] as! P }  // installed for every type listed
+
+    /// The Bahn PaymentIntents emulator (its webhook URL can be changed at run time).
+    public var bahn: BahnEmulator { provider(BahnEmulator.self) }
+    /// Afterpay (v2 and api-plus) with Cash App Pay's Customer Request API.
+    public var cashapp: CashAppEmulator { provider(CashAppEmulator.self) }
+
+    /// The magic values of every provider, for `sandbox serve --help`.
+    public static var scenariosHelp: String { providers.map { $0.scenariosHelp }.joined(separator: "\n") }
+
     /// The providers whose emulators deliver webhooks, by the provider's name.
-    private var webhookSenders: [String: any WebhookSender] { ["bahn": bahn] }
+    private var webhookSenders: [String: any WebhookSender] { installed.compactMapValues { $0.webhookSender } }
 
     /// Adds a webhook target to `provider`'s emulator (a repeated id points it at the new URL); false when that
     /// provider's emulator sends no webhooks.
@@ -79,9 +86,7 @@ public final class Emulator: Sendable {
     /// What `--env local` sets to point the driver at an emulator at `baseURL`: every provider's base URL and test
     /// credentials (each declared in its folder), and the emulator's own URL for raw flows.
     public static func localConfiguration(baseURL: String) -> [String: String] {
-        let providers = [BahnEmulator.localConfiguration, CentraEmulator.localConfiguration, CashAppEmulator.localConfiguration,
-                         BraintreeEmulator.localConfiguration]
-        return providers.reduce(into: ["EMULATOR_URL": baseURL]) { all, provider in all.merge(provider(baseURL)) { $1 } }
+        providers.reduce(into: ["EMULATOR_URL": baseURL]) { all, provider in all.merge(provider.localConfiguration(baseURL: baseURL)) { $1 } }
     }
 
     /// Every request the emulator received, in order (method, target, headers, body); the last 10,000.

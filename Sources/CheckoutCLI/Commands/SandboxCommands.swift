@@ -19,8 +19,7 @@ enum SandboxCommands {
             --env local commands use it (instead of an emulator of their own), so separate invocations chain.
 
             SCENARIOS (magic values):
-            \(BahnEmulator.scenariosHelp)
-            \(CentraEmulator.scenariosHelp)\n\(CashAppEmulator.scenariosHelp)\n\(BraintreeEmulator.scenariosHelp)
+            \(Emulator.scenariosHelp)
 
             FAULT INJECTION (--faults):
             \(FaultSpec.help)

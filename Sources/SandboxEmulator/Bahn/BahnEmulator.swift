@@ -8,7 +8,9 @@ import WireTypes
 /// The Bahn PaymentIntents API as docs/protocols/bahn.md describes it: JWS-signed requests, idempotent replay, Apple Pay
 /// token confirmation, magic-amount scenarios, the ledger and signed webhooks. Choices the documents leave open
 /// are in `BahnRules`.
-public final class BahnEmulator: Sendable {
+public final class BahnEmulator: EmulatedProvider {
+    public static let name = "bahn"
+
     struct Intent {
         var id: String
         var clientSecret: String
@@ -77,11 +79,14 @@ public final class BahnEmulator: Sendable {
     }
 
     /// Creates the emulator and registers its routes.
-    public static func install(on router: Router, ledger: Ledger, webhookURL: String?) -> BahnEmulator {
-        let bahn = BahnEmulator(ledger: ledger, webhookURL: webhookURL)
-        router.register(bahn.routes())
+    public static func install(_ context: EmulatorContext) -> BahnEmulator {
+        let bahn = BahnEmulator(ledger: context.ledger, webhookURL: context.webhookURL)
+        context.router.register(bahn.routes())
         return bahn
     }
+
+    /// Bahn sends its webhooks to the targets `bahn listen`, `sandbox serve --webhook-url` and flows add.
+    public var webhookSender: (any WebhookSender)? { self }
 
     /// Adds a webhook target (or points an existing id at a new URL): every event from now on is delivered to it.
     public func addWebhookTarget(id: String, url: String) { webhooks.add(.init(id: id, url: url)) }

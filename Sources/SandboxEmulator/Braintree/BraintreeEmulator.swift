@@ -8,7 +8,9 @@ import LoopbackHTTP
 /// GraphQL engine from Braintree's published schema: every document is parsed, validated against the real SDL and
 /// answered with exactly the selected fields, always HTTP 200 with failures in `errors[]` (bad API keys included).
 /// Choices the documents leave open are in `BraintreeRules`.
-public final class BraintreeEmulator: Sendable {
+public final class BraintreeEmulator: EmulatedProvider {
+    public static let name = "braintree"
+
     let store = BraintreeStore()
     private let ledger: Ledger
     private let verifier: ApplePayTokenVerifier
@@ -19,7 +21,8 @@ public final class BraintreeEmulator: Sendable {
     }
 
     /// Creates the emulator and registers its routes under `/braintree` and `/_sandbox/braintree`.
-    public static func install(on router: Router, ledger: Ledger, baseURL: @escaping @Sendable () -> String) -> BraintreeEmulator {
+    public static func install(_ context: EmulatorContext) -> BraintreeEmulator {
+        let (router, ledger, baseURL) = (context.router, context.ledger, context.baseURL)
         let braintree = BraintreeEmulator(ledger: ledger)
         router.register([Route("POST", BraintreeRules.graphQLPath) { braintree.handleGraphQL($0, baseURL: baseURL()) }]
                         + BraintreeClientAPI(store: braintree.store, verifier: braintree.verifier, baseURL: baseURL).routes()

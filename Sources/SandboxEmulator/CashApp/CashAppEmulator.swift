@@ -4,11 +4,14 @@ import Foundation
 /// checkout → sign-payment → a Cash App customer request approved by the sandbox customer → validate-payment → capture
 /// or auth) and the v3 Afterpay Button (button → sign → customer request → confirm → a one-time virtual card). Choices
 /// the documents leave open are in `CashAppRules`.
-public final class CashAppEmulator: Sendable {
+public final class CashAppEmulator: EmulatedProvider {
+    public static let name = "cashapp"
+
     let store = CashAppStore()
 
     /// Creates the emulator and registers its routes under `/afterpay`, `/afterpay-plus`, `/cashapp` and `/_sandbox/cashapp`.
-    public static func install(on router: Router, ledger: Ledger, baseURL: @escaping @Sendable () -> String) -> CashAppEmulator {
+    public static func install(_ context: EmulatorContext) -> CashAppEmulator {
+        let (router, ledger, baseURL) = (context.router, context.ledger, context.baseURL)
         let emulator = CashAppEmulator()
         let store = emulator.store
         router.register(AfterpayEmulator(store: store, ledger: ledger, baseURL: baseURL).routes()

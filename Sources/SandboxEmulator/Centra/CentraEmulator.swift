@@ -6,7 +6,9 @@ import LoopbackHTTP
 /// the GraphQL engine from Centra's published schema: every document is parsed, validated against the real SDL and
 /// answered with exactly the selected fields. Sessions follow the plugin: the first call with the plugin token, the
 /// token from every response's `extensions.token` after that, `Unauthorized` for a bad or expired one.
-public final class CentraEmulator: Sendable {
+public final class CentraEmulator: EmulatedProvider {
+    public static let name = "centra"
+
     let store = CentraStore()
     private let ledger: Ledger
     private let verifier: ApplePayTokenVerifier
@@ -16,7 +18,8 @@ public final class CentraEmulator: Sendable {
         self.verifier = verifier
     }
 
-    public static func install(on router: Router, ledger: Ledger, baseURL: @escaping @Sendable () -> String) -> CentraEmulator {
+    public static func install(_ context: EmulatorContext) -> CentraEmulator {
+        let (router, ledger, baseURL) = (context.router, context.ledger, context.baseURL)
         let centra = CentraEmulator(ledger: ledger)
         router.register([Route("POST", CentraRules.endpointPath) { centra.handle($0, baseURL: baseURL()) }]
                         + CentraChallenge.routes(store: centra.store))

@@ -89,7 +89,7 @@ import Testing
             #expect(details["dpanLastTwo"] as? String == "42")
             #expect(card["binData"] is [String: Any])
             // The nonce remembers what the decrypted token said.
-            let remembered = try #require(bt.emulator.braintree.store.withLock { $0.nonces[nonce] })
+            let remembered = try #require(bt.emulator.provider(BraintreeEmulator.self).store.withLock { $0.nonces[nonce] })
             #expect(remembered.amount == 1234 && remembered.currencyCode == "840" && remembered.card.last4 == "0442")
             #expect(remembered.card.instrumentName == "Visa 4242")
             // The charge shows the DPAN's network and last 4.
