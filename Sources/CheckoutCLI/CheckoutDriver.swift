@@ -21,7 +21,14 @@ public enum CheckoutDriver {
                 78 configuration missing, 130/143 a run interrupted (SIGINT/SIGTERM; sandbox serve and bahn listen stop
                 with 0), 141 stdout's reader closed the pipe (| head). `help COMMAND` = COMMAND --help.
                 """,
-            subcommands: [FlowCommands.spec, BahnCommands.spec, CentraCommands.spec, CashAppCommands.spec, BraintreeCommands.spec, ApplePayCommands.spec, SandboxCommands.spec, StateCommands.spec, DoctorCommands.spec, CompletionCommands.spec])
+            subcommands: [FlowCommands.spec] + providerCommands.map(\.commands)
+                + [ApplePayCommands.spec, SandboxCommands.spec, StateCommands.spec, DoctorCommands.spec, CompletionCommands.spec])
+    }
+
+    /// Each provider's command group, in `Providers.all`'s order: a new provider adds its line here
+    /// (`ProviderListTests` fails when a provider has none).
+    static var providerCommands: [(provider: Provider, commands: CommandSpec)] {
+        [(.bahn, BahnCommands.spec), (.centra, CentraCommands.spec), (.cashApp, CashAppCommands.spec), (.braintree, BraintreeCommands.spec)]
     }
 
     /// Parses, runs, and prints any error — the one place where diagnostics reach the user.

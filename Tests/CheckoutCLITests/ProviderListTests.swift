@@ -1,3 +1,4 @@
+@testable import CheckoutCLI
 import CheckoutKit
 import Foundation
 import SandboxEmulator
@@ -8,6 +9,13 @@ import Testing
 @Suite struct ProviderListTests {
     @Test func theEmulatorEmulatesEveryProviderTheKitKnows() {
         #expect(Emulator.providers.map { $0.name } == Providers.all.map(\.name))
+    }
+
+    /// Every provider has its command group on the command line, in the same order.
+    @Test func everyProviderHasItsCommands() {
+        #expect(CheckoutDriver.providerCommands.map(\.provider.name) == Providers.all.map(\.name))
+        let names = CheckoutDriver.root.subcommands.map(\.name)
+        for group in CheckoutDriver.providerCommands { #expect(names.contains(group.commands.name)) }
     }
 
     /// `--env local` sets every variable the provider's operations need, and its local configuration names only the
