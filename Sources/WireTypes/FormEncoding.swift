@@ -3,13 +3,10 @@ import Foundation
 /// `application/x-www-form-urlencoded`, as browsers write it (WHATWG URL, "application/x-www-form-urlencoded"):
 /// the pairs a 3DS return page receives, and the ones the driver posts when it plays the shopper's browser.
 public enum FormEncoding {
-    /// Bytes that stay as they are (a space only until it becomes `+`); every other byte is percent-encoded.
-    private static let kept = ByteSet { byte in
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "*"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: " "): true
-        default: false
-        }
+    /// Bytes that stay as they are (a space only until it becomes `+`): RFC 3986's unreserved ones but `~`, and `*`;
+    /// every other byte is percent-encoded.
+    private static let kept = ByteSet {
+        (PercentEncoding.unreserved.contains($0) && $0 != UInt8(ascii: "~")) || $0 == UInt8(ascii: "*") || $0 == UInt8(ascii: " ")
     }
 
     public static func pair(_ name: String, _ value: String) -> String { encode(name) + "=" + encode(value) }

@@ -17,8 +17,7 @@ public enum Timestamp {
         let fraction = units - seconds * scale
         let days = floorDivision(seconds, 86_400), ofDay = Int(seconds - days * 86_400)
         let (year, month, day) = civil(days: days)
-        var text = "\(year)"
-        if year < 1000 { text = String(repeating: "0", count: 4 - text.count) + text }  // years before 1000, and no sign
+        var text = fourDigits(year)
         text += "-" + twoDigits(month) + "-" + twoDigits(day) + "T" + twoDigits(ofDay / 3600) + ":"
             + twoDigits(ofDay / 60 % 60) + ":" + twoDigits(ofDay % 60)
         if fractionDigits > 0 {
@@ -68,9 +67,7 @@ public enum Timestamp {
         let days = floorDivision(seconds, 86_400), ofDay = Int(seconds - days * 86_400)
         let (year, month, day) = civil(days: days)
         let weekday = Int((days % 7 + 11) % 7)  // 1 January 1970 was a Thursday, day 4 of a week from Sunday
-        var yearText = "\(year)"
-        if year < 1000 { yearText = String(repeating: "0", count: 4 - yearText.count) + yearText }
-        return weekdayNames[weekday] + ", " + twoDigits(day) + " " + monthNames[month - 1] + " " + yearText + " "
+        return weekdayNames[weekday] + ", " + twoDigits(day) + " " + monthNames[month - 1] + " " + fourDigits(year) + " "
             + twoDigits(ofDay / 3600) + ":" + twoDigits(ofDay / 60 % 60) + ":" + twoDigits(ofDay % 60) + " GMT"
     }
 
@@ -152,6 +149,12 @@ public enum Timestamp {
     private static let powersOfTen: [Int64] = (0...9).map { (0..<$0).reduce(1) { product, _ in product * 10 } }
 
     private static func twoDigits(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+
+    /// A year as both forms write it: four digits at least (years before 1000 padded), and no sign.
+    private static func fourDigits(_ year: Int) -> String {
+        let text = "\(year)"
+        return year < 1000 ? String(repeating: "0", count: 4 - text.count) + text : text
+    }
 
     private static func floorDivision(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
 
