@@ -52,7 +52,7 @@ struct Doctor {
             return nil
         }
 
-        var json: [String: JSON] {
+        var json: JSON.Object {
             [
                 "environment": .string(environment),
                 "variables": .array(variables.map { v in
@@ -60,14 +60,14 @@ struct Doctor {
                      "source": v.source.map(JSON.string) ?? .null]
                 }),
                 "services": .array(services.map { s in
-                    var o: [String: JSON] = ["variable": .string(s.variable), "url": .string(s.url), "required": .bool(s.required),
+                    var o: JSON.Object = ["variable": .string(s.variable), "url": .string(s.url), "required": .bool(s.required),
                                              "answered": .bool(s.status != nil)]
                     if let status = s.status { o["status"] = JSON(status) }
                     if let error = s.error { o["error"] = .string(error) }
                     if let ms = s.milliseconds { o["milliseconds"] = JSON(ms) }
                     if let skew = s.skew { o["clockSkewSeconds"] = JSON(skew) }
                     if let tls = s.tls {
-                        var t: [String: JSON] = ["verified": .bool(tls.problem == nil)]
+                        var t: JSON.Object = ["verified": .bool(tls.problem == nil)]
                         if let problem = tls.problem { t["problem"] = .string(problem) }
                         if let expires = tls.expires {
                             t["expires"] = .string(Timestamp.iso8601(expires))

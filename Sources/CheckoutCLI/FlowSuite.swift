@@ -7,7 +7,7 @@ import Foundation
 struct FlowSuite: Sendable {
     struct Member: Sendable {
         var flow: Flow
-        var vars: [String: JSON]
+        var vars: JSON.Object
         var origins: [String: VariableOrigin] = [:]
     }
 

@@ -208,7 +208,7 @@ final class RunEnvironment: Sendable {
     /// their turn, and the result fails with 130 or 143 (see `Interruption`).
     /// `reporters` and `interruption`, when given, are the caller's to finish and stop (a suite reports all its flows
     /// as one, stops them all on one Ctrl-C, and runs each in a state scope of its own: `separate`).
-    func run(_ flow: Flow, vars: [String: JSON], origins: [String: VariableOrigin] = [:], registry: OperationRegistry, reporters given: Reporters? = nil,
+    func run(_ flow: Flow, vars: JSON.Object, origins: [String: VariableOrigin] = [:], registry: OperationRegistry, reporters given: Reporters? = nil,
              interruption shared: Interruption? = nil, separate: Bool = false) async throws(Diagnostic) -> FlowResult
     {
         let reporters = given ?? makeReporters()

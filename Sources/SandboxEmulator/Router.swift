@@ -30,7 +30,7 @@ public struct EmulatorRequest: Sendable {
     }
 
     /// The body when it is a JSON object.
-    public var jsonObject: [String: JSON]? { json?.objectValue }
+    public var jsonObject: JSON.Object? { json?.objectValue }
 }
 
 /// One endpoint: `pattern` segments starting with `:` capture a path parameter.
@@ -176,7 +176,7 @@ public enum EmulatorResponse {
     /// The emulator's own error shape: `{"error":{"type","code","message"[,"param"]}}`.
     public static func error(_ status: Int, type: String = "invalid_request_error", code: String, message: String,
                              param: String? = nil, headers: HTTPHeaders = [:]) -> HTTPReply {
-        var error: [String: JSON] = ["type": .string(type), "code": .string(code), "message": .string(message)]
+        var error: JSON.Object = ["type": .string(type), "code": .string(code), "message": .string(message)]
         if let param { error["param"] = .string(param) }
         return json(status, ["error": .object(error)], headers: headers)
     }

@@ -7,7 +7,7 @@ public enum JSON: Sendable, Equatable, Hashable {
     case number(Number)
     case string(String)
     case array([JSON])
-    case object([String: JSON])
+    case object(Object)
 
     /// Whether the two are the very same value: the same case with bit-for-bit the same payload (for an array or an
     /// object, the same storage). True implies `==`; false says nothing. A cache compares a part it rendered with the
@@ -45,7 +45,7 @@ public enum JSON: Sendable, Equatable, Hashable {
     }
     public var doubleValue: Double? { if case .number(let n) = self { return n.double }; return nil }
     public var boolValue: Bool? { if case .bool(let b) = self { return b }; return nil }
-    public var objectValue: [String: JSON]? { if case .object(let o) = self { return o }; return nil }
+    public var objectValue: Object? { if case .object(let o) = self { return o }; return nil }
     public var arrayValue: [JSON]? { if case .array(let a) = self { return a }; return nil }
 
     /// The kind of value, for error messages ("expected a string, found a number").
@@ -131,7 +131,7 @@ public enum JSON: Sendable, Equatable, Hashable {
         case .object(let o):
             if o.isEmpty { out.append(contentsOf: "{}".utf8); return }
             out.append(UInt8(ascii: "{"))
-            for (i, member) in o.sorted(by: { $0.key < $1.key }).enumerated() {
+            for (i, member) in o.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
                 if pretty { JSON.newline(&out, indent: indent + 1) }
                 JSON.quote(member.key, into: &out)
@@ -186,7 +186,7 @@ extension JSON: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Express
     public init(booleanLiteral value: Bool) { self = .bool(value) }
     public init(arrayLiteral elements: JSON...) { self = .array(elements) }
     public init(dictionaryLiteral elements: (String, JSON)...) {
-        self = .object(Dictionary(elements, uniquingKeysWith: { $1 }))
+        self = .object(Object(elements))
     }
     public init(nilLiteral: ()) { self = .null }
 }
@@ -203,23 +203,13 @@ extension JSON {
     public static func number(_ value: Double) -> JSON { .number(Number(value)) }
     public init(_ value: Bool) { self = .bool(value) }
     /// An object whose members are all strings.
-    public init(_ members: [String: String]?) { self = members.map { .object($0.mapValues(JSON.string)) } ?? .null }
+    public init(_ members: [String: String]?) { self = members.map { .object(Object($0.map { ($0.key, JSON.string($0.value)) })) } ?? .null }
 
     /// An object member that is itself an object (nil when absent or of another kind).
-    public func object(_ key: String) -> [String: JSON]? { self[key]?.objectValue }
+    public func object(_ key: String) -> Object? { self[key]?.objectValue }
     /// An object member that is a string (a number is not a string).
     public func string(_ key: String) -> String? { self[key]?.stringValue }
     public var isNull: Bool { self == .null }
-}
-
-extension Dictionary where Key == String, Value == JSON {
-    /// A member that is itself an object (nil when absent or of another kind).
-    public func object(_ key: String) -> [String: JSON]? { self[key]?.objectValue }
-    /// A member that is a string (a number is not a string).
-    public func string(_ key: String) -> String? { self[key]?.stringValue }
-    /// A member written as an integer — 12, not 12.00, 1.2e1 or "12" — and small enough to be exact: how a server reads
-    /// a field its protocol types as an integer (an amount in minor units), where 12.00 is a different claim than 12.
-    public func integer(_ key: String) -> Int? { self[key]?.integerAsWritten }
 }
 
 extension JSON: CustomStringConvertible {

@@ -7,9 +7,9 @@ struct JSONParser {
     private let bytes: [UInt8]
     private var index = 0
     private var depth = 0
-    /// The members read so far of the objects being parsed, the innermost last: an object's dictionary is made once its
-    /// members are counted, at its size, rather than grown (and every key hashed again) as members arrive.
-    private var members: [(String, JSON)] = []
+    /// The members read so far of the objects being parsed, the innermost last: an object is made once its members are
+    /// all read, in one pass when they come in key order.
+    private var members: [JSON.Object.Member] = []
 
     static func parse(_ bytes: [UInt8]) throws(JSON.ParseError) -> JSON {
         var parser = JSONParser(bytes: bytes)
@@ -78,15 +78,14 @@ struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after a key") }
             index += 1
             skipWhitespace()
-            members.append((key, try value()))
+            members.append(JSON.Object.Member(key: key, value: try value()))
             skipWhitespace()
             guard index < bytes.count else { throw error("expected ',' or '}'") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
             if bytes[index] == UInt8(ascii: "}") { index += 1; break }
             throw error("expected ',' or '}'")
         }
-        var result = [String: JSON](minimumCapacity: members.count - first)
-        for (key, value) in members[first...] { result[key] = value }  // a repeated key: the last one counts
+        let result = JSON.Object(parsed: members[first...])  // a repeated key: the last one counts
         members.removeSubrange(first...)
         return .object(result)
     }

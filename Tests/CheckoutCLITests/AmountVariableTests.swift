@@ -101,11 +101,11 @@ import TestSupport
                 arguments += (vars.merging(["amount": value]) { $1 }).sorted { $0.key < $1.key }.flatMap { ["--var", "\($0.key)=\($0.value)"] }
             case .varsFileString, .varsFileNumber:
                 if source == .varsFileNumber && number == nil { return nil }
-                var document = vars.mapValues(JSON.string)
+                var document = JSON.Object(vars.mapValues(JSON.string))
                 document["amount"] = source == .varsFileNumber ? .number(number!) : .string(value)
                 arguments += ["--vars-file", try scratch.write("vars.json", JSON.object(document).serialized())]
             case .include:
-                var given = vars.mapValues(JSON.string)
+                var given = JSON.Object(vars.mapValues(JSON.string))
                 given["amount"] = number.map(JSON.number) ?? .string(value)
                 let file = try scratch.write("include.json", JSON.object(["name": "including", "steps": [["include": .string(flow.name), "vars": .object(given)]]]).serialized())
                 loaded = try FlowFile.load(path: file, registry: Operations.registry)

@@ -106,7 +106,7 @@ import TestSupport
     }
 
     /// The recorded flow's definition, changed by `change`, written as a flow file.
-    static func changedFlow(_ recording: String, in s: Scratch, _ change: (inout [String: JSON]) -> Void) throws -> String {
+    static func changedFlow(_ recording: String, in s: Scratch, _ change: (inout JSON.Object) -> Void) throws -> String {
         let har = try JSON.parse(Data(contentsOf: URL(fileURLWithPath: recording)))
         var definition = try #require(har["log"]?["_run"]?["definition"]?.objectValue)
         change(&definition)

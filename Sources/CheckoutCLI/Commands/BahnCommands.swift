@@ -23,11 +23,11 @@ enum BahnCommands {
             OptionSpec("metadata", value: "K=V", help: "A metadata entry.", repeatable: true),
         ]
     ) { invocation throws(Diagnostic) in
-        var with: [String: JSON] = ["amount": try amount(invocation), "currency": .string(invocation.string("currency")!)]
+        var with: [String: JSON?] = ["amount": try amount(invocation), "currency": .string(invocation.string("currency")!)]
         with["description"] = invocation.string("description").map(JSON.string)
         with["orderId"] = try invocation.identifier("order-id").map(JSON.string)
         let metadata = try invocation.pairs("metadata").mapValues(JSON.string)
-        if !metadata.isEmpty { with["metadata"] = .object(metadata) }
+        if !metadata.isEmpty { with["metadata"] = .object(JSON.Object(metadata)) }
         return try await run(invocation, step: "create-intent", use: "bahn.createIntent", with: with)
     }
 
@@ -56,14 +56,14 @@ enum BahnCommands {
         guard invocation.isGiven("intent") != invocation.isGiven("order-id") else {
             throw invocation.usage("give exactly one of --intent ID or --order-id ID")
         }
-        var with: [String: JSON] = ["tokenFile": .string(invocation.string("token-file")!)]
+        var with: JSON.Object = ["tokenFile": .string(invocation.string("token-file")!)]
         with["intent"] = try invocation.identifier("intent").map(JSON.string)
         with["orderId"] = try invocation.identifier("order-id").map(JSON.string)
         with["captureMethod"] = invocation.string("capture").map(JSON.string)
         with["idempotencyKey"] = try invocation.identifier("idempotency-key").map(JSON.string)
         if invocation.isGiven("amount") { with["amount"] = try amount(invocation) }
         with["currency"] = invocation.string("currency").map(JSON.string)
-        var steps = [Step(name: "confirm", action: .operation(name: "bahn.confirm", arguments: .object(with.compactMapValues { $0 })),
+        var steps = [Step(name: "confirm", action: .operation(name: "bahn.confirm", arguments: .object(JSON.Object(with.compactMapValues { $0 }))),
                           capture: ["intent": JSONPath(components: [.key("payment_intent"), .key("id")])])]
         // The wallet sheet gives the backend about 30 s; --deadline changes the budget.
         let budget = try GlobalSettings(invocation).deadline ?? 30
@@ -151,7 +151,7 @@ enum BahnCommands {
             onRejected: { reason in console.err("rejected a delivery: \(reason)") },
             onForwarded: { result in
                 if format == .jsonl {
-                    var line: [String: JSON] = ["event": "forwarded", "time": .string(Timestamp.iso8601(Date())), "environment": .string(environmentName),
+                    var line: JSON.Object = ["event": "forwarded", "time": .string(Timestamp.iso8601(Date())), "environment": .string(environmentName),
                                                 "id": .string(result.eventID), "to": .string(result.url), "delivered": .bool(result.delivered)]
                     line["status"] = result.status.map { .number(Double($0)) }
                     line["error"] = result.failure.map(JSON.string)
@@ -194,7 +194,7 @@ enum BahnCommands {
     }
 
     private static func run(_ invocation: Invocation, step: String, use operation: String, with arguments: [String: JSON?]) async throws(Diagnostic) -> ExitCode {
-        let flow = Flow(name: "bahn-\(step)", steps: [Step(name: step, action: .operation(name: operation, arguments: .object(arguments.compactMapValues { $0 })))])
+        let flow = Flow(name: "bahn-\(step)", steps: [Step(name: step, action: .operation(name: operation, arguments: .object(JSON.Object(arguments.compactMapValues { $0 }))))])
         return try await run(invocation, flow: flow)
     }
 

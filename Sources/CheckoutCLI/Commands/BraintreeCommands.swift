@@ -68,7 +68,7 @@ enum BraintreeCommands {
         options: [OptionSpec("amount", value: "DECIMAL", help: "Less than authorized: a partial capture, in major units (10.00)."),
                   OptionSpec("currency", value: "CODE", help: "The merchant account's currency, how --amount is read [default: USD].")]
     ) { invocation throws(Diagnostic) in
-        var with: [String: JSON] = ["transaction": .string(try transactionID(invocation))]
+        var with: [String: JSON?] = ["transaction": .string(try transactionID(invocation))]
         let currency = try Currency.parse(try invocation.identifier("currency") ?? "USD")
         if let minor = try invocation.amount(notation: .majorUnits, currency: currency) {
             with["amount"] = .string(currency.decimal(minor))
@@ -105,7 +105,7 @@ enum BraintreeCommands {
     ) { invocation throws(Diagnostic) in
         let with: [String: JSON?] = ["merchantAccountId": try invocation.identifier("merchant-account").map(JSON.string),
                                      "customerId": try invocation.identifier("customer").map(JSON.string)]
-        let flow = Flow(name: "braintree-client-token", steps: [Step(name: "client-token", action: .operation(name: "braintree.clientToken", arguments: .object(with.compactMapValues { $0 })))])
+        let flow = Flow(name: "braintree-client-token", steps: [Step(name: "client-token", action: .operation(name: "braintree.clientToken", arguments: .object(JSON.Object(with.compactMapValues { $0 }))))])
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
         let result = try await environment.run(flow, vars: [:], registry: Operations.registry)
@@ -123,7 +123,7 @@ enum BraintreeCommands {
     }
 
     private static func run(_ invocation: Invocation, step: String, use operation: String, with arguments: [String: JSON?]) async throws(Diagnostic) -> ExitCode {
-        let flow = Flow(name: "braintree-\(step)", steps: [Step(name: step, action: .operation(name: operation, arguments: .object(arguments.compactMapValues { $0 })))])
+        let flow = Flow(name: "braintree-\(step)", steps: [Step(name: step, action: .operation(name: operation, arguments: .object(JSON.Object(arguments.compactMapValues { $0 }))))])
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
         return try await show(environment, flow: flow)

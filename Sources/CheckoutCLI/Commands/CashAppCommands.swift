@@ -161,7 +161,7 @@ enum CashAppCommands {
 
     private static func run(_ invocation: Invocation, step: String, use operation: String, with arguments: [String: JSON?],
                             emulatorOnly: Bool = false) async throws(Diagnostic) -> ExitCode {
-        let flow = Flow(name: "cashapp-\(step)", steps: [Step(name: step, action: .operation(name: operation, arguments: .object(arguments.compactMapValues { $0 })))])
+        let flow = Flow(name: "cashapp-\(step)", steps: [Step(name: step, action: .operation(name: operation, arguments: .object(JSON.Object(arguments.compactMapValues { $0 }))))])
         return try await run(invocation, flow: flow, emulatorOnly: emulatorOnly)
     }
 

@@ -20,7 +20,7 @@ enum CentraCommands {
             OptionSpec("return-url", value: "URL", help: "Where Adyen returns."),
         ]
     ) { invocation throws(Diagnostic) in
-        var with: [String: JSON] = [:]
+        var with: [String: JSON?] = [:]
         // Minor units: the selection's currency, which a decimal would need, is not known before the request.
         with["amount"] = try invocation.amount(notation: .minorUnits, currency: nil).map(JSON.number)
         // In the order given (two lines may share a name); each price a decimal string, as Centra takes it.
@@ -52,7 +52,7 @@ enum CentraCommands {
         arguments: [ArgumentSpec("ITEM", help: "The item id (a product's size), e.g. 1002-M.")],
         options: [OptionSpec("quantity", value: "N", help: "How many [default: 1].")]
     ) { invocation throws(Diagnostic) in
-        var with: [String: JSON] = ["item": .string(try invocation.identifier("ITEM")!)]
+        var with: [String: JSON?] = ["item": .string(try invocation.identifier("ITEM")!)]
         if let quantity = try invocation.int("quantity", range: 1...999) { with["quantity"] = .number(Double(quantity)) }
         return try await run(invocation, step: "add-item", use: "centra.addItem", with: with)
     }
@@ -77,7 +77,7 @@ enum CentraCommands {
     ) { invocation throws(Diagnostic) in
         let given = ["contact", "address", "country"].filter(invocation.isGiven)
         guard given.count == 1 else { throw invocation.usage("give exactly one of --contact FILE, --address FILE or --country C") }
-        var address: [String: JSON]
+        var address: JSON.Object
         if let country = try invocation.identifier("country") {
             address = ["country": .string(country.uppercased())]
             for (option, field) in [("city", "city"), ("zip", "zipCode"), ("state", "state")] {
@@ -119,7 +119,7 @@ enum CentraCommands {
         guard invocation.isGiven("token-file") != invocation.isGiven("payment-fields") else {
             throw invocation.usage("give exactly one of --token-file FILE or --payment-fields FILE")
         }
-        var with: [String: JSON] = ["shippingAddress": .object(try contact(invocation, "contact")!)]
+        var with: [String: JSON?] = ["shippingAddress": .object(try contact(invocation, "contact")!)]
         with["billingAddress"] = try contact(invocation, "billing").map(JSON.object)
         with["tokenFile"] = invocation.string("token-file").map(JSON.string)
         if let path = invocation.string("payment-fields") { with["paymentFields"] = .object(try FileIO.readJSONObject(path, what: "--payment-fields file")) }
@@ -135,7 +135,7 @@ enum CentraCommands {
             OptionSpec("field", value: "KEY=VALUE", help: "One field (e.g. redirectResult=…).", repeatable: true),
         ]
     ) { invocation throws(Diagnostic) in
-        var fields: [String: JSON] = [:]
+        var fields: JSON.Object = [:]
         if let path = invocation.string("fields") { fields = try FileIO.readJSONObject(path, what: "--fields file") }
         for (key, value) in try invocation.pairs("field") { fields[key] = .string(value) }
         guard !fields.isEmpty else { throw invocation.usage("give the fields: --fields FILE or --field KEY=VALUE") }
@@ -186,13 +186,13 @@ enum CentraCommands {
 
     // MARK: -
 
-    private static func contact(_ invocation: Invocation, _ option: String) throws(Diagnostic) -> [String: JSON]? {
+    private static func contact(_ invocation: Invocation, _ option: String) throws(Diagnostic) -> JSON.Object? {
         guard let path = invocation.string(option) else { return nil }
         return try CentraAddress.read(path: path, option: "--\(option)")
     }
 
     private static func run(_ invocation: Invocation, step: String, use operation: String, with arguments: [String: JSON?]) async throws(Diagnostic) -> ExitCode {
-        let flow = Flow(name: "centra-\(step)", steps: [Step(name: step, action: .operation(name: operation, arguments: .object(arguments.compactMapValues { $0 })))])
+        let flow = Flow(name: "centra-\(step)", steps: [Step(name: step, action: .operation(name: operation, arguments: .object(JSON.Object(arguments.compactMapValues { $0 }))))])
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
         return try await show(environment, flow: flow)

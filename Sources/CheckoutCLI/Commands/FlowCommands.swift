@@ -222,7 +222,7 @@ enum FlowCommands {
 
     /// Values for a flow's variables and where each came from (`VariableOrigin`), so that a bad one is blamed on it.
     struct Given {
-        var values: [String: JSON]
+        var values: JSON.Object
         var origins: [String: VariableOrigin]
 
         /// A value as given: the JSON it was read as (a number with the text it was written with), and its source.
@@ -276,7 +276,7 @@ enum FlowCommands {
     /// For a suite, each flow gets the variables it uses; a name that no flow of the suite uses is still a mistake.
     static func suiteVariables(_ invocation: Invocation, for flows: [Flow]) throws(Diagnostic) -> [(Flow, Given)] {
         let names = flows.reduce(into: Set<String>()) { $0.formUnion($1.variableNames) }
-        var all = Flow(name: "suite", vars: Dictionary(uniqueKeysWithValues: names.map { ($0, JSON.null) }), steps: [])
+        var all = Flow(name: "suite", vars: JSON.Object(names.map { ($0, JSON.null) }), steps: [])
         for flow in flows { all.retiredVariables.merge(flow.retiredVariables) { first, _ in first } }
         let given = try variables(invocation, for: all, subject: "no flow of the suite has a variable")
         return flows.map { flow in

@@ -59,7 +59,7 @@ extension SandboxCommands {
             let suggestion = Suggest.closest(to: type, in: eventTypes).map { "; did you mean '\($0)'?" } ?? ""
             throw invocation.usage("no event type '\(type)'\(suggestion) (types: \(eventTypes.joined(separator: ", ")))")
         }
-        var body: [String: JSON] = ["type": .string(type)]
+        var body: JSON.Object = ["type": .string(type)]
         if let intent = try invocation.identifier("intent") { body["payment_intent"] = .string(intent) }
         let answer = CheckoutDriver.redactor.json(try await call(invocation, method: "POST", path: "/_sandbox/bahn/events", body: .object(body)))
         try say(invocation, answer, "sent \(answer["id"]?.interpolationText ?? "?") \(type) for \(answer["payment_intent_id"]?.interpolationText ?? "?") to \(targets(answer))")

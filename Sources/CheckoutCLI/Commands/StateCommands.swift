@@ -19,7 +19,7 @@ enum StateCommands {
         let store = environment.state
         var document = try store.masked()
         if let provider = invocation.string("provider") {
-            var only: [String: JSON] = [:]
+            var only: JSON.Object = [:]
             only[provider] = document[provider]
             let runs = (document["runs"]?.objectValue ?? [:]).compactMapValues { $0[provider] }
             if !runs.isEmpty { only["runs"] = .object(runs.mapValues { [provider: $0] }) }

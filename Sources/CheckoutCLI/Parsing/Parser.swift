@@ -209,11 +209,11 @@ public struct Invocation: Sendable {
 
     /// `k=v` flow variables: a value written as a JSON number or boolean keeps its type (`amount=8000` is a number), and
     /// a number keeps its text (`amount=12.00` stays 12.00: `JSON.Number`); anything else is the string as typed.
-    public func variables(_ name: String) throws(Diagnostic) -> [String: JSON] {
-        try pairs(name).mapValues { value in
+    public func variables(_ name: String) throws(Diagnostic) -> JSON.Object {
+        JSON.Object(try pairs(name).mapValues { value -> JSON in
             if let number = JSON.Number(literal: value) { return .number(number) }
             return value == "true" || value == "false" ? .bool(value == "true") : .string(value)
-        }
+        })
     }
 
     /// An amount option (`--amount`), read by the one rule of amounts (`Amount.minorUnits`) as `notation` in `currency`:

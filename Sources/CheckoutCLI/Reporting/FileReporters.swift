@@ -18,7 +18,7 @@ struct HARReporter: Reporter {
     private let entries = Collector<[JSON]>([])
     private let flow = Collector<String?>(nil)
     /// The run as `log._run` keeps it: flow, environment, variables, steps.
-    private let run = Collector<[String: JSON]>([:])
+    private let run = Collector<JSON.Object>([:])
 
     init(path: String, redactor: Redactor, inDirectory: Bool = false) {
         self.path = path
@@ -32,7 +32,7 @@ struct HARReporter: Reporter {
             flow.mutate { $0 = $0 ?? name }
             run.mutate { if $0["flow"] == nil { $0["flow"] = .string(name); $0["environment"] = .string(environment) } }
         case .stepFinished(let step):
-            var o: [String: JSON] = ["name": .string(step.name), "outcome": .string(step.outcome.rawValue), "finally": .bool(step.isFinally)]
+            var o: JSON.Object = ["name": .string(step.name), "outcome": .string(step.outcome.rawValue), "finally": .bool(step.isFinally)]
             if let output = step.output { o["output"] = redactor.json(output) }
             run.mutate { $0["steps"] = .array(($0["steps"]?.arrayValue ?? []) + [.object(o)]) }
         case .exchange(let x):
@@ -56,11 +56,11 @@ struct HARReporter: Reporter {
     /// What a replay needs to run the flow again (docs/qa-ci.md, "Record and replay"), all redacted: the flow as a flow file
     /// (a command's too), the variables it was run with, the environment's kind and non-secret values, and the state
     /// sections it started from (a single step continues a chain).
-    func describe(flow: Flow, vars: [String: JSON], configuration: Configuration, state: JSON?) {
-        let described: [String: JSON] = [
+    func describe(flow: Flow, vars: JSON.Object, configuration: Configuration, state: JSON?) {
+        let described: JSON.Object = [
             "definition": redactor.json(FlowEncoder.encode(flow)), "vars": redactor.json(.object(vars)),
             "kind": .string(configuration.kind.rawValue),
-            "configuration": redactor.json(.object(configuration.publicValues.mapValues(JSON.string))),
+            "configuration": redactor.json(.object(JSON.Object(configuration.publicValues.mapValues(JSON.string)))),
         ]
         run.mutate { run in
             run.merge(described) { _, new in new }

@@ -4,7 +4,7 @@ import Foundation
 /// Events and results as JSON values — shared by `--format json` and `--format jsonl`.
 enum EventJSON {
     static func step(_ r: StepResult, redactor: Redactor) -> JSON {
-        var o: [String: JSON] = [
+        var o: JSON.Object = [
             "name": .string(r.name), "outcome": .string(r.outcome.rawValue), "finally": .bool(r.isFinally),
             "optional": .bool(r.optional), "startedAt": .string(Timestamp.iso8601(r.startedAt)),
             "durationMs": .number((r.duration * 1000).rounded()), "requests": .number(Double(r.requests)),
@@ -18,7 +18,7 @@ enum EventJSON {
     }
 
     static func flow(_ r: FlowResult, redactor: Redactor) -> JSON {
-        var o: [String: JSON] = [
+        var o: JSON.Object = [
             "flow": .string(r.name), "environment": .string(r.environment), "passed": .bool(r.passed),
             "exitCode": .number(Double(r.exitCode.rawValue)), "startedAt": .string(Timestamp.iso8601(r.startedAt)),
             "durationMs": .number((r.duration * 1000).rounded()),
@@ -41,7 +41,7 @@ enum EventJSON {
         case .stepStarted(let name, let index, let isFinally):
             return ["event": "step_started", "step": .string(name), "index": .number(Double(index)), "finally": .bool(isFinally)]
         case .exchange(let x):
-            var o: [String: JSON] = [
+            var o: JSON.Object = [
                 "event": "exchange", "step": .string(x.step), "attempt": .number(Double(x.attempt)),
                 "method": .string(x.request.method), "url": .string(redactor.text(x.request.url)),
                 "durationMs": .number((x.duration * 1000).rounded()),

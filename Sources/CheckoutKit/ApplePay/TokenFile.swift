@@ -53,7 +53,7 @@ private struct Reader {
     }
 
     /// The token's JSON object, after ruling out files that are not one.
-    func tokenObject(_ bytes: Data) throws(Diagnostic) -> [String: JSON] {
+    func tokenObject(_ bytes: Data) throws(Diagnostic) -> JSON.Object {
         // Checked on the bytes: a decoder may drop the mark silently, and the bytes sent are the file's.
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
             throw fail("starts with a UTF-8 byte-order mark (EF BB BF), which PassKit never writes; an editor added it",
@@ -94,7 +94,7 @@ private struct Reader {
     }
 
     /// A dump of a whole PKPayment or PKPaymentToken instead of its paymentData.
-    func rejectWrappers(_ object: [String: JSON]) throws(Diagnostic) {
+    func rejectWrappers(_ object: JSON.Object) throws(Diagnostic) {
         let jsonPath: String
         let paymentData: JSON
         if let inner = object["token"]?["paymentData"] {
@@ -114,7 +114,7 @@ private struct Reader {
     }
 
     /// Required members, version, header members; returns the transaction id and version.
-    func checkShape(_ token: [String: JSON]) throws(Diagnostic) -> (transactionId: String, version: String) {
+    func checkShape(_ token: JSON.Object) throws(Diagnostic) -> (transactionId: String, version: String) {
         let missing = ["data", "signature", "header", "version"].filter { token[$0] == nil }
         if !missing.isEmpty {
             throw fail("is missing \(list(missing)) — not an Apple Pay payment token", hint: exactBytesHint)

@@ -44,9 +44,9 @@ public enum BahnOperations {
     static func createBody(_ args: JSON, orderID: String?) throws(Diagnostic) -> JSON {
         let currency = try Currency.parse(args["currency"]?.interpolationText ?? "")
         let minor = try amount.minorUnits(in: args) ?? 0
-        var metadata = args["metadata"]?.objectValue?.mapValues { JSON.string($0.interpolationText) } ?? [:]
+        var metadata: JSON.Object = args["metadata"]?.objectValue?.mapValues { JSON.string($0.interpolationText) } ?? [:]
         if let orderID { metadata["order_id"] = .string(orderID) }
-        var body: [String: JSON] = ["amount": .number(minor), "currency": .string(currency.numeric)]
+        var body: JSON.Object = ["amount": .number(minor), "currency": .string(currency.numeric)]
         if let description = args["description"]?.interpolationText { body["description"] = .string(description) }
         if !metadata.isEmpty { body["metadata"] = .object(metadata) }
         return .object(body)
@@ -128,7 +128,7 @@ public enum BahnOperations {
 
         // The token goes in as a JSON string whose characters are exactly the file's: the serializer escapes
         // only what JSON requires, so Bahn decodes the very bytes PassKit produced.
-        var body: [String: JSON] = ["payment_method_data": ["apple_pay": ["token": .string(String(decoding: token.bytes, as: UTF8.self))]]]
+        var body: JSON.Object = ["payment_method_data": ["apple_pay": ["token": .string(String(decoding: token.bytes, as: UTF8.self))]]]
         if let captureMethod { body["capture_method"] = .string(captureMethod) }
         let confirmBody = JSON.object(body)
         var readBack = BahnReadBack.confirm(intent: intent, orderID: orderID, token: token, key: key, captureMethod: captureMethod,
@@ -175,7 +175,7 @@ public enum BahnOperations {
 
     /// The fields people want from a confirm: status, amount, funding last 4, wallet, device last 4, charge.
     static func summary(intent: JSON, paymentMethod: JSON?, idempotencyKey: String) -> JSON {
-        var s: [String: JSON] = [:]
+        var s: JSON.Object = [:]
         s["intent"] = intent["id"]
         s["status"] = intent["status"]
         s["amount"] = intent["amount"]

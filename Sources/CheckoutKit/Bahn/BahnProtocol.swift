@@ -44,7 +44,7 @@ public enum BahnProtocol {
     /// DECISION: JWS algorithm ES256 by default (RS256 when the signing key is RSA); protected header
     /// `{"alg", "kid"?}`; compact serialization, unpadded base64url.
     static func jwsHeader(algorithm: String, keyID: String?) -> JSON {
-        var header: [String: JSON] = ["alg": .string(algorithm)]
+        var header: JSON.Object = ["alg": .string(algorithm)]
         if let keyID { header["kid"] = .string(keyID) }
         return .object(header)
     }

@@ -156,7 +156,7 @@ struct BahnSection: Sendable {
         var latestCharge: String?
         /// The transaction id of the token most recently sent to this intent.
         var confirmTransaction: String?
-        var unknown: [String: JSON] = [:]
+        var unknown: JSON.Object = [:]
 
         /// Whether the intent itself was seen (its status recorded), not only named by a confirm.
         var isKnown: Bool { status != nil }
@@ -173,7 +173,7 @@ struct BahnSection: Sendable {
     var orders: [String: String] = [:]
     var lastIntent: String?
     var tokens: [String: Token] = [:]
-    var unknown: [String: JSON] = [:]
+    var unknown: JSON.Object = [:]
 
     init() {}
 
@@ -203,7 +203,7 @@ struct BahnSection: Sendable {
 
     var json: JSON {
         var o = unknown
-        o["intents"] = .object(intents.mapValues { intent in
+        o["intents"] = .object(JSON.Object(intents.mapValues { intent -> JSON in
             var e = intent.unknown
             e["orderId"] = intent.orderId.map(JSON.string)
             e["amount"] = intent.amount.map { .number(JSON.Number($0)) }
@@ -212,10 +212,10 @@ struct BahnSection: Sendable {
             e["latest_charge_id"] = intent.latestCharge.map(JSON.string)
             e["confirmTransaction"] = intent.confirmTransaction.map(JSON.string)
             return .object(e)
-        })
-        o["orders"] = .object(orders.mapValues(JSON.string))
+        }))
+        o["orders"] = .object(JSON.Object(orders.mapValues(JSON.string)))
         o["lastIntent"] = lastIntent.map(JSON.string)
-        o["tokens"] = .object(tokens.mapValues { ["intent": .string($0.intent), "idempotencyKey": .string($0.idempotencyKey), "spent": .bool($0.spent)] })
+        o["tokens"] = .object(JSON.Object(tokens.mapValues { ["intent": .string($0.intent), "idempotencyKey": .string($0.idempotencyKey), "spent": .bool($0.spent)] as JSON }))
         return .object(o)
     }
 }

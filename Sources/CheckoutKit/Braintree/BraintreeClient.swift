@@ -59,7 +59,7 @@ struct BraintreeClient: Sendable {
     /// PassKit fields beside them. Answers the first Apple Pay card (its nonce registered as a secret).
     func tokenize(_ token: PaymentTokenFile, clientAPIURL: String, auth: Authorization, instrumentName: String,
                   network: String) async throws(Diagnostic) -> JSON {
-        var body: [String: JSON] = [
+        var body: JSON.Object = [
             "applePaymentToken": ["paymentData": .string(token.bytes.base64EncodedString()), "transactionIdentifier": .string(token.transactionId),
                                   "paymentInstrumentName": .string(instrumentName), "paymentNetwork": .string(network)],
             "_meta": BraintreeProtocol.meta(sessionID: UUID.random().uuidString.lowercased()),
@@ -105,7 +105,7 @@ struct BraintreeClient: Sendable {
 
     /// A GraphQL call as the merchant's server makes it. A mutation is never repeated once it may have reached
     /// Braintree (it has no idempotency key); a query may be.
-    func graphQL(_ document: GraphQLDocument, _ variables: [String: JSON] = [:]) async throws(Diagnostic) -> GraphQLResponse {
+    func graphQL(_ document: GraphQLDocument, _ variables: JSON.Object = [:]) async throws(Diagnostic) -> GraphQLResponse {
         let config = context.configuration
         try config.require(Self.serverConfiguration, for: "Braintree's GraphQL API")
         let url = config.value("BRAINTREE_GRAPHQL_URL")!

@@ -135,7 +135,7 @@ public enum BraintreeOperations {
             let amount = try wireAmount(BraintreeOperations.amount, in: args) ?? ""
             let orderID = args["orderId"]?.interpolationText ?? BraintreeProtocol.newOrderID()
             let expectDecline = try expectation(args)
-            var transaction: [String: JSON] = ["amount": .string(amount), "orderId": .string(orderID)]
+            var transaction: JSON.Object = ["amount": .string(amount), "orderId": .string(orderID)]
             transaction["merchantAccountId"] = args["merchantAccountId"].map { .string($0.interpolationText) }
             let input: JSON = ["paymentMethodId": .string(nonce), "transaction": .object(transaction)]
             // A reused order id may already hold transactions (an earlier decline of the same amount, say): the ones
@@ -250,7 +250,7 @@ public enum BraintreeOperations {
                 try context.refuseIfSpent(id, kind: BraintreeProtocol.capturedKind,
                                           fix: "it is captured: see it with `checkout-driver braintree transaction \(id)`; a new payment starts with `checkout-driver braintree apple-pay`")
             }
-            var input: [String: JSON] = ["transactionId": .string(id)]
+            var input: JSON.Object = ["transactionId": .string(id)]
             if let partial, let value = try wireAmount(partial, in: args) { input["transaction"] = ["amount": .string(value)] }
             let asked = MoneyMovement(provider: "braintree", kind: action == "capture" ? .capture : .void, outcome: .unknown,
                                       amount: try partial?.minorUnits(in: args), currency: args["currency"]?.interpolationText, reference: "transaction \(id)")
@@ -288,7 +288,7 @@ public enum BraintreeOperations {
         parameters: [.init("merchantAccountId", .string), .init("customerId", .string)],
         outputs: [.init("clientToken", "the client token (a secret: shown masked)")]
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
-        var token: [String: JSON] = [:]
+        var token: JSON.Object = [:]
         token["merchantAccountId"] = args["merchantAccountId"].map { .string($0.interpolationText) }
         token["customerId"] = args["customerId"].map { .string($0.interpolationText) }
         let response = try await BraintreeClient(context).graphQL(BraintreeDocuments.clientToken, ["input": ["clientToken": .object(token)]])

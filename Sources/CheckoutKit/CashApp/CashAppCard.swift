@@ -77,8 +77,8 @@ enum CashAppCard {
     }
 
     /// What may be shown of the card: its type, last 4, expiry, and how long it stays valid.
-    static func shownCard(_ details: JSON, validUntil: String?, now: Date = Date()) -> [String: JSON]? {
-        var shown: [String: JSON]
+    static func shownCard(_ details: JSON, validUntil: String?, now: Date = Date()) -> JSON.Object? {
+        var shown: JSON.Object
         if let card = details["virtualCard"], card != .null {
             let number = card["cardNumber"]?.stringValue ?? ""
             shown = ["kind": "virtualCard", "type": card["cardType"] ?? .null,

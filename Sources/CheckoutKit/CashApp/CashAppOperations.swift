@@ -40,7 +40,7 @@ public enum CashAppOperations {
         ]
     ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let (amount, currency) = try money(args)
-        var body: [String: JSON] = [
+        var body: JSON.Object = [
             "amount": ["amount": .string(currency.decimal(amount)), "currency": .string(currency.code)],
             "consumer": ["email": .string(args["email"]?.interpolationText ?? CashAppProtocol.defaultEmail)],
             "merchant": ["redirectConfirmUrl": .string(args["confirmUrl"]?.interpolationText ?? CashAppProtocol.defaultConfirmURL),
@@ -224,7 +224,7 @@ public enum CashAppOperations {
         guard let scope = CashAppProtocol.Scope(rawValue: scopeName) else {
             throw .usage("scope must be brand or merchant, got '\(scopeName)'", hint: "brand sends the signing data's brand id (the default), merchant its merchant id")
         }
-        var request: [String: JSON] = [
+        var request: JSON.Object = [
             "actions": [["type": "ONE_TIME_PAYMENT", "scope_id": .string(scope == .brand ? brand : merchant),
                          "amount": .number(amount), "currency": .string(section.currency ?? "USD")]],
             "channel": "IN_APP",

@@ -44,7 +44,7 @@ enum CashAppPayments {
         try requireValidated(section, action: "capture")
         try context.refuseIfSpent(token, kind: "Afterpay checkout",
                                   fix: "it is captured: nothing more to do (see it with `checkout-driver cashapp payment`); a new payment starts with `checkout-driver cashapp pay`")
-        var body: [String: JSON] = ["token": .string(token)]
+        var body: JSON.Object = ["token": .string(token)]
         body["merchantReference"] = args["merchantReference"].map { .string($0.interpolationText) }
         var readBack = byToken(token, action: "capture", effect: "the capture", done: ["CAPTURED"], client: client, state: state,
                                resend: ["cashapp", "capture"], replay: "capture of checkout \(OpenOutcome.fingerprint(token))",
@@ -70,7 +70,7 @@ enum CashAppPayments {
         guard let token = section.token else { throw .usage("no checkout to authorise", hint: "run `checkout-driver cashapp checkout` first") }
         try requireValidated(section, action: "auth")
         let requestID = try keptRequestID(\.authRequestID, state: state)
-        var body: [String: JSON] = ["token": .string(token), "requestId": .string(requestID)]
+        var body: JSON.Object = ["token": .string(token), "requestId": .string(requestID)]
         body["merchantReference"] = args["merchantReference"].map { .string($0.interpolationText) }
         let readBack = byToken(token, action: "auth", effect: "the authorisation", done: ["AUTH_APPROVED", "PARTIALLY_CAPTURED", "CAPTURED"],
                                client: client, state: state, resend: ["cashapp", "auth"], replay: "auth request \(requestID)",
@@ -142,7 +142,7 @@ enum CashAppPayments {
                          hint: "give at most \(currency.decimal(open)), or leave --amount out to capture all of it")
         }
         let requestID = try keptRequestID(\.captureRequestID, state: state)
-        var body: [String: JSON] = ["amount": ["amount": .string(currency.decimal(amount)), "currency": .string(currency.code)],
+        var body: JSON.Object = ["amount": ["amount": .string(currency.decimal(amount)), "currency": .string(currency.code)],
                                     "requestId": .string(requestID)]
         body["merchantReference"] = args["merchantReference"].map { .string($0.interpolationText) }
         let readBack = ReadBack(

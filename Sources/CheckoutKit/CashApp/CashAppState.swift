@@ -85,7 +85,7 @@ struct CashAppSection: Sendable {
     var paymentState: String?
     var authRequestID: String?
     var captureRequestID: String?
-    var unknown: [String: JSON] = [:]
+    var unknown: JSON.Object = [:]
 
     init() {}
 

@@ -17,13 +17,13 @@ public enum CentraAddress {
                                                    "country", "email", "faxNumber", "firstName", "lastName", "phoneNumber", "state",
                                                    "stateOrProvince", "vatNumber", "zipCode"]
 
-    public static func read(path: String, option: String) throws(Diagnostic) -> [String: JSON] {
+    public static func read(path: String, option: String) throws(Diagnostic) -> JSON.Object {
         let object = try FileIO.readJSONObject(path, what: "\(option) file",
                                                example: "a PKContact as JSON ({\"name\": {…}, \"postalAddress\": {…}}), or a Centra AddressInput object")
         return try address(.object(object), source: "\(option) file \(path)")
     }
 
-    static func address(_ json: JSON, source: String) throws(Diagnostic) -> [String: JSON] {
+    static func address(_ json: JSON, source: String) throws(Diagnostic) -> JSON.Object {
         guard case .object(let object) = json else {
             throw .data("\(source) holds \(json.kindName), not an object", hint: "a PKContact as JSON, or a Centra AddressInput object")
         }
@@ -46,7 +46,7 @@ public enum CentraAddress {
     }
 
     /// The integration guide's `mapPKContactToCentraAddress`.
-    static func fromContact(_ contact: [String: JSON], source: String) throws(Diagnostic) -> [String: JSON] {
+    static func fromContact(_ contact: JSON.Object, source: String) throws(Diagnostic) -> JSON.Object {
         func string(_ value: JSON?, _ path: String) throws(Diagnostic) -> String? {
             guard let value, value != .null else { return nil }
             guard let s = value.stringValue else { throw .data("\(source): \(path): expected a string, found \(value.kindName)", hint: "quote the value") }
@@ -59,7 +59,7 @@ public enum CentraAddress {
         guard let country = try string(postal?["isoCountryCode"], "$.postalAddress.isoCountryCode"), !country.isEmpty else {
             throw .data("\(source): $.postalAddress.isoCountryCode is missing", hint: "add the ISO country code, e.g. \"isoCountryCode\": \"se\"")
         }
-        var out: [String: JSON] = ["country": .string(country.uppercased())]
+        var out: JSON.Object = ["country": .string(country.uppercased())]
         out["firstName"] = try string(contact["name"]?["givenName"], "$.name.givenName").map(JSON.string)
         out["lastName"] = try string(contact["name"]?["familyName"], "$.name.familyName").map(JSON.string)
         out["address1"] = try string(postal?["street"], "$.postalAddress.street").map(JSON.string)
@@ -73,8 +73,8 @@ public enum CentraAddress {
 
     /// What the sheet reveals before authorisation (the shipping-contact callback): country, city, state, zip, and
     /// `address1: ""`.
-    static func partial(_ address: [String: JSON]) -> [String: JSON] {
-        var out: [String: JSON] = ["address1": ""]
+    static func partial(_ address: JSON.Object) -> JSON.Object {
+        var out: JSON.Object = ["address1": ""]
         for key in ["country", "city", "state", "zipCode"] { out[key] = address[key] }
         return out
     }

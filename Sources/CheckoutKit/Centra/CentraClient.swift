@@ -26,7 +26,7 @@ struct CentraClient: Sendable {
     /// Sends `document`; answers with the response whatever its errors (the caller reads them). A call that may
     /// take part in a payment (the payment mutations, the read-back of their outcome) never starts a new session:
     /// the payment belongs to the session it began in.
-    func call(_ document: CentraDocuments.Document, _ variables: [String: JSON] = [:],
+    func call(_ document: CentraDocuments.Document, _ variables: JSON.Object = [:],
               newSessionOnUnauthorized: Bool = true) async throws(Diagnostic) -> GraphQLResponse {
         var sharedSecret: String?
         if document.name == CentraDocuments.expressCheckoutWidgets.name {

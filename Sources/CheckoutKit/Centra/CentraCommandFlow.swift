@@ -2,8 +2,8 @@
 extension CommandFlows {
     public struct CentraExpress: Sendable {
         public var item: String?
-        public var contact: [String: JSON]?
-        public var billing: [String: JSON]?
+        public var contact: JSON.Object?
+        public var billing: JSON.Object?
         public var shippingMethod: Int?
         public var tokenFile: String?
         public var threeDSDetails: String?

@@ -241,7 +241,7 @@ public enum CentraOperations {
 
     // MARK: Output
 
-    static func output(selection: JSON, _ response: GraphQLResponse, extra: [String: JSON] = [:]) -> StepOutput {
+    static func output(selection: JSON, _ response: GraphQLResponse, extra: JSON.Object = [:]) -> StepOutput {
         var document = extra
         document["selection"] = selection
         document["summary"] = (try? CentraMoney.summary(selection).json) ?? .null

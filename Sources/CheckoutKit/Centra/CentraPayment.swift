@@ -10,7 +10,7 @@ enum CentraPayment {
     static func instruct(_ args: JSON, _ context: OperationContext) async throws(Diagnostic) -> StepOutput {
         let client = try CentraClient(context)
         let shipping = try CentraAddress.address(args["shippingAddress"]!, source: "argument 'shippingAddress'")
-        var billing: [String: JSON]?
+        var billing: JSON.Object?
         if let given = args["billingAddress"] { billing = try CentraAddress.address(given, source: "argument 'billingAddress'") }
         let fields: JSON
         var token: PaymentTokenFile?
@@ -39,7 +39,7 @@ enum CentraPayment {
         if args["open"]?.boolValue == true { _ = try browserCommand(kind: context.configuration.kind) }
         let listener = try ReturnListener(context)
         defer { listener.stop() }
-        var input: [String: JSON] = [
+        var input: JSON.Object = [
             "shippingAddress": .object(shipping), "termsAndConditions": true, "express": true,
             "paymentReturnPage": .string(listener.returnURL), "paymentFailedPage": .string(listener.failedURL),
             "paymentMethodSpecificFields": fields,
@@ -108,7 +108,7 @@ enum CentraPayment {
             context.note("3DS: native challenge (Adyen action \(adyen["type"]?.stringValue ?? "?") \(adyen["subtype"]?.stringValue ?? ""))")
             let details = try await challengeDetails(adyen, args: args, context: context)
             // paymentData goes back when the action carried it (newer Adyen actions may not).
-            var resultFields: [String: JSON] = ["details": details]
+            var resultFields: JSON.Object = ["details": details]
             if let paymentData = adyen["paymentData"]?.stringValue { resultFields["paymentData"] = .string(paymentData) }
             return try await result(.object(resultFields), client: client, prior: .known(prior))
         case let other?:

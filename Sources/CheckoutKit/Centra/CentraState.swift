@@ -36,7 +36,7 @@ struct CentraSection: Sendable {
     /// A final payment was sent and its outcome is not known yet (lost, or waiting for 3DS): the cart must stay.
     var paymentStarted = false
     var lastOrder: String?
-    var unknown: [String: JSON] = [:]
+    var unknown: JSON.Object = [:]
 
     init() {}
 

@@ -6,7 +6,7 @@ import Synchronization
 /// close the tab. It listens where the run's `Listening` says (a socket, or in a replay the recorded address).
 final class ReturnListener: Sendable {
     struct Returned: Sendable {
-        var parameters: [String: JSON]
+        var parameters: JSON.Object
         var failed: Bool
     }
 
@@ -29,7 +29,7 @@ final class ReturnListener: Sendable {
                 return .respond(HTTPResponse(status: 200, headers: ["Content-Type": "text/html; charset=utf-8"], body: Data(html.utf8)))
             }
             guard request.path == "/return" || request.path == "/failed" else { return .respond(.text(404, "not found")) }
-            var parameters: [String: JSON] = request.query.mapValues(JSON.string)
+            var parameters = JSON.Object(request.query.mapValues(JSON.string))
             if request.headers["Content-Type"]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
                 for (k, v) in FormEncoding.decode(request.body) { parameters[k] = .string(v) }
             }

@@ -160,7 +160,7 @@ struct ConfigFile {
             file.defaultProfile = s
         }
         let shape = "a profile is {\"environment\": \"sandbox\", \"variables\": {\"NAME\": \"value\"}}"
-        var profiles: [String: JSON] = [:]
+        var profiles: JSON.Object = [:]
         if let p = root["profiles"] {
             guard case .object(let o) = p else {
                 throw .data("\(path): $.profiles: expected an object of named profiles, found \(p.kindName)", hint: shape)

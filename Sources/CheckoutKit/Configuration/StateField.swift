@@ -61,7 +61,7 @@ struct StateField {
     }
 
     /// The members this version does not know, kept exactly as they are (a newer version may have written them).
-    func unknownMembers(besides known: Set<String>) -> [String: JSON] {
+    func unknownMembers(besides known: Set<String>) -> JSON.Object {
         (present?.objectValue ?? [:]).filter { !known.contains($0.key) }
     }
 }

@@ -75,28 +75,26 @@ enum StateFileRecords {
 
     /// The record that turns the document `before` into `after`; nil when they are the same. Parts are compared by
     /// storage first, so a section handed on unchanged costs one comparison, and a changed one a comparison per member.
-    static func record(from before: [String: JSON], to after: [String: JSON]) -> JSON? {
+    static func record(from before: JSON.Object, to after: JSON.Object) -> JSON? {
         let record = changes(from: before, to: after, intoObjects: true)
         return record.isEmpty ? nil : .object(record)
     }
 
     /// What is set and removed going from `before` to `after`; with `intoObjects` (the document's sections), a part that
     /// is an object on both sides by the members set and removed in it (`in`), any other part whole.
-    private static func changes(from before: [String: JSON], to after: [String: JSON], intoObjects: Bool) -> [String: JSON] {
-        var set: [String: JSON] = [:], unset: [JSON] = [], within: [String: JSON] = [:]
-        for (key, value) in after {
-            guard let was = before[key] else { set[key] = value; continue }
-            if value.isIdentical(to: was) || value == was { continue }
-            if intoObjects, case .object(let members) = value, case .object(let previous) = was {
+    private static func changes(from before: JSON.Object, to after: JSON.Object, intoObjects: Bool) -> JSON.Object {
+        var set: JSON.Object = [:], unset: [JSON] = [], within: JSON.Object = [:]
+        for (key, value) in before.changes(to: after) {
+            guard let value else { unset.append(.string(key)); continue }
+            if intoObjects, case .object(let members) = value, case .object(let previous)? = before[key] {
                 within[key] = .object(changes(from: previous, to: members, intoObjects: false))
             } else {
                 set[key] = value
             }
         }
-        for key in before.keys where after[key] == nil { unset.append(.string(key)) }
-        var change: [String: JSON] = [:]
+        var change: JSON.Object = [:]
         if !set.isEmpty { change["set"] = .object(set) }
-        if !unset.isEmpty { change["unset"] = .array(unset.sorted { $0.stringValue! < $1.stringValue! }) }
+        if !unset.isEmpty { change["unset"] = .array(unset) }  // in key order, as `changes(to:)` walks them
         if !within.isEmpty { change["in"] = .object(within) }
         return change
     }
@@ -112,7 +110,7 @@ enum StateFileRecords {
         case nil: break
         case .object(let sections)?:
             for (section, change) in sections {
-                var members: [String: JSON]
+                var members: JSON.Object
                 switch top[section] {
                 case nil: members = [:]
                 case .object(let existing)?: members = existing
@@ -129,7 +127,7 @@ enum StateFileRecords {
         return true
     }
 
-    private static func apply(set: JSON?, unset: JSON?, to members: inout [String: JSON]) -> Bool {
+    private static func apply(set: JSON?, unset: JSON?, to members: inout JSON.Object) -> Bool {
         switch unset {
         case nil: break
         case .array(let keys)?:

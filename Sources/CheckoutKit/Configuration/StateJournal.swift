@@ -77,7 +77,7 @@ struct StateDelta: Equatable {
 
     /// The part of `document` a journaled change may touch: the run's scope and the member sections.
     static func reach(of document: JSON, run: String) -> JSON {
-        var part: [String: JSON] = [:]
+        var part: JSON.Object = [:]
         for section in memberSections { part[section] = document[section] }
         if let scope = document["runs"]?[run] { part["runs"] = .object([run: scope]) }
         return .object(part)
@@ -100,14 +100,13 @@ struct StateDelta: Equatable {
         for section in Self.memberSections where before[section] != after[section] {
             guard let old = Self.members(before[section]), let new = Self.members(after[section]) else { return nil }
             var changed: [String: JSON?] = [:]
-            for (key, value) in new where old[key] != value { changed[key] = .some(value) }
-            for key in old.keys where new[key] == nil { changed[key] = .some(nil) }
+            for (key, value) in old.changes(to: new) { changed[key] = .some(value) }
             if !changed.isEmpty { members[section] = changed }
         }
     }
 
     /// A member section's members (absent or null: none); nil when it is not an object.
-    private static func members(_ section: JSON?) -> [String: JSON]? {
+    private static func members(_ section: JSON?) -> JSON.Object? {
         switch section {
         case nil, .null?: [:]
         case .object(let members)?: members

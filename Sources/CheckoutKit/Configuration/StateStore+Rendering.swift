@@ -175,7 +175,7 @@ extension StateStore {
     /// `known` gives up its parts, which are changed in place. Given the very object it was rendered from (a write that
     /// changed another section), no member is looked up; otherwise each is looked up once, and once more only when
     /// members were added.
-    private func renderObject(_ members: [String: JSON], value: JSON, at path: [String], reusing known: RenderedSection?, keyBytes: [UInt8],
+    private func renderObject(_ members: JSON.Object, value: JSON, at path: [String], reusing known: RenderedSection?, keyBytes: [UInt8],
                               in document: JSON, learned: LearnedForms) -> RenderedSection {
         let generation = redactor?.generation ?? 0
         var keys = known?.keys ?? []
@@ -248,7 +248,7 @@ extension StateStore {
             masked += (part.masked > 0 ? 1 : 0) - ((before?.masked ?? 0) > 0 ? 1 : 0)
             if masked > 0 && outputs == nil {
                 // The first member written otherwise than given: from now on the written form is every member's.
-                outputs = Dictionary(uniqueKeysWithValues: zip(keys, parts).compactMap { key, part in part.map { (key, $0.output) } })
+                outputs = JSON.Object(zip(keys, parts).compactMap { key, part in part.map { (key, $0.output) } })
             } else {
                 outputs?[key] = part.output
             }
@@ -292,7 +292,7 @@ extension StateStore {
     /// its own generation or its parent's (`checkedAt`), whichever is later — occurs in its text.
     /// `mayOccur`: the secrets learned since the parent was checked that its filter says may occur in some member
     /// (the others occur in none), when it has a filter.
-    private func renderPart(_ value: JSON, key: String, in parent: [String: JSON], at path: [String], reusing known: RenderedSection?,
+    private func renderPart(_ value: JSON, key: String, in parent: JSON.Object, at path: [String], reusing known: RenderedSection?,
                             checkedAt parentGeneration: Int?, mayOccur: [[UInt8]]? = nil, document: JSON,
                             learned: LearnedForms) -> (RenderedSection, reused: Bool) {
         let generation = redactor?.generation ?? 0
@@ -343,7 +343,7 @@ extension StateStore {
 
     /// Whether an object's members can be masked apart: not when one member's masking looks at its siblings (an Apple
     /// Pay token's `data`, a `threeDS2` action's `token`).
-    static func splittable(_ members: [String: JSON]) -> Bool {
+    static func splittable(_ members: JSON.Object) -> Bool {
         !Redactor.isSensitive("data", in: members) && members["type"]?.stringValue != "threeDS2"
     }
 

@@ -121,7 +121,7 @@ public struct StateStore: Sendable {
     }
 
     /// The scopes of runs still going (no finish recorded), by id: what another terminal acts on meanwhile.
-    public func runningScopes() throws(Diagnostic) -> [String: JSON] {
+    public func runningScopes() throws(Diagnostic) -> JSON.Object {
         (try readFile()["runs"]?.objectValue ?? [:]).filter { $0.value[Self.runRecord]?["finishedAt"] == nil }
     }
 
@@ -283,25 +283,25 @@ public struct StateStore: Sendable {
 
     /// Adds values captured by a flow to its own part of the `captures` section, `captures.<flow>` (read in later runs
     /// as `${state.captures.<flow>.<name>}`): two flows that capture the same name never overwrite each other's.
-    public func recordCaptures(_ captures: [String: JSON], flow: String) throws(Diagnostic) {
+    public func recordCaptures(_ captures: JSON.Object, flow: String) throws(Diagnostic) {
         try update { (doc: inout JSON) throws(Diagnostic) in
             var all = try self.captures(in: doc)
             var own = all[flow] ?? [:]
             for (name, value) in captures { own[name] = value }
             all[flow] = own
-            doc = Self.capturesSection.setting(.object(all.mapValues(JSON.object)), in: doc)
+            doc = Self.capturesSection.setting(.object(JSON.Object(all.mapValues(JSON.object))), in: doc)
         }
     }
 
     /// The `captures` section of a state document, by flow, checked: exit 65 naming the path when it, or a flow's part
     /// of it, is not an object.
-    func captures(in document: JSON) throws(Diagnostic) -> [String: [String: JSON]] {
+    func captures(in document: JSON) throws(Diagnostic) -> [String: JSON.Object] {
         try captures(StateField(document["captures"], at: Self.capturesSection, in: path))
     }
 
     /// The same for a `captures` section anywhere in the file (a run's scope holds one too).
-    func captures(_ section: StateField) throws(Diagnostic) -> [String: [String: JSON]] {
-        var flows: [String: [String: JSON]] = [:]
+    func captures(_ section: StateField) throws(Diagnostic) -> [String: JSON.Object] {
+        var flows: [String: JSON.Object] = [:]
         for (flow, part) in try section.members() {
             guard case .object(let values)? = part.value else {
                 throw .data("state file \(path): \(part.path): expected an object (the captures of flow '\(flow)'), found \(part.value?.kindName ?? "nothing")",

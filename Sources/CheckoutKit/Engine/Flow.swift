@@ -6,7 +6,7 @@ public struct Flow: Sendable {
     public var name: String
     public var description: String
     /// Declared variables with their defaults; `--var k=v` and subcommand flags override them.
-    public var vars: [String: JSON]
+    public var vars: JSON.Object
     /// What a variable means, for `flow describe` (the file's `varDescriptions`).
     public var varDescriptions: [String: String] = [:]
     /// Where the flow was read from ("my-flow.json", "built-in flow bahn-apple-pay"), for messages.
@@ -61,7 +61,7 @@ public struct Flow: Sendable {
         "\(steps) step\(steps == 1 ? "" : "s")" + (finally > 0 ? ", \(finally) finally" : "")
     }
 
-    public init(name: String, description: String = "", vars: [String: JSON] = [:], steps: [Step],
+    public init(name: String, description: String = "", vars: JSON.Object = [:], steps: [Step],
                 finally: [Step] = [], deadline: Double? = nil) {
         self.name = name
         self.description = description

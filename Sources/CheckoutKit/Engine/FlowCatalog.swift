@@ -5,7 +5,7 @@ import Foundation
 /// decoder accepts. The CLI prints these documents with `--format json` and renders them as text otherwise.
 public enum FlowCatalog {
     public static func operation(_ op: FlowOperation) -> JSON {
-        var o: [String: JSON] = [
+        var o: JSON.Object = [
             "name": .string(op.name), "summary": .string(op.summary),
             "arguments": .array(op.parameters.map(argument)), "outputs": .array(op.outputs.map(output)),
         ]
@@ -15,7 +15,7 @@ public enum FlowCatalog {
     }
 
     static func argument(_ p: FlowOperation.Parameter) -> JSON {
-        var o: [String: JSON] = ["name": .string(p.name), "type": .string(p.kind.rawValue), "required": .bool(p.required)]
+        var o: JSON.Object = ["name": .string(p.name), "type": .string(p.kind.rawValue), "required": .bool(p.required)]
         if let value = p.defaultValue { o["default"] = .string(value) }
         if !p.help.isEmpty { o["help"] = .string(p.help) }
         if let range = p.range { o["minimum"] = JSON(range.lowerBound); o["maximum"] = JSON(range.upperBound) }
@@ -29,7 +29,7 @@ public enum FlowCatalog {
     }
 
     static func output(_ output: FlowOperation.Output) -> JSON {
-        var o: [String: JSON] = ["path": .string(output.path), "help": .string(output.help)]
+        var o: JSON.Object = ["path": .string(output.path), "help": .string(output.help)]
         if let when = output.when { o["when"] = .string(when) }
         return .object(o)
     }
@@ -38,10 +38,10 @@ public enum FlowCatalog {
     /// and its `finally` steps.
     public static func describe(_ flow: Flow, registry: OperationRegistry) -> JSON {
         let order = (try? FlowDecoder.variableOrder(flow.vars)) ?? flow.vars.keys.sorted()
-        var o: [String: JSON] = [
+        var o: JSON.Object = [
             "name": .string(flow.name), "description": .string(flow.description),
             "vars": .array(order.map { name in
-                var v: [String: JSON] = ["name": .string(name), "default": flow.vars[name] ?? .null]
+                var v: JSON.Object = ["name": .string(name), "default": flow.vars[name] ?? .null]
                 if let text = flow.varDescriptions[name] { v["description"] = .string(text) }
                 return .object(v)
             }),
@@ -56,7 +56,7 @@ public enum FlowCatalog {
     public static let requestOutput = "the answer's body (JSON when it parses, else its text)"
 
     static func step(_ step: Step, registry: OperationRegistry) -> JSON {
-        var o: [String: JSON] = ["name": .string(step.name)]
+        var o: JSON.Object = ["name": .string(step.name)]
         if let description = step.description { o["description"] = .string(description) }
         switch step.action {
         case .request(let r):
@@ -70,7 +70,7 @@ public enum FlowCatalog {
                 o["outputs"] = .array(op.outputs.map(output))
             }
         }
-        if !step.capture.isEmpty { o["capture"] = .object(step.capture.mapValues { .string($0.description) }) }
+        if !step.capture.isEmpty { o["capture"] = .object(JSON.Object(step.capture.mapValues { .string($0.description) })) }
         if step.optional { o["optional"] = true }
         return .object(o)
     }

@@ -96,7 +96,7 @@ extension FlowDecoder {
             let p = path.appending("duration")
             // Durations in the flow's own units ("500ms"); kept as seconds.
             guard case .object(let bounds) = d else { throw Problem(path: p, message: "expected bounds such as {\"<\": \"500ms\"}, found \(d.kindName)") }
-            var inSeconds: [String: JSON] = [:]
+            var inSeconds: JSON.Object = [:]
             for (op, value) in bounds {
                 if op == "between", case .array(let ends) = value {
                     inSeconds[op] = .array(try ends.enumerated().map { JSON(try seconds($1, at: p.appending(op).appending($0))) })

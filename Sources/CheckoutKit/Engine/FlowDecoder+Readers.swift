@@ -22,7 +22,7 @@ extension FlowDecoder {
         do { _ = try Template.references(in: value) } catch { throw Problem(path: path, message: error.description) }
     }
 
-    func object(_ json: JSON, at path: JSONPath, allowed: Set<String>?) throws -> [String: JSON] {
+    func object(_ json: JSON, at path: JSONPath, allowed: Set<String>?) throws -> JSON.Object {
         guard case .object(let o) = json else { throw Problem(path: path, message: "expected an object, found \(json.kindName)") }
         if let allowed {
             for key in o.keys.sorted() where !allowed.contains(key) {

@@ -25,7 +25,7 @@ struct FlowDecoder {
     /// What the includes of a flow bring beside their steps: the included flows' variables (their defaults, with each
     /// include's `vars` over them), what those mean, and their `finally` steps.
     struct Included {
-        var vars: [String: JSON] = [:]
+        var vars: JSON.Object = [:]
         /// Which include set each variable, to refuse two includes giving one variable different values.
         var setBy: [String: String] = [:]
         var conflicts: [String: [String]] = [:]
@@ -120,7 +120,7 @@ struct FlowDecoder {
 
     /// `{"include": "NAME|PATH", "vars": {…}}`: the steps of a built-in flow or of a flow file (relative to the including
     /// file), in place. Its variables join the flow's; its `finally` steps join the flow's.
-    private func include(_ target: JSON, _ o: [String: JSON], at path: JSONPath, into included: inout Included) throws -> [Step] {
+    private func include(_ target: JSON, _ o: JSON.Object, at path: JSONPath, into included: inout Included) throws -> [Step] {
         _ = try object(.object(o), at: path, allowed: Keys.include)
         let at = path.appending("include")
         let name = try string(target, at: at, required: true)!
@@ -327,7 +327,7 @@ struct FlowDecoder {
 
     /// The flow's variables in an order where each default comes after the variables it refers to, so that
     /// `"total": "${vars.amount}"` sees `amount`; variables that refer to each other are an error naming the cycle.
-    static func variableOrder(_ vars: [String: JSON], at path: JSONPath = JSONPath(components: [.key("vars")])) throws -> [String] {
+    static func variableOrder(_ vars: JSON.Object, at path: JSONPath = JSONPath(components: [.key("vars")])) throws -> [String] {
         var dependencies: [String: [String]] = [:]
         for (name, value) in vars {
             let refs = (try? Template.references(in: value)) ?? []

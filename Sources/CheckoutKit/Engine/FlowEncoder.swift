@@ -5,17 +5,17 @@ import Foundation
 /// gives the same flow (`FlowEncoderTests`).
 public enum FlowEncoder {
     public static func encode(_ flow: Flow) -> JSON {
-        var o: [String: JSON] = ["name": .string(flow.name), "steps": .array(flow.steps.map(step))]
+        var o: JSON.Object = ["name": .string(flow.name), "steps": .array(flow.steps.map(step))]
         if !flow.description.isEmpty { o["description"] = .string(flow.description) }
         if !flow.vars.isEmpty { o["vars"] = .object(flow.vars) }
-        if !flow.varDescriptions.isEmpty { o["varDescriptions"] = .object(flow.varDescriptions.mapValues { .string($0) }) }
+        if !flow.varDescriptions.isEmpty { o["varDescriptions"] = .object(JSON.Object(flow.varDescriptions.mapValues { .string($0) })) }
         if !flow.finally.isEmpty { o["finally"] = .array(flow.finally.map(step)) }
         if let deadline = flow.deadline { o["deadline"] = JSON(deadline) }
         return .object(o)
     }
 
     static func step(_ step: Step) -> JSON {
-        var o: [String: JSON] = ["name": .string(step.name)]
+        var o: JSON.Object = ["name": .string(step.name)]
         if let description = step.description { o["description"] = .string(description) }
         switch step.action {
         case .request(let r): o["request"] = request(r)
@@ -23,13 +23,13 @@ public enum FlowEncoder {
             o["use"] = .string(name)
             if arguments != .object([:]) { o["with"] = arguments }
         }
-        if !step.capture.isEmpty { o["capture"] = .object(step.capture.mapValues { .string($0.description) }) }
+        if !step.capture.isEmpty { o["capture"] = .object(JSON.Object(step.capture.mapValues { .string($0.description) })) }
         if let expect = expectation(step.expect) { o["expect"] = expect }
         if let retry = step.retry {
             o["retry"] = ["attempts": JSON(retry.attempts), "interval": JSON(retry.interval), "backoff": JSON(retry.backoff)]
         }
         if let until = step.until {
-            var u: [String: JSON] = ["path": .string(until.condition.path.description), "interval": JSON(until.interval),
+            var u: JSON.Object = ["path": .string(until.condition.path.description), "interval": JSON(until.interval),
                                      "timeout": JSON(until.timeout)]
             switch until.condition.test {
             case .equals(let v): u["equals"] = v
@@ -45,8 +45,8 @@ public enum FlowEncoder {
     }
 
     static func request(_ r: RequestTemplate) -> JSON {
-        var o: [String: JSON] = ["method": .string(r.method), "url": .string(r.url)]
-        if !r.headers.isEmpty { o["headers"] = .object(Dictionary(r.headers.map { ($0.name, JSON.string($0.value)) }) { _, last in last }) }
+        var o: JSON.Object = ["method": .string(r.method), "url": .string(r.url)]
+        if !r.headers.isEmpty { o["headers"] = .object(JSON.Object(r.headers.map { ($0.name, JSON.string($0.value)) })) }
         switch r.body {
         case .json(let j)?: o["json"] = j
         case .text(let t)?: o["body"] = .string(t)
@@ -57,9 +57,9 @@ public enum FlowEncoder {
     }
 
     static func expectation(_ e: Expectation) -> JSON? {
-        var o: [String: JSON] = [:]
+        var o: JSON.Object = [:]
         if let status = e.status { o["status"] = .array(status.map { JSON($0) }) }
-        var tests: [String: [String: JSON]] = [:]
+        var tests: [String: JSON.Object] = [:]
         var exists: [JSON] = []
         for condition in e.conditions {
             let path = condition.path.description
@@ -77,18 +77,18 @@ public enum FlowEncoder {
         for (key, value) in tests { o[key] = .object(value) }
         if !exists.isEmpty { o["exists"] = .array(exists) }
         if !e.headers.isEmpty {
-            o["headers"] = .object(Dictionary(e.headers.map { h -> (String, JSON) in
+            o["headers"] = .object(JSON.Object(e.headers.map { h -> (String, JSON) in
                 switch h.test {
                 case .equals(let v): (h.name, ["equals": .string(v)])
                 case .matches(let p): (h.name, ["matches": .string(p)])
                 case .exists(let b): (h.name, ["exists": .bool(b)])
                 }
-            }) { _, last in last })
+            }))
         }
         if let d = e.duration { o["duration"] = comparison(d) }
         return o.isEmpty ? nil : .object(o)
     }
 
     /// Bounds as the file wrote them (a `between` comes back as its two ends).
-    static func comparison(_ c: Comparison) -> JSON { .object(Dictionary(c.bounds.map { ($0.op.rawValue, $0.literal) }) { _, last in last }) }
+    static func comparison(_ c: Comparison) -> JSON { .object(JSON.Object(c.bounds.map { ($0.op.rawValue, $0.literal) })) }
 }

@@ -59,7 +59,7 @@ public struct FlowResult: Sendable {
     /// The failure that decided the outcome: the first failed required step (or a failed `finally` step).
     public var failure: Diagnostic?
     /// Values captured by the flow's steps.
-    public var captures: [String: JSON]
+    public var captures: JSON.Object
     /// Which run of the flow this was in a batch (`--repeat`), from 1; nil for a flow that ran once.
     public var repetition: Int?
 
@@ -90,7 +90,7 @@ public struct FlowResult: Sendable {
     public var exitCode: ExitCode { failure?.code ?? .ok }
 
     public init(name: String, environment: String, startedAt: Date, duration: Double, steps: [StepResult], failure: Diagnostic?,
-                captures: [String: JSON]) {
+                captures: JSON.Object) {
         self.name = name
         self.environment = environment
         self.startedAt = startedAt

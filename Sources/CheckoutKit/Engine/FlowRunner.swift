@@ -51,7 +51,7 @@ public struct FlowRunner: Sendable {
     /// Returns the state document it checked against, for the run to template from.
     /// - Parameter origins: where each of `overrides` came from (the command line when not given).
     @discardableResult
-    public func preflight(_ flow: Flow, vars overrides: [String: JSON], origins: [String: VariableOrigin] = [:]) throws(Diagnostic) -> JSON {
+    public func preflight(_ flow: Flow, vars overrides: JSON.Object, origins: [String: VariableOrigin] = [:]) throws(Diagnostic) -> JSON {
         let stateDocument = try state?.checked() ?? .object([:])
         let decoder = FlowDecoder(registry: registry)
         var known = Set(flow.vars.keys).union(overrides.keys)
@@ -143,7 +143,7 @@ public struct FlowRunner: Sendable {
         return stateDocument
     }
 
-    public func run(_ flow: Flow, vars overrides: [String: JSON] = [:], origins: [String: VariableOrigin] = [:]) async -> FlowResult {
+    public func run(_ flow: Flow, vars overrides: JSON.Object = [:], origins: [String: VariableOrigin] = [:]) async -> FlowResult {
         // Run on the transport's own thread when it has one: a step's transfer then starts without a thread hop.
         guard let executor = client.preferredExecutor else { return await execute(flow, vars: overrides, origins: origins) }
         return await withTaskExecutorPreference(executor) { await execute(flow, vars: overrides, origins: origins) }
@@ -159,7 +159,7 @@ public struct FlowRunner: Sendable {
         return step.location.isEmpty ? "step '\(step.name)'" : "\(file)\(step.location) (step '\(step.name)')"
     }
 
-    static func origins(of flow: Flow, overrides: [String: JSON], given: [String: VariableOrigin]) -> [String: VariableOrigin] {
+    static func origins(of flow: Flow, overrides: JSON.Object, given: [String: VariableOrigin]) -> [String: VariableOrigin] {
         var origins: [String: VariableOrigin] = [:]
         for name in flow.vars.keys { origins[name] = .declared(flow.varSources[name] ?? "\(flow.source): $.vars.\(name)") }
         for name in overrides.keys { origins[name] = given[name] ?? .commandLine }
@@ -178,7 +178,7 @@ public struct FlowRunner: Sendable {
         return origins
     }
 
-    private func execute(_ flow: Flow, vars overrides: [String: JSON], origins: [String: VariableOrigin]) async -> FlowResult {
+    private func execute(_ flow: Flow, vars overrides: JSON.Object, origins: [String: VariableOrigin]) async -> FlowResult {
         let started = Date()
         let clock = ContinuousClock.now
         var result = FlowResult(name: flow.name, environment: settings.environment, startedAt: started, duration: 0,
@@ -293,7 +293,7 @@ public struct FlowRunner: Sendable {
     }
 
     private func runStep(_ step: Step, scope: inout TemplateScope, deadline: Deadline,
-                         captures: inout [String: JSON]) async -> (result: StepResult, failure: Diagnostic?) {
+                         captures: inout JSON.Object) async -> (result: StepResult, failure: Diagnostic?) {
         let started = Date()
         let counter = ExchangeCounter()
         let context = OperationContext(step: step.name, client: client, retry: step.retry ?? settings.retry,
@@ -416,7 +416,7 @@ public struct FlowRunner: Sendable {
     }
 
     /// The arguments' values as the operation will read them (`FlowOperation.check`); a bad one blamed on its source.
-    private func checkArguments(_ arguments: [String: JSON], of op: FlowOperation, step: Step, scope: TemplateScope) throws(Diagnostic) {
+    private func checkArguments(_ arguments: JSON.Object, of op: FlowOperation, step: Step, scope: TemplateScope) throws(Diagnostic) {
         guard case .operation(_, let templates) = step.action, let problem = op.check(arguments, templates: templates) else { return }
         let blame = ValueBlame(step: step, problem: problem.problem, target: "argument '\(problem.argument)' of \(op.name)",
                                hint: problem.hint, stateFile: state?.path)

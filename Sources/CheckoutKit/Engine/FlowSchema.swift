@@ -9,7 +9,7 @@ import Foundation
 public enum FlowSchema {
     public static func document(registry: OperationRegistry) -> JSON {
         let operations = registry.all
-        var defs: [String: JSON] = [
+        var defs: JSON.Object = [
             // A step runs a request or an operation, or includes another flow's steps.
             "step": ["if": ["type": "object", "required": ["include"]], "then": ["$ref": "#/$defs/includeStep"],
                      "else": ["$ref": "#/$defs/actionStep"]],
@@ -27,7 +27,7 @@ public enum FlowSchema {
             "template": template,
         ]
         for op in operations { defs["with." + op.name] = with(op) }
-        let properties: [String: JSON] = [
+        let properties: JSON.Object = [
             "$schema": ["type": "string", "description": "where this schema is (for editors)"],
             "name": ["type": "string", "minLength": 1, "description": "the flow's name in reports"],
             "description": ["type": "string"],
@@ -63,7 +63,7 @@ public enum FlowSchema {
     ]
 
     static func step(_ operations: [FlowOperation]) -> JSON {
-        let properties: [String: JSON] = [
+        let properties: JSON.Object = [
             "name": ["type": "string", "pattern": "^[A-Za-z0-9_-]+$", "description": "unique in the flow; ${steps.NAME.path} reads its output"],
             "description": ["type": "string"],
             "request": ["$ref": "#/$defs/request"],
@@ -113,7 +113,7 @@ public enum FlowSchema {
     ]
 
     static func with(_ op: FlowOperation) -> JSON {
-        var properties: [String: JSON] = [:]
+        var properties: JSON.Object = [:]
         for p in op.parameters {
             var kind: JSON
             switch p.kind {
@@ -139,7 +139,7 @@ public enum FlowSchema {
             }
             properties[p.name] = property
         }
-        var schema: [String: JSON] = [
+        var schema: JSON.Object = [
             "type": "object",
             "description": .string(op.summary),
             "additionalProperties": false,
@@ -199,7 +199,7 @@ public enum FlowSchema {
 
     /// `{"<": x, …, "between": [low, high]}` over values of one kind.
     static func bounds(of kind: String) -> JSON {
-        var properties: [String: JSON] = [:]
+        var properties: JSON.Object = [:]
         for op in Comparison.Operator.allCases { properties[op.rawValue] = ["$ref": .string(kind)] }
         properties["between"] = ["type": "array", "minItems": 2, "maxItems": 2, "items": ["$ref": .string(kind)]]
         return ["type": "object", "minProperties": 1, "additionalProperties": false, "properties": .object(properties)]

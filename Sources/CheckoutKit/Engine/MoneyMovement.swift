@@ -54,7 +54,7 @@ public struct MoneyMovement: Sendable, Equatable {
     }
 
     public var json: JSON {
-        var o: [String: JSON] = ["provider": .string(provider), "kind": .string(kind.rawValue), "outcome": .string(outcome.rawValue),
+        var o: JSON.Object = ["provider": .string(provider), "kind": .string(kind.rawValue), "outcome": .string(outcome.rawValue),
                                  "amount": JSON(amount), "currency": JSON(currency), "reference": JSON(reference), "status": .string(status)]
         if !settle.isEmpty { o["settle"] = .array(settle.map(JSON.string)) }
         return .object(o)

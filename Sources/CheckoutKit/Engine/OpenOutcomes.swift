@@ -58,7 +58,7 @@ public struct OpenOutcome: Sendable, Equatable {
     }
 
     var json: JSON {
-        var o: [String: JSON] = ["provider": .string(provider), "reference": .string(reference), "effect": .string(effect),
+        var o: JSON.Object = ["provider": .string(provider), "reference": .string(reference), "effect": .string(effect),
                                  "settle": .array(settle.map(JSON.string)), "since": .string(since)]
         o["replay"] = replay.map(JSON.string)
         o["run"] = run.map(JSON.string)

@@ -148,7 +148,7 @@ public struct FlowOperation: Sendable {
     /// Checks each argument of `arguments` (rendered: the known ones, before the run; all, as the step runs) as the
     /// operation will read it: amounts by their rule, integers by kind and range, booleans by kind. An argument whose
     /// currency is a template not known yet is left to the run.
-    public func check(_ arguments: [String: JSON], templates: JSON) -> ArgumentProblem? {
+    public func check(_ arguments: JSON.Object, templates: JSON) -> ArgumentProblem? {
         for p in parameters {
             guard let value = arguments[p.name] else { continue }
             switch p.kind {

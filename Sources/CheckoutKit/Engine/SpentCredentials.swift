@@ -54,7 +54,7 @@ enum SpentCredentials {
             guard section[key(kind, value)].value == nil else { return }
             let now = Date()
             let at = Timestamp.iso8601(now)
-            var entry: [String: JSON] = ["kind": .string(kind), "by": .string(by), "at": .string(at)]
+            var entry: JSON.Object = ["kind": .string(kind), "by": .string(by), "at": .string(at)]
             entry["replay"] = replay.map(JSON.string)
             let record = doc["spent"] ?? .object([:])
             var uses = record.objectValue ?? [:]
@@ -74,7 +74,7 @@ enum SpentCredentials {
     /// batch's record holds one use per run, and every run marks one).
     private static let oldest = IdentityMemo<String?>()
 
-    static func oldestUse(in uses: [String: JSON]) -> String? {
+    static func oldestUse(in uses: JSON.Object) -> String? {
         uses.values.lazy.map { $0["at"]?.stringValue ?? "" }.min()
     }
 }
@@ -83,7 +83,7 @@ extension SpentCredentials {
     /// Every use of the last `alwaysKept`, and of the older ones within `retention` the newest, up to `capacity` in
     /// all (ISO 8601 times sort as text).
     /// `oldest`: the oldest use's time when it is known (an undated use counts as older than any).
-    static func pruned(_ uses: [String: JSON], now: Date, oldest: String? = nil) -> [String: JSON] {
+    static func pruned(_ uses: JSON.Object, now: Date, oldest: String? = nil) -> JSON.Object {
         func at(_ use: JSON) -> String { use["at"]?.stringValue ?? "" }
         let cutoff = Timestamp.iso8601(now.addingTimeInterval(-retention)), young = Timestamp.iso8601(now.addingTimeInterval(-alwaysKept))
         // All of the last `alwaysKept` (a batch's own uses): every one stays, and the record is not copied.
@@ -92,7 +92,7 @@ extension SpentCredentials {
         guard recent.count > capacity else { return recent }
         let kept = recent.filter { at($0.value) >= young }
         let older = recent.filter { at($0.value) < young }.sorted { (at($0.value), $0.key) > (at($1.value), $1.key) }
-        return kept.merging(older.prefix(max(0, capacity - kept.count)).map { ($0.key, $0.value) }) { a, _ in a }
+        return kept.merging(JSON.Object(older.prefix(max(0, capacity - kept.count)).map { ($0.key, $0.value) })) { a, _ in a }
     }
 }
 

@@ -122,8 +122,8 @@ public enum Template {
 
 /// What templates resolve against while a flow runs.
 public struct TemplateScope: Sendable {
-    public var vars: [String: JSON]
-    public var steps: [String: JSON]
+    public var vars: JSON.Object
+    public var steps: JSON.Object
     public var env: @Sendable (String) -> String?
     public var state: JSON
     /// Where each variable's value came from, so that a bad value is blamed on its source (`ValueBlame`).
@@ -131,7 +131,7 @@ public struct TemplateScope: Sendable {
     /// The flow the templates are written in ("my-flow.json"), for blaming a value written in a step itself.
     var flowSource = ""
 
-    public init(vars: [String: JSON] = [:], steps: [String: JSON] = [:], env: @escaping @Sendable (String) -> String? = { _ in nil },
+    public init(vars: JSON.Object = [:], steps: JSON.Object = [:], env: @escaping @Sendable (String) -> String? = { _ in nil },
                 state: JSON = .object([:])) {
         self.vars = vars
         self.steps = steps
@@ -178,7 +178,7 @@ public struct TemplateScope: Sendable {
         case .string(let s): return try render(s)
         case .array(let a): return .array(try a.map { try render($0) })
         case .object(let o):
-            var out: [String: JSON] = [:]
+            var out: JSON.Object = [:]
             for (k, v) in o { out[try renderString(k)] = try render(v) }
             return .object(out)
         default: return value

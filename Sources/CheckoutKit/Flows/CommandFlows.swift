@@ -20,7 +20,7 @@ public enum BuiltinStep: String, CaseIterable, Sendable {
 
 extension Flow {
     /// Changes the arguments of one of its operation steps; a step the flow does not have is an internal error.
-    mutating func setArguments(of step: BuiltinStep, _ change: (inout [String: JSON]) -> Void) throws(Diagnostic) {
+    mutating func setArguments(of step: BuiltinStep, _ change: (inout JSON.Object) -> Void) throws(Diagnostic) {
         guard let index = steps.firstIndex(where: { $0.name == step.rawValue }),
               case .operation(let operation, let arguments) = steps[index].action else {
             throw .internalError("built-in flow \(name) has no operation step '\(step.rawValue)' to adjust")

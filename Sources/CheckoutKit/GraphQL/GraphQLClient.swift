@@ -7,12 +7,12 @@ public struct GraphQLRequest: Sendable {
     /// The document: one operation, with the fragments it uses.
     public var document: String
     public var operationName: String
-    public var variables: [String: JSON]
+    public var variables: JSON.Object
     /// A query only reads (safe to repeat); a mutation may change things and is repeated only when the server said
     /// it did not take it (429).
     public var isMutation: Bool
 
-    public init(document: String, operationName: String, isMutation: Bool, variables: [String: JSON] = [:]) {
+    public init(document: String, operationName: String, isMutation: Bool, variables: JSON.Object = [:]) {
         self.document = document
         self.operationName = operationName
         self.isMutation = isMutation
@@ -36,7 +36,7 @@ public struct GraphQLDocument: Sendable {
         self.text = text
     }
 
-    public func request(_ variables: [String: JSON] = [:]) -> GraphQLRequest {
+    public func request(_ variables: JSON.Object = [:]) -> GraphQLRequest {
         GraphQLRequest(document: text, operationName: name, isMutation: isMutation, variables: variables)
     }
 }

@@ -5,7 +5,7 @@ import Foundation
 public enum HAR {
     public static func entry(_ x: ExchangeRecord, redactor: Redactor) -> JSON {
         let request = x.request
-        var requestJSON: [String: JSON] = [
+        var requestJSON: JSON.Object = [
             "method": .string(request.method),
             "url": .string(redactor.text(request.url)),
             "httpVersion": "HTTP/1.1",
@@ -21,7 +21,7 @@ public enum HAR {
                 "text": .string(redactor.body(body, contentType: request.headers["Content-Type"])),
             ]
         }
-        var entry: [String: JSON] = [
+        var entry: JSON.Object = [
             "startedDateTime": .string(Timestamp.iso8601(x.startedAt)),
             "time": .number(ms(x.duration)),
             "request": .object(requestJSON),
@@ -67,7 +67,7 @@ public enum HAR {
     /// variables, the environment and each step's outcome and output, all redacted — what a replay needs to run the flow
     /// again and check it against the recording.
     public static func document(entries: [JSON], creatorVersion: String, run: JSON? = nil) -> JSON {
-        var log: [String: JSON] = ["version": "1.2", "creator": ["name": "checkout-driver", "version": .string(creatorVersion)],
+        var log: JSON.Object = ["version": "1.2", "creator": ["name": "checkout-driver", "version": .string(creatorVersion)],
                                    "entries": .array(entries)]
         if let run {
             log["_run"] = run

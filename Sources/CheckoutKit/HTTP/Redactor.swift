@@ -173,7 +173,7 @@ public final class Redactor: Sendable {
 
     /// Whether the value under `key` of `object` is a secret as a whole: a sensitive key, or an Apple Pay token
     /// object's `data` (its `data` and `signature` are the payment credential).
-    static func isSensitive(_ key: String, in object: [String: JSON]) -> Bool {
+    static func isSensitive(_ key: String, in object: JSON.Object) -> Bool {
         sensitiveKeys.contains(key.lowercased()) || (key == "data" && object["header"] != nil && object["version"] != nil && object["data"] != nil)
     }
 
@@ -219,7 +219,7 @@ public final class Redactor: Sendable {
     private func mask(_ value: JSON) -> JSON {
         switch value {
         case .object(let o):
-            var copy: [String: JSON] = [:]
+            var copy: JSON.Object = [:]
             for (k, v) in o {
                 if Self.isSensitive(k, in: o) {
                     copy[k] = masked(v, key: k, in: o)
@@ -238,7 +238,7 @@ public final class Redactor: Sendable {
     /// redacted: a compact JWS or JWT keeps its header and payload, redacted, and loses its signature (Afterpay's
     /// signing JWT, whose payload the customer request is built from); an Adyen `threeDS2` action's `token`, base64 JSON
     /// saying where the challenge is, keeps its contents, redacted.
-    private func masked(_ value: JSON, key: String, in object: [String: JSON]) -> JSON {
+    private func masked(_ value: JSON, key: String, in object: JSON.Object) -> JSON {
         guard case .string(let s) = value, let kept = Self.keptShape(s, key: key, in: object) else { return value == .null ? .null : .string(Self.mask) }
         switch kept {
         case .jws(let header, let payload, _):
@@ -254,7 +254,7 @@ public final class Redactor: Sendable {
         case challenge(JSON)
     }
 
-    static func keptShape(_ s: String, key: String, in object: [String: JSON]) -> KeptShape? {
+    static func keptShape(_ s: String, key: String, in object: JSON.Object) -> KeptShape? {
         if JWSDisplay.looksLikeCompactJWS(s) {
             guard let (header, payload, signature) = JWSDisplay.parts(s), let header = try? JSON.parse(header),
                   let payload = try? JSON.parse(payload) else { return nil }

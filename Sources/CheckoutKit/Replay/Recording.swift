@@ -30,7 +30,7 @@ public struct Recording: Sendable {
     public var flow: String
     /// The flow as a flow file (`FlowEncoder`); nil in a recording of an older driver.
     public var definition: JSON?
-    public var vars: [String: JSON]
+    public var vars: JSON.Object
     public var environment: String
     public var kind: Configuration.Kind
     /// The configuration's non-secret values (base URLs): a replay's requests go to the same places.

@@ -202,7 +202,7 @@ public enum ReplayMatch {
     /// A path and its query, parsed from a URL as recorded or as sent (the host is not compared).
     struct URLParts {
         var path: String
-        var query: [String: JSON]
+        var query: JSON.Object
 
         init(_ url: String) {
             var rest = Substring(url)
@@ -212,7 +212,7 @@ public enum ReplayMatch {
             }
             let parts = rest.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
             path = parts.first.map(String.init).flatMap { $0.isEmpty ? nil : $0 } ?? "/"
-            var query: [String: JSON] = [:]
+            var query: JSON.Object = [:]
             if parts.count == 2 {
                 for (name, value) in FormEncoding.decode(Data(parts[1].utf8)) { query[name] = .string(value) }
             }
@@ -230,7 +230,7 @@ public enum ReplayMatch {
             if text.hasPrefix("JWS "), let jws = Self.jws(text.dropFirst(4)) { value = jws; return }
             if let json = try? JSON.parse(text), json.objectValue != nil || json.arrayValue != nil { value = json; return }
             if mediaType(contentType) == "application/x-www-form-urlencoded" {
-                var fields: [String: JSON] = [:]
+                var fields: JSON.Object = [:]
                 for (name, v) in FormEncoding.decode(Data(text.utf8)) { fields[name] = .string(v) }
                 if !fields.isEmpty { value = .object(fields); return }
             }

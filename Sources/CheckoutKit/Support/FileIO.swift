@@ -219,7 +219,7 @@ public enum FileIO {
 extension FileIO {
     /// A file the user names that must hold a JSON object: unreadable, not JSON or not an object is exit 65 naming
     /// `what` (`--fields file x.json`) and the problem; `example` shows what belongs there.
-    public static func readJSONObject(_ path: String, what: String, example: String = "a JSON object") throws(Diagnostic) -> [String: JSON] {
+    public static func readJSONObject(_ path: String, what: String, example: String = "a JSON object") throws(Diagnostic) -> JSON.Object {
         let json: JSON
         switch read(path) {
         case .success(let data):

@@ -135,7 +135,7 @@ public struct ApplePayTokenVerifier: Sendable {
         guard let object = (try? JSON.parse(plaintext))?.objectValue else {
             throw .decryption("the decrypted payload is not a JSON object")
         }
-        func string(_ key: String, in dict: [String: JSON]) throws(ApplePayTokenError) -> String {
+        func string(_ key: String, in dict: JSON.Object) throws(ApplePayTokenError) -> String {
             guard let value = dict.string(key) else { throw .malformed("decrypted payload lacks string \(key)") }
             return value
         }

@@ -194,7 +194,7 @@ public final class BahnEmulator: EmulatedProvider {
 
     /// Authentication, JWS, then idempotency around the operation itself.
     private func post(_ request: EmulatorRequest, idempotencyRequired: Bool,
-                      _ operation: (EmulatorRequest, [String: JSON]) throws(BahnFailure) -> HTTPResponse) -> HTTPReply {
+                      _ operation: (EmulatorRequest, JSON.Object) throws(BahnFailure) -> HTTPResponse) -> HTTPReply {
         let payload: Data
         do throws(BahnFailure) {
             try BahnRequestAuth.checkHeaders(request)
@@ -252,7 +252,7 @@ public final class BahnEmulator: EmulatedProvider {
                     extra: ["payment_intent": intent.json])
     }
 
-    private static func rejectUnknown(_ body: [String: JSON], allowed: Set<String>) throws(BahnFailure) {
+    private static func rejectUnknown(_ body: JSON.Object, allowed: Set<String>) throws(BahnFailure) {
         if let unknown = body.keys.sorted().first(where: { !allowed.contains($0) }) {
             throw BahnFailure(400, code: BahnRules.Code.parameterUnknown, message: "Received unknown parameter: \(unknown)", param: unknown)
         }
@@ -260,7 +260,7 @@ public final class BahnEmulator: EmulatedProvider {
 
     // MARK: Create
 
-    private func create(_ request: EmulatorRequest, _ body: [String: JSON]) throws(BahnFailure) -> HTTPResponse {
+    private func create(_ request: EmulatorRequest, _ body: JSON.Object) throws(BahnFailure) -> HTTPResponse {
         try Self.rejectUnknown(body, allowed: ["amount", "currency", "description", "metadata"])
         func invalid(_ param: String, _ message: String) -> BahnFailure {
             BahnFailure(400, code: body[param] == nil ? BahnRules.Code.parameterMissing : BahnRules.Code.parameterInvalid,
@@ -293,7 +293,7 @@ public final class BahnEmulator: EmulatedProvider {
 
     // MARK: Confirm
 
-    private func confirm(_ request: EmulatorRequest, _ body: [String: JSON]) throws(BahnFailure) -> HTTPResponse {
+    private func confirm(_ request: EmulatorRequest, _ body: JSON.Object) throws(BahnFailure) -> HTTPResponse {
         let id = request.params["id"] ?? ""
         let current = try intent(id)
         try Self.rejectUnknown(body, allowed: ["payment_method_data", "payment_method_options", "capture_method"])
@@ -437,7 +437,7 @@ public final class BahnEmulator: EmulatedProvider {
 
     // MARK: Capture and cancel
 
-    private func capture(_ request: EmulatorRequest, _ body: [String: JSON]) throws(BahnFailure) -> HTTPResponse {
+    private func capture(_ request: EmulatorRequest, _ body: JSON.Object) throws(BahnFailure) -> HTTPResponse {
         let id = request.params["id"] ?? ""
         let result = store.withLock { s -> Result<Intent, BahnFailure> in
             guard var intent = s.intents[id] else { return .failure(Self.missing(id)) }
@@ -451,7 +451,7 @@ public final class BahnEmulator: EmulatedProvider {
         return Self.ok(try result.get())
     }
 
-    private func cancel(_ request: EmulatorRequest, _ body: [String: JSON]) throws(BahnFailure) -> HTTPResponse {
+    private func cancel(_ request: EmulatorRequest, _ body: JSON.Object) throws(BahnFailure) -> HTTPResponse {
         let id = request.params["id"] ?? ""
         let result = store.withLock { s -> Result<Intent, BahnFailure> in
             guard var intent = s.intents[id] else { return .failure(Self.missing(id)) }

@@ -9,14 +9,14 @@ struct BahnFailure: Error {
     var response: HTTPResponse? { if case .respond(let r) = reply { r } else { nil } }
 
     init(_ status: Int, type: String = "invalid_request_error", code: String, message: String, param: String? = nil,
-         extra: [String: JSON] = [:]) {
+         extra: JSON.Object = [:]) {
         reply = .respond(BahnFailure.response(status, type: type, code: code, message: message, param: param, extra: extra))
     }
 
     /// `{"error":{"type","code","message","param"}}`; param is always present (null when none applies).
     static func response(_ status: Int, type: String, code: String, message: String, param: String?,
-                         extra: [String: JSON] = [:]) -> HTTPResponse {
-        var error: [String: JSON] = ["type": .string(type), "code": .string(code), "message": .string(message), "param": JSON(param)]
+                         extra: JSON.Object = [:]) -> HTTPResponse {
+        var error: JSON.Object = ["type": .string(type), "code": .string(code), "message": .string(message), "param": JSON(param)]
         error.merge(extra) { $1 }
         return .json(status, EmulatorResponse.encode(["error": .object(error)]))
     }

@@ -49,7 +49,7 @@ struct AfterpayEmulator: Sendable {
         }
     }
 
-    static func object(_ request: EmulatorRequest) throws(AfterpayFailure) -> [String: JSON] {
+    static func object(_ request: EmulatorRequest) throws(AfterpayFailure) -> JSON.Object {
         guard let body = request.jsonObject else {
             throw AfterpayFailure.invalidObject("The request body must be a JSON object.", status: 400)
         }
@@ -78,7 +78,7 @@ struct AfterpayEmulator: Sendable {
     /// An Afterpay Money object `{amount: "50.00", currency: "USD"}` in cents: in USD — said first, since an amount is
     /// written by its currency's digits — more than zero, with exactly two decimals (`minDecimals` 0 lets the v3 button's
     /// "10" through).
-    static func amount(_ money: [String: JSON]?, field: String, minDecimals: Int = 2, allowZero: Bool = false) throws(AfterpayFailure) -> Int {
+    static func amount(_ money: JSON.Object?, field: String, minDecimals: Int = 2, allowZero: Bool = false) throws(AfterpayFailure) -> Int {
         guard money?.string("currency") == CashAppRules.currency else {
             throw AfterpayFailure.invalidObject("\(field).currency must be \(CashAppRules.currency).")
         }
@@ -90,7 +90,7 @@ struct AfterpayEmulator: Sendable {
 
     /// DECISION: the emulator takes only Cash App Pay checkouts (`isCashAppPay: true`): it models no Afterpay
     /// consumer approval, so any other checkout could never be paid. Both redirect URLs are required for them.
-    static func cashAppRedirects(_ body: [String: JSON]) throws(AfterpayFailure) -> (confirm: String, cancel: String) {
+    static func cashAppRedirects(_ body: JSON.Object) throws(AfterpayFailure) -> (confirm: String, cancel: String) {
         guard body["isCashAppPay"]?.boolValue == true else {
             throw AfterpayFailure.invalidObject("isCashAppPay must be true: the emulator takes Cash App Pay checkouts only.")
         }

@@ -60,7 +60,7 @@ struct AfterpayPlus: Sendable {
     /// Whether the grant pays the checkout the JWT names: a request APPROVED with that grant, ACTIVE, of that customer,
     /// for the JWT's amount, and not already used for another checkout. A pass marks the checkout validated (what
     /// capture, auth and confirm need) and binds the grant to it. Caller holds the lock.
-    static func check(_ s: inout CashAppStore.State, payload: [String: JSON], customerID: String, grantID: String,
+    static func check(_ s: inout CashAppStore.State, payload: JSON.Object, customerID: String, grantID: String,
                       now: Date) -> (passed: Bool, cashtag: String) {
         let token = payload.string("token") ?? ""
         let cents = payload.object("amount")?.string("amount").flatMap { DecimalAmount.exactMinorUnits($0, minimumDecimals: 2) }

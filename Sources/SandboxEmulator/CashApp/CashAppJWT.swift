@@ -25,7 +25,7 @@ enum CashAppJWT {
     }
 
     /// The payload of a JWT this emulator signed that has not expired; `invalid_jwt` (400) for anything else.
-    static func verify(_ jwt: String, now: Date = Date()) throws(AfterpayFailure) -> [String: JSON] {
+    static func verify(_ jwt: String, now: Date = Date()) throws(AfterpayFailure) -> JSON.Object {
         func invalid(_ why: String) -> AfterpayFailure { AfterpayFailure(400, "invalid_jwt", "The JWT is invalid: \(why)") }
         let parts = jwt.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3 else { throw invalid("expected three base64url parts separated by '.'") }

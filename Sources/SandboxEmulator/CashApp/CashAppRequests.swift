@@ -134,7 +134,7 @@ struct CashAppRequests: Sendable {
 
     // MARK: Input
 
-    private static func object(_ http: EmulatorRequest) throws(CashAppFailure) -> [String: JSON] {
+    private static func object(_ http: EmulatorRequest) throws(CashAppFailure) -> JSON.Object {
         guard let body = http.jsonObject else {
             throw CashAppFailure(400, "INVALID_REQUEST_BODY", "The body must be a JSON object.")
         }
@@ -171,7 +171,7 @@ struct CashAppRequests: Sendable {
         return actions
     }
 
-    private static func referenceID(_ input: [String: JSON]) throws(CashAppFailure) -> String? {
+    private static func referenceID(_ input: JSON.Object) throws(CashAppFailure) -> String? {
         guard let value = input["reference_id"], !value.isNull else { return nil }
         guard let text = value.stringValue else {
             throw CashAppFailure(400, "INVALID_PARAMETER", "reference_id must be a string.", field: "request.reference_id")
@@ -179,7 +179,7 @@ struct CashAppRequests: Sendable {
         return text
     }
 
-    private static func metadata(_ input: [String: JSON]) throws(CashAppFailure) -> [String: JSON]? {
+    private static func metadata(_ input: JSON.Object) throws(CashAppFailure) -> JSON.Object? {
         guard let value = input["metadata"], !value.isNull else { return nil }
         guard let object = value.objectValue else {
             throw CashAppFailure(400, "INVALID_PARAMETER", "metadata must be an object.", field: "request.metadata")

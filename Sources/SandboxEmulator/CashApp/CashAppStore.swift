@@ -54,7 +54,7 @@ struct AfterpayPayment {
     var captureReplies: [String: Data] = [:]
 
     var json: JSON {
-        var object: [String: JSON] = [
+        var object: JSON.Object = [
             "id": .string(id), "token": .string(token), "status": .string(status), "paymentState": .string(paymentState),
             "created": .string(CashAppTime.nanoseconds(created)),
             "originalAmount": AfterpayMoney.json(amount, currency),

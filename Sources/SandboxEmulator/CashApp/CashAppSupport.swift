@@ -54,7 +54,7 @@ struct CashAppFailure: Error {
     }
 
     var reply: HTTPReply {
-        var error: [String: JSON] = ["category": .string(category), "code": .string(code), "detail": .string(detail)]
+        var error: JSON.Object = ["category": .string(category), "code": .string(code), "detail": .string(detail)]
         if let field { error["field"] = .string(field) }
         return EmulatorResponse.json(status, ["errors": [.object(error)]])
     }

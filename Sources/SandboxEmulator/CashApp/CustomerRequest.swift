@@ -44,7 +44,7 @@ struct CustomerRequest {
     var channel: String
     var redirectURL: String
     var referenceID: String?
-    var metadata: [String: JSON]?
+    var metadata: JSON.Object?
     var createdAt: Date
     var updatedAt: Date
     var expiresAt: Date
@@ -56,7 +56,7 @@ struct CustomerRequest {
     var grants: [Grant] = []
     var customerID: String?
 
-    init(actions: [Action], channel: String, redirectURL: String, referenceID: String?, metadata: [String: JSON]?,
+    init(actions: [Action], channel: String, redirectURL: String, referenceID: String?, metadata: JSON.Object?,
          now: Date, settings: CashAppRules.Settings) {
         id = CashAppRules.newCashAppID("GRR_")
         self.actions = actions
@@ -130,7 +130,7 @@ struct CustomerRequest {
     func json(baseURL: String, now: Date) -> JSON {
         let page = baseURL + CashAppSandbox.approvePagePath(id)
         let v = "v=\(triggerVersion)"
-        var object: [String: JSON] = [
+        var object: JSON.Object = [
             "id": .string(id), "status": .string(status.rawValue), "actions": .array(actions.map(\.json)), "channel": .string(channel),
             "redirect_url": .string(redirectURL), "created_at": .string(CashAppTime.milliseconds(createdAt)),
             "updated_at": .string(CashAppTime.milliseconds(updatedAt)), "expires_at": .string(CashAppTime.milliseconds(expiresAt)),

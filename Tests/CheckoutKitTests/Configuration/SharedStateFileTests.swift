@@ -276,7 +276,7 @@ import TestSupport
             #expect(written == redactor.json(document))
             return String(decoding: bytes, as: UTF8.self)
         }
-        var spent: [String: JSON] = [:]
+        var spent: JSON.Object = [:]
         for n in stride(from: 10, to: 60, by: 1) { spent["k\(n)"] = ["by": .string("run \(n) of ref-\(n)-tail"), "at": "now"] }
         var document: JSON = ["note": "a", "spent": .object(spent)]
         #expect(rendered(document) == whole(document))

@@ -8,7 +8,7 @@ import Testing
 
     @Test func usesOlderThanADayAreForgotten() {
         let now = Date()
-        let uses: [String: JSON] = [
+        let uses: JSON.Object = [
             "old": Self.use(now.addingTimeInterval(-SpentCredentials.retention - 60)),
             "recent": Self.use(now.addingTimeInterval(-3600)),
             "undated": ["kind": "Apple Pay token", "by": "a test"],
@@ -18,7 +18,7 @@ import Testing
 
     @Test func ofTheOlderUsesOnlyTheNewestAreKept() {
         let now = Date()
-        var uses: [String: JSON] = [:]
+        var uses: JSON.Object = [:]
         for i in 0..<(SpentCredentials.capacity + 5) {
             uses["u\(i)"] = Self.use(now.addingTimeInterval(-SpentCredentials.alwaysKept - 60 - Double(i)))
         }
@@ -32,7 +32,7 @@ import Testing
     /// A use still within the longest life of a single-use value is never forgotten, however many there are.
     @Test func youngUsesAreAllKept() {
         let now = Date()
-        var uses: [String: JSON] = [:]
+        var uses: JSON.Object = [:]
         for i in 0..<(SpentCredentials.capacity + 5) { uses["young\(i)"] = Self.use(now.addingTimeInterval(-Double(i))) }
         uses["older"] = Self.use(now.addingTimeInterval(-SpentCredentials.alwaysKept - 60))
         let kept = SpentCredentials.pruned(uses, now: now)

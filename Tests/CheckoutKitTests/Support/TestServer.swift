@@ -152,7 +152,7 @@ struct Harness {
         try FlowFile.decode(Data(json.utf8), source: "test.json", registry: registry)
     }
 
-    func run(_ json: String, vars: [String: JSON] = [:]) async throws -> FlowResult {
+    func run(_ json: String, vars: JSON.Object = [:]) async throws -> FlowResult {
         await runner().run(try flow(json), vars: vars)
     }
 }
