@@ -88,4 +88,23 @@ import Testing
         #expect(object.compactMapValues { $0 == 2 ? JSON?.none : $0 }.keys == ["a", "c"])
         #expect(object.map(\.key) == ["a", "b", "c"])
     }
+
+    /// Keys are ordered by their UTF-8 bytes (code point order), a key that is a prefix of another first.
+    @Test func keysAreInTheOrderOfTheirBytes() {
+        let object = JSON.Object([("b", 1), ("é", 2), ("ab", 3), ("a", 4), ("Z", 5), ("z", 6), ("a-rather-long-key-that-is-not-small", 7)])
+        #expect(object.keys == ["Z", "a", "a-rather-long-key-that-is-not-small", "ab", "b", "z", "é"])
+        #expect(JSON.Object.precedes("a", "ab") && !JSON.Object.precedes("ab", "a") && !JSON.Object.precedes("a", "a"))
+        #expect(object["é"] == 2 && object["e"] == nil)
+    }
+
+    /// A walk of ordered keys finds what a lookup of each would, and lists the members the keys left out.
+    @Test(arguments: [5, 60])
+    func orderedKeysAreFoundInOneWalk(size: Int) {
+        var object = JSON.Object()
+        for i in stride(from: 0, to: size, by: 2) { object["m\(i)"] = .number(i) }
+        let keys = (0..<size).map { "m\($0)" }.filter { $0.hasSuffix("0") || $0.hasSuffix("1") }.sorted { JSON.Object.precedes($0, $1) }
+        let (values, others) = object.values(ofOrdered: keys)
+        #expect(values == keys.map { object[$0] })
+        #expect(others == object.keys.filter { !keys.contains($0) })
+    }
 }

@@ -29,17 +29,17 @@ struct StateField {
                      hint: "fix or remove that entry\(reset); keep the rest of the file (it may hold idempotency keys you still need)")
     }
 
-    /// Checks that this is an object (absent or null: an empty one) without listing its members, which costs a sort.
+    /// Checks that this is an object (absent or null: an empty one) without listing its members.
     func requireObject() throws(Diagnostic) {
         guard let present else { return }
         guard case .object = present else { throw wrong("an object") }
     }
 
-    /// The members of an object (absent or null: none).
+    /// The members of an object (absent or null: none), in key order.
     func members() throws(Diagnostic) -> [(key: String, field: StateField)] {
         guard let present else { return [] }
         guard case .object(let o) = present else { throw wrong("an object") }
-        return o.keys.sorted().map { ($0, self[$0]) }
+        return o.map { ($0.key, StateField($0.value, at: path.appending($0.key), in: file)) }
     }
 
     func string() throws(Diagnostic) -> String? {

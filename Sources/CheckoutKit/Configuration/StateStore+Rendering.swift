@@ -191,7 +191,8 @@ extension StateStore {
         if let known, value.isIdentical(to: known.input) {
             values = parts.map { $0?.input }
         } else {
-            values = keys.map { members[$0] }
+            let looked = members.values(ofOrdered: keys)
+            values = looked.values
             var found = values.count
             if values.contains(where: { $0 == nil }) {
                 changed = true
@@ -212,9 +213,7 @@ extension StateStore {
             }
             if members.count > found {
                 changed = true
-                let before = known?.input.objectValue ?? [:]
-                let added = members.keys.filter { before[$0] == nil }.sorted()
-                (keys, parts, values) = Self.merging((keys, parts, values), added.map { ($0, nil, members[$0]) })
+                (keys, parts, values) = Self.merging((keys, parts, values), looked.others.map { ($0, nil, members[$0]) })
             }
         }
         // An object of many members (the record of spent values) is looked at through its filter: of the secrets
@@ -277,7 +276,7 @@ extension StateStore {
         merged.2.reserveCapacity(count)
         var i = 0, j = 0
         while i < a.0.count || j < b.count {
-            if j == b.count || i < a.0.count && a.0[i] < b[j].0 {
+            if j == b.count || i < a.0.count && JSON.Object.precedes(a.0[i], b[j].0) {
                 merged.0.append(a.0[i]); merged.1.append(a.1[i]); merged.2.append(a.2[i])
                 i += 1
             } else {
