@@ -176,6 +176,13 @@ extension JSON {
             return result
         }
 
+        /// Each member's value made anew from its key and value, in one pass (no key is looked up or placed again).
+        public func mapMembers(_ transform: (String, JSON) throws -> JSON) rethrows -> Object {
+            var copy = self
+            for i in copy.members.indices { copy.members[i].value = try transform(copy.members[i].key, copy.members[i].value) }
+            return copy
+        }
+
         public func compactMapValues(_ transform: (JSON) throws -> JSON?) rethrows -> Object {
             var copy = Object()
             copy.members.reserveCapacity(members.count)

@@ -87,6 +87,7 @@ import Testing
         #expect(object.merging(["b": 20, "d": 4]) { _, new in new } == ["a": 1, "b": 20, "c": 3, "d": 4])
         #expect(object.compactMapValues { $0 == 2 ? JSON?.none : $0 }.keys == ["a", "c"])
         #expect(object.map(\.key) == ["a", "b", "c"])
+        #expect(object.mapMembers { key, value in .string(key + value.interpolationText) }.values == ["a1", "b2", "c3"])
     }
 
     /// Keys are ordered by their UTF-8 bytes (code point order), a key that is a prefix of another first.

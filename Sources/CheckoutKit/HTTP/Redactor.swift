@@ -154,7 +154,9 @@ public final class Redactor: Sendable {
 
     /// Masks every known secret value in free text (messages, URLs, bodies that are not JSON).
     public func text(_ input: String) -> String {
-        maskURLCredentials(secrets.withLock { $0.masking(input, with: Self.mask) })
+        // Shorter than any secret: nothing to look up (most strings of a document are ids, codes and words).
+        guard input.utf8.count >= SecretIndex.prefixLength else { return maskURLCredentials(input) }
+        return maskURLCredentials(secrets.withLock { $0.masking(input, with: Self.mask) })
     }
 
     public func headers(_ headers: HTTPHeaders) -> HTTPHeaders {
@@ -174,8 +176,23 @@ public final class Redactor: Sendable {
     /// Whether the value under `key` of `object` is a secret as a whole: a sensitive key, or an Apple Pay token
     /// object's `data` (its `data` and `signature` are the payment credential).
     static func isSensitive(_ key: String, in object: JSON.Object) -> Bool {
-        sensitiveKeys.contains(key.lowercased()) || (key == "data" && object["header"] != nil && object["version"] != nil && object["data"] != nil)
+        isSensitiveKey(key) || (key == "data" && object["header"] != nil && object["version"] != nil && object["data"] != nil)
     }
+
+    /// Whether `key`, in any case, is one of `sensitiveKeys`. An ASCII key is compared byte by byte with those of its
+    /// length, without lowercasing it into a new string and hashing that: every key of every document printed is asked.
+    static func isSensitiveKey(_ key: String) -> Bool {
+        let bytes = key.utf8
+        // (Beyond ASCII, lowercasing may even make an ASCII letter: the Kelvin sign's lowercase is "k".)
+        if bytes.contains(where: { $0 >= 0x80 }) { return sensitiveKeys.contains(key.lowercased()) }
+        let count = bytes.count
+        return sensitiveKeyBytes.contains { candidate in
+            candidate.count == count && zip(candidate, bytes).allSatisfy { $0 == ($1 &- 65 < 26 ? $1 | 0x20 : $1) }
+        }
+    }
+
+    /// `sensitiveKeys` as bytes (all lowercase ASCII).
+    private static let sensitiveKeyBytes = sensitiveKeys.map { Array($0.utf8) }
 
     private func harvest(_ value: JSON, underSensitiveKey: Bool) {
         switch value {
@@ -219,15 +236,7 @@ public final class Redactor: Sendable {
     private func mask(_ value: JSON) -> JSON {
         switch value {
         case .object(let o):
-            var copy: JSON.Object = [:]
-            for (k, v) in o {
-                if Self.isSensitive(k, in: o) {
-                    copy[k] = masked(v, key: k, in: o)
-                } else {
-                    copy[k] = mask(v)
-                }
-            }
-            return .object(copy)
+            return .object(o.mapMembers { k, v in Self.isSensitive(k, in: o) ? masked(v, key: k, in: o) : mask(v) })
         case .array(let a): return .array(a.map(mask))
         case .string(let s): return .string(text(s))
         default: return value

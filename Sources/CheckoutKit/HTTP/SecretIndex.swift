@@ -160,9 +160,8 @@ struct SecretIndex {
 
     /// `text` with each occurrence of a known secret replaced by `mask`, the longest match at each position first.
     func masking(_ text: String, with mask: String) -> String {
-        guard !byPrefix.isEmpty else { return text }
+        guard !byPrefix.isEmpty, text.utf8.count >= Self.prefixLength else { return text }
         let bytes = Array(text.utf8)
-        guard bytes.count >= Self.prefixLength else { return text }
         var out: [UInt8] = []
         var copiedUpTo = 0
         var i = 0

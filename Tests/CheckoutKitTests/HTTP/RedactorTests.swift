@@ -81,6 +81,15 @@ import Testing
         #expect(r.text("echoed: \(value) and \(shouted)") == "echoed: \(mask) and \(mask)", "values under \(key) are remembered")
     }
 
+    /// A key is told sensitive in any case, byte by byte, and only when it is one of the keys: no prefix, no longer word.
+    @Test func keysAreComparedInAnyCaseButExactly() {
+        #expect(Redactor.isSensitiveKey("ToKeN") && Redactor.isSensitiveKey("CARDNUMBER") && Redactor.isSensitiveKey("Api_Key"))
+        #expect(!Redactor.isSensitiveKey("tokens") && !Redactor.isSensitiveKey("toke") && !Redactor.isSensitiveKey("t0ken"))
+        #expect(!Redactor.isSensitiveKey("token_type") && !Redactor.isSensitiveKey("") && !Redactor.isSensitiveKey("amount"))
+        #expect(!Redactor.isSensitiveKey("[oken") && !Redactor.isSensitiveKey("@pi_key"))  // the bytes beside A and Z
+        #expect(Redactor.isSensitiveKey("to\u{212A}en"))  // the Kelvin sign's lowercase is "k"
+    }
+
     @Test func sensitiveJSONKeysAreMaskedAtAnyDepth() {
         let r = Redactor()
         let out = r.json(["client_secret": "pi_1_secret_2", "Token": "abc", "nested": ["list": [["signature": "sig", "ok": 1]]],
