@@ -15,23 +15,31 @@ public enum BuiltinFlows {
         /// Variables the flow once had, each with what took its place: a `--var` of an old name, or a recording made with
         /// one, is told what changed instead of only that the name is unknown.
         public let retired: [String: String]
+        /// A part that other built-in flows include (steps several of them share), not a flow of its own: `flow list`
+        /// and `--all` leave it out; `flow show` and `include` find it by name.
+        public let isFragment: Bool
 
         /// A file of `Flows/Builtin/`, as `PackageResources` embeds it. Its name and description are the file's own;
         /// `BuiltinFlowsTests` checks that every file decodes and is named after its flow.
-        init(_ file: [UInt8], needsPerson: Bool = false, retired: [String: String] = [:]) {
+        init(_ file: [UInt8], needsPerson: Bool = false, retired: [String: String] = [:], fragment: Bool = false) {
             source = String(decoding: file, as: UTF8.self)
             let json = try? JSON.parse(Data(file))
             name = json?["name"]?.stringValue ?? ""
             description = json?["description"]?.stringValue ?? ""
             self.needsPerson = needsPerson
             self.retired = retired
+            isFragment = fragment
         }
     }
 
-    /// Every provider's flows (`Provider.flows`), and the raw-request demo of the emulator's own routes.
-    public static let all: [Entry] = Providers.all.flatMap(\.flows) + [emulatorOrders]
+    /// Every provider's flows (`Provider.flows`, but for fragments), and the raw-request demo of the emulator's own routes.
+    public static let all: [Entry] = Providers.all.flatMap(\.flows).filter { !$0.isFragment } + [emulatorOrders]
 
-    public static func named(_ name: String) -> Entry? { all.first { $0.name == name } }
+    /// The fragments built-in flows include.
+    public static let fragments: [Entry] = Providers.all.flatMap(\.flows).filter(\.isFragment)
+
+    /// A built-in flow or fragment by name.
+    public static func named(_ name: String) -> Entry? { all.first { $0.name == name } ?? fragments.first { $0.name == name } }
 
     /// What `flow run --all` runs: every flow under the local emulator; elsewhere the ones no person has to act in.
     public static func unattended(local: Bool) -> [Entry] { local ? all : all.filter { !$0.needsPerson } }
