@@ -90,6 +90,17 @@ import Testing
         #expect(Redactor.isSensitiveKey("to\u{212A}en"))  // the Kelvin sign's lowercase is "k"
     }
 
+    /// The shortest secrets are masked standing alone, in a JSON string of their own, and inside longer text; shorter
+    /// values are never registered, so a string shorter than any secret is left as it is.
+    @Test(arguments: ["s3cr3t", "pin-123", "k8s-key9", "Abcdefghi"])
+    func theShortestSecretsAreMaskedStandingAlone(secret: String) {
+        let r = Redactor(secrets: [secret])
+        #expect(r.text(secret) == mask)
+        #expect(r.json(["note": .string(secret)]) == ["note": .string(mask)])
+        #expect(r.text("[\(secret)]") == "[\(mask)]")
+        #expect(Redactor(secrets: ["12345"]).text("12345") == "12345", "five characters say nothing")
+    }
+
     @Test func sensitiveJSONKeysAreMaskedAtAnyDepth() {
         let r = Redactor()
         let out = r.json(["client_secret": "pi_1_secret_2", "Token": "abc", "nested": ["list": [["signature": "sig", "ok": 1]]],
