@@ -8,16 +8,16 @@ extension FlowSuite {
     func report(_ outcomes: [Outcome], planned: Int, elapsed: Duration, live: Bool, environment: RunEnvironment) throws(Diagnostic) {
         let settings = environment.settings, console = environment.console, redactor = environment.redactor
         let summary = Summary(outcomes, planned: planned, elapsed: elapsed)
-        if let path = settings.junitPath {
+        if let path = settings.output.junitPath {
             let junit = JUnitReporter(path: path, redactor: redactor)
             for outcome in outcomes { junit.handle(.flowFinished(outcome.result)) }
             try junit.finish()
         }
-        if let path = settings.htmlPath {
+        if let path = settings.output.htmlPath {
             let batch = live ? nil : HTMLReport.Batch(summary: summary, durations: outcomes.map(\.result.duration))
             try HTMLReport.write(outcomes.map { HTMLReport.Section(result: $0.result, exchanges: $0.exchanges) }, batch: batch, to: path, redactor: redactor)
         }
-        switch settings.format {
+        switch settings.output.format {
         case .json:
             console.outOutcome(Self.document(flows: outcomes.map { $0.rendered ?? [] }, summary: summary.json))
         case .jsonl:
@@ -27,7 +27,7 @@ extension FlowSuite {
             console.outOutcome(JSON.object(line).serialized())
         case .text:
             // -q: a suite that passed says nothing, as a flow that passed says nothing.
-            if settings.quiet && summary.passed == planned { return }
+            if settings.output.quiet && summary.passed == planned { return }
             console.out("")
             for row in Self.table(live ? runRows(outcomes) : flowRows(outcomes)) { console.out(row) }
             console.out(summary.line(batch: !live))

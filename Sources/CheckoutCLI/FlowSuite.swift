@@ -97,9 +97,9 @@ struct FlowSuite: Sendable {
         let live = parallel == 1 && repeatCount == 1 && shard == nil
         let settings = environment.settings, console = environment.console, redactor = environment.redactor
         // Live: each flow's steps as they run (text, jsonl, -v). A batch shows a progress line, then the summary.
-        let shared = live ? Reporters(all: environment.makeReporters(recording: false).all.filter { !($0 is JSONReporter) && !($0 is JUnitReporter) && !($0 is HTMLReporter) })
+        let shared = live ? Reporters(all: environment.session.makeReporters(recording: false).all.filter { !($0 is JSONReporter) && !($0 is JUnitReporter) && !($0 is HTMLReporter) })
                           : Reporters(all: [])
-        let interruption = environment.makeInterruption(stopping: live ? "the current step" : "the runs in flight")
+        let interruption = environment.session.makeInterruption(stopping: live ? "the current step" : "the runs in flight")
         defer { interruption.stop() }
         let started = ContinuousClock.now
         let progress = Progress(total: runs.count)
@@ -114,8 +114,8 @@ struct FlowSuite: Sendable {
             var reporters = shared
             reporters.all.append(retries)
             var recording: HARReporter?
-            if let path = settings.recordPath {
-                let file = settings.recordsDirectory
+            if let path = settings.output.recordPath {
+                let file = settings.output.recordsDirectory
                     ? (path as NSString).appendingPathComponent(HARReporter.fileName(flow: member.flow.name, index: places[index] + 1))
                     : path  // one run in all (checked by the command)
                 let har = HARReporter(path: file, redactor: redactor)
@@ -123,15 +123,15 @@ struct FlowSuite: Sendable {
                 recording = har
             }
             // The HTML page is the whole suite's: each run keeps its section, written with the others at the end.
-            let page = settings.htmlPath.map { _ in HTMLReporter(path: nil, redactor: redactor) }
+            let page = settings.output.htmlPath.map { _ in HTMLReporter(path: nil, redactor: redactor) }
             if let page { reporters.all.append(page) }
             let begun = Date()
             // The run's secrets are its own (`Redactor.run`), forgotten once everything the run prints is written — but
             // for the HTML page, which masks every run's answers at the end.
-            let secretsOf = settings.htmlPath == nil ? "run \(index)" : nil
+            let secretsOf = settings.output.htmlPath == nil ? "run \(index)" : nil
             var result: FlowResult = await Redactor.$run.withValue(secretsOf) {
                 do throws(Diagnostic) {
-                    return try await environment.run(member.flow, vars: member.vars, origins: member.origins, registry: registry, reporters: reporters,
+                    return try await environment.session.run(member.flow, vars: member.vars, origins: member.origins, registry: registry, reporters: reporters,
                                                      interruption: interruption, separate: true)
                 } catch {
                     return FlowResult(name: member.flow.name, environment: environment.configuration.environment, startedAt: begun,
@@ -142,10 +142,10 @@ struct FlowSuite: Sendable {
                 if result.failure == nil { result.failure = error }
             }
             result.repetition = repetitions[index]
-            let rendered = Self.rendered(result, format: settings.format, redactor: redactor)
+            let rendered = Self.rendered(result, format: settings.output.format, redactor: redactor)
             // The summaries and JUnit read a run's steps, never what they answered, and JSON output has the run as text
             // already: a long batch keeps no run's documents (the HTML page shows them, so it keeps them).
-            if settings.htmlPath == nil { result.forgetAnswers() }
+            if settings.output.htmlPath == nil { result.forgetAnswers() }
             var outcome = Outcome(result: result, retries: retries.count)
             outcome.rendered = rendered
             if let secretsOf {
@@ -155,9 +155,9 @@ struct FlowSuite: Sendable {
             }
             outcome.exchanges = page?.sections.flatMap(\.exchanges) ?? []
             outcomes.mutate { $0[index] = outcome }
-            if live, let failure = outcome.result.failure, settings.format == .text { CheckoutDriver.report(failure, console: console) }
+            if live, let failure = outcome.result.failure, settings.output.format == .text { CheckoutDriver.report(failure, console: console) }
             if failFast && !result.passed { stop.mutate { $0 = true } }
-            if !live && !settings.quiet { console.progress(progress.record(outcome, since: started)) }
+            if !live && !settings.output.quiet { console.progress(progress.record(outcome, since: started)) }
         }
 
         // `parallel` workers take the next run until none is left (or the suite stops).

@@ -27,54 +27,68 @@ enum GlobalOptions {
     ]
 }
 
-/// The global options of one invocation, typed.
+/// The global options of one invocation, typed, in groups as SwiftPM keeps its own: where the configuration comes from,
+/// the state file, what is printed and written, and how long to wait.
 struct GlobalSettings: Sendable {
-    var environment: String?
-    var configPath: String?
-    /// `--env-file PATH`: a `.env` file beside `./.env`.
-    var envFile: String?
-    /// `--set NAME=VALUE`: configuration from the command line.
-    var configurationFlags: [String: String]
-    var sessionPath: String?
-    var format: OutputFormat
-    var verbose: Bool
-    var quiet: Bool
-    var timeout: Double
-    var deadline: Double?
-    var recordPath: String?
-    /// `--record DIR/` (a trailing slash, or a directory that exists): a HAR file per flow in it, named after the flow.
-    var recordsDirectory: Bool
-    var junitPath: String?
-    /// `--html FILE`: the page a person attaches to a ticket.
-    var htmlPath: String?
-    /// `--continue`: a whole flow works on the chain, not in a run scope of its own.
-    var continueChain: Bool
-    /// `--run ID`: the run scope a single step works in.
-    var runScope: String?
-    /// `--force`: pass over open outcomes in the state file (see `RunServices.force`).
-    var force: Bool
+    /// `--env`, `--config`, `--env-file`, `--set`.
+    struct ConfigOptions: Sendable {
+        var environment: String?
+        var configPath: String?
+        /// `--env-file PATH`: a `.env` file beside `./.env`.
+        var envFile: String?
+        /// `--set NAME=VALUE`: configuration from the command line.
+        var configurationFlags: [String: String]
+    }
+
+    /// `--session`, `--continue`, `--run`, `--force`.
+    struct StateOptions: Sendable {
+        var sessionPath: String?
+        /// `--continue`: a whole flow works on the chain, not in a run scope of its own.
+        var continueChain: Bool
+        /// `--run ID`: the run scope a single step works in.
+        var runScope: String?
+        /// `--force`: pass over open outcomes in the state file (see `RunServices.force`).
+        var force: Bool
+    }
+
+    /// `--format`, `-v`, `-q`, `--record`, `--junit`, `--html`.
+    struct OutputOptions: Sendable {
+        var format: OutputFormat
+        var verbose: Bool
+        var quiet: Bool
+        var recordPath: String?
+        /// `--record DIR/` (a trailing slash, or a directory that exists): a HAR file per flow in it, named after the flow.
+        var recordsDirectory: Bool
+        var junitPath: String?
+        /// `--html FILE`: the page a person attaches to a ticket.
+        var htmlPath: String?
+    }
+
+    /// `--timeout`, `--deadline`.
+    struct TimeOptions: Sendable {
+        var timeout: Double
+        var deadline: Double?
+    }
+
+    var config: ConfigOptions
+    var state: StateOptions
+    var output: OutputOptions
+    var time: TimeOptions
 
     init(_ invocation: Invocation) throws(Diagnostic) {
-        environment = invocation.string("env")
-        configPath = invocation.string("config")
-        envFile = invocation.string("env-file")
-        configurationFlags = try invocation.pairs("set")
-        sessionPath = invocation.string("session")
-        format = OutputFormat(rawValue: invocation.string("format") ?? "text") ?? .text
-        verbose = invocation.flag("verbose")
-        quiet = invocation.flag("quiet")
-        timeout = try invocation.seconds("timeout") ?? 30
-        deadline = try invocation.seconds("deadline")
-        recordPath = invocation.string("record")
+        config = ConfigOptions(environment: invocation.string("env"), configPath: invocation.string("config"),
+                               envFile: invocation.string("env-file"), configurationFlags: try invocation.pairs("set"))
+        let recordPath = invocation.string("record")
         var isDirectory: ObjCBool = false
-        recordsDirectory = recordPath.map {
+        let recordsDirectory = recordPath.map {
             $0.hasSuffix("/") || (FileManager.default.fileExists(atPath: $0, isDirectory: &isDirectory) && isDirectory.boolValue)
         } ?? false
-        junitPath = invocation.string("junit")
-        htmlPath = invocation.string("html")
-        force = invocation.flag("force")
-        continueChain = invocation.flag("continue")
-        runScope = try invocation.identifier("run")
-        if verbose && quiet { throw invocation.usage("--verbose and --quiet contradict each other; pick one") }
+        output = OutputOptions(format: OutputFormat(rawValue: invocation.string("format") ?? "text") ?? .text,
+                               verbose: invocation.flag("verbose"), quiet: invocation.flag("quiet"), recordPath: recordPath,
+                               recordsDirectory: recordsDirectory, junitPath: invocation.string("junit"), htmlPath: invocation.string("html"))
+        time = TimeOptions(timeout: try invocation.seconds("timeout") ?? 30, deadline: try invocation.seconds("deadline"))
+        state = StateOptions(sessionPath: invocation.string("session"), continueChain: invocation.flag("continue"),
+                             runScope: try invocation.identifier("run"), force: invocation.flag("force"))
+        if output.verbose && output.quiet { throw invocation.usage("--verbose and --quiet contradict each other; pick one") }
     }
 }

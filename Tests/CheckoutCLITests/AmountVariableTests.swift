@@ -113,11 +113,11 @@ import TestSupport
             let given = try FlowCommands.variables(try Self.invocation(arguments), for: loaded)
             var validation: Diagnostic?
             do {
-                try environment.makeRunner(registry: Operations.registry, reporters: Reporters(all: []), services: RunServices())
+                try environment.session.makeRunner(registry: Operations.registry, reporters: Reporters(all: []), services: RunServices())
                     .preflight(loaded, vars: given.values, origins: given.origins)
             } catch { validation = error }
             let ledgerBefore = emulator.ledger.entries().count, requestsBefore = emulator.receivedRequests().count
-            let result = try await environment.run(loaded, vars: given.values, origins: given.origins, registry: Operations.registry,
+            let result = try await environment.session.run(loaded, vars: given.values, origins: given.origins, registry: Operations.registry,
                                                    reporters: Reporters(all: []))
             let requests = Array(emulator.receivedRequests().dropFirst(requestsBefore))
             return Outcome(failure: result.failure, validation: validation, ledger: Array(emulator.ledger.entries().dropFirst(ledgerBefore)),

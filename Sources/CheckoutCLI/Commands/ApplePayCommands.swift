@@ -60,17 +60,17 @@ enum ApplePayCommands {
         let console = Console.shared
         if let out = invocation.string("out") {
             try FileIO.write(made.bytes, to: out)
-            if settings.format != .text {
+            if settings.output.format != .text {
                 // With the token in a file, stdout is free for a machine-readable summary.
                 let summary: JSON = ["transactionId": .string(made.transactionId), "amount": .number(amount),
                                      "currency": .string(currency), "out": .string(out)]
-                console.out(summary.serialized(pretty: settings.format == .json))
+                console.out(summary.serialized(pretty: settings.output.format == .json))
             }
         } else {
             // On a terminal a final newline keeps the prompt readable; anywhere else the bytes are the token.
             console.outBytes(console.stdoutIsTerminal ? made.bytes + Data("\n".utf8) : made.bytes)
         }
-        if settings.format == .text && !settings.quiet {
+        if settings.output.format == .text && !settings.output.quiet {
             let alphabetic = money.alphabetic.map { " (\($0))" } ?? ""
             let destination = invocation.string("out").map { " → \($0)" } ?? ""
             console.err("applepay token: transaction \(made.transactionId), amount \(amount), currency \(currency)\(alphabetic)\(destination)")

@@ -66,7 +66,7 @@ enum BahnCommands {
         var steps = [Step(name: "confirm", action: .operation(name: "bahn.confirm", arguments: .object(JSON.Object(with.compactMapValues { $0 }))),
                           capture: ["intent": JSONPath(components: [.key("payment_intent"), .key("id")])])]
         // The wallet sheet gives the backend about 30 s; --deadline changes the budget.
-        let budget = try GlobalSettings(invocation).deadline ?? 30
+        let budget = try GlobalSettings(invocation).time.deadline ?? 30
         if invocation.flag("wait") {
             // One polling mechanism: the engine's `until`, within the budget; a decline at the end is a failure.
             let status = JSONPath(components: [.key("payment_intent"), .key("status")])
@@ -117,7 +117,7 @@ enum BahnCommands {
         ]
     ) { invocation throws(Diagnostic) in
         let forwardTo = try invocation.url("forward-to")
-        if try GlobalSettings(invocation).format == .json {
+        if try GlobalSettings(invocation).output.format == .json {
             throw invocation.usage("bahn listen streams its deliveries, and one JSON document would never end: use --format jsonl (one JSON line each)")
         }
         let environment = try RunEnvironment.prepare(invocation)
@@ -126,7 +126,7 @@ enum BahnCommands {
         let port = try invocation.isGiven("port") ? UInt16(invocation.int("port", range: 0...65535) ?? 0) : BahnWebhookService.port(environment.configuration)
         let console = environment.console
         let redactor = environment.redactor
-        let format = environment.settings.format
+        let format = environment.settings.output.format
         let environmentName = environment.configuration.environment
         let inbox = try BahnWebhookInbox(
             secret: environment.configuration.value("BAHN_WEBHOOK_SECRET")!, port: UInt16(port),
@@ -202,8 +202,8 @@ enum BahnCommands {
     private static func run(_ invocation: Invocation, flow: Flow) async throws(Diagnostic) -> ExitCode {
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
-        let result = try await environment.run(flow, vars: [:], registry: Operations.registry)
-        if environment.settings.format == .text, var output = result.steps.first(where: { $0.output != nil })?.output {
+        let result = try await environment.session.run(flow, vars: [:], registry: Operations.registry)
+        if environment.settings.output.format == .text, var output = result.steps.first(where: { $0.output != nil })?.output {
             // Confirm's output carries the card and key details; a later poll has the intent's latest state.
             if let latest = result.steps.last(where: { $0.output != nil && $0.name != result.steps.first?.name })?.output?["payment_intent"],
                var object = output.objectValue {

@@ -108,10 +108,10 @@ enum BraintreeCommands {
         let flow = Flow(name: "braintree-client-token", steps: [Step(name: "client-token", action: .operation(name: "braintree.clientToken", arguments: .object(JSON.Object(with.compactMapValues { $0 }))))])
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
-        let result = try await environment.run(flow, vars: [:], registry: Operations.registry)
+        let result = try await environment.session.run(flow, vars: [:], registry: Operations.registry)
         if let failure = result.failure { throw failure }
         // The token is this command's product, so stdout gets it as it is; every other output masks it.
-        if environment.settings.format == .text, let token = result.steps.last?.output?["clientToken"]?.stringValue { environment.console.out(token) }
+        if environment.settings.output.format == .text, let token = result.steps.last?.output?["clientToken"]?.stringValue { environment.console.out(token) }
         return .ok
     }
 
@@ -130,7 +130,7 @@ enum BraintreeCommands {
     }
 
     private static func show(_ environment: RunEnvironment, flow: Flow) async throws(Diagnostic) -> ExitCode {
-        try await environment.runPrintingSummaries(flow, summary: summary)
+        try await environment.session.runPrintingSummaries(flow, summary: summary)
     }
 
     static func summary(_ output: JSON) -> [String] {

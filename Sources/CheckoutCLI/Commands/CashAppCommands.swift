@@ -173,7 +173,7 @@ enum CashAppCommands {
             throw .usage("`cashapp \(flow.steps.first?.name ?? "approve")` plays the customer on the emulator only (--env local)",
                          hint: "in the Cash App sandbox, scan the approval link's QR code with the Cash App sandbox app, or open the link in a browser")
         }
-        return try await environment.runPrintingSummaries(flow, summary: summary)
+        return try await environment.session.runPrintingSummaries(flow, summary: summary)
     }
 
     static func summary(_ output: JSON) -> [String] {

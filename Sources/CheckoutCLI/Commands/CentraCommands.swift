@@ -201,12 +201,12 @@ enum CentraCommands {
     /// Runs the flow and, in text mode, prints what a person wants to see of its last answer — after a cancel, that
     /// the checkout was cancelled, and the cart as the rollback left it.
     private static func show(_ environment: RunEnvironment, flow: Flow, cancelledAfter: String? = nil) async throws(Diagnostic) -> ExitCode {
-        let result = try await environment.run(flow, vars: [:], registry: Operations.registry)
+        let result = try await environment.session.run(flow, vars: [:], registry: Operations.registry)
         // The answer worth showing is the last main step's (a finally rollback's when nothing else ran, or after a cancel).
         let main = result.steps.last { $0.output != nil && $0.outcome == .passed && !$0.isFinally }
         let rollback = result.steps.last { $0.output != nil && $0.outcome == .passed && $0.isFinally }
         let shown = cancelledAfter != nil ? (rollback ?? main) : (main ?? rollback)
-        if environment.settings.format == .text {
+        if environment.settings.output.format == .text {
             if let stop = cancelledAfter, result.failure == nil {
                 environment.console.out("cancelled         after \(stop), as a shopper dismissing the sheet: nothing was paid")
             }

@@ -30,11 +30,11 @@ enum DoctorCommands {
         var document = report.json
         document["sandboxServe"] = serve
         let console = Console.shared
-        if environment.settings.format == .text {
+        if environment.settings.output.format == .text {
             console.out(report.text(serve: serve))
             if let problem = report.problem { console.err("doctor: \(problem)") }
         } else {
-            console.out(JSON.object(document).serialized(pretty: environment.settings.format == .json))
+            console.out(JSON.object(document).serialized(pretty: environment.settings.output.format == .json))
         }
         return report.exitCode
     }

@@ -35,8 +35,8 @@ extension FlowCommands {
         let registry = Operations.registry
         let flow = try resolve(invocation.argument("NAME|FILE")!, registry: registry)
         let document = FlowCatalog.describe(flow, registry: registry)
-        guard settings.format == .text else {
-            Console.shared.out(document.serialized(pretty: settings.format == .json))
+        guard settings.output.format == .text else {
+            Console.shared.out(document.serialized(pretty: settings.output.format == .json))
             return .ok
         }
         var lines = ["\(flow.name)" + (flow.description.isEmpty ? "" : ": \(flow.description)")]
@@ -98,9 +98,9 @@ extension FlowCommands {
                              hint: "providers: \(providers.joined(separator: ", ")); `checkout-driver flow ops` lists every operation")
             }
         }
-        guard settings.format == .text else {
+        guard settings.output.format == .text else {
             let items = operations.map(FlowCatalog.operation)
-            Console.shared.out(settings.format == .json ? JSON.object(["operations": .array(items)]).serialized(pretty: true)
+            Console.shared.out(settings.output.format == .json ? JSON.object(["operations": .array(items)]).serialized(pretty: true)
                                : items.map { $0.serialized() }.joined(separator: "\n"))
             return .ok
         }

@@ -41,8 +41,8 @@ enum FlowCommands {
         var flows: [Flow]
         if invocation.flag("all") {
             // Whether the run is local is known once the configuration is: the emulator's flows all run unattended.
-            let local = try ConfigurationLoader().load(environmentFlag: settings.environment, configPath: settings.configPath,
-                                                       envFile: settings.envFile, flagValues: settings.configurationFlags) { _ in LocalEnvironment.values(baseURL: "http://127.0.0.1:0") }.kind == .local
+            let local = try ConfigurationLoader().load(environmentFlag: settings.config.environment, configPath: settings.config.configPath,
+                                                       envFile: settings.config.envFile, flagValues: settings.config.configurationFlags) { _ in LocalEnvironment.values(baseURL: "http://127.0.0.1:0") }.kind == .local
             let entries = BuiltinFlows.unattended(local: local)
             let skipped = BuiltinFlows.all.filter { entry in !entries.contains { $0.name == entry.name } }.map(\.name)
             if !skipped.isEmpty {
@@ -59,19 +59,19 @@ enum FlowCommands {
             try FlowSuite.Shard.parse(text, environment: ProcessInfo.processInfo.environment)
         }
         // Refused whatever the number of runs: --parallel says they may overlap, and one checkout cannot be two runs'.
-        if parallel > 1 && (settings.continueChain || settings.runScope != nil) {
-            throw invocation.usage("--\(settings.continueChain ? "continue" : "run") makes every run work on one checkout, and --parallel runs them at once: drop one of the two")
+        if parallel > 1 && (settings.state.continueChain || settings.state.runScope != nil) {
+            throw invocation.usage("--\(settings.state.continueChain ? "continue" : "run") makes every run work on one checkout, and --parallel runs them at once: drop one of the two")
         }
-        if flows.count == 1 && !settings.recordsDirectory && repeatCount == 1 && parallel == 1 && shard == nil {
+        if flows.count == 1 && !settings.output.recordsDirectory && repeatCount == 1 && parallel == 1 && shard == nil {
             let given = try variables(invocation, for: flows[0])
             let environment = try RunEnvironment.prepare(invocation)
             defer { environment.shutdown() }
-            let result = try await environment.run(flows[0], vars: given.values, origins: given.origins, registry: registry)
+            let result = try await environment.session.run(flows[0], vars: given.values, origins: given.origins, registry: registry)
             if let failure = result.failure { throw failure }
             return .ok
         }
         let runCount = flows.count * repeatCount
-        if let record = settings.recordPath, !settings.recordsDirectory, runCount > 1 {
+        if let record = settings.output.recordPath, !settings.output.recordsDirectory, runCount > 1 {
             throw invocation.usage("--record \(record) names one file, and \(runCount) runs would each need their own: name a directory with a trailing slash, e.g. --record runs/, for a HAR file per run")
         }
         let members = try suiteVariables(invocation, for: flows).map { FlowSuite.Member(flow: $0.0, vars: $0.1.values, origins: $0.1.origins) }
@@ -119,7 +119,7 @@ enum FlowCommands {
             let change = flow.retiredVariables[name].map { ": \($0)" } ?? ", so it is left out"
             environment.console.err("note: the recording's variable \(name)=\(value.interpolationText) is not a variable of \(flow.name) any more\(change)")
         }
-        let result = try await environment.run(flow, vars: given.values, origins: given.origins, registry: registry)
+        let result = try await environment.session.run(flow, vars: given.values, origins: given.origins, registry: registry)
         let transport = environment.replay!.transport
         let console = Console.shared
         if let divergence = transport.verdict() ?? ReplayVerdict.stepDivergence(result, recording: recording) {
@@ -134,7 +134,7 @@ enum FlowCommands {
             throw .failure("the replay diverged from \(path)\(divergence.request.map { " at request \($0)" } ?? "")\(by)",
                            hint: "the lines above show where, path by path, as the recording shows them (secrets masked)")
         }
-        if environment.settings.format == .text && !environment.settings.quiet {
+        if environment.settings.output.format == .text && !environment.settings.output.quiet {
             let requests = transport.matched == 1 ? "the one recorded request" : "all \(transport.matched) recorded requests"
             let failed = result.steps.first { $0.outcome == .failed && !$0.optional }
             console.out("replay: matched \(requests), and every step ended as recorded"
@@ -145,14 +145,14 @@ enum FlowCommands {
 
     static let list = CommandSpec(name: "list", abstract: "List the built-in flows.") { invocation throws(Diagnostic) in
         let settings = try GlobalSettings(invocation)
-        if settings.format == .text {
+        if settings.output.format == .text {
             let width = BuiltinFlows.all.map(\.name.count).max() ?? 0
             for entry in BuiltinFlows.all {
                 Console.shared.out(entry.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + entry.description)
             }
         } else {
             let items = JSON.array(BuiltinFlows.all.map { ["name": .string($0.name), "description": .string($0.description)] })
-            Console.shared.out(settings.format == .json ? JSON.object(["flows": items]).serialized(pretty: true)
+            Console.shared.out(settings.output.format == .json ? JSON.object(["flows": items]).serialized(pretty: true)
                                : items.arrayValue!.map { $0.serialized() }.joined(separator: "\n"))
         }
         return .ok
@@ -174,15 +174,15 @@ enum FlowCommands {
         warn([flow], try GlobalSettings(invocation))
         let environment = try RunEnvironment.prepare(invocation, startingEmulator: false)
         defer { environment.shutdown() }
-        try environment.makeRunner(registry: registry, reporters: Reporters(all: []), services: RunServices())
+        try environment.session.makeRunner(registry: registry, reporters: Reporters(all: []), services: RunServices())
             .preflight(flow, vars: given.values, origins: given.origins)
-        if environment.settings.format == .text {
+        if environment.settings.output.format == .text {
             let steps = Flow.countText(steps: flow.steps.count, finally: flow.finally.count)
             Console.shared.out("\(flow.name): valid, \(steps) (environment \(environment.configuration.environment))")
         } else {
             Console.shared.out(JSON.object(["flow": .string(flow.name), "valid": true, "steps": .number(Double(flow.steps.count)),
                                             "finally": .number(Double(flow.finally.count)),
-                                            "environment": .string(environment.configuration.environment)]).serialized(pretty: environment.settings.format == .json))
+                                            "environment": .string(environment.configuration.environment)]).serialized(pretty: environment.settings.output.format == .json))
         }
         return .ok
     }
@@ -211,7 +211,7 @@ enum FlowCommands {
 
     /// What reading the flows found worth a word (`Flow.warnings`), on stderr unless -q.
     static func warn(_ flows: [Flow], _ settings: GlobalSettings) {
-        guard !settings.quiet else { return }
+        guard !settings.output.quiet else { return }
         for flow in flows { for warning in flow.warnings { Console.shared.err("warning: \(flow.source.isEmpty ? flow.name : flow.source): \(warning)") } }
     }
 

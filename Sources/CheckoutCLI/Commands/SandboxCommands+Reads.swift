@@ -91,7 +91,7 @@ extension SandboxCommands {
 
     private static func say(_ invocation: Invocation, _ answer: JSON, _ line: String) throws(Diagnostic) {
         let settings = try GlobalSettings(invocation)
-        Console.shared.out(settings.format == .text ? line : answer.serialized(pretty: settings.format == .json))
+        Console.shared.out(settings.output.format == .text ? line : answer.serialized(pretty: settings.output.format == .json))
     }
 
     /// A list of the emulator's as a table (text), one document (json) or a line per item (jsonl).
@@ -103,7 +103,7 @@ extension SandboxCommands {
         let answer = redactor.json(.object([member: .array(try await items(invocation, path: path, member: member)
             .map { masked($0, redactor: redactor) })]))
         let items = answer[member]?.arrayValue ?? []
-        switch settings.format {
+        switch settings.output.format {
         case .json: Console.shared.out(answer.serialized(pretty: true))
         case .jsonl: for item in items { Console.shared.out(item.serialized()) }
         case .text:
@@ -143,8 +143,8 @@ extension SandboxCommands {
     /// environment's secrets (under --env local, the emulator's test credentials) are taught to the redactor.
     static func emulatorURL(_ invocation: Invocation) throws(Diagnostic) -> String {
         let settings = try GlobalSettings(invocation)
-        let configuration = try ConfigurationLoader().load(environmentFlag: settings.environment, configPath: settings.configPath,
-                                                           envFile: settings.envFile, flagValues: settings.configurationFlags) { _ in
+        let configuration = try ConfigurationLoader().load(environmentFlag: settings.config.environment, configPath: settings.config.configPath,
+                                                           envFile: settings.config.envFile, flagValues: settings.config.configurationFlags) { _ in
             LocalEnvironment.values(baseURL: "http://127.0.0.1:0")
         }
         for secret in configuration.secretValues { CheckoutDriver.redactor.register(secret) }

@@ -66,7 +66,7 @@ enum SandboxCommands {
         emulator.start()
         onTerminationSignals { emulator.shutdown() }
         Console.shared.whenReaderGone { emulator.shutdown() }
-        if settings.format == .text {
+        if settings.output.format == .text {
             Console.shared.out(emulator.baseURL)
         } else {
             Console.shared.out(JSON.object(["event": "serving", "url": .string(emulator.baseURL), "pid": .number(Double(getpid())),

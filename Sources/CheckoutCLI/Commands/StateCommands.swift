@@ -28,13 +28,13 @@ enum StateCommands {
             document = .object(only)
         }
         let open = try store.openOutcomes(provider: invocation.string("provider")).count
-        if environment.settings.format == .text {
+        if environment.settings.output.format == .text {
             let exists = FileManager.default.fileExists(atPath: store.path)
             Console.shared.out("state file \(store.path)" + (exists ? "" : " (none yet)") + (open > 0 ? " · \(open) money outcome\(open == 1 ? "" : "s") unknown" : ""))
             Console.shared.out(document.serialized(pretty: true))
         } else {
             Console.shared.out(JSON.object(["file": .string(store.path), "state": document, "openOutcomes": JSON(open)])
-                .serialized(pretty: environment.settings.format == .json))
+                .serialized(pretty: environment.settings.output.format == .json))
         }
         return .ok
     }
@@ -53,22 +53,22 @@ enum StateCommands {
         defer { environment.shutdown() }
         let store = environment.state
         guard FileManager.default.fileExists(atPath: store.path) else {
-            if environment.settings.format == .text { Console.shared.out("state file \(store.path): nothing to clear (none yet)") }
-            else { Console.shared.out(JSON.object(["file": .string(store.path), "cleared": []]).serialized(pretty: environment.settings.format == .json)) }
+            if environment.settings.output.format == .text { Console.shared.out("state file \(store.path): nothing to clear (none yet)") }
+            else { Console.shared.out(JSON.object(["file": .string(store.path), "cleared": []]).serialized(pretty: environment.settings.output.format == .json)) }
             return .ok
         }
         // A single step or a --continue flow holds the chain while it sends: what it keeps for its outcome (an idempotency
         // key, a request id) must not go from under it. Refused at once (69, naming the holder) unless --force.
-        let chain = environment.settings.force ? nil : try store.holdChain(wait: 0, command: "state clear")
+        let chain = environment.settings.state.force ? nil : try store.holdChain(wait: 0, command: "state clear")
         let removed = try withExtendedLifetime(chain) { () throws(Diagnostic) -> [String] in
-            try store.clear(provider: invocation.string("provider"), force: environment.settings.force)
+            try store.clear(provider: invocation.string("provider"), force: environment.settings.state.force)
         }
-        if environment.settings.format == .text {
+        if environment.settings.output.format == .text {
             Console.shared.out("state file \(store.path): " + (removed.isEmpty ? "nothing to clear" : "cleared \(removed.joined(separator: ", "))")
                                + "; the record of spent single-use values is kept")
         } else {
             Console.shared.out(JSON.object(["file": .string(store.path), "cleared": .array(removed.map(JSON.string))])
-                .serialized(pretty: environment.settings.format == .json))
+                .serialized(pretty: environment.settings.output.format == .json))
         }
         return .ok
     }

@@ -1,34 +1,22 @@
 import CheckoutKit
 import Foundation
+import SandboxEmulator
 
-/// The run's services, and the local emulator's webhook targets: a flow's provider listener (Bahn's webhook inbox,
-/// for a flow that awaits webhooks) and `bahn listen` register a target of their own and remove it when they end.
-extension RunEnvironment: RunServiceHost {
-    /// The settle options and the providers' listeners the flow needs (`Provider.services`).
-    func startServices(for flow: Flow, run: String? = nil) async throws(Diagnostic) -> RunServices {
-        var (options, withheld) = settleOptions
-        if let run { options += ["--run", run] }
-        var services = RunServices(keepDirectory: keepDirectory, settleOptions: options, emulatorEndsWithRun: emulator != nil)
-        services.force = settings.force
-        if !withheld.isEmpty {
-            services.settleCaveat = "add this run's --set options for \(withheld.joined(separator: ", ")) to those commands (they are secrets, so they are not repeated here)"
-        }
-        if let replay {
-            services.started = RunServiceRecipe.replayAll(for: flow, recordedOutputs: replay.transport.recording.steps.compactMap { step in
-                step.output.map { (step.name, $0) }
-            })
-            services.listening = replay.transport
-            services.now = replay.now
-            return services
-        }
-        services.started = try await RunServiceRecipe.startAll(for: flow, host: self)
-        return services
-    }
+/// The local emulator's webhook targets, for an invocation under `--env local`: a flow's provider listener (Bahn's
+/// webhook inbox, for a flow that awaits webhooks) and `bahn listen` register a target of their own and remove it when
+/// they end — on the embedded emulator directly, on a standalone `sandbox serve` over its control routes.
+struct EmulatorControl: Sendable {
+    let configuration: Configuration
+    /// The emulator this process started (nil: a `sandbox serve` elsewhere, or a real provider).
+    let emulator: Emulator?
+    /// `--timeout`: each attempt of a control request.
+    let timeout: Double
+    let redactor: Redactor
+    let console: Console
 
-    /// Under `--env local`, adds `url` as one of `provider`'s webhook targets, under an id of this process's own: on
-    /// the embedded emulator directly, on a standalone `sandbox serve` over its control route (through the one retry
-    /// policy and within `--timeout`; a failure stops the run). Nil when the run talks to a real provider, whose
-    /// webhooks are configured on its side.
+    /// Adds `url` as one of `provider`'s webhook targets, under an id of this process's own (through the one retry
+    /// policy and within `--timeout` for a `sandbox serve`; a failure stops the run). Nil when the run talks to a real
+    /// provider, whose webhooks are configured on its side.
     func registerWebhookTarget(url: String, provider: String, emulatorBase: String) async throws(Diagnostic)
         -> (@Sendable () async -> Void)?
     {
@@ -57,7 +45,7 @@ extension RunEnvironment: RunServiceHost {
     /// wrong.
     private func control(_ method: String, _ url: String, body: JSON?, goneIsFine: Bool = false) async -> String? {
         let client = CurlTransport()
-        let timeout = settings.timeout
+        let timeout = timeout
         // --timeout is each attempt's, as for any request: the retry policy gets the room to repeat one that timed out.
         let policy = RetryPolicy.default
         let budget = Double(policy.attempts) * (timeout + policy.maxDelay)

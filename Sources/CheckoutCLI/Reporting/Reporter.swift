@@ -22,17 +22,17 @@ struct Reporters: Sendable {
 
     static func make(settings: GlobalSettings, redactor: Redactor, console: Console, recording: Bool = true) -> Reporters {
         var list: [any Reporter] = []
-        switch settings.format {
-        case .text: list.append(TextReporter(console: console, quiet: settings.quiet))
+        switch settings.output.format {
+        case .text: list.append(TextReporter(console: console, quiet: settings.output.quiet))
         case .json: list.append(JSONReporter(console: console, redactor: redactor))
         case .jsonl: list.append(JSONLinesReporter(console: console, redactor: redactor))
         }
-        if settings.verbose { list.append(TraceReporter(console: console, redactor: redactor)) }
-        if let path = settings.recordPath, recording {
-            list.append(HARReporter(path: path, redactor: redactor, inDirectory: settings.recordsDirectory))
+        if settings.output.verbose { list.append(TraceReporter(console: console, redactor: redactor)) }
+        if let path = settings.output.recordPath, recording {
+            list.append(HARReporter(path: path, redactor: redactor, inDirectory: settings.output.recordsDirectory))
         }
-        if let path = settings.junitPath { list.append(JUnitReporter(path: path, redactor: redactor)) }
-        if let path = settings.htmlPath { list.append(HTMLReporter(path: path, redactor: redactor)) }
+        if let path = settings.output.junitPath { list.append(JUnitReporter(path: path, redactor: redactor)) }
+        if let path = settings.output.htmlPath { list.append(HTMLReporter(path: path, redactor: redactor)) }
         return Reporters(all: list)
     }
 }

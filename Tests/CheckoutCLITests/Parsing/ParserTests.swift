@@ -27,11 +27,11 @@ import Testing
     @Test func inlineValuesKeepEveryEqualsSignAfterTheFirst() throws {
         let inline = try invocation(["flow", "run", "f.json", "--var=a=b=c", "--var=amount=5100", "--set=NAME=x=y"])
         #expect(try inline.variables("var") == ["a": "b=c", "amount": 5100])
-        #expect(try GlobalSettings(inline).configurationFlags == ["NAME": "x=y"])
+        #expect(try GlobalSettings(inline).config.configurationFlags == ["NAME": "x=y"])
 
         let separate = try invocation(["flow", "run", "f.json", "--var", "a=b=c", "--set", "NAME==leading"])
         #expect(try separate.variables("var") == ["a": "b=c"])
-        #expect(try GlobalSettings(separate).configurationFlags == ["NAME": "=leading"])
+        #expect(try GlobalSettings(separate).config.configurationFlags == ["NAME": "=leading"])
         #expect(try invocation(["flow", "run", "f.json", "--var=empty="]).variables("var") == ["empty": ""])
     }
 
@@ -50,7 +50,7 @@ import Testing
     @Test func repeatableOptionsCollectEveryValue() throws {
         let i = try invocation(["flow", "run", "f.json", "--var", "a=1", "--var=b=two", "--set", "X=1", "--set", "Y=2"])
         #expect(try i.variables("var") == ["a": 1, "b": "two"])
-        #expect(try GlobalSettings(i).configurationFlags == ["X": "1", "Y": "2"])
+        #expect(try GlobalSettings(i).config.configurationFlags == ["X": "1", "Y": "2"])
     }
 
     @Test func pairsNeedAKey() {
