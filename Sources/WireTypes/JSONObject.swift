@@ -20,7 +20,7 @@ extension JSON {
             var value: JSON
         }
 
-        /// Sorted by key (`String`'s `<`), no key twice.
+        /// Sorted by key (`precedes`: by their UTF-8 bytes), no key twice.
         private var members: [Member]
 
         public init() { members = [] }
