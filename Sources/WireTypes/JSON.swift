@@ -203,7 +203,7 @@ extension JSON {
     public static func number(_ value: Double) -> JSON { .number(Number(value)) }
     public init(_ value: Bool) { self = .bool(value) }
     /// An object whose members are all strings.
-    public init(_ members: [String: String]?) { self = members.map { .object(Object($0.map { ($0.key, JSON.string($0.value)) })) } ?? .null }
+    public init(_ members: [String: String]?) { self = members.map { .object(Object($0.mapValues(JSON.string))) } ?? .null }
 
     /// An object member that is itself an object (nil when absent or of another kind).
     public func object(_ key: String) -> Object? { self[key]?.objectValue }

@@ -31,9 +31,6 @@ extension JSON {
             settle()
         }
 
-        /// As `Dictionary(uniqueKeysWithValues:)`; a key given twice keeps the last value.
-        public init<S: Sequence>(uniqueKeysWithValues pairs: S) where S.Element == (String, JSON) { self.init(pairs) }
-
         public init(dictionaryLiteral elements: (String, JSON)...) { self.init(elements) }
 
         /// Members as a hashed dictionary holds them.
@@ -136,25 +133,11 @@ extension JSON {
             }
         }
 
-        public subscript(key: String, default value: @autoclosure () -> JSON) -> JSON {
-            get { self[key] ?? value() }
-            set { self[key] = newValue }
-        }
-
         @discardableResult
         public mutating func removeValue(forKey key: String) -> JSON? {
             guard let index = find(key) else { return nil }
             return members.remove(at: index).value
         }
-
-        @discardableResult
-        public mutating func updateValue(_ value: JSON, forKey key: String) -> JSON? {
-            let old = self[key]
-            self[key] = value
-            return old
-        }
-
-        public mutating func removeAll() { members.removeAll() }
 
         /// The keys, in order.
         public var keys: [String] { members.map(\.key) }
