@@ -68,7 +68,7 @@ let package = Package(
         .testTarget(name: "CheckoutCLITests", dependencies: ["CheckoutCLI", "SandboxEmulator", "LoopbackHTTP", "Crypto", "TestSupport"]),
         .testTarget(name: "CheckoutKitTests", dependencies: ["CheckoutKit", "SandboxEmulator", "LoopbackHTTP", "Crypto", "GraphQL", "TestSupport"]),
         .testTarget(name: "SandboxEmulatorTests", dependencies: ["SandboxEmulator", "LoopbackHTTP", "Crypto", "GraphQL", "Threads", "WireTypes", "TestSupport"]),
-        .testTarget(name: "LoopbackHTTPTests", dependencies: ["LoopbackHTTP", "TestSupport"]),
+        .testTarget(name: "LoopbackHTTPTests", dependencies: ["LoopbackHTTP", "CEpoll", "TestSupport"]),
         // Helpers shared by test targets: a raw socket client that shows exactly what a server wrote, `eventually`,
         // temporary directories.
         .target(name: "TestSupport", dependencies: ["Spawn"], path: "Tests/TestSupport"),

@@ -13,11 +13,12 @@ static inline int cepoll_control(int epoll, int operation, int fd, uint32_t even
     return epoll_ctl(epoll, operation, fd, &event);
 }
 
-/// Waits for one event: its token, and its event bits in `*events`. 0 on timeout, -1 on error (errno set).
-static inline int cepoll_wait_one(int epoll, int timeout_ms, uint32_t *events, uint64_t *token) {
-    struct epoll_event event;
-    int n = epoll_wait(epoll, &event, 1, timeout_ms);
-    if (n == 1) { *events = event.events; *token = event.data.u64; }
+/// Waits for up to `max` events (at most 64) and stores their tokens. The number stored, 0 on timeout, -1 on error
+/// (errno set).
+static inline int cepoll_wait_tokens(int epoll, int timeout_ms, uint64_t *tokens, int max) {
+    struct epoll_event events[64];
+    int n = epoll_wait(epoll, events, max < 64 ? max : 64, timeout_ms);
+    for (int i = 0; i < n; i++) tokens[i] = events[i].data.u64;
     return n;
 }
 

@@ -4,17 +4,23 @@ import Glibc
 import Synchronization
 import Threads
 
-/// The server's threads: a few workers that each wait on one `epoll` set for the next ready socket (a readable
-/// connection or the listener), serve it, and wait again — so an idle keep-alive connection costs no thread, and a
-/// request is read, handled and answered by the thread that saw it, with no hand-off between threads.
+/// The server's threads: a few workers that each wait on one `epoll` set for the next ready sockets (readable
+/// connections or the listener), serve them, and wait again — so an idle keep-alive connection costs no thread, and a
+/// request is read, handled and answered by a thread that saw it ready, with no hand-off to a thread that sleeps.
+///
+/// One wait returns up to `batch` ready sockets: under load that is one sleep and one wake-up for several requests,
+/// not one each (a tenth of the server's time went to those). The worker serves the first and puts the others in the
+/// pool's `backlog`, which every worker empties before it waits on the set again — so a socket taken with others is
+/// served by whichever worker is free first, never held behind a handler that blocks.
 ///
 /// A handler may block (an injected latency sleeps, a slow client's send waits), and a blocked worker cannot wait on
-/// the set. So a monitor checks every `tick`: when no worker is waiting and none finished anything since the last
-/// tick, it starts one more (up to `maximum`), and the sockets still ready are served by it. The pool therefore stays
-/// at its minimum under a steady CPU-bound load and grows only with the number of handlers blocked at once; a worker
-/// beyond the minimum that finds nothing to do for `retireAfter` ends. Every connection is registered one-shot, so
-/// exactly one worker owns a ready connection until it arms it again. The same monitor calls `sweep` about four times
-/// a second, to wake connections whose deadline passed (see `HTTPServer.sweep`). Described in docs/architecture.md
+/// the set. So a monitor checks every `tick`: when nothing finished since the last tick while no worker is waiting, or
+/// while sockets wait in the backlog (the free workers sleep on the set and do not see it), it starts one more worker
+/// (up to `maximum`), which serves what is still ready. The pool therefore stays at its minimum under a steady
+/// CPU-bound load and grows only with the number of handlers blocked at once; a worker beyond the minimum that finds
+/// nothing to do for `retireAfter` ends. Every connection is registered one-shot, so exactly one worker owns a ready
+/// connection (or the backlog holds it) until it arms it again. The same monitor calls `sweep` about four times a
+/// second, to wake connections whose deadline passed (see `HTTPServer.sweep`). Described in docs/architecture.md
 /// ("The emulator's server").
 final class WorkerPool: @unchecked Sendable {
     // @unchecked: the descriptors are set once in init; the counters are atomics; `monitorThread`'s state lives under
@@ -31,6 +37,8 @@ final class WorkerPool: @unchecked Sendable {
     private let running = Atomic<Int>(0)
     private let finished = Atomic<Int>(0)
     private let stopping = Atomic<Bool>(false)
+    /// Ready sockets one worker's wait returned beyond the one it serves; served before anyone waits again.
+    let backlog = Mutex<[UInt64]>([])
     private let threads = DispatchGroup()
     private let monitorWake = NSCondition()
 
@@ -40,6 +48,8 @@ final class WorkerPool: @unchecked Sendable {
     static let retireAfter = 10.0
     /// Bytes read from a socket at once.
     static let readSize = 64 * 1024
+    /// Ready sockets taken from the set by one wait.
+    static let batch = 16
 
     init(minimum: Int, maximum: Int, serve: @escaping @Sendable (UInt64, UnsafeMutableRawBufferPointer) -> Void,
          sweep: @escaping @Sendable () -> Void) throws(HTTPServerError) {
@@ -83,6 +93,8 @@ final class WorkerPool: @unchecked Sendable {
 
     /// How many workers exist now (for tests: idle connections must not add threads).
     var workerCount: Int { running.load(ordering: .acquiring) }
+    /// How many workers wait on the set now (for tests).
+    var waitingCount: Int { waiting.load(ordering: .acquiring) }
 
     private func startWorker() {
         running.add(1, ordering: .acquiringAndReleasing)
@@ -102,18 +114,27 @@ final class WorkerPool: @unchecked Sendable {
         // Each worker reads into a buffer of its own; a connection keeps only the bytes it received.
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readSize, alignment: 16)
         defer { scratch.deallocate() }
+        var tokens = [UInt64](repeating: 0, count: Self.batch)
         var lastServed = monotonicSeconds()
         while !stopping.load(ordering: .acquiring) {
-            var events: UInt32 = 0
-            var token: UInt64 = 0
-            waiting.add(1, ordering: .acquiringAndReleasing)
-            let n = cepoll_wait_one(epoll, 1000, &events, &token)
-            waiting.subtract(1, ordering: .acquiringAndReleasing)
-            if n < 0 && errno != EINTR { break }
-            if n <= 0 {
-                if monotonicSeconds() - lastServed >= Self.retireAfter && retire() { return }
-                continue
+            let token: UInt64
+            if let queued = backlog.withLock({ $0.popLast() }) {
+                token = queued
+            } else {
+                waiting.add(1, ordering: .acquiringAndReleasing)
+                let n = tokens.withUnsafeMutableBufferPointer {
+                    Int(cepoll_wait_tokens(epoll, 1000, $0.baseAddress, Int32($0.count)))
+                }
+                waiting.subtract(1, ordering: .acquiringAndReleasing)
+                if n < 0 && errno != EINTR { break }
+                if n <= 0 {
+                    if monotonicSeconds() - lastServed >= Self.retireAfter && retire() { return }
+                    continue
+                }
+                if n > 1 { backlog.withLock { $0.append(contentsOf: tokens[1..<n]) } }
+                token = tokens[0]
             }
+            // The stop event is level-triggered: every worker sees it, whatever else its wait returned.
             if token == Self.stopToken { break }
             serve(token, scratch)
             finished.add(1, ordering: .relaxed)
@@ -140,9 +161,10 @@ final class WorkerPool: @unchecked Sendable {
             monitorWake.withLock { _ = monitorWake.wait(until: Date(timeIntervalSinceNow: Self.tick)) }
             if stopping.load(ordering: .acquiring) { return }
             let done = finished.load(ordering: .relaxed)
-            // Nobody waiting and nothing finished for a whole tick: every worker is blocked in a handler or a send.
-            if waiting.load(ordering: .acquiring) == 0 && done == lastFinished
-                && running.load(ordering: .acquiring) < maximum {
+            // Nothing finished for a whole tick while nobody waits (every worker is blocked in a handler or a send) or
+            // while ready sockets wait in the backlog (the free workers sleep on the set).
+            let stalled = waiting.load(ordering: .acquiring) == 0 || !backlog.withLock { $0.isEmpty }
+            if stalled && done == lastFinished && running.load(ordering: .acquiring) < maximum {
                 startWorker()
             }
             lastFinished = done

@@ -27,8 +27,10 @@ public final class Emulator: Sendable {
         self.faults = injector
         self.recorder = recorder
         // Record first, so tests see every request, including ones a fault then swallows.
-        // Four workers kept: a few handlers may sleep in injected latencies while the others serve.
-        let server = try HTTPServer(host: host, port: port, workers: 4) { request in
+        // One worker kept per core, as nginx keeps its processes: more only switch between each other (with four on
+        // two cores, a third of the requests cost a context switch). Handlers that sleep in injected latencies make
+        // the pool grow while they sleep (see WorkerPool).
+        let server = try HTTPServer(host: host, port: port, workers: max(2, ProcessInfo.processInfo.activeProcessorCount)) { request in
             let entry = recorder.record(request)
             let reply = injector.handle(request, next: router.handle)
             recorder.answered(entry, reply)
