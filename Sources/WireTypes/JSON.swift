@@ -109,8 +109,15 @@ public enum JSON: Sendable, Equatable, Hashable {
 
     private static func newline(_ out: inout [UInt8], indent: Int) {
         out.append(UInt8(ascii: "\n"))
-        for _ in 0..<(indent * 2) { out.append(UInt8(ascii: " ")) }
+        // Copied in runs, not appended a space at a time: a report's step outputs nest ten levels deep.
+        var left = indent * 2
+        while left > 0 {
+            let run = min(left, spaces.count)
+            out.append(contentsOf: spaces[..<run])
+            left -= run
+        }
     }
+    private static let spaces = [UInt8](repeating: UInt8(ascii: " "), count: 64)
 
     private func write(to out: inout [UInt8], pretty: Bool, indent: Int) {
         switch self {

@@ -221,5 +221,5 @@ struct BahnSection: Sendable {
 }
 
 extension BahnSection.Intent {
-    static let keys: Set<String> = ["orderId", "amount", "currency", "status", "latest_charge_id", "confirmTransaction"]
+    static let keys = ["orderId", "amount", "currency", "status", "latest_charge_id", "confirmTransaction"]
 }

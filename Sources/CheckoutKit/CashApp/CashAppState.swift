@@ -119,7 +119,7 @@ struct CashAppSection: Sendable {
             self.flow = kind
         }
         validated = try field["validated"].bool() ?? false
-        unknown = field.unknownMembers(besides: Set(Self.strings.map(\.0) + Self.ints.map(\.0) + ["flow", "validated"]))
+        unknown = field.unknownMembers(besides: Self.strings.map(\.0) + Self.ints.map(\.0) + ["flow", "validated"])
     }
 
     var json: JSON {

@@ -60,8 +60,10 @@ struct StateField {
         return b
     }
 
-    /// The members this version does not know, kept exactly as they are (a newer version may have written them).
-    func unknownMembers(besides known: Set<String>) -> JSON.Object {
+    /// The members this version does not know, kept exactly as they are (a newer version may have written them). A
+    /// section knows a handful of names, compared in turn: hashing them into a set on every read of a run's state cost
+    /// more than the comparisons.
+    func unknownMembers(besides known: [String]) -> JSON.Object {
         (present?.objectValue ?? [:]).filter { !known.contains($0.key) }
     }
 }

@@ -25,8 +25,10 @@ public struct StateStore: Sendable {
     /// is written as it is made (the chain, and a run that `--run` continues, are single commands' state).
     let journal: StateJournal?
     /// The file really read and written (symlinks followed), and whether it is (or will be) a regular file — `/dev/null`
-    /// or a FIFO is written in place, unlocked: found once, when the store is made, not on each of a run's dozens of reads.
-    private let target: String
+    /// or a FIFO is written in place, unlocked: found once, when the store is made, not on each of a run's dozens of reads
+    /// (nor the process's one view of it looked up by path each time).
+    private let shared: SharedStateFile
+    private var target: String { shared.target }
     private let isRegularFile: Bool
     /// The run scopes whose kept credentials `redactor` has learned, by run; shared by the stores of one file and
     /// redactor (`ownRun`, `scoped`).
@@ -36,13 +38,14 @@ public struct StateStore: Sendable {
         let target = FileIO.resolvingSymlinks(path)
         var info = stat()
         let regular = stat(target, &info) != 0 || (info.st_mode & S_IFMT) == S_IFREG
-        self.init(path: path, target: target, regular: regular, redactor: redactor, run: run, journal: nil, learned: IdentityMemo())
+        self.init(path: path, shared: SharedStateFile.at(target), regular: regular, redactor: redactor, run: run, journal: nil,
+                  learned: IdentityMemo())
     }
 
-    private init(path: String, target: String, regular: Bool, redactor: Redactor?, run: String?, journal: StateJournal?,
+    private init(path: String, shared: SharedStateFile, regular: Bool, redactor: Redactor?, run: String?, journal: StateJournal?,
                  learned: IdentityMemo<Void>) {
         self.path = path
-        self.target = target
+        self.shared = shared
         self.isRegularFile = regular
         self.redactor = redactor
         self.run = run
@@ -52,7 +55,7 @@ public struct StateStore: Sendable {
 
     /// The same file, seen from a run's own scope, each change written as it is made.
     public func scoped(run: String) -> StateStore {
-        StateStore(path: path, target: target, regular: isRegularFile, redactor: redactor, run: run, journal: nil, learned: learnedScopes)
+        StateStore(path: path, shared: shared, regular: isRegularFile, redactor: redactor, run: run, journal: nil, learned: learnedScopes)
     }
 
     /// A new run of a whole flow: a scope of its own whose changes reach the disk before a money call is sent and when
@@ -60,7 +63,7 @@ public struct StateStore: Sendable {
     /// run that is one of a batch's (`batched`) is appended too, and the command writes the file whole once it ends
     /// (`compactFiles`); a lone run's finish writes it whole, so that it costs no third write.
     public func ownRun(_ id: String, batched: Bool = false) -> StateStore {
-        StateStore(path: path, target: target, regular: isRegularFile, redactor: redactor, run: id, journal: StateJournal(batched: batched),
+        StateStore(path: path, shared: shared, regular: isRegularFile, redactor: redactor, run: id, journal: StateJournal(batched: batched),
                    learned: learnedScopes)
     }
 
@@ -226,7 +229,7 @@ public struct StateStore: Sendable {
             return document
         }
         let learning = redactor.map { (by: $0, learn: { (document: JSON) in learnCredentials(in: document) }) }
-        return try SharedStateFile.at(target).read(load, check: checking ? { (document: JSON) throws(Diagnostic) in try checkSections(document) } : nil,
+        return try shared.read(load, check: checking ? { (document: JSON) throws(Diagnostic) in try checkSections(document) } : nil,
                                                    learn: learning)
     }
 
@@ -273,7 +276,7 @@ public struct StateStore: Sendable {
             _ = try write(document, reusing: &sections, over: nil, appending: false)
             return result
         }
-        return try SharedStateFile.at(target).update(load, write: { (document, sections, onDisk, appending) throws(Diagnostic) in
+        return try shared.update(load, write: { (document, sections, onDisk, appending) throws(Diagnostic) in
             try write(document, reusing: &sections, over: onDisk, appending: appending)
         }, appending: appending) { (document: inout JSON) throws(Diagnostic) -> T in
             learnCredentials(in: document)

@@ -28,6 +28,8 @@ public enum Template {
     /// Splits a string into literal text and references. `$${` escapes a literal `${`.
     /// Scans UTF-8 bytes: this runs for every string of every step, so it stays off Foundation's string search.
     public static func parse(_ text: String) throws(SyntaxError) -> [Segment] {
+        // Most strings of a step refer to nothing: one look for a "$" is cheaper than hashing them for the cache.
+        if !text.utf8.contains(UInt8(ascii: "$")) { return [.literal(text)] }
         if let cached = cache.withLock({ $0[text] }) { return cached }
         let segments = try scan(text)
         cache.withLock { if $0.count < 10_000 { $0[text] = segments } }

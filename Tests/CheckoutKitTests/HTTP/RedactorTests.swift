@@ -88,6 +88,17 @@ import Testing
         #expect(!Redactor.isSensitiveKey("token_type") && !Redactor.isSensitiveKey("") && !Redactor.isSensitiveKey("amount"))
         #expect(!Redactor.isSensitiveKey("[oken") && !Redactor.isSensitiveKey("@pi_key"))  // the bytes beside A and Z
         #expect(Redactor.isSensitiveKey("to\u{212A}en"))  // the Kelvin sign's lowercase is "k"
+        // Past the eighth byte (the second packed word), and past sixteen bytes.
+        #expect(Redactor.isSensitiveKey("Shared_SecreT") && !Redactor.isSensitiveKey("shared_secrex"))
+        #expect(!Redactor.isSensitiveKey("session_tokens") && !Redactor.isSensitiveKey("shared_secret_of_the_merchant"))
+    }
+
+    /// Every sensitive key is told in lower and upper case: each one is packed (none is too long or beyond ASCII).
+    @Test func everySensitiveKeyIsPacked() {
+        #expect(Redactor.sensitiveKeysPacked.map(\.count).reduce(0, +) == Redactor.sensitiveKeys.count)
+        for key in Redactor.sensitiveKeys {
+            #expect(Redactor.isSensitiveKey(key) && Redactor.isSensitiveKey(key.uppercased()), "\(key)")
+        }
     }
 
     /// The shortest secrets are masked standing alone, in a JSON string of their own, and inside longer text; shorter
