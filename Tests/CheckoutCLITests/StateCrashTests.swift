@@ -51,13 +51,19 @@ import TestSupport
         let session = s.path + "/state.json"
         let batch = try await BinaryRunner.run(["flow", "run", try Self.checkout(s), "--env", "sandbox", "--repeat", "\(Self.runs)", "--parallel", "8",
                                                 "-q", "--session", session], home: s.path, environment: env)
-        #expect(batch.status == (n == 1000 ? 0 : -9), "\(batch.all)")
+        // How many durable writes a batch makes depends on how its parallel runs' changes fall into group commits — at
+        // least five here (16 runs of two changes each, at most eight in one write, and the compaction at the end) —
+        // so the first points always kill it, a later one may come after its last write, and 1000 always does.
+        let killed = batch.status == -9
+        #expect(killed || batch.status == 0, "\(batch.all)")
+        if n <= 4 { #expect(killed, "\(batch.all)") }
+        if n == 1000 { #expect(!killed, "\(batch.all)") }
 
         let file = try Self.file(session)
         let runs = Self.runs(file)
         let open = Self.openOutcomes(file)
         let charged = Set(emulator.ledger.entries().filter { $0.kind == .capture }.compactMap(\.reference))
-        if n == 1000 { #expect(charged.count == Self.runs && open.isEmpty && runs.values.allSatisfy(\.finished)) }
+        if !killed { #expect(charged.count == Self.runs && open.isEmpty && runs.values.allSatisfy(\.finished)) }
         for intent in charged {
             // The confirm went out after its run's intent was on disk: every charged intent is in a run there.
             let holders = runs.filter { $0.value.intents.contains(intent) }

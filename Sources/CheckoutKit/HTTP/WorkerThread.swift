@@ -6,8 +6,9 @@ import Threads
 /// for one of Dispatch's limited threads.
 ///
 /// It is also a task executor: a flow runner that prefers it runs its steps on this very thread, so each
-/// transfer starts without a hop between threads (two wake-ups per request otherwise).
-final class WorkerThread: TaskExecutor, @unchecked Sendable {
+/// transfer starts without a hop between threads (two wake-ups per request otherwise); and a batch's workers each run on
+/// one, so that a run's blocking waits (its state file's group commit) hold no thread of the cooperative pool.
+public final class WorkerThread: TaskExecutor, @unchecked Sendable {
     // @unchecked: `jobs`, `stopped` and `threadID` are only touched while holding `condition`
     // (`threadID` is written once, before any job runs).
     private let condition = NSCondition()
@@ -15,7 +16,7 @@ final class WorkerThread: TaskExecutor, @unchecked Sendable {
     private var stopped = false
     private var threadID: pthread_t?
 
-    init(name: String) {
+    public init(name: String) {
         SpareThreads.run(named: name) { [self] in run() }
     }
 
@@ -26,7 +27,7 @@ final class WorkerThread: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         submit { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
@@ -38,7 +39,7 @@ final class WorkerThread: TaskExecutor, @unchecked Sendable {
     }
 
     /// Lets the thread finish the jobs it has, then go back to `SpareThreads` for the next transport.
-    func stop() {
+    public func stop() {
         condition.withLock {
             stopped = true
             condition.signal()
