@@ -82,6 +82,11 @@ import Testing
         #expect(try JSON.parse("42") == .number(42))
         #expect(throws: JSON.ParseError.self) { try JSON.parse("{\"a\":") }
         #expect(throws: JSON.ParseError.self) { try JSON.parse("") }
+        // A raw control character is refused before an escape and after one (where plain runs are copied at once).
+        #expect(throws: JSON.ParseError.self) { try JSON.parse("\"a\tb\"") }
+        #expect(throws: JSON.ParseError.self) { try JSON.parse("\"a\\nb\tc\"") }
+        #expect(throws: JSON.ParseError.self) { try JSON.parse("\"a\\nbc") }  // unterminated after an escape
+        #expect(try JSON.parse(#""query {\n  a\n  b(x: \"y\")\n}""#) == .string("query {\n  a\n  b(x: \"y\")\n}"))
     }
 
     @Test func interpolationTextUnquotesOnlyStrings() {
