@@ -163,8 +163,8 @@ struct FlowSuite: Sendable {
         // `parallel` workers take the next run until none is left (or the suite stops). Each works on a thread of its
         // own: what a run does besides its steps (its place in the state file, its finish, which waits for the group
         // commit that makes it durable; its JSON) then blocks only its worker, not Swift's cooperative pool — one thread
-        // per core, which every other run needs between its steps. On the pool, a batch's workers spent half their time
-        // waiting for it (x1000 --parallel 8: 6-7% more flows/s, Bahn and Centra, with a thread each).
+        // per core, which every other run needs between its steps (x1000 --parallel 8: 6-7% more flows/s, Bahn and
+        // Centra, with a thread each).
         let next = Collector(0)
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<min(parallel, runs.count) {

@@ -189,7 +189,8 @@ public final class Redactor: Sendable {
             return packed.length < sensitiveKeysPacked.count && sensitiveKeysPacked[packed.length].contains(packed)
         }
         // Longer than 16 bytes, beyond ASCII (lowercasing may even make an ASCII letter there: the Kelvin sign's
-        // lowercase is "k"), or not stored contiguously.
+        // lowercase is "k"), or not stored contiguously. Such a letter takes three bytes, so a key more than three
+        // times as long as the longest sensitive one cannot lowercase into it.
         return key.utf8.count <= longestSensitiveKey * 3 && sensitiveKeys.contains(key.lowercased())
     }
 
