@@ -121,7 +121,7 @@ public struct FlowRunner: Sendable {
                 // Every argument known before the run is checked as the run will check it, and a bad one blamed on its source.
                 let known = (arguments.objectValue ?? [:]).compactMapValues { try? probe.render($0) }
                 try checkArguments(known, of: op, step: step, scope: probe)
-                if let check = op.argumentCheck { try check(.object(known), configuration) }
+                if let check = op.argumentCheck { try check(known, arguments.objectValue, configuration) }
                 // Input files whose path is known before the run (a literal, a variable, configuration) are read now.
                 for p in op.parameters {
                     guard let input = p.input, let template = arguments[p.name], let path = try? probe.render(template).stringValue else { continue }

@@ -25,38 +25,6 @@ public struct FlowOperation: Sendable {
         /// For a string: the values it may take ("manual", "automatic"), checked when the value is known.
         public var choices: [String]?
 
-        /// An amount argument: a JSON number or string read by `notation` in the currency of the argument `currency`
-        /// (`defaultCurrency` when that is left out; nil `currency`: the operation learns it as it runs, as Centra's
-        /// selection gives it).
-        public static func amount(_ name: String, _ notation: AmountNotation, currency: String?, defaultCurrency: String? = nil,
-                                  allowingZero: Bool = false, required: Bool = false, default defaultValue: String? = nil,
-                                  help: String) -> Parameter {
-            var p = Parameter(name, .amount, required: required, default: defaultValue, help: help)
-            p.amount = AmountRule(notation: notation, currencyArgument: currency, defaultCurrency: defaultCurrency, allowsZero: allowingZero)
-            return p
-        }
-
-        /// The same parameter, required.
-        public var asRequired: Parameter {
-            var p = self
-            p.required = true
-            return p
-        }
-
-        /// The minor units of this amount argument in `arguments` (nil when it is left out), in the currency its rule names
-        /// or, when the operation learnt it as it ran, `currency`. The engine has checked the value before the step ran
-        /// (`FlowOperation.check`); a refusal here is an operation's own use.
-        public func minorUnits(in arguments: JSON, currency known: Currency? = nil) throws(Diagnostic) -> Int? {
-            guard let value = arguments[name], let rule = amount else { return nil }
-            var currency = known
-            if currency == nil { currency = try rule.currency(in: arguments) }
-            switch Amount.minorUnits(value, notation: rule.notation, currency: currency, allowingZero: rule.allowsZero) {
-            case .success(let minor): return minor
-            case .failure(let refusal):
-                throw .usage("\(name) \(value.shownInMessage) \(refusal.problem)", hint: Amount.forms(rule.notation, currency: currency))
-            }
-        }
-
         public init(_ name: String, _ kind: Kind, required: Bool = false, multiline: Bool = false, range: ClosedRange<Int>? = nil,
                     choices: [String]? = nil, input: InputFile? = nil, default defaultValue: String? = nil, help: String = "") {
             self.name = name
@@ -70,23 +38,6 @@ public struct FlowOperation: Sendable {
             self.help = help
         }
 
-        /// A duration argument in seconds (nil when left out): a number of seconds or a duration such as "90s" or "2m",
-        /// as the engine checked it before the step ran.
-        public func seconds(in arguments: JSON) throws(Diagnostic) -> Double? {
-            guard let value = arguments[name] else { return nil }
-            guard let seconds = Self.seconds(value) else {
-                throw .usage("\(name) \(value.shownInMessage) \(Self.durationProblem)", hint: Self.durationHint)
-            }
-            return seconds
-        }
-
-        static func seconds(_ value: JSON) -> Double? {
-            if let n = value.doubleValue { return n > 0 ? n : nil }
-            return value.stringValue.flatMap(Duration.seconds(from:)).flatMap { $0 > 0 ? $0 : nil }
-        }
-
-        static let durationProblem = "is not a positive number of seconds or a duration"
-        static let durationHint = "e.g. 120, \"120s\", \"500ms\" or \"2m\""
     }
 
     /// A path into the document a step of this operation outputs — what `capture`, `expect` and `until` can look at —
@@ -127,11 +78,6 @@ public struct FlowOperation: Sendable {
         public var defaultCurrency: String?
         public var allowsZero = false
 
-        /// The currency `arguments` give the amount (nil when the operation learns it as it runs).
-        func currency(in arguments: JSON) throws(Diagnostic) -> Currency? {
-            guard let argument = currencyArgument, let code = arguments[argument]?.interpolationText ?? defaultCurrency else { return nil }
-            return try Currency.parse(code)
-        }
     }
 
     /// An argument whose value the operation would refuse: the check the engine makes of every step's arguments before
@@ -145,93 +91,76 @@ public struct FlowOperation: Sendable {
         public var hint: String
     }
 
-    /// Checks each argument of `arguments` (rendered: the known ones, before the run; all, as the step runs) as the
-    /// operation will read it: amounts by their rule, integers by kind and range, booleans by kind. An argument whose
-    /// currency is a template not known yet is left to the run.
+    /// Checks each argument of `arguments` (rendered: the known ones, before the run; all, as the step runs) by reading
+    /// it as the operation will (`OperationArguments`). An argument read with another that is a template in `templates`
+    /// (not known yet) is left to the run.
     public func check(_ arguments: JSON.Object, templates: JSON) -> ArgumentProblem? {
-        for p in parameters {
-            guard let value = arguments[p.name] else { continue }
-            switch p.kind {
-            case .amount:
-                guard let rule = p.amount else { continue }
-                guard let argument = rule.currencyArgument else {
-                    // The currency is learnt as the operation runs: the form is all there is to check before.
-                    if let refusal = Amount.formRefusal(value) {
-                        return ArgumentProblem(argument: p.name, value: value, problem: refusal.problem, hint: Amount.forms(rule.notation, currency: nil))
-                    }
-                    continue
-                }
-                if arguments[argument] == nil, templates[argument] != nil { continue }
-                let currency: Currency?
-                do { currency = try rule.currency(in: .object(arguments)) } catch {
-                    let code = rule.currencyArgument.flatMap { arguments[$0] } ?? .null
-                    return ArgumentProblem(argument: rule.currencyArgument ?? p.name, value: code, problem: "is no currency: \(error.message)",
-                                           hint: error.hint ?? "give an ISO 4217 code")
-                }
-                if case .failure(let refusal) = Amount.minorUnits(value, notation: rule.notation, currency: currency, allowingZero: rule.allowsZero) {
-                    return ArgumentProblem(argument: p.name, value: value, problem: refusal.problem, hint: Amount.forms(rule.notation, currency: currency))
-                }
-            case .integer:
-                guard let range = p.range else { continue }
-                guard let i = value.intValue else {
-                    return ArgumentProblem(argument: p.name, value: value, problem: "is \(value.kindName), not an integer", hint: "give a whole number from \(range.lowerBound) to \(range.upperBound)")
-                }
-                if !range.contains(i) {
-                    return ArgumentProblem(argument: p.name, value: value, problem: "is out of range \(range.lowerBound)…\(range.upperBound)", hint: "give a whole number from \(range.lowerBound) to \(range.upperBound)")
-                }
-            case .boolean:
-                if value.boolValue == nil {
-                    return ArgumentProblem(argument: p.name, value: value, problem: "is \(value.kindName), not true or false", hint: "give true or false")
-                }
-            case .duration:
-                if Parameter.seconds(value) == nil {
-                    return ArgumentProblem(argument: p.name, value: value, problem: Parameter.durationProblem, hint: Parameter.durationHint)
-                }
-            case .string:
-                if let choices = p.choices, !choices.contains(value.interpolationText) {
-                    return ArgumentProblem(argument: p.name, value: value, problem: "is not one of \(choices.joined(separator: ", "))",
-                                           hint: "give \(choices.joined(separator: " or "))")
-                }
-            case .number, .object, .array, .any:
-                continue
-            }
-        }
-        return nil
+        reader(arguments, templates.objectValue)
     }
 
-    public typealias Body = @Sendable (_ arguments: JSON, _ context: OperationContext) async throws(Diagnostic) -> StepOutput
+    /// What the engine runs: the step's rendered arguments read into the operation's own value, then its body.
+    typealias Body = @Sendable (_ arguments: JSON, _ context: OperationContext) async throws(Diagnostic) -> StepOutput
     /// Decodes the state-file section the operation reads and writes (the document, the file's path), so that a
     /// wrong-typed section stops the run before its first request rather than after a request that cannot be recorded.
     public typealias StateCheck = @Sendable (_ document: JSON, _ file: String) throws(Diagnostic) -> Void
     /// Checks what the operation can tell of its arguments before the flow's first request — those known by then
     /// (literals, variables, configuration; the others are left out) — so that a machine lacking what an argument asks
     /// for stops the run before anything is sent.
-    public typealias ArgumentCheck = @Sendable (_ known: JSON, _ configuration: Configuration) throws(Diagnostic) -> Void
+    public typealias ArgumentCheck<Arguments> = @Sendable (_ known: Arguments, _ configuration: Configuration) throws(Diagnostic) -> Void
 
     public var name: String
     public var summary: String
-    public var parameters: [Parameter]
+    /// The arguments as declared (`OperationArguments.arguments`), for `flow ops`, `flow describe`, `flow schema` and
+    /// the checks of a flow file.
+    public private(set) var parameters: [Parameter]
     public var outputs: [Output]
     /// Configuration variables the operation cannot run without: checked before a flow's first request.
     public var requiredConfiguration: [String]
     public var stateCheck: StateCheck?
-    public var argumentCheck: ArgumentCheck?
+    /// The operation's own check of the arguments known before the run, read into its value.
+    let argumentCheck: (@Sendable (_ known: JSON.Object, _ templates: JSON.Object?, _ configuration: Configuration) throws(Diagnostic) -> Void)?
     /// Sets of arguments of which a step gives exactly one (an Apple Pay token's `amount` or `total`).
     public var alternatives: [[String]]
-    public var body: Body
+    let body: Body
+    /// The arguments' reading, as a check: the first problem, nil when the operation would take them all.
+    private let reader: @Sendable (_ arguments: JSON.Object, _ templates: JSON.Object?) -> ArgumentProblem?
 
-    public init(name: String, summary: String, requiredConfiguration: [String] = [], stateCheck: StateCheck? = nil,
-                argumentCheck: ArgumentCheck? = nil, alternatives: [[String]] = [], parameters: [Parameter], outputs: [Output] = [],
-                body: @escaping Body) {
+    /// - Parameters:
+    ///   - arguments: the type the step's arguments are read into; the body receives one.
+    public init<Arguments: OperationArguments>(
+        name: String, summary: String, arguments: Arguments.Type, requiredConfiguration: [String] = [],
+        stateCheck: StateCheck? = nil, argumentCheck: ArgumentCheck<Arguments>? = nil, alternatives: [[String]] = [],
+        outputs: [Output] = [], body: @escaping @Sendable (_ arguments: Arguments, _ context: OperationContext) async throws(Diagnostic) -> StepOutput
+    ) {
         self.name = name
         self.summary = summary
         self.alternatives = alternatives
-        self.parameters = parameters
+        self.parameters = Arguments.arguments.map(\.parameter)
         self.outputs = outputs
         self.requiredConfiguration = requiredConfiguration
         self.stateCheck = stateCheck
-        self.argumentCheck = argumentCheck
-        self.body = body
+        self.reader = { (arguments: JSON.Object, templates: JSON.Object?) -> ArgumentProblem? in
+            switch Arguments.read(arguments, templates: templates) {
+            case .success: return nil
+            case .failure(let problem): return problem
+            }
+        }
+        if let argumentCheck {
+            self.argumentCheck = { (known: JSON.Object, templates: JSON.Object?, configuration: Configuration) throws(Diagnostic) in
+                // Only what reads cleanly: a bad value is `check`'s to report, blamed on its source.
+                if case .success(let arguments) = Arguments.read(known, templates: templates) { try argumentCheck(arguments, configuration) }
+            }
+        } else {
+            self.argumentCheck = nil
+        }
+        self.body = { (rendered: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+            switch Arguments.read(rendered.objectValue ?? [:]) {
+            case .success(let arguments): return try await body(arguments, context)
+            case .failure(let problem):
+                // The engine has checked the arguments before the step ran (`check`): this is an operation's own use.
+                throw .usage("\(problem.argument) \(problem.value.shownInMessage) \(problem.problem)", hint: problem.hint)
+            }
+        }
     }
 
     /// Checks a step's `with` object against the declared parameters. A template string is accepted for

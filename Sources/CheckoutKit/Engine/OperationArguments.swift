@@ -1,0 +1,279 @@
+import Foundation
+
+/// An operation's arguments as a Swift value: the operation's body receives one, never the step's `with` object.
+///
+/// Each argument is declared once, in `arguments`: its name, kind, meaning, default and range (what `flow ops`,
+/// `flow describe` and `flow schema` show) and the property its value is read into. Swift has no reflection of a
+/// type's properties, so the declaration names each one by key path. The same reading is the check the engine makes
+/// of a step's arguments before the flow's first request (those known by then: literals, variables, configuration)
+/// and again, rendered, before the step runs — so a value the operation would refuse is refused before anything is
+/// sent, and blamed on where it came from.
+public protocol OperationArguments: Sendable {
+    /// Every argument left out: the defaults.
+    init()
+    static var arguments: [Argument<Self>] { get }
+}
+
+/// An operation that takes no arguments.
+public struct NoArguments: OperationArguments {
+    public init() {}
+    public static let arguments: [Argument<NoArguments>] = []
+}
+
+/// One argument of `Root`: how `flow ops` shows it, and how a value is read into its property.
+public struct Argument<Root>: Sendable {
+    public let parameter: FlowOperation.Parameter
+    /// The other argument whose value this one is read with (an amount's currency): while that one is a template not
+    /// known yet, this one waits for the run.
+    let readWith: String?
+    /// Reads the argument's value into `root`, or says why the operation would refuse it; `arguments` are all the
+    /// step's, as far as they are known.
+    let read: @Sendable (_ value: JSON, _ arguments: JSON.Object, _ root: inout Root) -> FlowOperation.ArgumentProblem?
+
+    init(_ parameter: FlowOperation.Parameter, readWith: String? = nil,
+         read: @escaping @Sendable (JSON, JSON.Object, inout Root) -> FlowOperation.ArgumentProblem?) {
+        self.parameter = parameter
+        self.readWith = readWith
+        self.read = read
+    }
+
+    /// The same argument, required.
+    public var asRequired: Argument {
+        var p = parameter
+        p.required = true
+        return Argument(p, readWith: readWith, read: read)
+    }
+
+    /// An argument read by `parse` into `path` (nil from `parse`: refused, with its problem).
+    private static func reading<Value>(_ parameter: FlowOperation.Parameter, into path: WritableKeyPath<Root, Value> & Sendable,
+                                       readWith: String? = nil,
+                                       _ parse: @escaping @Sendable (JSON, JSON.Object) -> Result<Value, FlowOperation.ArgumentProblem>) -> Argument {
+        Argument(parameter, readWith: readWith) { value, arguments, root in
+            switch parse(value, arguments) {
+            case .success(let read): root[keyPath: path] = read; return nil
+            case .failure(let problem): return problem
+            }
+        }
+    }
+
+    // MARK: Kinds
+
+    /// Text: a string, or a number or boolean as written (an id given as a number). `choices`: the values it may take.
+    public static func string(_ name: String, _ path: WritableKeyPath<Root, String?> & Sendable, required: Bool = false,
+                              multiline: Bool = false, choices: [String]? = nil, input: FlowOperation.InputFile? = nil,
+                              default defaultValue: String? = nil, help: String = "") -> Argument {
+        let p = FlowOperation.Parameter(name, .string, required: required, multiline: multiline, choices: choices, input: input,
+                                        default: defaultValue, help: help)
+        return reading(p, into: path) { value, _ in ArgumentReader.text(value, for: p).map(Optional.some) }
+    }
+
+    /// Text that always has a value: the step's, else `defaultValue` — or, without one, the step must give it (the
+    /// property's initial value is never read then).
+    public static func string(_ name: String, _ path: WritableKeyPath<Root, String> & Sendable, multiline: Bool = false,
+                              choices: [String]? = nil, input: FlowOperation.InputFile? = nil, default defaultValue: String? = nil,
+                              help: String = "") -> Argument {
+        let p = FlowOperation.Parameter(name, .string, required: defaultValue == nil, multiline: multiline, choices: choices, input: input,
+                                        default: defaultValue, help: help)
+        return reading(p, into: path) { value, _ in ArgumentReader.text(value, for: p) }
+    }
+
+    /// One of a fixed set of words, as a Swift enum.
+    public static func choice<Value: RawRepresentable & CaseIterable & Sendable>(
+        _ name: String, _ path: WritableKeyPath<Root, Value?> & Sendable, required: Bool = false, default defaultValue: String? = nil,
+        help: String = ""
+    ) -> Argument where Value.RawValue == String {
+        let p = FlowOperation.Parameter(name, .string, required: required, choices: Value.allCases.map(\.rawValue), default: defaultValue, help: help)
+        // A text that passed the choices is a case's raw value.
+        return reading(p, into: path) { value, _ in ArgumentReader.text(value, for: p).map { Value(rawValue: $0)! } }
+    }
+
+    /// One of a fixed set of words that always has a value: the step's, else the property's initial one, which
+    /// `defaultValue` names — or, without it, the step must give it.
+    public static func choice<Value: RawRepresentable & CaseIterable & Sendable>(
+        _ name: String, _ path: WritableKeyPath<Root, Value> & Sendable, default defaultValue: String? = nil, help: String = ""
+    ) -> Argument where Value.RawValue == String {
+        let p = FlowOperation.Parameter(name, .string, required: defaultValue == nil, choices: Value.allCases.map(\.rawValue),
+                                        default: defaultValue, help: help)
+        return reading(p, into: path) { value, _ in ArgumentReader.text(value, for: p).map { Value(rawValue: $0)! } }
+    }
+
+    /// An ISO 4217 currency, alphabetic (USD) or numeric (840).
+    public static func currency(_ name: String, _ path: WritableKeyPath<Root, Currency?> & Sendable, required: Bool = false,
+                                default defaultValue: String? = nil, help: String) -> Argument {
+        let p = FlowOperation.Parameter(name, .string, required: required, default: defaultValue, help: help)
+        return reading(p, into: path) { value, _ in ArgumentReader.currency(value, argument: name).map(Optional.some) }
+    }
+
+    /// A currency that always has a value: the step's, else the property's initial one, which `defaultValue` names — or,
+    /// without it, the step must give it.
+    public static func currency(_ name: String, _ path: WritableKeyPath<Root, Currency> & Sendable, default defaultValue: String? = nil,
+                                help: String) -> Argument {
+        let p = FlowOperation.Parameter(name, .string, required: defaultValue == nil, default: defaultValue, help: help)
+        return reading(p, into: path) { value, _ in ArgumentReader.currency(value, argument: name) }
+    }
+
+    /// A whole number, in `range` when one is given.
+    public static func integer(_ name: String, _ path: WritableKeyPath<Root, Int?> & Sendable, required: Bool = false,
+                               range: ClosedRange<Int>? = nil, default defaultValue: String? = nil, help: String = "") -> Argument {
+        let p = FlowOperation.Parameter(name, .integer, required: required, range: range, default: defaultValue, help: help)
+        return reading(p, into: path) { value, _ in
+            guard let i = value.intValue else {
+                let hint = range.map { "give a whole number from \($0.lowerBound) to \($0.upperBound)" } ?? "give a whole number"
+                return .failure(.init(argument: name, value: value, problem: "is \(value.kindName), not an integer", hint: hint))
+            }
+            if let range, !range.contains(i) {
+                return .failure(.init(argument: name, value: value, problem: "is out of range \(range.lowerBound)…\(range.upperBound)",
+                                      hint: "give a whole number from \(range.lowerBound) to \(range.upperBound)"))
+            }
+            return .success(i)
+        }
+    }
+
+    /// True or false; false when left out.
+    public static func boolean(_ name: String, _ path: WritableKeyPath<Root, Bool> & Sendable, help: String = "") -> Argument {
+        let p = FlowOperation.Parameter(name, .boolean, help: help)
+        return reading(p, into: path) { value, _ in
+            value.boolValue.map(Result.success)
+                ?? .failure(.init(argument: name, value: value, problem: "is \(value.kindName), not true or false", hint: "give true or false"))
+        }
+    }
+
+    /// A JSON object, as it is.
+    public static func object(_ name: String, _ path: WritableKeyPath<Root, JSON.Object?> & Sendable, required: Bool = false,
+                              help: String = "") -> Argument {
+        let p = FlowOperation.Parameter(name, .object, required: required, help: help)
+        return reading(p, into: path) { value, _ in
+            value.objectValue.map(Result.success)
+                ?? .failure(.init(argument: name, value: value, problem: "is \(value.kindName), not an object", hint: "give a JSON object"))
+        }
+    }
+
+    /// A JSON array, as it is.
+    public static func array(_ name: String, _ path: WritableKeyPath<Root, [JSON]?> & Sendable, default defaultValue: String? = nil,
+                             help: String = "") -> Argument {
+        let p = FlowOperation.Parameter(name, .array, default: defaultValue, help: help)
+        return reading(p, into: path) { value, _ in
+            value.arrayValue.map(Result.success)
+                ?? .failure(.init(argument: name, value: value, problem: "is \(value.kindName), not an array", hint: "give a JSON array"))
+        }
+    }
+
+    /// Seconds, from a number of seconds or a duration such as "90s" or "2m"; more than zero.
+    public static func duration(_ name: String, _ path: WritableKeyPath<Root, Double?> & Sendable, default defaultValue: String? = nil,
+                                help: String = "") -> Argument {
+        let p = FlowOperation.Parameter(name, .duration, default: defaultValue, help: help)
+        return reading(p, into: path) { value, _ in
+            ArgumentReader.seconds(value).map(Result.success)
+                ?? .failure(.init(argument: name, value: value, problem: ArgumentReader.durationProblem, hint: ArgumentReader.durationHint))
+        }
+    }
+
+    /// An amount in the currency the argument `currency` names (`defaultCurrency` when the step leaves it out; neither:
+    /// digits alone), read exactly into minor units by `notation` — the one reader of amounts, `Amount.minorUnits`.
+    public static func amount(_ name: String, _ path: WritableKeyPath<Root, Int?> & Sendable, _ notation: AmountNotation,
+                              currency currencyArgument: String, defaultCurrency: String? = nil, allowingZero: Bool = false,
+                              required: Bool = false, default defaultValue: String? = nil, help: String) -> Argument {
+        var p = FlowOperation.Parameter(name, .amount, required: required, default: defaultValue, help: help)
+        p.amount = FlowOperation.AmountRule(notation: notation, currencyArgument: currencyArgument, defaultCurrency: defaultCurrency,
+                                            allowsZero: allowingZero)
+        return reading(p, into: path, readWith: currencyArgument) { value, arguments in
+            var currency: Currency?
+            if let code = arguments[currencyArgument] ?? defaultCurrency.map(JSON.string) {
+                switch ArgumentReader.currency(code, argument: currencyArgument) {
+                case .success(let known): currency = known
+                case .failure(let problem): return .failure(problem)
+                }
+            }
+            return Amount.minorUnits(value, notation: notation, currency: currency, allowingZero: allowingZero)
+                .map(Optional.some)
+                .mapError { .init(argument: name, value: value, problem: $0.problem, hint: Amount.forms(notation, currency: currency)) }
+        }
+    }
+
+    /// An amount in a currency the operation learns as it runs (an order's, a selection's): its form is checked now,
+    /// its minor units read once the currency is known (`PendingAmount.minorUnits(in:)`).
+    public static func amount(_ name: String, _ path: WritableKeyPath<Root, PendingAmount?> & Sendable, _ notation: AmountNotation,
+                              allowingZero: Bool = false, default defaultValue: String? = nil, help: String) -> Argument {
+        var p = FlowOperation.Parameter(name, .amount, default: defaultValue, help: help)
+        p.amount = FlowOperation.AmountRule(notation: notation, currencyArgument: nil, defaultCurrency: nil, allowsZero: allowingZero)
+        return reading(p, into: path) { value, _ in
+            if let refusal = Amount.formRefusal(value) {
+                return .failure(.init(argument: name, value: value, problem: refusal.problem, hint: Amount.forms(notation, currency: nil)))
+            }
+            return .success(PendingAmount(argument: name, value: value, notation: notation, allowsZero: allowingZero))
+        }
+    }
+}
+
+/// An amount argument whose currency the operation learns as it runs: well-formed, not yet minor units.
+public struct PendingAmount: Sendable, Equatable {
+    let argument: String
+    let value: JSON
+    let notation: AmountNotation
+    let allowsZero: Bool
+
+    /// Its minor units when no currency is needed to read them: digits alone, in minor-units notation (nil otherwise).
+    public var minorUnitsInAnyCurrency: Int? {
+        try? Amount.minorUnits(value, notation: notation, currency: nil, allowingZero: allowsZero).get()
+    }
+
+    /// Its minor units in `currency`, by the one reader of amounts; refused as any amount argument is.
+    public func minorUnits(in currency: Currency) throws(Diagnostic) -> Int {
+        switch Amount.minorUnits(value, notation: notation, currency: currency, allowingZero: allowsZero) {
+        case .success(let minor): return minor
+        case .failure(let refusal):
+            throw .usage("\(argument) \(value.shownInMessage) \(refusal.problem)", hint: Amount.forms(notation, currency: currency))
+        }
+    }
+}
+
+extension OperationArguments {
+    /// `arguments` read into a value, or the first the operation would refuse. An argument read with another whose value
+    /// is still a template in `templates` (not known before the run) is left to the run.
+    static func read(_ arguments: JSON.Object, templates: JSON.Object? = nil) -> Result<Self, FlowOperation.ArgumentProblem> {
+        var root = Self()
+        for argument in Self.arguments {
+            guard let value = arguments[argument.parameter.name] else { continue }
+            if let other = argument.readWith, arguments[other] == nil, templates?[other] != nil { continue }
+            if let problem = argument.read(value, arguments, &root) { return .failure(problem) }
+        }
+        return .success(root)
+    }
+}
+
+/// How the kinds of argument read their values: shared by the kinds that take the same form.
+enum ArgumentReader {
+    /// A string as it is, a number or boolean as written; one of `parameter`'s choices when it has some.
+    static func text(_ value: JSON, for parameter: FlowOperation.Parameter) -> Result<String, FlowOperation.ArgumentProblem> {
+        let text: String
+        switch value {
+        case .string(let s): text = s
+        case .number(let n): text = n.literal
+        case .bool(let b): text = b ? "true" : "false"
+        default:
+            return .failure(.init(argument: parameter.name, value: value, problem: "is \(value.kindName), not a string", hint: "give text"))
+        }
+        if let choices = parameter.choices, !choices.contains(text) {
+            return .failure(.init(argument: parameter.name, value: value, problem: "is not one of \(choices.joined(separator: ", "))",
+                                  hint: "give \(choices.joined(separator: " or "))"))
+        }
+        return .success(text)
+    }
+
+    static func currency(_ value: JSON, argument: String) -> Result<Currency, FlowOperation.ArgumentProblem> {
+        do throws(Diagnostic) {
+            return .success(try Currency.parse(value.interpolationText))
+        } catch {
+            return .failure(.init(argument: argument, value: value, problem: "is no currency: \(error.message)",
+                                  hint: error.hint ?? "give an ISO 4217 code"))
+        }
+    }
+
+    static func seconds(_ value: JSON) -> Double? {
+        if let n = value.doubleValue { return n > 0 ? n : nil }
+        return value.stringValue.flatMap(Duration.seconds(from:)).flatMap { $0 > 0 ? $0 : nil }
+    }
+
+    static let durationProblem = "is not a positive number of seconds or a duration"
+    static let durationHint = "e.g. 120, \"120s\", \"500ms\" or \"2m\""
+}
