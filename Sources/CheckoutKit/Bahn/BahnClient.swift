@@ -70,7 +70,7 @@ struct BahnClient: Sendable {
 
     /// The operations' check before a flow's first request: the keys the configuration names can be read and used, so
     /// that a bad one stops the run before a token is made or anything is sent.
-    static let keysCheck: FlowOperation.ArgumentCheck = { (_: JSON, configuration: Configuration) throws(Diagnostic) in
+    @Sendable static func keysCheck<Arguments>(_: Arguments, configuration: Configuration) throws(Diagnostic) {
         if let value = configuration.value("BAHN_SIGNING_KEY") { _ = try loadSigningKey(value) }
         if let value = configuration.value("BAHN_RESPONSE_KEY") { _ = try loadResponseKey(value) }
     }

@@ -16,54 +16,74 @@ public enum BahnOperations {
     ]
 
     /// An intent's amount: Bahn takes minor units, so digits are minor units and a decimal is the currency's major units.
-    static let amount = FlowOperation.Parameter.amount(
-        "amount", .minorUnits, currency: "currency", help: "digits are minor units (8000), a decimal is major units (80.00 USD)")
+    static let amountHelp = "digits are minor units (8000), a decimal is major units (80.00 USD)"
 
-    static let webhookTimeout = FlowOperation.Parameter("timeout", .duration, default: "30s", help: "seconds or a duration (\"2m\")")
+    /// `bahn.createIntent`'s arguments.
+    struct CreateIntent: OperationArguments {
+        var amount = 0  // required: read before the body runs
+        var currency: Currency = .usd  // required: read before the body runs
+        var description: String?
+        var orderID: String?
+        var metadata: JSON.Object?
+
+        static let arguments: [Argument<CreateIntent>] = [
+            .amount("amount", \.amount, .minorUnits, currency: "currency", help: amountHelp),
+            .currency("currency", \.currency, help: "numeric (704) or alphabetic (VND)"),
+            .string("description", \.description, multiline: true), .string("orderId", \.orderID), .object("metadata", \.metadata),
+        ]
+    }
 
     static let createIntent = FlowOperation(
-        name: "bahn.createIntent", summary: "Create a PaymentIntent (amount in minor units, currency ISO 4217).",
+        name: "bahn.createIntent", summary: "Create a PaymentIntent (amount in minor units, currency ISO 4217).", arguments: CreateIntent.self,
         requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check, argumentCheck: BahnClient.keysCheck,
-        parameters: [
-            amount.asRequired,
-            .init("currency", .string, required: true, help: "numeric (704) or alphabetic (VND)"),
-            .init("description", .string, multiline: true), .init("orderId", .string), .init("metadata", .object),
-        ],
         outputs: intentOutputs
-    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+    ) { (args: CreateIntent, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = try BahnClient(context)
-        let orderID = args["orderId"]?.interpolationText
-        let body = try createBody(args, orderID: orderID)
+        let body = createBody(amount: args.amount, currency: args.currency, description: args.description, metadata: args.metadata,
+                              orderID: args.orderID)
         let response = try await client.post(BahnProtocol.createPath, body: body,
-                                              idempotencyKey: BahnProtocol.createIdempotencyKey(orderID: orderID))
+                                              idempotencyKey: BahnProtocol.createIdempotencyKey(orderID: args.orderID))
         let document = try response.requireSuccess("create-intent")
-        if let intent = response.intent { try BahnState(store: context.state).record(intent: intent, orderID: orderID) }
+        if let intent = response.intent { try BahnState(store: context.state).record(intent: intent, orderID: args.orderID) }
         return StepOutput(document: document, status: response.status)
     }
 
-    static func createBody(_ args: JSON, orderID: String?) throws(Diagnostic) -> JSON {
-        let currency = try Currency.parse(args["currency"]?.interpolationText ?? "")
-        let minor = try amount.minorUnits(in: args) ?? 0
-        var metadata: JSON.Object = args["metadata"]?.objectValue?.mapValues { JSON.string($0.interpolationText) } ?? [:]
+    static func createBody(amount: Int, currency: Currency, description: String?, metadata: JSON.Object?, orderID: String?) -> JSON {
+        var metadata: JSON.Object = metadata?.mapValues { JSON.string($0.interpolationText) } ?? [:]
         if let orderID { metadata["order_id"] = .string(orderID) }
-        var body: JSON.Object = ["amount": .number(minor), "currency": .string(currency.numeric)]
-        if let description = args["description"]?.interpolationText { body["description"] = .string(description) }
+        var body: JSON.Object = ["amount": .number(amount), "currency": .string(currency.numeric)]
+        if let description { body["description"] = .string(description) }
         if !metadata.isEmpty { body["metadata"] = .object(metadata) }
         return .object(body)
+    }
+
+    /// `bahn.confirm`'s arguments.
+    struct Confirm: OperationArguments {
+        enum CaptureMethod: String, CaseIterable, Sendable { case manual, automatic }
+        var intent: String?
+        var orderID: String?
+        var tokenFile = ""  // required: read before the body runs
+        var captureMethod: CaptureMethod?
+        var idempotencyKey: String?
+        var amount: Int?
+        var currency: Currency?
+        var description: String?
+
+        static let arguments: [Argument<Confirm>] = [
+            .string("intent", \.intent, help: "the PaymentIntent id; or give orderId"),
+            .string("orderId", \.orderID, help: "the order: its intent from the state file, or a new one (then amount and currency)"),
+            .string("tokenFile", \.tokenFile, input: .paymentToken, help: "PKPaymentToken.paymentData, exactly as PassKit produced it"),
+            .choice("captureMethod", \.captureMethod, help: "manual: authorise now, capture later"),
+            .string("idempotencyKey", \.idempotencyKey, default: "order-<order id>-applepay", help: "kept in the state file"),
+            .amount("amount", \.amount, .minorUnits, currency: "currency", help: amountHelp),
+            .currency("currency", \.currency), .string("description", \.description, multiline: true),
+        ]
     }
 
     static let confirm = FlowOperation(
         name: "bahn.confirm",
         summary: "Confirm a PaymentIntent with an Apple Pay token file (sent byte for byte) under an idempotency key.",
-        requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check, argumentCheck: BahnClient.keysCheck,
-        parameters: [
-            .init("intent", .string, help: "the PaymentIntent id; or give orderId"),
-            .init("orderId", .string, help: "the order: its intent from the state file, or a new one (then amount and currency)"),
-            .init("tokenFile", .string, required: true, input: .paymentToken, help: "PKPaymentToken.paymentData, exactly as PassKit produced it"),
-            .init("captureMethod", .string, choices: ["manual", "automatic"], help: "manual: authorise now, capture later"),
-            .init("idempotencyKey", .string, default: "order-<order id>-applepay", help: "kept in the state file"),
-            amount, .init("currency", .string), .init("description", .string, multiline: true),
-        ],
+        arguments: Confirm.self, requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check, argumentCheck: BahnClient.keysCheck,
         outputs: intentOutputs + [
             .init("payment_method", "the PaymentMethod the confirm made (card, wallet, network token)"),
             .init("summary.intent", "the PaymentIntent id"), .init("summary.status", "the intent's status after the confirm"),
@@ -72,18 +92,15 @@ public enum BahnOperations {
             .init("summary.last4", "funding card's last 4"), .init("summary.dynamicLast4", "device token's last 4"),
             .init("summary.wallet", "apple_pay"), .init("summary.idempotencyKey", "the key the confirm was sent under"),
         ]
-    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+    ) { (args: Confirm, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = try BahnClient(context)
         let state = BahnState(store: context.state)
         // Read and check the token before anything is sent: a bad file must cost nothing.
-        let token = try PaymentTokenFile.read(path: args["tokenFile"]?.interpolationText ?? "", redactor: context.redactor, files: context.services.madeFiles)
-        let captureMethod = args["captureMethod"]?.interpolationText
-        if let captureMethod, captureMethod != "manual", captureMethod != "automatic" {
-            throw .usage("capture method must be 'manual' (or 'automatic'), got '\(captureMethod)'", hint: "manual authorises now and captures later")
-        }
+        let token = try PaymentTokenFile.read(path: args.tokenFile, redactor: context.redactor, files: context.services.madeFiles)
+        let captureMethod = args.captureMethod?.rawValue
 
-        var orderID = args["orderId"]?.interpolationText
-        var intentID = args["intent"]?.interpolationText
+        var orderID = args.orderID
+        var intentID = args.intent
         if intentID == nil, let orderID { intentID = try state.intentID(forOrder: orderID) }
         // A token this state file sent to another intent is refused before anything — an intent for it included — is made.
         try state.checkUnusedElsewhere(token, intent: intentID)
@@ -91,14 +108,15 @@ public enum BahnOperations {
         if intentID == nil { try context.refuseIfSpent(token.transactionId, kind: "Apple Pay token", fix: BahnState.freshTokenHint) }
         if intentID == nil {
             guard let orderID else { throw .usage("confirm needs an intent id or an order id", hint: "pass --intent ID or --order-id ID") }
-            guard args["amount"] != nil, args["currency"] != nil else {
+            guard let amount = args.amount, let currency = args.currency else {
                 // Under an embedded emulator the state file is this command's own: an earlier create-intent is gone.
                 let hint = context.services.emulatorEndsWithRun
                     ? "the embedded emulator (--env local) and its state end with each command: start `checkout-driver sandbox serve` to chain commands, or add --amount N --currency CODE"
                     : "add --amount N --currency CODE, or pass --intent ID"
                 throw .usage("order \(orderID) has no intent in the state file yet; give its amount and currency to create one", hint: hint)
             }
-            let created = try await client.post(BahnProtocol.createPath, body: try createBody(args, orderID: orderID),
+            let body = createBody(amount: amount, currency: currency, description: args.description, metadata: nil, orderID: orderID)
+            let created = try await client.post(BahnProtocol.createPath, body: body,
                                                  idempotencyKey: BahnProtocol.createIdempotencyKey(orderID: orderID))
             _ = try created.requireSuccess("create-intent")
             guard let intent = created.intent, let id = intent["id"]?.stringValue else {
@@ -111,7 +129,7 @@ public enum BahnOperations {
         let intent = intentID!
         if orderID == nil { orderID = try state.orderID(forIntent: intent) }
 
-        let explicitKey = args["idempotencyKey"]?.interpolationText
+        let explicitKey = args.idempotencyKey
         let proposed = explicitKey ?? orderID.map(BahnProtocol.confirmIdempotencyKey(orderID:))
             ?? BahnProtocol.confirmIdempotencyKey(intent: intent)
         var prior = try state.priorCharge(intent: intent)
@@ -191,14 +209,22 @@ public enum BahnOperations {
         return .object(s.filter { $0.value != .null })
     }
 
+    /// The arguments of the operations on one intent: which.
+    struct OnIntent: OperationArguments {
+        var intent: String?
+
+        static let arguments: [Argument<OnIntent>] = [
+            .string("intent", \.intent, default: "the state file's last intent", help: "the intent id"),
+        ]
+    }
+
     static let getIntent = FlowOperation(
-        name: "bahn.getIntent", summary: "Read a PaymentIntent (the status poll).",
+        name: "bahn.getIntent", summary: "Read a PaymentIntent (the status poll).", arguments: OnIntent.self,
         requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check, argumentCheck: BahnClient.keysCheck,
-        parameters: [.init("intent", .string, default: "the state file's last intent", help: "the intent id")],
         outputs: intentOutputs
-    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+    ) { (args: OnIntent, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = try BahnClient(context)
-        let id = try BahnState(store: context.state).intent(args["intent"]?.interpolationText, for: "intent")
+        let id = try BahnState(store: context.state).intent(args.intent, for: "intent")
         let response = try await client.get(BahnProtocol.intentPath(id))
         let document = try response.requireSuccess("intent \(id)", intent: id)
         if let intent = response.intent { try BahnState(store: context.state).record(intent: intent, orderID: nil) }
@@ -227,11 +253,11 @@ public enum BahnOperations {
     private static func intentAction(name: String, summary: String, path: @escaping @Sendable (String) -> String,
                                      key: @escaping @Sendable (String) -> String,
                                      readBack: @escaping @Sendable (String, BahnClient) -> ReadBack) -> FlowOperation {
-        FlowOperation(name: name, summary: summary, requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check, argumentCheck: BahnClient.keysCheck,
-                      parameters: [.init("intent", .string, default: "the state file's last intent", help: "the intent id")],
-                      outputs: intentOutputs) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        FlowOperation(name: name, summary: summary, arguments: OnIntent.self, requiredConfiguration: BahnClient.requiredConfiguration,
+                      stateCheck: BahnState.check, argumentCheck: BahnClient.keysCheck,
+                      outputs: intentOutputs) { (args: OnIntent, context: OperationContext) async throws(Diagnostic) -> StepOutput in
             let client = try BahnClient(context)
-            let id = try BahnState(store: context.state).intent(args["intent"]?.interpolationText, for: String(name.dropFirst(5)))
+            let id = try BahnState(store: context.state).intent(args.intent, for: String(name.dropFirst(5)))
             return try await context.reconciling(readBack(id, client)) { () async throws(Diagnostic) -> StepOutput in
                 let response = try await client.post(path(id), body: .object([:]), idempotencyKey: key(id))
                 let document = try response.requireSuccess("\(name.dropFirst(5)) \(id)", intent: id)
@@ -241,24 +267,32 @@ public enum BahnOperations {
         }
     }
 
+    /// `bahn.awaitWebhook`'s arguments.
+    struct AwaitWebhook: OperationArguments {
+        var type = ""  // required: read before the body runs
+        var intent: String?
+        var timeout: Double?
+
+        static let arguments: [Argument<AwaitWebhook>] = [
+            .string("type", \.type, help: BahnProtocol.eventTypes.joined(separator: ", ")),
+            .string("intent", \.intent), .duration("timeout", \.timeout, default: "30s", help: "seconds or a duration (\"2m\")"),
+        ]
+    }
+
     static let awaitWebhook = FlowOperation(
         name: "bahn.awaitWebhook", summary: "Wait for a webhook event of a type (for an intent) to arrive, verified.",
-        requiredConfiguration: ["BAHN_WEBHOOK_SECRET"],
-        parameters: [
-            .init("type", .string, required: true, help: BahnProtocol.eventTypes.joined(separator: ", ")),
-            .init("intent", .string), webhookTimeout,
-        ],
+        arguments: AwaitWebhook.self, requiredConfiguration: ["BAHN_WEBHOOK_SECRET"],
         outputs: [
             .init("id", "the event id (evt_…)"), .init("type", "the event type"), .init("intent", "the PaymentIntent it is about"),
             .init("status", "the intent's status in the event"), .init("event", "the verified event as Bahn sent it"),
         ]
-    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+    ) { (args: AwaitWebhook, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         guard let listener = context.services.service(BahnWebhookService.self) else {
             throw .configuration("no webhook listener in this run", hint: "set BAHN_WEBHOOK_SECRET so the run can verify Bahn's webhooks")
         }
-        let type = args["type"]!.interpolationText
-        let intent = args["intent"]?.interpolationText
-        var timeout = try webhookTimeout.seconds(in: args) ?? BahnProtocol.walletSheetBudget
+        let type = args.type
+        let intent = args.intent
+        var timeout = args.timeout ?? BahnProtocol.walletSheetBudget
         var cutByDeadline = false
         if let remaining = context.deadline.remaining, remaining < timeout { timeout = max(0, remaining); cutByDeadline = true }
         let found = await listener.events.wait(for: type, intent: intent, timeout: timeout)

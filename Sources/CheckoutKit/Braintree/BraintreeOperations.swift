@@ -7,21 +7,33 @@ import Foundation
 public enum BraintreeOperations {
     public static var all: [FlowOperation] { [config, tokenize, charge, authorize, capture, void, ping, clientToken, transaction] }
 
+    /// `braintree.config`'s arguments: what the payment request will say, checked against the gateway's settings.
+    struct Config: OperationArguments {
+        var clientToken: String?
+        /// As the step wrote it: only compared with the gateway's code, never read as a currency.
+        var currency: String?
+        var network: String?
+
+        static let arguments: [Argument<Config>] = [
+            .string("clientToken", \.clientToken, help: "authorise with a client token instead of BRAINTREE_TOKENIZATION_KEY"),
+            .string("currency", \.currency, help: "the payment request's currency, checked against the gateway's"),
+            .string("network", \.network, help: "the card network of the payment, checked against supportedNetworks"),
+        ]
+    }
+
     static let config = FlowOperation(
         name: "braintree.config", summary: "Read the gateway's Apple Pay configuration; warn when the payment request disagrees with it.",
+        arguments: Config.self,
         requiredConfiguration: ["BRAINTREE_CLIENT_API_URL"],
-        parameters: [.init("clientToken", .string, help: "authorise with a client token instead of BRAINTREE_TOKENIZATION_KEY"),
-                     .init("currency", .string, help: "the payment request's currency, checked against the gateway's"),
-                     .init("network", .string, help: "the card network of the payment, checked against supportedNetworks")],
         outputs: [
             .init("configuration", "the gateway's client configuration"), .init("summary.clientApiUrl", "where tokenize sends the token"),
             .init("summary.merchantIdentifier", "the Apple Pay merchant identifier"), .init("summary.currencyCode", "the gateway's currency"),
             .init("summary.countryCode", "the gateway's country"), .init("summary.supportedNetworks", "the card networks it takes"),
             .init("summary.environment", "sandbox or production"),
         ]
-    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+    ) { (args: Config, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = BraintreeClient(context)
-        let configuration = try await client.configuration(try client.authorization(clientToken: args["clientToken"]?.interpolationText))
+        let configuration = try await client.configuration(try client.authorization(clientToken: args.clientToken))
         let applePay = configuration["applePay"] ?? .null
         let status = applePay["status"]?.stringValue ?? "off"
         guard status != "off" else {
@@ -29,12 +41,12 @@ public enum BraintreeOperations {
                                  hint: "enable Apple Pay in the Control Panel (Settings → Processing → Apple Pay)")
         }
         // The integration guide: keep the PKPaymentRequest in sync with the gateway's settings (docs/protocols/braintree.md).
-        if let currency = args["currency"]?.interpolationText.uppercased(), let gateway = applePay["currencyCode"]?.stringValue,
+        if let currency = args.currency?.uppercased(), let gateway = applePay["currencyCode"]?.stringValue,
            currency != gateway.uppercased() {
             context.note("warning: the payment request's currency \(currency) is not the gateway's \(gateway); the merchant account settles in \(gateway)")
         }
         let networks = (applePay["supportedNetworks"]?.arrayValue ?? []).compactMap(\.stringValue)
-        if let network = args["network"]?.interpolationText, !networks.isEmpty,
+        if let network = args.network, !networks.isEmpty,
            !networks.contains(where: { $0.lowercased() == network.lowercased() }) {
             context.note("warning: \(network) is not among the gateway's supported networks (\(networks.joined(separator: ", ")))")
         }
@@ -45,25 +57,40 @@ public enum BraintreeOperations {
         return StepOutput(document: ["configuration": configuration, "summary": summary], status: 200)
     }
 
+    /// `braintree.tokenize`'s arguments.
+    struct Tokenize: OperationArguments {
+        var tokenFile = ""  // required: read before the body runs
+        /// Nil: the one the gateway's configuration names.
+        var clientAPIURL: String?
+        var clientToken: String?
+        var paymentInstrumentName = "Apple Pay"
+        var paymentNetwork = "Visa"
+
+        static let arguments: [Argument<Tokenize>] = [
+            .string("tokenFile", \.tokenFile, input: .paymentToken, help: "PKPaymentToken.paymentData, exactly as PassKit produced it"),
+            .string("clientApiUrl", \.clientAPIURL, default: "BRAINTREE_CLIENT_API_URL's merchant path", help: "from braintree.config"),
+            .string("clientToken", \.clientToken),
+            .string("paymentInstrumentName", \.paymentInstrumentName, default: "Apple Pay"),
+            .string("paymentNetwork", \.paymentNetwork, default: "Visa"),
+        ]
+    }
+
     static let tokenize = FlowOperation(
         name: "braintree.tokenize", summary: "Tokenize an Apple Pay token into a single-use nonce (the file's exact bytes, base64).",
+        arguments: Tokenize.self,
         requiredConfiguration: ["BRAINTREE_CLIENT_API_URL"],
-        parameters: [.init("tokenFile", .string, required: true, input: .paymentToken, help: "PKPaymentToken.paymentData, exactly as PassKit produced it"),
-                     .init("clientApiUrl", .string, default: "BRAINTREE_CLIENT_API_URL's merchant path", help: "from braintree.config"),
-                     .init("clientToken", .string), .init("paymentInstrumentName", .string, default: "Apple Pay"),
-                     .init("paymentNetwork", .string, default: "Visa")],
         outputs: [
             .init("nonce", "the single-use nonce (a secret: shown masked)"), .init("card", "the tokenized card as Braintree returned it"),
             .init("summary.cardType", "e.g. Apple Pay - Visa"),
         ]
-    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+    ) { (args: Tokenize, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = BraintreeClient(context)
         // Read and check the token before anything is sent: a bad file must cost nothing.
-        let token = try PaymentTokenFile.read(path: args["tokenFile"]?.interpolationText ?? "", redactor: context.redactor, files: context.services.madeFiles)
+        let token = try PaymentTokenFile.read(path: args.tokenFile, redactor: context.redactor, files: context.services.madeFiles)
         // A token pays once, whichever provider it went to: refused here, before anything is sent.
         try context.refuseIfSpent(token.transactionId, kind: "Apple Pay token", fix: PaymentTokenFile.freshTokenHint)
-        let auth = try client.authorization(clientToken: args["clientToken"]?.interpolationText)
-        var clientAPIURL = args["clientApiUrl"]?.interpolationText
+        let auth = try client.authorization(clientToken: args.clientToken)
+        var clientAPIURL = args.clientAPIURL
         if clientAPIURL == nil {
             clientAPIURL = try await client.configuration(auth)["clientApiUrl"]?.stringValue
         }
@@ -71,35 +98,49 @@ public enum BraintreeOperations {
             throw .failure("Braintree's configuration has no clientApiUrl", hint: "check BRAINTREE_CLIENT_API_URL (see the answer with -v)")
         }
         let card = try await client.tokenize(token, clientAPIURL: clientAPIURL, auth: auth,
-                                             instrumentName: args["paymentInstrumentName"]?.interpolationText ?? "Apple Pay",
-                                             network: args["paymentNetwork"]?.interpolationText ?? "Visa")
+                                             instrumentName: args.paymentInstrumentName, network: args.paymentNetwork)
         try context.markSpent(token.transactionId, kind: "Apple Pay token", by: "Braintree's tokenization")
         return StepOutput(document: ["card": card, "nonce": card["nonce"] ?? .null,
                                      "summary": ["cardType": card["details"]?["cardType"] ?? .null]], status: 201)
     }
 
-    /// Braintree's `Amount` is a decimal in the merchant account's currency, so an amount is read in major units.
-    static let amount = FlowOperation.Parameter.amount(
-        "amount", .majorUnits, currency: "currency", defaultCurrency: "USD",
-        help: "in the merchant account currency's major units: 10.00, or 10 for 10.00 in USD")
     /// Braintree takes no currency with a transaction (the merchant account has one): it says how the amount is read.
-    static let currency = FlowOperation.Parameter(
-        "currency", .string, default: "USD", help: "the merchant account's currency (ISO 4217): how the amount is read and written")
+    static let currencyHelp = "the merchant account's currency (ISO 4217): how the amount is read and written"
 
     /// `Amount` as the schema takes it: "a whole number or a number with exactly two or three decimal places", which
-    /// the currency's digits give (12 in JPY, 12.00 in USD, 12.000 in KWD).
-    static func wireAmount(_ parameter: FlowOperation.Parameter, in args: JSON) throws(Diagnostic) -> String? {
-        guard let minor = try parameter.minorUnits(in: args) else { return nil }
-        return try Currency.parse(args["currency"]?.interpolationText ?? "USD").decimal(minor)
+    /// the currency's digits give (12 in JPY, 12.00 in USD, 12.000 in KWD). `currency` is the text the step gave (or
+    /// USD), which the amount's reading has checked.
+    static func wireAmount(_ minor: Int, currency: String) throws(Diagnostic) -> String {
+        try Currency.parse(currency).decimal(minor)
     }
 
-    static let transactionParameters: [FlowOperation.Parameter] = [
-        .init("nonce", .string, required: true, help: "a nonce from tokenize, or a sandbox fake nonce"),
-        amount.asRequired, currency,
-        .init("orderId", .string, default: "a new one", help: "the driver always sets one, to find the transaction again"),
-        .init("merchantAccountId", .string),
-        .init("expect", .string, choices: ["accepted", "declined"], default: "accepted", help: "accepted, or declined: the step passes when Braintree refuses it"),
-    ]
+    /// `braintree.charge`'s and `braintree.authorize`'s arguments.
+    struct Transact: OperationArguments {
+        /// Which outcome the step is for.
+        enum Expectation: String, CaseIterable, Sendable {
+            case accepted, declined
+        }
+
+        var nonce = ""  // required: read before the body runs
+        var amount = 0  // minor units; required: read before the body runs
+        /// As the step wrote it: the money movement records it so.
+        var currency = "USD"
+        /// Nil: the driver makes one.
+        var orderID: String?
+        var merchantAccountID: String?
+        var expect = Expectation.accepted
+
+        static let arguments: [Argument<Transact>] = [
+            .string("nonce", \.nonce, help: "a nonce from tokenize, or a sandbox fake nonce"),
+            // Braintree's `Amount` is a decimal in the merchant account's currency, so an amount is read in major units.
+            .amount("amount", \.amount, .majorUnits, currency: "currency", defaultCurrency: "USD",
+                    help: "in the merchant account currency's major units: 10.00, or 10 for 10.00 in USD"),
+            .string("currency", \.currency, default: "USD", help: currencyHelp),
+            .string("orderId", \.orderID, default: "a new one", help: "the driver always sets one, to find the transaction again"),
+            .string("merchantAccountId", \.merchantAccountID),
+            .choice("expect", \.expect, default: "accepted", help: "accepted, or declined: the step passes when Braintree refuses it"),
+        ]
+    }
 
     /// What a step outputs that answers with a transaction.
     static let transactionOutputs: [FlowOperation.Output] = [
@@ -117,13 +158,12 @@ public enum BraintreeOperations {
                                     document: BraintreeDocuments.authorize, field: "authorizePaymentMethod", action: "authorize")
 
     private static func transact(name: String, summary: String, document: GraphQLDocument, field: String, action: String) -> FlowOperation {
-        FlowOperation(name: name, summary: summary, requiredConfiguration: BraintreeClient.serverConfiguration,
-                      parameters: transactionParameters,
+        FlowOperation(name: name, summary: summary, arguments: Transact.self, requiredConfiguration: BraintreeClient.serverConfiguration,
                       outputs: transactionOutputs.map { .init($0.path, $0.help, when: "accepted") }
                           + [.init("refused", "the processor's refusal", when: "declined"),
-                             .init("orderId", "the order id it was sent with", when: "declined")]) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+                             .init("orderId", "the order id it was sent with", when: "declined")]) { (args: Transact, context: OperationContext) async throws(Diagnostic) -> StepOutput in
             let client = BraintreeClient(context)
-            let nonce = args["nonce"]!.interpolationText
+            let nonce = args.nonce
             context.redactor.register(nonce)
             // A nonce is single-use; the sandbox's fixed fake nonces (`fake-…`) are the exception Braintree documents.
             let singleUse = !nonce.hasPrefix(BraintreeProtocol.fakeNoncePrefix)
@@ -132,23 +172,22 @@ public enum BraintreeOperations {
                                           fix: "tokenize a fresh Apple Pay token: `checkout-driver braintree apple-pay --token-file FILE --amount …`")
             }
             // Checked before anything is sent (the engine checks every amount argument), written as the schema takes it.
-            let amount = try wireAmount(BraintreeOperations.amount, in: args) ?? ""
-            let orderID = args["orderId"]?.interpolationText ?? BraintreeProtocol.newOrderID()
-            let expectDecline = try expectation(args)
+            let amount = try wireAmount(args.amount, currency: args.currency)
+            let orderID = args.orderID ?? BraintreeProtocol.newOrderID()
+            let expectDecline = args.expect == .declined
             var transaction: JSON.Object = ["amount": .string(amount), "orderId": .string(orderID)]
-            transaction["merchantAccountId"] = args["merchantAccountId"].map { .string($0.interpolationText) }
+            transaction["merchantAccountId"] = args.merchantAccountID.map(JSON.string)
             let input: JSON = ["paymentMethodId": .string(nonce), "transaction": .object(transaction)]
             // A reused order id may already hold transactions (an earlier decline of the same amount, say): the ones
             // there before this call are never taken for its own.
             var prior: Set<String>? = []
-            if args["orderId"] != nil {
+            if args.orderID != nil {
                 prior = await context.enrichment("the transactions order \(orderID) already has") { () async throws(Diagnostic) -> Set<String> in
                     Set(try await BraintreeReadBack.search(orderID, client: client).compactMap { $0["id"]?.stringValue })
                 }
             }
-            let currency = args["currency"]?.interpolationText ?? "USD"
             let asked = MoneyMovement(provider: "braintree", kind: action == "charge" ? .charge : .authorization, outcome: .unknown,
-                                      amount: try BraintreeOperations.amount.minorUnits(in: args), currency: currency, reference: "order \(orderID)")
+                                      amount: args.amount, currency: args.currency, reference: "order \(orderID)")
             var readBack = BraintreeReadBack.byOrder(orderID, amount: amount, action: action, prior: prior, asked: asked, client: client)
             if singleUse { readBack.spends = [SpentCredentials.key("Braintree nonce", nonce)] }
             let output = try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
@@ -177,14 +216,6 @@ public enum BraintreeOperations {
                                hint: "the sandbox declines 2000.00–2999.99, fails 3000.00–3000.99 and rejects 5001.00")
             }
             return output
-        }
-    }
-
-    private static func expectation(_ args: JSON) throws(Diagnostic) -> Bool {
-        switch args["expect"]?.interpolationText ?? "accepted" {
-        case "accepted": return false
-        case "declined": return true
-        case let other: throw .usage("expect must be accepted or declined, got '\(other)'", hint: "declined makes the step pass when Braintree refuses the transaction")
         }
     }
 
@@ -224,26 +255,53 @@ public enum BraintreeOperations {
                 "origin": card?["origin"]?["type"] ?? .null]
     }
 
-    static let capture = transactionAction(name: "braintree.capture", summary: "Capture an authorized transaction (captureTransaction).",
-                                           document: BraintreeDocuments.capture, field: "captureTransaction", action: "capture",
-                                           done: BraintreeProtocol.capturedStatuses, amount: true)
-    static let void = transactionAction(name: "braintree.void", summary: "Void an authorized or submitted transaction (reverseTransaction).",
-                                        document: BraintreeDocuments.void, field: "reverseTransaction", action: "void",
-                                        done: BraintreeProtocol.voidedStatuses, amount: false)
+    /// The arguments of the operations on a transaction already made (`braintree.capture`, `braintree.void`).
+    protocol TransactionActionArguments: OperationArguments {
+        /// Its id.
+        var transaction: String { get }
+        /// Minor units of a partial capture; nil: the whole of it.
+        var amount: Int? { get }
+        /// As the step wrote it; nil when left out (an amount is then read in USD).
+        var currency: String? { get }
+    }
 
-    private static func transactionAction(name: String, summary: String, document: GraphQLDocument, field: String, action: String,
-                                          done: Set<String>, amount: Bool) -> FlowOperation {
-        var parameters: [FlowOperation.Parameter] = [.init("transaction", .string, required: true, help: "the transaction id")]
-        if amount {
-            parameters.append(.amount("amount", .majorUnits, currency: "currency", defaultCurrency: "USD",
-                                      help: "less than authorized: a partial capture, in the currency's major units"))
-            parameters.append(currency)
-        }
-        let partial = parameters.first { $0.name == "amount" }
-        return FlowOperation(name: name, summary: summary, requiredConfiguration: BraintreeClient.serverConfiguration,
-                             parameters: parameters, outputs: transactionOutputs) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+    /// `braintree.capture`'s arguments.
+    struct Capture: TransactionActionArguments {
+        var transaction = ""  // required: read before the body runs
+        var amount: Int?
+        var currency: String?
+
+        static let arguments: [Argument<Capture>] = [
+            .string("transaction", \.transaction, help: "the transaction id"),
+            .amount("amount", \.amount, .majorUnits, currency: "currency", defaultCurrency: "USD",
+                    help: "less than authorized: a partial capture, in the currency's major units"),
+            .string("currency", \.currency, default: "USD", help: currencyHelp),
+        ]
+    }
+
+    /// `braintree.void`'s arguments (not named `Void`, which would hide Swift's): a void takes the whole transaction.
+    struct VoidTransaction: TransactionActionArguments {
+        var transaction = ""  // required: read before the body runs
+        var amount: Int? { nil }
+        var currency: String? { nil }
+
+        static let arguments: [Argument<VoidTransaction>] = [.string("transaction", \.transaction, help: "the transaction id")]
+    }
+
+    static let capture = transactionAction(name: "braintree.capture", summary: "Capture an authorized transaction (captureTransaction).",
+                                           arguments: Capture.self, document: BraintreeDocuments.capture, field: "captureTransaction",
+                                           action: "capture", done: BraintreeProtocol.capturedStatuses)
+    static let void = transactionAction(name: "braintree.void", summary: "Void an authorized or submitted transaction (reverseTransaction).",
+                                        arguments: VoidTransaction.self, document: BraintreeDocuments.void, field: "reverseTransaction",
+                                        action: "void", done: BraintreeProtocol.voidedStatuses)
+
+    private static func transactionAction<Arguments: TransactionActionArguments>(
+        name: String, summary: String, arguments: Arguments.Type, document: GraphQLDocument, field: String, action: String, done: Set<String>
+    ) -> FlowOperation {
+        FlowOperation(name: name, summary: summary, arguments: Arguments.self, requiredConfiguration: BraintreeClient.serverConfiguration,
+                      outputs: transactionOutputs) { (args: Arguments, context: OperationContext) async throws(Diagnostic) -> StepOutput in
             let client = BraintreeClient(context)
-            let id = args["transaction"]!.interpolationText
+            let id = args.transaction
             // A transaction captures once: a second capture this state file would send is refused before sending, as
             // the gateway would refuse it (and Cash App's capture is).
             if action == "capture" {
@@ -251,9 +309,9 @@ public enum BraintreeOperations {
                                           fix: "it is captured: see it with `checkout-driver braintree transaction \(id)`; a new payment starts with `checkout-driver braintree apple-pay`")
             }
             var input: JSON.Object = ["transactionId": .string(id)]
-            if let partial, let value = try wireAmount(partial, in: args) { input["transaction"] = ["amount": .string(value)] }
+            if let minor = args.amount { input["transaction"] = ["amount": .string(try wireAmount(minor, currency: args.currency ?? "USD"))] }
             let asked = MoneyMovement(provider: "braintree", kind: action == "capture" ? .capture : .void, outcome: .unknown,
-                                      amount: try partial?.minorUnits(in: args), currency: args["currency"]?.interpolationText, reference: "transaction \(id)")
+                                      amount: args.amount, currency: args.currency, reference: "transaction \(id)")
             var readBack = BraintreeReadBack.byID(id, action: action, done: done, asked: asked, client: client)
             if action == "capture" { readBack.spends = [SpentCredentials.key(BraintreeProtocol.capturedKind, id)] }
             let output = try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
@@ -274,23 +332,31 @@ public enum BraintreeOperations {
         }
     }
 
-    static let ping = FlowOperation(name: "braintree.ping", summary: "query { ping }: the API keys work.",
-                                    requiredConfiguration: BraintreeClient.serverConfiguration, parameters: [],
-                                    outputs: [.init("ping", "pong"), .init("requestId", "Braintree's request id")]) { (_: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+    static let ping = FlowOperation(name: "braintree.ping", summary: "query { ping }: the API keys work.", arguments: NoArguments.self,
+                                    requiredConfiguration: BraintreeClient.serverConfiguration,
+                                    outputs: [.init("ping", "pong"), .init("requestId", "Braintree's request id")]) { (_: NoArguments, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let response = try await BraintreeClient(context).graphQL(BraintreeDocuments.ping)
         let pong = try BraintreeClient.payload(response, "ping", what: "ping")
         return StepOutput(document: ["ping": pong, "requestId": response.extensions["requestId"] ?? .null], status: response.status)
     }
 
+    /// `braintree.clientToken`'s arguments.
+    struct ClientToken: OperationArguments {
+        var merchantAccountID: String?
+        var customerID: String?
+
+        static let arguments: [Argument<ClientToken>] = [.string("merchantAccountId", \.merchantAccountID), .string("customerId", \.customerID)]
+    }
+
     static let clientToken = FlowOperation(
         name: "braintree.clientToken", summary: "Create a client token (createClientToken) for the client API.",
+        arguments: ClientToken.self,
         requiredConfiguration: BraintreeClient.serverConfiguration,
-        parameters: [.init("merchantAccountId", .string), .init("customerId", .string)],
         outputs: [.init("clientToken", "the client token (a secret: shown masked)")]
-    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+    ) { (args: ClientToken, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         var token: JSON.Object = [:]
-        token["merchantAccountId"] = args["merchantAccountId"].map { .string($0.interpolationText) }
-        token["customerId"] = args["customerId"].map { .string($0.interpolationText) }
+        token["merchantAccountId"] = args.merchantAccountID.map(JSON.string)
+        token["customerId"] = args.customerID.map(JSON.string)
         let response = try await BraintreeClient(context).graphQL(BraintreeDocuments.clientToken, ["input": ["clientToken": .object(token)]])
         let payload = try BraintreeClient.payload(response, "createClientToken", what: "createClientToken")
         // An authorization for the client API: masked in every output (`braintree client-token` prints it on purpose).
@@ -298,20 +364,28 @@ public enum BraintreeOperations {
         return StepOutput(document: ["clientToken": payload["clientToken"] ?? .null], status: response.status)
     }
 
+    /// `braintree.transaction`'s arguments: a transaction id, else an order id (the step fails without either).
+    struct Transaction: OperationArguments {
+        var transaction: String?
+        var orderID: String?
+
+        static let arguments: [Argument<Transaction>] = [.string("transaction", \.transaction), .string("orderId", \.orderID)]
+    }
+
     static let transaction = FlowOperation(
         name: "braintree.transaction", summary: "Read a transaction by id, or find the transactions of an orderId.",
+        arguments: Transaction.self,
         requiredConfiguration: BraintreeClient.serverConfiguration,
-        parameters: [.init("transaction", .string), .init("orderId", .string)],
         outputs: transactionOutputs + [.init("all", "every transaction of the orderId", when: "by orderId")]
-    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+    ) { (args: Transaction, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = BraintreeClient(context)
         // A read that tells what a transaction or an order holds settles a charge, capture or void left open on it.
-        if let id = args["transaction"]?.interpolationText {
+        if let id = args.transaction {
             let found = try await BraintreeReadBack.read(id, client: client)
             context.settledOpenOutcomes(provider: "braintree", reference: "transaction \(id)", "\(id) is \(found["status"]?.stringValue ?? "?")")
             return StepOutput(document: ["transaction": found, "summary": summary(found)], status: 200)
         }
-        guard let order = args["orderId"]?.interpolationText else {
+        guard let order = args.orderID else {
             throw .usage("give a transaction id or an order id", hint: "`checkout-driver braintree transaction TXN` or `--order-id ID`")
         }
         let found = try await BraintreeReadBack.search(order, client: client)

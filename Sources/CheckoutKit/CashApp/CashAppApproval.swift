@@ -5,39 +5,42 @@ import Foundation
 /// docs/protocols/cashapp-afterpay.md). A rotated approval link (`refreshes_at` passed) is shown again. APPROVED without
 /// a grant counts as declined, as in Pay Kit.
 enum CashAppApproval {
-    enum Expectation: String { case approved, declined }
+    enum Expectation: String, CaseIterable, Sendable { case approved, declined }
 
-    static let timeout = FlowOperation.Parameter("timeout", .duration, default: "120s", help: "seconds or a duration (\"2m\")")
-    static let interval = FlowOperation.Parameter("interval", .duration, default: "1s, as Pay Kit", help: "between reads")
+    /// `cashapp.poll`'s arguments.
+    struct Poll: OperationArguments {
+        var request: String?
+        var timeout: Double?  // seconds
+        var interval: Double?  // seconds
+        var expect = Expectation.approved
+
+        static let arguments: [Argument<Poll>] = [
+            .string("request", \.request, default: "the state file's", help: "the customer request id"),
+            .duration("timeout", \.timeout, default: "120s", help: "seconds or a duration (\"2m\")"),
+            .duration("interval", \.interval, default: "1s, as Pay Kit", help: "between reads"),
+            .choice("expect", \.expect, default: "approved", help: "approved, or declined: the step passes when the customer declines"),
+        ]
+    }
 
     static let poll = FlowOperation(
         name: "cashapp.poll", summary: "Wait for the customer's decision on the customer request (GET every second).",
-        requiredConfiguration: CashAppClient.requiredConfiguration, stateCheck: CashAppState.check,
-        parameters: [
-            .init("request", .string, default: "the state file's", help: "the customer request id"),
-            timeout, interval,
-            .init("expect", .string, choices: ["approved", "declined"], default: "approved",
-                  help: "approved, or declined: the step passes when the customer declines"),
-        ],
+        arguments: Poll.self, requiredConfiguration: CashAppClient.requiredConfiguration, stateCheck: CashAppState.check,
         outputs: CashAppOperations.requestOutputs + [
             .init("summary.polls", "how many reads it took"),
             .init("summary.grantId", "the grant the approval gave (GRG_…)", when: "approved"),
             .init("summary.customerId", "the customer (CST_…)", when: "approved"),
             .init("summary.cashtag", "the customer's $cashtag", when: "approved"),
         ]
-    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+    ) { (args: Poll, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = try CashAppClient(context)
         let state = CashAppState(store: context.state)
         let kept = try state.read().requestID
-        guard let id = args["request"]?.interpolationText ?? kept else {
+        guard let id = args.request ?? kept else {
             throw .usage("no customer request to wait for", hint: "run `checkout-driver cashapp request` first, or give its id")
         }
-        let timeout = try Self.timeout.seconds(in: args) ?? CashAppProtocol.approvalTimeout
-        let interval = try Self.interval.seconds(in: args) ?? CashAppProtocol.pollInterval
-        let expectationName = args["expect"]?.interpolationText ?? Expectation.approved.rawValue
-        guard let expectation = Expectation(rawValue: expectationName) else {
-            throw .usage("expect must be approved or declined, got '\(expectationName)'", hint: "declined makes the step pass when the customer declines")
-        }
+        let timeout = args.timeout ?? CashAppProtocol.approvalTimeout
+        let interval = args.interval ?? CashAppProtocol.pollInterval
+        let expectation = args.expect
         // Another terminal's `cashapp approve` finds the request this run waits on in the state file: on disk before the wait.
         try context.state?.commit()
         let started = ContinuousClock.now

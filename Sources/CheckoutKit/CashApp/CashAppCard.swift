@@ -4,16 +4,24 @@ import Foundation
 /// the merchant must authorise before `cardValidUntil`. Its number and CVC are secrets: output shows the type, last 4
 /// and expiry; `cardOut` writes the whole card to a new 0600 file instead (never over an existing one).
 enum CashAppCard {
+    /// `cashapp.confirm`'s arguments.
+    struct Confirm: OperationArguments {
+        var cardOut: String?
+
+        static let arguments: [Argument<Confirm>] = [
+            .string("cardOut", \.cardOut, help: "write the full card (number, CVC) to this new file, mode 0600"),
+        ]
+    }
+
     static let confirm = FlowOperation(
         name: "cashapp.confirm", summary: "Confirm the Afterpay Button checkout with the Cash App grant; get the virtual card.",
-        requiredConfiguration: AfterpayClient.plusConfiguration, stateCheck: CashAppState.check,
-        parameters: [.init("cardOut", .string, help: "write the full card (number, CVC) to this new file, mode 0600")],
+        arguments: Confirm.self, requiredConfiguration: AfterpayClient.plusConfiguration, stateCheck: CashAppState.check,
         outputs: [
             .init("card.type", "the card network (VISA)"), .init("card.last4", "the card's last 4"), .init("card.number", "masked"),
             .init("card.expiry", "YYYY-MM"), .init("card.validUntil", "authorise before this time"),
             .init("card.secondsLeft", "seconds until then"),
         ]
-    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+    ) { (args: Confirm, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let section = try CashAppState(store: context.state).read()
         guard section.flow == .button, let token = section.token, let card = section.singleUseCardToken else {
             throw .usage("no Afterpay Button checkout to confirm", hint: "run `checkout-driver cashapp pay --flow button`")
@@ -21,7 +29,7 @@ enum CashAppCard {
         guard let jwt = section.jwt, let grant = section.grantID, let customer = section.customerID else {
             throw .usage("the button checkout has no approved customer request yet", hint: "sign it, request it and poll until approved first")
         }
-        let cardOut = args["cardOut"]?.interpolationText
+        let cardOut = args.cardOut
         // Checked before anything is sent: a card that cannot be written must not be issued.
         if let cardOut, FileManager.default.fileExists(atPath: cardOut) {
             throw .usage("--card-out \(cardOut) already exists; the card is only ever written to a new file", hint: "give a path that does not exist yet")

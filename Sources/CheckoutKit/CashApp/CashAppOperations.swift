@@ -11,15 +11,15 @@ public enum CashAppOperations {
 
     static let amountHelp = "in the currency's major units: 19.99, or 19 for 19.00 (read exactly, never as a binary number)"
 
-    /// Afterpay takes money as decimal strings in major units, so an amount is read as one.
-    static let amount = FlowOperation.Parameter.amount("amount", .majorUnits, currency: "currency", defaultCurrency: "USD",
-                                                       required: true, help: amountHelp)
-    static let shipping = FlowOperation.Parameter.amount("shipping", .majorUnits, currency: "currency", defaultCurrency: "USD",
-                                                         allowingZero: true, default: "0.00", help: "shipping amount within the total")
-    static let tax = FlowOperation.Parameter.amount("tax", .majorUnits, currency: "currency", defaultCurrency: "USD",
-                                                    allowingZero: true, default: "0.00", help: "tax amount within the total")
-    static let currency = FlowOperation.Parameter("currency", .string, default: "USD",
-                                                  help: "ISO 4217; Cash App Pay through Afterpay is US only (USD)")
+    /// The total cashapp.checkout and cashapp.button take. Afterpay takes money as decimal strings in major units, so an
+    /// amount is read as one.
+    static func amountArgument<Root>(_ path: WritableKeyPath<Root, Int> & Sendable) -> Argument<Root> {
+        .amount("amount", path, .majorUnits, currency: "currency", defaultCurrency: "USD", help: amountHelp)
+    }
+    /// The currency of cashapp.checkout's and cashapp.button's amounts.
+    static func currencyArgument<Root>(_ path: WritableKeyPath<Root, Currency> & Sendable) -> Argument<Root> {
+        .currency("currency", path, default: "USD", help: "ISO 4217; Cash App Pay through Afterpay is US only (USD)")
+    }
 
     /// What a step outputs that answers with the customer request.
     static let requestOutputs: [FlowOperation.Output] = [
@@ -27,27 +27,40 @@ public enum CashAppOperations {
         .init("summary.status", "PENDING, APPROVED or DECLINED"),
     ]
 
+    /// `cashapp.checkout`'s arguments.
+    struct Checkout: OperationArguments {
+        var amount = 0  // required: read before the body runs
+        var currency = Currency.usd
+        var email: String?
+        var confirmUrl: String?
+        var cancelUrl: String?
+        var merchantReference: String?
+
+        static let arguments: [Argument<Checkout>] = [
+            amountArgument(\.amount), currencyArgument(\.currency), .string("email", \.email), .string("confirmUrl", \.confirmUrl),
+            .string("cancelUrl", \.cancelUrl), .string("merchantReference", \.merchantReference),
+        ]
+    }
+
     static let checkout = FlowOperation(
         name: "cashapp.checkout", summary: "Create an Afterpay checkout for Cash App Pay (POST /v2/checkouts, isCashAppPay: true).",
-        requiredConfiguration: AfterpayClient.serverConfiguration, stateCheck: CashAppState.check,
-        parameters: [
-            amount, currency, .init("email", .string), .init("confirmUrl", .string), .init("cancelUrl", .string), .init("merchantReference", .string),
-        ],
+        arguments: Checkout.self, requiredConfiguration: AfterpayClient.serverConfiguration, stateCheck: CashAppState.check,
         outputs: [
             .init("token", "the checkout token (a secret: shown masked)"), .init("expires", "when the checkout expires"),
             .init("redirectCheckoutUrl", "Afterpay's checkout page"), .init("summary.amount", "the total, a decimal string"),
             .init("summary.cents", "the total in minor units"), .init("summary.currency", "ISO 4217 code"),
         ]
-    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
-        let (amount, currency) = try money(args)
+    ) { (args: Checkout, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        let currency = try afterpayCurrency(args.currency)
+        let amount = args.amount
         var body: JSON.Object = [
             "amount": ["amount": .string(currency.decimal(amount)), "currency": .string(currency.code)],
-            "consumer": ["email": .string(args["email"]?.interpolationText ?? CashAppProtocol.defaultEmail)],
-            "merchant": ["redirectConfirmUrl": .string(args["confirmUrl"]?.interpolationText ?? CashAppProtocol.defaultConfirmURL),
-                         "redirectCancelUrl": .string(args["cancelUrl"]?.interpolationText ?? CashAppProtocol.defaultCancelURL)],
+            "consumer": ["email": .string(args.email ?? CashAppProtocol.defaultEmail)],
+            "merchant": ["redirectConfirmUrl": .string(args.confirmUrl ?? CashAppProtocol.defaultConfirmURL),
+                         "redirectCancelUrl": .string(args.cancelUrl ?? CashAppProtocol.defaultCancelURL)],
             "isCashAppPay": true,
         ]
-        body["merchantReference"] = args["merchantReference"].map { .string($0.interpolationText) }
+        body["merchantReference"] = args.merchantReference.map(JSON.string)
         // A new checkout starts over: nothing of the previous one may be signed, requested or captured by mistake.
         try CashAppState(store: context.state).update { $0 = CashAppSection() }
         let response = try await AfterpayClient(context).server("POST", CashAppProtocol.checkoutsPath, body: .object(body))
@@ -62,29 +75,45 @@ public enum CashAppOperations {
         return StepOutput(document: .object(output), status: response.status)
     }
 
+    /// `cashapp.button`'s arguments.
+    struct Button: OperationArguments {
+        var amount = 0  // required: read before the body runs
+        var currency = Currency.usd
+        var shipping: Int?
+        var tax: Int?
+        var email: String?
+
+        static let arguments: [Argument<Button>] = [
+            amountArgument(\.amount), currencyArgument(\.currency),
+            .amount("shipping", \.shipping, .majorUnits, currency: "currency", defaultCurrency: "USD", allowingZero: true,
+                    default: "0.00", help: "shipping amount within the total"),
+            .amount("tax", \.tax, .majorUnits, currency: "currency", defaultCurrency: "USD", allowingZero: true,
+                    default: "0.00", help: "tax amount within the total"),
+            .string("email", \.email),
+        ]
+    }
+
     static let button = FlowOperation(
         name: "cashapp.button", summary: "Create an Afterpay Button (v3) checkout for Cash App Pay (POST /v3/button).",
-        requiredConfiguration: AfterpayClient.buttonConfiguration, stateCheck: CashAppState.check,
-        parameters: [
-            amount, currency, shipping, tax, .init("email", .string),
-        ],
+        arguments: Button.self, requiredConfiguration: AfterpayClient.buttonConfiguration, stateCheck: CashAppState.check,
         outputs: [
             .init("token", "the button token (a secret: shown masked)"), .init("singleUseCardToken", "names the virtual card"),
             .init("confirmMustBeCalledBefore", "confirm before this time"), .init("redirectCheckoutUrl", "Afterpay's checkout page"),
             .init("summary.amount", "the total, a decimal string"), .init("summary.cents", "the total in minor units"),
             .init("summary.currency", "ISO 4217 code"),
         ]
-    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
-        let (amount, currency) = try money(args)
-        func part(_ parameter: FlowOperation.Parameter) throws(Diagnostic) -> JSON {
-            ["amount": .string(currency.decimal(try parameter.minorUnits(in: args) ?? 0)), "currency": .string(currency.code)]
+    ) { (args: Button, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        let currency = try afterpayCurrency(args.currency)
+        let amount = args.amount
+        func part(_ minor: Int?) -> JSON {
+            ["amount": .string(currency.decimal(minor ?? 0)), "currency": .string(currency.code)]
         }
         let body: JSON = [
             "shopDirectoryId": .string(CashAppProtocol.sandboxShopDirectoryID),
             "shopDirectoryMerchantId": .string(try context.configuration.headerValue("AFTERPAY_SHOP_MERCHANT_ID") ?? ""),
             "amount": ["amount": .string(currency.decimal(amount)), "currency": .string(currency.code)],
-            "shippingAmount": try part(shipping), "taxAmount": try part(tax), "items": [],
-            "consumer": ["email": .string(args["email"]?.interpolationText ?? CashAppProtocol.defaultEmail)],
+            "shippingAmount": part(args.shipping), "taxAmount": part(args.tax), "items": [],
+            "consumer": ["email": .string(args.email ?? CashAppProtocol.defaultEmail)],
             "merchant": ["redirectConfirmUrl": .string(CashAppProtocol.defaultConfirmURL),
                          "redirectCancelUrl": .string(CashAppProtocol.defaultCancelURL)],
             "isCashAppPay": true,
@@ -106,27 +135,34 @@ public enum CashAppOperations {
         return StepOutput(document: .object(output), status: response.status)
     }
 
-    /// The amount and its currency. The currency is sent by its alphabetic code, as Afterpay's Money takes it.
-    static func money(_ args: JSON) throws(Diagnostic) -> (Int, Currency) {
-        let currency = try Currency.parse(args["currency"]?.interpolationText ?? "USD")
+    /// `currency`, when Afterpay can take it: it is sent by its alphabetic code, as Afterpay's Money takes it.
+    static func afterpayCurrency(_ currency: Currency) throws(Diagnostic) -> Currency {
         guard currency.alphabetic != nil else {
             throw .usage("currency \(currency.numeric) has no alphabetic code known here, and Afterpay takes one", hint: "give an alphabetic ISO 4217 code; Cash App Pay through Afterpay is US only: USD")
         }
-        return (try amount.minorUnits(in: args) ?? 0, currency)
+        return currency
+    }
+
+    /// `cashapp.sign`'s arguments.
+    struct Sign: OperationArguments {
+        var token: String?
+
+        static let arguments: [Argument<Sign>] = [
+            .string("token", \.token, default: "the state file's", help: "a checkout or button token"),
+        ]
     }
 
     static let sign = FlowOperation(
         name: "cashapp.sign", summary: "Sign the checkout token for Cash App (sign-payment) and keep the signing data.",
-        requiredConfiguration: AfterpayClient.plusConfiguration, stateCheck: CashAppState.check,
-        parameters: [.init("token", .string, default: "the state file's", help: "a checkout or button token")],
+        arguments: Sign.self, requiredConfiguration: AfterpayClient.plusConfiguration, stateCheck: CashAppState.check,
         outputs: [
             .init("signing", "what the signature covers: alg, kid, merchantId, amount (minor units), amountText, currency"),
             .init("redirectUrl", "where Cash App returns (masked)"),
         ]
-    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+    ) { (args: Sign, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let state = CashAppState(store: context.state)
         var section = try state.read()
-        if let given = args["token"]?.interpolationText, given != section.token {
+        if let given = args.token, given != section.token {
             // A token from elsewhere (the merchant's own server): a checkout of its own from here on.
             section = CashAppSection()
             section.flow = .server
@@ -202,36 +238,41 @@ public enum CashAppOperations {
         }
     }
 
+    /// `cashapp.request`'s arguments.
+    struct Request: OperationArguments {
+        var scope = CashAppProtocol.Scope.brand
+        var redirectUrl: String?
+        var referenceId: String?
+
+        static let arguments: [Argument<Request>] = [
+            .choice("scope", \.scope, default: "brand", help: "brand or merchant: which id goes into scope_id (UNCONFIRMED)"),
+            .string("redirectUrl", \.redirectUrl), .string("referenceId", \.referenceId),
+        ]
+    }
+
     static let request = FlowOperation(
         name: "cashapp.request", summary: "Create the Cash App customer request (ONE_TIME_PAYMENT) and show its approval link.",
-        requiredConfiguration: CashAppClient.requiredConfiguration, stateCheck: CashAppState.check,
-        parameters: [
-            .init("scope", .string, choices: ["brand", "merchant"], default: "brand", help: "brand or merchant: which id goes into scope_id (UNCONFIRMED)"),
-            .init("redirectUrl", .string), .init("referenceId", .string),
-        ],
+        arguments: Request.self, requiredConfiguration: CashAppClient.requiredConfiguration, stateCheck: CashAppState.check,
         outputs: requestOutputs + [
             .init("summary.approvalLink", "the link the customer approves at"),
             .init("summary.idempotencyKey", "the key the request was created under"),
         ]
-    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+    ) { (args: Request, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = try CashAppClient(context)
         let state = CashAppState(store: context.state)
         let section = try state.read()
         guard let amount = section.signedAmount, let brand = section.brandID, let merchant = section.merchantID else {
             throw .usage("the checkout is not signed yet", hint: "run `checkout-driver cashapp sign` first")
         }
-        let scopeName = args["scope"]?.interpolationText ?? CashAppProtocol.Scope.brand.rawValue
-        guard let scope = CashAppProtocol.Scope(rawValue: scopeName) else {
-            throw .usage("scope must be brand or merchant, got '\(scopeName)'", hint: "brand sends the signing data's brand id (the default), merchant its merchant id")
-        }
         var request: JSON.Object = [
-            "actions": [["type": "ONE_TIME_PAYMENT", "scope_id": .string(scope == .brand ? brand : merchant),
+            // brand (the default) sends the signing data's brand id, merchant its merchant id.
+            "actions": [["type": "ONE_TIME_PAYMENT", "scope_id": .string(args.scope == .brand ? brand : merchant),
                          "amount": .number(amount), "currency": .string(section.currency ?? "USD")]],
             "channel": "IN_APP",
             // The signing data's redirectUri (the JWT payload's redirectUrl): where Cash App sends the customer back.
-            "redirect_url": .string(args["redirectUrl"]?.interpolationText ?? section.redirectURI ?? CashAppProtocol.defaultConfirmURL),
+            "redirect_url": .string(args.redirectUrl ?? section.redirectURI ?? CashAppProtocol.defaultConfirmURL),
         ]
-        request["reference_id"] = args["referenceId"].map { .string($0.interpolationText) }
+        request["reference_id"] = args.referenceId.map(JSON.string)
         let key = try state.requestKey(for: .object(request))
         let created = try await client.create(["request": .object(request), "idempotency_key": .string(key)])
         try state.update { section in
@@ -247,12 +288,12 @@ public enum CashAppOperations {
 
     static let validate = FlowOperation(
         name: "cashapp.validate", summary: "Validate the approved order with Afterpay (validate-payment): only SUCCESS passes.",
-        requiredConfiguration: AfterpayClient.plusConfiguration, stateCheck: CashAppState.check, parameters: [],
+        arguments: NoArguments.self, requiredConfiguration: AfterpayClient.plusConfiguration, stateCheck: CashAppState.check,
         outputs: [
             .init("validation.status", "SUCCESS (anything else fails the step)"), .init("validation.cashAppTag", "the customer's $cashtag"),
             .init("validation", "Afterpay's whole answer"),
         ]
-    ) { (_: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+    ) { (_: NoArguments, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let state = CashAppState(store: context.state)
         let section = try state.read()
         guard let jwt = section.jwt else { throw .usage("nothing to validate: the checkout is not signed", hint: "run `checkout-driver cashapp sign` first") }
@@ -277,26 +318,35 @@ public enum CashAppOperations {
         return StepOutput(document: ["validation": document], status: response.status)
     }
 
+    /// `cashapp.decide`'s arguments.
+    struct Decide: OperationArguments {
+        /// The word is the emulator's path segment and the command's name (`cashapp approve`, `cashapp decline`).
+        enum Decision: String, CaseIterable, Sendable { case approve, decline }
+
+        var decision = Decision.approve  // required: read before the body runs
+        var request: String?
+
+        static let arguments: [Argument<Decide>] = [
+            .choice("decision", \.decision, help: "approve or decline"),
+            .string("request", \.request, default: "the state file's", help: "the customer request id"),
+        ]
+    }
+
     static let decide = FlowOperation(
         name: "cashapp.decide", summary: "Play the customer on the emulator: approve or decline a customer request.",
-        requiredConfiguration: ["EMULATOR_URL"], stateCheck: CashAppState.check,
-        parameters: [.init("decision", .string, required: true, choices: ["approve", "decline"], help: "approve or decline"),
-                     .init("request", .string, default: "the state file's", help: "the customer request id")],
+        arguments: Decide.self, requiredConfiguration: ["EMULATOR_URL"], stateCheck: CashAppState.check,
         outputs: requestOutputs
-    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
-        let decision = args["decision"]!.interpolationText
-        guard decision == "approve" || decision == "decline" else {
-            throw .usage("decision must be approve or decline, got '\(decision)'", hint: "`checkout-driver cashapp approve` or `cashapp decline`")
-        }
+    ) { (args: Decide, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        let decision = args.decision.rawValue
         // The request a `cashapp pay` running in another terminal waits on is in its run's scope; else the chain's.
         let waiting = (try context.state?.runningScopes() ?? [:]).compactMap { $0.value["cashapp"]?["requestId"]?.stringValue }
-        if args["request"] == nil && waiting.count > 1 {
+        if args.request == nil && waiting.count > 1 {
             throw .usage("\(waiting.count) runs are waiting on a customer request: \(waiting.sorted().joined(separator: ", "))",
                          hint: "name one: `checkout-driver cashapp \(decision) GRR_…`")
         }
         let chained = try CashAppState(store: context.state).read().requestID
         let kept = waiting.first ?? chained
-        guard let id = args["request"]?.interpolationText ?? kept else {
+        guard let id = args.request ?? kept else {
             throw .usage("no customer request in the state file", hint: "give its id (GRR_…), or run `checkout-driver cashapp request` first")
         }
         let url = HTTPURL.base(context.configuration.value("EMULATOR_URL")!) + "/_sandbox/cashapp/requests/\(id)/\(decision)"

@@ -13,18 +13,25 @@ enum CashAppPayments {
         .init("summary.openToCapture", "what is left to capture, a decimal string"),
     ]
 
-    /// How much of an authorised order to capture, in the order's currency (known once the order is read).
-    static let captureAmount = FlowOperation.Parameter.amount(
-        "amount", .majorUnits, currency: nil, default: "all that is open",
-        help: "for an authorised order: how much to capture, in its currency's major units (19.99)")
+    /// `cashapp.capture`'s arguments.
+    struct Capture: OperationArguments {
+        /// How much of an authorised order to capture, in the order's currency (known once the order is read).
+        var amount: PendingAmount?
+        var merchantReference: String?
+
+        static let arguments: [Argument<Capture>] = [
+            .amount("amount", \.amount, .majorUnits, default: "all that is open",
+                    help: "for an authorised order: how much to capture, in its currency's major units (19.99)"),
+            .string("merchantReference", \.merchantReference),
+        ]
+    }
 
     static let capture = FlowOperation(
         name: "cashapp.capture",
         summary: "Capture the payment: the whole checkout (POST /v2/payments/capture), or an authorised order (deferred capture).",
-        requiredConfiguration: AfterpayClient.serverConfiguration, stateCheck: CashAppState.check,
-        parameters: [captureAmount, .init("merchantReference", .string)],
+        arguments: Capture.self, requiredConfiguration: AfterpayClient.serverConfiguration, stateCheck: CashAppState.check,
         outputs: paymentOutputs
-    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+    ) { (args: Capture, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = AfterpayClient(context)
         let state = CashAppState(store: context.state)
         let section = try state.read()
@@ -38,14 +45,14 @@ enum CashAppPayments {
             throw .failure("refused before sending: order \(order) is already \(paymentState) (state file \(context.state?.path ?? "")); nothing more can be captured",
                            hint: "see it with `checkout-driver cashapp payment`; a new payment starts with `checkout-driver cashapp pay`")
         }
-        if args["amount"] != nil {
+        if args.amount != nil {
             throw .usage("--amount is for an authorised order; a checkout is captured whole", hint: "authorise first (`checkout-driver cashapp auth`), or leave --amount out")
         }
         try requireValidated(section, action: "capture")
         try context.refuseIfSpent(token, kind: "Afterpay checkout",
                                   fix: "it is captured: nothing more to do (see it with `checkout-driver cashapp payment`); a new payment starts with `checkout-driver cashapp pay`")
         var body: JSON.Object = ["token": .string(token)]
-        body["merchantReference"] = args["merchantReference"].map { .string($0.interpolationText) }
+        body["merchantReference"] = args.merchantReference.map(JSON.string)
         var readBack = byToken(token, action: "capture", effect: "the capture", done: ["CAPTURED"], client: client, state: state,
                                resend: ["cashapp", "capture"], replay: "capture of checkout \(OpenOutcome.fingerprint(token))",
                                asked: asked(.charge, section))
@@ -58,12 +65,18 @@ enum CashAppPayments {
         return output
     }
 
+    /// `cashapp.auth`'s arguments.
+    struct Auth: OperationArguments {
+        var merchantReference: String?
+
+        static let arguments: [Argument<Auth>] = [.string("merchantReference", \.merchantReference)]
+    }
+
     static let auth = FlowOperation(
         name: "cashapp.auth", summary: "Authorise the payment (POST /v2/payments/auth), to capture later with cashapp.capture.",
-        requiredConfiguration: AfterpayClient.serverConfiguration, stateCheck: CashAppState.check,
-        parameters: [.init("merchantReference", .string)],
+        arguments: Auth.self, requiredConfiguration: AfterpayClient.serverConfiguration, stateCheck: CashAppState.check,
         outputs: paymentOutputs
-    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+    ) { (args: Auth, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = AfterpayClient(context)
         let state = CashAppState(store: context.state)
         let section = try state.read()
@@ -71,7 +84,7 @@ enum CashAppPayments {
         try requireValidated(section, action: "auth")
         let requestID = try keptRequestID(\.authRequestID, state: state)
         var body: JSON.Object = ["token": .string(token), "requestId": .string(requestID)]
-        body["merchantReference"] = args["merchantReference"].map { .string($0.interpolationText) }
+        body["merchantReference"] = args.merchantReference.map(JSON.string)
         let readBack = byToken(token, action: "auth", effect: "the authorisation", done: ["AUTH_APPROVED", "PARTIALLY_CAPTURED", "CAPTURED"],
                                client: client, state: state, resend: ["cashapp", "auth"], replay: "auth request \(requestID)",
                                asked: asked(.authorization, section))
@@ -83,17 +96,25 @@ enum CashAppPayments {
         }
     }
 
+    /// `cashapp.payment`'s arguments.
+    struct Payment: OperationArguments {
+        var order: String?
+
+        static let arguments: [Argument<Payment>] = [
+            .string("order", \.order, default: "the state file's", help: "the Afterpay order id"),
+        ]
+    }
+
     static let payment = FlowOperation(
         name: "cashapp.payment", summary: "Read the checkout's payment (by order id, or by checkout token).",
-        requiredConfiguration: AfterpayClient.serverConfiguration, stateCheck: CashAppState.check,
-        parameters: [.init("order", .string, default: "the state file's", help: "the Afterpay order id")],
+        arguments: Payment.self, requiredConfiguration: AfterpayClient.serverConfiguration, stateCheck: CashAppState.check,
         outputs: paymentOutputs
-    ) { (args: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+    ) { (args: Payment, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = AfterpayClient(context)
         let state = CashAppState(store: context.state)
         let section = try state.read()
         let path: String
-        if let order = args["order"]?.interpolationText ?? section.orderID {
+        if let order = args.order ?? section.orderID {
             path = CashAppProtocol.paymentPath(order)
         } else if let token = section.token {
             path = CashAppProtocol.paymentByTokenPath(token)
@@ -106,7 +127,7 @@ enum CashAppPayments {
         // A payment in a final state settles what was left open on its checkout or order: nothing more can happen to it.
         if let paymentState = document["paymentState"]?.stringValue, CashAppProtocol.finalPaymentStates.contains(paymentState) {
             let finding = "order \(document["id"]?.stringValue ?? "?") is \(paymentState)"
-            if let token = section.token, args["order"] == nil || document["token"]?.stringValue == token {
+            if let token = section.token, args.order == nil || document["token"]?.stringValue == token {
                 context.settledOpenOutcomes(provider: "cashapp", reference: "checkout \(OpenOutcome.fingerprint(token))", finding)
             }
             if let order = document["id"]?.stringValue { context.settledOpenOutcomes(provider: "cashapp", reference: "order \(order)", finding) }
@@ -116,7 +137,7 @@ enum CashAppPayments {
 
     // MARK: -
 
-    private static func deferredCapture(_ order: String, args: JSON, section: CashAppSection, client: AfterpayClient,
+    private static func deferredCapture(_ order: String, args: Capture, section: CashAppSection, client: AfterpayClient,
                                         state: CashAppState) async throws(Diagnostic) -> StepOutput {
         let context = client.context
         let before = try await client.server("GET", CashAppProtocol.paymentPath(order)).requireSuccess("reading order \(order)")
@@ -136,7 +157,7 @@ enum CashAppPayments {
             }
             throw .failure("order \(order) has nothing open to capture (\(paymentState))", hint: "see it with `checkout-driver cashapp payment`")
         }
-        let amount = try captureAmount.minorUnits(in: args, currency: currency) ?? open
+        let amount = try args.amount?.minorUnits(in: currency) ?? open
         guard amount <= open else {
             throw .usage("cannot capture \(currency.format(amount)): only \(currency.format(open)) of order \(order) is open to capture",
                          hint: "give at most \(currency.decimal(open)), or leave --amount out to capture all of it")
@@ -144,7 +165,7 @@ enum CashAppPayments {
         let requestID = try keptRequestID(\.captureRequestID, state: state)
         var body: JSON.Object = ["amount": ["amount": .string(currency.decimal(amount)), "currency": .string(currency.code)],
                                     "requestId": .string(requestID)]
-        body["merchantReference"] = args["merchantReference"].map { .string($0.interpolationText) }
+        body["merchantReference"] = args.merchantReference.map(JSON.string)
         let readBack = ReadBack(
             provider: "cashapp", action: "capture", effect: "the capture", resource: "order \(order)", reference: "order \(order)",
             replay: "capture request \(requestID)",

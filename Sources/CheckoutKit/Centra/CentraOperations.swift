@@ -10,12 +10,13 @@ public enum CentraOperations {
          paymentResult]
     }
 
-    private static func operation(_ name: String, _ summary: String, parameters: [FlowOperation.Parameter] = [],
-                                  outputs: [FlowOperation.Output] = selectionOutputs,
-                                  needs: [String] = CentraClient.requiredConfiguration, argumentCheck: FlowOperation.ArgumentCheck? = nil,
-                                  _ body: @escaping FlowOperation.Body) -> FlowOperation {
-        FlowOperation(name: name, summary: summary, requiredConfiguration: needs, stateCheck: CentraState.check,
-                      argumentCheck: argumentCheck, parameters: parameters, outputs: outputs, body: body)
+    private static func operation<Arguments: OperationArguments>(
+        _ name: String, _ summary: String, arguments: Arguments.Type, outputs: [FlowOperation.Output] = selectionOutputs,
+        needs: [String] = CentraClient.requiredConfiguration, argumentCheck: FlowOperation.ArgumentCheck<Arguments>? = nil,
+        _ body: @escaping @Sendable (_ arguments: Arguments, _ context: OperationContext) async throws(Diagnostic) -> StepOutput
+    ) -> FlowOperation {
+        FlowOperation(name: name, summary: summary, arguments: arguments, requiredConfiguration: needs, stateCheck: CentraState.check,
+                      argumentCheck: argumentCheck, outputs: outputs, body: body)
     }
 
     /// What a step outputs that answers with the selection (`output(selection:)`): most of them.
@@ -35,13 +36,15 @@ public enum CentraOperations {
 
     // MARK: Reads
 
-    static let selection = operation("centra.selection", "Read the session's selection (the cart, totals, shipping).") { _, context throws(Diagnostic) in
+    static let selection = operation("centra.selection", "Read the session's selection (the cart, totals, shipping).",
+                                     arguments: NoArguments.self) { _, context throws(Diagnostic) in
         let client = try CentraClient(context)
         let response = try await client.call(CentraDocuments.selectionQuery)
         return output(selection: try CentraClient.payload(response, "selection", what: "selection"), response)
     }
 
-    static let order = operation("centra.order", "Read the session's latest order.", outputs: orderOutputs) { _, context throws(Diagnostic) in
+    static let order = operation("centra.order", "Read the session's latest order.", arguments: NoArguments.self,
+                                 outputs: orderOutputs) { _, context throws(Diagnostic) in
         let client = try CentraClient(context)
         // --force starts a new session if the open payment's has ended: its order can then tell nothing of that payment.
         if context.services.force { context.setAside(provider: "centra") { $0.reference == CentraPayment.openReference(context) } }
@@ -65,18 +68,24 @@ public enum CentraOperations {
         return StepOutput(document: ["order": order, "summary": orderSummary(order)], status: response.status)
     }
 
-    /// Adyen takes minor units; a decimal is read in the selection's currency, which the operation reads as it runs.
-    static let expressAmount = FlowOperation.Parameter.amount(
-        "amount", .minorUnits, currency: nil, default: "the selection's grand total",
-        help: "digits are minor units (79900), a decimal the selection currency's major units (799.00)")
+    /// `centra.expressConfig`'s arguments.
+    struct ExpressConfig: OperationArguments {
+        var amount: PendingAmount?
+        var lineItems: [JSON]?
+        var returnUrl = CentraProtocol.defaultReturnURL
+
+        static let arguments: [Argument<ExpressConfig>] = [
+            // Adyen takes minor units; a decimal is read in the selection's currency, which the operation reads as it runs.
+            .amount("amount", \.amount, .minorUnits, default: "the selection's grand total",
+                    help: "digits are minor units (79900), a decimal the selection currency's major units (799.00)"),
+            .array("lineItems", \.lineItems, default: "the selection's lines", help: "[{name, price}]"),
+            .string("returnUrl", \.returnUrl, default: "a loopback URL", help: "where Adyen returns"),
+        ]
+    }
 
     static let expressConfig = operation(
         "centra.expressConfig", "Fetch the Adyen express checkout config (expressCheckoutWidgets).",
-        parameters: [
-            expressAmount,
-            .init("lineItems", .array, default: "the selection's lines", help: "[{name, price}]"),
-            .init("returnUrl", .string, default: "a loopback URL", help: "where Adyen returns"),
-        ],
+        arguments: ExpressConfig.self,
         outputs: [
             .init("config", "the widgets' configuration as Centra returned it"), .init("summary.applePay", "whether Apple Pay is offered"),
             .init("summary.amount", "minor units"), .init("summary.currency", "ISO 4217 code"),
@@ -87,13 +96,13 @@ public enum CentraOperations {
     ) { args, context throws(Diagnostic) in
         let client = try CentraClient(context)
         // Minor units need no currency; a decimal is read in the selection's.
-        var amount = args["amount"].flatMap(Amount.text(of:)).map { $0.contains(".") } == true ? nil : try expressAmount.minorUnits(in: args)
-        var lineItems = args["lineItems"]?.arrayValue
+        var amount = try args.amount?.minorUnitsInAnyCurrency()
+        var lineItems = args.lineItems
         if amount == nil || lineItems == nil {
             // What the sheet would show: the selection's total and lines (prices as decimal strings).
             let selection = try CentraClient.payload(try await client.call(CentraDocuments.selectionQuery), "selection", what: "selection")
             let summary = try CentraMoney.summary(selection)
-            if amount == nil { amount = try expressAmount.minorUnits(in: args, currency: summary.money) ?? summary.grandTotal }
+            if amount == nil { amount = try args.amount?.minorUnits(in: summary.money) ?? summary.grandTotal }
             if lineItems == nil {
                 var items: [JSON] = []
                 for line in selection["lines"]?.arrayValue ?? [] {
@@ -105,7 +114,7 @@ public enum CentraOperations {
         }
         let plugin: JSON = ["type": "express_checkout_adyen",
                             "additionalData": ["amount": .number(amount!), "lineItems": .array(lineItems ?? []),
-                                               "returnUrl": .string(args["returnUrl"]?.interpolationText ?? CentraProtocol.defaultReturnURL)]]
+                                               "returnUrl": .string(args.returnUrl)]]
         let response = try await client.call(CentraDocuments.expressCheckoutWidgets, ["plugins": [plugin]])
         let payload = try CentraClient.payload(response, "expressCheckoutWidgets", what: "expressCheckoutWidgets")
         let widgets = (payload["list"]?.arrayValue ?? []).flatMap { $0["widgets"]?.arrayValue ?? [] }
@@ -121,14 +130,24 @@ public enum CentraOperations {
 
     // MARK: The cart
 
+    /// `centra.addItem`'s arguments.
+    struct AddItem: OperationArguments {
+        var item = ""  // required: read before the body runs
+        var quantity: Int?
+
+        static let arguments: [Argument<AddItem>] = [
+            .string("item", \.item), .integer("quantity", \.quantity, range: 1...999, default: "1"),
+        ]
+    }
+
     static let addItem = operation(
         "centra.addItem", "Add an item to the selection (PDP express); the line is remembered for rollback.",
-        parameters: [.init("item", .string, required: true), .init("quantity", .integer, range: 1...999, default: "1")],
+        arguments: AddItem.self,
         outputs: selectionOutputs + [.init("line.id", "the line added (rolled back by centra.rollback)")]
     ) { args, context throws(Diagnostic) in
         let client = try CentraClient(context)
-        let item = args["item"]!.interpolationText
-        let quantity = args["quantity"]?.intValue ?? 1
+        let item = args.item
+        let quantity = args.quantity ?? 1
         let response = try await client.call(CentraDocuments.addItem, ["item": .string(item), "quantity": .number(JSON.Number(quantity))])
         let payload = try CentraClient.payload(response, "addItem", what: "addItem \(item)")
         guard let line = payload["line"]?["id"]?.stringValue else {
@@ -139,9 +158,18 @@ public enum CentraOperations {
         return output(selection: payload["selection"] ?? .null, response, extra: ["line": ["id": .string(line)]])
     }
 
+    /// `centra.rollback`'s arguments.
+    struct Rollback: OperationArguments {
+        var evenIfPaymentStarted = false
+
+        static let arguments: [Argument<Rollback>] = [
+            .boolean("evenIfPaymentStarted", \.evenIfPaymentStarted, help: "roll back although a payment's outcome is not known yet"),
+        ]
+    }
+
     static let rollback = operation(
         "centra.rollback", "Remove the line a PDP express checkout added (updateLine quantity 0).",
-        parameters: [.init("evenIfPaymentStarted", .boolean, help: "roll back although a payment's outcome is not known yet")],
+        arguments: Rollback.self,
         outputs: [.init("rolledBack", "the line removed; null when there was none to remove"),
                   .init("kept", "the line kept, because a payment placed the order or may have", when: "a payment started")]
     ) { args, context throws(Diagnostic) in
@@ -152,7 +180,7 @@ public enum CentraOperations {
             return StepOutput(document: ["rolledBack": nil])
         }
         // A payment that may yet complete (a lost answer, a 3DS step still open) pays for this cart: leave it.
-        if section.paymentStarted && args["evenIfPaymentStarted"]?.boolValue != true {
+        if section.paymentStarted && !args.evenIfPaymentStarted {
             context.note("not rolling back line \(line): a payment in this session may still complete; check `checkout-driver centra order`, then `checkout-driver centra rollback`")
             return StepOutput(document: ["rolledBack": nil, "kept": .string(line)])
         }
@@ -164,12 +192,21 @@ public enum CentraOperations {
 
     // MARK: Sheet callbacks
 
+    /// `centra.shipping`'s arguments.
+    struct Shipping: OperationArguments {
+        var address: JSON.Object = [:]  // required: read before the body runs
+
+        static let arguments: [Argument<Shipping>] = [
+            .object("address", \.address, help: "an AddressInput; only country, city, state and zipCode are sent"),
+        ]
+    }
+
     static let shipping = operation(
         "centra.shipping", "The shipping-contact callback: paymentInstructions (initiate only) with what the sheet reveals.",
-        parameters: [.init("address", .object, required: true, help: "an AddressInput; only country, city, state and zipCode are sent")]
+        arguments: Shipping.self
     ) { args, context throws(Diagnostic) in
         let client = try CentraClient(context)
-        let address = try CentraAddress.address(args["address"]!, source: "argument 'address'")
+        let address = try CentraAddress.address(.object(args.address), source: "argument 'address'")
         let input: JSON = .object([
             "shippingAddress": .object(CentraAddress.partial(address)), "paymentInitiateOnly": true, "express": true,
             "termsAndConditions": false, "paymentReturnPage": .string(CentraProtocol.defaultReturnURL),
@@ -180,12 +217,21 @@ public enum CentraOperations {
         return output(selection: payload["selection"] ?? .null, response)
     }
 
+    /// `centra.setShippingMethod`'s arguments.
+    struct SetShippingMethod: OperationArguments {
+        var id: Int?
+
+        static let arguments: [Argument<SetShippingMethod>] = [
+            .integer("id", \.id, range: 0...Int(Int32.max), default: "the first method offered"),
+        ]
+    }
+
     static let setShippingMethod = operation(
         "centra.setShippingMethod", "The shipping-method callback: setShippingMethod (default: the first method offered).",
-        parameters: [.init("id", .integer, range: 0...Int(Int32.max), default: "the first method offered")]
+        arguments: SetShippingMethod.self
     ) { args, context throws(Diagnostic) in
         let client = try CentraClient(context)
-        var chosen = args["id"]?.intValue
+        var chosen = args.id
         if chosen == nil {
             let selection = try CentraClient.payload(try await client.call(CentraDocuments.selectionQuery), "selection", what: "selection")
             guard let first = selection["checkout"]?["shippingMethods"]?.arrayValue?.first?["id"]?.intValue else {
@@ -200,43 +246,69 @@ public enum CentraOperations {
         return output(selection: payload["selection"] ?? .null, response)
     }
 
+    /// `centra.handleWidgetEvent`'s arguments.
+    struct HandleWidgetEvent: OperationArguments {
+        var payload: JSON.Object?
+
+        static let arguments: [Argument<HandleWidgetEvent>] = [.object("payload", \.payload)]
+    }
+
     static let handleWidgetEvent = operation(
         "centra.handleWidgetEvent", "Ingrid workaround: handleWidgetEvent(payload: {expressCheckout: true}).",
-        parameters: [.init("payload", .object)]
+        arguments: HandleWidgetEvent.self
     ) { args, context throws(Diagnostic) in
         let client = try CentraClient(context)
-        let response = try await client.call(CentraDocuments.handleWidgetEvent, ["payload": args["payload"] ?? ["expressCheckout": true]])
+        let response = try await client.call(CentraDocuments.handleWidgetEvent, ["payload": args.payload.map(JSON.object) ?? ["expressCheckout": true]])
         let payload = try CentraClient.payload(response, "handleWidgetEvent", what: "handleWidgetEvent")
         return output(selection: payload["selection"] ?? .null, response)
     }
 
     // MARK: Payment
 
+    /// `centra.paymentInstructions`'s arguments.
+    struct PaymentInstructions: OperationArguments {
+        var shippingAddress: JSON.Object = [:]  // required: read before the body runs
+        var billingAddress: JSON.Object?
+        var tokenFile: String?
+        var paymentFields: JSON.Object?
+        var open = false
+        var threeDSDetails: String?
+
+        static let arguments: [Argument<PaymentInstructions>] = [
+            .object("shippingAddress", \.shippingAddress), .object("billingAddress", \.billingAddress),
+            .string("tokenFile", \.tokenFile, input: .paymentToken, help: "PKPaymentToken.paymentData, exactly as PassKit produced it"),
+            .object("paymentFields", \.paymentFields, help: "paymentMethodSpecificFields as they are, instead of a token file"),
+            .boolean("open", \.open, help: "open a redirect with $BROWSER (else xdg-open)"),
+            .string("threeDSDetails", \.threeDSDetails, input: .jsonObject(what: "3DS details file"),
+                    help: "a file with the native 3DS2 result (details)"),
+        ]
+    }
+
     static let paymentInstructions = operation(
         "centra.paymentInstructions", "The final submission: addresses and the Apple Pay token as Adyen state data; then the action.",
-        parameters: [
-            .init("shippingAddress", .object, required: true), .init("billingAddress", .object),
-            .init("tokenFile", .string, input: .paymentToken, help: "PKPaymentToken.paymentData, exactly as PassKit produced it"),
-            .init("paymentFields", .object, help: "paymentMethodSpecificFields as they are, instead of a token file"),
-            .init("open", .boolean, help: "open a redirect with $BROWSER (else xdg-open)"),
-            .init("threeDSDetails", .string, input: .jsonObject(what: "3DS details file"), help: "a file with the native 3DS2 result (details)"),
-        ],
+        arguments: PaymentInstructions.self,
         outputs: orderOutputs + [.init("via", "how the payment ended: SUCCESS, or the 3DS step it went through", when: "the answer arrived")],
         // `open` on a machine with no browser is said before the first request of the checkout, not at the payment.
         argumentCheck: { known, configuration throws(Diagnostic) in
-            if known["open"]?.boolValue == true { _ = try CentraPayment.browserCommand(kind: configuration.kind) }
+            if known.open { _ = try CentraPayment.browserCommand(kind: configuration.kind) }
         }
     ) { args, context throws(Diagnostic) in
         try await CentraPayment.instruct(args, context)
     }
 
+    /// `centra.paymentResult`'s arguments.
+    struct PaymentResult: OperationArguments {
+        var fields: JSON.Object = [:]  // required: read before the body runs
+
+        static let arguments: [Argument<PaymentResult>] = [.object("fields", \.fields)]
+    }
+
     static let paymentResult = operation(
         "centra.paymentResult", "paymentResult with the fields a 3DS step returned.",
-        parameters: [.init("fields", .object, required: true)],
-        outputs: orderOutputs
+        arguments: PaymentResult.self, outputs: orderOutputs
     ) { args, context throws(Diagnostic) in
         let client = try CentraClient(context)
-        return try await CentraPayment.result(args["fields"]!, client: client)
+        return try await CentraPayment.result(.object(args.fields), client: client)
     }
 
     // MARK: Output

@@ -7,21 +7,21 @@ import Spawn
 /// challenge is completed with its details. Both calls can place an order and move money, and Centra has no
 /// idempotency keys: a lost answer is read back from the session's latest order, never re-sent.
 enum CentraPayment {
-    static func instruct(_ args: JSON, _ context: OperationContext) async throws(Diagnostic) -> StepOutput {
+    static func instruct(_ args: CentraOperations.PaymentInstructions, _ context: OperationContext) async throws(Diagnostic) -> StepOutput {
         let client = try CentraClient(context)
-        let shipping = try CentraAddress.address(args["shippingAddress"]!, source: "argument 'shippingAddress'")
+        let shipping = try CentraAddress.address(.object(args.shippingAddress), source: "argument 'shippingAddress'")
         var billing: JSON.Object?
-        if let given = args["billingAddress"] { billing = try CentraAddress.address(given, source: "argument 'billingAddress'") }
+        if let given = args.billingAddress { billing = try CentraAddress.address(.object(given), source: "argument 'billingAddress'") }
         let fields: JSON
         var token: PaymentTokenFile?
-        if let path = args["tokenFile"]?.interpolationText {
+        if let path = args.tokenFile {
             // Checked first, as `bahn confirm` does: a bad file exits 65, and a token this state file saw pay is refused;
             // nothing is sent.
             let file = try PaymentTokenFile.read(path: path, redactor: context.redactor, files: context.services.madeFiles)
             try context.refuseIfSpent(file.transactionId, kind: "Apple Pay token", fix: CentraPayment.freshTokenHint)
             token = file
             fields = CentraProtocol.applePayFields(file)
-        } else if let given = args["paymentFields"] {
+        } else if let given = args.paymentFields.map(JSON.object) {
             // The wallet data inside is as secret as a token file's: masked in every output.
             func register(_ value: JSON) {
                 switch value {
@@ -36,7 +36,7 @@ enum CentraPayment {
         } else {
             throw .usage("the final payment needs the wallet's payment data", hint: "pass --token-file FILE (PKPaymentToken.paymentData) or --payment-fields FILE")
         }
-        if args["open"]?.boolValue == true { _ = try browserCommand(kind: context.configuration.kind) }
+        if args.open { _ = try browserCommand(kind: context.configuration.kind) }
         let listener = try ReturnListener(context)
         defer { listener.stop() }
         var input: JSON.Object = [
@@ -65,7 +65,7 @@ enum CentraPayment {
         return try await handle(payload.document["action"] ?? .null, args: args, listener: listener, prior: prior, client: client)
     }
 
-    private static func handle(_ action: JSON, args: JSON, listener: ReturnListener, prior: String?,
+    private static func handle(_ action: JSON, args: CentraOperations.PaymentInstructions, listener: ReturnListener, prior: String?,
                                client: CentraClient) async throws(Diagnostic) -> StepOutput {
         let context = client.context
         switch action["__typename"]?.stringValue {
@@ -79,7 +79,7 @@ enum CentraPayment {
             } else {
                 url = listener.serveForm(action["html"]?.stringValue ?? "")
             }
-            if args["open"]?.boolValue == true {
+            if args.open {
                 context.note("3DS: open \(url) to complete the payment; waiting for the return to \(listener.baseURL)")
                 try open(url, context)
             } else if context.configuration.kind == .local {
@@ -120,8 +120,9 @@ enum CentraPayment {
 
     /// The native challenge's result: from `--3ds-details FILE`, or — against the emulator — from its challenge
     /// endpoint (the `acsURL` inside the action's token), as a shopper passing the challenge would.
-    private static func challengeDetails(_ adyen: JSON, args: JSON, context: OperationContext) async throws(Diagnostic) -> JSON {
-        if let path = args["threeDSDetails"]?.interpolationText {
+    private static func challengeDetails(_ adyen: JSON, args: CentraOperations.PaymentInstructions,
+                                         context: OperationContext) async throws(Diagnostic) -> JSON {
+        if let path = args.threeDSDetails {
             let object = try FileIO.readJSONObject(path, what: "3DS details file", example: "the 3DS2 result as JSON, e.g. {\"threeDSResult\": \"…\"}")
             return object["details"] ?? .object(object)
         }

@@ -99,7 +99,7 @@ public struct Argument<Root>: Sendable {
 
     /// An ISO 4217 currency, alphabetic (USD) or numeric (840).
     public static func currency(_ name: String, _ path: WritableKeyPath<Root, Currency?> & Sendable, required: Bool = false,
-                                default defaultValue: String? = nil, help: String) -> Argument {
+                                default defaultValue: String? = nil, help: String = "") -> Argument {
         let p = FlowOperation.Parameter(name, .string, required: required, default: defaultValue, help: help)
         return reading(p, into: path) { value, _ in ArgumentReader.currency(value, argument: name).map(Optional.some) }
     }
@@ -138,6 +138,15 @@ public struct Argument<Root>: Sendable {
         }
     }
 
+    /// A JSON object the step must give, as it is.
+    public static func object(_ name: String, _ path: WritableKeyPath<Root, JSON.Object> & Sendable, help: String = "") -> Argument {
+        let p = FlowOperation.Parameter(name, .object, required: true, help: help)
+        return reading(p, into: path) { value, _ in
+            value.objectValue.map(Result.success)
+                ?? .failure(.init(argument: name, value: value, problem: "is \(value.kindName), not an object", hint: "give a JSON object"))
+        }
+    }
+
     /// A JSON object, as it is.
     public static func object(_ name: String, _ path: WritableKeyPath<Root, JSON.Object?> & Sendable, required: Bool = false,
                               help: String = "") -> Argument {
@@ -172,30 +181,48 @@ public struct Argument<Root>: Sendable {
     /// digits alone), read exactly into minor units by `notation` — the one reader of amounts, `Amount.minorUnits`.
     public static func amount(_ name: String, _ path: WritableKeyPath<Root, Int?> & Sendable, _ notation: AmountNotation,
                               currency currencyArgument: String, defaultCurrency: String? = nil, allowingZero: Bool = false,
-                              required: Bool = false, default defaultValue: String? = nil, help: String) -> Argument {
+                              default defaultValue: String? = nil, help: String) -> Argument {
+        let p = amountParameter(name, notation, currencyArgument, defaultCurrency, allowingZero, required: false, defaultValue, help)
+        return reading(p, into: path, readWith: currencyArgument) { value, arguments in
+            minorUnits(value, of: p, in: arguments).map(Optional.some)
+        }
+    }
+
+    /// An amount the step must give, read as the one above.
+    public static func amount(_ name: String, _ path: WritableKeyPath<Root, Int> & Sendable, _ notation: AmountNotation,
+                              currency currencyArgument: String, defaultCurrency: String? = nil, help: String) -> Argument {
+        let p = amountParameter(name, notation, currencyArgument, defaultCurrency, false, required: true, nil, help)
+        return reading(p, into: path, readWith: currencyArgument) { value, arguments in minorUnits(value, of: p, in: arguments) }
+    }
+
+    private static func amountParameter(_ name: String, _ notation: AmountNotation, _ currencyArgument: String?, _ defaultCurrency: String?,
+                                        _ allowingZero: Bool, required: Bool, _ defaultValue: String?, _ help: String) -> FlowOperation.Parameter {
         var p = FlowOperation.Parameter(name, .amount, required: required, default: defaultValue, help: help)
         p.amount = FlowOperation.AmountRule(notation: notation, currencyArgument: currencyArgument, defaultCurrency: defaultCurrency,
                                             allowsZero: allowingZero)
-        return reading(p, into: path, readWith: currencyArgument) { value, arguments in
-            var currency: Currency?
-            if let code = arguments[currencyArgument] ?? defaultCurrency.map(JSON.string) {
-                switch ArgumentReader.currency(code, argument: currencyArgument) {
-                case .success(let known): currency = known
-                case .failure(let problem): return .failure(problem)
-                }
+        return p
+    }
+
+    /// `value`'s minor units by the rule of the amount argument `parameter`, in the currency `arguments` give it.
+    private static func minorUnits(_ value: JSON, of parameter: FlowOperation.Parameter,
+                                   in arguments: JSON.Object) -> Result<Int, FlowOperation.ArgumentProblem> {
+        guard let rule = parameter.amount, let currencyArgument = rule.currencyArgument else { preconditionFailure("an amount with its currency's argument") }
+        var currency: Currency?
+        if let code = arguments[currencyArgument] ?? rule.defaultCurrency.map(JSON.string) {
+            switch ArgumentReader.currency(code, argument: currencyArgument) {
+            case .success(let known): currency = known
+            case .failure(let problem): return .failure(problem)
             }
-            return Amount.minorUnits(value, notation: notation, currency: currency, allowingZero: allowingZero)
-                .map(Optional.some)
-                .mapError { .init(argument: name, value: value, problem: $0.problem, hint: Amount.forms(notation, currency: currency)) }
         }
+        return Amount.minorUnits(value, notation: rule.notation, currency: currency, allowingZero: rule.allowsZero)
+            .mapError { .init(argument: parameter.name, value: value, problem: $0.problem, hint: Amount.forms(rule.notation, currency: currency)) }
     }
 
     /// An amount in a currency the operation learns as it runs (an order's, a selection's): its form is checked now,
     /// its minor units read once the currency is known (`PendingAmount.minorUnits(in:)`).
     public static func amount(_ name: String, _ path: WritableKeyPath<Root, PendingAmount?> & Sendable, _ notation: AmountNotation,
                               allowingZero: Bool = false, default defaultValue: String? = nil, help: String) -> Argument {
-        var p = FlowOperation.Parameter(name, .amount, default: defaultValue, help: help)
-        p.amount = FlowOperation.AmountRule(notation: notation, currencyArgument: nil, defaultCurrency: nil, allowsZero: allowingZero)
+        let p = amountParameter(name, notation, nil, nil, allowingZero, required: false, defaultValue, help)
         return reading(p, into: path) { value, _ in
             if let refusal = Amount.formRefusal(value) {
                 return .failure(.init(argument: name, value: value, problem: refusal.problem, hint: Amount.forms(notation, currency: nil)))
@@ -212,9 +239,15 @@ public struct PendingAmount: Sendable, Equatable {
     let notation: AmountNotation
     let allowsZero: Bool
 
-    /// Its minor units when no currency is needed to read them: digits alone, in minor-units notation (nil otherwise).
-    public var minorUnitsInAnyCurrency: Int? {
-        try? Amount.minorUnits(value, notation: notation, currency: nil, allowingZero: allowsZero).get()
+    /// Its minor units when no currency is needed to read them — digits alone, in minor-units notation — refused as any
+    /// amount argument is (zero, too large); nil when they need the currency.
+    public func minorUnitsInAnyCurrency() throws(Diagnostic) -> Int? {
+        guard notation == .minorUnits, let text = Amount.text(of: value), !text.contains(".") else { return nil }
+        switch Amount.minorUnits(value, notation: notation, currency: nil, allowingZero: allowsZero) {
+        case .success(let minor): return minor
+        case .failure(let refusal):
+            throw .usage("\(argument) \(value.shownInMessage) \(refusal.problem)", hint: Amount.forms(notation, currency: nil))
+        }
     }
 
     /// Its minor units in `currency`, by the one reader of amounts; refused as any amount argument is.

@@ -169,19 +169,25 @@ func diagnostic<T>(_ body: () throws(Diagnostic) -> T) -> Diagnostic? {
 
 /// A provider-style operation for tests: GETs `url` through `context.send`, so the engine's retries and
 /// exchange events apply, and returns the response document.
-let fetchOperation = FlowOperation(
-    name: "test.fetch", summary: "GET a URL",
-    parameters: [.init("url", .string, required: true), .init("count", .integer), .init("tag", .string)]
-) { (arguments: JSON, context: OperationContext) async throws(Diagnostic) -> StepOutput in
-    let url = arguments["url"]?.stringValue ?? ""
+let fetchOperation = FlowOperation(name: "test.fetch", summary: "GET a URL", arguments: FetchArguments.self) {
+    (arguments: FetchArguments, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+    let url = arguments.url
     var headers: HTTPHeaders = [:]
-    if let count = arguments["count"]?.intValue { headers["X-Count"] = String(count) }
-    if let tag = arguments["tag"]?.stringValue { headers["X-Tag"] = tag }
+    if let count = arguments.count { headers["X-Count"] = String(count) }
+    if let tag = arguments.tag { headers["X-Tag"] = tag }
     let sent = headers
     let response = try await context.send { (_: Int) throws(Diagnostic) -> HTTPClientRequest in
         HTTPClientRequest(method: "GET", url: url, headers: sent, timeout: context.requestTimeout)
     }
     return StepOutput(document: response.json ?? .null, status: response.status)
+}
+
+struct FetchArguments: OperationArguments {
+    var url = ""
+    var count: Int?
+    var tag: String?
+
+    static let arguments: [Argument<FetchArguments>] = [.string("url", \.url), .integer("count", \.count), .string("tag", \.tag)]
 }
 
 /// The sandbox emulator started for one test and shut down with it.
