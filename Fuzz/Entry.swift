@@ -6,7 +6,8 @@ import FuzzTargets
 let target: FuzzTarget = {
     let name = ProcessInfo.processInfo.environment["FUZZ_TARGET"] ?? ""
     guard let target = FuzzTarget(rawValue: name) else {
-        FileHandle.standardError.write(Data("FUZZ_TARGET must be one of: \(FuzzTarget.allCases.map(\.rawValue).joined(separator: ", "))\n".utf8))
+        FileHandle.standardError.write(
+            Data("FUZZ_TARGET must be one of: \(FuzzTarget.allCases.map(\.rawValue).joined(separator: ", "))\n".utf8))
         exit(64)
     }
     return target

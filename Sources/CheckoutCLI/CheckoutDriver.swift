@@ -22,13 +22,19 @@ public enum CheckoutDriver {
                 with 0), 141 stdout's reader closed the pipe (| head). `help COMMAND` = COMMAND --help.
                 """,
             subcommands: [FlowCommands.spec] + providerCommands.map(\.commands)
-                + [ApplePayCommands.spec, SandboxCommands.spec, StateCommands.spec, DoctorCommands.spec, CompletionCommands.spec])
+                + [
+                    ApplePayCommands.spec, SandboxCommands.spec, StateCommands.spec, DoctorCommands.spec,
+                    CompletionCommands.spec,
+                ])
     }
 
     /// Each provider's command group, in `Providers.all`'s order: a new provider adds its line here
     /// (`ProviderListTests` fails when a provider has none).
     static var providerCommands: [(provider: Provider, commands: CommandSpec)] {
-        [(.bahn, BahnCommands.spec), (.centra, CentraCommands.spec), (.cashApp, CashAppCommands.spec), (.braintree, BraintreeCommands.spec)]
+        [
+            (.bahn, BahnCommands.spec), (.centra, CentraCommands.spec), (.cashApp, CashAppCommands.spec),
+            (.braintree, BraintreeCommands.spec),
+        ]
     }
 
     /// Parses, runs, and prints any error — the one place where diagnostics reach the user.
@@ -43,8 +49,11 @@ public enum CheckoutDriver {
         // The reader of standard output went (`… | head -1`): quietly, with SIGPIPE's status, as other tools end.
         if code == ExitCode.ok.rawValue && console.stdoutReaderGone { return ExitCode.readerGone.rawValue }
         if code == ExitCode.ok.rawValue, let reason = console.outputFailure {
-            report(.ioError("cannot write to standard output: \(reason)", hint: "check where the output goes: a full disk, a read-only file, a device that refuses writes"),
-                   console: console)
+            report(
+                .ioError(
+                    "cannot write to standard output: \(reason)",
+                    hint: "check where the output goes: a full disk, a read-only file, a device that refuses writes"),
+                console: console)
             return ExitCode.ioError.rawValue
         }
         return code
@@ -63,7 +72,9 @@ public enum CheckoutDriver {
             switch try parser.parse(arguments) {
             case .version:
                 if let format = requestedFormat(arguments), format != .text {
-                    console.out(JSON.object(["name": "checkout-driver", "version": .string(version)]).serialized(pretty: format == .json))
+                    console.out(
+                        JSON.object(["name": "checkout-driver", "version": .string(version)]).serialized(
+                            pretty: format == .json))
                 } else {
                     console.out("checkout-driver \(version)")
                 }
@@ -79,9 +90,13 @@ public enum CheckoutDriver {
             // Asked for JSON, a script reads stdout: the error comes there too, as a document, unless the run's own
             // document (which carries its error) already went out.
             if let format = requestedFormat(arguments), format != .text, !console.wroteOutcome {
-                let document: JSON = ["error": ["message": .string(redactor.text(error.message)),
-                                                "hint": error.hint.map { .string(redactor.text($0)) } ?? .null,
-                                                "exitCode": .number(Double(error.code.rawValue))]]
+                let document: JSON = [
+                    "error": [
+                        "message": .string(redactor.text(error.message)),
+                        "hint": error.hint.map { .string(redactor.text($0)) } ?? .null,
+                        "exitCode": .number(Double(error.code.rawValue)),
+                    ]
+                ]
                 console.out(document.serialized(pretty: format == .json))
             }
             return error.code.rawValue

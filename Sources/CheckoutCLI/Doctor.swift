@@ -43,11 +43,14 @@ struct Doctor {
         var problem: String? {
             if !missing.isEmpty {
                 let names = missing.map(\.name)
-                return "\(names.count) required variable\(names.count == 1 ? " is" : "s are") not set for environment '\(environment)': \(names.joined(separator: ", ")) — set \(names.count == 1 ? "it" : "them") in .env, --env-file, the environment, --set or a profile"
+                return
+                    "\(names.count) required variable\(names.count == 1 ? " is" : "s are") not set for environment '\(environment)': \(names.joined(separator: ", ")) — set \(names.count == 1 ? "it" : "them") in .env, --env-file, the environment, --set or a profile"
             }
             if !silent.isEmpty {
-                return silent.map { "\($0.variable) (\($0.url)) does not answer: \($0.error ?? "no answer within \(Int(Doctor.timeout)) s")" }
-                    .joined(separator: "; ")
+                return silent.map {
+                    "\($0.variable) (\($0.url)) does not answer: \($0.error ?? "no answer within \(Int(Doctor.timeout)) s")"
+                }
+                .joined(separator: "; ")
             }
             return nil
         }
@@ -55,30 +58,37 @@ struct Doctor {
         var json: JSON.Object {
             [
                 "environment": .string(environment),
-                "variables": .array(variables.map { v in
-                    ["provider": .string(v.provider), "name": .string(v.name), "required": .bool(v.required), "set": .bool(v.source != nil),
-                     "source": v.source.map(JSON.string) ?? .null]
-                }),
-                "services": .array(services.map { s in
-                    var o: JSON.Object = ["variable": .string(s.variable), "url": .string(s.url), "required": .bool(s.required),
-                                             "answered": .bool(s.status != nil)]
-                    if let status = s.status { o["status"] = JSON(status) }
-                    if let error = s.error { o["error"] = .string(error) }
-                    if let ms = s.milliseconds { o["milliseconds"] = JSON(ms) }
-                    if let skew = s.skew { o["clockSkewSeconds"] = JSON(skew) }
-                    if let tls = s.tls {
-                        var t: JSON.Object = ["verified": .bool(tls.problem == nil)]
-                        if let problem = tls.problem { t["problem"] = .string(problem) }
-                        if let expires = tls.expires {
-                            t["expires"] = .string(Timestamp.iso8601(expires))
-                            t["daysLeft"] = JSON(Doctor.daysLeft(expires))
+                "variables": .array(
+                    variables.map { v in
+                        [
+                            "provider": .string(v.provider), "name": .string(v.name), "required": .bool(v.required),
+                            "set": .bool(v.source != nil),
+                            "source": v.source.map(JSON.string) ?? .null,
+                        ]
+                    }),
+                "services": .array(
+                    services.map { s in
+                        var o: JSON.Object = [
+                            "variable": .string(s.variable), "url": .string(s.url), "required": .bool(s.required),
+                            "answered": .bool(s.status != nil),
+                        ]
+                        if let status = s.status { o["status"] = JSON(status) }
+                        if let error = s.error { o["error"] = .string(error) }
+                        if let ms = s.milliseconds { o["milliseconds"] = JSON(ms) }
+                        if let skew = s.skew { o["clockSkewSeconds"] = JSON(skew) }
+                        if let tls = s.tls {
+                            var t: JSON.Object = ["verified": .bool(tls.problem == nil)]
+                            if let problem = tls.problem { t["problem"] = .string(problem) }
+                            if let expires = tls.expires {
+                                t["expires"] = .string(Timestamp.iso8601(expires))
+                                t["daysLeft"] = JSON(Doctor.daysLeft(expires))
+                            }
+                            o["tls"] = .object(t)
+                        } else if let error = s.tlsError {
+                            o["tls"] = ["error": .string(error)]
                         }
-                        o["tls"] = .object(t)
-                    } else if let error = s.tlsError {
-                        o["tls"] = ["error": .string(error)]
-                    }
-                    return .object(o)
-                }),
+                        return .object(o)
+                    }),
                 "libraries": ["libcurl": .string(TLSProbe.curlVersion), "openssl": .string(openSSLVersion)],
                 "exitCode": JSON(Int(exitCode.rawValue)),
                 "problem": problem.map(JSON.string) ?? .null,
@@ -91,7 +101,9 @@ struct Doctor {
             let width = variables.map(\.name.count).max() ?? 0
             for v in variables {
                 let state = v.source.map { "set (\($0))" } ?? (v.required ? "MISSING (required)" : "not set")
-                lines.append("  \((v.provider == last ? "" : v.provider).padding(toLength: 10, withPad: " ", startingAt: 0))\(v.name.padding(toLength: width + 2, withPad: " ", startingAt: 0))\(state)")
+                lines.append(
+                    "  \((v.provider == last ? "" : v.provider).padding(toLength: 10, withPad: " ", startingAt: 0))\(v.name.padding(toLength: width + 2, withPad: " ", startingAt: 0))\(state)"
+                )
                 last = v.provider
             }
             lines += ["", "services:"]
@@ -110,16 +122,27 @@ struct Doctor {
                     facts.append("TLS: \(error)")
                 }
                 if let skew = s.skew {
-                    facts.append("clock skew \(skew >= 0 ? "+" : "")\(skew) s" + (abs(skew) > Doctor.skewTolerance ? " (MORE THAN \(Doctor.skewTolerance) s: signatures and tokens may be refused)" : ""))
+                    facts.append(
+                        "clock skew \(skew >= 0 ? "+" : "")\(skew) s"
+                            + (abs(skew) > Doctor.skewTolerance
+                                ? " (MORE THAN \(Doctor.skewTolerance) s: signatures and tokens may be refused)" : ""))
                 } else if s.status != nil {
                     facts.append("no Date header")
                 }
                 let width = services.map(\.variable.count).max() ?? 0
-                lines.append("  \(s.variable.padding(toLength: width, withPad: " ", startingAt: 0))  \(s.url)  " + facts.joined(separator: " · "))
+                lines.append(
+                    "  \(s.variable.padding(toLength: width, withPad: " ", startingAt: 0))  \(s.url)  "
+                        + facts.joined(separator: " · "))
             }
             let state = serve["state"]?.stringValue ?? "none"
             let where_ = "\(serve["url"]?.stringValue ?? "") (pid \(serve["pid"]?.interpolationText ?? "?"))"
-            lines += ["", "sandbox serve:  " + (state == "running" ? "running at \(where_)" : state == "stale" ? "STALE announcement of \(where_): its process is gone" : "none announced")]
+            lines += [
+                "",
+                "sandbox serve:  "
+                    + (state == "running"
+                        ? "running at \(where_)"
+                        : state == "stale" ? "STALE announcement of \(where_): its process is gone" : "none announced"),
+            ]
             lines.append("libraries:      \(TLSProbe.curlVersion) · \(openSSLVersion)")
             lines.append("")
             lines.append(problem.map { "result: \($0)" } ?? "result: all is well")
@@ -140,10 +163,13 @@ struct Doctor {
             let required = Set(provider.operations.flatMap(\.requiredConfiguration)).intersection(declared)
             for v in provider.variables {
                 let set = configuration.value(v.name) != nil
-                variables.append(Variable(provider: provider.name, name: v.name, required: required.contains(v.name),
-                                          source: set ? configuration.source(of: v.name) ?? "configuration" : nil))
+                variables.append(
+                    Variable(
+                        provider: provider.name, name: v.name, required: required.contains(v.name),
+                        source: set ? configuration.source(of: v.name) ?? "configuration" : nil))
                 if v.name.hasSuffix("_URL"), let url = configuration.value(v.name) {
-                    services.append(Service(variable: v.name, url: redactor.text(url), required: required.contains(v.name)))
+                    services.append(
+                        Service(variable: v.name, url: redactor.text(url), required: required.contains(v.name)))
                 }
             }
         }
@@ -166,7 +192,8 @@ struct Doctor {
         var service = service
         let started = Date()
         do {
-            let response = try await CurlTransport().send(HTTPClientRequest(method: "GET", url: url, timeout: timeout, readOnly: true))
+            let response = try await CurlTransport().send(
+                HTTPClientRequest(method: "GET", url: url, timeout: timeout, readOnly: true))
             let finished = Date()
             service.status = response.status
             service.milliseconds = Int((finished.timeIntervalSince(started) * 1000).rounded())

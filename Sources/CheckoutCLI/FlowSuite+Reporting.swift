@@ -1,12 +1,17 @@
 import CheckoutKit
 import Foundation
 
-/// What a suite tells when it ends: the reports it was asked for, the table of runs and flows, and why a run did not pass.
+/// What a suite tells when it ends: the reports it was asked for, the table of runs and flows, and why a run did not
+/// pass.
 extension FlowSuite {
     /// The reports kept to the end, in the runs' order whatever order they finished in: the JUnit file, the JSON
     /// document (or, for jsonl, each run's flow_finished line when a batch hid them) and the summary.
-    func report(_ outcomes: [Outcome], planned: Int, elapsed: Duration, live: Bool, environment: RunEnvironment) throws(Diagnostic) {
-        let settings = environment.settings, console = environment.console, redactor = environment.redactor
+    func report(
+        _ outcomes: [Outcome], planned: Int, elapsed: Duration, live: Bool, environment: RunEnvironment
+    ) throws(Diagnostic) {
+        let settings = environment.settings
+        let console = environment.console
+        let redactor = environment.redactor
         let summary = Summary(outcomes, planned: planned, elapsed: elapsed)
         if let path = settings.output.junitPath {
             let junit = JUnitReporter(path: path, redactor: redactor)
@@ -15,13 +20,17 @@ extension FlowSuite {
         }
         if let path = settings.output.htmlPath {
             let batch = live ? nil : HTMLReport.Batch(summary: summary, durations: outcomes.map(\.result.duration))
-            try HTMLReport.write(outcomes.map { HTMLReport.Section(result: $0.result, exchanges: $0.exchanges) }, batch: batch, to: path, redactor: redactor)
+            try HTMLReport.write(
+                outcomes.map { HTMLReport.Section(result: $0.result, exchanges: $0.exchanges) }, batch: batch, to: path,
+                redactor: redactor)
         }
         switch settings.output.format {
         case .json:
             console.outOutcome(Self.document(flows: outcomes.map { $0.rendered ?? [] }, summary: summary.json))
         case .jsonl:
-            if !live { for outcome in outcomes { console.out(String(decoding: outcome.rendered ?? [], as: UTF8.self)) } }
+            if !live {
+                for outcome in outcomes { console.out(String(decoding: outcome.rendered ?? [], as: UTF8.self)) }
+            }
             var line = summary.json.objectValue ?? [:]
             line["event"] = "summary"
             console.outOutcome(JSON.object(line).serialized())
@@ -38,13 +47,14 @@ extension FlowSuite {
     /// How many runs that did not pass are told one by one under the table; the others are counted.
     static let toldAtMost = 10
 
-    /// A run as JSON output prints it: for `--format json` its member of the document's `flows` (pretty, at the depth it
-    /// takes there), for `jsonl` its `flowFinished` line; nothing for text.
+    /// A run as JSON output prints it: for `--format json` its member of the document's `flows` (pretty, at the depth
+    /// it takes there), for `jsonl` its `flowFinished` line; nothing for text.
     static func rendered(_ result: FlowResult, format: OutputFormat, redactor: Redactor) -> [UInt8]? {
         var out: [UInt8] = []
         switch format {
         case .json: EventJSON.flow(result, redactor: redactor).write(into: &out, pretty: true, indent: 2)
-        case .jsonl: EventJSON.event(.flowFinished(result), redactor: redactor).write(into: &out, pretty: false, indent: 0)
+        case .jsonl:
+            EventJSON.event(.flowFinished(result), redactor: redactor).write(into: &out, pretty: false, indent: 0)
         case .text: return nil
         }
         return out
@@ -77,20 +87,28 @@ extension FlowSuite {
         var lines: [String] = []
         for outcome in notPassed.prefix(toldAtMost) {
             let failure = outcome.result.failure
-            lines.append("\(outcome.verdict.rawValue): \(outcome.result.label): \(redactor.text(failure?.message ?? "no step ran"))")
+            lines.append(
+                "\(outcome.verdict.rawValue): \(outcome.result.label): \(redactor.text(failure?.message ?? "no step ran"))"
+            )
             if let hint = failure?.hint { lines.append("  hint: \(redactor.text(hint))") }
         }
         if notPassed.count > toldAtMost {
-            lines.append("… and \(notPassed.count - toldAtMost) more that did not pass: every one is in --junit FILE and --format json")
+            lines.append(
+                "… and \(notPassed.count - toldAtMost) more that did not pass: every one is in --junit FILE and --format json"
+            )
         }
         return lines
     }
 
     /// A suite's table: a row per run.
     private func runRows(_ outcomes: [Outcome]) -> [[String]] {
-        [["flow", "result", "duration", "requests", "retries"]] + outcomes.map { o in
-            [o.result.label, o.verdict.rawValue, Format.milliseconds(o.result.duration), String(o.requests), String(o.retries)]
-        }
+        [["flow", "result", "duration", "requests", "retries"]]
+            + outcomes.map { o in
+                [
+                    o.result.label, o.verdict.rawValue, Format.milliseconds(o.result.duration), String(o.requests),
+                    String(o.retries),
+                ]
+            }
     }
 
     /// A batch's table: a row per flow, over its runs; an `interrupted` column when Ctrl-C stopped any.
@@ -101,13 +119,16 @@ extension FlowSuite {
             if byFlow[o.result.name] == nil { order.append(o.result.name) }
             byFlow[o.result.name, default: []].append(o)
         }
-        let verdicts: [Verdict] = [.passed, .failed, .unknown] + (outcomes.contains { $0.verdict == .interrupted } ? [.interrupted] : [])
-        return [["flow", "runs"] + verdicts.map(\.rawValue) + ["p50", "p95", "max"]] + order.map { name in
-            let runs = byFlow[name]!
-            let d = Summary.percentiles(runs.map(\.result.duration))
-            return [name, String(runs.count)] + verdicts.map { verdict in String(runs.filter { $0.verdict == verdict }.count) }
-                + [Format.milliseconds(d.p50), Format.milliseconds(d.p95), Format.milliseconds(d.max)]
-        }
+        let verdicts: [Verdict] =
+            [.passed, .failed, .unknown] + (outcomes.contains { $0.verdict == .interrupted } ? [.interrupted] : [])
+        return [["flow", "runs"] + verdicts.map(\.rawValue) + ["p50", "p95", "max"]]
+            + order.map { name in
+                let runs = byFlow[name]!
+                let d = Summary.percentiles(runs.map(\.result.duration))
+                return [name, String(runs.count)]
+                    + verdicts.map { verdict in String(runs.filter { $0.verdict == verdict }.count) }
+                    + [Format.milliseconds(d.p50), Format.milliseconds(d.p95), Format.milliseconds(d.max)]
+            }
     }
 
     /// Columns padded to their widest cell.
@@ -157,12 +178,15 @@ extension FlowSuite {
 
         /// "3 flows: 2 passed, 1 failed, 0 unknown in 1.20 s"; a batch adds its rate and durations.
         func line(batch: Bool) -> String {
-            var text = "\(runs) \(batch ? "run" : "flow")\(runs == 1 ? "" : "s"): \(passed) passed, \(failed) failed, \(unknown) unknown"
+            var text =
+                "\(runs) \(batch ? "run" : "flow")\(runs == 1 ? "" : "s"): \(passed) passed, \(failed) failed, \(unknown) unknown"
             if interrupted > 0 { text += ", \(interrupted) interrupted" }
             if notRun > 0 { text += ", \(notRun) not run" }
             text += " in \(Format.milliseconds(seconds))"
             if batch {
-                text += String(format: " (%.1f flows/s); duration p50 ", flowsPerSecond) + Format.milliseconds(durations.p50)
+                text +=
+                    String(format: " (%.1f flows/s); duration p50 ", flowsPerSecond)
+                    + Format.milliseconds(durations.p50)
                     + ", p95 " + Format.milliseconds(durations.p95) + ", max " + Format.milliseconds(durations.max)
             }
             return text
@@ -170,9 +194,12 @@ extension FlowSuite {
 
         var json: JSON {
             func ms(_ s: Double) -> JSON { .number((s * 1000).rounded()) }
-            return ["runs": JSON(runs), "passed": JSON(passed), "failed": JSON(failed), "unknown": JSON(unknown),
-                    "interrupted": JSON(interrupted), "notRun": JSON(notRun), "durationMs": ms(seconds), "flowsPerSecond": .number((flowsPerSecond * 100).rounded() / 100),
-                    "p50Ms": ms(durations.p50), "p95Ms": ms(durations.p95), "maxMs": ms(durations.max)]
+            return [
+                "runs": JSON(runs), "passed": JSON(passed), "failed": JSON(failed), "unknown": JSON(unknown),
+                "interrupted": JSON(interrupted), "notRun": JSON(notRun), "durationMs": ms(seconds),
+                "flowsPerSecond": .number((flowsPerSecond * 100).rounded() / 100),
+                "p50Ms": ms(durations.p50), "p95Ms": ms(durations.p95), "maxMs": ms(durations.max),
+            ]
         }
     }
 
@@ -191,7 +218,9 @@ extension FlowSuite {
                 now = c
             }
             let seconds = Summary.seconds(ContinuousClock.now - start)
-            return String(format: "%d/%d done, %d failed, %.1f flows/s", now.done, total, now.failed, seconds > 0 ? Double(now.done) / seconds : 0)
+            return String(
+                format: "%d/%d done, %d failed, %.1f flows/s", now.done, total, now.failed,
+                seconds > 0 ? Double(now.done) / seconds : 0)
         }
     }
 }

@@ -11,17 +11,25 @@ extension FlowSuite {
 
         static func parse(_ text: String, environment: [String: String]) throws(Diagnostic) -> Shard {
             if text == "auto" {
-                guard let index = environment["CI_NODE_INDEX"].flatMap({ Int($0) }), let total = environment["CI_NODE_TOTAL"].flatMap({ Int($0) }),
-                      total >= 1, (1...total).contains(index) else {
-                    throw .usage("--shard auto reads CI_NODE_INDEX and CI_NODE_TOTAL (1-based, as GitLab's parallel: sets them), and they are \(environment["CI_NODE_INDEX"] ?? "unset") and \(environment["CI_NODE_TOTAL"] ?? "unset")",
-                                 hint: "set both, or give --shard i/n, e.g. --shard 2/4")
+                guard let index = environment["CI_NODE_INDEX"].flatMap({ Int($0) }),
+                    let total = environment["CI_NODE_TOTAL"].flatMap({ Int($0) }),
+                    total >= 1, (1...total).contains(index)
+                else {
+                    throw .usage(
+                        "--shard auto reads CI_NODE_INDEX and CI_NODE_TOTAL (1-based, as GitLab's parallel: sets them), and they are \(environment["CI_NODE_INDEX"] ?? "unset") and \(environment["CI_NODE_TOTAL"] ?? "unset")",
+                        hint: "set both, or give --shard i/n, e.g. --shard 2/4")
                 }
                 return Shard(index: index, total: total)
             }
             let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-            guard parts.count == 2, let index = Int(parts[0]), let total = Int(parts[1]), total >= 1, (1...total).contains(index) else {
-                throw .usage("--shard expects i/n with 1 ≤ i ≤ n (e.g. 2/4) or auto, got '\(text)'",
-                             hint: "shard i of n runs one n-th of the runs: give each of n CI jobs its own i, from 1 to n (docs/qa-ci.md, \"CI shards\")")
+            guard parts.count == 2, let index = Int(parts[0]), let total = Int(parts[1]), total >= 1,
+                (1...total).contains(index)
+            else {
+                throw .usage(
+                    "--shard expects i/n with 1 ≤ i ≤ n (e.g. 2/4) or auto, got '\(text)'",
+                    hint:
+                        "shard i of n runs one n-th of the runs: give each of n CI jobs its own i, from 1 to n (docs/qa-ci.md, \"CI shards\")"
+                )
             }
             return Shard(index: index, total: total)
         }

@@ -26,8 +26,8 @@ struct FlowSuite: Sendable {
         var retries: Int
         /// For the HTML page: the run's exchanges as the HAR keeps them (redacted).
         var exchanges: [JSON] = []
-        /// For JSON and JSONL output: the run as they print it (redacted), made when it ended, so that the run's answers
-        /// need not be kept until the batch ends.
+        /// For JSON and JSONL output: the run as they print it (redacted), made when it ended, so that the run's
+        /// answers need not be kept until the batch ends.
         var rendered: [UInt8]?
         var requests: Int { result.steps.reduce(0) { $0 + $1.requests } }
         var verdict: Verdict {
@@ -55,15 +55,24 @@ struct FlowSuite: Sendable {
         for word in words {
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: word, isDirectory: &isDirectory), isDirectory.boolValue {
-                let names = ((try? FileManager.default.contentsOfDirectory(atPath: word)) ?? []).filter { $0.hasSuffix(".json") }.sorted()
+                let names = ((try? FileManager.default.contentsOfDirectory(atPath: word)) ?? []).filter {
+                    $0.hasSuffix(".json")
+                }.sorted()
                 guard !names.isEmpty else {
-                    throw .usage("the directory \(word) has no flow files (*.json)", hint: "give a directory of flow files, or the files themselves")
+                    throw .usage(
+                        "the directory \(word) has no flow files (*.json)",
+                        hint: "give a directory of flow files, or the files themselves")
                 }
-                for name in names { flows.append(try FlowFile.load(path: (word as NSString).appendingPathComponent(name), registry: registry)) }
+                for name in names {
+                    flows.append(
+                        try FlowFile.load(path: (word as NSString).appendingPathComponent(name), registry: registry))
+                }
             } else if word.contains(where: { "*?[".contains($0) }) {
                 let paths = glob(word).filter { $0.hasSuffix(".json") }
                 guard !paths.isEmpty else {
-                    throw .usage("no flow file matches '\(word)'", hint: "check the pattern; it is matched against files ending in .json")
+                    throw .usage(
+                        "no flow file matches '\(word)'",
+                        hint: "check the pattern; it is matched against files ending in .json")
                 }
                 for path in paths { flows.append(try FlowFile.load(path: path, registry: registry)) }
             } else {
@@ -95,11 +104,19 @@ struct FlowSuite: Sendable {
         // A member's repeats are next to each other in `all`: a place's repetition is its offset among them.
         let repetitions = places.map { repeatCount > 1 ? $0 % repeatCount + 1 : nil }
         let live = parallel == 1 && repeatCount == 1 && shard == nil
-        let settings = environment.settings, console = environment.console, redactor = environment.redactor
+        let settings = environment.settings
+        let console = environment.console
+        let redactor = environment.redactor
         // Live: each flow's steps as they run (text, jsonl, -v). A batch shows a progress line, then the summary.
-        let shared = live ? Reporters(all: environment.session.makeReporters(recording: false).all.filter { !($0 is JSONReporter) && !($0 is JUnitReporter) && !($0 is HTMLReporter) })
-                          : Reporters(all: [])
-        let interruption = environment.session.makeInterruption(stopping: live ? "the current step" : "the runs in flight")
+        let shared =
+            live
+            ? Reporters(
+                all: environment.session.makeReporters(recording: false).all.filter {
+                    !($0 is JSONReporter) && !($0 is JUnitReporter) && !($0 is HTMLReporter)
+                })
+            : Reporters(all: [])
+        let interruption = environment.session.makeInterruption(
+            stopping: live ? "the current step" : "the runs in flight")
         defer { interruption.stop() }
         let started = ContinuousClock.now
         let progress = Progress(total: runs.count)
@@ -115,8 +132,10 @@ struct FlowSuite: Sendable {
             reporters.all.append(retries)
             var recording: HARReporter?
             if let path = settings.output.recordPath {
-                let file = settings.output.recordsDirectory
-                    ? (path as NSString).appendingPathComponent(HARReporter.fileName(flow: member.flow.name, index: places[index] + 1))
+                let file =
+                    settings.output.recordsDirectory
+                    ? (path as NSString).appendingPathComponent(
+                        HARReporter.fileName(flow: member.flow.name, index: places[index] + 1))
                     : path  // one run in all (checked by the command)
                 let har = HARReporter(path: file, redactor: redactor)
                 reporters.all.append(har)
@@ -131,11 +150,14 @@ struct FlowSuite: Sendable {
             let secretsOf = settings.output.htmlPath == nil ? "run \(index)" : nil
             var result: FlowResult = await Redactor.$run.withValue(secretsOf) {
                 do throws(Diagnostic) {
-                    return try await environment.session.run(member.flow, vars: member.vars, origins: member.origins, registry: registry, reporters: reporters,
-                                                     interruption: interruption, separate: true)
+                    return try await environment.session.run(
+                        member.flow, vars: member.vars, origins: member.origins, registry: registry,
+                        reporters: reporters,
+                        interruption: interruption, separate: true)
                 } catch {
-                    return FlowResult(name: member.flow.name, environment: environment.configuration.environment, startedAt: begun,
-                                      duration: Date().timeIntervalSince(begun), steps: [], failure: error, captures: [:])
+                    return FlowResult(
+                        name: member.flow.name, environment: environment.configuration.environment, startedAt: begun,
+                        duration: Date().timeIntervalSince(begun), steps: [], failure: error, captures: [:])
                 }
             }
             do throws(Diagnostic) { try recording?.finish() } catch {
@@ -155,16 +177,18 @@ struct FlowSuite: Sendable {
             }
             outcome.exchanges = page?.sections.flatMap(\.exchanges) ?? []
             outcomes.mutate { $0[index] = outcome }
-            if live, let failure = outcome.result.failure, settings.output.format == .text { CheckoutDriver.report(failure, console: console) }
+            if live, let failure = outcome.result.failure, settings.output.format == .text {
+                CheckoutDriver.report(failure, console: console)
+            }
             if failFast && !result.passed { stop.mutate { $0 = true } }
             if !live && !settings.output.quiet { console.progress(progress.record(outcome, since: started)) }
         }
 
         // `parallel` workers take the next run until none is left (or the suite stops). Each works on a thread of its
         // own: what a run does besides its steps (its place in the state file, its finish, which waits for the group
-        // commit that makes it durable; its JSON) then blocks only its worker, not Swift's cooperative pool — one thread
-        // per core, which every other run needs between its steps (x1000 --parallel 8: 6-7% more flows/s, Bahn and
-        // Centra, with a thread each).
+        // commit that makes it durable; its JSON) then blocks only its worker, not Swift's cooperative pool — one
+        // thread per core, which every other run needs between its steps (x1000 --parallel 8: 6-7% more flows/s, Bahn
+        // and Centra, with a thread each).
         let next = Collector(0)
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<min(parallel, runs.count) {
@@ -174,7 +198,10 @@ struct FlowSuite: Sendable {
                     await withTaskExecutorPreference(thread) {
                         while true {
                             var index = 0
-                            next.mutate { index = $0; $0 += 1 }
+                            next.mutate {
+                                index = $0
+                                $0 += 1
+                            }
                             guard index < runs.count, !stop.current, interruption.caught == nil else { return }
                             await one(index)
                         }

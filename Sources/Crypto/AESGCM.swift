@@ -6,7 +6,9 @@ import Foundation
 public enum AESGCM {
     public static let tagLength = 16
 
-    public static func seal(key: Data, iv: Data, plaintext: Data, aad: Data = Data()) throws -> (ciphertext: Data, tag: Data) {
+    public static func seal(
+        key: Data, iv: Data, plaintext: Data, aad: Data = Data()
+    ) throws -> (ciphertext: Data, tag: Data) {
         let context = try makeContext(key: key, iv: iv, encrypt: true)
         defer { EVP_CIPHER_CTX_free(context) }
         try feedAAD(context, aad, encrypt: true)
@@ -33,7 +35,9 @@ public enum AESGCM {
 
     /// Throws when the tag does not authenticate the ciphertext, IV and AAD under `key`.
     public static func open(key: Data, iv: Data, ciphertext: Data, tag: Data, aad: Data = Data()) throws -> Data {
-        guard tag.count == tagLength else { throw CryptoError("AES-GCM tag must be \(tagLength) bytes, got \(tag.count)") }
+        guard tag.count == tagLength else {
+            throw CryptoError("AES-GCM tag must be \(tagLength) bytes, got \(tag.count)")
+        }
         let context = try makeContext(key: key, iv: iv, encrypt: false)
         defer { EVP_CIPHER_CTX_free(context) }
         try feedAAD(context, aad, encrypt: false)
@@ -72,7 +76,8 @@ public enum AESGCM {
         let initialise = encrypt ? EVP_EncryptInit_ex : EVP_DecryptInit_ex
         // Two-step init: choose the cipher, set the IV length, then supply key and IV.
         guard initialise(context, cipher, nil, nil, nil) == 1,
-              copenssl_evp_ctrl_gcm_set_ivlen(context, Int32(iv.count)) == 1 else {
+            copenssl_evp_ctrl_gcm_set_ivlen(context, Int32(iv.count)) == 1
+        else {
             EVP_CIPHER_CTX_free(context)
             throw CryptoError(openSSL: "AES-GCM setup failed")
         }

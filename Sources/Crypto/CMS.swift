@@ -6,9 +6,13 @@ import Synchronization
 public enum CMS {
     /// Signs `content` with SHA-256 and returns the DER of a detached SignedData that
     /// carries the signer certificate, `extraCertificates` (intermediates) and a signingTime.
-    public static func signDetached(content: Data, signer: Certificate, key: P256PrivateKey,
-                                    extraCertificates: [Certificate] = []) throws -> Data {
-        guard let certificates = copenssl_sk_X509_new_null() else { throw CryptoError(openSSL: "sk_X509_new_null failed") }
+    public static func signDetached(
+        content: Data, signer: Certificate, key: P256PrivateKey,
+        extraCertificates: [Certificate] = []
+    ) throws -> Data {
+        guard let certificates = copenssl_sk_X509_new_null() else {
+            throw CryptoError(openSSL: "sk_X509_new_null failed")
+        }
         defer { copenssl_sk_X509_free(certificates) }  // CMS takes its own references
         for certificate in extraCertificates {
             guard copenssl_sk_X509_push(certificates, certificate.box.x509) > 0 else {
@@ -42,16 +46,20 @@ public enum CMS {
     /// `trustedRoots` (at `time` when given, otherwise now). Returns the signer certificates.
     /// Throws a CryptoError saying whether the chain, the content digest or the signature failed.
     @discardableResult
-    public static func verifyDetached(signature: Data, content: Data, trustedRoots: [Certificate],
-                                      at time: Date? = nil) throws -> [Certificate] {
+    public static func verifyDetached(
+        signature: Data, content: Data, trustedRoots: [Certificate],
+        at time: Date? = nil
+    ) throws -> [Certificate] {
         try verify(signature: signature, content: content, trustedRoots: trustedRoots, at: time).signers
     }
 
     /// `verifyDetached`, also handing back the certificates the signature carries: parsing a certificate decodes its
     /// key, which costs more than the signature check, so a caller that looks at the intermediates takes them from
     /// this one parse rather than parsing them again.
-    public static func verify(signature: Data, content: Data, trustedRoots: [Certificate],
-                              at time: Date? = nil) throws -> Verified {
+    public static func verify(
+        signature: Data, content: Data, trustedRoots: [Certificate],
+        at time: Date? = nil
+    ) throws -> Verified {
         let (cms, carried, field) = try parseCarryingCertificates(signature)
         defer { CMS_ContentInfo_free(cms) }
         let moment = time ?? Date()
@@ -87,9 +95,10 @@ public enum CMS {
             // The window in which every certificate involved is valid: the chain is some of them, so inside it a
             // chain verified once verifies again.
             let involved = carried + trustedRoots
-            let chain = VerifiedChain(roots: trustedRoots, signers: signers + (known?.signers ?? []),
-                                      validFrom: involved.map(\.notBefore).max() ?? .distantFuture,
-                                      validUntil: involved.map(\.notAfter).min() ?? .distantPast)
+            let chain = VerifiedChain(
+                roots: trustedRoots, signers: signers + (known?.signers ?? []),
+                validFrom: involved.map(\.notBefore).max() ?? .distantFuture,
+                validUntil: involved.map(\.notAfter).min() ?? .distantPast)
             verifiedChains.withLock { chains in
                 if chains.count >= carriedLimit, chains[chainKey] == nil { chains.removeAll() }
                 chains[chainKey] = chain
@@ -133,19 +142,22 @@ public enum CMS {
         guard let cms = try? parse(signature) else { return nil }
         defer { CMS_ContentInfo_free(cms) }
         guard let signerInfos = CMS_get0_SignerInfos(cms), copenssl_sk_CMS_SignerInfo_num(signerInfos) > 0,
-              let signerInfo = copenssl_sk_CMS_SignerInfo_value(signerInfos, 0) else { return nil }
+            let signerInfo = copenssl_sk_CMS_SignerInfo_value(signerInfos, 0)
+        else { return nil }
         let index = CMS_signed_get_attr_by_NID(signerInfo, NID_pkcs9_signingTime, -1)
         guard index >= 0, let attribute = CMS_signed_get_attr(signerInfo, index) else { return nil }
         // RFC 5652 §11.3: UTCTime through 2049, GeneralizedTime after.
-        let raw = X509_ATTRIBUTE_get0_data(attribute, 0, V_ASN1_UTCTIME, nil)
+        let raw =
+            X509_ATTRIBUTE_get0_data(attribute, 0, V_ASN1_UTCTIME, nil)
             ?? X509_ATTRIBUTE_get0_data(attribute, 0, V_ASN1_GENERALIZEDTIME, nil)
         guard let raw else { return nil }
         return try? Certificate.date(UnsafePointer(raw.assumingMemoryBound(to: ASN1_TIME.self)), "signingTime")
     }
 
     private static func parse(_ der: Data) throws -> OpaquePointer {
-        try derDecode(der, what: "CMS", decode: { d2i_CMS_ContentInfo(nil, $0, $1) },
-                      release: { CMS_ContentInfo_free($0) })
+        try derDecode(
+            der, what: "CMS", decode: { d2i_CMS_ContentInfo(nil, $0, $1) },
+            release: { CMS_ContentInfo_free($0) })
     }
 
     // MARK: Certificates parsed once
@@ -156,7 +168,9 @@ public enum CMS {
     /// distinct bytes (`carried`), and OpenSSL parses the rest. DER not shaped as RFC 5652's SignedData is parsed
     /// whole, so OpenSSL still says what is wrong with it.
     /// `field` is the certificates field's bytes when the certificates came from `carried`.
-    static func parseCarryingCertificates(_ der: Data) throws -> (cms: OpaquePointer, certificates: [Certificate], field: Data?) {
+    static func parseCarryingCertificates(
+        _ der: Data
+    ) throws -> (cms: OpaquePointer, certificates: [Certificate], field: Data?) {
         let bytes = [UInt8](der)
         if let (rest, field) = splitCertificates(bytes) {
             let fieldBytes = Data(bytes[field])
@@ -169,7 +183,9 @@ public enum CMS {
                 // signer is found among them and its chains built through them. A certificate carried twice cannot be
                 // added twice: such DER is parsed whole.
                 let cms = try parse(Data(rest))
-                if certificates.allSatisfy({ CMS_add1_cert(cms, $0.box.x509) == 1 }) { return (cms, certificates, fieldBytes) }
+                if certificates.allSatisfy({ CMS_add1_cert(cms, $0.box.x509) == 1 }) {
+                    return (cms, certificates, fieldBytes)
+                }
                 CMS_ContentInfo_free(cms)
                 ERR_clear_error()
             }
@@ -180,7 +196,10 @@ public enum CMS {
         if let stack = CMS_get1_certs(cms) {
             defer { copenssl_sk_X509_free(stack) }
             let boxes = (0..<copenssl_sk_X509_num(stack)).map { X509Box(taking: copenssl_sk_X509_value(stack, $0)) }
-            do { certificates = try boxes.map { try Certificate(box: $0) } } catch { CMS_ContentInfo_free(cms); throw error }
+            do { certificates = try boxes.map { try Certificate(box: $0) } } catch {
+                CMS_ContentInfo_free(cms)
+                throw error
+            }
         }
         return (cms, certificates, nil)
     }
@@ -196,16 +215,19 @@ public enum CMS {
     static func splitCertificates(_ der: [UInt8]) -> (rest: [UInt8], certificates: Range<Int>)? {
         der.withUnsafeBufferPointer { buffer -> (rest: [UInt8], certificates: Range<Int>)? in
             guard let contentInfo = TLV(buffer, at: 0, end: buffer.count), contentInfo.isUniversal(V_ASN1_SEQUENCE),
-                  contentInfo.end == buffer.count,
-                  let type = TLV(buffer, at: contentInfo.content, end: contentInfo.end), type.isUniversal(V_ASN1_OBJECT),
-                  let explicit = TLV(buffer, at: type.end, end: contentInfo.end), explicit.isContext(0),
-                  explicit.end == contentInfo.end,
-                  let signedData = TLV(buffer, at: explicit.content, end: explicit.end), signedData.isUniversal(V_ASN1_SEQUENCE),
-                  signedData.end == explicit.end,
-                  let version = TLV(buffer, at: signedData.content, end: signedData.end), version.isUniversal(V_ASN1_INTEGER),
-                  let digests = TLV(buffer, at: version.end, end: signedData.end), digests.isUniversal(V_ASN1_SET),
-                  let encapsulated = TLV(buffer, at: digests.end, end: signedData.end), encapsulated.isUniversal(V_ASN1_SEQUENCE),
-                  let certificates = TLV(buffer, at: encapsulated.end, end: signedData.end), certificates.isContext(0)
+                contentInfo.end == buffer.count,
+                let type = TLV(buffer, at: contentInfo.content, end: contentInfo.end), type.isUniversal(V_ASN1_OBJECT),
+                let explicit = TLV(buffer, at: type.end, end: contentInfo.end), explicit.isContext(0),
+                explicit.end == contentInfo.end,
+                let signedData = TLV(buffer, at: explicit.content, end: explicit.end),
+                signedData.isUniversal(V_ASN1_SEQUENCE),
+                signedData.end == explicit.end,
+                let version = TLV(buffer, at: signedData.content, end: signedData.end),
+                version.isUniversal(V_ASN1_INTEGER),
+                let digests = TLV(buffer, at: version.end, end: signedData.end), digests.isUniversal(V_ASN1_SET),
+                let encapsulated = TLV(buffer, at: digests.end, end: signedData.end),
+                encapsulated.isUniversal(V_ASN1_SEQUENCE),
+                let certificates = TLV(buffer, at: encapsulated.end, end: signedData.end), certificates.isContext(0)
             else { return nil }
             // The same structure, the certificates left out: each enclosing header written again with its new length.
             let signedDataLength = (signedData.end - signedData.content) - (certificates.end - certificates.start)
@@ -215,11 +237,17 @@ public enum CMS {
             let written = rest.withUnsafeMutableBufferPointer { out -> Int in
                 var cursor: UnsafeMutablePointer<UInt8>? = out.baseAddress
                 ASN1_put_object(&cursor, 1, Int32(contentInfoLength), V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL)
-                for byte in buffer[type.start..<type.end] { cursor!.pointee = byte; cursor! += 1 }
+                for byte in buffer[type.start..<type.end] {
+                    cursor!.pointee = byte
+                    cursor! += 1
+                }
                 ASN1_put_object(&cursor, 1, Int32(explicitLength), 0, V_ASN1_CONTEXT_SPECIFIC)
                 ASN1_put_object(&cursor, 1, Int32(signedDataLength), V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL)
                 for range in [signedData.content..<certificates.start, certificates.end..<signedData.end] {
-                    for byte in buffer[range] { cursor!.pointee = byte; cursor! += 1 }
+                    for byte in buffer[range] {
+                        cursor!.pointee = byte
+                        cursor! += 1
+                    }
                 }
                 return cursor! - out.baseAddress!
             }
@@ -232,12 +260,15 @@ public enum CMS {
     /// bytes are left over.
     static func parseCertificates(_ field: ArraySlice<UInt8>) -> [Certificate]? {
         Array(field).withUnsafeBufferPointer { buffer -> [Certificate]? in
-            guard let set = TLV(buffer, at: 0, end: buffer.count), set.isContext(0), set.end == buffer.count else { return nil }
+            guard let set = TLV(buffer, at: 0, end: buffer.count), set.isContext(0), set.end == buffer.count else {
+                return nil
+            }
             var certificates: [Certificate] = []
             var at = set.content
             while at < set.end {
                 guard let element = TLV(buffer, at: at, end: set.end),
-                      let certificate = try? Certificate(der: Data(buffer[element.start..<element.end])) else { return nil }
+                    let certificate = try? Certificate(der: Data(buffer[element.start..<element.end]))
+                else { return nil }
                 certificates.append(certificate)
                 at = element.end
             }
@@ -253,7 +284,9 @@ public enum CMS {
         init?(_ buffer: UnsafeBufferPointer<UInt8>, at start: Int, end: Int) {
             guard start < end, end <= buffer.count, let base = buffer.baseAddress else { return nil }
             var cursor: UnsafePointer<UInt8>? = base + start
-            var length = 0, tag: Int32 = 0, tagClass: Int32 = 0
+            var length = 0
+            var tag: Int32 = 0
+            var tagClass: Int32 = 0
             // A header it cannot read is recorded in this thread's error queue; a nil here says so, and what it
             // recorded must not be left for the next OpenSSL call on the thread to take for its own.
             ERR_set_mark()
@@ -272,7 +305,9 @@ public enum CMS {
         }
 
         func isUniversal(_ expected: Int32) -> Bool { tagClass == V_ASN1_UNIVERSAL && tag == expected }
-        func isContext(_ expected: Int32) -> Bool { tagClass == V_ASN1_CONTEXT_SPECIFIC && tag == expected && constructed }
+        func isContext(_ expected: Int32) -> Bool {
+            tagClass == V_ASN1_CONTEXT_SPECIFIC && tag == expected && constructed
+        }
     }
 
     /// Turns OpenSSL's CMS_verify error queue into one clear line.

@@ -34,7 +34,8 @@ public struct Certificate: Sendable, Equatable {
     }
 
     public init(der: Data) throws {
-        let x509 = try derDecode(der, what: "certificate", decode: { d2i_X509(nil, $0, $1) }, release: { X509_free($0) })
+        let x509 = try derDecode(
+            der, what: "certificate", decode: { d2i_X509(nil, $0, $1) }, release: { X509_free($0) })
         try self.init(box: X509Box(taking: x509))
     }
 
@@ -117,13 +118,15 @@ public struct Certificate: Sendable, Equatable {
     ///   (Apple's marker extensions, e.g. 1.2.840.113635.100.6.29, look like this).
     /// The serial is random, notBefore is backdated 5 minutes to tolerate clock skew,
     /// and basicConstraints / keyUsage are set for a CA or a signing leaf.
-    public static func issue(subjectCN: String,
-                             publicKey: P256PublicKey,
-                             issuer: (cert: Certificate, key: P256PrivateKey)?,
-                             signingKey: P256PrivateKey,
-                             isCA: Bool,
-                             extraExtensionOIDs: [String] = [],
-                             validDays: Int = 365) throws -> Certificate {
+    public static func issue(
+        subjectCN: String,
+        publicKey: P256PublicKey,
+        issuer: (cert: Certificate, key: P256PrivateKey)?,
+        signingKey: P256PrivateKey,
+        isCA: Bool,
+        extraExtensionOIDs: [String] = [],
+        validDays: Int = 365
+    ) throws -> Certificate {
         if let issuer, issuer.key.publicKey != signingKey.publicKey {
             throw CryptoError("signingKey is not the issuer's key")
         }
@@ -133,19 +136,25 @@ public struct Certificate: Sendable, Equatable {
         guard X509_set_version(x509, 2) == 1 else { throw CryptoError(openSSL: "X509_set_version failed") }  // 2 = v3
         try setRandomSerial(x509)
         guard X509_gmtime_adj(X509_getm_notBefore(x509), -300) != nil,
-              X509_time_adj_ex(X509_getm_notAfter(x509), Int32(validDays), 0, nil) != nil else {
+            X509_time_adj_ex(X509_getm_notAfter(x509), Int32(validDays), 0, nil) != nil
+        else {
             throw CryptoError(openSSL: "cannot set validity")
         }
-        guard X509_set_pubkey(x509, publicKey.box.pkey) == 1 else { throw CryptoError(openSSL: "X509_set_pubkey failed") }
+        guard X509_set_pubkey(x509, publicKey.box.pkey) == 1 else {
+            throw CryptoError(openSSL: "X509_set_pubkey failed")
+        }
         try setSubject(x509, commonName: subjectCN)
         let issuerName = issuer.map { X509_get_subject_name($0.cert.box.x509) } ?? X509_get_subject_name(x509)
-        guard X509_set_issuer_name(x509, issuerName) == 1 else { throw CryptoError(openSSL: "X509_set_issuer_name failed") }
+        guard X509_set_issuer_name(x509, issuerName) == 1 else {
+            throw CryptoError(openSSL: "X509_set_issuer_name failed")
+        }
 
         var context = X509V3_CTX()  // zeroed, so no config database (X509V3_set_ctx_nodb)
         X509V3_set_ctx(&context, issuer?.cert.box.x509 ?? x509, x509, nil, nil, 0)
         try addExtension(x509, &context, NID_basic_constraints, isCA ? "critical,CA:TRUE" : "critical,CA:FALSE")
-        try addExtension(x509, &context, NID_key_usage,
-                         isCA ? "critical,keyCertSign,cRLSign,digitalSignature" : "critical,digitalSignature")
+        try addExtension(
+            x509, &context, NID_key_usage,
+            isCA ? "critical,keyCertSign,cRLSign,digitalSignature" : "critical,digitalSignature")
         try addExtension(x509, &context, NID_subject_key_identifier, "hash")
         if issuer != nil {
             try addExtension(x509, &context, NID_authority_key_identifier, "keyid")
@@ -178,12 +187,15 @@ public struct Certificate: Sendable, Equatable {
         guard let name = X509_NAME_new() else { throw CryptoError(openSSL: "X509_NAME_new failed") }
         defer { X509_NAME_free(name) }
         guard X509_NAME_add_entry_by_txt(name, "CN", copenssl_mbstring_utf8(), commonName, -1, -1, 0) == 1,
-              X509_set_subject_name(x509, name) == 1 else {  // set_subject_name copies
+            X509_set_subject_name(x509, name) == 1
+        else {  // set_subject_name copies
             throw CryptoError(openSSL: "cannot set subject CN")
         }
     }
 
-    private static func addExtension(_ x509: OpaquePointer, _ context: inout X509V3_CTX, _ nid: Int32, _ value: String) throws {
+    private static func addExtension(
+        _ x509: OpaquePointer, _ context: inout X509V3_CTX, _ nid: Int32, _ value: String
+    ) throws {
         guard let ext = X509V3_EXT_nconf_nid(nil, &context, nid, value) else {
             throw CryptoError(openSSL: "cannot build extension \(value)")
         }
@@ -198,7 +210,8 @@ public struct Certificate: Sendable, Equatable {
         defer { ASN1_OCTET_STRING_free(value) }
         let asn1Null: [UInt8] = [0x05, 0x00]  // DER of ASN.1 NULL
         guard ASN1_OCTET_STRING_set(value, asn1Null, Int32(asn1Null.count)) == 1,
-              let ext = X509_EXTENSION_create_by_OBJ(nil, object, 0, value) else {
+            let ext = X509_EXTENSION_create_by_OBJ(nil, object, 0, value)
+        else {
             throw CryptoError(openSSL: "cannot build extension \(oid)")
         }
         defer { X509_EXTENSION_free(ext) }
@@ -214,7 +227,8 @@ public struct Certificate: Sendable, Equatable {
     private static func commonName(_ name: OpaquePointer?) -> String? {
         let index = X509_NAME_get_index_by_NID(name, NID_commonName, -1)
         guard index >= 0, let entry = X509_NAME_get_entry(name, index),
-              let data = X509_NAME_ENTRY_get_data(entry) else { return nil }
+            let data = X509_NAME_ENTRY_get_data(entry)
+        else { return nil }
         var utf8: UnsafeMutablePointer<UInt8>?
         let length = ASN1_STRING_to_UTF8(&utf8, data)
         guard length >= 0, let utf8 else {

@@ -42,8 +42,8 @@ extension Data {
     /// base64url without padding (RFC 4648 §5, as JOSE uses it: RFC 7515 §2).
     public func base64URLEncodedString() -> String {
         // Byte by byte through the encoded bytes' buffer — not three passes of Foundation's substring replacement, nor
-        // `Data`'s iterator (tens of instructions a byte): JWS signing and the redactor's registration of every token do
-        // this on each run of a batch.
+        // `Data`'s iterator (tens of instructions a byte): JWS signing and the redactor's registration of every token
+        // do this on each run of a batch.
         base64EncodedData().withUnsafeBytes { encoded in
             String(unsafeUninitializedCapacity: encoded.count) { out in
                 var count = 0

@@ -21,8 +21,9 @@ public enum HMAC {
         let result = out.withUnsafeMutableBytes { outRaw in
             key.withNonNullBytes { keyBase, keyCount in
                 message.withNonNullBytes { messageBase, messageCount in
-                    COpenSSL.HMAC(EVP_sha256(), keyBase, Int32(keyCount), messageBase, messageCount,
-                                  outRaw.bindMemory(to: UInt8.self).baseAddress, &length)
+                    COpenSSL.HMAC(
+                        EVP_sha256(), keyBase, Int32(keyCount), messageBase, messageCount,
+                        outRaw.bindMemory(to: UInt8.self).baseAddress, &length)
                 }
             }
         }
@@ -62,19 +63,23 @@ public enum ConcatKDF {
         precondition(!sharedSecret.isEmpty, "ConcatKDF needs a shared secret")
         precondition(length > 0, "ConcatKDF output length must be positive")
         return mustSucceed("SSKDF") {
-            guard let kdf = EVP_KDF_fetch(nil, "SSKDF", nil) else { throw CryptoError(openSSL: "EVP_KDF_fetch(SSKDF) failed") }
+            guard let kdf = EVP_KDF_fetch(nil, "SSKDF", nil) else {
+                throw CryptoError(openSSL: "EVP_KDF_fetch(SSKDF) failed")
+            }
             defer { EVP_KDF_free(kdf) }
             guard let context = EVP_KDF_CTX_new(kdf) else { throw CryptoError(openSSL: "EVP_KDF_CTX_new failed") }
             defer { EVP_KDF_CTX_free(context) }
             let params = try ParamBuilder()
-            try params.add("digest", utf8: "SHA256")       // OSSL_KDF_PARAM_DIGEST
+            try params.add("digest", utf8: "SHA256")  // OSSL_KDF_PARAM_DIGEST
             try params.add("secret", octets: sharedSecret)  // OSSL_KDF_PARAM_SECRET: Z
             if !otherInfo.isEmpty {
-                try params.add("info", octets: otherInfo)   // OSSL_KDF_PARAM_INFO: OtherInfo
+                try params.add("info", octets: otherInfo)  // OSSL_KDF_PARAM_INFO: OtherInfo
             }
             var out = Data(count: length)
             let ok = try params.withParams { list in
-                out.withUnsafeMutableBytes { EVP_KDF_derive(context, $0.bindMemory(to: UInt8.self).baseAddress, length, list) }
+                out.withUnsafeMutableBytes {
+                    EVP_KDF_derive(context, $0.bindMemory(to: UInt8.self).baseAddress, length, list)
+                }
             }
             guard ok == 1 else { throw CryptoError(openSSL: "SSKDF derive failed") }
             return out

@@ -28,9 +28,9 @@ public struct P256PrivateKey: Sendable {
         // EVP_PKEY_fromdata does not derive the public point, so compute Q = d·G here.
         let point = try P256PrivateKey.publicPoint(for: d)
         let params = try ParamBuilder()
-        try params.add("group", utf8: "prime256v1")    // OSSL_PKEY_PARAM_GROUP_NAME
-        try params.add("priv", bigEndian: d)           // OSSL_PKEY_PARAM_PRIV_KEY
-        try params.add("pub", octets: point)           // OSSL_PKEY_PARAM_PUB_KEY
+        try params.add("group", utf8: "prime256v1")  // OSSL_PKEY_PARAM_GROUP_NAME
+        try params.add("priv", bigEndian: d)  // OSSL_PKEY_PARAM_PRIV_KEY
+        try params.add("pub", octets: point)  // OSSL_PKEY_PARAM_PUB_KEY
         try self.init(box: PKeyBox.fromParams(type: "EC", selection: copenssl_evp_pkey_keypair(), params))
     }
 
@@ -62,8 +62,8 @@ public struct P256PrivateKey: Sendable {
         return key
     }
 
-    /// The public key's SubjectPublicKeyInfo DER, read off this key: what a token's `ephemeralPublicKey` carries, without
-    /// building a public key object first.
+    /// The public key's SubjectPublicKeyInfo DER, read off this key: what a token's `ephemeralPublicKey` carries,
+    /// without building a public key object first.
     public var publicKeySPKI: Data { box.p256SPKI }
 
     /// ES256 (RFC 7518 §3.4): ECDSA P-256 SHA-256, returned as the 64-byte R‖S, not DER.
@@ -81,12 +81,14 @@ public struct P256PrivateKey: Sendable {
             }
             defer { EVP_PKEY_CTX_free(context) }
             var length = 0
-            // Every P256PublicKey passed SP 800-56A's partial public-key validation when it was made (`init(checking:)`),
-            // which is full validation on P-256, whose cofactor is 1; `EVP_PKEY_derive_set_peer` would validate again
-            // and multiply the point by the group order, a scalar multiplication as dear as the ECDH itself.
+            // Every P256PublicKey passed SP 800-56A's partial public-key validation when it was made
+            // (`init(checking:)`), which is full validation on P-256, whose cofactor is 1; `EVP_PKEY_derive_set_peer`
+            // would validate again and multiply the point by the group order, a scalar multiplication as dear as the
+            // ECDH itself.
             guard EVP_PKEY_derive_init(context) == 1,
-                  EVP_PKEY_derive_set_peer_ex(context, peer.box.pkey, 0) == 1,
-                  EVP_PKEY_derive(context, nil, &length) == 1 else {
+                EVP_PKEY_derive_set_peer_ex(context, peer.box.pkey, 0) == 1,
+                EVP_PKEY_derive(context, nil, &length) == 1
+            else {
                 throw CryptoError(openSSL: "ECDH setup failed")
             }
             var secret = Data(count: length)
@@ -120,8 +122,9 @@ public struct P256PrivateKey: Sendable {
         }
         var out = Data(count: 65)
         let n = out.withUnsafeMutableBytes {
-            EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED,
-                               $0.bindMemory(to: UInt8.self).baseAddress, 65, nil)
+            EC_POINT_point2oct(
+                group, point, POINT_CONVERSION_UNCOMPRESSED,
+                $0.bindMemory(to: UInt8.self).baseAddress, 65, nil)
         }
         guard n == 65 else { throw CryptoError(openSSL: "EC_POINT_point2oct failed") }
         return out
@@ -129,8 +132,9 @@ public struct P256PrivateKey: Sendable {
 
     /// DER ECDSA-Sig-Value → fixed-width R‖S (each left-padded to 32 bytes).
     static func rawSignature(fromDER der: Data) throws -> Data {
-        let signature = try derDecode(der, what: "ECDSA signature",
-                                      decode: { d2i_ECDSA_SIG(nil, $0, $1) }, release: { ECDSA_SIG_free($0) })
+        let signature = try derDecode(
+            der, what: "ECDSA signature",
+            decode: { d2i_ECDSA_SIG(nil, $0, $1) }, release: { ECDSA_SIG_free($0) })
         defer { ECDSA_SIG_free(signature) }
         var r: OpaquePointer?
         var s: OpaquePointer?
@@ -147,7 +151,8 @@ public struct P256PrivateKey: Sendable {
     /// Fixed-width R‖S → DER ECDSA-Sig-Value, which is what OpenSSL verifies.
     static func derSignature(fromRaw raw: Data) throws -> Data {
         guard raw.count == 64 else { throw CryptoError("ES256 signature must be 64 bytes, got \(raw.count)") }
-        let rBytes = raw.prefix(32), sBytes = raw.suffix(32)
+        let rBytes = raw.prefix(32)
+        let sBytes = raw.suffix(32)
         guard let signature = ECDSA_SIG_new() else { throw CryptoError(openSSL: "ECDSA_SIG_new failed") }
         defer { ECDSA_SIG_free(signature) }
         let r = rBytes.withNonNullBytes { BN_bin2bn($0, Int32($1), nil) }
@@ -206,7 +211,7 @@ public struct P256PublicKey: Sendable, Equatable {
         }
         let params = try ParamBuilder()
         try params.add("group", utf8: "prime256v1")  // OSSL_PKEY_PARAM_GROUP_NAME
-        try params.add("pub", octets: x963)          // OSSL_PKEY_PARAM_PUB_KEY
+        try params.add("pub", octets: x963)  // OSSL_PKEY_PARAM_PUB_KEY
         try self.init(checking: PKeyBox.fromParams(type: "EC", selection: copenssl_evp_pkey_public_key(), params))
     }
 
@@ -250,7 +255,8 @@ extension PKeyBox {
         var length = 0
         let ok = out.withUnsafeMutableBytes {
             // OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, in the form the key keeps (OpenSSL's default is uncompressed).
-            EVP_PKEY_get_octet_string_param(pkey, "encoded-pub-key", $0.bindMemory(to: UInt8.self).baseAddress, 65, &length)
+            EVP_PKEY_get_octet_string_param(
+                pkey, "encoded-pub-key", $0.bindMemory(to: UInt8.self).baseAddress, 65, &length)
         }
         guard ok == 1, length == 65 else {
             ERR_clear_error()

@@ -31,8 +31,10 @@ final class PKeyBox: @unchecked Sendable {
     }
 
     static func publicKey(spkiDER: Data) throws -> PKeyBox {
-        PKeyBox(taking: try derDecode(spkiDER, what: "SubjectPublicKeyInfo",
-                                      decode: { d2i_PUBKEY(nil, $0, $1) }, release: { EVP_PKEY_free($0) }))
+        PKeyBox(
+            taking: try derDecode(
+                spkiDER, what: "SubjectPublicKeyInfo",
+                decode: { d2i_PUBKEY(nil, $0, $1) }, release: { EVP_PKEY_free($0) }))
     }
 
     /// Builds a key from OSSL_PARAMs (EVP_PKEY_fromdata), e.g. raw EC points or RSA numbers.
@@ -58,7 +60,8 @@ final class PKeyBox: @unchecked Sendable {
         defer { EVP_PKEY_CTX_free(context) }
         var key: OpaquePointer?
         guard EVP_PKEY_keygen_init(context) == 1, configure(context) == 1,
-              EVP_PKEY_generate(context, &key) == 1, let key else {
+            EVP_PKEY_generate(context, &key) == 1, let key
+        else {
             throw CryptoError(openSSL: "\(type) key generation failed")
         }
         return PKeyBox(taking: key)
@@ -102,7 +105,9 @@ final class PKeyBox: @unchecked Sendable {
     var keepsSPKI: Bool { spki.withLock { $0 != nil } }
 
     var publicPEM: String {
-        let bytes = mustSucceed("public key PEM") { try writeToMemoryBIO("public key PEM") { PEM_write_bio_PUBKEY($0, pkey) } }
+        let bytes = mustSucceed("public key PEM") {
+            try writeToMemoryBIO("public key PEM") { PEM_write_bio_PUBKEY($0, pkey) }
+        }
         return String(decoding: bytes, as: UTF8.self)
     }
 

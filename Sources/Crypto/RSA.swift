@@ -24,9 +24,11 @@ public struct RSAPrivateKey: Sendable {
     }
 
     /// From the JWK members n, e, d, p, q, dp, dq, qi (RFC 7518 §6.3), each big-endian.
-    public init(modulus n: Data, publicExponent e: Data, privateExponent d: Data,
-                prime1 p: Data, prime2 q: Data, exponent1 dp: Data, exponent2 dq: Data,
-                coefficient qi: Data) throws {
+    public init(
+        modulus n: Data, publicExponent e: Data, privateExponent d: Data,
+        prime1 p: Data, prime2 q: Data, exponent1 dp: Data, exponent2 dq: Data,
+        coefficient qi: Data
+    ) throws {
         let params = try ParamBuilder()
         // OSSL_PKEY_PARAM_RSA_* names.
         try params.add("n", bigEndian: n)

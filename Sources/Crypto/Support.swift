@@ -92,9 +92,11 @@ func derEncode(_ encode: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -
 
 /// Runs an OpenSSL `d2i_*` decoder over `der`. Trailing bytes are rejected (a DER object
 /// is exactly one encoding); `release` frees the decoded object in that case.
-func derDecode<T>(_ der: Data, what: String,
-                  decode: (UnsafeMutablePointer<UnsafePointer<UInt8>?>, Int) -> T?,
-                  release: (T) -> Void) throws -> T {
+func derDecode<T>(
+    _ der: Data, what: String,
+    decode: (UnsafeMutablePointer<UnsafePointer<UInt8>?>, Int) -> T?,
+    release: (T) -> Void
+) throws -> T {
     try der.withNonNullBytes { base, count in
         var cursor: UnsafePointer<UInt8>? = base
         guard let object = decode(&cursor, count) else {
@@ -132,7 +134,9 @@ func withMemoryBIO<R>(_ data: Data, _ body: (OpaquePointer) throws -> R) throws 
 
 /// PEM password callback that refuses: without it OpenSSL would prompt on the terminal
 /// for an encrypted key. Encrypted PEMs are therefore rejected with an error.
-let refusePassword: @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?) -> Int32 = { _, _, _, _ in 0 }
+let refusePassword: @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?) -> Int32 = {
+    _, _, _, _ in 0
+}
 
 // MARK: - OSSL_PARAM construction
 

@@ -8,8 +8,9 @@ enum GraphQLTargets {
     /// execution with default resolution, introspection), not the emulator's business rules.
     static let services: [GraphQLService] = PublishedSchema.allCases.map { published in
         guard let sdl = published.sdl else { preconditionFailure("the bundled \(published) schema is missing") }
-        do throws(GraphQLError) { return GraphQLService(schema: try Schema(sdl: sdl), resolvers: Resolvers()) }
-        catch { preconditionFailure("the bundled \(published) schema does not build: \(error)") }
+        do throws(GraphQLError) { return GraphQLService(schema: try Schema(sdl: sdl), resolvers: Resolvers()) } catch {
+            preconditionFailure("the bundled \(published) schema does not build: \(error)")
+        }
     }
 
     static func document(_ bytes: [UInt8]) {

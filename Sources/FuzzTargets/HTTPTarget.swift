@@ -1,7 +1,8 @@
 import Foundation
 import SandboxEmulator
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Request bytes as a client sends them, to the emulator: the loopback server's parser (request line, headers,
@@ -44,7 +45,9 @@ enum HTTPTarget {
         }
         guard !answer.isEmpty else { return }
         let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
-        precondition(answer.starts(with: Array("HTTP/1.1 ".utf8)) && answer.count >= 12 && answer[9...11].allSatisfy(digits.contains),
-                     "an answer that is not an HTTP/1.1 status line: \(String(decoding: answer.prefix(60), as: UTF8.self))")
+        precondition(
+            answer.starts(with: Array("HTTP/1.1 ".utf8)) && answer.count >= 12
+                && answer[9...11].allSatisfy(digits.contains),
+            "an answer that is not an HTTP/1.1 status line: \(String(decoding: answer.prefix(60), as: UTF8.self))")
     }
 }

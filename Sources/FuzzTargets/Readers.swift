@@ -41,8 +41,10 @@ enum Readers {
     static func dotEnv(_ bytes: [UInt8]) {
         let path = Scratch.file("fuzz.env", bytes)
         do throws(Diagnostic) {
-            _ = try ConfigurationLoader(processEnvironment: ["HOME": Scratch.directory], workingDirectory: Scratch.directory)
-                .load(environmentFlag: "sandbox", configPath: nil, envFile: path)
+            _ = try ConfigurationLoader(
+                processEnvironment: ["HOME": Scratch.directory], workingDirectory: Scratch.directory
+            )
+            .load(environmentFlag: "sandbox", configPath: nil, envFile: path)
         } catch {
             expectClearRefusal(error, ".env file")
         }
@@ -51,8 +53,10 @@ enum Readers {
     static func configFile(_ bytes: [UInt8]) {
         let path = Scratch.file("config.json", bytes)
         do throws(Diagnostic) {
-            _ = try ConfigurationLoader(processEnvironment: ["HOME": Scratch.directory], workingDirectory: Scratch.directory)
-                .load(environmentFlag: nil, configPath: path)
+            _ = try ConfigurationLoader(
+                processEnvironment: ["HOME": Scratch.directory], workingDirectory: Scratch.directory
+            )
+            .load(environmentFlag: nil, configPath: path)
         } catch {
             expectClearRefusal(error, "config file")
         }
@@ -63,15 +67,21 @@ enum Readers {
         guard let value = try? JSON.parse(Data(bytes)) else { return }
         for pretty in [false, true] {
             let text = value.serialized(pretty: pretty)
-            guard let again = try? JSON.parse(text) else { preconditionFailure("JSON the writer wrote does not parse: \(text.prefix(200))") }
+            guard let again = try? JSON.parse(text) else {
+                preconditionFailure("JSON the writer wrote does not parse: \(text.prefix(200))")
+            }
             // Numbers are kept as written, so the text comes back byte for byte, whatever a double would make of it.
-            precondition(again == value && again.serialized(pretty: pretty) == text, "JSON changed on a round trip: \(text.prefix(200))")
+            precondition(
+                again == value && again.serialized(pretty: pretty) == text,
+                "JSON changed on a round trip: \(text.prefix(200))")
         }
     }
 
     /// Arguments separated by NUL bytes (as a shell hands them over). Parsed only: nothing is run.
     static func commandLine(_ bytes: [UInt8]) {
-        let arguments = bytes.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        let arguments = bytes.split(separator: 0, omittingEmptySubsequences: false).map {
+            String(decoding: $0, as: UTF8.self)
+        }
         do throws(Diagnostic) {
             _ = try CheckoutDriver.parse(arguments)
         } catch {

@@ -12,8 +12,10 @@ public struct GraphQLError: Error, Sendable, Equatable, CustomStringConvertible 
     /// Extra members under `extensions` (a server's error code, for instance).
     public var extensions: [(String, GraphQLValue)]
 
-    public init(_ message: String, locations: [SourceLocation] = [], path: [PathComponent] = [],
-                extensions: [(String, GraphQLValue)] = []) {
+    public init(
+        _ message: String, locations: [SourceLocation] = [], path: [PathComponent] = [],
+        extensions: [(String, GraphQLValue)] = []
+    ) {
         self.message = message
         self.locations = locations
         self.path = path
@@ -34,10 +36,21 @@ public struct GraphQLError: Error, Sendable, Equatable, CustomStringConvertible 
     public var value: GraphQLValue {
         var members: [(String, GraphQLValue)] = [("message", .string(message))]
         if !locations.isEmpty {
-            members.append(("locations", .list(locations.map { .object([("line", .int($0.line)), ("column", .int($0.column))]) })))
+            members.append(
+                ("locations", .list(locations.map { .object([("line", .int($0.line)), ("column", .int($0.column))]) })))
         }
         if !path.isEmpty {
-            members.append(("path", .list(path.map { switch $0 { case .key(let k): .string(k); case .index(let i): .int(i) } })))
+            members.append(
+                (
+                    "path",
+                    .list(
+                        path.map {
+                            switch $0 {
+                            case .key(let k): .string(k)
+                            case .index(let i): .int(i)
+                            }
+                        })
+                ))
         }
         if !extensions.isEmpty { members.append(("extensions", .object(extensions))) }
         return .object(members)

@@ -45,8 +45,12 @@ public final class GraphQLService: @unchecked Sendable {
                 // `@skip`/`@include` may take a variable, and plans must not depend on a request: such a document
                 // (or one merely mentioning either, in a string) collects its fields on every request.
                 let conditional = query.contains("@skip") || query.contains("@include")
-                result = .success(Prepared(document: document, fragments: Dictionary(document.fragments.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a }),
-                                           plans: conditional ? nil : FieldPlans()))
+                result = .success(
+                    Prepared(
+                        document: document,
+                        fragments: Dictionary(
+                            document.fragments.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a }),
+                        plans: conditional ? nil : FieldPlans()))
             } else {
                 result = .failure(Failure(errors: errors))
             }
@@ -64,8 +68,10 @@ public final class GraphQLService: @unchecked Sendable {
     }
 
     /// Runs one request. `variables` is the request's `variables` member as received (null or absent: none).
-    public func execute(query: String, operationName: String? = nil, variables: GraphQLValue? = nil,
-                        root: Any? = nil, context: Any? = nil) -> GraphQLValue {
+    public func execute(
+        query: String, operationName: String? = nil, variables: GraphQLValue? = nil,
+        root: Any? = nil, context: Any? = nil
+    ) -> GraphQLValue {
         let prepared: Prepared
         switch self.prepared(query) {
         case .success(let p): prepared = p
@@ -81,7 +87,9 @@ public final class GraphQLService: @unchecked Sendable {
         case .success(let v): coerced = v
         case .failure(let f): return Self.errorResponse(f.errors)
         }
-        var executor = Executor(schema: schema, resolvers: resolvers, fragments: prepared.fragments, plans: prepared.plans, variables: coerced, context: context)
+        var executor = Executor(
+            schema: schema, resolvers: resolvers, fragments: prepared.fragments, plans: prepared.plans,
+            variables: coerced, context: context)
         let data = executor.run(operation, root: root)
         var members: [(String, GraphQLValue)] = []
         if !executor.errors.isEmpty { members.append(("errors", .list(executor.errors.map(\.value)))) }
@@ -97,38 +105,55 @@ public final class GraphQLService: @unchecked Sendable {
     static func operation(in document: Document, named name: String?) -> Result<OperationDefinition, GraphQLError> {
         let operations = document.operations
         guard let name else {
-            guard operations.count == 1 else { return .failure(GraphQLError("Must provide operation name if query contains multiple operations.")) }
+            guard operations.count == 1 else {
+                return .failure(GraphQLError("Must provide operation name if query contains multiple operations."))
+            }
             return .success(operations[0])
         }
-        guard let match = operations.first(where: { $0.name == name }) else { return .failure(GraphQLError("Unknown operation named \"\(name)\".")) }
+        guard let match = operations.first(where: { $0.name == name }) else {
+            return .failure(GraphQLError("Unknown operation named \"\(name)\"."))
+        }
         return .success(match)
     }
 
     /// §6.1.2 CoerceVariableValues: each defined variable from the request (or its default), checked against its type.
-    func coerceVariables(_ operation: OperationDefinition, _ given: GraphQLValue) -> Result<[String: GraphQLValue], Failure> {
+    func coerceVariables(
+        _ operation: OperationDefinition, _ given: GraphQLValue
+    ) -> Result<[String: GraphQLValue], Failure> {
         guard given.isNull || given.objectValue != nil else {
-            return .failure(Failure(errors: [GraphQLError("Variables must be provided as an object, not \(given.kindName).")]))
+            return .failure(
+                Failure(errors: [GraphQLError("Variables must be provided as an object, not \(given.kindName).")]))
         }
         var out: [String: GraphQLValue] = [:]
         var errors: [GraphQLError] = []
         for definition in operation.variables {
             let provided = given[definition.name]
             if provided == nil, let d = definition.defaultValue {
-                do { out[definition.name] = try InputCoercion.literal(d, to: definition.type, variables: [:], in: schema) }
-                catch { errors.append(GraphQLError("Variable \"$\(definition.name)\" has an invalid default value: \(error.message)", locations: [definition.location])) }
+                do {
+                    out[definition.name] = try InputCoercion.literal(d, to: definition.type, variables: [:], in: schema)
+                } catch {
+                    errors.append(
+                        GraphQLError(
+                            "Variable \"$\(definition.name)\" has an invalid default value: \(error.message)",
+                            locations: [definition.location]))
+                }
                 continue
             }
             guard let provided else {
                 if definition.type.isNonNull {
-                    errors.append(GraphQLError("Variable \"$\(definition.name)\" of required type \"\(definition.type)\" was not provided.",
-                                               locations: [definition.location]))
+                    errors.append(
+                        GraphQLError(
+                            "Variable \"$\(definition.name)\" of required type \"\(definition.type)\" was not provided.",
+                            locations: [definition.location]))
                 }
                 continue
             }
             do { out[definition.name] = try InputCoercion.coerce(provided, to: definition.type, in: schema) } catch {
                 let at = error.path.isEmpty ? "" : " at \"\(definition.name).\(error.path.joined(separator: "."))\""
-                errors.append(GraphQLError("Variable \"$\(definition.name)\" got invalid value \(provided.jsonText)\(at); \(error.message)",
-                                           locations: [definition.location]))
+                errors.append(
+                    GraphQLError(
+                        "Variable \"$\(definition.name)\" got invalid value \(provided.jsonText)\(at); \(error.message)",
+                        locations: [definition.location]))
             }
         }
         return errors.isEmpty ? .success(out) : .failure(Failure(errors: errors))

@@ -1,5 +1,5 @@
-import Glibc
 import Foundation
+import Glibc
 import Synchronization
 import WireTypes
 
@@ -8,8 +8,8 @@ private let connectionCounter = Atomic<Int>(0)
 
 /// One connection: the bytes it has received, how far the request under way has been read, and its deadlines.
 ///
-/// A worker that takes the connection's socket from the server's epoll set calls `serveReady(scratch:)`: it reads what has
-/// arrived, answers every whole request in it (pipelined ones in order), and says whether to wait for more. Reading
+/// A worker that takes the connection's socket from the server's epoll set calls `serveReady(scratch:)`: it reads what
+/// has arrived, answers every whole request in it (pipelined ones in order), and says whether to wait for more. Reading
 /// is incremental — the head's end is searched only in new bytes and a chunked body is decoded as it arrives — so a
 /// slow client costs a worker nothing between its bytes. Only the worker holding the socket touches the connection's
 /// state; the server's sweep reads just the two atomics.
@@ -98,8 +98,11 @@ final class Connection: @unchecked Sendable {
             switch server.handler(request) {
             case .respond(let response):
                 // A handler may ask to close by setting `Connection: close` itself.
-                let close = !keepAlive || response.headers.contains {
-                    HTTPHeaders.sameName($0.name, "Connection") && $0.value.lowercased() == "close" }
+                let close =
+                    !keepAlive
+                    || response.headers.contains {
+                        HTTPHeaders.sameName($0.name, "Connection") && $0.value.lowercased() == "close"
+                    }
                 guard writeResponse(response, head: isHead, close: close), !close else { return finish(linger: true) }
             case .reset:
                 // Linger {on, 0 s}: close() then sends RST instead of FIN, so the peer sees ECONNRESET.
@@ -128,7 +131,9 @@ final class Connection: @unchecked Sendable {
         } else {
             // Between requests nothing is owed, so the idle timeout closes silently. While idle the connection may be
             // closed to make room for a new one (the server's connection cap).
-            if idleSince.load(ordering: .acquiring) == 0 { idleSince.store(max(1, Int64(now * 1000)), ordering: .releasing) }
+            if idleSince.load(ordering: .acquiring) == 0 {
+                idleSince.store(max(1, Int64(now * 1000)), ordering: .releasing)
+            }
             due = Double(idleSince.load(ordering: .acquiring)) / 1000 + limits.idleTimeout
         }
         deadlineMilliseconds.store(max(1, Int64((due * 1000).rounded(.up))), ordering: .releasing)
@@ -261,7 +266,10 @@ final class Connection: @unchecked Sendable {
             // Framing belongs to the server: it writes Content-Length itself.
             if HTTPHeaders.sameName(name, "Date") { hasDate = true }
             if HTTPHeaders.sameName(name, "Connection") || HTTPHeaders.sameName(name, "Content-Length")
-                || HTTPHeaders.sameName(name, "Transfer-Encoding") { continue }
+                || HTTPHeaders.sameName(name, "Transfer-Encoding")
+            {
+                continue
+            }
             bytes.append(contentsOf: name.utf8)
             bytes.append(contentsOf: ": ".utf8)
             bytes.append(contentsOf: value.utf8)
@@ -305,7 +313,9 @@ final class Connection: @unchecked Sendable {
                 let n = send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
                 if n < 0 {
                     if errno == EINTR { continue }
-                    if (errno == EAGAIN || errno == EWOULDBLOCK) && wait(for: Int16(POLLOUT), until: deadline) { continue }
+                    if (errno == EAGAIN || errno == EWOULDBLOCK) && wait(for: Int16(POLLOUT), until: deadline) {
+                        continue
+                    }
                     return false
                 }
                 offset += n

@@ -25,13 +25,15 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// (RFC 9110 §5.1) — on bytes, since Foundation's case-insensitive comparison goes through `NSString` and cost a
     /// few percent of a checkout's instructions in header lookups alone.
     public static func sameName(_ a: String, _ b: String) -> Bool {
-        var a = a, b = b
+        var a = a
+        var b = b
         return a.withUTF8 { x in
             b.withUTF8 { y in
                 guard x.count == y.count else { return false }
                 for i in x.indices where x[i] != y[i] {
                     // Only letters differ by case, by the 0x20 bit alone.
-                    guard x[i] | 0x20 == y[i] | 0x20, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(x[i] | 0x20) else { return false }
+                    guard x[i] | 0x20 == y[i] | 0x20, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(x[i] | 0x20)
+                    else { return false }
                 }
                 return true
             }
@@ -43,7 +45,8 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
 
     public static func == (a: HTTPHeaders, b: HTTPHeaders) -> Bool {
-        a.fields.count == b.fields.count && zip(a.fields, b.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
+        a.fields.count == b.fields.count
+            && zip(a.fields, b.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
     }
 }
 
@@ -60,8 +63,10 @@ public struct HTTPRequest: Sendable {
     /// A process-unique number for the connection the request came in on.
     public var connectionID: Int
 
-    public init(method: String, target: String, headers: HTTPHeaders = [:], body: Data = Data(),
-                indexOnConnection: Int = 0, connectionID: Int = 0) {
+    public init(
+        method: String, target: String, headers: HTTPHeaders = [:], body: Data = Data(),
+        indexOnConnection: Int = 0, connectionID: Int = 0
+    ) {
         self.method = method
         self.target = target
         self.headers = headers

@@ -1,7 +1,7 @@
 import CEpoll
-import Glibc  // Linux only (see docs/architecture.md, "Constraints")
 import Dispatch
 import Foundation
+import Glibc  // Linux only (see docs/architecture.md, "Constraints")
 import Synchronization
 
 /// A small HTTP/1.1 server on POSIX sockets: a few worker threads over one `epoll` set, a synchronous handler.
@@ -44,8 +44,10 @@ public final class HTTPServer: Sendable {
     /// Binds and listens immediately (so the port is known and a busy port fails here); `start()` begins accepting.
     /// `workers` are kept however quiet the server is: one for a run's own listener (a webhook inbox, a 3DS return
     /// page), a few for the emulator, where handlers block in injected latencies while others serve.
-    public init(host: String = "127.0.0.1", port: UInt16 = 0, limits: ServerLimits = .init(), workers: Int = 1,
-                handler: @escaping HTTPHandler) throws {
+    public init(
+        host: String = "127.0.0.1", port: UInt16 = 0, limits: ServerLimits = .init(), workers: Int = 1,
+        handler: @escaping HTTPHandler
+    ) throws {
         // A peer that goes away mid-write must not kill the process; send() also passes MSG_NOSIGNAL.
         signal(SIGPIPE, SIG_IGN)
         let address = host == "localhost" ? "127.0.0.1" : host
@@ -55,12 +57,15 @@ public final class HTTPServer: Sendable {
         guard inet_pton(AF_INET, address, &sin.sin_addr) == 1 else {
             throw HTTPServerError("cannot listen on host \"\(host)\": expected an IPv4 address such as 127.0.0.1")
         }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw HTTPServerError("cannot create a socket: \(String(cString: strerror(errno)))") }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         let bound = withUnsafePointer(to: &sin) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         if bound != 0 {
             let code = errno
@@ -87,9 +92,10 @@ public final class HTTPServer: Sendable {
         let box = ServerBox()
         self.box = box
         do {
-            pool = try WorkerPool(minimum: max(1, workers), maximum: limits.maxConnections + max(1, workers),
-                                  serve: { token, scratch in box.server?.serve(token: token, scratch: scratch) },
-                                  sweep: { box.server?.sweep() })
+            pool = try WorkerPool(
+                minimum: max(1, workers), maximum: limits.maxConnections + max(1, workers),
+                serve: { token, scratch in box.server?.serve(token: token, scratch: scratch) },
+                sweep: { box.server?.sweep() })
         } catch {
             close(fd)
             throw error
@@ -182,12 +188,14 @@ public final class HTTPServer: Sendable {
 
     private func register(_ connection: Connection) {
         let token = UInt64(UInt(bitPattern: Unmanaged.passUnretained(connection).toOpaque()))
-        _ = cepoll_control(pool.epoll, cepoll_add, connection.fd, cepoll_in | cepoll_read_hangup | cepoll_one_shot, token)
+        _ = cepoll_control(
+            pool.epoll, cepoll_add, connection.fd, cepoll_in | cepoll_read_hangup | cepoll_one_shot, token)
     }
 
     private func rearm(_ connection: Connection) {
         let token = UInt64(UInt(bitPattern: Unmanaged.passUnretained(connection).toOpaque()))
-        _ = cepoll_control(pool.epoll, cepoll_modify, connection.fd, cepoll_in | cepoll_read_hangup | cepoll_one_shot, token)
+        _ = cepoll_control(
+            pool.epoll, cepoll_modify, connection.fd, cepoll_in | cepoll_read_hangup | cepoll_one_shot, token)
     }
 
     /// Wakes each connection whose deadline passed (idle too long, or a request arriving too slowly): a read
@@ -233,7 +241,8 @@ public final class HTTPServer: Sendable {
                 return
             case 1:
                 // Over the limit: a tiny 503 so the client knows why, then close. No worker waits on it.
-                let reply = Array("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+                let reply = Array(
+                    "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
                 _ = reply.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 close(fd)
             default:

@@ -99,8 +99,11 @@ struct ChunkedBody {
             case .size:
                 guard let line = try line(in: buffer) else { return false }
                 // chunk-size [; extensions]
-                let sizePart = line.split(separator: UInt8(ascii: ";"), maxSplits: 1, omittingEmptySubsequences: false)[0]
-                guard let size = parseHex(trimmed(sizePart)) else { throw .reject(400, "Bad Request: invalid chunk size") }
+                let sizePart = line.split(separator: UInt8(ascii: ";"), maxSplits: 1, omittingEmptySubsequences: false)[
+                    0]
+                guard let size = parseHex(trimmed(sizePart)) else {
+                    throw .reject(400, "Bad Request: invalid chunk size")
+                }
                 if size == 0 {
                     phase = .trailers
                 } else {
@@ -154,9 +157,9 @@ struct ParsedHead {
 /// Parses "METHOD SP target SP HTTP/1.x" and the header fields. Anything malformed is a 400. One pass over the bytes,
 /// line by line, with no array of lines.
 func parseHead(_ bytes: ArraySlice<UInt8>) throws(ReadFailure) -> ParsedHead {
-    /// Where the line starting at `start` lies (without CRLF / LF) and where the next one starts; nil past the last line.
-    /// Positions, not a slice: an optional tuple holding a slice is copied and destroyed through the runtime's generic
-    /// witnesses, 3.4k instructions a request.
+    /// Where the line starting at `start` lies (without CRLF / LF) and where the next one starts; nil past the last
+    /// line. Positions, not a slice: an optional tuple holding a slice is copied and destroyed through the runtime's
+    /// generic witnesses, 3.4k instructions a request.
     func line(from start: Int) -> (range: Range<Int>, next: Int)? {
         guard start < bytes.endIndex, let newline = bytes[start...].firstIndex(of: 0x0A) else { return nil }
         var end = newline
@@ -165,21 +168,24 @@ func parseHead(_ bytes: ArraySlice<UInt8>) throws(ReadFailure) -> ParsedHead {
     }
     // The head ends with an empty line, so a request line alone is not a request.
     guard let (requestRange, afterRequestLine) = line(from: bytes.startIndex), !requestRange.isEmpty,
-          afterRequestLine < bytes.endIndex
+        afterRequestLine < bytes.endIndex
     else { throw .reject(400, "Bad Request: malformed request line") }
     let requestLine = bytes[requestRange]
     guard !requestLine.contains(0x0D) else { throw .reject(400, "Bad Request: a bare CR in the request line") }
     guard let firstSpace = requestLine.firstIndex(of: 0x20),
-          let secondSpace = requestLine[(firstSpace + 1)...].firstIndex(of: 0x20),
-          !requestLine[(secondSpace + 1)...].contains(0x20)
+        let secondSpace = requestLine[(firstSpace + 1)...].firstIndex(of: 0x20),
+        !requestLine[(secondSpace + 1)...].contains(0x20)
     else { throw .reject(400, "Bad Request: malformed request line") }
     let method = requestLine[requestLine.startIndex..<firstSpace]
     let target = requestLine[(firstSpace + 1)..<secondSpace]
     let versionBytes = requestLine[(secondSpace + 1)...]
-    guard !method.isEmpty, method.allSatisfy(isTokenByte), !target.isEmpty, target.allSatisfy({ $0 > 0x20 && $0 != 0x7F })
+    guard !method.isEmpty, method.allSatisfy(isTokenByte), !target.isEmpty,
+        target.allSatisfy({ $0 > 0x20 && $0 != 0x7F })
     else { throw .reject(400, "Bad Request: malformed request line") }
     let http11 = versionBytes.elementsEqual("HTTP/1.1".utf8)
-    guard http11 || versionBytes.elementsEqual("HTTP/1.0".utf8) else { throw .reject(400, "Bad Request: unsupported HTTP version") }
+    guard http11 || versionBytes.elementsEqual("HTTP/1.0".utf8) else {
+        throw .reject(400, "Bad Request: unsupported HTTP version")
+    }
 
     var headers = HTTPHeaders()
     // The fields the server acts on, gathered before the head is made once: a head made empty and filled in was
@@ -197,7 +203,7 @@ func parseHead(_ bytes: ArraySlice<UInt8>) throws(ReadFailure) -> ParsedHead {
         guard !line.contains(0x0D) else { throw .reject(400, "Bad Request: a bare CR in the header section") }
         // Obsolete line folding and names with whitespace before the colon are rejected (RFC 9112 §5).
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex,
-              line[line.startIndex..<colon].allSatisfy(isTokenByte)
+            line[line.startIndex..<colon].allSatisfy(isTokenByte)
         else { throw .reject(400, "Bad Request: malformed header field") }
         let value = trimmed(line[(colon + 1)...])
         guard !value.contains(0) else { throw .reject(400, "Bad Request: malformed header field") }
@@ -208,7 +214,8 @@ func parseHead(_ bytes: ArraySlice<UInt8>) throws(ReadFailure) -> ParsedHead {
         func named(_ known: String) -> Bool { HTTPHeaders.sameName(name, known) }
         switch colon - line.startIndex {
         case 4 where named("Host"): hosts += 1
-        case 17 where named("Transfer-Encoding"): transferEncoding = transferEncoding.map { $0 + ", " + valueText } ?? valueText
+        case 17 where named("Transfer-Encoding"):
+            transferEncoding = transferEncoding.map { $0 + ", " + valueText } ?? valueText
         case 14 where named("Content-Length"): contentLengths.append(valueText)
         case 10 where named("Connection"): connection += valueText.lowercased()
         case 6 where named("Expect"): expectContinue = valueText.lowercased() == "100-continue"
@@ -218,16 +225,19 @@ func parseHead(_ bytes: ArraySlice<UInt8>) throws(ReadFailure) -> ParsedHead {
     // HTTP/1.1 needs exactly one Host (RFC 9112 §3.2); two could be read differently by different hops.
     if hosts > 1 { throw .reject(400, "Bad Request: more than one Host header") }
     if http11 && hosts == 0 { throw .reject(400, "Bad Request: an HTTP/1.1 request needs a Host header") }
-    let request = HTTPRequest(method: String(decoding: method, as: UTF8.self), target: String(decoding: target, as: UTF8.self),
-                              headers: headers)
-    return ParsedHead(request: request, http11: http11, transferEncoding: transferEncoding, contentLengths: contentLengths,
-                      connection: connection, expectContinue: expectContinue)
+    let request = HTTPRequest(
+        method: String(decoding: method, as: UTF8.self), target: String(decoding: target, as: UTF8.self),
+        headers: headers)
+    return ParsedHead(
+        request: request, http11: http11, transferEncoding: transferEncoding, contentLengths: contentLengths,
+        connection: connection, expectContinue: expectContinue)
 }
 
 /// RFC 9110 token characters (method and header names): asked of every byte of every name.
 let tokenBytes = ByteSet { b in
     switch b {
-    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+        UInt8(ascii: "0")...UInt8(ascii: "9"):
         true
     default:
         "!#$%&'*+-.^_`|~".utf8.contains(b)

@@ -11,8 +11,10 @@ public struct ServerLimits: Sendable {
     /// Connections served at once; further ones get a 503 and are closed.
     public var maxConnections: Int
 
-    public init(maxHeaderBytes: Int = 16 * 1024, maxBodyBytes: Int = 8 * 1024 * 1024,
-                idleTimeout: Double = 30, requestTimeout: Double = 10, maxConnections: Int = 1024) {
+    public init(
+        maxHeaderBytes: Int = 16 * 1024, maxBodyBytes: Int = 8 * 1024 * 1024,
+        idleTimeout: Double = 30, requestTimeout: Double = 10, maxConnections: Int = 1024
+    ) {
         self.maxHeaderBytes = maxHeaderBytes
         self.maxBodyBytes = maxBodyBytes
         self.idleTimeout = idleTimeout

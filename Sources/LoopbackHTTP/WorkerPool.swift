@@ -51,10 +51,14 @@ final class WorkerPool: @unchecked Sendable {
     /// Ready sockets taken from the set by one wait.
     static let batch = 16
 
-    init(minimum: Int, maximum: Int, serve: @escaping @Sendable (UInt64, UnsafeMutableRawBufferPointer) -> Void,
-         sweep: @escaping @Sendable () -> Void) throws(HTTPServerError) {
+    init(
+        minimum: Int, maximum: Int, serve: @escaping @Sendable (UInt64, UnsafeMutableRawBufferPointer) -> Void,
+        sweep: @escaping @Sendable () -> Void
+    ) throws(HTTPServerError) {
         let epoll = cepoll_create()
-        guard epoll >= 0 else { throw HTTPServerError("cannot create an epoll set: \(String(cString: strerror(errno)))") }
+        guard epoll >= 0 else {
+            throw HTTPServerError("cannot create an epoll set: \(String(cString: strerror(errno)))")
+        }
         let stopEvent = cepoll_eventfd()
         guard stopEvent >= 0, cepoll_control(epoll, cepoll_add, stopEvent, cepoll_in, Self.stopToken) == 0 else {
             let message = String(cString: strerror(errno))
@@ -147,7 +151,8 @@ final class WorkerPool: @unchecked Sendable {
     private func retire() -> Bool {
         var count = running.load(ordering: .acquiring)
         while count > minimum {
-            let (exchanged, actual) = running.compareExchange(expected: count, desired: count - 1, ordering: .acquiringAndReleasing)
+            let (exchanged, actual) = running.compareExchange(
+                expected: count, desired: count - 1, ordering: .acquiringAndReleasing)
             if exchanged { return true }
             count = actual
         }

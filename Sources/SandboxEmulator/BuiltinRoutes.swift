@@ -28,13 +28,15 @@ enum BuiltinRoutes {
                     let key = name.lowercased()
                     headers[key] = headers[key].map { "\($0), \(value)" } ?? value
                 }
-                return EmulatorResponse.json(200, [
-                    "method": .string(request.method),
-                    "path": .string(request.path),
-                    "headers": JSON(headers),
-                    "json": request.json ?? .null,
-                    "body": .string(String(decoding: request.body, as: UTF8.self)),
-                ])
+                return EmulatorResponse.json(
+                    200,
+                    [
+                        "method": .string(request.method),
+                        "path": .string(request.path),
+                        "headers": JSON(headers),
+                        "json": request.json ?? .null,
+                        "body": .string(String(decoding: request.body, as: UTF8.self)),
+                    ])
             },
             Route("POST", "/_sandbox/orders") { orders.create($0) },
             Route("GET", "/_sandbox/orders/:id") { orders.poll($0.params["id"] ?? "") },
@@ -75,7 +77,10 @@ final class OrderStore: Sendable {
         var polls: Int
 
         var json: JSON {
-            ["id": .string(id), "amount": JSON(amount), "currency": .string(currency), "status": .string(status), "polls": JSON(polls)]
+            [
+                "id": .string(id), "amount": JSON(amount), "currency": .string(currency), "status": .string(status),
+                "polls": JSON(polls),
+            ]
         }
     }
 
@@ -107,8 +112,9 @@ final class OrderStore: Sendable {
         guard currency.count == 3, currency.allSatisfy({ $0.isASCII && $0.isLetter }) else {
             return invalid("currency", "currency must be a three-letter ISO 4217 code")
         }
-        let order = Order(id: "ord_" + String(format: "%016llx", UInt64.random(in: 0...UInt64.max)), amount: amount,
-                          currency: currency.uppercased(), status: "pending", polls: 0)
+        let order = Order(
+            id: "ord_" + String(format: "%016llx", UInt64.random(in: 0...UInt64.max)), amount: amount,
+            currency: currency.uppercased(), status: "pending", polls: 0)
         state.withLock { $0.orders[order.id] = order }
         return EmulatorResponse.json(201, ["order": order.json])
     }
@@ -143,8 +149,11 @@ final class OrderStore: Sendable {
             order.status = "paid"
             s.orders[id] = order
             // Under the store's lock, so two concurrent pays cannot both charge.
-            ledger.append(provider: "sandbox", kind: .authorization, reference: id, amount: order.amount, currency: order.currency)
-            ledger.append(provider: "sandbox", kind: .capture, reference: id, amount: order.amount, currency: order.currency)
+            ledger.append(
+                provider: "sandbox", kind: .authorization, reference: id, amount: order.amount, currency: order.currency
+            )
+            ledger.append(
+                provider: "sandbox", kind: .capture, reference: id, amount: order.amount, currency: order.currency)
             let response = HTTPResponse.json(200, EmulatorResponse.encode(["order": order.json]))
             if let key { s.payReplies[key] = response }
             return .respond(response)
@@ -156,7 +165,8 @@ final class OrderStore: Sendable {
     }
 
     private func missing(_ field: String) -> HTTPReply {
-        EmulatorResponse.error(400, code: "parameter_missing", message: "Missing required parameter: \(field)", param: field)
+        EmulatorResponse.error(
+            400, code: "parameter_missing", message: "Missing required parameter: \(field)", param: field)
     }
 
     private func invalid(_ field: String, _ message: String) -> HTTPReply {

@@ -1,6 +1,6 @@
 /// One emulated provider, as the emulator knows it: the routes and state it installs, what `--env local` sets to point
-/// the driver at it, the magic values its help lists, and the webhooks it sends. `Emulator.providers` is the one list of
-/// them; adding a provider is a folder of its own and a line there (docs/architecture.md, "The tree").
+/// the driver at it, the magic values its help lists, and the webhooks it sends. `Emulator.providers` is the one list
+/// of them; adding a provider is a folder of its own and a line there (docs/architecture.md, "The tree").
 public protocol EmulatedProvider: AnyObject, Sendable {
     /// The provider's name in the code, as the Kit's `Provider` names it (the names users see, such as the ledger's
     /// `afterpay`, are the provider's own business).

@@ -1,7 +1,7 @@
 import Foundation
-import Threads
 import LoopbackHTTP
 import Synchronization
+import Threads
 
 /// The sandbox emulator: the "other side of the wire". It owns a loopback HTTP server, a router that providers
 /// register their routes on, the money ledger and the fault injector. It never imports CheckoutKit.
@@ -18,7 +18,9 @@ public final class Emulator: Sendable {
     public var port: UInt16 { server.port }
 
     /// Binds immediately (port 0 picks a free port); call `start()` to serve.
-    public init(host: String = "127.0.0.1", port: UInt16 = 0, faults: FaultSpec = .none, webhookURL: String? = nil) throws {
+    public init(
+        host: String = "127.0.0.1", port: UInt16 = 0, faults: FaultSpec = .none, webhookURL: String? = nil
+    ) throws {
         let router = Router()
         let recorder = RequestRecorder(limit: 10_000)
         let injector = FaultInjector(faults)
@@ -30,21 +32,26 @@ public final class Emulator: Sendable {
         // One worker kept per core, as nginx keeps its processes: more only switch between each other (with four on
         // two cores, a third of the requests cost a context switch). Handlers that sleep in injected latencies make
         // the pool grow while they sleep (see WorkerPool).
-        let server = try HTTPServer(host: host, port: port, workers: max(2, ProcessInfo.processInfo.activeProcessorCount)) { request in
+        let server = try HTTPServer(
+            host: host, port: port, workers: max(2, ProcessInfo.processInfo.activeProcessorCount)
+        ) { request in
             let entry = recorder.record(request)
             let reply = injector.handle(request, next: router.handle)
             recorder.answered(entry, reply)
             return reply
         }
         self.server = server
-        let context = EmulatorContext(router: router, ledger: ledger, baseURL: { server.baseURL }, webhookURL: webhookURL)
+        let context = EmulatorContext(
+            router: router, ledger: ledger, baseURL: { server.baseURL }, webhookURL: webhookURL)
         installed = Dictionary(uniqueKeysWithValues: Self.providers.map { ($0.name, $0.install(context)) })
         router.register(BuiltinRoutes.make(ledger: ledger, recorder: recorder))
     }
 
     /// Every emulated provider, in the order help lists them: the one list a new provider joins.
-    public static let providers: [any EmulatedProvider.Type] = [BahnEmulator.self, CentraEmulator.self, CashAppEmulator.self,
-                                                                BraintreeEmulator.self]
+    public static let providers: [any EmulatedProvider.Type] = [
+        BahnEmulator.self, CentraEmulator.self, CashAppEmulator.self,
+        BraintreeEmulator.self,
+    ]
 
     /// The installed emulator of one provider.
     public func provider<P: EmulatedProvider>(_ type: P.Type) -> P { installed[type.name] as! P }  // installed for every type listed
@@ -88,7 +95,9 @@ public final class Emulator: Sendable {
     /// What `--env local` sets to point the driver at an emulator at `baseURL`: every provider's base URL and test
     /// credentials (each declared in its folder), and the emulator's own URL for raw flows.
     public static func localConfiguration(baseURL: String) -> [String: String] {
-        providers.reduce(into: ["EMULATOR_URL": baseURL]) { all, provider in all.merge(provider.localConfiguration(baseURL: baseURL)) { $1 } }
+        providers.reduce(into: ["EMULATOR_URL": baseURL]) { all, provider in
+            all.merge(provider.localConfiguration(baseURL: baseURL)) { $1 }
+        }
     }
 
     /// Every request the emulator received, in order (method, target, headers, body); the last 10,000.
@@ -144,11 +153,16 @@ final class RequestRecorder: Sendable {
         var kept = request
         // A copy, not a slice: a slice of Data would keep the whole body alive.
         if kept.body.count > bodyLimit { kept.body = kept.body.withUnsafeBytes { Data($0.prefix(bodyLimit)) } }
-        let bytes = kept.body.count + kept.target.utf8.count + kept.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
+        let bytes =
+            kept.body.count + kept.target.utf8.count
+            + kept.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
         let now = Date()
         return log.withLock { log in
             log.received += 1
-            log.entries.append(Entry(request: kept, bodyLength: request.body.count, bytes: bytes, sequence: log.received, receivedAt: now))
+            log.entries.append(
+                Entry(
+                    request: kept, bodyLength: request.body.count, bytes: bytes, sequence: log.received, receivedAt: now
+                ))
             log.bytes += bytes
             while log.entries.count - log.head > limit || log.bytes > byteLimit, log.head < log.entries.count - 1 {
                 log.bytes -= log.entries[log.head].bytes

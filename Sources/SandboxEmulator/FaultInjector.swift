@@ -1,8 +1,8 @@
 import Foundation
-import Threads
 import Glibc
 import LoopbackHTTP
 import Synchronization
+import Threads
 
 /// Applies a FaultSpec around request handling. Counters are per rule and thread-safe, so "attempt 1" means the
 /// first matching request no matter which connection or thread it arrived on.
@@ -67,10 +67,12 @@ public final class FaultInjector: Sendable {
         case nil, .latency:
             return next(request)
         case .status(let code, let headers):
-            return EmulatorResponse.error(code, type: "api_error", code: "injected_fault",
-                                          message: "Fault injected by the sandbox (--faults): HTTP \(code)", headers: headers)
+            return EmulatorResponse.error(
+                code, type: "api_error", code: "injected_fault",
+                message: "Fault injected by the sandbox (--faults): HTTP \(code)", headers: headers)
         case .html(let code):
-            let page = "<html><head><title>\(code)</title></head><body><center><h1>\(code) Error</h1></center><hr><center>proxy</center></body></html>\n"
+            let page =
+                "<html><head><title>\(code)</title></head><body><center><h1>\(code) Error</h1></center><hr><center>proxy</center></body></html>\n"
             return .respond(HTTPResponse(status: code, headers: ["Content-Type": "text/html"], body: Data(page.utf8)))
         case .reset:
             return .reset

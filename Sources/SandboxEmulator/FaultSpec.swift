@@ -21,7 +21,8 @@ import LoopbackHTTP
 /// contributes its latency (summed); the first firing rule with another action decides what happens. At most one
 /// action besides latency per rule.
 ///
-/// Example: `POST /api/payment_intents/*/confirm => drop @1; GET /_sandbox/health => status=503 @1-2; ** => latency=50ms @*`
+/// Example: `POST /api/payment_intents/*/confirm => drop @1; GET /_sandbox/health => status=503 @1-2; ** =>
+/// latency=50ms @*`
 public struct FaultSpec: Sendable, Equatable, CustomStringConvertible {
     public enum Action: Sendable, Equatable {
         case latency(milliseconds: Int)
@@ -94,7 +95,8 @@ public struct FaultSpec: Sendable, Equatable, CustomStringConvertible {
             let actions = rule.actions.map { action -> String in
                 switch action {
                 case .latency(let ms): "latency=\(ms)ms"
-                case .status(let code, let headers): (["status=\(code)"] + headers.map { "\($0.name)=\($0.value)" }).joined(separator: ":")
+                case .status(let code, let headers):
+                    (["status=\(code)"] + headers.map { "\($0.name)=\($0.value)" }).joined(separator: ":")
                 case .html(let code): "html=\(code)"
                 case .reset: "reset"
                 case .drop: "drop"
@@ -105,7 +107,9 @@ public struct FaultSpec: Sendable, Equatable, CustomStringConvertible {
             let attempts: String
             switch rule.attempts {
             case .all: attempts = "*"
-            case .only(let ranges): attempts = ranges.map { $0.count == 1 ? "\($0.lowerBound)" : "\($0.lowerBound)-\($0.upperBound)" }.joined(separator: ",")
+            case .only(let ranges):
+                attempts = ranges.map { $0.count == 1 ? "\($0.lowerBound)" : "\($0.lowerBound)-\($0.upperBound)" }
+                    .joined(separator: ",")
             }
             return "\(rule.method.map { $0 + " " } ?? "")\(rule.pattern) => \(actions) @\(attempts)"
         }.joined(separator: "; ")
@@ -132,7 +136,8 @@ public struct FaultSpec: Sendable, Equatable, CustomStringConvertible {
                           "POST /api/payment_intents/*/confirm => drop @1; GET /_sandbox/health => status=503 @1-2; ** => latency=50ms @*"
         """
 
-    private static let expectedForm = #"expected "[METHOD ] PATH => action[,action...] [@attempts]", e.g. "POST /api/orders/*/pay => drop @1""#
+    private static let expectedForm =
+        #"expected "[METHOD ] PATH => action[,action...] [@attempts]", e.g. "POST /api/orders/*/pay => drop @1""#
 
     private static func parseRule(_ rule: String) throws(FaultSpecError) -> Rule {
         func fail(_ why: String) -> FaultSpecError {
@@ -158,7 +163,9 @@ public struct FaultSpec: Sendable, Equatable, CustomStringConvertible {
             throw fail("path pattern \"\(pattern)\" must start with '/' (or be '**')")
         }
         let segments = pattern.split(separator: "/")
-        if let i = segments.firstIndex(of: "**"), i != segments.count - 1 { throw fail("'**' may only end a path pattern") }
+        if let i = segments.firstIndex(of: "**"), i != segments.count - 1 {
+            throw fail("'**' may only end a path pattern")
+        }
 
         // ['@' attempts]
         var attempts = Attempts.only([1...1])
@@ -178,12 +185,17 @@ public struct FaultSpec: Sendable, Equatable, CustomStringConvertible {
         return Rule(method: method, pattern: pattern, actions: actions, attempts: attempts)
     }
 
-    private static func parseAttempts(_ text: String, _ fail: (String) -> FaultSpecError) throws(FaultSpecError) -> Attempts {
+    private static func parseAttempts(
+        _ text: String, _ fail: (String) -> FaultSpecError
+    ) throws(FaultSpecError) -> Attempts {
         if text == "*" { return .all }
         var ranges: [ClosedRange<Int>] = []
         for part in text.split(separator: ",", omittingEmptySubsequences: false) {
-            let bounds = part.trimmingCharacters(in: .whitespaces).split(separator: "-", omittingEmptySubsequences: false)
-            guard (1...2).contains(bounds.count), let low = Int(bounds[0]), let high = Int(bounds.last!), low >= 1, low <= high else {
+            let bounds = part.trimmingCharacters(in: .whitespaces).split(
+                separator: "-", omittingEmptySubsequences: false)
+            guard (1...2).contains(bounds.count), let low = Int(bounds[0]), let high = Int(bounds.last!), low >= 1,
+                low <= high
+            else {
                 throw fail("bad attempts \"\(text)\" (use 1, 1-3, 2,4 or *)")
             }
             ranges.append(low...high)
@@ -191,7 +203,9 @@ public struct FaultSpec: Sendable, Equatable, CustomStringConvertible {
         return .only(ranges)
     }
 
-    private static func parseAction(_ token: String, _ fail: (String) -> FaultSpecError) throws(FaultSpecError) -> Action {
+    private static func parseAction(
+        _ token: String, _ fail: (String) -> FaultSpecError
+    ) throws(FaultSpecError) -> Action {
         let kv = token.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
         let name = kv[0].lowercased()
         let value = kv.count > 1 ? String(kv[1]) : nil
@@ -200,7 +214,9 @@ public struct FaultSpec: Sendable, Equatable, CustomStringConvertible {
         case ("drop", nil): return .drop
         case ("malformed", nil): return .malformed
         case ("latency", let v?):
-            guard v.hasSuffix("ms"), let ms = Int(v.dropLast(2)), ms >= 0 else { throw fail("bad latency \"\(v)\" (use latency=<ms>ms)") }
+            guard v.hasSuffix("ms"), let ms = Int(v.dropLast(2)), ms >= 0 else {
+                throw fail("bad latency \"\(v)\" (use latency=<ms>ms)")
+            }
             return .latency(milliseconds: ms)
         case ("truncate", let v?):
             guard let bytes = Int(v), bytes >= 0 else { throw fail("bad truncate \"\(v)\" (use truncate=<bytes>)") }
@@ -208,19 +224,27 @@ public struct FaultSpec: Sendable, Equatable, CustomStringConvertible {
         case ("status", let v?):
             // status=<code>[:Header=Value...]
             let parts = v.split(separator: ":", omittingEmptySubsequences: false)
-            guard let code = Int(parts[0]), (100...599).contains(code) else { throw fail("bad status \"\(v)\" (use status=<code>[:Header=Value])") }
+            guard let code = Int(parts[0]), (100...599).contains(code) else {
+                throw fail("bad status \"\(v)\" (use status=<code>[:Header=Value])")
+            }
             var headers = HTTPHeaders()
             for header in parts.dropFirst() {
                 let hv = header.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                guard hv.count == 2, !hv[0].isEmpty else { throw fail("bad header \"\(header)\" in status (use Header=Value)") }
+                guard hv.count == 2, !hv[0].isEmpty else {
+                    throw fail("bad header \"\(header)\" in status (use Header=Value)")
+                }
                 headers.add(String(hv[0]), String(hv[1]))
             }
             return .status(code, headers: headers)
         case ("html", let v?):
-            guard let code = Int(v), (100...599).contains(code) else { throw fail("bad html \"\(v)\" (use html=<code>)") }
+            guard let code = Int(v), (100...599).contains(code) else {
+                throw fail("bad html \"\(v)\" (use html=<code>)")
+            }
             return .html(code)
         default:
-            throw fail("unknown action \"\(token)\" (use latency=<ms>ms, status=<code>, html=<code>, reset, drop, truncate=<bytes> or malformed)")
+            throw fail(
+                "unknown action \"\(token)\" (use latency=<ms>ms, status=<code>, html=<code>, reset, drop, truncate=<bytes> or malformed)"
+            )
         }
     }
 }

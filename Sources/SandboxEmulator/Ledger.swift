@@ -22,7 +22,9 @@ public final class Ledger: Sendable {
         /// Written and read as ISO 8601 with milliseconds, whatever a decoder's date strategy.
         public var at: Date
 
-        public init(id: String, provider: String, kind: Kind, reference: String, amount: Int, currency: String, at: Date) {
+        public init(
+            id: String, provider: String, kind: Kind, reference: String, amount: Int, currency: String, at: Date
+        ) {
             self.id = id
             self.provider = provider
             self.kind = kind
@@ -44,7 +46,8 @@ public final class Ledger: Sendable {
             currency = try c.decode(String.self, forKey: .currency)
             let text = try c.decode(String.self, forKey: .at)
             guard let date = Timestamp.parse(text) else {
-                throw DecodingError.dataCorruptedError(forKey: .at, in: c, debugDescription: "not an ISO 8601 timestamp: \(text)")
+                throw DecodingError.dataCorruptedError(
+                    forKey: .at, in: c, debugDescription: "not an ISO 8601 timestamp: \(text)")
             }
             at = date
         }
@@ -59,8 +62,9 @@ public final class Ledger: Sendable {
     public func append(provider: String, kind: Kind, reference: String, amount: Int, currency: String) -> Entry {
         let at = dateFromMilliseconds(Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
         return list.withLock { entries in
-            let entry = Entry(id: String(format: "le_%06d", entries.count + 1), provider: provider, kind: kind,
-                              reference: reference, amount: amount, currency: currency, at: at)
+            let entry = Entry(
+                id: String(format: "le_%06d", entries.count + 1), provider: provider, kind: kind,
+                reference: reference, amount: amount, currency: currency, at: at)
             entries.append(entry)
             return entry
         }
@@ -86,8 +90,11 @@ public final class Ledger: Sendable {
 extension Ledger.Entry {
     /// As `GET /_sandbox/ledger` serves it: the `Codable` form's members.
     var json: JSON {
-        ["id": .string(id), "provider": .string(provider), "kind": .string(kind.rawValue), "reference": .string(reference),
-         "amount": JSON(amount), "currency": .string(currency), "at": .string(Timestamp.iso8601(at))]
+        [
+            "id": .string(id), "provider": .string(provider), "kind": .string(kind.rawValue),
+            "reference": .string(reference),
+            "amount": JSON(amount), "currency": .string(currency), "at": .string(Timestamp.iso8601(at)),
+        ]
     }
 }
 

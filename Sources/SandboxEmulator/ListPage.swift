@@ -26,16 +26,22 @@ public struct ListPage: Sendable {
 
     /// Serves a list route: the page the query asks for, read by `read` — which answers nil when `since` names no
     /// item it keeps — or a 400 that names the bad parameter and what it should be (`sinceExample`: an id of the list).
-    static func serve(_ request: EmulatorRequest, member: String, sinceExample: String,
-                      _ read: (ListPage) -> Items?) -> HTTPReply {
+    static func serve(
+        _ request: EmulatorRequest, member: String, sinceExample: String,
+        _ read: (ListPage) -> Items?
+    ) -> HTTPReply {
         let query = request.http.query
         guard let limit = query["limit"].map({ Int($0) }) ?? defaultLimit, (1...maxLimit).contains(limit) else {
-            return EmulatorResponse.error(400, code: "invalid_limit", message: "limit must be a whole number from 1 to \(maxLimit)", param: "limit")
+            return EmulatorResponse.error(
+                400, code: "invalid_limit", message: "limit must be a whole number from 1 to \(maxLimit)",
+                param: "limit")
         }
         guard let page = read(ListPage(limit: limit, since: query["since"])) else {
-            return EmulatorResponse.error(400, code: "invalid_since",
-                                          message: "since must be the id of a \(member) entry still kept (such as \(sinceExample)), the last of the page before",
-                                          param: "since")
+            return EmulatorResponse.error(
+                400, code: "invalid_since",
+                message:
+                    "since must be the id of a \(member) entry still kept (such as \(sinceExample)), the last of the page before",
+                param: "since")
         }
         return EmulatorResponse.json(200, [member: .array(page.items), "hasMore": JSON(page.hasMore)])
     }

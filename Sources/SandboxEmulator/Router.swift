@@ -1,8 +1,8 @@
 import Foundation
-import Threads
 import LoopbackHTTP
-import WireTypes
 import Synchronization
+import Threads
+import WireTypes
 
 /// What a route handler gets: the raw request, the `:name` path parameters and which attempt this is.
 public struct EmulatorRequest: Sendable {
@@ -91,12 +91,14 @@ public final class Router: Sendable {
             for route in routes {
                 let raw = Self.segments(of: route.pattern)
                 let segments = raw.map { bytes -> Segment in
-                    bytes.first == UInt8(ascii: ":") ? .parameter(String(Substring(bytes.dropFirst()))) : .literal(Array(bytes))
+                    bytes.first == UInt8(ascii: ":")
+                        ? .parameter(String(Substring(bytes.dropFirst()))) : .literal(Array(bytes))
                 }
                 let literals = segments.filter { if case .literal = $0 { true } else { false } }.count
                 t.entries.append(Entry(route: route, segments: segments, literalCount: literals))
                 t.hits.append(0)
-                t.candidates[Shape(method: route.method, segments: segments.count), default: []].append(t.entries.count - 1)
+                t.candidates[Shape(method: route.method, segments: segments.count), default: []].append(
+                    t.entries.count - 1)
                 let path = "/" + raw.map { String(Substring($0)) }.joined(separator: "/")
                 if literals == segments.count, t.exact[Exact(method: route.method, path: path)] == nil {
                     t.exact[Exact(method: route.method, path: path)] = t.entries.count - 1
@@ -110,8 +112,12 @@ public final class Router: Sendable {
         // HEAD is answered by the GET route (the server drops the body).
         let method = request.method == "HEAD" ? "GET" : request.method
         let found = table.withLock { t -> (Route, [String: String], Int)? in
-            let exact = t.exact[Exact(method: method, path: requestPath)].map { (index: $0, params: [String: String]()) }
-            guard let best = exact ?? Self.bestMatch(in: t, method: method, path: Self.segments(of: requestPath)) else { return nil }
+            let exact = t.exact[Exact(method: method, path: requestPath)].map {
+                (index: $0, params: [String: String]())
+            }
+            guard let best = exact ?? Self.bestMatch(in: t, method: method, path: Self.segments(of: requestPath)) else {
+                return nil
+            }
             t.hits[best.index] += 1
             return (t.entries[best.index].route, best.params, t.hits[best.index])
         }
@@ -123,19 +129,26 @@ public final class Router: Sendable {
             Set(t.entries.filter { Self.match($0.segments, path) != nil }.map(\.route.method)).sorted()
         }
         if allowed.isEmpty {
-            return EmulatorResponse.error(404, code: "route_not_found", message: "No route for \(request.method) \(request.path)")
+            return EmulatorResponse.error(
+                404, code: "route_not_found", message: "No route for \(request.method) \(request.path)")
         }
-        return EmulatorResponse.error(405, code: "method_not_allowed",
-                                      message: "\(request.method) is not allowed on \(request.path); use \(allowed.joined(separator: ", "))",
-                                      headers: ["Allow": allowed.joined(separator: ", ")])
+        return EmulatorResponse.error(
+            405, code: "method_not_allowed",
+            message: "\(request.method) is not allowed on \(request.path); use \(allowed.joined(separator: ", "))",
+            headers: ["Allow": allowed.joined(separator: ", ")])
     }
 
-    /// The route with the most literal segments (the first registered of equals) that `path` matches, and its parameters.
-    private static func bestMatch(in t: Table, method: String, path: [Substring.UTF8View]) -> (index: Int, params: [String: String])? {
+    /// The route with the most literal segments (the first registered of equals) that `path` matches, and its
+    /// parameters.
+    private static func bestMatch(
+        in t: Table, method: String, path: [Substring.UTF8View]
+    ) -> (index: Int, params: [String: String])? {
         var best: (index: Int, params: [String: String])? = nil
         for i in t.candidates[Shape(method: method, segments: path.count)] ?? [] {
             let entry = t.entries[i]
-            if best.map({ entry.literalCount > t.entries[$0.index].literalCount }) ?? true, let params = match(entry.segments, path) {
+            if best.map({ entry.literalCount > t.entries[$0.index].literalCount }) ?? true,
+                let params = match(entry.segments, path)
+            {
                 best = (i, params)
             }
         }
@@ -174,8 +187,10 @@ public enum EmulatorResponse {
     }
 
     /// The emulator's own error shape: `{"error":{"type","code","message"[,"param"]}}`.
-    public static func error(_ status: Int, type: String = "invalid_request_error", code: String, message: String,
-                             param: String? = nil, headers: HTTPHeaders = [:]) -> HTTPReply {
+    public static func error(
+        _ status: Int, type: String = "invalid_request_error", code: String, message: String,
+        param: String? = nil, headers: HTTPHeaders = [:]
+    ) -> HTTPReply {
         var error: JSON.Object = ["type": .string(type), "code": .string(code), "message": .string(message)]
         if let param { error["param"] = .string(param) }
         return json(status, ["error": .object(error)], headers: headers)

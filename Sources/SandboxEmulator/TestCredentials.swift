@@ -12,85 +12,85 @@ public enum TestCredentials {
 
     /// The emulator's stand-in for Apple Root CA - G3: the trust anchor it verifies token signatures against.
     public static let applePayRootCertificatePEM = """
------BEGIN CERTIFICATE-----
-MIIB+jCCAaCgAwIBAgIUP47L8bfO1ibM7zP6ldZVzZyF+0owCgYIKoZIzj0EAwIw
-WjEwMC4GA1UEAwwnQ2hlY2tvdXQgRHJpdmVyIFRlc3QgQXBwbGUgUm9vdCBDQSAt
-IEczMSYwJAYDVQQKDB1jaGVja291dC1kcml2ZXIgdGVzdCBmaXh0dXJlczAgFw0y
-NjExMjkxMzU4MDVaGA8yMDU2MTEyMTEzNTgwNVowWjEwMC4GA1UEAwwnQ2hlY2tv
-dXQgRHJpdmVyIFRlc3QgQXBwbGUgUm9vdCBDQSAtIEczMSYwJAYDVQQKDB1jaGVj
-a291dC1kcml2ZXIgdGVzdCBmaXh0dXJlczBZMBMGByqGSM49AgEGCCqGSM49AwEH
-A0IABL8OD7LaVwn50fU2iZnHMc0vuDJOQ7y2+ZlEusn6JZqptk8mZHup1O5vr6/z
-XJZieD7GKH3h016Jw+GkhynJoUCjQjBAMA8GA1UdEwEB/wQFMAMBAf8wDgYDVR0P
-AQH/BAQDAgEGMB0GA1UdDgQWBBQ46YK/JOCnSxKX11aE7YNRq8hltzAKBggqhkjO
-PQQDAgNIADBFAiEAgLi1s2a/iA5BOLiR/Ddjm/GWOxo3hRNVIa1KRmET/h0CIE84
-ASwwQrcol3UX49K1gLGcWWxPYKZ5o3RJPflNOi94
------END CERTIFICATE-----
-"""
+        -----BEGIN CERTIFICATE-----
+        MIIB+jCCAaCgAwIBAgIUP47L8bfO1ibM7zP6ldZVzZyF+0owCgYIKoZIzj0EAwIw
+        WjEwMC4GA1UEAwwnQ2hlY2tvdXQgRHJpdmVyIFRlc3QgQXBwbGUgUm9vdCBDQSAt
+        IEczMSYwJAYDVQQKDB1jaGVja291dC1kcml2ZXIgdGVzdCBmaXh0dXJlczAgFw0y
+        NjExMjkxMzU4MDVaGA8yMDU2MTEyMTEzNTgwNVowWjEwMC4GA1UEAwwnQ2hlY2tv
+        dXQgRHJpdmVyIFRlc3QgQXBwbGUgUm9vdCBDQSAtIEczMSYwJAYDVQQKDB1jaGVj
+        a291dC1kcml2ZXIgdGVzdCBmaXh0dXJlczBZMBMGByqGSM49AgEGCCqGSM49AwEH
+        A0IABL8OD7LaVwn50fU2iZnHMc0vuDJOQ7y2+ZlEusn6JZqptk8mZHup1O5vr6/z
+        XJZieD7GKH3h016Jw+GkhynJoUCjQjBAMA8GA1UdEwEB/wQFMAMBAf8wDgYDVR0P
+        AQH/BAQDAgEGMB0GA1UdDgQWBBQ46YK/JOCnSxKX11aE7YNRq8hltzAKBggqhkjO
+        PQQDAgNIADBFAiEAgLi1s2a/iA5BOLiR/Ddjm/GWOxo3hRNVIa1KRmET/h0CIE84
+        ASwwQrcol3UX49K1gLGcWWxPYKZ5o3RJPflNOi94
+        -----END CERTIFICATE-----
+        """
 
     /// The stand-in for Apple's Worldwide Developer Relations CA - G2.
     public static let applePayIntermediateCertificatePEM = """
------BEGIN CERTIFICATE-----
-MIICSTCCAe+gAwIBAgIUPl22dISjBWhn6mMVQa7XiRjNzWowCgYIKoZIzj0EAwIw
-WjEwMC4GA1UEAwwnQ2hlY2tvdXQgRHJpdmVyIFRlc3QgQXBwbGUgUm9vdCBDQSAt
-IEczMSYwJAYDVQQKDB1jaGVja291dC1kcml2ZXIgdGVzdCBmaXh0dXJlczAgFw0y
-NjExMjkxMzU4MDVaGA8yMDU2MTEyMTEzNTgwNVowczFJMEcGA1UEAwxAQ2hlY2tv
-dXQgRHJpdmVyIFRlc3QgQXBwbGUgV29ybGR3aWRlIERldmVsb3BlciBSZWxhdGlv
-bnMgQ0EgLSBHMjEmMCQGA1UECgwdY2hlY2tvdXQtZHJpdmVyIHRlc3QgZml4dHVy
-ZXMwWTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAASOOyLgpkGysy4V+JeoNl16VdZ7
-YoSJVVtVy9MuQKh52bjRHWbFiLvvLn9ZrlRWgLWQT3qLdx3JWHceEiedxXRYo3gw
-djASBgNVHRMBAf8ECDAGAQH/AgEAMA4GA1UdDwEB/wQEAwIBBjAdBgNVHQ4EFgQU
-VvS0YQny1hRrkUCVkypdRYJxB1gwHwYDVR0jBBgwFoAUOOmCvyTgp0sSl9dWhO2D
-UavIZbcwEAYKKoZIhvdjZAYCDgQCBQAwCgYIKoZIzj0EAwIDSAAwRQIgPokcqGyn
-Vzuq4PDP6yHtN976R+M4P9i8tR5DrkLcxtQCIQCwzJYmI0CNToxlS2AeJGffxZOR
-C4FHXa8r3/8YKbIrlA==
------END CERTIFICATE-----
-"""
+        -----BEGIN CERTIFICATE-----
+        MIICSTCCAe+gAwIBAgIUPl22dISjBWhn6mMVQa7XiRjNzWowCgYIKoZIzj0EAwIw
+        WjEwMC4GA1UEAwwnQ2hlY2tvdXQgRHJpdmVyIFRlc3QgQXBwbGUgUm9vdCBDQSAt
+        IEczMSYwJAYDVQQKDB1jaGVja291dC1kcml2ZXIgdGVzdCBmaXh0dXJlczAgFw0y
+        NjExMjkxMzU4MDVaGA8yMDU2MTEyMTEzNTgwNVowczFJMEcGA1UEAwxAQ2hlY2tv
+        dXQgRHJpdmVyIFRlc3QgQXBwbGUgV29ybGR3aWRlIERldmVsb3BlciBSZWxhdGlv
+        bnMgQ0EgLSBHMjEmMCQGA1UECgwdY2hlY2tvdXQtZHJpdmVyIHRlc3QgZml4dHVy
+        ZXMwWTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAASOOyLgpkGysy4V+JeoNl16VdZ7
+        YoSJVVtVy9MuQKh52bjRHWbFiLvvLn9ZrlRWgLWQT3qLdx3JWHceEiedxXRYo3gw
+        djASBgNVHRMBAf8ECDAGAQH/AgEAMA4GA1UdDwEB/wQEAwIBBjAdBgNVHQ4EFgQU
+        VvS0YQny1hRrkUCVkypdRYJxB1gwHwYDVR0jBBgwFoAUOOmCvyTgp0sSl9dWhO2D
+        UavIZbcwEAYKKoZIhvdjZAYCDgQCBQAwCgYIKoZIzj0EAwIDSAAwRQIgPokcqGyn
+        Vzuq4PDP6yHtN976R+M4P9i8tR5DrkLcxtQCIQCwzJYmI0CNToxlS2AeJGffxZOR
+        C4FHXa8r3/8YKbIrlA==
+        -----END CERTIFICATE-----
+        """
 
     /// The stand-in for Apple's payment-token signing leaf (ecc-smp-broker-sign).
     public static let applePayLeafCertificatePEM = """
------BEGIN CERTIFICATE-----
-MIICUDCCAfWgAwIBAgIUOq8V1ONdEuYXbNsFEo8/D7sDRC4wCgYIKoZIzj0EAwIw
-czFJMEcGA1UEAwxAQ2hlY2tvdXQgRHJpdmVyIFRlc3QgQXBwbGUgV29ybGR3aWRl
-IERldmVsb3BlciBSZWxhdGlvbnMgQ0EgLSBHMjEmMCQGA1UECgwdY2hlY2tvdXQt
-ZHJpdmVyIHRlc3QgZml4dHVyZXMwIBcNMjYxMTI5MTM1ODA1WhgPMjA1NjExMjEx
-MzU4MDVaMGcxPTA7BgNVBAMMNENoZWNrb3V0IERyaXZlciBUZXN0IGVjYy1zbXAt
-YnJva2VyLXNpZ25fVUM0LVNBTkRCT1gxJjAkBgNVBAoMHWNoZWNrb3V0LWRyaXZl
-ciB0ZXN0IGZpeHR1cmVzMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEOnTWQcnN
-wAEXNItjMJzHzLB7U790Mdh0esYWX3aBdNM9pBf9RnO34glUTC5skbwu6gaFcW6F
-jbbwDd/ccIR6UKNxMG8wDAYDVR0TAQH/BAIwADAOBgNVHQ8BAf8EBAMCB4AwHQYD
-VR0OBBYEFIX0O5PX7hrTw+QQ9mKAby+21JPXMB8GA1UdIwQYMBaAFFb0tGEJ8tYU
-a5FAlZMqXUWCcQdYMA8GCSqGSIb3Y2QGHQQCBQAwCgYIKoZIzj0EAwIDSQAwRgIh
-AKl2HKRjc/m3K7yGng/6S86Bv8K5bT7qvB3h8cljMUP+AiEA6veA7R8QiY9Lqexs
-QYG/RSI6bTAobU2KmpXs3P9u5KA=
------END CERTIFICATE-----
-"""
+        -----BEGIN CERTIFICATE-----
+        MIICUDCCAfWgAwIBAgIUOq8V1ONdEuYXbNsFEo8/D7sDRC4wCgYIKoZIzj0EAwIw
+        czFJMEcGA1UEAwxAQ2hlY2tvdXQgRHJpdmVyIFRlc3QgQXBwbGUgV29ybGR3aWRl
+        IERldmVsb3BlciBSZWxhdGlvbnMgQ0EgLSBHMjEmMCQGA1UECgwdY2hlY2tvdXQt
+        ZHJpdmVyIHRlc3QgZml4dHVyZXMwIBcNMjYxMTI5MTM1ODA1WhgPMjA1NjExMjEx
+        MzU4MDVaMGcxPTA7BgNVBAMMNENoZWNrb3V0IERyaXZlciBUZXN0IGVjYy1zbXAt
+        YnJva2VyLXNpZ25fVUM0LVNBTkRCT1gxJjAkBgNVBAoMHWNoZWNrb3V0LWRyaXZl
+        ciB0ZXN0IGZpeHR1cmVzMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEOnTWQcnN
+        wAEXNItjMJzHzLB7U790Mdh0esYWX3aBdNM9pBf9RnO34glUTC5skbwu6gaFcW6F
+        jbbwDd/ccIR6UKNxMG8wDAYDVR0TAQH/BAIwADAOBgNVHQ8BAf8EBAMCB4AwHQYD
+        VR0OBBYEFIX0O5PX7hrTw+QQ9mKAby+21JPXMB8GA1UdIwQYMBaAFFb0tGEJ8tYU
+        a5FAlZMqXUWCcQdYMA8GCSqGSIb3Y2QGHQQCBQAwCgYIKoZIzj0EAwIDSQAwRgIh
+        AKl2HKRjc/m3K7yGng/6S86Bv8K5bT7qvB3h8cljMUP+AiEA6veA7R8QiY9Lqexs
+        QYG/RSI6bTAobU2KmpXs3P9u5KA=
+        -----END CERTIFICATE-----
+        """
 
     /// The leaf's private key: `applepay token` signs test tokens with it.
     public static let applePayLeafPrivateKeyPEM = """
------BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgi172gmuuZuC7mhb3
-MnmXc8KdK2qNGTGQVk+EXUoqJqShRANCAAQ6dNZByc3AARc0i2MwnMfMsHtTv3Qx
-2HR6xhZfdoF00z2kF/1Gc7fiCVRMLmyRvC7qBoVxboWNtvAN39xwhHpQ
------END PRIVATE KEY-----
-"""
+        -----BEGIN PRIVATE KEY-----
+        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgi172gmuuZuC7mhb3
+        MnmXc8KdK2qNGTGQVk+EXUoqJqShRANCAAQ6dNZByc3AARc0i2MwnMfMsHtTv3Qx
+        2HR6xhZfdoF00z2kF/1Gc7fiCVRMLmyRvC7qBoVxboWNtvAN39xwhHpQ
+        -----END PRIVATE KEY-----
+        """
 
     /// The payment processing key pair's private half: the emulator decrypts tokens with it, as Bahn
     /// would with the key behind its CSR.
     public static let paymentProcessingPrivateKeyPEM = """
------BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgCf8b6oK5fG+7o6vf
-v+DnlsVkLbR2dDDHBMasIs8j7IShRANCAATRq02VcQT79l9vsu687BjN9ekkyKrS
-Qmn7TOhe0zxYvLa5BwMXrIag85jbwk93Q/9hgH8Vg9lYM9lN99txfjU+
------END PRIVATE KEY-----
-"""
+        -----BEGIN PRIVATE KEY-----
+        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgCf8b6oK5fG+7o6vf
+        v+DnlsVkLbR2dDDHBMasIs8j7IShRANCAATRq02VcQT79l9vsu687BjN9ekkyKrS
+        Qmn7TOhe0zxYvLa5BwMXrIag85jbwk93Q/9hgH8Vg9lYM9lN99txfjU+
+        -----END PRIVATE KEY-----
+        """
 
     /// The payment processing public key: what tokens are encrypted to (`header.publicKeyHash` hashes it).
     public static let paymentProcessingPublicKeyPEM = """
------BEGIN PUBLIC KEY-----
-MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE0atNlXEE+/Zfb7LuvOwYzfXpJMiq
-0kJp+0zoXtM8WLy2uQcDF6yGoPOY28JPd0P/YYB/FYPZWDPZTffbcX41Pg==
------END PUBLIC KEY-----
-"""
+        -----BEGIN PUBLIC KEY-----
+        MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE0atNlXEE+/Zfb7LuvOwYzfXpJMiq
+        0kJp+0zoXtM8WLy2uQcDF6yGoPOY28JPd0P/YYB/FYPZWDPZTffbcX41Pg==
+        -----END PUBLIC KEY-----
+        """
 
     /// The merchant identifier the emulator's processing key belongs to.
     public static let merchantIdentifier = "merchant.dev.checkout-driver.emulator"
@@ -102,20 +102,20 @@ MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE0atNlXEE+/Zfb7LuvOwYzfXpJMiq
 
     /// The registered client key that JWS bodies are signed with (private half, for `--env local`).
     public static let bahnClientPrivateKeyPEM = """
------BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg+vvRLoz6ysdZ25I+
-MR1DZJhEzHfGcyoNq2dHUFrxqJKhRANCAAQQYmKnPnnf9yihoCJ3G/0oMVLTPv8G
-+67UWae+lWXElxOPy+hyNQyvOvnrcysfPJHo2Y86TaoA5iBuDomugIAj
------END PRIVATE KEY-----
-"""
+        -----BEGIN PRIVATE KEY-----
+        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg+vvRLoz6ysdZ25I+
+        MR1DZJhEzHfGcyoNq2dHUFrxqJKhRANCAAQQYmKnPnnf9yihoCJ3G/0oMVLTPv8G
+        +67UWae+lWXElxOPy+hyNQyvOvnrcysfPJHo2Y86TaoA5iBuDomugIAj
+        -----END PRIVATE KEY-----
+        """
 
     /// The registered client public key the emulator verifies JWS bodies against.
     public static let bahnClientPublicKeyPEM = """
------BEGIN PUBLIC KEY-----
-MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEEGJipz553/cooaAidxv9KDFS0z7/
-Bvuu1FmnvpVlxJcTj8vocjUMrzr563MrHzyR6NmPOk2qAOYgbg6JroCAIw==
------END PUBLIC KEY-----
-"""
+        -----BEGIN PUBLIC KEY-----
+        MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEEGJipz553/cooaAidxv9KDFS0z7/
+        Bvuu1FmnvpVlxJcTj8vocjUMrzr563MrHzyR6NmPOk2qAOYgbg6JroCAIw==
+        -----END PUBLIC KEY-----
+        """
 
     /// The JWS `kid` of the registered client key.
     public static let bahnKeyID = "emulator-client-key-1"
@@ -141,20 +141,20 @@ Bvuu1FmnvpVlxJcTj8vocjUMrzr563MrHzyR6NmPOk2qAOYgbg6JroCAIw==
 
     /// The key api-plus signs sign-payment JWTs with (ES256) and verifies them against at validate-payment.
     public static let afterpayJWTPrivateKeyPEM = """
------BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgU4qeNUcdYG1OiPcE
-TzE/H/ayq+IlNp1aASxgyeZT1P+hRANCAAQ6JSnf1nzi+pkB0OvwJpYVvxZcw5uU
-4bgFtLk8KhMo8oz1wKdwSJIwsgZeUxdexpy2TxS8DupkDC3dEQShebV1
------END PRIVATE KEY-----
-"""
+        -----BEGIN PRIVATE KEY-----
+        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgU4qeNUcdYG1OiPcE
+        TzE/H/ayq+IlNp1aASxgyeZT1P+hRANCAAQ6JSnf1nzi+pkB0OvwJpYVvxZcw5uU
+        4bgFtLk8KhMo8oz1wKdwSJIwsgZeUxdexpy2TxS8DupkDC3dEQShebV1
+        -----END PRIVATE KEY-----
+        """
 
     /// The public half: a client may check a sign-payment JWT with it.
     public static let afterpayJWTPublicKeyPEM = """
------BEGIN PUBLIC KEY-----
-MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEOiUp39Z84vqZAdDr8CaWFb8WXMOb
-lOG4BbS5PCoTKPKM9cCncEiSMLIGXlMXXsactk8UvA7qZAwt3REEoXm1dQ==
------END PUBLIC KEY-----
-"""
+        -----BEGIN PUBLIC KEY-----
+        MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEOiUp39Z84vqZAdDr8CaWFb8WXMOb
+        lOG4BbS5PCoTKPKM9cCncEiSMLIGXlMXXsactk8UvA7qZAwt3REEoXm1dQ==
+        -----END PUBLIC KEY-----
+        """
 
     /// The JWT header's `kid`.
     public static let afterpayJWTKeyID = "emulator-sign-1"

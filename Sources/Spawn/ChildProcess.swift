@@ -53,9 +53,11 @@ public struct ChildProcess: Sendable, Hashable {
 
     /// Starts `executable` (a path; nothing is looked up on PATH) with `arguments` after its name, `environment`
     /// (the parent's when nil) and `directory` as its working directory (the parent's when nil).
-    public static func start(_ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil,
-                             directory: String? = nil, standardInput: Stream = .inherit, standardOutput: Stream = .inherit,
-                             standardError: Stream = .inherit) throws(Failure) -> ChildProcess {
+    public static func start(
+        _ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil,
+        directory: String? = nil, standardInput: Stream = .inherit, standardOutput: Stream = .inherit,
+        standardError: Stream = .inherit
+    ) throws(Failure) -> ChildProcess {
         // Each setting call fails only for want of memory or for a descriptor that is not open.
         func check(_ result: Int32) throws(Failure) {
             guard result == 0 else { throw Failure(executable: executable, errno: result) }
@@ -63,11 +65,15 @@ public struct ChildProcess: Sendable, Hashable {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        for (stream, target) in [(standardInput, STDIN_FILENO), (standardOutput, STDOUT_FILENO), (standardError, STDERR_FILENO)] {
+        for (stream, target) in [
+            (standardInput, STDIN_FILENO), (standardOutput, STDOUT_FILENO), (standardError, STDERR_FILENO),
+        ] {
             switch stream {
             case .inherit: break
             case .null:
-                try check(posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0))
+                try check(
+                    posix_spawn_file_actions_addopen(
+                        &actions, target, "/dev/null", target == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0))
             case .descriptor(let fd):
                 try check(posix_spawn_file_actions_adddup2(&actions, fd, target))
             }
@@ -79,7 +85,8 @@ public struct ChildProcess: Sendable, Hashable {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t(), all = sigset_t()
+        var none = sigset_t()
+        var all = sigset_t()
         sigemptyset(&none)
         sigfillset(&all)
         // Signals 1 to 64 by their bits: glibc's sigfillset leaves out its two internal ones (32 and 33), and its
@@ -94,8 +101,9 @@ public struct ChildProcess: Sendable, Hashable {
         let envp = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
         defer { for pointer in envp ?? [] { free(pointer) } }
         var pid = pid_t()
-        try check(envp.map { posix_spawn(&pid, executable, &actions, &attributes, argv, $0) }
-            ?? posix_spawn(&pid, executable, &actions, &attributes, argv, environ))
+        try check(
+            envp.map { posix_spawn(&pid, executable, &actions, &attributes, argv, $0) }
+                ?? posix_spawn(&pid, executable, &actions, &attributes, argv, environ))
         return ChildProcess(pid: pid)
     }
 

@@ -15,7 +15,8 @@ public enum SpareThreads {
 
     private static let idle = Mutex<[SpareThread]>([])
 
-    /// Runs `body` on a thread of its own, named `name` (what a debugger or `perf` shows): a waiting one, else a new one.
+    /// Runs `body` on a thread of its own, named `name` (what a debugger or `perf` shows): a waiting one, else a new
+    /// one.
     public static func run(named name: String, _ body: @escaping @Sendable () -> Void) {
         if let thread = idle.withLock({ $0.popLast() }) {
             thread.hand(name: name, body)

@@ -7,12 +7,17 @@ public enum DecimalAmount {
     /// digits ("10", "10.5", "10.50" with 2). With `extraZeros`, more fraction digits are allowed when they are zeros
     /// ("25.500" is 2550). Nil for anything else: a sign, an exponent, spaces, a lone point, a fraction that does not
     /// fit. Zero is an amount here; callers that need a positive one say so.
-    public static func exactMinorUnits(_ text: String, decimals: Int = 2, minimumDecimals: Int = 0, extraZeros: Bool = false) -> Int? {
+    public static func exactMinorUnits(
+        _ text: String, decimals: Int = 2, minimumDecimals: Int = 0, extraZeros: Bool = false
+    ) -> Int? {
         let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         let whole = parts[0]
         var fraction = parts.count == 2 ? parts[1] : ""
         guard !whole.isEmpty, whole.utf8.count <= 12, parts.count == 1 || !fraction.isEmpty,
-              (Array(whole.utf8) + Array(fraction.utf8)).allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+            (Array(whole.utf8) + Array(fraction.utf8)).allSatisfy({
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+            })
+        else { return nil }
         if extraZeros && fraction.utf8.count > decimals {
             guard fraction.dropFirst(decimals).allSatisfy({ $0 == "0" }) else { return nil }
             fraction = fraction.prefix(decimals)

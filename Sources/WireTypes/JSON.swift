@@ -13,8 +13,11 @@ public enum JSON: Sendable, Equatable, Hashable {
     /// object, the same storage). True implies `==`; false says nothing. A cache compares a part it rendered with the
     /// part it is given in O(1) this way before it compares them member by member.
     public func isIdentical(to other: JSON) -> Bool {
-        var a = self, b = other
-        return withUnsafeBytes(of: &a) { x in withUnsafeBytes(of: &b) { y in memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 } }
+        var a = self
+        var b = other
+        return withUnsafeBytes(of: &a) { x in
+            withUnsafeBytes(of: &b) { y in memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
+        }
     }
 
     public struct ParseError: Error, CustomStringConvertible {
@@ -31,22 +34,37 @@ public enum JSON: Sendable, Equatable, Hashable {
         return nil
     }
 
-    public var stringValue: String? { if case .string(let s) = self { return s }; return nil }
+    public var stringValue: String? {
+        if case .string(let s) = self { return s }
+        return nil
+    }
     /// A number whose value is whole (12, and 12.0 or 1.2e1 too) and small enough to be exact.
     public var intValue: Int? {
         if case .number(let n) = self { return n.wholeValue }
         return nil
     }
-    /// A number written as an integer — digits, with an optional minus sign — and small enough to be exact: 12, not 12.00
-    /// or 1.2e1. For a field a protocol types as an integer, read strictly.
+    /// A number written as an integer — digits, with an optional minus sign — and small enough to be exact: 12, not
+    /// 12.00 or 1.2e1. For a field a protocol types as an integer, read strictly.
     public var integerAsWritten: Int? {
         if case .number(let n) = self { return n.integerAsWritten }
         return nil
     }
-    public var doubleValue: Double? { if case .number(let n) = self { return n.double }; return nil }
-    public var boolValue: Bool? { if case .bool(let b) = self { return b }; return nil }
-    public var objectValue: Object? { if case .object(let o) = self { return o }; return nil }
-    public var arrayValue: [JSON]? { if case .array(let a) = self { return a }; return nil }
+    public var doubleValue: Double? {
+        if case .number(let n) = self { return n.double }
+        return nil
+    }
+    public var boolValue: Bool? {
+        if case .bool(let b) = self { return b }
+        return nil
+    }
+    public var objectValue: Object? {
+        if case .object(let o) = self { return o }
+        return nil
+    }
+    public var arrayValue: [JSON]? {
+        if case .array(let a) = self { return a }
+        return nil
+    }
 
     /// The kind of value, for error messages ("expected a string, found a number").
     public var kindName: String {
@@ -74,7 +92,9 @@ public enum JSON: Sendable, Equatable, Hashable {
     public var data: Data { Data(bytes(pretty: false, newline: false)) }
 
     /// The serialized bytes, with a final line break when `newline` (a file's last line).
-    public func serializedData(pretty: Bool, newline: Bool = false) -> Data { Data(bytes(pretty: pretty, newline: newline)) }
+    public func serializedData(pretty: Bool, newline: Bool = false) -> Data {
+        Data(bytes(pretty: pretty, newline: newline))
+    }
 
     // Written as UTF-8 bytes, never through `String` appends: a state file of a long batch is rewritten many times a
     // second, and byte appends cost a tenth of scalar-by-scalar string appends.
@@ -88,7 +108,9 @@ public enum JSON: Sendable, Equatable, Hashable {
 
     /// Appends the serialized value as it stands `indent` levels deep in a pretty document: a document can be put
     /// together from parts serialized apart, byte for byte the same as serialized whole.
-    public func write(into out: inout [UInt8], pretty: Bool, indent: Int) { write(to: &out, pretty: pretty, indent: indent) }
+    public func write(into out: inout [UInt8], pretty: Bool, indent: Int) {
+        write(to: &out, pretty: pretty, indent: indent)
+    }
 
     /// Appends `s` as a JSON string literal.
     public static func appendQuoted(_ s: String, to out: inout [UInt8]) { quote(s, into: &out) }
@@ -126,7 +148,10 @@ public enum JSON: Sendable, Equatable, Hashable {
         case .number(let n): out.append(contentsOf: n.literal.utf8)
         case .string(let s): JSON.quote(s, into: &out)
         case .array(let a):
-            if a.isEmpty { out.append(contentsOf: "[]".utf8); return }
+            if a.isEmpty {
+                out.append(contentsOf: "[]".utf8)
+                return
+            }
             out.append(UInt8(ascii: "["))
             for (i, v) in a.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
@@ -136,7 +161,10 @@ public enum JSON: Sendable, Equatable, Hashable {
             if pretty { JSON.newline(&out, indent: indent) }
             out.append(UInt8(ascii: "]"))
         case .object(let o):
-            if o.isEmpty { out.append(contentsOf: "{}".utf8); return }
+            if o.isEmpty {
+                out.append(contentsOf: "{}".utf8)
+                return
+            }
             out.append(UInt8(ascii: "{"))
             for (i, member) in o.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
@@ -164,7 +192,8 @@ public enum JSON: Sendable, Equatable, Hashable {
         s.withUTF8 { bytes in
             // Runs of bytes that need no escape are copied whole; UTF-8 beyond ASCII is copied as it is.
             var start = 0
-            for (i, byte) in bytes.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            for (i, byte) in bytes.enumerated()
+            where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<i]))
                 start = i + 1
                 out.append(UInt8(ascii: "\\"))
@@ -175,7 +204,10 @@ public enum JSON: Sendable, Equatable, Hashable {
                 case UInt8(ascii: "\t"): out.append(UInt8(ascii: "t"))
                 default:
                     let hex = Array("0123456789abcdef".utf8)
-                    out.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xf)]])
+                    out.append(contentsOf: [
+                        UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)],
+                        hex[Int(byte & 0xf)],
+                    ])
                 }
             }
             out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
@@ -210,7 +242,9 @@ extension JSON {
     public static func number(_ value: Double) -> JSON { .number(Number(value)) }
     public init(_ value: Bool) { self = .bool(value) }
     /// An object whose members are all strings.
-    public init(_ members: [String: String]?) { self = members.map { .object(Object($0.mapValues(JSON.string))) } ?? .null }
+    public init(_ members: [String: String]?) {
+        self = members.map { .object(Object($0.mapValues(JSON.string))) } ?? .null
+    }
 
     /// An object member that is itself an object (nil when absent or of another kind).
     public func object(_ key: String) -> Object? { self[key]?.objectValue }
@@ -225,10 +259,12 @@ extension JSON: CustomStringConvertible {
 
 extension JSON {
     /// A JSON number as it was written. JSON leaves it to each reader how to hold a number; this one keeps the text, so
-    /// that "12.00" read from a file or the command line stays "12.00" wherever it goes — for an amount the decimal point
-    /// says which unit is meant, and a binary 12.0 written back as "12" would change the money. Its value, for arithmetic
-    /// and comparison, is read off the text when asked for.
-    public struct Number: Sendable, Hashable, CustomStringConvertible, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral {
+    /// that "12.00" read from a file or the command line stays "12.00" wherever it goes — for an amount the decimal
+    /// point says which unit is meant, and a binary 12.0 written back as "12" would change the money. Its value, for
+    /// arithmetic and comparison, is read off the text when asked for.
+    public struct Number: Sendable, Hashable, CustomStringConvertible, ExpressibleByIntegerLiteral,
+        ExpressibleByFloatLiteral
+    {
         /// The number's JSON text: "12.00", "1e3", "-1", as the parser read it or as `init(_:)` wrote it.
         public let literal: String
 
@@ -243,8 +279,8 @@ extension JSON {
 
         public init(_ value: Int) { literal = String(value) }
 
-        /// Every whole number a double holds exactly (up to 2^53) is written with all its digits, never as 2e+15; a value
-        /// that is no number (infinity, NaN) is written as JSON's null, as JSON has no such number.
+        /// Every whole number a double holds exactly (up to 2^53) is written with all its digits, never as 2e+15; a
+        /// value that is no number (infinity, NaN) is written as JSON's null, as JSON has no such number.
         public init(_ value: Double) { literal = JSON.format(value) }
 
         public init(integerLiteral value: Int) { self.init(value) }
@@ -263,7 +299,9 @@ extension JSON {
         /// The value, when the text is an integer (digits, an optional minus) small enough to be exact.
         public var integerAsWritten: Int? {
             let digits = literal.utf8.drop { $0 == UInt8(ascii: "-") }
-            guard !digits.isEmpty, digits.count <= 15, digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+            guard !digits.isEmpty, digits.count <= 15,
+                digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+            else { return nil }
             return Int(literal)
         }
 

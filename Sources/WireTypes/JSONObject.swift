@@ -5,12 +5,14 @@ extension JSON {
     ///
     /// Not a hashed dictionary: the objects a checkout handles — responses, flow steps, the state file's sections —
     /// mostly have a handful of members, read a few times each. Hashing every key on every insert and lookup (and
-    /// seeding a table per object) was a tenth of a checkout's instructions; a short sorted array is read by comparing a
-    /// few keys, built from a parsed object by one pass (keys already in order, as every file this tool writes has
+    /// seeding a table per object) was a tenth of a checkout's instructions; a short sorted array is read by comparing
+    /// a few keys, built from a parsed object by one pass (keys already in order, as every file this tool writes has
     /// them) or one small sort, and serialized without sorting. A large object (the state file's record of spent
     /// values) is searched by bisection. It reads like `Dictionary`: subscripts by key, `keys`, `values`, `mapValues`,
     /// `filter`, `merging`, and iteration as `(key:, value:)` pairs — in key order.
-    public struct Object: Sendable, Hashable, RandomAccessCollection, ExpressibleByDictionaryLiteral, CustomStringConvertible {
+    public struct Object: Sendable, Hashable, RandomAccessCollection, ExpressibleByDictionaryLiteral,
+        CustomStringConvertible
+    {
         public typealias Element = (key: String, value: JSON)
 
         /// One member. (A struct, not a tuple: an array of tuples is copied and destroyed through generic code, which
@@ -50,7 +52,10 @@ extension JSON {
             var ordered = true
             var i = 1
             while i < members.count {
-                if !Self.precedes(members[i - 1].key, members[i].key) { ordered = false; break }
+                if !Self.precedes(members[i - 1].key, members[i].key) {
+                    ordered = false
+                    break
+                }
                 i += 1
             }
             if ordered { return }
@@ -63,7 +68,11 @@ extension JSON {
             kept.reserveCapacity(sorted.count)
             for index in sorted {
                 let member = members[index]
-                if let last = kept.last, Self.same(last.key, member.key) { kept[kept.count - 1] = member } else { kept.append(member) }
+                if let last = kept.last, Self.same(last.key, member.key) {
+                    kept[kept.count - 1] = member
+                } else {
+                    kept.append(member)
+                }
             }
             members = kept
         }
@@ -72,9 +81,9 @@ extension JSON {
 
         /// The order of keys: their UTF-8 bytes compared as unsigned bytes, which is the order of their code points
         /// (and `String`'s own order for text in normal form C, every key this tool or a server writes), as RFC 8259
-        /// compares member names: code unit by code unit. Bytes are compared in one `memcmp`, where `String`'s `<` walked
-        /// its grapheme rules in calls of its own: a bisection of the state file's record of spent values made of those
-        /// calls a tenth of a batch's instructions.
+        /// compares member names: code unit by code unit. Bytes are compared in one `memcmp`, where `String`'s `<`
+        /// walked its grapheme rules in calls of its own: a bisection of the state file's record of spent values made
+        /// of those calls a tenth of a batch's instructions.
         @inline(__always)
         public static func precedes(_ a: String, _ b: String) -> Bool { compare(a, b) < 0 }
 
@@ -111,7 +120,8 @@ extension JSON {
 
         /// Where `key` is, or where it would go to keep the order.
         private func slot(_ key: String) -> (index: Int, found: Bool) {
-            var low = 0, high = members.count
+            var low = 0
+            var high = members.count
             while low < high {
                 let middle = (low + high) / 2
                 if Self.precedes(members[middle].key, key) { low = middle + 1 } else { high = middle }
@@ -162,14 +172,20 @@ extension JSON {
         /// Each member's value made anew from its key and value, in one pass (no key is looked up or placed again).
         public func mapMembers(_ transform: (String, JSON) throws -> JSON) rethrows -> Object {
             var copy = self
-            for i in copy.members.indices { copy.members[i].value = try transform(copy.members[i].key, copy.members[i].value) }
+            for i in copy.members.indices {
+                copy.members[i].value = try transform(copy.members[i].key, copy.members[i].value)
+            }
             return copy
         }
 
         public func compactMapValues(_ transform: (JSON) throws -> JSON?) rethrows -> Object {
             var copy = Object()
             copy.members.reserveCapacity(members.count)
-            for member in members { if let value = try transform(member.value) { copy.members.append(Member(key: member.key, value: value)) } }
+            for member in members {
+                if let value = try transform(member.value) {
+                    copy.members.append(Member(key: member.key, value: value))
+                }
+            }
             return copy
         }
 
@@ -226,16 +242,20 @@ extension JSON {
             return (values, others)
         }
 
-        /// What turns this object into `other`, by one walk of both in key order: each key `other` adds or gives another
-        /// value (with that value), and each key it lacks (nil). A value handed on unchanged is told by its storage
-        /// first. (A record of what a state-file write changed compares objects of hundreds of members.)
+        /// What turns this object into `other`, by one walk of both in key order: each key `other` adds or gives
+        /// another value (with that value), and each key it lacks (nil). A value handed on unchanged is told by its
+        /// storage first. (A record of what a state-file write changed compares objects of hundreds of members.)
         public func changes(to other: Object) -> [(key: String, value: JSON?)] {
             var found: [(key: String, value: JSON?)] = []
-            var i = 0, j = 0
-            let old = members, new = other.members
+            var i = 0
+            var j = 0
+            let old = members
+            let new = other.members
             while i < old.count || j < new.count {
                 if i < old.count, j < new.count, Self.same(old[i].key, new[j].key) {
-                    if !new[j].value.isIdentical(to: old[i].value) && new[j].value != old[i].value { found.append((new[j].key, new[j].value)) }
+                    if !new[j].value.isIdentical(to: old[i].value) && new[j].value != old[i].value {
+                        found.append((new[j].key, new[j].value))
+                    }
                     i += 1
                     j += 1
                 } else if j == new.count || (i < old.count && Self.precedes(old[i].key, new[j].key)) {
@@ -260,7 +280,11 @@ extension JSON {
         public static func == (a: Object, b: Object) -> Bool {
             guard a.members.count == b.members.count else { return false }
             // The very same storage (a section handed on unchanged) needs no walk, as a `Dictionary`'s does not.
-            if a.members.withUnsafeBufferPointer({ x in b.members.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress } }) { return true }
+            if a.members.withUnsafeBufferPointer({ x in
+                b.members.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress }
+            }) {
+                return true
+            }
             for (x, y) in zip(a.members, b.members) where !same(x.key, y.key) || x.value != y.value { return false }
             return true
         }

@@ -23,16 +23,24 @@ struct JSONParser {
     private init(bytes: [UInt8]) { self.bytes = bytes }
 
     private func error(_ message: String) -> JSON.ParseError {
-        var line = 1, column = 1
+        var line = 1
+        var column = 1
         for b in bytes[..<min(index, bytes.count)] {
-            if b == 0x0A { line += 1; column = 1 } else { column += 1 }
+            if b == 0x0A {
+                line += 1
+                column = 1
+            } else {
+                column += 1
+            }
         }
         let atEnd = index >= bytes.count ? " (the text ends early — truncated?)" : ""
         return JSON.ParseError(description: "\(message) at line \(line), column \(column)\(atEnd)")
     }
 
     private mutating func skipWhitespace() {
-        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09 {
+        while index < bytes.count,
+            bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09
+        {
             index += 1
         }
     }
@@ -43,9 +51,15 @@ struct JSONParser {
         case UInt8(ascii: "{"): return try object()
         case UInt8(ascii: "["): return try array()
         case UInt8(ascii: "\""): return .string(try string())
-        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "t"):
+            try literal("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try literal("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try literal("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
         default: throw error("unexpected character '\(Character(Unicode.Scalar(bytes[index])))'")
         }
@@ -68,21 +82,32 @@ struct JSONParser {
         defer { depth -= 1 }
         index += 1
         skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object([:]) }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return .object([:])
+        }
         let first = members.count
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a quoted key") }
             let key = try string()
             skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after a key") }
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+                throw error("expected ':' after a key")
+            }
             index += 1
             skipWhitespace()
             members.append(JSON.Object.Member(key: key, value: try value()))
             skipWhitespace()
             guard index < bytes.count else { throw error("expected ',' or '}'") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "}") { index += 1; break }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                break
+            }
             throw error("expected ',' or '}'")
         }
         let result = JSON.Object(parsed: members[first...])  // a repeated key: the last one counts
@@ -96,14 +121,23 @@ struct JSONParser {
         index += 1
         var result: [JSON] = []
         skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(result) }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return .array(result)
+        }
         while true {
             skipWhitespace()
             result.append(try value())
             skipWhitespace()
             guard index < bytes.count else { throw error("expected ',' or ']'") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(result) }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            if bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return .array(result)
+            }
             throw error("expected ',' or ']'")
         }
     }
@@ -146,7 +180,8 @@ struct JSONParser {
                 guard e == UInt8(ascii: "u") else { throw error("invalid escape '\\\(Character(Unicode.Scalar(e)))'") }
                 var scalar = try hex4()
                 if (0xD800..<0xDC00).contains(scalar), index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
-                   bytes[index + 1] == UInt8(ascii: "u") {
+                    bytes[index + 1] == UInt8(ascii: "u")
+                {
                     index += 2
                     let low = try hex4()
                     guard (0xDC00..<0xE000).contains(low) else { throw error("invalid surrogate pair") }
@@ -156,7 +191,8 @@ struct JSONParser {
                 out.append(contentsOf: Array(String(Character(u)).utf8))
             default:
                 // A run of plain bytes up to the next quote or escape, copied at once: a GraphQL document sent as a
-                // string has an escaped line break every few dozen bytes, and byte-by-byte appends were most of its parse.
+                // string has an escaped line break every few dozen bytes, and byte-by-byte appends were most of its
+                // parse.
                 let run = index
                 while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") {
                     let plain = bytes[index]
@@ -177,7 +213,8 @@ struct JSONParser {
     /// this and cost about a thousand instructions a string, a third of a response's parse.)
     private static func text(_ bytes: ArraySlice<UInt8>, ascii: Bool) -> String? {
         var text = String(decoding: bytes, as: UTF8.self)
-        return ascii || text.withUTF8({ written in bytes.withUnsafeBufferPointer { written.elementsEqual($0) } }) ? text : nil
+        return ascii || text.withUTF8({ written in bytes.withUnsafeBufferPointer { written.elementsEqual($0) } })
+            ? text : nil
     }
 
     private mutating func hex4() throws(JSON.ParseError) -> UInt32 {
@@ -209,14 +246,19 @@ struct JSONParser {
         let whole = index
         guard digits() > 0 else { throw error("expected digits") }
         // RFC 8259: no leading zeros. The number is kept as written, so it must be written as JSON writes one.
-        if bytes[whole] == UInt8(ascii: "0"), index - whole > 1 { index = whole; throw error("a number with a leading zero") }
+        if bytes[whole] == UInt8(ascii: "0"), index - whole > 1 {
+            index = whole
+            throw error("a number with a leading zero")
+        }
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
             index += 1
             guard digits() > 0 else { throw error("expected digits after '.'") }
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
             guard digits() > 0 else { throw error("expected digits in the exponent") }
         }
         // Kept as written (JSON.Number): "12.00" stays "12.00".

@@ -8,13 +8,15 @@ public enum PercentEncoding {
     /// What a path segment keeps, so that an id with a slash, a space or a "?" stays one segment: Foundation's
     /// `urlPathAllowed` without "/" — RFC 3986's `pchar` without ";", which older servers take for a parameter.
     public static let pathSegment = ByteSet {
-        isUnreserved($0) || (isSubDelimiter($0) && $0 != UInt8(ascii: ";")) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "@")
+        isUnreserved($0) || (isSubDelimiter($0) && $0 != UInt8(ascii: ";")) || $0 == UInt8(ascii: ":")
+            || $0 == UInt8(ascii: "@")
     }
 
     /// What a URL's query keeps (Foundation's `urlQueryAllowed`): the unreserved characters, the sub-delimiters, `:`,
     /// `@`, `/` and `?`.
     public static let query = ByteSet {
-        isUnreserved($0) || isSubDelimiter($0) || [UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "/"), UInt8(ascii: "?")].contains($0)
+        isUnreserved($0) || isSubDelimiter($0)
+            || [UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "/"), UInt8(ascii: "?")].contains($0)
     }
 
     /// `bytes` with every byte `keeps` lacks written `%XX`.
@@ -27,7 +29,9 @@ public enum PercentEncoding {
                     buffer[at] = byte
                     at += 1
                 } else {
-                    (buffer[at], buffer[at + 1], buffer[at + 2]) = (UInt8(ascii: "%"), hexDigit(byte >> 4), hexDigit(byte & 0x0F))
+                    (buffer[at], buffer[at + 1], buffer[at + 2]) = (
+                        UInt8(ascii: "%"), hexDigit(byte >> 4), hexDigit(byte & 0x0F)
+                    )
                     at += 3
                 }
             }
@@ -44,8 +48,10 @@ public enum PercentEncoding {
 
     private static func isUnreserved(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"): true
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            true
         default: false
         }
     }
@@ -53,8 +59,10 @@ public enum PercentEncoding {
     /// RFC 3986's sub-delims: `!$&'()*+,;=`.
     private static func isSubDelimiter(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"),
-             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="): true
+        case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("),
+            UInt8(ascii: ")"),
+            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="):
+            true
         default: false
         }
     }

@@ -15,10 +15,12 @@ public enum Timestamp {
         let units = Int64((date.timeIntervalSince1970 * Double(scale)).rounded())
         let seconds = floorDivision(units, scale)
         let fraction = units - seconds * scale
-        let days = floorDivision(seconds, 86_400), ofDay = Int(seconds - days * 86_400)
+        let days = floorDivision(seconds, 86_400)
+        let ofDay = Int(seconds - days * 86_400)
         let (year, month, day) = civil(days: days)
         var text = fourDigits(year)
-        text += "-" + twoDigits(month) + "-" + twoDigits(day) + "T" + twoDigits(ofDay / 3600) + ":"
+        text +=
+            "-" + twoDigits(month) + "-" + twoDigits(day) + "T" + twoDigits(ofDay / 3600) + ":"
             + twoDigits(ofDay / 60 % 60) + ":" + twoDigits(ofDay % 60)
         if fractionDigits > 0 {
             let digits = String(fraction)
@@ -33,11 +35,11 @@ public enum Timestamp {
     public static func parse(_ text: String) -> Date? {
         var reader = Reader(bytes: Array(text.utf8).trimmingSpaces())
         guard let year = reader.number(4), reader.skip("-"), let month = reader.number(2), reader.skip("-"),
-              let day = reader.number(2), reader.skip("T") || reader.skip("t"),
-              let hour = reader.number(2), reader.skip(":"), let minute = reader.number(2), reader.skip(":"),
-              let second = reader.number(2),
-              (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
-              hour < 24, minute < 60, second < 60
+            let day = reader.number(2), reader.skip("T") || reader.skip("t"),
+            let hour = reader.number(2), reader.skip(":"), let minute = reader.number(2), reader.skip(":"),
+            let second = reader.number(2),
+            (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
+            hour < 24, minute < 60, second < 60
         else { return nil }
         var nanoseconds = 0
         if reader.skip(".") {
@@ -51,23 +53,28 @@ public enum Timestamp {
         }
         var offset = 0  // seconds east of UTC
         if !reader.skip("Z") && !reader.skip("z") {
-            guard let sign = reader.skip("+") ? 1 : reader.skip("-") ? -1 : nil, let hours = reader.number(2) else { return nil }
+            guard let sign = reader.skip("+") ? 1 : reader.skip("-") ? -1 : nil, let hours = reader.number(2) else {
+                return nil
+            }
             _ = reader.skip(":")
             guard let minutes = reader.number(2), hours < 24, minutes < 60 else { return nil }
             offset = sign * (hours * 3600 + minutes * 60)
         }
         guard reader.atEnd else { return nil }
-        let seconds = days(year: year, month: month, day: day) * 86_400 + Int64(hour * 3600 + minute * 60 + second - offset)
+        let seconds =
+            days(year: year, month: month, day: day) * 86_400 + Int64(hour * 3600 + minute * 60 + second - offset)
         return Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds) / 1e9)
     }
 
     /// `Sun, 06 Nov 1994 08:49:37 GMT`: RFC 9110's IMF-fixdate, the form an HTTP `Date` header is written in, for a
     /// whole second since 1970.
     public static func imfFixdate(secondsSince1970 seconds: Int64) -> String {
-        let days = floorDivision(seconds, 86_400), ofDay = Int(seconds - days * 86_400)
+        let days = floorDivision(seconds, 86_400)
+        let ofDay = Int(seconds - days * 86_400)
         let (year, month, day) = civil(days: days)
         let weekday = Int((days % 7 + 11) % 7)  // 1 January 1970 was a Thursday, day 4 of a week from Sunday
-        return weekdayNames[weekday] + ", " + twoDigits(day) + " " + monthNames[month - 1] + " " + fourDigits(year) + " "
+        return weekdayNames[weekday] + ", " + twoDigits(day) + " " + monthNames[month - 1] + " " + fourDigits(year)
+            + " "
             + twoDigits(ofDay / 3600) + ":" + twoDigits(ofDay / 60 % 60) + ":" + twoDigits(ofDay % 60) + " GMT"
     }
 
@@ -84,11 +91,14 @@ public enum Timestamp {
         }
         guard reader.skip(" "), let day = reader.number(2) else { return nil }
         if reader.skip(" ") {
-            guard let month = reader.month(), reader.skip(" "), let year = reader.number(4), reader.skip(" ") else { return nil }
+            guard let month = reader.month(), reader.skip(" "), let year = reader.number(4), reader.skip(" ") else {
+                return nil
+            }
             return clockTime(&reader, year: year, month: month, day: day)
         }
         guard reader.skip("-"), let month = reader.month(), reader.skip("-"), let twoDigits = reader.number(2),
-              reader.skip(" ") else { return nil }
+            reader.skip(" ")
+        else { return nil }
         let thisYear = utcDate(now).year
         var year = thisYear - thisYear % 100 + twoDigits
         if year > thisYear + 50 { year -= 100 }
@@ -108,16 +118,19 @@ public enum Timestamp {
         guard let first = reader.digit() else { return nil }
         let day = reader.digit().map { first * 10 + $0 } ?? first
         guard reader.skip(" "), let hour = reader.number(2), reader.skip(":"), let minute = reader.number(2),
-              reader.skip(":"), let second = reader.number(2), reader.skip(" "), let year = reader.number(4) else { return nil }
-        guard !zone || (reader.skip(" ") && reader.skip("G") && reader.skip("M") && reader.skip("T")), reader.atEnd else { return nil }
+            reader.skip(":"), let second = reader.number(2), reader.skip(" "), let year = reader.number(4)
+        else { return nil }
+        guard !zone || (reader.skip(" ") && reader.skip("G") && reader.skip("M") && reader.skip("T")), reader.atEnd
+        else { return nil }
         return moment(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
     }
 
     /// `08:49:37 GMT`, and the end.
     private static func clockTime(_ reader: inout Reader, year: Int, month: Int, day: Int) -> Date? {
         guard let hour = reader.number(2), reader.skip(":"), let minute = reader.number(2), reader.skip(":"),
-              let second = reader.number(2), reader.skip(" "), reader.skip("G"), reader.skip("M"), reader.skip("T"),
-              reader.atEnd else { return nil }
+            let second = reader.number(2), reader.skip(" "), reader.skip("G"), reader.skip("M"), reader.skip("T"),
+            reader.atEnd
+        else { return nil }
         return moment(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
     }
 
@@ -125,8 +138,11 @@ public enum Timestamp {
     /// second, 60, is the next minute's first).
     private static func moment(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Date? {
         guard (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day), hour < 24, minute < 60,
-              second <= 60 else { return nil }
-        return Date(timeIntervalSince1970: Double(days(year: year, month: month, day: day) * 86_400 + Int64(hour * 3600 + minute * 60 + second)))
+            second <= 60
+        else { return nil }
+        return Date(
+            timeIntervalSince1970: Double(
+                days(year: year, month: month, day: day) * 86_400 + Int64(hour * 3600 + minute * 60 + second)))
     }
 
     /// The UTC calendar date `date` falls on.
@@ -144,7 +160,9 @@ public enum Timestamp {
     }
 
     private static let weekdayNames = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-    fileprivate static let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    fileprivate static let monthNames = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ]
 
     private static let powersOfTen: [Int64] = (0...9).map { (0..<$0).reduce(1) { product, _ in product * 10 } }
 
@@ -162,7 +180,8 @@ public enum Timestamp {
     // that the leap day is the last of its year (H. Hinnant's published `days_from_civil` / `civil_from_days`).
     private static func days(year: Int, month: Int, day: Int) -> Int64 {
         let y = Int64(month <= 2 ? year - 1 : year)
-        let era = floorDivision(y, 400), yearOfEra = y - era * 400
+        let era = floorDivision(y, 400)
+        let yearOfEra = y - era * 400
         let dayOfYear = Int64((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1)
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         return era * 146_097 + dayOfEra - 719_468
@@ -170,7 +189,8 @@ public enum Timestamp {
 
     private static func civil(days: Int64) -> (year: Int, month: Int, day: Int) {
         let z = days + 719_468
-        let era = floorDivision(z, 146_097), dayOfEra = z - era * 146_097
+        let era = floorDivision(z, 146_097)
+        let dayOfEra = z - era * 146_097
         let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
         let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
         let shiftedMonth = (5 * dayOfYear + 2) / 153
@@ -183,7 +203,10 @@ public enum Timestamp {
         let bytes: ArraySlice<UInt8>
         var at: Int
 
-        init(bytes: ArraySlice<UInt8>) { self.bytes = bytes; at = bytes.startIndex }
+        init(bytes: ArraySlice<UInt8>) {
+            self.bytes = bytes
+            at = bytes.startIndex
+        }
 
         var atEnd: Bool { at == bytes.endIndex }
 
@@ -227,10 +250,12 @@ public enum Timestamp {
     }
 }
 
-private extension Array where Element == UInt8 {
-    func trimmingSpaces() -> ArraySlice<UInt8> {
+extension Array where Element == UInt8 {
+    fileprivate func trimmingSpaces() -> ArraySlice<UInt8> {
         let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return [] }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
+            return []
+        }
         return self[first...last]
     }
 }

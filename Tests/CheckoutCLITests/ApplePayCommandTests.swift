@@ -1,20 +1,24 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ApplePayCommandTests {
     /// The secret parts of a token: none of them may be echoed anywhere but the token's own destination.
     func secrets(of token: Data) async throws -> [String] {
         let object = try #require(try JSONSerialization.jsonObject(with: token) as? [String: Any])
         let header = try #require(object["header"] as? [String: String])
-        return [object["data"] as? String, object["signature"] as? String, header["ephemeralPublicKey"]].compactMap { $0 }
+        return [object["data"] as? String, object["signature"] as? String, header["ephemeralPublicKey"]].compactMap {
+            $0
+        }
     }
 
     @Test func writesTheTokenToAFile() async throws {
         let scratch = try Scratch()
         let directory = scratch.url
         let out = directory.appendingPathComponent("token.json").path
-        let result = try await BinaryRunner.run(["applepay", "token", "--amount", "8000", "--currency", "VND", "--out", out])
+        let result = try await BinaryRunner.run([
+            "applepay", "token", "--amount", "8000", "--currency", "VND", "--out", out,
+        ])
         #expect(result.status == 0, "\(result.stderr)")
 
         let mode = try FileManager.default.attributesOfItem(atPath: out)[.posixPermissions] as? NSNumber
@@ -46,7 +50,10 @@ import TestSupport
     @Test func negativeAmountIsAUsageError() async throws {
         let result = try await BinaryRunner.run(["applepay", "token", "--amount", "-5"])
         #expect(result.status == 64)
-        #expect(result.stderr.contains("error: --amount -5 is negative\nhint: give digits for minor units (1234 is 1234 VND) or a whole number of VND (1234)"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains(
+                "error: --amount -5 is negative\nhint: give digits for minor units (1234 is 1234 VND) or a whole number of VND (1234)"
+            ), "\(result.stderr)")
         #expect(result.stdout.isEmpty)
     }
 

@@ -1,9 +1,10 @@
 import Foundation
 import SandboxEmulator
 import Testing
+
 #if canImport(FoundationXML)
-import FoundationXML
-import TestSupport
+    import FoundationXML
+    import TestSupport
 #endif
 
 /// The Bahn commands through the built binary: the main job, bad token files, secrets on every output,
@@ -12,13 +13,16 @@ import TestSupport
     /// `--env sandbox` pointed at an in-test emulator with its test credentials, as a user would configure it.
     static func sandboxEnvironment(_ emulator: Emulator, scratch: Scratch) throws -> [String: String] {
         let keyFile = try scratch.write("bahn-signing-key.pem", TestCredentials.bahnClientPrivateKeyPEM)
-        return ["BAHN_API_URL": emulator.baseURL, "BAHN_API_KEY": TestCredentials.bahnAPIKey, "BAHN_SIGNING_KEY": keyFile,
-                "BAHN_KEY_ID": TestCredentials.bahnKeyID, "BAHN_WEBHOOK_SECRET": TestCredentials.bahnWebhookSecret]
+        return [
+            "BAHN_API_URL": emulator.baseURL, "BAHN_API_KEY": TestCredentials.bahnAPIKey, "BAHN_SIGNING_KEY": keyFile,
+            "BAHN_KEY_ID": TestCredentials.bahnKeyID, "BAHN_WEBHOOK_SECRET": TestCredentials.bahnWebhookSecret,
+        ]
     }
 
     static func makeToken(_ s: Scratch, amount: Int = 8000, name: String = "token.json") async throws -> String {
         let path = s.path + "/" + name
-        let r = try await BinaryRunner.run(["applepay", "token", "--amount", "\(amount)", "--currency", "704", "--out", path, "-q"], home: s.path)
+        let r = try await BinaryRunner.run(
+            ["applepay", "token", "--amount", "\(amount)", "--currency", "704", "--out", path, "-q"], home: s.path)
         #expect(r.status == 0, "\(r.all)")
         return path
     }
@@ -27,7 +31,9 @@ import TestSupport
         let s = try Scratch()
         let r = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay"], home: s.path)
         #expect(r.status == 0, "\(r.all)")
-        for step in ["make-token", "create-intent", "confirm", "poll", "webhook"] { #expect(r.stdout.contains("✓ \(step)")) }
+        for step in ["make-token", "create-intent", "confirm", "poll", "webhook"] {
+            #expect(r.stdout.contains("✓ \(step)"))
+        }
         // The embedded emulator's state is throwaway: nothing is left in the default state directory.
         #expect(!FileManager.default.fileExists(atPath: s.path + "/state/checkout-driver/local/state.json"))
     }
@@ -36,12 +42,28 @@ import TestSupport
         ("empty", "", "is empty"),
         ("not JSON", "hello, token", "not JSON"),
         ("truncated", "{\"data\":\"abc\",\"signature\":\"de", "truncated"),
-        ("PKPayment wrapper", "{\"token\":{\"paymentData\":{\"data\":\"a\",\"signature\":\"b\",\"header\":{},\"version\":\"EC_v1\"}}}", "token.paymentData"),
-        ("PKPaymentToken wrapper", "{\"paymentData\":{\"data\":\"a\",\"signature\":\"b\",\"header\":{},\"version\":\"EC_v1\"},\"transactionIdentifier\":\"ab\"}", "paymentData"),
+        (
+            "PKPayment wrapper",
+            "{\"token\":{\"paymentData\":{\"data\":\"a\",\"signature\":\"b\",\"header\":{},\"version\":\"EC_v1\"}}}",
+            "token.paymentData"
+        ),
+        (
+            "PKPaymentToken wrapper",
+            "{\"paymentData\":{\"data\":\"a\",\"signature\":\"b\",\"header\":{},\"version\":\"EC_v1\"},\"transactionIdentifier\":\"ab\"}",
+            "paymentData"
+        ),
         ("missing fields", "{\"data\":\"a\",\"version\":\"EC_v1\"}", "signature"),
-        ("unknown version", "{\"data\":\"a\",\"signature\":\"b\",\"header\":{\"ephemeralPublicKey\":\"x\",\"publicKeyHash\":\"y\",\"transactionId\":\"ab\"},\"version\":\"EC_v9\"}", "unknown version"),
+        (
+            "unknown version",
+            "{\"data\":\"a\",\"signature\":\"b\",\"header\":{\"ephemeralPublicKey\":\"x\",\"publicKeyHash\":\"y\",\"transactionId\":\"ab\"},\"version\":\"EC_v9\"}",
+            "unknown version"
+        ),
         ("not UTF-8", "\u{FF}", "UTF-8"),
-        ("byte-order mark", "\u{FEFF}{\"data\":\"a\",\"signature\":\"b\",\"header\":{\"ephemeralPublicKey\":\"x\",\"publicKeyHash\":\"y\",\"transactionId\":\"ab\"},\"version\":\"EC_v1\"}", "starts with a UTF-8 byte-order mark"),
+        (
+            "byte-order mark",
+            "\u{FEFF}{\"data\":\"a\",\"signature\":\"b\",\"header\":{\"ephemeralPublicKey\":\"x\",\"publicKeyHash\":\"y\",\"transactionId\":\"ab\"},\"version\":\"EC_v1\"}",
+            "starts with a UTF-8 byte-order mark"
+        ),
     ])
     func badTokenFilesExit65AndSendNothing(kind: String, content: String, expected: String) async throws {
         let s = try Scratch()
@@ -51,8 +73,9 @@ import TestSupport
         let file = s.path + "/bad-token.json"
         // "\u{FF}" stands for a lone 0xFF byte: never valid UTF-8.
         try (content == "\u{FF}" ? Data([0xFF, 0x7B]) : Data(content.utf8)).write(to: URL(fileURLWithPath: file))
-        let r = try await BinaryRunner.run(["bahn", "confirm", "--intent", "pi_TEST", "--token-file", file, "--env", "sandbox"],
-                                           home: s.path, environment: try Self.sandboxEnvironment(emulator, scratch: s))
+        let r = try await BinaryRunner.run(
+            ["bahn", "confirm", "--intent", "pi_TEST", "--token-file", file, "--env", "sandbox"],
+            home: s.path, environment: try Self.sandboxEnvironment(emulator, scratch: s))
         #expect(r.status == 65, "\(kind): \(r.all)")
         #expect(r.stderr.contains(expected), "\(kind): \(r.stderr)")
         #expect(r.stderr.contains("hint:"), "\(kind)")
@@ -64,16 +87,21 @@ import TestSupport
         let emulator = try Emulator()
         emulator.start()
         defer { emulator.shutdown() }
-        let flow = try s.write("f.json", """
+        let flow = try s.write(
+            "f.json",
+            """
             {"name": "mixed", "steps": [
               {"name": "health", "request": {"url": "${env.EMULATOR_URL}/_sandbox/health"}},
               {"name": "create", "use": "bahn.createIntent", "with": {"amount": 8000, "currency": "704"}}
             ]}
             """)
-        let r = try await BinaryRunner.run(["flow", "run", flow, "--env", "sandbox"], home: s.path,
-                                           environment: ["EMULATOR_URL": emulator.baseURL, "BAHN_API_URL": emulator.baseURL])
+        let r = try await BinaryRunner.run(
+            ["flow", "run", flow, "--env", "sandbox"], home: s.path,
+            environment: ["EMULATOR_URL": emulator.baseURL, "BAHN_API_URL": emulator.baseURL])
         #expect(r.status == 78)
-        #expect(r.stderr.contains("BAHN_API_KEY, BAHN_SIGNING_KEY are not set for environment 'sandbox'"), "every missing one at once: \(r.stderr)")
+        #expect(
+            r.stderr.contains("BAHN_API_KEY, BAHN_SIGNING_KEY are not set for environment 'sandbox'"),
+            "every missing one at once: \(r.stderr)")
         #expect(emulator.receivedRequests().isEmpty)
     }
 
@@ -82,11 +110,15 @@ import TestSupport
         let emulator = try Emulator()
         emulator.start()
         defer { emulator.shutdown() }
-        let r = try await BinaryRunner.run(["bahn", "create-intent", "--amount", "8000", "--currency", "704", "--metadata", "ref=1.50",
-                                            "--metadata", "big=12345678901234567890", "--env", "sandbox"],
-                                           home: s.path, environment: try Self.sandboxEnvironment(emulator, scratch: s))
+        let r = try await BinaryRunner.run(
+            [
+                "bahn", "create-intent", "--amount", "8000", "--currency", "704", "--metadata", "ref=1.50",
+                "--metadata", "big=12345678901234567890", "--env", "sandbox",
+            ],
+            home: s.path, environment: try Self.sandboxEnvironment(emulator, scratch: s))
         #expect(r.status == 0, "\(r.all)")
-        let jws = String(decoding: try #require(emulator.receivedRequests().first).body, as: UTF8.self).split(separator: ".")
+        let jws = String(decoding: try #require(emulator.receivedRequests().first).body, as: UTF8.self).split(
+            separator: ".")
         var payload = String(jws[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while payload.count % 4 != 0 { payload += "=" }
         let decoded = try #require(Data(base64Encoded: payload))
@@ -102,8 +134,9 @@ import TestSupport
         let emulator = try Emulator()
         emulator.start()
         defer { emulator.shutdown() }
-        let r = try await BinaryRunner.run(["bahn", "confirm", "--intent", "pi_TEST", "--token-file", wrapped, "--env", "sandbox"],
-                                           home: s.path, environment: try Self.sandboxEnvironment(emulator, scratch: s))
+        let r = try await BinaryRunner.run(
+            ["bahn", "confirm", "--intent", "pi_TEST", "--token-file", wrapped, "--env", "sandbox"],
+            home: s.path, environment: try Self.sandboxEnvironment(emulator, scratch: s))
         #expect(r.status == 65)
         #expect(emulator.receivedRequests().isEmpty)
         #expect(r.stderr.contains("base64"))
@@ -133,12 +166,16 @@ import TestSupport
         bytes[index] = Self.differentCharacter(for: before, hex: field == "transactionId")
         // The change must change what the field decodes to: hex is case-insensitive, so `a` → `A` would not.
         if field == "transactionId" {
-            #expect(Int(String(UnicodeScalar(bytes[index])), radix: 16) != Int(String(UnicodeScalar(before)), radix: 16))
+            #expect(
+                Int(String(UnicodeScalar(bytes[index])), radix: 16) != Int(String(UnicodeScalar(before)), radix: 16))
         }
         let tampered = s.path + "/tampered.json"
         try Data(bytes).write(to: URL(fileURLWithPath: tampered))
-        let r = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "o-1", "--amount", "8000", "--currency", "704",
-                                            "--token-file", tampered], home: s.path)
+        let r = try await BinaryRunner.run(
+            [
+                "bahn", "confirm", "--order-id", "o-1", "--amount", "8000", "--currency", "704",
+                "--token-file", tampered,
+            ], home: s.path)
         #expect(r.status == status, "\(field): \(r.all)")
         #expect(r.stderr.contains(expected), "\(field): \(r.stderr)")
     }
@@ -164,25 +201,38 @@ import TestSupport
         defer { emulator.shutdown() }
         let env = try Self.sandboxEnvironment(emulator, scratch: s)
         let token = try await Self.makeToken(s)
-        let tokenJSON = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: token))) as? [String: Any])
-        let data = try #require(tokenJSON["data"] as? String), signature = try #require(tokenJSON["signature"] as? String)
+        let tokenJSON = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: token))) as? [String: Any])
+        let data = try #require(tokenJSON["data"] as? String)
+        let signature = try #require(tokenJSON["signature"] as? String)
         let keyBody = TestCredentials.bahnClientPrivateKeyPEM.split(separator: "\n")[1]  // a line of the private key
-        let secrets = [TestCredentials.bahnAPIKey, String(keyBody), data, signature, String(data.prefix(40)), String(signature.prefix(40))]
+        let secrets = [
+            TestCredentials.bahnAPIKey, String(keyBody), data, signature, String(data.prefix(40)),
+            String(signature.prefix(40)),
+        ]
 
         for format in ["text", "json"] {
             let r = try await BinaryRunner.run(
-                ["bahn", "confirm", "--order-id", "o-\(format)", "--amount", "8000", "--currency", "704", "--token-file", token,
-                 "--env", "sandbox", "-v", "--format", format, "--record", s.path + "/\(format).har", "--junit", s.path + "/\(format).xml",
-                 "--session", s.path + "/\(format)-state.json"],
+                [
+                    "bahn", "confirm", "--order-id", "o-\(format)", "--amount", "8000", "--currency", "704",
+                    "--token-file", token,
+                    "--env", "sandbox", "-v", "--format", format, "--record", s.path + "/\(format).har", "--junit",
+                    s.path + "/\(format).xml",
+                    "--session", s.path + "/\(format)-state.json",
+                ],
                 home: s.path, environment: env)
             // Separate state files: the text run spends the token, the json run sends it again and Bahn refuses it,
             // so both a successful confirm and a Bahn error go through every output.
             #expect(r.status == (format == "text" ? 0 : 1), "\(format): \(r.all)")
             if format == "json" { #expect(r.stderr.contains("apple_pay_token_already_used")) }
-            let outputs = [("stdout", r.stdout), ("stderr", r.stderr), ("HAR", try s.read("\(format).har")),
-                           ("JUnit", try s.read("\(format).xml")), ("state", (try? s.read("\(format)-state.json")) ?? "")]
+            let outputs = [
+                ("stdout", r.stdout), ("stderr", r.stderr), ("HAR", try s.read("\(format).har")),
+                ("JUnit", try s.read("\(format).xml")), ("state", (try? s.read("\(format)-state.json")) ?? ""),
+            ]
             for (name, text) in outputs {
-                for secret in secrets { #expect(!text.contains(secret), "\(format) \(name) leaks \(secret.prefix(12))…") }
+                for secret in secrets {
+                    #expect(!text.contains(secret), "\(format) \(name) leaks \(secret.prefix(12))…")
+                }
             }
             #expect(r.stderr.contains("Bn-Api-Key: [REDACTED]"))
         }
@@ -197,25 +247,32 @@ import TestSupport
         defer { server.stop() }
 
         let token = try await Self.makeToken(s)
-        let create = try await BinaryRunner.run(["bahn", "create-intent", "--amount", "8000", "--currency", "VND", "--order-id", "1234"], home: s.path)
+        let create = try await BinaryRunner.run(
+            ["bahn", "create-intent", "--amount", "8000", "--currency", "VND", "--order-id", "1234"], home: s.path)
         #expect(create.status == 0, "\(create.all)")
         #expect(create.stderr.contains("environment: local (sandbox serve at http://127.0.0.1:"))
-        let intent = try #require(create.stdout.split(separator: "\n").first { $0.hasPrefix("payment_intent ") }?.split(separator: " ")[1])
+        let intent = try #require(
+            create.stdout.split(separator: "\n").first { $0.hasPrefix("payment_intent ") }?.split(separator: " ")[1])
 
-        let confirm = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "1234", "--token-file", token, "--capture", "manual"], home: s.path)
+        let confirm = try await BinaryRunner.run(
+            ["bahn", "confirm", "--order-id", "1234", "--token-file", token, "--capture", "manual"], home: s.path)
         #expect(confirm.status == 0, "\(confirm.all)")
         #expect(confirm.stdout.contains("payment_intent \(intent)  requires_capture"))
         #expect(confirm.stdout.contains("idempotency key order-1234-applepay"))
         #expect(confirm.stdout.contains("card            visa ····1234 via apple_pay  (device token ····0046)"))
 
         // The same command again replays under the same key: the original answer, no second authorisation.
-        let again = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "1234", "--token-file", token, "--capture", "manual"],
-                                               home: s.path)
+        let again = try await BinaryRunner.run(
+            ["bahn", "confirm", "--order-id", "1234", "--token-file", token, "--capture", "manual"],
+            home: s.path)
         #expect(again.status == 0, "\(again.all)")
         #expect(again.stderr.contains("Bahn replayed the original response for idempotency key order-1234-applepay"))
         // Under another key the spent token is refused before anything is sent.
-        let other = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "1234", "--token-file", token,
-                                                "--idempotency-key", "another"], home: s.path)
+        let other = try await BinaryRunner.run(
+            [
+                "bahn", "confirm", "--order-id", "1234", "--token-file", token,
+                "--idempotency-key", "another",
+            ], home: s.path)
         #expect(other.status == 65, "\(other.all)")
         #expect(other.stderr.contains("single-use"))
         #expect(other.stderr.contains("--idempotency-key order-1234-applepay"))
@@ -234,20 +291,28 @@ import TestSupport
     @Test func chainingWithoutSandboxServeSaysToStartIt() async throws {
         let s = try Scratch()
         let token = try await Self.makeToken(s)
-        let create = try await BinaryRunner.run(["bahn", "create-intent", "--amount", "8000", "--currency", "VND", "--order-id", "77"], home: s.path)
+        let create = try await BinaryRunner.run(
+            ["bahn", "create-intent", "--amount", "8000", "--currency", "VND", "--order-id", "77"], home: s.path)
         #expect(create.status == 0, "\(create.all)")
-        let confirm = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "77", "--token-file", token], home: s.path)
+        let confirm = try await BinaryRunner.run(
+            ["bahn", "confirm", "--order-id", "77", "--token-file", token], home: s.path)
         #expect(confirm.status == 64, "\(confirm.all)")
         #expect(confirm.stderr.contains("order 77 has no intent in the state file yet"))
-        #expect(confirm.stderr.contains("hint: the embedded emulator (--env local) and its state end with each command: start `checkout-driver sandbox serve`"))
+        #expect(
+            confirm.stderr.contains(
+                "hint: the embedded emulator (--env local) and its state end with each command: start `checkout-driver sandbox serve`"
+            ))
     }
 
     /// `bahn confirm --wait` for a new order of `amount` on the embedded emulator.
     static func confirmAndWait(amount: Int) async throws -> BinaryRunner.Result {
         let s = try Scratch()
         let token = try await makeToken(s, amount: amount)
-        return try await BinaryRunner.run(["bahn", "confirm", "--order-id", "o-\(amount)", "--amount", "\(amount)", "--currency", "704",
-                                           "--token-file", token, "--wait"], home: s.path)
+        return try await BinaryRunner.run(
+            [
+                "bahn", "confirm", "--order-id", "o-\(amount)", "--amount", "\(amount)", "--currency", "704",
+                "--token-file", token, "--wait",
+            ], home: s.path)
     }
 
     @Test func waitPollsAProcessingIntentToItsEnd() async throws {
@@ -264,19 +329,26 @@ import TestSupport
         // Somewhere to forward to (the emulator's echo answers 200); not announced, so --env sandbox stays apart.
         let target = try ServeProcess(home: s.path + "/target", arguments: ["--no-announce"])
         defer { target.stop() }
-        let out = Pipe(), err = Pipe()
-        let listener = try TestProcess(BinaryRunner.binary, ["bahn", "listen", "--env", "sandbox", "--format", "jsonl", "--forward-to", target.url + "/_sandbox/echo"],
-                                       environment: BinaryRunner.environment(home: s.path, extra: ["BAHN_WEBHOOK_SECRET": "whsec_listen_test_secret"]),
-                                       standardOutput: .pipe(out), standardError: .pipe(err))
+        let out = Pipe()
+        let err = Pipe()
+        let listener = try TestProcess(
+            BinaryRunner.binary,
+            ["bahn", "listen", "--env", "sandbox", "--format", "jsonl", "--forward-to", target.url + "/_sandbox/echo"],
+            environment: BinaryRunner.environment(
+                home: s.path, extra: ["BAHN_WEBHOOK_SECRET": "whsec_listen_test_secret"]),
+            standardOutput: .pipe(out), standardError: .pipe(err))
         defer { listener.stop() }
         let line = try #require(err.fileHandleForReading.readLine(containing: "listening for Bahn webhooks at "))
         let url = try #require(line.split(separator: " ").last.map(String.init))
 
-        let body = #"{"id":"evt_1","type":"payment_intent.status.succeeded","created":1,"data":{"payment_intent":{"id":"pi_1","status":"succeeded"}}}"#
+        let body =
+            #"{"id":"evt_1","type":"payment_intent.status.succeeded","created":1,"data":{"payment_intent":{"id":"pi_1","status":"succeeded"}}}"#
         func post(secret: String, t: Int) throws -> String {
             let mac = hmacHex(secret: secret, message: "\(t).\(body)")
-            return try curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Content-Type: application/json",
-                             "-H", "Bn-Signature: t=\(t),v1=\(mac)", "--data-binary", body, url])
+            return try curl([
+                "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Content-Type: application/json",
+                "-H", "Bn-Signature: t=\(t),v1=\(mac)", "--data-binary", body, url,
+            ])
         }
         let now = Int(Date().timeIntervalSince1970)
         #expect(try post(secret: "whsec_listen_test_secret", t: now) == "200")
@@ -289,13 +361,19 @@ import TestSupport
         #expect(listener.exits(within: 3), "Ctrl-C stops bahn listen")
         #expect(listener.stop() == .exited(0))
         let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let lines = printed.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let lines = printed.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
         let events = lines.filter { $0["event"] as? String == "webhook" }
         #expect(events.count == 1, "\(printed)")
-        #expect(events.first?["id"] as? String == "evt_1" && events.first?["environment"] as? String == "sandbox", "\(printed)")
+        #expect(
+            events.first?["id"] as? String == "evt_1" && events.first?["environment"] as? String == "sandbox",
+            "\(printed)")
         #expect((events.first?["time"] as? String)?.hasPrefix("20") == true, "each line says when: \(printed)")
         let forwards = lines.filter { $0["event"] as? String == "forwarded" }
-        #expect(forwards.count == 1 && forwards.first?["delivered"] as? Bool == true && forwards.first?["status"] as? Int == 200, "\(printed)")
+        #expect(
+            forwards.count == 1 && forwards.first?["delivered"] as? Bool == true
+                && forwards.first?["status"] as? Int == 200, "\(printed)")
         let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(errors.contains("signature does not match"))
         #expect(errors.contains("stale signature"))
@@ -309,16 +387,23 @@ import TestSupport
         let env = try Self.sandboxEnvironment(emulator, scratch: s)
         let token = try await Self.makeToken(s)
         let state = s.path + "/state.json"
-        let first = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "r-1", "--amount", "8000", "--currency", "704",
-                                                "--token-file", token, "--env", "sandbox", "-v", "--record", s.path + "/r.har", "--session", state],
-                                               home: s.path, environment: env)
+        let first = try await BinaryRunner.run(
+            [
+                "bahn", "confirm", "--order-id", "r-1", "--amount", "8000", "--currency", "704",
+                "--token-file", token, "--env", "sandbox", "-v", "--record", s.path + "/r.har", "--session", state,
+            ],
+            home: s.path, environment: env)
         #expect(first.status == 0, "\(first.all)")
-        let transaction = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: token))) as? [String: Any])
+        let transaction = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: token))) as? [String: Any])
         let id = try #require((transaction["header"] as? [String: Any])?["transactionId"] as? String)
         #expect(try s.read("state.json").contains(id))  // the state keeps the real id, not a mask
         let sent = emulator.receivedRequests().count
-        let again = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "r-1", "--token-file", token, "--env", "sandbox",
-                                                "--idempotency-key", "a-new-key", "-v", "--session", state], home: s.path, environment: env)
+        let again = try await BinaryRunner.run(
+            [
+                "bahn", "confirm", "--order-id", "r-1", "--token-file", token, "--env", "sandbox",
+                "--idempotency-key", "a-new-key", "-v", "--session", state,
+            ], home: s.path, environment: env)
         #expect(again.status == 65, "\(again.all)")
         #expect(again.stderr.contains("single-use"))
         #expect(again.stderr.contains("already confirmed under idempotency key order-r-1-applepay"))
@@ -339,18 +424,26 @@ import TestSupport
         defer { emulator.shutdown() }
         let env = try Self.sandboxEnvironment(emulator, scratch: s)
         let state = s.path + "/state.json"
-        let first = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "d-1", "--amount", "5100", "--currency", "704",
-                                                "--token-file", try await Self.makeToken(s, amount: 5100, name: "a.json"), "--env", "sandbox",
-                                                "--session", state], home: s.path, environment: env)
+        let first = try await BinaryRunner.run(
+            [
+                "bahn", "confirm", "--order-id", "d-1", "--amount", "5100", "--currency", "704",
+                "--token-file", try await Self.makeToken(s, amount: 5100, name: "a.json"), "--env", "sandbox",
+                "--session", state,
+            ], home: s.path, environment: env)
         #expect(first.status == 1)
         #expect(first.stderr.contains("card_declined"))
-        let second = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "d-1", "--token-file",
-                                                 try await Self.makeToken(s, amount: 5100, name: "b.json"), "--env", "sandbox", "--session", state],
-                                                home: s.path, environment: env)
+        let second = try await BinaryRunner.run(
+            [
+                "bahn", "confirm", "--order-id", "d-1", "--token-file",
+                try await Self.makeToken(s, amount: 5100, name: "b.json"), "--env", "sandbox", "--session", state,
+            ],
+            home: s.path, environment: env)
         #expect(second.status == 1)
         #expect(second.stderr.contains("card_declined"), "\(second.all)")  // a real second attempt, not idempotency_key_reused
         #expect(second.stderr.contains("new idempotency key, order-d-1-applepay-"))
-        let keys = emulator.receivedRequests().filter { $0.path.hasSuffix("/confirm") }.compactMap { $0.headers["Bn-Idempotency-Key"] }
+        let keys = emulator.receivedRequests().filter { $0.path.hasSuffix("/confirm") }.compactMap {
+            $0.headers["Bn-Idempotency-Key"]
+        }
         #expect(keys.count == 2 && keys[0] == "order-d-1-applepay" && keys[1].hasPrefix("order-d-1-applepay-"))
     }
 
@@ -359,9 +452,11 @@ import TestSupport
         let server = try ServeProcess(home: s.path)
         defer { server.stop() }
 
-        let out = Pipe(), err = Pipe()
-        let listener = try TestProcess(BinaryRunner.binary, ["bahn", "listen"], environment: BinaryRunner.environment(home: s.path),
-                                       standardOutput: .pipe(out), standardError: .pipe(err))
+        let out = Pipe()
+        let err = Pipe()
+        let listener = try TestProcess(
+            BinaryRunner.binary, ["bahn", "listen"], environment: BinaryRunner.environment(home: s.path),
+            standardOutput: .pipe(out), standardError: .pipe(err))
         defer { listener.stop() }
         // "listening …" comes once it has registered with sandbox serve.
         #expect(err.fileHandleForReading.readLine(containing: "listening for Bahn webhooks") != nil)
@@ -371,13 +466,22 @@ import TestSupport
         #expect(flow.status == 0, "\(flow.all)")
         // …so this confirm's events reach the listener.
         let token = try await Self.makeToken(s)
-        let confirm = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "after", "--amount", "8000", "--currency", "704",
-                                                  "--token-file", token], home: s.path)
+        let confirm = try await BinaryRunner.run(
+            [
+                "bahn", "confirm", "--order-id", "after", "--amount", "8000", "--currency", "704",
+                "--token-file", token,
+            ], home: s.path)
         #expect(confirm.status == 0, "\(confirm.all)")
-        let intent = try #require(confirm.stdout.split(separator: "\n").first { $0.hasPrefix("payment_intent ") }?.split(separator: " ")[1])
+        let intent = try #require(
+            confirm.stdout.split(separator: "\n").first { $0.hasPrefix("payment_intent ") }?.split(separator: " ")[1])
         // Delivery is asynchronous: wait (up to the end of the stream) for the line, then stop the listener.
-        let delivered = Task.detached { out.fileHandleForReading.readLine(containing: "payment_intent.status.succeeded  \(intent)") }
-        let watchdog = Task.detached { try await Task.sleep(for: .seconds(10)); listener.signal(SIGINT) }
+        let delivered = Task.detached {
+            out.fileHandleForReading.readLine(containing: "payment_intent.status.succeeded  \(intent)")
+        }
+        let watchdog = Task.detached {
+            try await Task.sleep(for: .seconds(10))
+            listener.signal(SIGINT)
+        }
         let printed = await delivered.value
         watchdog.cancel()
         // SIGTERM (a container's stop) ends it as cleanly as Ctrl-C: 0, as the exit-code table says.
@@ -389,9 +493,13 @@ import TestSupport
 
     /// HMAC-SHA256 with the openssl command line: an implementation independent of the one under test.
     private func hmacHex(secret: String, message: String) -> String {
-        let input = Pipe(), output = Pipe()
-        guard let p = try? TestProcess("/usr/bin/openssl", ["dgst", "-sha256", "-hmac", secret, "-r"],
-                                       standardInput: .pipe(input), standardOutput: .pipe(output)) else { return "" }
+        let input = Pipe()
+        let output = Pipe()
+        guard
+            let p = try? TestProcess(
+                "/usr/bin/openssl", ["dgst", "-sha256", "-hmac", secret, "-r"],
+                standardInput: .pipe(input), standardOutput: .pipe(output))
+        else { return "" }
         input.fileHandleForWriting.write(Data(message.utf8))
         try? input.fileHandleForWriting.close()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -399,25 +507,37 @@ import TestSupport
         return String(text.prefix { $0 != " " })
     }
 
-    /// `bahn intent`, `capture` and `cancel` default to the state file's last intent, as the Cash App commands default to
-    /// the last request; `--amount` takes the decimal form too, read exactly by the currency's digits.
+    /// `bahn intent`, `capture` and `cancel` default to the state file's last intent, as the Cash App commands default
+    /// to the last request; `--amount` takes the decimal form too, read exactly by the currency's digits.
     @Test func intentCommandsDefaultToTheLastIntentAndAmountsMayBeDecimals() async throws {
         let s = try Scratch()
         let server = try ServeProcess(home: s.path)
         defer { server.stop() }
         let none = try await BinaryRunner.run(["bahn", "intent"], home: s.path)
         #expect(none.status == 64 && none.stderr.contains("no intent given and none in the state file"), "\(none.all)")
-        let created = try await BinaryRunner.run(["bahn", "create-intent", "--amount", "80.00", "--currency", "EUR"], home: s.path)
+        let created = try await BinaryRunner.run(
+            ["bahn", "create-intent", "--amount", "80.00", "--currency", "EUR"], home: s.path)
         #expect(created.stdout.contains("amount          8000 978 (EUR)"), "\(created.stdout)")
         let intent = String(try #require(created.stdout.firstMatch(of: /payment_intent (pi_\w+)/)).1)
         let read = try await BinaryRunner.run(["bahn", "intent"], home: s.path)
-        #expect(read.status == 0 && read.stdout.contains("payment_intent \(intent)  requires_payment_method"), "\(read.all)")
+        #expect(
+            read.status == 0 && read.stdout.contains("payment_intent \(intent)  requires_payment_method"), "\(read.all)"
+        )
         let cancelled = try await BinaryRunner.run(["bahn", "cancel"], home: s.path)
-        #expect(cancelled.status == 0 && cancelled.stdout.contains("payment_intent \(intent)  canceled"), "\(cancelled.all)")
+        #expect(
+            cancelled.status == 0 && cancelled.stdout.contains("payment_intent \(intent)  canceled"), "\(cancelled.all)"
+        )
         let captured = try await BinaryRunner.run(["bahn", "capture"], home: s.path)
-        #expect(captured.status == 1 && captured.stderr.contains("hint: check the intent's status with `checkout-driver bahn intent \(intent)`"), "\(captured.all)")
-        let wrong = try await BinaryRunner.run(["bahn", "create-intent", "--amount", "80.5", "--currency", "VND"], home: s.path)
-        #expect(wrong.status == 64 && wrong.stderr.contains("--amount 80.5 has 1 decimal, and VND has none"), "\(wrong.all)")
+        #expect(
+            captured.status == 1
+                && captured.stderr.contains(
+                    "hint: check the intent's status with `checkout-driver bahn intent \(intent)`"),
+            "\(captured.all)")
+        let wrong = try await BinaryRunner.run(
+            ["bahn", "create-intent", "--amount", "80.5", "--currency", "VND"], home: s.path)
+        #expect(
+            wrong.status == 64 && wrong.stderr.contains("--amount 80.5 has 1 decimal, and VND has none"), "\(wrong.all)"
+        )
     }
 
     @Test func listenRefusesOneJSONDocumentAndWarnsWhenNothingCanDeliver() async throws {
@@ -425,8 +545,13 @@ import TestSupport
         #expect(json.status == 64 && json.stderr.contains("use --format jsonl"), "\(json.all)")
         let s = try Scratch()
         let listener = try LiveProcess(["bahn", "listen"], home: s.path)
-        #expect(await eventually(timeout: 10) { listener.stderr.contains("listening for Bahn webhooks at") }, "\(listener.stderr)")
-        #expect(await eventually(timeout: 5) { listener.stderr.contains("warning: no `checkout-driver sandbox serve` is running") }, "\(listener.stderr)")
+        #expect(
+            await eventually(timeout: 10) { listener.stderr.contains("listening for Bahn webhooks at") },
+            "\(listener.stderr)")
+        #expect(
+            await eventually(timeout: 5) {
+                listener.stderr.contains("warning: no `checkout-driver sandbox serve` is running")
+            }, "\(listener.stderr)")
         listener.send(SIGINT)
         #expect(listener.exitStatus(within: 5) == 0)
     }

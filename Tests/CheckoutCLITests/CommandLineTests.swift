@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import CheckoutCLI
 
 /// The command line as a user meets it: help, version, parsing errors and exit codes, through the built binary.
@@ -12,7 +13,10 @@ import TestSupport
         #expect(r.stdout.hasPrefix("checkout-driver "))
     }
 
-    @Test(arguments: [[], ["--help"], ["flow", "--help"], ["flow", "run", "--help"], ["sandbox", "serve", "-h"], ["help-me", "--help"]])
+    @Test(arguments: [
+        [], ["--help"], ["flow", "--help"], ["flow", "run", "--help"], ["sandbox", "serve", "-h"],
+        ["help-me", "--help"],
+    ])
     func helpAtEveryLevel(_ args: [String]) async throws {
         let s = try Scratch()
         let r = try await BinaryRunner.run(args, home: s.path)
@@ -95,7 +99,9 @@ import TestSupport
         let s = try Scratch()
         let r = try await BinaryRunner.run(["flow"], home: s.path)
         #expect(r.status == 64)
-        #expect(r.stderr.contains("needs a subcommand: run, replay, list, show, describe, ops, schema, validate, junit-merge"))
+        #expect(
+            r.stderr.contains(
+                "needs a subcommand: run, replay, list, show, describe, ops, schema, validate, junit-merge"))
     }
 
     @Test func unknownBuiltinFlowSuggestsOne() async throws {
@@ -115,13 +121,19 @@ import TestSupport
     @Test func anUnknownEnvironmentIs78NamingTheKnownOnes() async throws {
         let r = try await BinaryRunner.run(["--env", "sandbx", "bahn", "intent", "pi_1"])
         #expect(r.status == 78, "\(r.all)")
-        #expect(r.stderr.contains("unknown environment 'sandbx'; did you mean 'sandbox'?: the known ones are local, sandbox"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains(
+                "unknown environment 'sandbx'; did you mean 'sandbox'?: the known ones are local, sandbox"),
+            "\(r.stderr)")
     }
 
     @Test func everyMissingVariableOfAFlowIsNamedAtOnce() async throws {
         let r = try await BinaryRunner.run(["--env", "sandbox", "flow", "run", "bahn-apple-pay"])
         #expect(r.status == 78, "\(r.all)")
-        #expect(r.stderr.contains("BAHN_API_KEY, BAHN_SIGNING_KEY, BAHN_WEBHOOK_SECRET are not set for environment 'sandbox'"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains(
+                "BAHN_API_KEY, BAHN_SIGNING_KEY, BAHN_WEBHOOK_SECRET are not set for environment 'sandbox'"),
+            "\(r.stderr)")
     }
 
     /// Help says each default once: from the declaration's `default`, never again in the option's own words.
@@ -135,7 +147,9 @@ import TestSupport
             return twice + spec.subcommands.flatMap { walk($0, path + [$0.name]) }
         }
         #expect(walk(CheckoutDriver.root, []).isEmpty)
-        let help = Help.render(CashAppCommands.spec.subcommands.first { $0.name == "pay" }!, path: ["cashapp", "pay"], globalOptions: GlobalOptions.specs)
+        let help = Help.render(
+            CashAppCommands.spec.subcommands.first { $0.name == "pay" }!, path: ["cashapp", "pay"],
+            globalOptions: GlobalOptions.specs)
         #expect(help.components(separatedBy: "[default: 10.00]").count == 2, "\(help)")
     }
 
@@ -144,8 +158,11 @@ import TestSupport
         let flag = try await BinaryRunner.run(["bahn", "confirm", "--help"])
         #expect(help.status == 0 && help.stdout == flag.stdout, "\(help.all)")
         let root = try await BinaryRunner.run(["--help"])
-        for code in ["0 ok", "1 flow failed", "64 usage", "65 bad input data", "69 service unavailable", "70 internal error",
-                     "74 an output could not be written", "75 outcome", "78 configuration missing", "130/143", "141 stdout's reader closed the pipe"] {
+        for code in [
+            "0 ok", "1 flow failed", "64 usage", "65 bad input data", "69 service unavailable", "70 internal error",
+            "74 an output could not be written", "75 outcome", "78 configuration missing", "130/143",
+            "141 stdout's reader closed the pipe",
+        ] {
             #expect(root.stdout.contains(code), "\(code) in --help")
         }
     }

@@ -1,7 +1,8 @@
 import CheckoutKit
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import CheckoutCLI
 
 /// `completion bash|zsh|fish`: each script loads in its shell, names every command and option, and completes what a
@@ -22,7 +23,12 @@ import TestSupport
     /// What bash's completion offers for `words`, the last being the word under the cursor.
     static func bash(_ file: String, _ words: [String], in directory: String) throws -> [String] {
         let quoted = words.map { "'\($0)'" }.joined(separator: " ")
-        let r = try shell("/bin/bash", ["-c", "cd '\(directory)' && source '\(file)' && COMP_WORDS=(\(quoted)) && COMP_CWORD=\(words.count - 1) && _checkout_driver && printf '%s\\n' \"${COMPREPLY[@]}\""])
+        let r = try shell(
+            "/bin/bash",
+            [
+                "-c",
+                "cd '\(directory)' && source '\(file)' && COMP_WORDS=(\(quoted)) && COMP_CWORD=\(words.count - 1) && _checkout_driver && printf '%s\\n' \"${COMPREPLY[@]}\"",
+            ])
         #expect(r.status == 0, "\(r.out)")
         return r.out.split(separator: "\n").map(String.init)
     }
@@ -31,20 +37,29 @@ import TestSupport
         let s = try Scratch()
         let model = CompletionModel(root: CheckoutDriver.root, globalOptions: GlobalOptions.specs)
         #expect(model.nodes.count > 40, "\(model.nodes.count) commands")
-        for (shell, check) in [("bash", ["/bin/bash", "-n"]), ("zsh", ["/usr/bin/zsh", "-n"]), ("fish", ["/usr/bin/fish", "--no-execute"])] {
+        for (shell, check) in [
+            ("bash", ["/bin/bash", "-n"]), ("zsh", ["/usr/bin/zsh", "-n"]),
+            ("fish", ["/usr/bin/fish", "--no-execute"]),
+        ] {
             let file = try await Self.script(shell, in: s)
             let syntax = try Self.shell(check[0], [check[1], file])
             #expect(syntax.status == 0, "\(shell): \(syntax.out)")
             let text = try String(contentsOfFile: file, encoding: .utf8)
             for node in model.nodes {
-                for word in node.path.split(separator: " ") { #expect(text.contains(String(word)), "\(shell): \(word)") }
+                for word in node.path.split(separator: " ") {
+                    #expect(text.contains(String(word)), "\(shell): \(word)")
+                }
                 for option in node.options where option.hasPrefix("--") {
-                    #expect(text.contains(shell == "fish" ? "-l \(option.dropFirst(2))" : option), "\(shell): \(node.path) \(option)")
+                    #expect(
+                        text.contains(shell == "fish" ? "-l \(option.dropFirst(2))" : option),
+                        "\(shell): \(node.path) \(option)")
                 }
             }
         }
         let wrong = try await BinaryRunner.run(["completion", "zhs"], home: s.path)
-        #expect(wrong.status == 64 && wrong.stderr.contains("no completion for shell 'zhs'; did you mean 'zsh'?"), "\(wrong.all)")
+        #expect(
+            wrong.status == 64 && wrong.stderr.contains("no completion for shell 'zhs'; did you mean 'zsh'?"),
+            "\(wrong.all)")
     }
 
     @Test func bashCompletesCommandsOptionsChoicesFlowsAndFiles() async throws {
@@ -54,36 +69,57 @@ import TestSupport
         _ = try s.write("old week.html", "")
         let complete = { (words: [String]) throws -> [String] in try Self.bash(file, words, in: s.path) }
         #expect(try complete(["checkout-driver", "fl"]) == ["flow"])
-        #expect(try complete(["checkout-driver", "flow", ""]) == ["run", "replay", "list", "show", "describe", "ops", "schema", "validate", "junit-merge"])
+        #expect(
+            try complete(["checkout-driver", "flow", ""]) == [
+                "run", "replay", "list", "show", "describe", "ops", "schema", "validate", "junit-merge",
+            ])
         #expect(try complete(["checkout-driver", "flow", "run", "--for"]) == ["--format", "--force"])
         #expect(try complete(["checkout-driver", "flow", "run", "--format", ""]) == ["text", "json", "jsonl"])
-        #expect(try complete(["checkout-driver", "--env", "sandbox", "flow", "run", "bahn-"]) == ["bahn-apple-pay"], "an option's value is not a command")
+        #expect(
+            try complete(["checkout-driver", "--env", "sandbox", "flow", "run", "bahn-"]) == ["bahn-apple-pay"],
+            "an option's value is not a command")
         #expect(try complete(["checkout-driver", "doctor", "--provider", ""]) == Providers.all.map(\.name))
-        #expect(try complete(["checkout-driver", "flow", "show", "cashapp-server"]).sorted() == ["cashapp-server", "cashapp-server-auth"])
-        #expect(try complete(["checkout-driver", "flow", "ops", "bahn.c"]).sorted() == ["bahn.cancel", "bahn.capture", "bahn.confirm", "bahn.createIntent"])
+        #expect(
+            try complete(["checkout-driver", "flow", "show", "cashapp-server"]).sorted() == [
+                "cashapp-server", "cashapp-server-auth",
+            ])
+        #expect(
+            try complete(["checkout-driver", "flow", "ops", "bahn.c"]).sorted() == [
+                "bahn.cancel", "bahn.capture", "bahn.confirm", "bahn.createIntent",
+            ])
         #expect(try complete(["checkout-driver", "flow", "run", "--html", "old-"]) == ["old-report.html"])
-        #expect(try complete(["checkout-driver", "flow", "run", "--html", "old"]).sorted() == ["old week.html", "old-report.html"], "a name with a space is one")
-        #expect(try complete(["checkout-driver", "bahn", "create-intent", "--amount", ""]) == [], "an amount has nothing to propose")
+        #expect(
+            try complete(["checkout-driver", "flow", "run", "--html", "old"]).sorted() == [
+                "old week.html", "old-report.html",
+            ], "a name with a space is one")
+        #expect(
+            try complete(["checkout-driver", "bahn", "create-intent", "--amount", ""]) == [],
+            "an amount has nothing to propose")
         // --opt=VALUE, split at '=' as bash does by default (COMP_WORDBREAKS), or one word as bash-completion keeps it.
         #expect(try complete(["checkout-driver", "flow", "run", "--format", "=", ""]) == ["text", "json", "jsonl"])
         #expect(try complete(["checkout-driver", "flow", "run", "--format", "="]) == ["text", "json", "jsonl"])
         #expect(try complete(["checkout-driver", "flow", "run", "--format", "=", "js"]) == ["json", "jsonl"])
-        #expect(try complete(["checkout-driver", "flow", "run", "--format=js"]) == ["--format=json", "--format=jsonl"])
+        #expect(
+            try complete(["checkout-driver", "flow", "run", "--format=js"]) == ["--format=json", "--format=jsonl"])
         #expect(try complete(["checkout-driver", "--env", "=", ""]) == ["local", "sandbox"])
         #expect(try complete(["checkout-driver", "--env", "=", "s"]) == ["sandbox"])
         #expect(try complete(["checkout-driver", "--env=l"]) == ["--env=local"])
-        #expect(try complete(["checkout-driver", "doctor", "--provider=b"]).sorted() == ["--provider=bahn", "--provider=braintree"])
+        #expect(
+            try complete(["checkout-driver", "doctor", "--provider=b"]).sorted() == [
+                "--provider=bahn", "--provider=braintree",
+            ])
         #expect(try complete(["checkout-driver", "flow", "run", "--html=old-"]) == ["--html=old-report.html"])
-        #expect(try complete(["checkout-driver", "--env", "=", "sandbox", "flow", "run", "bahn-"]) == ["bahn-apple-pay"])
+        #expect(
+            try complete(["checkout-driver", "--env", "=", "sandbox", "flow", "run", "bahn-"]) == ["bahn-apple-pay"])
         // A recording is a .har file: flow replay offers those (and directories to find them in).
         _ = try s.write("run.har", "{}")
         try FileManager.default.createDirectory(atPath: s.path + "/runs", withIntermediateDirectories: true)
         #expect(try complete(["checkout-driver", "flow", "replay", ""]).sorted() == ["run.har", "runs"])
     }
 
-    /// What zsh offers when TAB is typed after each of `lines` at its prompt: one zsh in a pseudo-terminal (`zpty`) with
-    /// the script loaded through compinit, whose `compadd` also prints what it adds; the line is cleared between TABs.
-    /// Each TAB's answer is read until it has come and nothing more follows, not for a fixed time.
+    /// What zsh offers when TAB is typed after each of `lines` at its prompt: one zsh in a pseudo-terminal (`zpty`)
+    /// with the script loaded through compinit, whose `compadd` also prints what it adds; the line is cleared between
+    /// TABs. Each TAB's answer is read until it has come and nothing more follows, not for a fixed time.
     static func zsh(_ file: String, _ lines: [String], in directory: String) throws -> [[String]] {
         let driver = """
             zmodload zsh/zpty
@@ -124,9 +160,13 @@ import TestSupport
         let file = try await Self.script("zsh", in: s)
         _ = try s.write("run.har", "{}")
         _ = try s.write("notes.txt", "")
-        let offered = try Self.zsh(file, ["checkout-driver fl", "checkout-driver flow run --format ", "checkout-driver flow run --format=",
-                                          "checkout-driver --env sandbox doctor --provider ", "checkout-driver flow show cashapp-server",
-                                          "checkout-driver flow replay "], in: s.path)
+        let offered = try Self.zsh(
+            file,
+            [
+                "checkout-driver fl", "checkout-driver flow run --format ", "checkout-driver flow run --format=",
+                "checkout-driver --env sandbox doctor --provider ", "checkout-driver flow show cashapp-server",
+                "checkout-driver flow replay ",
+            ], in: s.path)
         guard offered.count == 6 else { return }
         #expect(offered[0] == ["flow"])
         #expect(offered[1] == ["json", "jsonl", "text"])
@@ -146,14 +186,21 @@ import TestSupport
         }
         let top = try complete("checkout-driver ")
         #expect(top.contains("flow") && top.contains("doctor") && top.contains("completion"), "\(top)")
-        #expect(try complete("checkout-driver flow ").sorted() == ["describe", "junit-merge", "list", "ops", "replay", "run", "schema", "show", "validate"])
+        #expect(
+            try complete("checkout-driver flow ").sorted() == [
+                "describe", "junit-merge", "list", "ops", "replay", "run", "schema", "show", "validate",
+            ])
         #expect(try complete("checkout-driver flow run --format ").sorted() == ["json", "jsonl", "text"])
-        #expect(try complete("checkout-driver --env sandbox doctor --provider ").sorted() == Providers.all.map(\.name).sorted())
+        #expect(
+            try complete("checkout-driver --env sandbox doctor --provider ").sorted()
+                == Providers.all.map(\.name).sorted())
         #expect(try complete("checkout-driver flow run bahn-").contains("bahn-apple-pay"))
         #expect(try complete("checkout-driver flow run --format=j").sorted() == ["--format=json", "--format=jsonl"])
         _ = try s.write("run.har", "{}")
         _ = try s.write("notes.txt", "")
-        let recordings = try Self.shell("/usr/bin/fish", ["--no-config", "-c", "cd '\(s.path)'; source '\(file)'; complete -C 'checkout-driver flow replay '"])
+        let recordings = try Self.shell(
+            "/usr/bin/fish",
+            ["--no-config", "-c", "cd '\(s.path)'; source '\(file)'; complete -C 'checkout-driver flow replay '"])
         #expect(recordings.out.contains("run.har") && !recordings.out.contains("notes.txt"), "\(recordings.out)")
     }
 }

@@ -1,8 +1,8 @@
 import Foundation
 import SandboxEmulator
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// Every money call of every provider under every fault `sandbox serve --faults` injects, on its first attempt, on
 /// every attempt, and on every attempt with the read-back down: what the command reports must agree with the
@@ -27,9 +27,15 @@ import TestSupport
         var readRoute: String?
     }
 
-    enum Mode: String, CaseIterable, Sendable { case first, every, everyReadDown = "every+read-down" }
+    enum Mode: String, CaseIterable, Sendable {
+        case first, every
+        case everyReadDown = "every+read-down"
+    }
 
-    static let faults = ["status=503", "html=500", "reset", "drop", "truncate=10", "malformed", "latency=2500ms", "status=429:Retry-After=0"]
+    static let faults = [
+        "status=503", "html=500", "reset", "drop", "truncate=10", "malformed", "latency=2500ms",
+        "status=429:Retry-After=0",
+    ]
 
     static let bahnManual = #"""
         {"name": "bahn-manual", "vars": {"order_id": "${uuid}"}, "steps": [
@@ -53,39 +59,65 @@ import TestSupport
     static let paymentRead = "GET /afterpay/v2/payments/**"
 
     static let calls: [MoneyCall] = [
-        MoneyCall(name: "bahn confirm", provider: "bahn", kind: "capture", command: ["flow", "run", "bahn-apple-pay"],
-                  route: "POST /api/payment_intents/*/confirm", readRoute: intentRead),
-        MoneyCall(name: "bahn capture", provider: "bahn", kind: "capture", command: ["flow", "run", "FLOW"],
-                  flow: bahnManual.replacingOccurrences(of: "ACTION", with: "capture"), route: "POST /api/payment_intents/*/capture", readRoute: intentRead),
-        MoneyCall(name: "bahn cancel", provider: "bahn", kind: "void", command: ["flow", "run", "FLOW"],
-                  flow: bahnManual.replacingOccurrences(of: "ACTION", with: "cancel"), route: "POST /api/payment_intents/*/cancel", readRoute: intentRead),
-        MoneyCall(name: "centra paymentInstructions", provider: "centra", kind: "authorization", command: ["centra", "express", "--item", "1002-M"],
-                  route: "POST /centra/graphql", index: 8),
-        MoneyCall(name: "centra paymentResult", provider: "centra", kind: "authorization", command: ["flow", "run", "centra-express-3ds-native"],
-                  route: "POST /centra/graphql", index: 9),
-        MoneyCall(name: "cashapp customer request", provider: "afterpay", kind: "capture", command: ["cashapp", "pay"],
-                  route: "POST /cashapp/customer-request/v1/requests", readRoute: "GET /cashapp/customer-request/v1/requests/*"),
-        MoneyCall(name: "afterpay capture", provider: "afterpay", kind: "capture", command: ["cashapp", "pay"],
-                  route: "POST /afterpay/v2/payments/capture", readRoute: paymentRead),
-        MoneyCall(name: "afterpay auth", provider: "afterpay", kind: "authorization", command: ["cashapp", "pay", "--auth"],
-                  route: "POST /afterpay/v2/payments/auth", readRoute: paymentRead),
-        MoneyCall(name: "afterpay deferred capture", provider: "afterpay", kind: "capture", setup: [["cashapp", "pay", "--auth"]],
-                  command: ["cashapp", "capture"], route: "POST /afterpay/v2/payments/*/capture", readRoute: paymentRead),
-        MoneyCall(name: "afterpay button confirm", provider: "afterpay", kind: nil, command: ["cashapp", "pay", "--flow", "button"],
-                  route: "POST /afterpay-plus/v3/button/confirm"),
-        MoneyCall(name: "braintree charge", provider: "braintree", kind: "capture", command: ["braintree", "apple-pay"] + nonce,
-                  route: "POST /braintree/graphql"),
-        MoneyCall(name: "braintree authorize", provider: "braintree", kind: "authorization",
-                  command: ["braintree", "apple-pay", "--authorize-only"] + nonce, route: "POST /braintree/graphql"),
-        MoneyCall(name: "braintree capture", provider: "braintree", kind: "capture", command: ["flow", "run", "braintree-apple-pay-auth-capture"],
-                  route: "POST /braintree/graphql", index: 2),
-        MoneyCall(name: "braintree void", provider: "braintree", kind: "void", command: ["flow", "run", "FLOW"], flow: braintreeVoid,
-                  route: "POST /braintree/graphql", index: 2),
+        MoneyCall(
+            name: "bahn confirm", provider: "bahn", kind: "capture", command: ["flow", "run", "bahn-apple-pay"],
+            route: "POST /api/payment_intents/*/confirm", readRoute: intentRead),
+        MoneyCall(
+            name: "bahn capture", provider: "bahn", kind: "capture", command: ["flow", "run", "FLOW"],
+            flow: bahnManual.replacingOccurrences(of: "ACTION", with: "capture"),
+            route: "POST /api/payment_intents/*/capture", readRoute: intentRead),
+        MoneyCall(
+            name: "bahn cancel", provider: "bahn", kind: "void", command: ["flow", "run", "FLOW"],
+            flow: bahnManual.replacingOccurrences(of: "ACTION", with: "cancel"),
+            route: "POST /api/payment_intents/*/cancel", readRoute: intentRead),
+        MoneyCall(
+            name: "centra paymentInstructions", provider: "centra", kind: "authorization",
+            command: ["centra", "express", "--item", "1002-M"],
+            route: "POST /centra/graphql", index: 8),
+        MoneyCall(
+            name: "centra paymentResult", provider: "centra", kind: "authorization",
+            command: ["flow", "run", "centra-express-3ds-native"],
+            route: "POST /centra/graphql", index: 9),
+        MoneyCall(
+            name: "cashapp customer request", provider: "afterpay", kind: "capture", command: ["cashapp", "pay"],
+            route: "POST /cashapp/customer-request/v1/requests",
+            readRoute: "GET /cashapp/customer-request/v1/requests/*"),
+        MoneyCall(
+            name: "afterpay capture", provider: "afterpay", kind: "capture", command: ["cashapp", "pay"],
+            route: "POST /afterpay/v2/payments/capture", readRoute: paymentRead),
+        MoneyCall(
+            name: "afterpay auth", provider: "afterpay", kind: "authorization", command: ["cashapp", "pay", "--auth"],
+            route: "POST /afterpay/v2/payments/auth", readRoute: paymentRead),
+        MoneyCall(
+            name: "afterpay deferred capture", provider: "afterpay", kind: "capture",
+            setup: [["cashapp", "pay", "--auth"]],
+            command: ["cashapp", "capture"], route: "POST /afterpay/v2/payments/*/capture", readRoute: paymentRead),
+        MoneyCall(
+            name: "afterpay button confirm", provider: "afterpay", kind: nil,
+            command: ["cashapp", "pay", "--flow", "button"],
+            route: "POST /afterpay-plus/v3/button/confirm"),
+        MoneyCall(
+            name: "braintree charge", provider: "braintree", kind: "capture",
+            command: ["braintree", "apple-pay"] + nonce,
+            route: "POST /braintree/graphql"),
+        MoneyCall(
+            name: "braintree authorize", provider: "braintree", kind: "authorization",
+            command: ["braintree", "apple-pay", "--authorize-only"] + nonce, route: "POST /braintree/graphql"),
+        MoneyCall(
+            name: "braintree capture", provider: "braintree", kind: "capture",
+            command: ["flow", "run", "braintree-apple-pay-auth-capture"],
+            route: "POST /braintree/graphql", index: 2),
+        MoneyCall(
+            name: "braintree void", provider: "braintree", kind: "void", command: ["flow", "run", "FLOW"],
+            flow: braintreeVoid,
+            route: "POST /braintree/graphql", index: 2),
     ]
 
     /// The secrets the local environment runs with: none may appear in any output.
-    static let secrets = [TestCredentials.bahnAPIKey, TestCredentials.afterpaySecretKey, TestCredentials.braintreePrivateKey,
-                          TestCredentials.bahnWebhookSecret, CentraRules.sharedSecret, CentraRules.pluginToken]
+    static let secrets = [
+        TestCredentials.bahnAPIKey, TestCredentials.afterpaySecretKey, TestCredentials.braintreePrivateKey,
+        TestCredentials.bahnWebhookSecret, CentraRules.sharedSecret, CentraRules.pluginToken,
+    ]
 
     /// What went wrong in one case, or nil.
     static func check(_ call: MoneyCall, fault: String?, mode: Mode) -> (label: String, exit: Int32, problem: String?) {
@@ -100,7 +132,8 @@ import TestSupport
                 if mode == .everyReadDown, let read = call.readRoute { rules.append("\(read) => status=503 @*") }
             }
             // The setup runs on the same server: the faults name the call's route, which the setup does not use.
-            let server = try ServeProcess(home: s.path, arguments: rules.isEmpty ? [] : ["--faults", rules.joined(separator: "; ")])
+            let server = try ServeProcess(
+                home: s.path, arguments: rules.isEmpty ? [] : ["--faults", rules.joined(separator: "; ")])
             defer { server.stop() }
             for step in call.setup { _ = try BinaryRunner.runBlocking(step, home: s.path) }
             var command = call.command
@@ -118,8 +151,10 @@ import TestSupport
             let before = try moved()
             var problem: String?
             switch r.status {
-            case 0 where call.kind != nil && before != 1: problem = "exit 0 but the ledger holds \(before) \(call.kind!)"
-            case 1 where before != 0, 69 where before != 0: problem = "exit \(r.status) but the ledger holds \(before) \(call.kind ?? "")"
+            case 0 where call.kind != nil && before != 1:
+                problem = "exit 0 but the ledger holds \(before) \(call.kind!)"
+            case 1 where before != 0, 69 where before != 0:
+                problem = "exit \(r.status) but the ledger holds \(before) \(call.kind ?? "")"
             case 0, 1, 69: if fault == nil && r.status != 0 { problem = "the clean run failed" }
             case 75:
                 if before > 1 { problem = "exit 75 with \(before) movements" }
@@ -128,14 +163,20 @@ import TestSupport
                     let settled = try BinaryRunner.runBlocking(settle, home: s.path, timeout: 90)
                     outputs.append(settled.all)
                     let after = try moved()
-                    if after > 1 { problem = "the settle command \(settle.joined(separator: " ")) left \(after) movements" }
-                    if ![0, 1, 69, 75].contains(settled.status) { problem = "the settle command exited \(settled.status): \(settled.all)" }
+                    if after > 1 {
+                        problem = "the settle command \(settle.joined(separator: " ")) left \(after) movements"
+                    }
+                    if ![0, 1, 69, 75].contains(settled.status) {
+                        problem = "the settle command exited \(settled.status): \(settled.all)"
+                    }
                 } else if !r.stderr.contains("refused before sending") {
                     problem = "exit 75 without a settle command"
                 }
             default: problem = "exit \(r.status)"
             }
-            for secret in secrets where outputs.contains(where: { $0.contains(secret) }) { problem = "a secret in the output" }
+            for secret in secrets where outputs.contains(where: { $0.contains(secret) }) {
+                problem = "a secret in the output"
+            }
             let statePath = s.path + "/state/checkout-driver/local/state.json"
             if FileManager.default.fileExists(atPath: statePath) {
                 let attributes = try FileManager.default.attributesOfItem(atPath: statePath)
@@ -153,7 +194,9 @@ import TestSupport
         var cases: [(MoneyCall, String?, Mode)] = Self.calls.map { ($0, nil, .first) }  // each call's clean baseline
         for call in Self.calls {
             for fault in Self.faults {
-                for mode in Mode.allCases where mode != .everyReadDown || call.readRoute != nil { cases.append((call, fault, mode)) }
+                for mode in Mode.allCases where mode != .everyReadDown || call.readRoute != nil {
+                    cases.append((call, fault, mode))
+                }
             }
         }
         let results = Mutex<[(label: String, exit: Int32, problem: String?)]>([])
@@ -168,9 +211,13 @@ import TestSupport
         }
         queue.waitUntilAllOperationsAreFinished()
         let all = results.withLock { $0 }
-        let byExit = Dictionary(grouping: all, by: \.exit).mapValues(\.count).sorted { $0.key < $1.key }.map { "exit \($0.key): \($0.value)" }
+        let byExit = Dictionary(grouping: all, by: \.exit).mapValues(\.count).sorted { $0.key < $1.key }.map {
+            "exit \($0.key): \($0.value)"
+        }
         let bad = all.filter { $0.problem != nil }
-        print("fault matrix: \(all.count) cases (\(Self.calls.count) money calls × \(Self.faults.count) faults × up to \(Mode.allCases.count) modes, and a clean run each) in \(Int(Date().timeIntervalSince(started))) s; \(byExit.joined(separator: ", ")); \(bad.count) bad")
+        print(
+            "fault matrix: \(all.count) cases (\(Self.calls.count) money calls × \(Self.faults.count) faults × up to \(Mode.allCases.count) modes, and a clean run each) in \(Int(Date().timeIntervalSince(started))) s; \(byExit.joined(separator: ", ")); \(bad.count) bad"
+        )
         for b in bad { Issue.record("\(b.label): \(b.problem!)") }
     }
 }

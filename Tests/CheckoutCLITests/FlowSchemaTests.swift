@@ -1,8 +1,9 @@
-@testable import CheckoutKit
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import CheckoutCLI
+@testable import CheckoutKit
 
 /// `flow schema`: the flow format as JSON Schema, built from the decoder's declarations. These tests hold the schema to
 /// the decoder and export it, with files it must accept and files it must refuse, for Scripts/check-flow-schema (an
@@ -31,12 +32,24 @@ import TestSupport
         ("amount-with-a-comma", header + token + #"{"amount": "12,00", "currency": "USD"}}]}"#),
         ("amount-and-total", header + token + #"{"amount": 1200, "total": "12.00", "currency": "USD"}}]}"#),
         ("neither-amount-nor-total", header + token + #"{"currency": "USD"}}]}"#),
-        ("choice-unknown", header + #"{"name": "c", "use": "bahn.confirm", "with": {"intent": "pi_1", "tokenFile": "t.json", "captureMethod": "later"}}]}"#),
-        ("duration-not-positive", header + #"{"name": "w", "use": "bahn.awaitWebhook", "with": {"type": "payment_intent.status.succeeded", "timeout": 0}}]}"#),
+        (
+            "choice-unknown",
+            header
+                + #"{"name": "c", "use": "bahn.confirm", "with": {"intent": "pi_1", "tokenFile": "t.json", "captureMethod": "later"}}]}"#
+        ),
+        (
+            "duration-not-positive",
+            header
+                + #"{"name": "w", "use": "bahn.awaitWebhook", "with": {"type": "payment_intent.status.succeeded", "timeout": 0}}]}"#
+        ),
         ("with-on-a-request", header + #"{"name": "a", "request": {"url": "http://x"}, "with": {}}]}"#),
         ("status-out-of-range", header + #"{"name": "a", "request": {"url": "http://x"}, "expect": {"status": 99}}]}"#),
         ("status-empty-list", header + #"{"name": "a", "request": {"url": "http://x"}, "expect": {"status": []}}]}"#),
-        ("until-two-tests", header + #"{"name": "a", "request": {"url": "http://x"}, "until": {"path": "s", "equals": 1, "exists": true}}]}"#),
+        (
+            "until-two-tests",
+            header
+                + #"{"name": "a", "request": {"url": "http://x"}, "until": {"path": "s", "equals": 1, "exists": true}}]}"#
+        ),
         ("retry-no-attempts", header + #"{"name": "a", "request": {"url": "http://x"}, "retry": {"attempts": 0}}]}"#),
         ("header-name", header + #"{"name": "a", "request": {"url": "http://x", "headers": {"Bad Name": "v"}}}]}"#),
         ("two-bodies", header + #"{"name": "a", "request": {"url": "http://x", "json": {}, "body": "b"}}]}"#),
@@ -44,12 +57,31 @@ import TestSupport
         ("duration", #"{"name": "bad", "deadline": "soon", "steps": [{"name": "a", "request": {"url": "http://x"}}]}"#),
         ("include-with-a-name", header + #"{"include": "emulator-orders", "name": "orders"}]}"#),
         ("include-not-a-string", header + #"{"include": 1}]}"#),
-        ("compare-not-a-decimal", header + #"{"name": "a", "request": {"url": "http://x"}, "expect": {"compare": {"n": {"<": "1,000"}}}}]}"#),
-        ("compare-unknown-operator", header + #"{"name": "a", "request": {"url": "http://x"}, "expect": {"compare": {"n": {"=<": 1}}}}]}"#),
-        ("count-negative", header + #"{"name": "a", "request": {"url": "http://x"}, "expect": {"count": {"n": -1}}}]}"#),
-        ("type-unknown", header + #"{"name": "a", "request": {"url": "http://x"}, "expect": {"type": {"n": "float"}}}]}"#),
-        ("header-two-tests", header + #"{"name": "a", "request": {"url": "http://x"}, "expect": {"headers": {"X-A": {"equals": "1", "exists": true}}}}]}"#),
-        ("duration-not-a-duration", header + #"{"name": "a", "request": {"url": "http://x"}, "expect": {"duration": {"<": "soon"}}}]}"#),
+        (
+            "compare-not-a-decimal",
+            header + #"{"name": "a", "request": {"url": "http://x"}, "expect": {"compare": {"n": {"<": "1,000"}}}}]}"#
+        ),
+        (
+            "compare-unknown-operator",
+            header + #"{"name": "a", "request": {"url": "http://x"}, "expect": {"compare": {"n": {"=<": 1}}}}]}"#
+        ),
+        (
+            "count-negative",
+            header + #"{"name": "a", "request": {"url": "http://x"}, "expect": {"count": {"n": -1}}}]}"#
+        ),
+        (
+            "type-unknown",
+            header + #"{"name": "a", "request": {"url": "http://x"}, "expect": {"type": {"n": "float"}}}]}"#
+        ),
+        (
+            "header-two-tests",
+            header
+                + #"{"name": "a", "request": {"url": "http://x"}, "expect": {"headers": {"X-A": {"equals": "1", "exists": true}}}}]}"#
+        ),
+        (
+            "duration-not-a-duration",
+            header + #"{"name": "a", "request": {"url": "http://x"}, "expect": {"duration": {"<": "soon"}}}]}"#
+        ),
     ]
 
     /// A file that uses every part of the format, which both must accept.
@@ -83,15 +115,22 @@ import TestSupport
         #expect(keys(defs["expect"]) == FlowDecoder.Keys.expect)
         #expect(keys(defs["until"]) == FlowDecoder.Keys.until)
         #expect(keys(defs["retry"]) == FlowDecoder.Keys.retry)
-        #expect(defs["actionStep"]?["properties"]?["use"]?["enum"] == .array(Operations.registry.names.map(JSON.string)))
+        #expect(
+            defs["actionStep"]?["properties"]?["use"]?["enum"] == .array(Operations.registry.names.map(JSON.string)))
         for op in Operations.registry.all {
             let with = try #require(defs["with." + op.name], "\(op.name)")
             #expect(keys(with) == Set(op.parameters.map(\.name)), "\(op.name)")
             #expect(with["required"] == .array(op.parameters.filter(\.required).map { .string($0.name) }), "\(op.name)")
         }
         let amount = defs["with.bahn.createIntent"]?["properties"]?["amount"]
-        // An amount is digits with an optional fraction, as a number or a string; the currency's digits are flow validate's.
-        #expect(amount?["anyOf"]?.arrayValue?.first == ["anyOf": [["type": "number", "exclusiveMinimum": 0], ["type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?$"]]])
+        // An amount is digits with an optional fraction, as a number or a string; the currency's digits are flow
+        // validate's.
+        #expect(
+            amount?["anyOf"]?.arrayValue?.first == [
+                "anyOf": [
+                    ["type": "number", "exclusiveMinimum": 0], ["type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?$"],
+                ]
+            ])
         #expect(amount?["description"] == "digits are minor units (8000), a decimal is major units (80.00 USD)")
     }
 
@@ -101,7 +140,8 @@ import TestSupport
     @Test func schemaAndFilesAreExportedForTheIndependentCheck() async throws {
         let s = try Scratch()
         try? FileManager.default.removeItem(at: Self.export)
-        let valid = Self.export.appendingPathComponent("valid"), invalid = Self.export.appendingPathComponent("invalid")
+        let valid = Self.export.appendingPathComponent("valid")
+        let invalid = Self.export.appendingPathComponent("invalid")
         try FileManager.default.createDirectory(at: valid, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: invalid, withIntermediateDirectories: true)
 
@@ -119,7 +159,10 @@ import TestSupport
 
         for (name, text) in Self.invalid {
             let refused: Diagnostic?
-            do { _ = try FlowFile.decode(Data(text.utf8), source: name, registry: Operations.registry); refused = nil } catch { refused = error }
+            do {
+                _ = try FlowFile.decode(Data(text.utf8), source: name, registry: Operations.registry)
+                refused = nil
+            } catch { refused = error }
             #expect(refused?.code == .dataError, "the decoder refuses \(name)")
             try Data(text.utf8).write(to: invalid.appendingPathComponent(name + ".json"))
         }

@@ -1,11 +1,13 @@
 import CheckoutKit
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
-import Testing
 import TestSupport
+import Testing
+
 @testable import CheckoutCLI
+
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
 
 /// `--shard i/n` and `flow junit-merge`: a suite spread over CI machines, and their reports as one.
 @Suite struct FlowShardTests {
@@ -41,7 +43,9 @@ import TestSupport
                 // Another order on disk gives every shard the same runs.
                 var shuffled = names
                 shuffled.shuffle(using: &generator)
-                #expect((1...total).map { Self.shard(shuffled, $0, of: total) } == shards, "size \(size), \(total) shards: stable")
+                #expect(
+                    (1...total).map { Self.shard(shuffled, $0, of: total) } == shards,
+                    "size \(size), \(total) shards: stable")
             }
         }
     }
@@ -55,7 +59,9 @@ import TestSupport
 
     @Test func shardOptionAndAuto() throws {
         #expect(try FlowSuite.Shard.parse("2/4", environment: [:]) == .init(index: 2, total: 4))
-        #expect(try FlowSuite.Shard.parse("auto", environment: ["CI_NODE_INDEX": "3", "CI_NODE_TOTAL": "5"]) == .init(index: 3, total: 5))
+        #expect(
+            try FlowSuite.Shard.parse("auto", environment: ["CI_NODE_INDEX": "3", "CI_NODE_TOTAL": "5"])
+                == .init(index: 3, total: 5))
         for bad in ["0/4", "5/4", "2", "a/b", "2/0", "1/2/3"] {
             #expect(throws: Diagnostic.self) { try FlowSuite.Shard.parse(bad, environment: [:]) }
         }
@@ -74,12 +80,14 @@ import TestSupport
         var files: [String] = []
         for i in 1...3 {
             let file = s.path + "/shard-\(i).xml"
-            let r = try await BinaryRunner.run(["flow", "run", "--all", "--shard", "\(i)/3", "--junit", file], home: s.path)
+            let r = try await BinaryRunner.run(
+                ["flow", "run", "--all", "--shard", "\(i)/3", "--junit", file], home: s.path)
             #expect(r.status == 0, "\(r.all)")
             files.append(file)
         }
-        let auto = try await BinaryRunner.run(["flow", "run", "--all", "--shard", "auto", "--junit", s.path + "/auto.xml"], home: s.path,
-                                              environment: ["CI_NODE_INDEX": "2", "CI_NODE_TOTAL": "3"])
+        let auto = try await BinaryRunner.run(
+            ["flow", "run", "--all", "--shard", "auto", "--junit", s.path + "/auto.xml"], home: s.path,
+            environment: ["CI_NODE_INDEX": "2", "CI_NODE_TOTAL": "3"])
         #expect(auto.status == 0, "\(auto.all)")
         func names(_ file: String) throws -> [String] {
             try XMLDocument(contentsOf: URL(fileURLWithPath: file)).nodes(forXPath: "/testsuites/testsuite")
@@ -101,7 +109,9 @@ import TestSupport
 
     @Test func junitMergeSumsAndRefusesWhatIsNotJUnit() async throws {
         let s = try Scratch()
-        let a = try s.write("a.xml", """
+        let a = try s.write(
+            "a.xml",
+            """
             <?xml version="1.0" encoding="UTF-8"?>
             <testsuites name="checkout-driver" tests="2" failures="1" time="0.500">
               <testsuite name="one" tests="2" failures="1" errors="0" skipped="0" time="0.500" timestamp="2026-12-02T05:00:00Z">
@@ -112,7 +122,9 @@ import TestSupport
               </testsuite>
             </testsuites>
             """)
-        let b = try s.write("b.xml", """
+        let b = try s.write(
+            "b.xml",
+            """
             <testsuites><testsuite name="two" tests="3" failures="0" errors="1" time="1.25"><testcase name="c"/></testsuite>
             <testsuite name="empty" tests="0"/></testsuites>
             """)
@@ -124,7 +136,10 @@ import TestSupport
         #expect(root.attribute(forName: "failures")?.stringValue == "1")
         #expect(root.attribute(forName: "errors")?.stringValue == "1")
         #expect(root.attribute(forName: "time")?.stringValue == "1.750")
-        #expect(try xml.nodes(forXPath: "/testsuites/testsuite").compactMap { ($0 as? XMLElement)?.attribute(forName: "name")?.stringValue }
+        #expect(
+            try xml.nodes(forXPath: "/testsuites/testsuite").compactMap {
+                ($0 as? XMLElement)?.attribute(forName: "name")?.stringValue
+            }
                 == ["one", "two", "empty"])
         #expect(try xml.nodes(forXPath: "//failure").count == 1)
 
@@ -133,11 +148,13 @@ import TestSupport
         #expect(itself.stderr.contains("is both the merged report and one of the reports to merge"))
 
         let notJUnit = try s.write("c.xml", "<html>nope</html>")
-        let refused = try await BinaryRunner.run(["flow", "junit-merge", s.path + "/out2.xml", a, notJUnit], home: s.path)
+        let refused = try await BinaryRunner.run(
+            ["flow", "junit-merge", s.path + "/out2.xml", a, notJUnit], home: s.path)
         #expect(refused.status == 65)
         #expect(refused.stderr.contains("c.xml is not a JUnit report"))
         #expect(!FileManager.default.fileExists(atPath: s.path + "/out2.xml"))
-        let missing = try await BinaryRunner.run(["flow", "junit-merge", s.path + "/out3.xml", s.path + "/nope.xml"], home: s.path)
+        let missing = try await BinaryRunner.run(
+            ["flow", "junit-merge", s.path + "/out3.xml", s.path + "/nope.xml"], home: s.path)
         #expect(missing.status == 65)
         #expect(missing.stderr.contains("cannot read"))
     }

@@ -1,12 +1,14 @@
 import CheckoutKit
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 import LoopbackHTTP
-import Testing
 import TestSupport
+import Testing
+
 @testable import CheckoutCLI
+
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
 
 /// `flow run` with several flows: one process, one report, one summary, the suite's exit code.
 @Suite struct FlowSuiteTests {
@@ -29,8 +31,11 @@ import TestSupport
     @Test func builtinsAndADirectoryRunAsOneSuiteWithOneReport() async throws {
         let s = try Scratch()
         let directory = try Self.suiteDirectory(s)
-        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", directory, "--junit", s.path + "/suite.xml",
-                                            "--record", s.path + "/hars/"], home: s.path)
+        let r = try await BinaryRunner.run(
+            [
+                "flow", "run", "emulator-orders", directory, "--junit", s.path + "/suite.xml",
+                "--record", s.path + "/hars/",
+            ], home: s.path)
         #expect(r.status == 1, "\(r.all)")
         // Each flow's own output, its failure explained where it happened, then the table.
         #expect(r.stdout.contains("passed: emulator-orders, 4 steps, 1 finally"))
@@ -43,14 +48,18 @@ import TestSupport
         #expect(r.stdout.contains(/3 flows: 2 passed, 1 failed, 0 unknown in \d+ ms\n/), "\(r.stdout)")
 
         let xml = try XMLDocument(contentsOf: URL(fileURLWithPath: s.path + "/suite.xml"))
-        let suites = try xml.nodes(forXPath: "/testsuites/testsuite").compactMap { ($0 as? XMLElement)?.attribute(forName: "name")?.stringValue }
+        let suites = try xml.nodes(forXPath: "/testsuites/testsuite").compactMap {
+            ($0 as? XMLElement)?.attribute(forName: "name")?.stringValue
+        }
         #expect(suites == ["emulator-orders", "health-a", "down"])
         #expect(try xml.nodes(forXPath: "/testsuites/testsuite[@name='down']/testcase/failure").count == 1)
         #expect(try xml.nodes(forXPath: "//testcase").count == 7)
 
         let hars = try FileManager.default.contentsOfDirectory(atPath: s.path + "/hars").sorted()
         #expect(hars == ["001-emulator-orders.har", "002-health-a.har", "003-down.har"])
-        let har = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: s.path + "/hars/002-health-a.har"))) as? [String: Any])
+        let har = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: s.path + "/hars/002-health-a.har"))) as? [String: Any])
         let entries = try #require((har["log"] as? [String: Any])?["entries"] as? [[String: Any]])
         #expect(entries.count == 1)  // that flow's exchange only
     }
@@ -67,19 +76,26 @@ import TestSupport
     @Test func aQuotedGlobAndTheSuitesVariables() async throws {
         let s = try Scratch()
         _ = try s.write("smoke/one.json", Self.passing.replacingOccurrences(of: "%@", with: "1"))
-        _ = try s.write("smoke/two.json", """
+        _ = try s.write(
+            "smoke/two.json",
+            """
             {"name": "two", "vars": {"path": "health"}, "steps": [{"name": "get", "request": {"url": "${env.EMULATOR_URL}/_sandbox/${vars.path}"}}]}
             """)
-        let r = try await BinaryRunner.run(["flow", "run", s.path + "/smoke/*.json", "--var", "path=ledger", "--format", "json"], home: s.path)
+        let r = try await BinaryRunner.run(
+            ["flow", "run", s.path + "/smoke/*.json", "--var", "path=ledger", "--format", "json"], home: s.path)
         #expect(r.status == 0, "\(r.all)")
         let doc = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         let flows = try #require(doc["flows"] as? [[String: Any]])
         #expect(flows.map { $0["flow"] as? String } == ["health-1", "two"])
         #expect(flows.allSatisfy { $0["passed"] as? Bool == true })
 
-        let unknown = try await BinaryRunner.run(["flow", "run", s.path + "/smoke/*.json", "--var", "paht=ledger"], home: s.path)
+        let unknown = try await BinaryRunner.run(
+            ["flow", "run", s.path + "/smoke/*.json", "--var", "paht=ledger"], home: s.path)
         #expect(unknown.status == 64)
-        #expect(unknown.stderr.contains("error: --var paht: no flow of the suite has a variable 'paht'; did you mean 'path'?"), "\(unknown.stderr)")
+        #expect(
+            unknown.stderr.contains(
+                "error: --var paht: no flow of the suite has a variable 'paht'; did you mean 'path'?"),
+            "\(unknown.stderr)")
         let none = try await BinaryRunner.run(["flow", "run", s.path + "/smoke/*.yaml"], home: s.path)
         #expect(none.status == 64)
         #expect(none.stderr.contains("no flow file matches"))
@@ -87,7 +103,8 @@ import TestSupport
 
     @Test func oneRecordingFileForSeveralFlowsIsRefusedBeforeAnythingRuns() async throws {
         let s = try Scratch()
-        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "emulator-orders", "--record", s.path + "/one.har"], home: s.path)
+        let r = try await BinaryRunner.run(
+            ["flow", "run", "emulator-orders", "emulator-orders", "--record", s.path + "/one.har"], home: s.path)
         #expect(r.status == 64)
         #expect(r.stderr.contains("--record DIR/") || r.stderr.contains("--record runs/"), "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: s.path + "/one.har"))
@@ -104,7 +121,9 @@ import TestSupport
         let count = BuiltinFlows.all.count
         #expect(r.stdout.contains("\(count) flows: \(count) passed, 0 failed, 0 unknown"), "\(r.stdout)")
         let xml = try XMLDocument(contentsOf: URL(fileURLWithPath: s.path + "/all.xml"))
-        let names = try xml.nodes(forXPath: "/testsuites/testsuite").compactMap { ($0 as? XMLElement)?.attribute(forName: "name")?.stringValue }
+        let names = try xml.nodes(forXPath: "/testsuites/testsuite").compactMap {
+            ($0 as? XMLElement)?.attribute(forName: "name")?.stringValue
+        }
         #expect(names == BuiltinFlows.all.map(\.name))
     }
 
@@ -112,8 +131,10 @@ import TestSupport
     @Test func allOutsideLocalLeavesOutTheFlowsAPersonMustActIn() {
         #expect(BuiltinFlows.unattended(local: true).map(\.name) == BuiltinFlows.all.map(\.name))
         let elsewhere = Set(BuiltinFlows.unattended(local: false).map(\.name))
-        for name in ["cashapp-server", "cashapp-server-auth", "cashapp-button", "cashapp-declined",
-                     "centra-express-3ds-redirect", "centra-express-3ds-native"] {
+        for name in [
+            "cashapp-server", "cashapp-server-auth", "cashapp-button", "cashapp-declined",
+            "centra-express-3ds-redirect", "centra-express-3ds-native",
+        ] {
             #expect(!elsewhere.contains(name), "\(name) needs a person outside --env local")
         }
         for name in ["bahn-apple-pay", "centra-express", "braintree-apple-pay", "emulator-orders"] {
@@ -137,12 +158,17 @@ import TestSupport
     @Test func aBatchCountsEveryRunAndReportsThemInOrder() async throws {
         let s = try Scratch()
         let down = try s.write("down.json", Self.failing)
-        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", down, "--repeat", "3", "--parallel", "2",
-                                            "--format", "json", "--junit", s.path + "/batch.xml"], home: s.path)
+        let r = try await BinaryRunner.run(
+            [
+                "flow", "run", "emulator-orders", down, "--repeat", "3", "--parallel", "2",
+                "--format", "json", "--junit", s.path + "/batch.xml",
+            ], home: s.path)
         #expect(r.status == 1, "\(r.all)")
         let doc = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         let flows = try #require(doc["flows"] as? [[String: Any]])
-        #expect(flows.map { $0["flow"] as? String } == Array(repeating: "emulator-orders", count: 3) + Array(repeating: "down", count: 3))
+        #expect(
+            flows.map { $0["flow"] as? String } == Array(repeating: "emulator-orders", count: 3)
+                + Array(repeating: "down", count: 3))
         let summary = try #require(doc["summary"] as? [String: Any])
         #expect(summary["runs"] as? Int == 6)
         #expect(summary["passed"] as? Int == 3)
@@ -150,7 +176,8 @@ import TestSupport
         #expect(summary["unknown"] as? Int == 0)
         #expect(summary["notRun"] as? Int == 0)
         #expect((summary["flowsPerSecond"] as? Double ?? 0) > 0)
-        let p50 = try #require(summary["p50Ms"] as? Double), p95 = try #require(summary["p95Ms"] as? Double)
+        let p50 = try #require(summary["p50Ms"] as? Double)
+        let p95 = try #require(summary["p95Ms"] as? Double)
         let longest = try #require(summary["maxMs"] as? Double)
         #expect(p50 <= p95 && p95 <= longest)
         let xml = try XMLDocument(contentsOf: URL(fileURLWithPath: s.path + "/batch.xml"))
@@ -161,7 +188,10 @@ import TestSupport
         #expect(!text.stdout.contains("✓ health"))  // a batch shows no steps, only the summary
         #expect(text.stdout.contains(/emulator-orders\s+2\s+2\s+0\s+0\s+\d+ ms\s+\d+ ms\s+\d+ ms\n/), "\(text.stdout)")
         #expect(text.stdout.contains(/down\s+2\s+0\s+2\s+0\s+/), "\(text.stdout)")
-        #expect(text.stdout.contains(#/4 runs: 2 passed, 2 failed, 0 unknown in [\d.]+ m?s \([\d.]+ flows\/s\); duration p50 \d/#), "\(text.stdout)")
+        #expect(
+            text.stdout.contains(
+                #/4 runs: 2 passed, 2 failed, 0 unknown in [\d.]+ m?s \([\d.]+ flows\/s\); duration p50 \d/#),
+            "\(text.stdout)")
     }
 
     /// A batch says on the console why each run that did not pass failed, as a single flow run does — its error and
@@ -170,25 +200,38 @@ import TestSupport
     @Test func aBatchSaysWhyEachRunFailedAndNamesItsRepetitions() async throws {
         let s = try Scratch()
         let down = try s.write("down.json", Self.failing)
-        let r = try await BinaryRunner.run(["flow", "run", down, "emulator-orders", "--repeat", "12", "--parallel", "4",
-                                            "--junit", s.path + "/batch.xml"], home: s.path)
+        let r = try await BinaryRunner.run(
+            [
+                "flow", "run", down, "emulator-orders", "--repeat", "12", "--parallel", "4",
+                "--junit", s.path + "/batch.xml",
+            ], home: s.path)
         #expect(r.status == 1, "\(r.all)")
         let told = r.stdout.split(separator: "\n").filter { $0.hasPrefix("failed: down#") }
-        #expect(told.count == 10 && told.first == #"failed: down#1: step 'health': expected $.status to equal "down", found "ok""#, "\(r.stdout)")
+        #expect(
+            told.count == 10
+                && told.first == #"failed: down#1: step 'health': expected $.status to equal "down", found "ok""#,
+            "\(r.stdout)")
         #expect(r.stdout.contains("\n  hint: see the response with -v, or --format json\n"), "\(r.stdout)")
-        #expect(r.stdout.hasSuffix("… and 2 more that did not pass: every one is in --junit FILE and --format json\n"), "\(r.stdout)")
+        #expect(
+            r.stdout.hasSuffix("… and 2 more that did not pass: every one is in --junit FILE and --format json\n"),
+            "\(r.stdout)")
         let xml = try XMLDocument(contentsOf: URL(fileURLWithPath: s.path + "/batch.xml"))
         let names = try xml.nodes(forXPath: "/testsuites/testsuite/@name").compactMap(\.stringValue)
         #expect(names == (1...12).map { "down#\($0)" } + (1...12).map { "emulator-orders#\($0)" }, "\(names)")
-        #expect(try xml.nodes(forXPath: "/testsuites/testsuite[@name='down#3']/properties/property[@name='repetition']/@value").first?.stringValue == "3")
+        #expect(
+            try xml.nodes(
+                forXPath: "/testsuites/testsuite[@name='down#3']/properties/property[@name='repetition']/@value"
+            ).first?.stringValue == "3")
 
-        let json = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--repeat", "3", "--format", "json"], home: s.path)
+        let json = try await BinaryRunner.run(
+            ["flow", "run", "emulator-orders", "--repeat", "3", "--format", "json"], home: s.path)
         let doc = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect((doc["flows"] as? [[String: Any]])?.map { $0["repetition"] as? Int } == [1, 2, 3])
 
         let quiet = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--repeat", "3", "-q"], home: s.path)
         #expect(quiet.status == 0 && quiet.stdout.isEmpty && quiet.stderr.isEmpty, "\(quiet.all)")
-        let quietSuite = try await BinaryRunner.run(["flow", "run", "emulator-orders", "emulator-orders", "-q"], home: s.path)
+        let quietSuite = try await BinaryRunner.run(
+            ["flow", "run", "emulator-orders", "emulator-orders", "-q"], home: s.path)
         #expect(quietSuite.status == 0 && quietSuite.stdout.isEmpty && quietSuite.stderr.isEmpty, "\(quietSuite.all)")
     }
 
@@ -199,7 +242,10 @@ import TestSupport
         let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", down], home: s.path)
         #expect(r.status == 1, "\(r.all)")
         #expect(r.stdout.contains(#"2 flows: 1 passed, 1 failed, 0 unknown in"#), "\(r.stdout)")
-        #expect(r.stdout.contains(#"failed: down: step 'health': expected $.status to equal "down", found "ok""# + "\n  hint: "), "\(r.stdout)")
+        #expect(
+            r.stdout.contains(
+                #"failed: down: step 'health': expected $.status to equal "down", found "ok""# + "\n  hint: "),
+            "\(r.stdout)")
         #expect(!r.stdout.contains("failed: emulator-orders"))
     }
 
@@ -209,11 +255,14 @@ import TestSupport
         // The 2nd and 4th health checks the emulator sees are refused; every run makes one.
         let server = try ServeProcess(home: s.path, arguments: ["--faults", "GET /_sandbox/health => status=500 @2,4"])
         defer { server.stop() }
-        let flow = try s.write("health.json", """
+        let flow = try s.write(
+            "health.json",
+            """
             {"name": "health", "steps": [{"name": "health", "request": {"url": "${env.EMULATOR_URL}/_sandbox/health"},
               "retry": {"attempts": 1}, "expect": {"status": 200}}]}
             """)
-        let r = try await BinaryRunner.run(["flow", "run", flow, "--repeat", "6", "--parallel", "3", "--format", "json"], home: s.path)
+        let r = try await BinaryRunner.run(
+            ["flow", "run", flow, "--repeat", "6", "--parallel", "3", "--format", "json"], home: s.path)
         #expect(r.status == 1, "\(r.all)")
         let doc = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         let summary = try #require(doc["summary"] as? [String: Any])
@@ -227,7 +276,8 @@ import TestSupport
         let s = try Scratch()
         let server = try ServeProcess(home: s.path)
         defer { server.stop() }
-        let r = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay", "--repeat", "6", "--parallel", "3", "--format", "json"], home: s.path)
+        let r = try await BinaryRunner.run(
+            ["flow", "run", "bahn-apple-pay", "--repeat", "6", "--parallel", "3", "--format", "json"], home: s.path)
         #expect(r.status == 0, "\(r.all)")
         let doc = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         let flows = try #require(doc["flows"] as? [[String: Any]])
@@ -237,15 +287,20 @@ import TestSupport
         // Each run awaited a webhook for its own intent.
         let awaited = flows.compactMap { flow -> String? in
             let steps = flow["steps"] as? [[String: Any]] ?? []
-            return (steps.first { $0["name"] as? String == "webhook" }?["output"] as? [String: Any])?["intent"] as? String
+            return (steps.first { $0["name"] as? String == "webhook" }?["output"] as? [String: Any])?["intent"]
+                as? String
         }
         #expect(awaited == intents, "\(awaited) vs \(intents)")
-        let ledger = try #require(try JSONSerialization.jsonObject(with: Data(try curl(["-s", server.url + "/_sandbox/ledger"]).utf8)) as? [String: Any])
+        let ledger = try #require(
+            try JSONSerialization.jsonObject(with: Data(try curl(["-s", server.url + "/_sandbox/ledger"]).utf8))
+                as? [String: Any])
         let entries = try #require(ledger["entries"] as? [[String: Any]])
         let captures = entries.filter { $0["kind"] as? String == "capture" }.compactMap { $0["reference"] as? String }
         #expect(captures.sorted() == intents.sorted())  // one capture per run, for its own intent
         // Every run removed its webhook target.
-        let targets = try #require(try JSONSerialization.jsonObject(with: Data(try curl(["-s", server.url + "/_sandbox/bahn/webhook-targets"]).utf8)) as? [String: Any])
+        let targets = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(try curl(["-s", server.url + "/_sandbox/bahn/webhook-targets"]).utf8)) as? [String: Any])
         #expect((targets["targets"] as? [Any])?.isEmpty == true)
     }
 
@@ -255,8 +310,11 @@ import TestSupport
         let s = try Scratch()
         let taken = try HTTPServer(host: "127.0.0.1", port: 0) { _ in .respond(HTTPResponse(status: 200)) }
         defer { taken.shutdown() }
-        let r = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay", "emulator-orders", "--parallel", "2", "--format", "json",
-                                            "--set", "BAHN_WEBHOOK_PORT=\(taken.port)"], home: s.path)
+        let r = try await BinaryRunner.run(
+            [
+                "flow", "run", "bahn-apple-pay", "emulator-orders", "--parallel", "2", "--format", "json",
+                "--set", "BAHN_WEBHOOK_PORT=\(taken.port)",
+            ], home: s.path)
         #expect(r.status == 1, "\(r.all)")
         let doc = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         let flows = try #require(doc["flows"] as? [[String: Any]])
@@ -272,8 +330,12 @@ import TestSupport
     @Test func shardsNumberTheirRecordingsByTheRunsPlaceInTheSuite() async throws {
         let s = try Scratch()
         for i in 1...3 {
-            let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--repeat", "6", "--shard", "\(i)/3", "--record", s.path + "/hars/"],
-                                               home: s.path)
+            let r = try await BinaryRunner.run(
+                [
+                    "flow", "run", "emulator-orders", "--repeat", "6", "--shard", "\(i)/3", "--record",
+                    s.path + "/hars/",
+                ],
+                home: s.path)
             #expect(r.status == 0, "\(r.all)")
         }
         let files = try FileManager.default.contentsOfDirectory(atPath: s.path + "/hars").sorted()
@@ -282,14 +344,19 @@ import TestSupport
 
     @Test func batchOptionsAreChecked() async throws {
         let s = try Scratch()
-        let parallelChain = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--repeat", "2", "--parallel", "2", "--continue"],
-                                                       home: s.path)
+        let parallelChain = try await BinaryRunner.run(
+            ["flow", "run", "emulator-orders", "--repeat", "2", "--parallel", "2", "--continue"],
+            home: s.path)
         #expect(parallelChain.status == 64)
         #expect(parallelChain.stderr.contains("--continue makes every run work on one checkout"))
         // Refused every time, whatever the number of runs.
         for chain in [["--continue"], ["--run", "r1"]] {
-            let one = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--parallel", "2"] + chain, home: s.path)
-            #expect(one.status == 64 && one.stderr.contains("makes every run work on one checkout, and --parallel runs them at once"), "\(chain): \(one.all)")
+            let one = try await BinaryRunner.run(
+                ["flow", "run", "emulator-orders", "--parallel", "2"] + chain, home: s.path)
+            #expect(
+                one.status == 64
+                    && one.stderr.contains("makes every run work on one checkout, and --parallel runs them at once"),
+                "\(chain): \(one.all)")
         }
         let zero = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--repeat", "0"], home: s.path)
         #expect(zero.status == 64)
@@ -312,16 +379,22 @@ import TestSupport
     /// and output, and the driver's version.
     @Test func aRecordingKeepsTheFlowItsVariablesAndItsSteps() async throws {
         let s = try Scratch()
-        let flow = try s.write("vars.json", """
+        let flow = try s.write(
+            "vars.json",
+            """
             {"name": "vars", "vars": {"path": "health", "password": "none"}, "steps": [
               {"name": "get", "request": {"url": "${env.EMULATOR_URL}/_sandbox/${vars.path}", "headers": {"X-Pass": "${vars.password}"}}}]}
             """)
-        let r = try await BinaryRunner.run(["flow", "run", flow, "--var", "path=ledger", "--var", "password=hunter2-secret",
-                                            "--record", s.path + "/run.har"], home: s.path)
+        let r = try await BinaryRunner.run(
+            [
+                "flow", "run", flow, "--var", "path=ledger", "--var", "password=hunter2-secret",
+                "--record", s.path + "/run.har",
+            ], home: s.path)
         #expect(r.status == 0, "\(r.all)")
         let text = try String(contentsOfFile: s.path + "/run.har", encoding: .utf8)
         #expect(!text.contains("hunter2-secret"))
-        let log = try #require((try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])?["log"] as? [String: Any])
+        let log = try #require(
+            (try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])?["log"] as? [String: Any])
         #expect((log["comment"] as? String)?.hasPrefix("checkout-driver ") == true)
         let run = try #require(log["_run"] as? [String: Any])
         #expect(run["flow"] as? String == "vars")

@@ -1,10 +1,11 @@
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 import SandboxEmulator
-import Testing
 import TestSupport
+import Testing
+
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
 
 /// Ctrl-C and SIGTERM during a flow: the step stops, `finally` runs, the reports are written, 130 / 143.
 @Suite struct InterruptTests {
@@ -22,12 +23,15 @@ import TestSupport
 
     func start(_ flow: String, _ extra: [String], emulator: Emulator, scratch s: Scratch) throws -> LiveProcess {
         let file = try s.write("flow.json", flow)
-        return try LiveProcess(["flow", "run", file, "--env", "sandbox", "--format", "jsonl"] + extra, home: s.path,
-                               environment: ["EMULATOR_URL": emulator.baseURL])
+        return try LiveProcess(
+            ["flow", "run", file, "--env", "sandbox", "--format", "jsonl"] + extra, home: s.path,
+            environment: ["EMULATOR_URL": emulator.baseURL])
     }
 
     func cleanupRan(_ emulator: Emulator) -> Bool {
-        emulator.receivedRequests().contains { $0.path == "/_sandbox/echo" && String(decoding: $0.body, as: UTF8.self).contains("cleanup") }
+        emulator.receivedRequests().contains {
+            $0.path == "/_sandbox/echo" && String(decoding: $0.body, as: UTF8.self).contains("cleanup")
+        }
     }
 
     /// One Ctrl-C stops every run of a batch in flight (each runs its finally steps), starts no more, and the
@@ -39,28 +43,41 @@ import TestSupport
         emulator.start()
         defer { emulator.shutdown() }
         let file = try s.write("flow.json", Self.pollingFlow)
-        let run = try LiveProcess(["flow", "run", file, "--env", "sandbox", "--repeat", "6", "--parallel", "3", "--format", format],
-                                  home: s.path, environment: ["EMULATOR_URL": emulator.baseURL])
+        let run = try LiveProcess(
+            ["flow", "run", file, "--env", "sandbox", "--repeat", "6", "--parallel", "3", "--format", format],
+            home: s.path, environment: ["EMULATOR_URL": emulator.baseURL])
         // Three runs polling at once.
-        let polling = { emulator.receivedRequests().filter { $0.method == "GET" && $0.path.hasPrefix("/_sandbox/orders/") }.map(\.path) }
+        let polling = {
+            emulator.receivedRequests().filter { $0.method == "GET" && $0.path.hasPrefix("/_sandbox/orders/") }.map(
+                \.path)
+        }
         for _ in 0..<200 where Set(polling()).count < 3 { usleep(20_000) }
         #expect(Set(polling()).count == 3)
         run.send(SIGINT)
         #expect(run.exitStatus(within: 5) == 130, "\(run.stderr)")
-        let cleanups = emulator.receivedRequests().filter { $0.path == "/_sandbox/echo" && String(decoding: $0.body, as: UTF8.self).contains("cleanup") }
+        let cleanups = emulator.receivedRequests().filter {
+            $0.path == "/_sandbox/echo" && String(decoding: $0.body, as: UTF8.self).contains("cleanup")
+        }
         #expect(cleanups.count == 3, "every run in flight ran its finally")
-        #expect(emulator.receivedRequests().filter { $0.method == "POST" && $0.path == "/_sandbox/orders" }.count == 3, "no run started after it")
+        #expect(
+            emulator.receivedRequests().filter { $0.method == "POST" && $0.path == "/_sandbox/orders" }.count == 3,
+            "no run started after it")
         if format == "text" {
-            let lines = run.stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
+            let lines = run.stdout.split(separator: "\n").map {
+                $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+            }
             #expect(lines.contains { $0.hasPrefix("flow runs passed failed unknown interrupted p50") }, "\(run.stdout)")
             #expect(lines.contains { $0.hasPrefix("interrupt-me 3 0 0 0 3 ") }, "\(run.stdout)")
-            #expect(run.stdout.contains("3 runs: 0 passed, 0 failed, 0 unknown, 3 interrupted, 3 not run"), "\(run.stdout)")
+            #expect(
+                run.stdout.contains("3 runs: 0 passed, 0 failed, 0 unknown, 3 interrupted, 3 not run"), "\(run.stdout)")
             return
         }
         let summary = try #require(run.stdout.split(separator: "\n").last)
         #expect(summary.contains(#""event":"summary""#))
         #expect(summary.contains(#""notRun":3"#), "\(summary)")
-        #expect(summary.contains(#""interrupted":3"#) && summary.contains(#""failed":0"#), "stopped, not failed: \(summary)")
+        #expect(
+            summary.contains(#""interrupted":3"#) && summary.contains(#""failed":0"#), "stopped, not failed: \(summary)"
+        )
     }
 
     @Test func sigintMidPollRunsFinallyWritesEveryReportAndExits130() async throws {
@@ -68,7 +85,9 @@ import TestSupport
         let emulator = try Emulator()
         emulator.start()
         defer { emulator.shutdown() }
-        let run = try start(Self.pollingFlow, ["--junit", s.path + "/run.xml", "--record", s.path + "/run.har"], emulator: emulator, scratch: s)
+        let run = try start(
+            Self.pollingFlow, ["--junit", s.path + "/run.xml", "--record", s.path + "/run.har"], emulator: emulator,
+            scratch: s)
         #expect(run.waitFor(#""event":"poll""#), "it polls: \(run.stdout)")
         let interrupted = ContinuousClock.now
         run.send(SIGINT)
@@ -88,13 +107,19 @@ import TestSupport
         // JUnit: the interrupted step failed, the one after it did not run, the cleanup passed.
         let junit = try XMLDocument(data: Data(contentsOf: URL(fileURLWithPath: s.path + "/run.xml")))
         let cases = try junit.nodes(forXPath: "//testcase").compactMap { $0 as? XMLElement }
-        func testcase(_ name: String) -> XMLElement? { cases.first { $0.attribute(forName: "name")?.stringValue == name } }
-        #expect(testcase("wait")?.elements(forName: "failure").first?.attribute(forName: "message")?.stringValue?.contains("interrupted") == true)
+        func testcase(_ name: String) -> XMLElement? {
+            cases.first { $0.attribute(forName: "name")?.stringValue == name }
+        }
+        #expect(
+            testcase("wait")?.elements(forName: "failure").first?.attribute(forName: "message")?.stringValue?.contains(
+                "interrupted") == true)
         #expect(testcase("after")?.elements(forName: "skipped").isEmpty == false)
         #expect(testcase("finally cleanup")?.children?.isEmpty ?? true, "the cleanup passed")
 
         // HAR: the exchanges so far, the cleanup's among them.
-        let har = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: s.path + "/run.har"))) as? [String: Any])
+        let har = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: s.path + "/run.har")))
+                as? [String: Any])
         let entries = ((har["log"] as? [String: Any])?["entries"] as? [[String: Any]]) ?? []
         let urls = entries.compactMap { ($0["request"] as? [String: Any])?["url"] as? String }
         #expect(urls.contains { $0.hasSuffix("/_sandbox/orders") })
@@ -110,11 +135,14 @@ import TestSupport
         defer { emulator.shutdown() }
         let run = try start(Self.pollingFlow, [], emulator: emulator, scratch: s)
         #expect(run.waitFor(#""step":"wait""#), "\(run.stdout)")
-        #expect(await eventually { emulator.receivedRequests().contains { $0.path.hasPrefix("/_sandbox/orders/ord_") } })
+        #expect(
+            await eventually { emulator.receivedRequests().contains { $0.path.hasPrefix("/_sandbox/orders/ord_") } })
         let terminated = ContinuousClock.now
         run.send(SIGTERM)
         #expect(run.exitStatus(within: 5) == 143, "\(run.stderr)")
-        #expect(ContinuousClock.now - terminated < .milliseconds(2500), "well before the held request would have been answered")
+        #expect(
+            ContinuousClock.now - terminated < .milliseconds(2500),
+            "well before the held request would have been answered")
         #expect(run.stderr.contains("interrupted (SIGTERM)"))
         #expect(cleanupRan(emulator))
     }
@@ -126,8 +154,10 @@ import TestSupport
         emulator.start()
         defer { emulator.shutdown() }
         let file = try s.write("flow.json", Self.pollingFlow)
-        let run = try LiveProcess(["flow", "run", file, "--env", "sandbox"], home: s.path, environment: ["EMULATOR_URL": emulator.baseURL])
-        #expect(await eventually { emulator.receivedRequests().contains { $0.path.hasPrefix("/_sandbox/orders/ord_") } })
+        let run = try LiveProcess(
+            ["flow", "run", file, "--env", "sandbox"], home: s.path, environment: ["EMULATOR_URL": emulator.baseURL])
+        #expect(
+            await eventually { emulator.receivedRequests().contains { $0.path.hasPrefix("/_sandbox/orders/ord_") } })
         run.send(SIGINT)
         #expect(run.exitStatus(within: 5) == 130, "\(run.stderr)")
         #expect(run.stdout.contains("\ninterrupted: "), "\(run.stdout)")
@@ -154,13 +184,17 @@ import TestSupport
     @Test func anInterruptedConfirmWaitStillPrintsTheIntentItsStatusAndKey() async throws {
         let s = try Scratch()
         let token = try await BahnCommandTests.makeToken(s, amount: 5200)
-        let run = try LiveProcess(["bahn", "confirm", "--order-id", "w-1", "--amount", "5200", "--currency", "704",
-                                   "--token-file", token, "--wait"], home: s.path)
+        let run = try LiveProcess(
+            [
+                "bahn", "confirm", "--order-id", "w-1", "--amount", "5200", "--currency", "704",
+                "--token-file", token, "--wait",
+            ], home: s.path)
         #expect(run.waitFor("Bahn returned processing", on: .stderr), "\(run.stderr)")
         #expect(run.waitFor("✓ confirm"), "the confirm finished and the wait began: \(run.stdout)")
         run.send(SIGINT)
         #expect(run.exitStatus(within: 5) == 130, "\(run.stderr)")
-        let intentLine = try #require(run.stdout.split(separator: "\n").first { $0.hasPrefix("payment_intent pi_") }, "\(run.stdout)")
+        let intentLine = try #require(
+            run.stdout.split(separator: "\n").first { $0.hasPrefix("payment_intent pi_") }, "\(run.stdout)")
         #expect(intentLine.hasSuffix("processing"))
         #expect(run.stdout.contains("idempotency key order-w-1-applepay"))
         #expect(run.stderr.contains("interrupted during step 'wait'"))
@@ -183,7 +217,8 @@ import TestSupport
         run.send(SIGINT)
         #expect(run.exitStatus(within: 10) == 130, "\(run.stderr)")
         let took = ContinuousClock.now - interrupted
-        #expect(took > .seconds(4) && took < .seconds(7), "the finally steps' few seconds, not the 20 s request: \(took)")
+        #expect(
+            took > .seconds(4) && took < .seconds(7), "the finally steps' few seconds, not the 20 s request: \(took)")
         #expect(run.stderr.contains("interrupted during step 'cleanup'"), "\(run.stderr)")
     }
 }

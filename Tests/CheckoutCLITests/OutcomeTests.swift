@@ -1,7 +1,7 @@
 import Foundation
 import SandboxEmulator
-import Testing
 import TestSupport
+import Testing
 
 /// "Outcome unknown" as a user meets it: exit 75, a message that says the charge may have gone through, and
 /// commands that settle it — which, run, leave exactly one charge in the ledger.
@@ -9,15 +9,20 @@ import TestSupport
     /// The commands a hint gives between backticks, as argument lists without the program name. Words are split
     /// on blanks; a single-quoted word keeps its blanks (ShellWords.join quotes that way).
     static func commands(in text: String) -> [[String]] {
-        text.split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { _, command in
+        text.split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map {
+            _, command in
             var words: [String] = []
             var word = ""
             var quoted = false
             for character in command {
-                if character == "'" { quoted.toggle() } else if character == " " && !quoted {
+                if character == "'" {
+                    quoted.toggle()
+                } else if character == " " && !quoted {
                     if !word.isEmpty { words.append(word) }
                     word = ""
-                } else { word.append(character) }
+                } else {
+                    word.append(character)
+                }
             }
             if !word.isEmpty { words.append(word) }
             return Array(words.dropFirst())
@@ -27,16 +32,21 @@ import TestSupport
     @Test func anUnknownConfirmExits75AndTheCommandsItGivesSettleIt() async throws {
         let s = try Scratch()
         // Every confirm attempt of the run commits and loses its answer; every read-back of the intent fails.
-        let server = try ServeProcess(home: s.path, arguments: [
-            "--faults", "POST /api/payment_intents/*/confirm => drop @1-3; GET /api/payment_intents/* => status=503 @1-3",
-        ])
+        let server = try ServeProcess(
+            home: s.path,
+            arguments: [
+                "--faults",
+                "POST /api/payment_intents/*/confirm => drop @1-3; GET /api/payment_intents/* => status=503 @1-3",
+            ])
         defer { server.stop() }
-        let r = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay", "--junit", s.path + "/run.xml"], home: s.path)
+        let r = try await BinaryRunner.run(
+            ["flow", "run", "bahn-apple-pay", "--junit", s.path + "/run.xml"], home: s.path)
         #expect(r.status == 75, "\(r.all)")
         #expect(r.stderr.contains("error: outcome unknown: the charge may have gone through"), "\(r.stderr)")
         #expect(r.stdout.contains("✗ confirm"))
         #expect(try s.read("run.xml").contains("outcome unknown"))
-        let hint = try #require(r.stderr.split(separator: "\n").first { $0.hasPrefix("hint: settle it safely") }.map(String.init))
+        let hint = try #require(
+            r.stderr.split(separator: "\n").first { $0.hasPrefix("hint: settle it safely") }.map(String.init))
         let commands = Self.commands(in: hint)
         #expect(commands.count == 2, "\(hint)")
         let resend = try #require(commands.first)
@@ -59,14 +69,18 @@ import TestSupport
         #expect(status.stdout.contains("succeeded"))
 
         let intent = resend[try #require(resend.firstIndex(of: "--intent")) + 1]
-        let ledger = try #require(try JSONSerialization.jsonObject(with: Data(curl(["-s", server.url + "/_sandbox/ledger"]).utf8)) as? [String: Any])
-        let kinds = (ledger["entries"] as? [[String: Any]] ?? []).filter { $0["reference"] as? String == intent }.compactMap { $0["kind"] as? String }
+        let ledger = try #require(
+            try JSONSerialization.jsonObject(with: Data(curl(["-s", server.url + "/_sandbox/ledger"]).utf8))
+                as? [String: Any])
+        let kinds = (ledger["entries"] as? [[String: Any]] ?? []).filter { $0["reference"] as? String == intent }
+            .compactMap { $0["kind"] as? String }
         #expect(kinds == ["authorization", "capture"], "one charge, whatever was re-sent")
     }
 
     @Test func aLostAnswerThatReadsBackAsChargedPasses() async throws {
         let s = try Scratch()
-        let server = try ServeProcess(home: s.path, arguments: ["--faults", "POST /api/payment_intents/*/confirm => drop @*"])
+        let server = try ServeProcess(
+            home: s.path, arguments: ["--faults", "POST /api/payment_intents/*/confirm => drop @*"])
         defer { server.stop() }
         let r = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay"], home: s.path)
         #expect(r.status == 0, "\(r.all)")
@@ -79,18 +93,27 @@ import TestSupport
     /// emulator has finished the confirm it was holding.
     @Test func aConfirmInterruptedInFlightIsUnknownAndTheCommandsSettleIt() async throws {
         let s = try Scratch()
-        let server = try ServeProcess(home: s.path, arguments: ["--faults", "POST /api/payment_intents/*/confirm => latency=3000ms @1"])
+        let server = try ServeProcess(
+            home: s.path, arguments: ["--faults", "POST /api/payment_intents/*/confirm => latency=3000ms @1"])
         defer { server.stop() }
         let token = try await BahnCommandTests.makeToken(s)
-        let run = try LiveProcess(["bahn", "confirm", "--order-id", "f-1", "--amount", "8000", "--currency", "704", "--token-file", token],
-                                  home: s.path)
-        #expect(await eventually(timeout: 10) { (try? curl(["-s", server.url + "/_sandbox/requests"]))?.contains("/confirm") == true },
-                "the confirm is in flight")
+        let run = try LiveProcess(
+            ["bahn", "confirm", "--order-id", "f-1", "--amount", "8000", "--currency", "704", "--token-file", token],
+            home: s.path)
+        #expect(
+            await eventually(timeout: 10) {
+                (try? curl(["-s", server.url + "/_sandbox/requests"]))?.contains("/confirm") == true
+            },
+            "the confirm is in flight")
         run.send(SIGINT)
         #expect(run.exitStatus(within: 5) == 130, "\(run.stderr)")
-        #expect(run.stderr.contains("error: outcome unknown: the charge may have gone through — interrupted during step 'confirm' while confirm was on its way"),
-                "\(run.stderr)")
-        let hint = try #require(run.stderr.split(separator: "\n").first { $0.hasPrefix("hint: settle it safely") }.map(String.init))
+        #expect(
+            run.stderr.contains(
+                "error: outcome unknown: the charge may have gone through — interrupted during step 'confirm' while confirm was on its way"
+            ),
+            "\(run.stderr)")
+        let hint = try #require(
+            run.stderr.split(separator: "\n").first { $0.hasPrefix("hint: settle it safely") }.map(String.init))
         let commands = Self.commands(in: hint)
         #expect(commands.first?.contains("--idempotency-key") == true, "\(hint)")
         usleep(3_000_000)  // the held confirm completes meanwhile
@@ -103,22 +126,31 @@ import TestSupport
     /// secret --set values are never printed, the message says to add them.
     @Test func theCommandsRepeatTheRunsOptionsButNoSecret() async throws {
         let s = try Scratch()
-        let emulator = try Emulator(faults: try FaultSpec(parsing: "POST /api/payment_intents/*/confirm => drop @*; GET /api/payment_intents/* => status=503 @*"))
+        let emulator = try Emulator(
+            faults: try FaultSpec(
+                parsing: "POST /api/payment_intents/*/confirm => drop @*; GET /api/payment_intents/* => status=503 @*"))
         emulator.start()
         defer { emulator.shutdown() }
         var env = try BahnCommandTests.sandboxEnvironment(emulator, scratch: s)
         env["BAHN_KEY_ID"] = nil
         let token = try await BahnCommandTests.makeToken(s)
         let config = try s.write("config.json", #"{"profiles": {}}"#)
-        let r = try await BinaryRunner.run(["bahn", "confirm", "--order-id", "o-9", "--amount", "8000", "--currency", "704", "--token-file", token,
-                                            "--env", "sandbox", "--config", config, "--session", s.path + "/s.json",
-                                            "--set", "EMULATOR_URL=http://127.0.0.1:9", "--set", "BAHN_KEY_ID=\(TestCredentials.bahnKeyID)"],
-                                           home: s.path, environment: env)
+        let r = try await BinaryRunner.run(
+            [
+                "bahn", "confirm", "--order-id", "o-9", "--amount", "8000", "--currency", "704", "--token-file", token,
+                "--env", "sandbox", "--config", config, "--session", s.path + "/s.json",
+                "--set", "EMULATOR_URL=http://127.0.0.1:9", "--set", "BAHN_KEY_ID=\(TestCredentials.bahnKeyID)",
+            ],
+            home: s.path, environment: env)
         #expect(r.status == 75, "\(r.all)")
-        let hint = try #require(r.stderr.split(separator: "\n").first { $0.hasPrefix("hint: settle it safely") }.map(String.init))
+        let hint = try #require(
+            r.stderr.split(separator: "\n").first { $0.hasPrefix("hint: settle it safely") }.map(String.init))
         let status = try #require(Self.commands(in: hint).last)
-        #expect(status == ["bahn", "intent", try #require(status.dropFirst(2).first), "--config", config, "--env", "sandbox",
-                           "--session", s.path + "/s.json", "--set", "EMULATOR_URL=http://127.0.0.1:9"], "\(status)")
+        #expect(
+            status == [
+                "bahn", "intent", try #require(status.dropFirst(2).first), "--config", config, "--env", "sandbox",
+                "--session", s.path + "/s.json", "--set", "EMULATOR_URL=http://127.0.0.1:9",
+            ], "\(status)")
         #expect(hint.contains("add this run's --set options for BAHN_KEY_ID"))
         #expect(!r.stderr.contains(TestCredentials.bahnKeyID))
     }

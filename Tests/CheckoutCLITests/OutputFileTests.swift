@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Output files are written where the user points, as the user means: symlinks followed, devices and FIFOs written
 /// in place, regular files replaced atomically, failures exit 74 with the system's reason.
@@ -29,10 +29,12 @@ import TestSupport
     /// own path functions crashed on it (SIGILL).
     @Test func aOneCharacterNameIsAFileLikeAnyOther() async throws {
         let s = try Scratch()
-        let token = try await BinaryRunner.run(["applepay", "token", "--amount", "100", "--currency", "USD", "--out", "t"], home: s.path)
+        let token = try await BinaryRunner.run(
+            ["applepay", "token", "--amount", "100", "--currency", "USD", "--out", "t"], home: s.path)
         #expect(token.status == 0, "\(token.all)")
         #expect(try s.read("t").hasPrefix("{"))
-        let run = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--junit", "-", "--record", "h"], home: s.path)
+        let run = try await BinaryRunner.run(
+            ["flow", "run", "emulator-orders", "--junit", "-", "--record", "h"], home: s.path)
         #expect(run.status == 0, "\(run.all)")
         #expect(try s.read("-").contains("<testsuites"))
         #expect(try s.read("h").contains("\"entries\""))
@@ -42,12 +44,15 @@ import TestSupport
         let s = try Scratch()
         try FileManager.default.createDirectory(atPath: s.path + "/reports", withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: s.path + "/run.har", withDestinationPath: "reports/real.har")
-        try FileManager.default.createSymbolicLink(atPath: s.path + "/junit.xml", withDestinationPath: s.path + "/reports/junit-real.xml")
-        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--record", "run.har", "--junit", s.path + "/junit.xml"],
-                                           home: s.path)
+        try FileManager.default.createSymbolicLink(
+            atPath: s.path + "/junit.xml", withDestinationPath: s.path + "/reports/junit-real.xml")
+        let r = try await BinaryRunner.run(
+            ["flow", "run", "emulator-orders", "--record", "run.har", "--junit", s.path + "/junit.xml"],
+            home: s.path)
         #expect(r.status == 0, "\(r.all)")
-        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: s.path + "/run.har")) == "reports/real.har",
-                "the link is still a link")
+        #expect(
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: s.path + "/run.har")) == "reports/real.har",
+            "the link is still a link")
         #expect(try s.read("reports/real.har").contains("\"entries\""))
         #expect(try s.read("reports/junit-real.xml").contains("<testsuites"))
         #expect(leftovers(s.path + "/reports").isEmpty)
@@ -68,7 +73,8 @@ import TestSupport
         // A link of its own to the standard output, as /dev/stdout is: the real one must not be at stake (see device).
         let stdout = s.path + "/stdout"
         try FileManager.default.createSymbolicLink(atPath: stdout, withDestinationPath: "/proc/self/fd/1")
-        let r = try await BinaryRunner.run(["applepay", "token", "--amount", "100", "--out", stdout, "-q"], home: s.path)
+        let r = try await BinaryRunner.run(
+            ["applepay", "token", "--amount", "100", "--out", stdout, "-q"], home: s.path)
         #expect(r.status == 0, "\(r.all)")
         #expect(r.stdout.hasPrefix(#"{"data":""#), "the token went to stdout: \(r.stdout.prefix(60))")
     }
@@ -107,7 +113,8 @@ import TestSupport
 
     @Test func aBareFileNameIsTheWorkingDirectory() async throws {
         let s = try Scratch()
-        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--session", "state.json", "--record", "run.har"], home: s.path)
+        let r = try await BinaryRunner.run(
+            ["flow", "run", "emulator-orders", "--session", "state.json", "--record", "run.har"], home: s.path)
         #expect(r.status == 0, "\(r.all)")
         #expect(try s.read("state.json").contains("order_id"))
         #expect(try s.read("run.har").contains("\"entries\""))
@@ -131,13 +138,17 @@ import TestSupport
         let s = try Scratch()
         let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
         let err = Pipe()
-        let process = try TestProcess(BinaryRunner.binary, ["flow", "list"], environment: BinaryRunner.environment(home: s.path),
-                                      standardOutput: .file(full), standardError: .pipe(err))
+        let process = try TestProcess(
+            BinaryRunner.binary, ["flow", "list"], environment: BinaryRunner.environment(home: s.path),
+            standardOutput: .file(full), standardError: .pipe(err))
         defer { process.stop() }
         #expect(process.exits(within: 10))
         #expect(process.termination == .exited(74))
         let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(stderr.contains("cannot write to standard output: No space left on device\nhint: check where the output goes: a full disk"), "\(stderr)")
+        #expect(
+            stderr.contains(
+                "cannot write to standard output: No space left on device\nhint: check where the output goes: a full disk"
+            ), "\(stderr)")
     }
 
     /// A reader that closed the pipe (`flow list | head -1`) is no write error: the command ends quietly with SIGPIPE's

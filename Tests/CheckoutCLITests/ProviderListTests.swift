@@ -1,8 +1,9 @@
-@testable import CheckoutCLI
 import CheckoutKit
 import Foundation
 import SandboxEmulator
 import Testing
+
+@testable import CheckoutCLI
 
 /// One list of providers on each side, and the same providers in both: a provider the Kit knows and the emulator does
 /// not (or the other way round) fails here, as does one whose `--env local` leaves a variable it needs unset.

@@ -1,21 +1,26 @@
 import Foundation
 import SandboxEmulator
-import Testing
 import TestSupport
+import Testing
 
 /// The state file across processes: chaining, corruption, and concurrent writers.
 @Suite struct StateFileTests {
     @Test func laterInvocationsReadWhatEarlierOnesCaptured() async throws {
         let s = try Scratch()
-        let first = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--session", s.path + "/state.json"], home: s.path)
+        let first = try await BinaryRunner.run(
+            ["flow", "run", "emulator-orders", "--session", s.path + "/state.json"], home: s.path)
         #expect(first.status == 0, "\(first.all)")
-        let follow = try s.write("follow.json", """
+        let follow = try s.write(
+            "follow.json",
+            """
             {"name": "follow", "steps": [{"name": "echo", "request": {"method": "POST", "url": "${env.EMULATOR_URL}/_sandbox/echo",
               "json": {"previous": "${state.captures.emulator-orders.order_id}"}}, "expect": {"matches": {"json.previous": "^ord_"}}}]}
             """)
-        let second = try await BinaryRunner.run(["flow", "run", follow, "--session", s.path + "/state.json"], home: s.path)
+        let second = try await BinaryRunner.run(
+            ["flow", "run", follow, "--session", s.path + "/state.json"], home: s.path)
         #expect(second.status == 0, "\(second.all)")
-        let fresh = try await BinaryRunner.run(["flow", "run", follow, "--session", s.path + "/other.json"], home: s.path)
+        let fresh = try await BinaryRunner.run(
+            ["flow", "run", follow, "--session", s.path + "/other.json"], home: s.path)
         #expect(fresh.status == 65)
         #expect(fresh.stderr.contains("is not in the state file"))
     }
@@ -26,14 +31,18 @@ import TestSupport
         let s = try Scratch()
         let state = s.path + "/state.json"
         for flow in ["one", "two"] {
-            let file = try s.write("\(flow).json", """
+            let file = try s.write(
+                "\(flow).json",
+                """
                 {"name": "\(flow)", "steps": [{"name": "echo", "request": {"method": "POST", "url": "${env.EMULATOR_URL}/_sandbox/echo",
                   "json": {"v": "from-\(flow)"}}, "capture": {"id": "json.v"}}]}
                 """)
             let r = try await BinaryRunner.run(["flow", "run", file, "--session", state], home: s.path)
             #expect(r.status == 0, "\(r.all)")
         }
-        let reader = try s.write("reader.json", """
+        let reader = try s.write(
+            "reader.json",
+            """
             {"name": "reader", "steps": [{"name": "echo", "request": {"method": "POST", "url": "${env.EMULATOR_URL}/_sandbox/echo",
               "json": {"a": "${state.captures.one.id}", "b": "${state.captures.two.id}"}},
               "expect": {"equals": {"json.a": "from-one", "json.b": "from-two"}}}]}
@@ -50,7 +59,10 @@ import TestSupport
         let state = try s.write("state.json", content)
         let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--session", state], home: s.path)
         #expect(r.status == 65, "\(r.all)")
-        #expect(r.stderr.contains("$.captures.order_id: expected an object (the captures of flow 'order_id'), found a string"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains(
+                "$.captures.order_id: expected an object (the captures of flow 'order_id'), found a string"),
+            "\(r.stderr)")
         #expect(r.stderr.contains("captures.<flow>.<name>"), "\(r.stderr)")
         #expect(try s.read("state.json") == content)
     }
@@ -61,7 +73,10 @@ import TestSupport
         let r = try await BinaryRunner.run(["flow", "run", "emulator-orders", "--session", path], home: s.path)
         #expect(r.status == 65)
         // Where it ends, as for every file cut short.
-        #expect(r.stderr.contains("state file \(path) is corrupt: not valid JSON: expected a value at line 1, column 27 (the text ends early — truncated?)"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains(
+                "state file \(path) is corrupt: not valid JSON: expected a value at line 1, column 27 (the text ends early — truncated?)"
+            ), "\(r.stderr)")
         #expect(try s.read("state.json") == "{\"captures\": {\"order_id\": ")
     }
 
@@ -73,10 +88,13 @@ import TestSupport
         for worker in 0..<2 {
             for i in 0..<10 {
                 let name = "w\(worker)_\(i)"
-                files[worker].append(try s.write("\(name).json", """
-                    {"name": "\(name)", "steps": [{"name": "echo", "request": {"method": "POST", "url": "${env.EMULATOR_URL}/_sandbox/echo",
-                      "json": {"v": "\(name)"}}, "capture": {"\(name)": "json.v"}}]}
-                    """))
+                files[worker].append(
+                    try s.write(
+                        "\(name).json",
+                        """
+                        {"name": "\(name)", "steps": [{"name": "echo", "request": {"method": "POST", "url": "${env.EMULATOR_URL}/_sandbox/echo",
+                          "json": {"v": "\(name)"}}, "capture": {"\(name)": "json.v"}}]}
+                        """))
             }
         }
         let state = s.path + "/shared-state.json"
@@ -97,7 +115,8 @@ import TestSupport
         }
         group.wait()
         #expect(failed.isEmpty, "\(failed)")
-        let doc = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: state))) as? [String: Any])
+        let doc = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: state))) as? [String: Any])
         let captures = try #require(doc["captures"] as? [String: [String: Any]])
         #expect(captures.count == 20, "\(captures.keys.sorted())")
         #expect(captures.allSatisfy { flow, values in values[flow] as? String == flow }, "\(captures)")
@@ -121,8 +140,10 @@ import TestSupport
 
     /// Every Bahn command decodes its section before its first request, not after one it then cannot record; and
     /// `flow validate` says the same.
-    @Test(arguments: [["bahn", "create-intent", "--amount", "8000", "--currency", "VND"], ["bahn", "intent", "pi_1"],
-                      ["flow", "validate", "bahn-apple-pay"]])
+    @Test(arguments: [
+        ["bahn", "create-intent", "--amount", "8000", "--currency", "VND"], ["bahn", "intent", "pi_1"],
+        ["flow", "validate", "bahn-apple-pay"],
+    ])
     func aWrongTypedBahnSectionIs65BeforeAnythingIsSent(command: [String]) async throws {
         let s = try Scratch()
         let emulator = try Emulator()
@@ -130,10 +151,13 @@ import TestSupport
         defer { emulator.shutdown() }
         let content = #"{"bahn": {"tokens": {"ab": "x"}}}"#
         let state = try s.write("state.json", content)
-        let r = try await BinaryRunner.run(command + ["--env", "sandbox", "--session", state], home: s.path,
-                                           environment: try BahnCommandTests.sandboxEnvironment(emulator, scratch: s))
+        let r = try await BinaryRunner.run(
+            command + ["--env", "sandbox", "--session", state], home: s.path,
+            environment: try BahnCommandTests.sandboxEnvironment(emulator, scratch: s))
         #expect(r.status == 65, "\(r.all)")
-        #expect(r.stderr.contains("state file \(state): $.bahn.tokens.ab: expected an object, found a string"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains("state file \(state): $.bahn.tokens.ab: expected an object, found a string"),
+            "\(r.stderr)")
         #expect(emulator.receivedRequests().isEmpty, "nothing was sent")
         #expect(try s.read("state.json") == content)
     }
@@ -144,7 +168,8 @@ import TestSupport
         let state = s.path + "/state.json"
         let r = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay", "--session", state], home: s.path)
         #expect(r.status == 0, "\(r.all)")
-        let document = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: state))) as? [String: Any]
+        let document =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: state))) as? [String: Any]
         let captures = (document?["captures"] as? [String: [String: Any]])?["bahn-apple-pay"] ?? [:]
         #expect(captures["token_file"] == nil, "the made token's path is not kept: \(captures)")
         #expect(captures["intent"] != nil, "a lasting value is: \(captures)")

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Text output on a terminal (through `script`, which gives the binary a pseudo-terminal) and off one.
 @Suite struct TerminalOutputTests {
@@ -19,7 +19,7 @@ import TestSupport
     @Test func terminalGetsALiveProgressLineAndColour() async throws {
         let s = try Scratch()
         let shown = try await onTerminal("flow run emulator-orders", noColor: false, home: s.path)
-        #expect(shown.contains("\r\(Self.escape)2K"))            // the progress line is drawn and erased
+        #expect(shown.contains("\r\(Self.escape)2K"))  // the progress line is drawn and erased
         #expect(shown.contains("\(Self.escape)32m✓\(Self.escape)0m health"))  // green tick
     }
 
@@ -42,7 +42,8 @@ import TestSupport
         let s = try Scratch()
         // NO_COLOR set but empty counts as unset (no-color.org), so colour would be allowed here: only the
         // missing terminal keeps escapes out.
-        let r = try await BinaryRunner.run(["flow", "run", "emulator-orders"], home: s.path, environment: ["TERM": "xterm", "NO_COLOR": ""])
+        let r = try await BinaryRunner.run(
+            ["flow", "run", "emulator-orders"], home: s.path, environment: ["TERM": "xterm", "NO_COLOR": ""])
         #expect(r.status == 0)
         #expect(!r.stdout.contains("\u{1B}") && !r.stderr.contains("\u{1B}"))
     }

@@ -1,12 +1,13 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Webhooks with parallel runs: every run's listener is one more target of `sandbox serve`, so no run steals or
 /// strands another's deliveries, and a `bahn listen` beside them receives every event.
 @Suite struct WebhookConcurrencyTests {
     func targets(_ server: ServeProcess) throws -> [[String: Any]] {
-        let listed = try JSONSerialization.jsonObject(with: Data(curl(["-s", server.url + "/_sandbox/bahn/webhook-targets"]).utf8))
+        let listed = try JSONSerialization.jsonObject(
+            with: Data(curl(["-s", server.url + "/_sandbox/bahn/webhook-targets"]).utf8))
         return ((listed as? [String: Any])?["targets"] as? [[String: Any]]) ?? []
     }
 
@@ -22,7 +23,9 @@ import TestSupport
         let home = s.path
         let runs = try await withThrowingTaskGroup(of: BinaryRunner.Result.self) { group in
             for _ in 0..<10 {
-                group.addTask { try await BinaryRunner.run(["flow", "run", "bahn-apple-pay", "--format", "json"], home: home) }
+                group.addTask {
+                    try await BinaryRunner.run(["flow", "run", "bahn-apple-pay", "--format", "json"], home: home)
+                }
             }
             var all: [BinaryRunner.Result] = []
             for try await r in group { all.append(r) }
@@ -37,12 +40,19 @@ import TestSupport
 
         // The listener saw every event the emulator emitted (each run's success among them), and only the listener's
         // target is left.
-        #expect(await eventually(timeout: 10) { intents.allSatisfy { listener.stdout.contains("payment_intent.status.succeeded  \($0)") } },
-                "\(listener.stdout)")
-        let emitted = try #require(try JSONSerialization.jsonObject(with: Data(curl(["-s", server.url + "/_sandbox/bahn/events"]).utf8)) as? [String: Any])
+        #expect(
+            await eventually(timeout: 10) {
+                intents.allSatisfy { listener.stdout.contains("payment_intent.status.succeeded  \($0)") }
+            },
+            "\(listener.stdout)")
+        let emitted = try #require(
+            try JSONSerialization.jsonObject(with: Data(curl(["-s", server.url + "/_sandbox/bahn/events"]).utf8))
+                as? [String: Any])
         let ids = ((emitted["events"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String }
         #expect(ids.count >= 10)
-        #expect(await eventually(timeout: 10) { ids.allSatisfy { listener.stdout.contains($0) } }, "every event reached the listener")
+        #expect(
+            await eventually(timeout: 10) { ids.allSatisfy { listener.stdout.contains($0) } },
+            "every event reached the listener")
         let left = try targets(server)
         #expect(left.count == 1 && (left.first?["id"] as? String)?.hasPrefix("run-") == true, "\(left)")
         listener.send(SIGINT)
@@ -53,7 +63,8 @@ import TestSupport
     @Test func aRunThatCannotRegisterItsListenerFailsFastAndSaysWhy() async throws {
         let s = try Scratch()
         // An announced sandbox serve that answers its control route with a 404: it is not the emulator it claims to be.
-        let impostor = try ServeProcess(home: s.path, arguments: ["--faults", "PUT /_sandbox/bahn/webhook-targets/* => status=404 @*"])
+        let impostor = try ServeProcess(
+            home: s.path, arguments: ["--faults", "PUT /_sandbox/bahn/webhook-targets/* => status=404 @*"])
         defer { impostor.stop() }
         let started = ContinuousClock.now
         let r = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay", "--timeout", "2"], home: s.path)
@@ -67,7 +78,8 @@ import TestSupport
     /// ends after the policy's attempts, never waiting for ever, and says nothing of a deadline nobody set.
     @Test func aRegistrationThatHangsFailsWithinItsAttempts() async throws {
         let s = try Scratch()
-        let server = try ServeProcess(home: s.path, arguments: ["--faults", "PUT /_sandbox/bahn/webhook-targets/* => latency=20000ms @*"])
+        let server = try ServeProcess(
+            home: s.path, arguments: ["--faults", "PUT /_sandbox/bahn/webhook-targets/* => latency=20000ms @*"])
         defer { server.stop() }
         let started = ContinuousClock.now
         let r = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay", "--timeout", "1"], home: s.path)
@@ -80,7 +92,8 @@ import TestSupport
 
     @Test func aTargetThatCannotBeRemovedIsAWarningNotAFailure() async throws {
         let s = try Scratch()
-        let server = try ServeProcess(home: s.path, arguments: ["--faults", "DELETE /_sandbox/bahn/webhook-targets/* => status=500 @*"])
+        let server = try ServeProcess(
+            home: s.path, arguments: ["--faults", "DELETE /_sandbox/bahn/webhook-targets/* => status=500 @*"])
         defer { server.stop() }
         let r = try await BinaryRunner.run(["flow", "run", "bahn-apple-pay"], home: s.path)
         #expect(r.status == 0, "\(r.all)")
@@ -93,12 +106,14 @@ import TestSupport
     /// a delivery still finds the listener answering, so the emulator never marks one failed at a closed port.
     @Test func bahnListenAnswersUntilItsTargetIsGone() async throws {
         let s = try Scratch()
-        let server = try ServeProcess(home: s.path, arguments: ["--faults", "DELETE /_sandbox/bahn/webhook-targets/* => latency=2000ms @*"])
+        let server = try ServeProcess(
+            home: s.path, arguments: ["--faults", "DELETE /_sandbox/bahn/webhook-targets/* => latency=2000ms @*"])
         defer { server.stop() }
         let listener = try LiveProcess(["bahn", "listen"], home: s.path)
         defer { listener.process.stop() }
         #expect(listener.waitFor("listening for Bahn webhooks at ", on: .stderr), "\(listener.stderr)")
-        let line = try #require(listener.stderr.split(separator: "\n").first { $0.contains("listening for Bahn webhooks at ") })
+        let line = try #require(
+            listener.stderr.split(separator: "\n").first { $0.contains("listening for Bahn webhooks at ") })
         let url = try #require(line.split(separator: " ").last.map(String.init))
         listener.send(SIGINT)
         usleep(700_000)

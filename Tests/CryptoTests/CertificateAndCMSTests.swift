@@ -1,7 +1,8 @@
 import COpenSSL
-@testable import Crypto
 import Foundation
 import Testing
+
+@testable import Crypto
 
 /// A generated root → leaf chain, as the sandbox uses for Apple Pay style fixtures.
 struct Chain {
@@ -13,11 +14,13 @@ struct Chain {
     let leaf: Certificate
 
     init(rootName: String = "Test Root CA") throws {
-        root = try Certificate.issue(subjectCN: rootName, publicKey: rootKey.publicKey, issuer: nil,
-                                     signingKey: rootKey, isCA: true, extraExtensionOIDs: [], validDays: 30)
-        leaf = try Certificate.issue(subjectCN: "Test Leaf", publicKey: leafKey.publicKey,
-                                     issuer: (root, rootKey), signingKey: rootKey, isCA: false,
-                                     extraExtensionOIDs: [Chain.merchantOID], validDays: 10)
+        root = try Certificate.issue(
+            subjectCN: rootName, publicKey: rootKey.publicKey, issuer: nil,
+            signingKey: rootKey, isCA: true, extraExtensionOIDs: [], validDays: 30)
+        leaf = try Certificate.issue(
+            subjectCN: "Test Leaf", publicKey: leafKey.publicKey,
+            issuer: (root, rootKey), signingKey: rootKey, isCA: false,
+            extraExtensionOIDs: [Chain.merchantOID], validDays: 10)
     }
 }
 
@@ -54,12 +57,15 @@ struct Chain {
     }
 
     @Test func rejectsGarbageAndKeyMixUps() throws {
-        #expect(throws: CryptoError.self) { try Certificate(pem: "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n") }
+        #expect(throws: CryptoError.self) {
+            try Certificate(pem: "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")
+        }
         #expect(throws: CryptoError.self) { try Certificate(der: Data([0x30, 0x00])) }
         let chain = try Chain()
         #expect(throws: CryptoError.self) {
-            try Certificate.issue(subjectCN: "x", publicKey: chain.leafKey.publicKey, issuer: (chain.root, chain.rootKey),
-                                  signingKey: chain.leafKey, isCA: false, extraExtensionOIDs: [], validDays: 1)
+            try Certificate.issue(
+                subjectCN: "x", publicKey: chain.leafKey.publicKey, issuer: (chain.root, chain.rootKey),
+                signingKey: chain.leafKey, isCA: false, extraExtensionOIDs: [], validDays: 1)
         }
     }
 
@@ -93,21 +99,26 @@ struct Chain {
         let signers = try CMS.verifyDetached(signature: signature, content: content, trustedRoots: [chain.root])
         #expect(signers == [chain.leaf])
         // At a given time inside the validity window.
-        try CMS.verifyDetached(signature: signature, content: content, trustedRoots: [chain.root],
-                               at: Date().addingTimeInterval(86_400))
+        try CMS.verifyDetached(
+            signature: signature, content: content, trustedRoots: [chain.root],
+            at: Date().addingTimeInterval(86_400))
     }
 
     @Test func intermediateTravelsInTheSignature() throws {
         let chain = try Chain()
-        let intermediateKey = P256PrivateKey(), signerKey = P256PrivateKey()
-        let intermediate = try Certificate.issue(subjectCN: "Intermediate", publicKey: intermediateKey.publicKey,
-                                                 issuer: (chain.root, chain.rootKey), signingKey: chain.rootKey,
-                                                 isCA: true, extraExtensionOIDs: [], validDays: 10)
-        let signer = try Certificate.issue(subjectCN: "Signer", publicKey: signerKey.publicKey,
-                                           issuer: (intermediate, intermediateKey), signingKey: intermediateKey,
-                                           isCA: false, extraExtensionOIDs: [Chain.merchantOID], validDays: 5)
-        let signature = try CMS.signDetached(content: content, signer: signer, key: signerKey,
-                                             extraCertificates: [intermediate])
+        let intermediateKey = P256PrivateKey()
+        let signerKey = P256PrivateKey()
+        let intermediate = try Certificate.issue(
+            subjectCN: "Intermediate", publicKey: intermediateKey.publicKey,
+            issuer: (chain.root, chain.rootKey), signingKey: chain.rootKey,
+            isCA: true, extraExtensionOIDs: [], validDays: 10)
+        let signer = try Certificate.issue(
+            subjectCN: "Signer", publicKey: signerKey.publicKey,
+            issuer: (intermediate, intermediateKey), signingKey: intermediateKey,
+            isCA: false, extraExtensionOIDs: [Chain.merchantOID], validDays: 5)
+        let signature = try CMS.signDetached(
+            content: content, signer: signer, key: signerKey,
+            extraCertificates: [intermediate])
         #expect(try CMS.verifyDetached(signature: signature, content: content, trustedRoots: [chain.root]) == [signer])
         // The certificates it carries come back from the same parse, the intermediate among them.
         let verified = try CMS.verify(signature: signature, content: content, trustedRoots: [chain.root])
@@ -138,30 +149,39 @@ struct Chain {
         #expect(CMS.parseCertificates(bytes[field]) == [chain.leaf])
         // The rest is a SignedData that carries no certificate, so on its own no signer can be found.
         #expect(CMS.splitCertificates(rest) == nil)
-        #expect(throws: CryptoError.self) { try CMS.verify(signature: Data(rest), content: content, trustedRoots: [chain.root]) }
+        #expect(throws: CryptoError.self) {
+            try CMS.verify(signature: Data(rest), content: content, trustedRoots: [chain.root])
+        }
         // Verified twice, the second time from the parsed certificates kept: the same answer, the same objects.
         let first = try CMS.verify(signature: signature, content: content, trustedRoots: [chain.root])
-        let again = try CMS.verify(signature: try CMS.signDetached(content: content, signer: chain.leaf, key: chain.leafKey),
-                                   content: content, trustedRoots: [chain.root])
+        let again = try CMS.verify(
+            signature: try CMS.signDetached(content: content, signer: chain.leaf, key: chain.leafKey),
+            content: content, trustedRoots: [chain.root])
         #expect(first.signers == [chain.leaf] && again.signers == [chain.leaf] && again.certificates == [chain.leaf])
         // Another signer's certificates are its own, never those of the signature verified before.
         let other = try Chain()
         let theirs = try CMS.signDetached(content: content, signer: other.leaf, key: other.leafKey)
         #expect(try CMS.verify(signature: theirs, content: content, trustedRoots: [other.root]).signers == [other.leaf])
-        #expect(throws: CryptoError.self) { try CMS.verify(signature: theirs, content: content, trustedRoots: [chain.root]) }
+        #expect(throws: CryptoError.self) {
+            try CMS.verify(signature: theirs, content: content, trustedRoots: [chain.root])
+        }
     }
 
     /// A chain verified once is not built again while every certificate involved is valid; the signature, the content,
     /// the signer, the roots and the time are still checked every time.
     @Test func aVerifiedChainIsNotBuiltAgainButEverythingElseIsChecked() throws {
-        let chain = try Chain(), other = try Chain()
+        let chain = try Chain()
+        let other = try Chain()
         let rogueKey = P256PrivateKey()
-        let rogue = try Certificate.issue(subjectCN: "Test Leaf", publicKey: rogueKey.publicKey, issuer: nil, signingKey: rogueKey,
-                                          isCA: false, extraExtensionOIDs: [Chain.merchantOID], validDays: 10)
+        let rogue = try Certificate.issue(
+            subjectCN: "Test Leaf", publicKey: rogueKey.publicKey, issuer: nil, signingKey: rogueKey,
+            isCA: false, extraExtensionOIDs: [Chain.merchantOID], validDays: 10)
         // Both carry the same certificates (a SET OF, in DER order): the leaf, which chains to the root, and the rogue,
         // which is self-signed. Each is signed by one of them.
-        let byLeaf = try CMS.signDetached(content: content, signer: chain.leaf, key: chain.leafKey, extraCertificates: [rogue])
-        let byRogue = try CMS.signDetached(content: content, signer: rogue, key: rogueKey, extraCertificates: [chain.leaf])
+        let byLeaf = try CMS.signDetached(
+            content: content, signer: chain.leaf, key: chain.leafKey, extraCertificates: [rogue])
+        let byRogue = try CMS.signDetached(
+            content: content, signer: rogue, key: rogueKey, extraCertificates: [chain.leaf])
         let leafField = try #require(CMS.splitCertificates([UInt8](byLeaf))).certificates
         let rogueField = try #require(CMS.splitCertificates([UInt8](byRogue))).certificates
         #expect([UInt8](byLeaf)[leafField] == [UInt8](byRogue)[rogueField])
@@ -178,15 +198,20 @@ struct Chain {
             try CMS.verify(signature: byLeaf, content: content, trustedRoots: [other.root])
         }
         #expect(throws: CryptoError.self, "after the leaf expired") {
-            try CMS.verify(signature: byLeaf, content: content, trustedRoots: [chain.root],
-                           at: chain.leaf.notAfter.addingTimeInterval(86_400))
+            try CMS.verify(
+                signature: byLeaf, content: content, trustedRoots: [chain.root],
+                at: chain.leaf.notAfter.addingTimeInterval(86_400))
         }
         #expect(throws: CryptoError.self, "before the leaf was valid") {
-            try CMS.verify(signature: byLeaf, content: content, trustedRoots: [chain.root],
-                           at: chain.leaf.notBefore.addingTimeInterval(-86_400))
+            try CMS.verify(
+                signature: byLeaf, content: content, trustedRoots: [chain.root],
+                at: chain.leaf.notBefore.addingTimeInterval(-86_400))
         }
-        #expect(try CMS.verify(signature: byLeaf, content: content, trustedRoots: [chain.root],
-                               at: Date().addingTimeInterval(86_400)).signers == [chain.leaf])
+        #expect(
+            try CMS.verify(
+                signature: byLeaf, content: content, trustedRoots: [chain.root],
+                at: Date().addingTimeInterval(86_400)
+            ).signers == [chain.leaf])
     }
 
     /// DER that is not the expected SignedData shape is left whole to OpenSSL: a certificate field with a byte
@@ -199,7 +224,9 @@ struct Chain {
         let leaf = try #require(signature.firstRange(of: [UInt8](chain.leaf.derRepresentation)))
         broken[leaf.lowerBound] = 0x31  // the leaf's SEQUENCE made a SET
         #expect(CMS.parseCertificates(broken[field]) == nil)
-        #expect(throws: CryptoError.self) { try CMS.verify(signature: Data(broken), content: content, trustedRoots: [chain.root]) }
+        #expect(throws: CryptoError.self) {
+            try CMS.verify(signature: Data(broken), content: content, trustedRoots: [chain.root])
+        }
         var indefinite = signature
         indefinite[1] = 0x80  // the outer SEQUENCE's length made indefinite
         #expect(CMS.splitCertificates(indefinite) == nil)
@@ -221,7 +248,8 @@ struct Chain {
     }
 
     @Test func otherRootFails() throws {
-        let chain = try Chain(), other = try Chain(rootName: "Test Root CA")  // same name, different key
+        let chain = try Chain()
+        let other = try Chain(rootName: "Test Root CA")  // same name, different key
         let signature = try CMS.signDetached(content: content, signer: chain.leaf, key: chain.leafKey)
         #expect {
             try CMS.verifyDetached(signature: signature, content: content, trustedRoots: [other.root])
@@ -234,7 +262,8 @@ struct Chain {
         let chain = try Chain()
         let signature = try CMS.signDetached(content: content, signer: chain.leaf, key: chain.leafKey)
         #expect {
-            try CMS.verifyDetached(signature: signature, content: content.flippingBit(at: 3), trustedRoots: [chain.root])
+            try CMS.verifyDetached(
+                signature: signature, content: content.flippingBit(at: 3), trustedRoots: [chain.root])
         } throws: { error in
             "\(error)".contains("content does not match")
         }
@@ -245,12 +274,14 @@ struct Chain {
         let signature = try CMS.signDetached(content: content, signer: chain.leaf, key: chain.leafKey)
         // The last bytes are inside the ECDSA signature value of the SignerInfo.
         #expect(throws: CryptoError.self) {
-            try CMS.verifyDetached(signature: signature.flippingBit(at: signature.count - 3), content: content,
-                                   trustedRoots: [chain.root])
+            try CMS.verifyDetached(
+                signature: signature.flippingBit(at: signature.count - 3), content: content,
+                trustedRoots: [chain.root])
         }
         #expect(throws: CryptoError.self) {
-            try CMS.verifyDetached(signature: signature.prefix(signature.count - 1), content: content,
-                                   trustedRoots: [chain.root])
+            try CMS.verifyDetached(
+                signature: signature.prefix(signature.count - 1), content: content,
+                trustedRoots: [chain.root])
         }
     }
 
@@ -258,8 +289,9 @@ struct Chain {
         let chain = try Chain()
         let signature = try CMS.signDetached(content: content, signer: chain.leaf, key: chain.leafKey)
         #expect(throws: CryptoError.self) {
-            try CMS.verifyDetached(signature: signature, content: content, trustedRoots: [chain.root],
-                                   at: Date().addingTimeInterval(20 * 86_400))  // leaf is valid 10 days
+            try CMS.verifyDetached(
+                signature: signature, content: content, trustedRoots: [chain.root],
+                at: Date().addingTimeInterval(20 * 86_400))  // leaf is valid 10 days
         }
     }
 
@@ -274,12 +306,14 @@ struct Chain {
     @Test func verifiesSignatureMadeByOpenSSLCommandLine() throws {
         let root = try Certificate(pem: OpenSSLFixture.rootPEM)
         let leaf = try Certificate(pem: OpenSSLFixture.leafPEM)
-        let signers = try CMS.verifyDetached(signature: OpenSSLFixture.signature, content: OpenSSLFixture.content,
-                                             trustedRoots: [root])
+        let signers = try CMS.verifyDetached(
+            signature: OpenSSLFixture.signature, content: OpenSSLFixture.content,
+            trustedRoots: [root])
         #expect(signers == [leaf])
         #expect(CMS.signingTime(of: OpenSSLFixture.signature) == OpenSSLFixture.signingTime)
         #expect(throws: CryptoError.self) {
-            try CMS.verifyDetached(signature: OpenSSLFixture.signature, content: Data("other".utf8), trustedRoots: [root])
+            try CMS.verifyDetached(
+                signature: OpenSSLFixture.signature, content: Data("other".utf8), trustedRoots: [root])
         }
     }
 }

@@ -5,12 +5,14 @@ import Testing
 @Suite struct DigestAndMACTests {
     @Test func sha256OfABC() {
         // FIPS 180-2, Appendix B.1.
-        #expect(Digest.sha256(Data("abc".utf8)).hexString
+        #expect(
+            Digest.sha256(Data("abc".utf8)).hexString
                 == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
 
     @Test func sha256OfEmptyInput() {
-        #expect(Digest.sha256(Data()).hexString
+        #expect(
+            Digest.sha256(Data()).hexString
                 == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
     }
 
@@ -26,14 +28,16 @@ import Testing
     }
 
     @Test func hmacRFC4231Case4() {
-        let mac = HMAC.sha256(key: hex("0102030405060708090a0b0c0d0e0f10111213141516171819"),
-                              message: Data(repeating: 0xcd, count: 50))
+        let mac = HMAC.sha256(
+            key: hex("0102030405060708090a0b0c0d0e0f10111213141516171819"),
+            message: Data(repeating: 0xcd, count: 50))
         #expect(mac.hexString == "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b")
     }
 
     @Test func hmacRFC4231Case6LongKey() {
-        let mac = HMAC.sha256(key: Data(repeating: 0xaa, count: 131),
-                              message: Data("Test Using Larger Than Block-Size Key - Hash Key First".utf8))
+        let mac = HMAC.sha256(
+            key: Data(repeating: 0xaa, count: 131),
+            message: Data("Test Using Larger Than Block-Size Key - Hash Key First".utf8))
         #expect(mac.hexString == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
     }
 }
@@ -42,18 +46,23 @@ import Testing
 @Suite struct AESGCMTests {
     let key = hex("feffe9928665731c6d6a8f9467308308feffe9928665731c6d6a8f9467308308")
     let iv = hex("cafebabefacedbaddecaf888")
-    let plaintext60 = hex("d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a72"
-                          + "1c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39")
+    let plaintext60 = hex(
+        "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a72"
+            + "1c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39")
     let aad = hex("feedfacedeadbeeffeedfacedeadbeefabaddad2")
-    let ciphertext60 = hex("522dc1f099567d07f47f37a32a84427d643a8cdcbfe5c0c97598a2bd2555d1aa"
-                           + "8cb08e48590dbb3da7b08b1056828838c5f61e6393ba7a0abcc9f662")
+    let ciphertext60 = hex(
+        "522dc1f099567d07f47f37a32a84427d643a8cdcbfe5c0c97598a2bd2555d1aa"
+            + "8cb08e48590dbb3da7b08b1056828838c5f61e6393ba7a0abcc9f662")
 
     @Test func testCase14() throws {
-        let zeroKey = Data(count: 32), zeroIV = Data(count: 12)
+        let zeroKey = Data(count: 32)
+        let zeroIV = Data(count: 12)
         let sealed = try AESGCM.seal(key: zeroKey, iv: zeroIV, plaintext: Data(count: 16))
         #expect(sealed.ciphertext.hexString == "cea7403d4d606b6e074ec5d3baf39d18")
         #expect(sealed.tag.hexString == "d0d1c8a799996bf0265b98b5d48ab919")
-        #expect(try AESGCM.open(key: zeroKey, iv: zeroIV, ciphertext: sealed.ciphertext, tag: sealed.tag) == Data(count: 16))
+        #expect(
+            try AESGCM.open(key: zeroKey, iv: zeroIV, ciphertext: sealed.ciphertext, tag: sealed.tag) == Data(count: 16)
+        )
     }
 
     @Test func testCase15() throws {
@@ -67,8 +76,9 @@ import Testing
         let sealed = try AESGCM.seal(key: key, iv: iv, plaintext: plaintext60, aad: aad)
         #expect(sealed.ciphertext == ciphertext60)
         #expect(sealed.tag.hexString == "76fc6ece0f4e1768cddf8853bb2d551b")
-        let opened = try AESGCM.open(key: key, iv: iv, ciphertext: ciphertext60,
-                                     tag: hex("76fc6ece0f4e1768cddf8853bb2d551b"), aad: aad)
+        let opened = try AESGCM.open(
+            key: key, iv: iv, ciphertext: ciphertext60,
+            tag: hex("76fc6ece0f4e1768cddf8853bb2d551b"), aad: aad)
         #expect(opened == plaintext60)
     }
 
@@ -106,14 +116,16 @@ import Testing
     @Test func matchesManualSP800_56A() {
         let z = hex("46fc62106420ff012e54a434fbdd2d25ccc5852060561e68040dd7778997bd7b")
         // Apple Pay style OtherInfo: len(algorithmID) ‖ "id-aes256-GCM" ‖ "Apple" ‖ partyVInfo.
-        let otherInfo = Data([0x0d]) + Data("id-aes256-GCM".utf8) + Data("Apple".utf8) + Data(repeating: 0x42, count: 32)
+        let otherInfo =
+            Data([0x0d]) + Data("id-aes256-GCM".utf8) + Data("Apple".utf8) + Data(repeating: 0x42, count: 32)
         let derived = ConcatKDF.sha256(sharedSecret: z, otherInfo: otherInfo, length: 32)
         let manual = Digest.sha256(Data([0, 0, 0, 1]) + z + otherInfo)
         #expect(derived == manual)
     }
 
     @Test func longerOutputConcatenatesCounterBlocks() {
-        let z = Data(repeating: 7, count: 32), info = Data("info".utf8)
+        let z = Data(repeating: 7, count: 32)
+        let info = Data("info".utf8)
         let derived = ConcatKDF.sha256(sharedSecret: z, otherInfo: info, length: 40)
         let manual = Digest.sha256(Data([0, 0, 0, 1]) + z + info) + Digest.sha256(Data([0, 0, 0, 2]) + z + info)
         #expect(derived == manual.prefix(40))

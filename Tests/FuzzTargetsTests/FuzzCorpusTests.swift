@@ -2,11 +2,12 @@ import Foundation
 import FuzzTargets
 import Testing
 
-/// The starting corpora and every crasher the fuzzers ever found (`Fuzz/corpus/<target>/`, `Fuzz/regressions/<target>/`),
-/// run through their targets in the ordinary build: a reader that crashes, hangs or breaks its rule on one of them
-/// fails here, without a fuzzer.
+/// The starting corpora and every crasher the fuzzers ever found (`Fuzz/corpus/<target>/`,
+/// `Fuzz/regressions/<target>/`), run through their targets in the ordinary build: a reader that crashes, hangs or
+/// breaks its rule on one of them fails here, without a fuzzer.
 @Suite struct FuzzCorpusTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
         .appendingPathComponent("Fuzz").path
 
     static func inputs(_ folder: String, _ target: FuzzTarget) -> [String] {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import LoopbackHTTP
 
 @Suite struct HTTPHeadersTests {
@@ -26,8 +27,11 @@ import Testing
         var disagreements: [String] = []
         for x in UInt8(0x21)...UInt8(0x7E) {
             for y in UInt8(0x21)...UInt8(0x7E) {
-                let a = String(decoding: [UInt8(ascii: "k"), x], as: UTF8.self), b = String(decoding: [UInt8(ascii: "K"), y], as: UTF8.self)
-                if HTTPHeaders.sameName(a, b) != (a.caseInsensitiveCompare(b) == .orderedSame) { disagreements.append("\(a) \(b)") }
+                let a = String(decoding: [UInt8(ascii: "k"), x], as: UTF8.self)
+                let b = String(decoding: [UInt8(ascii: "K"), y], as: UTF8.self)
+                if HTTPHeaders.sameName(a, b) != (a.caseInsensitiveCompare(b) == .orderedSame) {
+                    disagreements.append("\(a) \(b)")
+                }
             }
         }
         #expect(disagreements.isEmpty)

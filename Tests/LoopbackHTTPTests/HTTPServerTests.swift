@@ -1,7 +1,8 @@
-import TestSupport
 import Foundation
 import Glibc
+import TestSupport
 import Testing
+
 @testable import LoopbackHTTP
 
 /// Echoes what the server parsed, so each test can check parsing and connection bookkeeping over the wire.
@@ -14,7 +15,8 @@ private let echo: HTTPHandler = { request in
     case "/close":
         return .respond(HTTPResponse(status: 200, headers: ["Connection": "close"], body: Data("bye".utf8)))
     default:
-        let text = "\(request.method) \(request.target) conn=\(request.connectionID) idx=\(request.indexOnConnection) "
+        let text =
+            "\(request.method) \(request.target) conn=\(request.connectionID) idx=\(request.indexOnConnection) "
             + "body=\(String(decoding: request.body, as: UTF8.self))"
         return .respond(HTTPResponse.text(200, text))
     }
@@ -30,7 +32,10 @@ private func startServer(_ limits: ServerLimits = .init(), handler: @escaping HT
 /// test instead of stalling the suite).
 private func within(seconds: Double, _ body: @escaping @Sendable () -> Void) -> Bool {
     let done = DispatchSemaphore(value: 0)
-    Thread { body(); done.signal() }.start()
+    Thread {
+        body()
+        done.signal()
+    }.start()
     return done.wait(timeout: .now() + seconds) == .success
 }
 
@@ -59,8 +64,9 @@ private func connectionID(_ response: RawClient.Response) -> String? {
     /// Date is kept.
     @Test func answersCarryADate() throws {
         let server = try startServer { request in
-            request.path == "/own" ? .respond(HTTPResponse(status: 200, headers: ["Date": "Sun, 06 Nov 1994 08:49:37 GMT"], body: Data()))
-                                   : .respond(HTTPResponse.text(200, "ok"))
+            request.path == "/own"
+                ? .respond(HTTPResponse(status: 200, headers: ["Date": "Sun, 06 Nov 1994 08:49:37 GMT"], body: Data()))
+                : .respond(HTTPResponse.text(200, "ok"))
         }
         defer { server.shutdown() }
         let client = try RawClient(port: server.port)
@@ -91,8 +97,12 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         defer { server.shutdown() }
         let client = try RawClient(port: server.port)
         // Three requests in one segment, one with a body, with bare-LF line endings on the last one.
-        client.send("GET /1 HTTP/1.1\r\nHost: t\r\n\r\nPOST /2 HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabcGET /3 HTTP/1.1\nHost: t\n\n")
-        let r1 = try client.readResponse(), r2 = try client.readResponse(), r3 = try client.readResponse()
+        client.send(
+            "GET /1 HTTP/1.1\r\nHost: t\r\n\r\nPOST /2 HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabcGET /3 HTTP/1.1\nHost: t\n\n"
+        )
+        let r1 = try client.readResponse()
+        let r2 = try client.readResponse()
+        let r3 = try client.readResponse()
         #expect(r1.text.hasPrefix("GET /1 ") && r1.text.contains("idx=0"))
         #expect(r2.text.hasPrefix("POST /2 ") && r2.text.hasSuffix("body=abc") && r2.text.contains("idx=1"))
         #expect(r3.text.hasPrefix("GET /3 ") && r3.text.contains("idx=2"))
@@ -114,7 +124,8 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         let server = try startServer()
         defer { server.shutdown() }
         let client = try RawClient(port: server.port)
-        client.send("POST /c HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6;ext=1\r\n world\r\n")
+        client.send(
+            "POST /c HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6;ext=1\r\n world\r\n")
         usleep(20_000)
         client.send("0\r\nX-Trailer: yes\r\n\r\nGET /after HTTP/1.1\r\nHost: t\r\n\r\n")
         let response = try client.readResponse()
@@ -169,7 +180,8 @@ private func connectionID(_ response: RawClient.Response) -> String? {
     @Test func aHugeButWellFormedChunkSizeIs413() throws {
         let server = try startServer(ServerLimits(maxBodyBytes: 1000))
         defer { server.shutdown() }
-        let response = try RawClient.request(port: server.port, "POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffff\r\nabc")
+        let response = try RawClient.request(
+            port: server.port, "POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffff\r\nabc")
         #expect(response.status == 413)
     }
 
@@ -177,16 +189,20 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         let server = try startServer(ServerLimits(maxBodyBytes: 100))
         defer { server.shutdown() }
         // Content-Length is checked before any body byte is read.
-        let declared = try RawClient.request(port: server.port, "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 101\r\n\r\n")
+        let declared = try RawClient.request(
+            port: server.port, "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 101\r\n\r\n")
         #expect(declared.status == 413)
         // Chunked bodies are checked on their running size.
         let chunk = String(repeating: "z", count: 60)
         let chunked = try RawClient.request(
-            port: server.port, "POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n3c\r\n\(chunk)\r\n3c\r\n\(chunk)\r\n0\r\n\r\n")
+            port: server.port,
+            "POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n3c\r\n\(chunk)\r\n3c\r\n\(chunk)\r\n0\r\n\r\n"
+        )
         #expect(chunked.status == 413)
         // Exactly at the limit is fine.
         let ok = try RawClient.request(
-            port: server.port, "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n\(String(repeating: "k", count: 100))")
+            port: server.port,
+            "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n\(String(repeating: "k", count: 100))")
         #expect(ok.status == 200)
     }
 
@@ -230,7 +246,8 @@ private func connectionID(_ response: RawClient.Response) -> String? {
     func anotherTransferCodingIs501(coding: String) throws {
         let server = try startServer()
         defer { server.shutdown() }
-        let response = try RawClient.request(port: server.port, "POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: \(coding)\r\n\r\n0\r\n\r\n")
+        let response = try RawClient.request(
+            port: server.port, "POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: \(coding)\r\n\r\n0\r\n\r\n")
         #expect(response.status == 501, "\(coding)")
         #expect(response.header("Connection") == "close")
     }
@@ -367,7 +384,10 @@ private func connectionID(_ response: RawClient.Response) -> String? {
     @Test func connectionCloseAndHTTP10Close() throws {
         let server = try startServer()
         defer { server.shutdown() }
-        for raw in ["GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", "GET / HTTP/1.0\r\n\r\n", "GET /close HTTP/1.1\r\nHost: t\r\n\r\n"] {
+        for raw in [
+            "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", "GET / HTTP/1.0\r\n\r\n",
+            "GET /close HTTP/1.1\r\nHost: t\r\n\r\n",
+        ] {
             let client = try RawClient(port: server.port)
             client.send(raw)
             let response = try client.readResponse()
@@ -389,7 +409,9 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         let server = try startServer()
         defer { server.shutdown() }
         let client = try RawClient(port: server.port)
-        client.send("POST /up HTTP/1.1\r\nhOsT: t\r\nEXPECT: 100-Continue\r\ncontent-LENGTH: 6\r\nconnection: Keep-Alive, CLOSE\r\n\r\n")
+        client.send(
+            "POST /up HTTP/1.1\r\nhOsT: t\r\nEXPECT: 100-Continue\r\ncontent-LENGTH: 6\r\nconnection: Keep-Alive, CLOSE\r\n\r\n"
+        )
         #expect(try client.readResponse().status == 100)
         client.send("abc")
         // The first part is read on its own (most often): the request stays under way.
@@ -456,7 +478,10 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(try client.readResponse().status == 200)
         let waiterDone = DispatchSemaphore(value: 0)
-        Thread { server.waitUntilShutdown(); waiterDone.signal() }.start()
+        Thread {
+            server.waitUntilShutdown()
+            waiterDone.signal()
+        }.start()
         server.shutdown()
         #expect(waiterDone.wait(timeout: .now() + 2) == .success, "waitUntilShutdown returns once the server is down")
         // The open keep-alive connection was closed by the server.
@@ -464,19 +489,28 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         // The listener is gone.
         #expect(throws: RawClient.Failure.closed) { _ = try RawClient(port: server.port) }
         // A second shutdown and a late wait return at once.
-        #expect(within(seconds: 2) { server.shutdown(); server.waitUntilShutdown() })
+        #expect(
+            within(seconds: 2) {
+                server.shutdown()
+                server.waitUntilShutdown()
+            })
     }
 
     @Test func shutdownBeforeStartAndConcurrentShutdowns() throws {
         let idle = try HTTPServer(handler: echo)
-        #expect(within(seconds: 2) { idle.shutdown(); idle.waitUntilShutdown() })
+        #expect(
+            within(seconds: 2) {
+                idle.shutdown()
+                idle.waitUntilShutdown()
+            })
         #expect(throws: RawClient.Failure.closed) { _ = try RawClient(port: idle.port) }
         let server = try startServer()
         #expect(try RawClient.request(port: server.port, "GET / HTTP/1.1\r\nHost: t\r\n\r\n").status == 200)
-        #expect(within(seconds: 2) {
-            DispatchQueue.concurrentPerform(iterations: 4) { _ in server.shutdown() }
-            server.waitUntilShutdown()
-        })
+        #expect(
+            within(seconds: 2) {
+                DispatchQueue.concurrentPerform(iterations: 4) { _ in server.shutdown() }
+                server.waitUntilShutdown()
+            })
         #expect(throws: RawClient.Failure.closed) { _ = try RawClient(port: server.port) }
     }
 
@@ -496,8 +530,12 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("loopback-\(UUID().uuidString)")
         try Data(body.utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let (status, output) = try runTool("/usr/bin/curl", ["-sS", "--max-time", "5", "--data-binary", "@\(file.path)", "-H", "Expect: 100-continue",
-                                                             "\(server.baseURL)/up", "\(server.baseURL)/again"])
+        let (status, output) = try runTool(
+            "/usr/bin/curl",
+            [
+                "-sS", "--max-time", "5", "--data-binary", "@\(file.path)", "-H", "Expect: 100-continue",
+                "\(server.baseURL)/up", "\(server.baseURL)/again",
+            ])
         #expect(status == 0)
         #expect(output.hasPrefix("POST /up conn="))
         #expect(output.contains("POST /again"))

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Synchronization
 import Testing
+
 @testable import LoopbackHTTP
 
 @Suite struct WorkerPoolTests {
@@ -10,8 +11,9 @@ import Testing
     /// the first free worker. Here every socket is served once, whichever worker took it.
     @Test func socketsReadyTogetherAreEachServedOnce() throws {
         let served = Mutex<[UInt64]>([])
-        let pool = try WorkerPool(minimum: 2, maximum: 8, serve: { token, _ in served.withLock { $0.append(token) } },
-                                  sweep: {})
+        let pool = try WorkerPool(
+            minimum: 2, maximum: 8, serve: { token, _ in served.withLock { $0.append(token) } },
+            sweep: {})
         defer { pool.close() }
         let ready = (0..<5).map { _ in cepoll_eventfd() }
         defer { for fd in ready { close(fd) } }
@@ -33,8 +35,9 @@ import Testing
     /// sees the backlog stand still and starts a worker that serves it.
     @Test func aBackloggedSocketIsServedWhileTheWorkersSleep() throws {
         let served = Mutex<Double?>(nil)
-        let pool = try WorkerPool(minimum: 2, maximum: 8, serve: { _, _ in served.withLock { $0 = monotonicSeconds() } },
-                                  sweep: {})
+        let pool = try WorkerPool(
+            minimum: 2, maximum: 8, serve: { _, _ in served.withLock { $0 = monotonicSeconds() } },
+            sweep: {})
         defer { pool.close() }
         pool.start()
         defer { pool.stop() }

@@ -1,7 +1,8 @@
-import TestSupport
 import Foundation
 import Glibc
+import TestSupport
 import Testing
+
 @testable import SandboxEmulator
 
 /// The emulator as a hostile or careless crowd meets it: many connections at once, slow clients, long pipelines,
@@ -23,10 +24,14 @@ import Testing
         let emulator = try started()
         defer { emulator.shutdown() }
         let intent = try BahnTestClient(port: emulator.port).createIntent(amount: 1200)
-        // Both ends of 1,000 connections live in this process: make room for them where the soft limit is the usual 1,024.
+        // Both ends of 1,000 connections live in this process: make room for them where the soft limit is the usual
+        // 1,024.
         var files = rlimit()
         getrlimit(Int32(RLIMIT_NOFILE.rawValue), &files)
-        if files.rlim_cur < 4096 { files.rlim_cur = min(4096, files.rlim_max); setrlimit(Int32(RLIMIT_NOFILE.rawValue), &files) }
+        if files.rlim_cur < 4096 {
+            files.rlim_cur = min(4096, files.rlim_max)
+            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &files)
+        }
         // Every connection is open, and has sent its request, before any answer is read.
         var clients: [RawClient] = []
         for _ in 0..<1000 { clients.append(try RawClient(port: emulator.port, receiveTimeout: 20)) }
@@ -58,7 +63,10 @@ import Testing
         }
         let started = Date()
         for _ in 0..<200 {
-            #expect(try RawClient.request(port: emulator.port, "GET /_sandbox/health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").status == 200)
+            #expect(
+                try RawClient.request(
+                    port: emulator.port, "GET /_sandbox/health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
+                ).status == 200)
         }
         #expect(Date().timeIntervalSince(started) < 10)
         // The slow ones are still waiting for their own deadline, not answered with someone else's bytes.
@@ -77,9 +85,15 @@ import Testing
         var raw = ""
         for i in 0..<300 {
             switch i % 3 {
-            case 0: raw += "GET /_sandbox/health HTTP/1.1\r\nHost: t\r\n\r\n"; expected.append(200)
-            case 1: raw += intentRead(intent); expected.append(200)
-            default: raw += "GET /nothing/\(i) HTTP/1.1\r\nHost: t\r\n\r\n"; expected.append(404)
+            case 0:
+                raw += "GET /_sandbox/health HTTP/1.1\r\nHost: t\r\n\r\n"
+                expected.append(200)
+            case 1:
+                raw += intentRead(intent)
+                expected.append(200)
+            default:
+                raw += "GET /nothing/\(i) HTTP/1.1\r\nHost: t\r\n\r\n"
+                expected.append(404)
             }
         }
         client.send(raw)
@@ -94,21 +108,34 @@ import Testing
 
     /// The shapes a proxy and a server may read differently. Each is refused with a status and the connection
     /// closed, so the request smuggled behind it is never served: nothing more comes back.
-    @Test(arguments: [
-        // Content-Length and Transfer-Encoding together (RFC 9112 §6.3: a server may reject; this one does).
-        ("POST /_sandbox/health HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400),
-        ("POST /_sandbox/health HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nContent-Length: 40\r\n\r\n0\r\n\r\n", 400),
-        // Two lengths that disagree, and a list of them.
-        ("POST /_sandbox/health HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nContent-Length: 44\r\n\r\n", 400),
-        ("POST /_sandbox/health HTTP/1.1\r\nHost: t\r\nContent-Length: 0, 44\r\n\r\n", 400),
-        // A chunk size past any integer, and one past the body limit.
-        ("POST /_sandbox/health HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffffffffff\r\n", 400),
-        ("POST /_sandbox/health HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffff\r\n", 413),
-        // A transfer coding this server does not decode, and chunked hidden behind a space or a tab.
-        ("POST /_sandbox/health HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501),
-        ("POST /_sandbox/health HTTP/1.1\r\nHost: t\r\nTransfer-Encoding : chunked\r\n\r\n0\r\n\r\n", 400),
-        ("POST /_sandbox/health HTTP/1.1\r\nHost: t\r\nTransfer-Encoding:\tchunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n", 400),
-    ] as [(String, Int)])
+    @Test(
+        arguments: [
+            // Content-Length and Transfer-Encoding together (RFC 9112 §6.3: a server may reject; this one does).
+            (
+                "POST /_sandbox/health HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+                400
+            ),
+            (
+                "POST /_sandbox/health HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nContent-Length: 40\r\n\r\n0\r\n\r\n",
+                400
+            ),
+            // Two lengths that disagree, and a list of them.
+            ("POST /_sandbox/health HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nContent-Length: 44\r\n\r\n", 400),
+            ("POST /_sandbox/health HTTP/1.1\r\nHost: t\r\nContent-Length: 0, 44\r\n\r\n", 400),
+            // A chunk size past any integer, and one past the body limit.
+            (
+                "POST /_sandbox/health HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffffffffff\r\n",
+                400
+            ),
+            ("POST /_sandbox/health HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffff\r\n", 413),
+            // A transfer coding this server does not decode, and chunked hidden behind a space or a tab.
+            ("POST /_sandbox/health HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501),
+            ("POST /_sandbox/health HTTP/1.1\r\nHost: t\r\nTransfer-Encoding : chunked\r\n\r\n0\r\n\r\n", 400),
+            (
+                "POST /_sandbox/health HTTP/1.1\r\nHost: t\r\nTransfer-Encoding:\tchunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n",
+                400
+            ),
+        ] as [(String, Int)])
     func smugglingShapesAreRefusedAndWhatHidesBehindThemIsNeverServed(shape: String, status: Int) throws {
         let emulator = try started()
         defer { emulator.shutdown() }
@@ -126,7 +153,10 @@ import Testing
         let huge = "GET /_sandbox/health HTTP/1.1\r\nHost: t\r\nX-Big: \(String(repeating: "a", count: 20_000))\r\n\r\n"
         #expect(try RawClient.request(port: emulator.port, huge).status == 431)
         // The length alone is refused: the 9 MB never have to be sent.
-        #expect(try RawClient.request(port: emulator.port, "POST /centra/graphql HTTP/1.1\r\nHost: t\r\nContent-Length: 9437184\r\n\r\n").status == 413)
+        #expect(
+            try RawClient.request(
+                port: emulator.port, "POST /centra/graphql HTTP/1.1\r\nHost: t\r\nContent-Length: 9437184\r\n\r\n"
+            ).status == 413)
         var garbage = [UInt8](repeating: 0, count: 4096)
         for i in garbage.indices { garbage[i] = UInt8(truncatingIfNeeded: i &* 2_654_435_761 >> 7) }
         let client = try RawClient(port: emulator.port)
@@ -134,6 +164,8 @@ import Testing
         client.send(garbage + Array("\r\n\r\n".utf8))
         #expect(try client.readResponse().status == 400)
         // And the emulator still serves.
-        #expect(try RawClient.request(port: emulator.port, "GET /_sandbox/health HTTP/1.1\r\nHost: t\r\n\r\n").status == 200)
+        #expect(
+            try RawClient.request(port: emulator.port, "GET /_sandbox/health HTTP/1.1\r\nHost: t\r\n\r\n").status == 200
+        )
     }
 }

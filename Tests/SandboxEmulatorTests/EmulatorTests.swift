@@ -1,7 +1,8 @@
-import TestSupport
 import Foundation
 import LoopbackHTTP
+import TestSupport
 import Testing
+
 @testable import SandboxEmulator
 
 /// Starts an emulator for one test; callers `defer { emulator.shutdown() }`.
@@ -12,11 +13,17 @@ private func startEmulator(_ faults: String = "") throws -> Emulator {
 }
 
 /// One request on a fresh connection, as raw bytes on the wire.
-private func call(_ emulator: Emulator, _ method: String, _ path: String, json: String? = nil,
-                  headers: [String: String] = [:]) throws -> RawClient.Response {
+private func call(
+    _ emulator: Emulator, _ method: String, _ path: String, json: String? = nil,
+    headers: [String: String] = [:]
+) throws -> RawClient.Response {
     var raw = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
     for (name, value) in headers { raw += "\(name): \(value)\r\n" }
-    if let json { raw += "Content-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\n\r\n\(json)" } else { raw += "\r\n" }
+    if let json {
+        raw += "Content-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\n\r\n\(json)"
+    } else {
+        raw += "\r\n"
+    }
     return try RawClient.request(port: emulator.port, raw)
 }
 
@@ -72,7 +79,10 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
         #expect(text("GET", "/a/c") == "x=c")
         #expect(text("GET", "/c/d") == "cd")
         #expect(text("GET", "/c/d/") == "cd")
-        guard case .respond(let missing) = router.handle(HTTPRequest(method: "GET", target: "/a")) else { Issue.record("no reply"); return }
+        guard case .respond(let missing) = router.handle(HTTPRequest(method: "GET", target: "/a")) else {
+            Issue.record("no reply")
+            return
+        }
         #expect(missing.status == 404)
     }
 
@@ -81,7 +91,10 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
         defer { emulator.shutdown() }
         let missing = try call(emulator, "GET", "/x")
         #expect(missing.status == 404)
-        #expect(missing.text == #"{"error":{"code":"route_not_found","message":"No route for GET /x","type":"invalid_request_error"}}"#)
+        #expect(
+            missing.text
+                == #"{"error":{"code":"route_not_found","message":"No route for GET /x","type":"invalid_request_error"}}"#
+        )
         let wrongMethod = try call(emulator, "DELETE", "/_sandbox/health")
         #expect(wrongMethod.status == 405)
         #expect(wrongMethod.header("Allow") == "GET")
@@ -103,7 +116,8 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
     @Test func echoReportsWhatWasSent() throws {
         let emulator = try startEmulator()
         defer { emulator.shutdown() }
-        let response = try call(emulator, "POST", "/_sandbox/echo?q=1", json: #"{"a":[1,2]}"#, headers: ["X-Trace": "t1"])
+        let response = try call(
+            emulator, "POST", "/_sandbox/echo?q=1", json: #"{"a":[1,2]}"#, headers: ["X-Trace": "t1"])
         let body = object(response)
         #expect(body["method"] as? String == "POST")
         #expect(body["path"] as? String == "/_sandbox/echo")
@@ -137,7 +151,10 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
         #expect(pay1.body == pay2.body)
         #expect(pay2.header("Idempotent-Replayed") == "true")
         #expect(emulator.ledger.entries().map(\.kind) == [.authorization, .capture])
-        #expect(emulator.ledger.entries().allSatisfy { $0.reference == secondID && $0.amount == 500 && $0.currency == "USD" })
+        #expect(
+            emulator.ledger.entries().allSatisfy {
+                $0.reference == secondID && $0.amount == 500 && $0.currency == "USD"
+            })
 
         // Without a key, a repeat is a conflict and charges nothing.
         let pay3 = try call(emulator, "POST", "/_sandbox/orders/\(secondID)/pay")
@@ -175,13 +192,20 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
     @Test func theLedgerIsReadInPages() throws {
         let emulator = try startEmulator()
         defer { emulator.shutdown() }
-        for n in 1...250 { emulator.ledger.append(provider: "bahn", kind: .capture, reference: "pi_\(n)", amount: n, currency: "EUR") }
+        for n in 1...250 {
+            emulator.ledger.append(provider: "bahn", kind: .capture, reference: "pi_\(n)", amount: n, currency: "EUR")
+        }
         func page(_ query: String) throws -> (ids: [String], hasMore: Bool?) {
             let body = object(try call(emulator, "GET", "/_sandbox/ledger" + query))
-            return (((body["entries"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String }, body["hasMore"] as? Bool)
+            return (
+                ((body["entries"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String },
+                body["hasMore"] as? Bool
+            )
         }
         let first = try page("")
-        #expect(first.ids.count == 100 && first.ids.first == "le_000001" && first.ids.last == "le_000100" && first.hasMore == true)
+        #expect(
+            first.ids.count == 100 && first.ids.first == "le_000001" && first.ids.last == "le_000100"
+                && first.hasMore == true)
         let second = try page("?since=le_000100")
         #expect(second.ids.first == "le_000101" && second.ids.count == 100 && second.hasMore == true)
         let last = try page("?since=le_000200&limit=1000")
@@ -190,11 +214,15 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
         #expect(try page("?since=le_000250") == ([], false), "past the end: an empty last page")
         for bad in ["?limit=0", "?limit=1001", "?limit=ten"] {
             let refused = try call(emulator, "GET", "/_sandbox/ledger" + bad)
-            #expect(refused.status == 400 && ((object(refused)["error"] as? [String: Any])?["code"] as? String) == "invalid_limit", "\(bad)")
+            #expect(
+                refused.status == 400
+                    && ((object(refused)["error"] as? [String: Any])?["code"] as? String) == "invalid_limit", "\(bad)")
         }
         for bad in ["?since=pi_1", "?since=le_x", "?since=le_000000"] {
             let refused = try call(emulator, "GET", "/_sandbox/ledger" + bad)
-            #expect(refused.status == 400 && ((object(refused)["error"] as? [String: Any])?["code"] as? String) == "invalid_since", "\(bad)")
+            #expect(
+                refused.status == 400
+                    && ((object(refused)["error"] as? [String: Any])?["code"] as? String) == "invalid_since", "\(bad)")
         }
     }
 
@@ -216,7 +244,9 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
     @Test func receivedRequestsAreRecordedExactly() throws {
         let emulator = try startEmulator()
         defer { emulator.shutdown() }
-        #expect(try call(emulator, "POST", "/_sandbox/echo?x=1", json: #"{"k":"v"}"#, headers: ["X-One": "1"]).status == 200)
+        #expect(
+            try call(emulator, "POST", "/_sandbox/echo?x=1", json: #"{"k":"v"}"#, headers: ["X-One": "1"]).status == 200
+        )
         let recorded = emulator.receivedRequests()
         #expect(recorded.count == 1)
         #expect(recorded[0].method == "POST" && recorded[0].target == "/_sandbox/echo?x=1")
@@ -228,7 +258,8 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
         #expect(try client.readResponse().status == 404)
         let listed = object(try call(emulator, "GET", "/_sandbox/requests"))["requests"] as? [[String: Any]] ?? []
         #expect(listed.count == 3)
-        #expect(listed[0]["target"] as? String == "/_sandbox/echo?x=1" && listed[0]["bodyEncoding"] as? String == "utf8")
+        #expect(
+            listed[0]["target"] as? String == "/_sandbox/echo?x=1" && listed[0]["bodyEncoding"] as? String == "utf8")
         #expect(listed[1]["body"] as? String == "//4=" && listed[1]["bodyEncoding"] as? String == "base64")
     }
 
@@ -240,7 +271,10 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
         for _ in 1...150 { #expect(try call(emulator, "GET", "/_sandbox/health").status == 200) }
         func page(_ query: String) throws -> (ids: [String], hasMore: Bool?) {
             let body = object(try call(emulator, "GET", "/_sandbox/requests" + query))
-            return (((body["requests"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String }, body["hasMore"] as? Bool)
+            return (
+                ((body["requests"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String },
+                body["hasMore"] as? Bool
+            )
         }
         let first = try page("")
         #expect(first.ids == (1...100).map { String(format: "rq_%06d", $0) } && first.hasMore == true)
@@ -250,7 +284,9 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
         #expect(try page("?since=rq_000140&limit=5").ids == (141...145).map { String(format: "rq_%06d", $0) })
         for bad in ["?since=le_000001", "?since=rq_", "?since=rq_000000"] {
             let refused = try call(emulator, "GET", "/_sandbox/requests" + bad)
-            #expect(refused.status == 400 && ((object(refused)["error"] as? [String: Any])?["code"] as? String) == "invalid_since", "\(bad)")
+            #expect(
+                refused.status == 400
+                    && ((object(refused)["error"] as? [String: Any])?["code"] as? String) == "invalid_since", "\(bad)")
         }
         #expect(try call(emulator, "GET", "/_sandbox/requests?limit=1001").status == 400)
     }
@@ -274,24 +310,37 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
 
 @Suite struct FaultSpecTests {
     @Test func parsesTheDocumentedExample() throws {
-        let spec = try FaultSpec(parsing:
-            "POST /api/payment_intents/*/confirm => drop @1; GET /_sandbox/health => status=503 @1-2; ** => latency=50ms @*")
-        #expect(spec.rules == [
-            .init(method: "POST", pattern: "/api/payment_intents/*/confirm", actions: [.drop], attempts: .only([1...1])),
-            .init(method: "GET", pattern: "/_sandbox/health", actions: [.status(503, headers: [:])], attempts: .only([1...2])),
-            .init(pattern: "**", actions: [.latency(milliseconds: 50)], attempts: .all),
-        ])
-        #expect(spec.description ==
-            "POST /api/payment_intents/*/confirm => drop @1; GET /_sandbox/health => status=503 @1-2; ** => latency=50ms @*")
+        let spec = try FaultSpec(
+            parsing:
+                "POST /api/payment_intents/*/confirm => drop @1; GET /_sandbox/health => status=503 @1-2; ** => latency=50ms @*"
+        )
+        #expect(
+            spec.rules == [
+                .init(
+                    method: "POST", pattern: "/api/payment_intents/*/confirm", actions: [.drop],
+                    attempts: .only([1...1])),
+                .init(
+                    method: "GET", pattern: "/_sandbox/health", actions: [.status(503, headers: [:])],
+                    attempts: .only([1...2])),
+                .init(pattern: "**", actions: [.latency(milliseconds: 50)], attempts: .all),
+            ])
+        #expect(
+            spec.description
+                == "POST /api/payment_intents/*/confirm => drop @1; GET /_sandbox/health => status=503 @1-2; ** => latency=50ms @*"
+        )
     }
 
     @Test func parsesEveryActionAndAttemptForm() throws {
-        let spec = try FaultSpec(parsing: """
-            /a => status=429:Retry-After=1:X-Why=busy, latency=5ms @2,4 ;
-            /b/** => truncate=10 ; /c/:id => malformed @1-2,5 ; /d => reset@*;;
-            """)
+        let spec = try FaultSpec(
+            parsing: """
+                /a => status=429:Retry-After=1:X-Why=busy, latency=5ms @2,4 ;
+                /b/** => truncate=10 ; /c/:id => malformed @1-2,5 ; /d => reset@*;;
+                """)
         #expect(spec.rules.count == 4)
-        #expect(spec.rules[0].actions == [.status(429, headers: ["Retry-After": "1", "X-Why": "busy"]), .latency(milliseconds: 5)])
+        #expect(
+            spec.rules[0].actions == [
+                .status(429, headers: ["Retry-After": "1", "X-Why": "busy"]), .latency(milliseconds: 5),
+            ])
         #expect(spec.rules[0].attempts == .only([2...2, 4...4]))
         #expect(spec.rules[1].actions == [.truncate(bytes: 10)] && spec.rules[1].attempts == .only([1...1]))
         #expect(spec.rules[2].attempts == .only([1...2, 5...5]))
@@ -299,7 +348,9 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
         #expect(try FaultSpec(parsing: "  ").rules.isEmpty)
         #expect(spec.rules[1].matches(method: "GET", path: "/b/x/y"))
         #expect(!spec.rules[1].matches(method: "GET", path: "/bx"))
-        #expect(spec.rules[2].matches(method: "PUT", path: "/c/42") && !spec.rules[2].matches(method: "PUT", path: "/c/42/z"))
+        #expect(
+            spec.rules[2].matches(method: "PUT", path: "/c/42")
+                && !spec.rules[2].matches(method: "PUT", path: "/c/42/z"))
         #expect(FaultSpec.help.contains("status=<code>[:Header=Value]"))
     }
 
@@ -341,7 +392,8 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
         let client = try RawClient(port: emulator.port)
         client.send("GET /_sandbox/health HTTP/1.1\r\nHost: t\r\n\r\n")
         usleep(100_000)  // the request is in, sleeping in its latency
-        #expect(emulator.receivedRequests().map(\.path) == ["/_sandbox/health"], "the request was taken and is being held")
+        #expect(
+            emulator.receivedRequests().map(\.path) == ["/_sandbox/health"], "the request was taken and is being held")
         let started = ContinuousClock.now
         emulator.shutdown()
         #expect(ContinuousClock.now - started < .seconds(1), "not the 5 s the latency asked for")
@@ -375,7 +427,9 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
     @Test func statusDoesNotRunTheHandler() throws {
         let emulator = try startEmulator("POST /_sandbox/orders/*/pay => status=503")
         defer { emulator.shutdown() }
-        let id = try #require(order(try call(emulator, "POST", "/_sandbox/orders", json: #"{"amount":1,"currency":"EUR"}"#))["id"] as? String)
+        let id = try #require(
+            order(try call(emulator, "POST", "/_sandbox/orders", json: #"{"amount":1,"currency":"EUR"}"#))["id"]
+                as? String)
         #expect(try call(emulator, "POST", "/_sandbox/orders/\(id)/pay").status == 503)
         #expect(emulator.ledger.entries().isEmpty)
     }
@@ -383,20 +437,25 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
     @Test func resetHappensBeforeTheOperation() throws {
         let emulator = try startEmulator("POST /_sandbox/orders/*/pay => reset @1")
         defer { emulator.shutdown() }
-        let id = try #require(order(try call(emulator, "POST", "/_sandbox/orders", json: #"{"amount":700,"currency":"EUR"}"#))["id"] as? String)
+        let id = try #require(
+            order(try call(emulator, "POST", "/_sandbox/orders", json: #"{"amount":700,"currency":"EUR"}"#))["id"]
+                as? String)
         #expect(throws: RawClient.Failure.reset) {
             try call(emulator, "POST", "/_sandbox/orders/\(id)/pay", headers: ["Idempotency-Key": "a"])
         }
         #expect(emulator.ledger.entries().isEmpty)
         // The retry (attempt 2) goes through and charges once.
-        #expect(try call(emulator, "POST", "/_sandbox/orders/\(id)/pay", headers: ["Idempotency-Key": "a"]).status == 200)
+        #expect(
+            try call(emulator, "POST", "/_sandbox/orders/\(id)/pay", headers: ["Idempotency-Key": "a"]).status == 200)
         #expect(emulator.ledger.entries().count == 2)
     }
 
     @Test func dropCommitsThenLosesTheResponse() throws {
         let emulator = try startEmulator("POST /_sandbox/orders/*/pay => drop")
         defer { emulator.shutdown() }
-        let id = try #require(order(try call(emulator, "POST", "/_sandbox/orders", json: #"{"amount":700,"currency":"EUR"}"#))["id"] as? String)
+        let id = try #require(
+            order(try call(emulator, "POST", "/_sandbox/orders", json: #"{"amount":700,"currency":"EUR"}"#))["id"]
+                as? String)
         #expect(throws: RawClient.Failure.reset) {
             try call(emulator, "POST", "/_sandbox/orders/\(id)/pay", headers: ["Idempotency-Key": "k"])
         }
@@ -428,7 +487,8 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
     }
 
     @Test func attemptSelectionCountsPerRule() throws {
-        let emulator = try startEmulator("GET /_sandbox/health => status=503 @1-2; GET /_sandbox/ledger => status=500 @2,4")
+        let emulator = try startEmulator(
+            "GET /_sandbox/health => status=503 @1-2; GET /_sandbox/ledger => status=500 @2,4")
         defer { emulator.shutdown() }
         let health = try (1...3).map { _ in try call(emulator, "GET", "/_sandbox/health").status }
         let ledger = try (1...5).map { _ in try call(emulator, "GET", "/_sandbox/ledger").status }
@@ -441,7 +501,8 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
         let request = HTTPRequest(method: "GET", target: "/a")
         #expect(injector.decide(request) == .init(latencyMilliseconds: 10, action: .status(503, headers: [:])))
         #expect(injector.decide(request) == .init(latencyMilliseconds: 10, action: .reset))
-        #expect(injector.decide(HTTPRequest(method: "GET", target: "/b")) == .init(latencyMilliseconds: 10, action: nil))
+        #expect(
+            injector.decide(HTTPRequest(method: "GET", target: "/b")) == .init(latencyMilliseconds: 10, action: nil))
     }
 }
 
@@ -449,7 +510,9 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
 @Suite struct EmulatorBoundsTests {
     @Test func theRequestLogIsBoundedInCountBytesAndBodySize() {
         let recorder = RequestRecorder(limit: 5, bodyLimit: 10, byteLimit: 100)
-        for i in 0..<8 { recorder.record(HTTPRequest(method: "POST", target: "/r/\(i)", body: Data(repeating: 0x41, count: 50))) }
+        for i in 0..<8 {
+            recorder.record(HTTPRequest(method: "POST", target: "/r/\(i)", body: Data(repeating: 0x41, count: 50)))
+        }
         let kept = recorder.entries()
         #expect(kept.count <= 5)
         #expect(kept.map(\.request.target).last == "/r/7", "the newest is kept, the oldest went first")
@@ -463,14 +526,20 @@ private func order(_ response: RawClient.Response) -> [String: Any] {
     @Test func idempotencyRecordsAreBoundedAndExpireButNeverWhileInProgress() {
         let store = BahnIdempotency(capacity: 3)
         let response = HTTPResponse(status: 200)
-        guard case .proceed = store.begin(key: "running", fingerprint: "f") else { Issue.record("first use must proceed"); return }
+        guard case .proceed = store.begin(key: "running", fingerprint: "f") else {
+            Issue.record("first use must proceed")
+            return
+        }
         for i in 0..<5 {
             _ = store.begin(key: "k\(i)", fingerprint: "f")
             store.finish(key: "k\(i)", fingerprint: "f", response: response)
         }
         #expect(store.count <= 4, "capacity 3, plus the record still in progress")
         if case .replay = store.begin(key: "k4", fingerprint: "f") {} else { Issue.record("the newest record replays") }
-        if case .reject = store.begin(key: "running", fingerprint: "f") {} else { Issue.record("a record in progress is never dropped") }
+        if case .reject = store.begin(key: "running", fingerprint: "f") {
+        } else {
+            Issue.record("a record in progress is never dropped")
+        }
         // A day later, everything finished has expired; new keys sweep it away.
         _ = store.begin(key: "later", fingerprint: "f", now: Date().addingTimeInterval(25 * 3600))
         #expect(store.count == 2, "the one in progress and the new one")

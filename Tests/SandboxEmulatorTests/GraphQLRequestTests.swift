@@ -1,8 +1,9 @@
 import Foundation
 import GraphQL
 import LoopbackHTTP
-@testable import SandboxEmulator
 import Testing
+
+@testable import SandboxEmulator
 
 /// A GraphQL-over-HTTP body as the emulator's GraphQL endpoints read it: JSON's one kind of number becomes an Int when
 /// it is whole (as graphql-js takes it) and a Float otherwise.
@@ -12,9 +13,12 @@ import Testing
     }
 
     @Test func variablesKeepTheirKinds() throws {
-        let body = try #require(GraphQLRequest(Self.request(#"""
-            {"query":"{ ping }","operationName":"P","variables":{"i":2,"whole":2.0,"f":2.5,"b":false,"s":"2","n":null,"l":[1,"x"],"o":{"z":1,"a":true}}}
-            """#)))
+        let body = try #require(
+            GraphQLRequest(
+                Self.request(
+                    #"""
+                    {"query":"{ ping }","operationName":"P","variables":{"i":2,"whole":2.0,"f":2.5,"b":false,"s":"2","n":null,"l":[1,"x"],"o":{"z":1,"a":true}}}
+                    """#)))
         #expect(body.query == "{ ping }")
         #expect(body.operationName == "P")
         #expect(body.variables["i"] == .int(2))

@@ -1,8 +1,8 @@
 import Foundation
 import Glibc
 import Spawn
-import Testing
 import TestSupport
+import Testing
 
 /// A child starts as a shell starts a program, whatever its parent has set; it ends in a way the parent can tell; and
 /// one a test starts does not outlive the test.
@@ -10,8 +10,9 @@ import TestSupport
     /// What `/bin/cat FILE` printed, started with `ChildProcess`.
     static func cat(_ file: String, environment: [String: String]? = nil) throws -> String {
         let out = Pipe()
-        let child = try ChildProcess.start("/bin/cat", [file], environment: environment,
-                                           standardOutput: .descriptor(out.fileHandleForWriting.fileDescriptor))
+        let child = try ChildProcess.start(
+            "/bin/cat", [file], environment: environment,
+            standardOutput: .descriptor(out.fileHandleForWriting.fileDescriptor))
         try out.fileHandleForWriting.close()
         let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(child.wait() == .exited(0))
@@ -22,8 +23,10 @@ import TestSupport
     /// blocks SIGTERM and SIGUSR1 on the calling thread (as dispatch's signal sources leave threads) starts a child
     /// that ignores and blocks nothing: SIGTERM stops it.
     @Test func aChildStartsWithNoSignalIgnoredOrBlocked() throws {
-        let previousTerm = signal(SIGTERM, SIG_IGN), previousPipe = signal(SIGPIPE, SIG_IGN)
-        var blocked = sigset_t(), previousMask = sigset_t()
+        let previousTerm = signal(SIGTERM, SIG_IGN)
+        let previousPipe = signal(SIGPIPE, SIG_IGN)
+        var blocked = sigset_t()
+        var previousMask = sigset_t()
         sigemptyset(&blocked)
         sigaddset(&blocked, SIGTERM)
         sigaddset(&blocked, SIGUSR1)
@@ -49,8 +52,9 @@ import TestSupport
         try #require(fd > 2)
         defer { close(fd) }
         let out = Pipe()
-        let child = try ChildProcess.start("/bin/sh", ["-c", "test -e /proc/$$/fd/\(fd) && echo open || echo closed"],
-                                           standardOutput: .descriptor(out.fileHandleForWriting.fileDescriptor))
+        let child = try ChildProcess.start(
+            "/bin/sh", ["-c", "test -e /proc/$$/fd/\(fd) && echo open || echo closed"],
+            standardOutput: .descriptor(out.fileHandleForWriting.fileDescriptor))
         try out.fileHandleForWriting.close()
         #expect(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "closed\n")
         #expect(child.wait() == .exited(0))
@@ -58,8 +62,9 @@ import TestSupport
 
     @Test func itRunsWhereItIsToldWithTheEnvironmentItIsGiven() throws {
         let s = try Scratch()
-        let (status, output) = try runTool("/bin/sh", ["-c", "pwd; echo \"$GREETING\"; cat"], directory: s.path,
-                                           environment: ["GREETING": "hej", "PATH": "/usr/bin:/bin"])
+        let (status, output) = try runTool(
+            "/bin/sh", ["-c", "pwd; echo \"$GREETING\"; cat"], directory: s.path,
+            environment: ["GREETING": "hej", "PATH": "/usr/bin:/bin"])
         #expect(status == 0)
         // Its standard input is /dev/null here: cat ends at once.
         #expect(output == URL(fileURLWithPath: s.path).resolvingSymlinksInPath().path + "\nhej\n")
@@ -83,14 +88,16 @@ import TestSupport
 
     @Test func aProgramThatCannotStartIsAnErrorWithItsReason() {
         #expect { try ChildProcess.start("/nonexistent/browser", ["x"]) } throws: { error in
-            (error as? ChildProcess.Failure)?.description == "cannot start /nonexistent/browser: No such file or directory"
+            (error as? ChildProcess.Failure)?.description
+                == "cannot start /nonexistent/browser: No such file or directory"
         }
     }
 
     /// `stop()` ends even a process that ignores SIGTERM, with SIGKILL after the grace period.
     @Test func stopEndsAProcessThatIgnoresSIGTERM() throws {
         let out = Pipe()
-        let stubborn = try TestProcess("/bin/sh", ["-c", "trap '' TERM; echo ready; while :; do sleep 1; done"], standardOutput: .pipe(out))
+        let stubborn = try TestProcess(
+            "/bin/sh", ["-c", "trap '' TERM; echo ready; while :; do sleep 1; done"], standardOutput: .pipe(out))
         #expect(out.fileHandleForReading.readLine(containing: "ready") != nil)
         #expect(stubborn.stop(grace: 0.5) == .signaled(SIGKILL))
         #expect(!stubborn.isRunning)
@@ -104,7 +111,10 @@ import TestSupport
         let job = try #require(pid_t(line.dropFirst(4)))
         #expect(shell.stop() == .signaled(SIGTERM))
         // Killed: gone, or a zombie until whoever adopted it reaps it.
-        #expect(eventually { (try? String(contentsOfFile: "/proc/\(job)/stat", encoding: .utf8)).map { $0.contains(") Z ") } ?? true })
+        #expect(
+            eventually {
+                (try? String(contentsOfFile: "/proc/\(job)/stat", encoding: .utf8)).map { $0.contains(") Z ") } ?? true
+            })
     }
 
     /// A signal's end is never mistaken for an exit code: SIGINT is -2, not 130.
@@ -136,8 +146,9 @@ import TestSupport
         let mark = [TestProcess.runMark: "check-\(UUID().uuidString)", "PATH": "/usr/bin:/bin"]
         func check() throws -> (ChildProcess.Termination?, String) {
             let err = Pipe()
-            let checker = try ChildProcess.start("/usr/bin/python3", [script], environment: mark,
-                                                 standardError: .descriptor(err.fileHandleForWriting.fileDescriptor))
+            let checker = try ChildProcess.start(
+                "/usr/bin/python3", [script], environment: mark,
+                standardError: .descriptor(err.fileHandleForWriting.fileDescriptor))
             try err.fileHandleForWriting.close()
             let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             return (checker.wait(), text)
@@ -145,7 +156,8 @@ import TestSupport
         let left = try ChildProcess.start("/bin/sleep", ["60"], environment: mark)
         let (found, report) = try check()
         #expect(found == .exited(1), "\(report)")
-        #expect(report.contains("error: the tests left 1 process running:\n  \(left.pid)  /bin/sleep 60\n"), "\(report)")
+        #expect(
+            report.contains("error: the tests left 1 process running:\n  \(left.pid)  /bin/sleep 60\n"), "\(report)")
         #expect(left.wait() == .signaled(SIGKILL), "killed by the check")
         let (clean, quiet) = try check()
         #expect(clean == .exited(0) && quiet.isEmpty, "\(quiet)")

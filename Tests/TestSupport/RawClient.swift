@@ -17,7 +17,10 @@ public final class RawClient {
         public var text: String { String(decoding: body, as: UTF8.self) }
     }
 
-    public enum Failure: Error, Equatable { case reset, closed, timeout, malformed(String) }
+    public enum Failure: Error, Equatable {
+        case reset, closed, timeout
+        case malformed(String)
+    }
 
     public init(port: UInt16, receiveTimeout: Double = 5) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -26,12 +29,15 @@ public final class RawClient {
         sin.sin_port = port.bigEndian
         sin.sin_addr.s_addr = inet_addr("127.0.0.1")
         let rc = withUnsafePointer(to: &sin) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         // No close here: deinit runs for a class whose init throws after full initialisation, and a double
         // close could close a descriptor another test (or the server) has just been given.
         if rc != 0 { throw Failure.closed }
-        var tv = timeval(tv_sec: Int(receiveTimeout), tv_usec: Int((receiveTimeout - receiveTimeout.rounded(.down)) * 1e6))
+        var tv = timeval(
+            tv_sec: Int(receiveTimeout), tv_usec: Int((receiveTimeout - receiveTimeout.rounded(.down)) * 1e6))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
 
@@ -67,7 +73,10 @@ public final class RawClient {
     public func readResponse(headRequest: Bool = false) throws(Failure) -> Response {
         var headEnd: Int? = nil
         while headEnd == nil {
-            if let r = pending.firstRange(of: Array("\r\n\r\n".utf8)) { headEnd = r.upperBound; break }
+            if let r = pending.firstRange(of: Array("\r\n\r\n".utf8)) {
+                headEnd = r.upperBound
+                break
+            }
             if try fill() == 0 { throw .closed }
         }
         let head = String(decoding: pending[0..<headEnd!], as: UTF8.self)
@@ -82,7 +91,10 @@ public final class RawClient {
         let length = headRequest ? 0 : Int(headers.first { $0.0.lowercased() == "content-length" }?.1 ?? "0") ?? 0
         var truncated = false
         while pending.count < length {
-            if try fill() == 0 { truncated = true; break }
+            if try fill() == 0 {
+                truncated = true
+                break
+            }
         }
         let take = min(length, pending.count)
         let body = Array(pending[0..<take])

@@ -5,7 +5,8 @@ public final class Scratch {
     public let path: String
 
     public init() throws {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("cd-test-\(UUID().uuidString.prefix(8))").path
+        path =
+            FileManager.default.temporaryDirectory.appendingPathComponent("cd-test-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
 
@@ -17,7 +18,8 @@ public final class Scratch {
     @discardableResult
     public func write(_ name: String, _ text: String) throws -> String {
         let file = path + "/" + name
-        try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try Data(text.utf8).write(to: URL(fileURLWithPath: file))
         return file
     }

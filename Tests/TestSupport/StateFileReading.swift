@@ -5,12 +5,15 @@ import Foundation
 /// journal"). A batch still running, or killed, leaves records; a file at rest is plain JSON. Empty when there is none.
 public func stateFileObject(_ path: String) throws -> [String: Any] {
     guard FileManager.default.fileExists(atPath: path) else { return [:] }
-    let parts = try Data(contentsOf: URL(fileURLWithPath: path)).split(separator: 0x1E, omittingEmptySubsequences: false)
+    let parts = try Data(contentsOf: URL(fileURLWithPath: path)).split(
+        separator: 0x1E, omittingEmptySubsequences: false)
     guard var state = try JSONSerialization.jsonObject(with: Data(parts[0])) as? [String: Any] else {
         throw StateFileError(reason: "the document is not an object")
     }
     for (index, part) in parts.enumerated().dropFirst() {
-        guard part.last == UInt8(ascii: "\n"), let record = try? JSONSerialization.jsonObject(with: Data(part)) as? [String: Any] else {
+        guard part.last == UInt8(ascii: "\n"),
+            let record = try? JSONSerialization.jsonObject(with: Data(part)) as? [String: Any]
+        else {
             if index == parts.count - 1 { break }
             throw StateFileError(reason: "record \(index) is unreadable")
         }

@@ -60,12 +60,16 @@ public final class TestProcess: Sendable {
         }
     }
 
-    public init(_ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil, directory: String? = nil,
-                standardInput: Stream = .null, standardOutput: Stream = .null, standardError: Stream = .null) throws {
+    public init(
+        _ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil,
+        directory: String? = nil,
+        standardInput: Stream = .null, standardOutput: Stream = .null, standardError: Stream = .null
+    ) throws {
         func childEnd(_ stream: Stream, reading: Bool) -> ChildProcess.Stream {
             switch stream {
             case .null: .null
-            case .pipe(let pipe): .descriptor((reading ? pipe.fileHandleForReading : pipe.fileHandleForWriting).fileDescriptor)
+            case .pipe(let pipe):
+                .descriptor((reading ? pipe.fileHandleForReading : pipe.fileHandleForWriting).fileDescriptor)
             case .file(let handle): .descriptor(handle.fileDescriptor)
             }
         }
@@ -73,11 +77,13 @@ public final class TestProcess: Sendable {
         // Scripts/leftover-processes finds whatever outlives the run.
         var environment = environment
         if let mark = ProcessInfo.processInfo.environment[Self.runMark] { environment?[Self.runMark] = mark }
-        child = try ChildProcess.start(executable, arguments, environment: environment, directory: directory,
-                                       standardInput: childEnd(standardInput, reading: true),
-                                       standardOutput: childEnd(standardOutput, reading: false),
-                                       standardError: childEnd(standardError, reading: false))
-        var closed = Set<Int32>(), kept: [Any] = []
+        child = try ChildProcess.start(
+            executable, arguments, environment: environment, directory: directory,
+            standardInput: childEnd(standardInput, reading: true),
+            standardOutput: childEnd(standardOutput, reading: false),
+            standardError: childEnd(standardError, reading: false))
+        var closed = Set<Int32>()
+        var kept: [Any] = []
         for (stream, reading) in [(standardInput, true), (standardOutput, false), (standardError, false)] {
             switch stream {
             case .null: continue
@@ -95,7 +101,9 @@ public final class TestProcess: Sendable {
         Thread {
             child.waitForEnd()
             ending.state.withLock { $0.ended = true }
-            guard let termination = child.wait() else { preconditionFailure("pid \(child.pid) was reaped by someone else") }
+            guard let termination = child.wait() else {
+                preconditionFailure("pid \(child.pid) was reaped by someone else")
+            }
             ending.finish(termination)
         }.start()
     }
@@ -165,13 +173,15 @@ public final class TestProcess: Sendable {
             ((try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? "")
                 .split(separator: " ").compactMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         }
-        return children.compactMap { child in startTime(of: child).map { (child, $0) } } + children.flatMap { descendants(of: $0) }
+        return children.compactMap { child in startTime(of: child).map { (child, $0) } }
+            + children.flatMap { descendants(of: $0) }
     }
 
     /// Field 22 of /proc/PID/stat, counted after the command name (which may hold spaces and parentheses).
     static func startTime(of pid: pid_t) -> String? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return nil }
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         return fields.count > 19 ? String(fields[19]) : nil
     }

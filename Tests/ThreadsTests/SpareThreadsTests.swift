@@ -45,7 +45,9 @@ private let serials = Atomic<Int>(0)
     }
 
     @Test func worksAtOnceEachGetAThread() throws {
-        let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), ended = DispatchGroup()
+        let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let ended = DispatchGroup()
         let ids = Mutex<Set<Int>>([])
         for _ in 0..<4 {
             ended.enter()

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import WireTypes
 
 /// The one reader and writer of decimal money, for the driver and the emulator: digit by digit, never a Double.
@@ -10,7 +11,8 @@ import Testing
         #expect(DecimalAmount.exactMinorUnits("1234567.89") == 123_456_789)
         #expect(DecimalAmount.exactMinorUnits("10") == 1000)
         #expect(DecimalAmount.exactMinorUnits("10.5") == 1050)
-        #expect(DecimalAmount.exactMinorUnits("0") == 0, "zero is an amount here; callers that need a positive one say so")
+        #expect(
+            DecimalAmount.exactMinorUnits("0") == 0, "zero is an amount here; callers that need a positive one say so")
         #expect(DecimalAmount.exactMinorUnits("999999999999.99") == 99_999_999_999_999)
         for bad in ["1.505", "-1.00", "1e3", ".50", "1.", "", " 1.00", "١.٠٠", "1,00", "+1", "1.0.0", "1000000000000"] {
             #expect(DecimalAmount.exactMinorUnits(bad) == nil, "\(bad)")
@@ -20,7 +22,9 @@ import Testing
     /// Afterpay wants exactly two decimals; a currency without minor units takes whole numbers only.
     @Test func theDecimalsCanBeRequiredOrForbidden() {
         #expect(DecimalAmount.exactMinorUnits("10.00", minimumDecimals: 2) == 1000)
-        for bad in ["10", "10.5", "10.505"] { #expect(DecimalAmount.exactMinorUnits(bad, minimumDecimals: 2) == nil, "\(bad)") }
+        for bad in ["10", "10.5", "10.505"] {
+            #expect(DecimalAmount.exactMinorUnits(bad, minimumDecimals: 2) == nil, "\(bad)")
+        }
         #expect(DecimalAmount.exactMinorUnits("8000", decimals: 0) == 8000)
         #expect(DecimalAmount.exactMinorUnits("8000.5", decimals: 0) == nil)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import WireTypes
 
 /// Form and percent encoding as browsers and Foundation write them, and markup escaping, shared by the driver's pages,
@@ -14,7 +15,9 @@ import Testing
     }
 
     @Test func markupIsEscapedForContentAndAttributes() {
-        #expect("<a href=\"x\">Tom & Jerry's</a>".markupEscaped == "&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;")
+        #expect(
+            "<a href=\"x\">Tom & Jerry's</a>".markupEscaped
+                == "&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;")
         #expect("plain".markupEscaped == "plain")
         // XML 1.0 allows no other C0 control, not even as a reference; tab, line feed and carriage return stay.
         #expect("a\u{1}b\u{1F}c\td\ne\rf\u{7F}é".markupEscaped == "a?b?c\td\ne\rf\u{7F}é")
@@ -36,12 +39,19 @@ import Testing
     @Test func percentEncodingSpellsWhatFoundationSpells() {
         let ascii = (0...127).map { String(UnicodeScalar(UInt8($0))) }
         let texts = ascii + ["é", "🔑", "a b/c?d#e%f", ascii.joined(), ""]
-        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        let unreserved = CharacterSet(
+            charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
         let pathSegment = CharacterSet.urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))
         for text in texts {
-            #expect(PercentEncoding.encoded(text, keeping: PercentEncoding.unreserved) == text.addingPercentEncoding(withAllowedCharacters: unreserved))
-            #expect(PercentEncoding.pathSegment(text) == text.addingPercentEncoding(withAllowedCharacters: pathSegment), "\(text)")
-            #expect(PercentEncoding.encoded(text, keeping: PercentEncoding.query) == text.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed))
+            #expect(
+                PercentEncoding.encoded(text, keeping: PercentEncoding.unreserved)
+                    == text.addingPercentEncoding(withAllowedCharacters: unreserved))
+            #expect(
+                PercentEncoding.pathSegment(text) == text.addingPercentEncoding(withAllowedCharacters: pathSegment),
+                "\(text)")
+            #expect(
+                PercentEncoding.encoded(text, keeping: PercentEncoding.query)
+                    == text.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed))
         }
         #expect(PercentEncoding.pathSegment("order/1 ?x") == "order%2F1%20%3Fx")
     }

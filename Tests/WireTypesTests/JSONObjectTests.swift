@@ -1,4 +1,5 @@
 import Testing
+
 @testable import WireTypes
 
 /// `JSON.Object` keeps its members in key order and is read by comparing keys: held here to a hashed `Dictionary` doing
@@ -8,7 +9,7 @@ import Testing
     struct Keys {
         var state: UInt64
         mutating func next(among count: Int) -> String {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             let n = Int(state >> 33) % count
             return n % 7 == 0 ? "a-rather-long-key-that-is-not-small-\(n)" : "k\(n)"
         }
@@ -87,12 +88,15 @@ import Testing
         #expect(object.merging(["b": 20, "d": 4]) { _, new in new } == ["a": 1, "b": 20, "c": 3, "d": 4])
         #expect(object.compactMapValues { $0 == 2 ? JSON?.none : $0 }.keys == ["a", "c"])
         #expect(object.map(\.key) == ["a", "b", "c"])
-        #expect(object.mapMembers { key, value in .string(key + value.interpolationText) }.values == ["a1", "b2", "c3"])
+        #expect(
+            object.mapMembers { key, value in .string(key + value.interpolationText) }.values == ["a1", "b2", "c3"])
     }
 
     /// Keys are ordered by their UTF-8 bytes (code point order), a key that is a prefix of another first.
     @Test func keysAreInTheOrderOfTheirBytes() {
-        let object = JSON.Object([("b", 1), ("é", 2), ("ab", 3), ("a", 4), ("Z", 5), ("z", 6), ("a-rather-long-key-that-is-not-small", 7)])
+        let object = JSON.Object([
+            ("b", 1), ("é", 2), ("ab", 3), ("a", 4), ("Z", 5), ("z", 6), ("a-rather-long-key-that-is-not-small", 7),
+        ])
         #expect(object.keys == ["Z", "a", "a-rather-long-key-that-is-not-small", "ab", "b", "z", "é"])
         #expect(JSON.Object.precedes("a", "ab") && !JSON.Object.precedes("ab", "a") && !JSON.Object.precedes("a", "a"))
         #expect(object["é"] == 2 && object["e"] == nil)
@@ -103,7 +107,9 @@ import Testing
     func orderedKeysAreFoundInOneWalk(size: Int) {
         var object = JSON.Object()
         for i in stride(from: 0, to: size, by: 2) { object["m\(i)"] = .number(i) }
-        let keys = (0..<size).map { "m\($0)" }.filter { $0.hasSuffix("0") || $0.hasSuffix("1") }.sorted { JSON.Object.precedes($0, $1) }
+        let keys = (0..<size).map { "m\($0)" }.filter { $0.hasSuffix("0") || $0.hasSuffix("1") }.sorted {
+            JSON.Object.precedes($0, $1)
+        }
         let (values, others) = object.values(ofOrdered: keys)
         #expect(values == keys.map { object[$0] })
         #expect(others == object.keys.filter { !keys.contains($0) })

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import WireTypes
 
 @Suite struct JSONTests {
@@ -13,8 +14,11 @@ import Testing
     /// Objects inside objects and arrays each get exactly their own members (the parser keeps the members of every open
     /// object on one stack), and a key given twice keeps its last value, as JSONSerialization does.
     @Test func eachObjectGetsItsOwnMembersAndARepeatedKeyItsLastValue() throws {
-        let text = #"{"a":{"b":1,"c":{"d":2,"e":[{"f":3},{},{"g":{"h":4}}]},"i":5},"j":[{"k":6,"k":7}],"a2":{},"l":8,"l":9}"#
-        #expect(try JSON.parse(text).serialized() == #"{"a":{"b":1,"c":{"d":2,"e":[{"f":3},{},{"g":{"h":4}}]},"i":5},"a2":{},"j":[{"k":7}],"l":9}"#)
+        let text =
+            #"{"a":{"b":1,"c":{"d":2,"e":[{"f":3},{},{"g":{"h":4}}]},"i":5},"j":[{"k":6,"k":7}],"a2":{},"l":8,"l":9}"#
+        #expect(
+            try JSON.parse(text).serialized()
+                == #"{"a":{"b":1,"c":{"d":2,"e":[{"f":3},{},{"g":{"h":4}}]},"i":5},"a2":{},"j":[{"k":7}],"l":9}"#)
         #expect(try JSON.parse(#"{"x":1,"x":{"y":2},"x":[3]}"#) == ["x": [3]])
     }
 
@@ -45,8 +49,8 @@ import Testing
     }
 
     /// A string's bytes are checked as UTF-8, with or without escapes in it: the standard library's validating
-    /// initialiser is the oracle, over hand-picked cases (a three-byte prefix of a four-byte character is as long as the
-    /// U+FFFD a repair would put there) and random bytes.
+    /// initialiser is the oracle, over hand-picked cases (a three-byte prefix of a four-byte character is as long as
+    /// the U+FFFD a repair would put there) and random bytes.
     @Test func stringsMustBeValidUTF8() throws {
         func parses(_ inner: [UInt8]) -> String? {
             try? JSON.parse(Data([UInt8(ascii: "\"")] + inner + [UInt8(ascii: "\"")])).stringValue
@@ -130,7 +134,9 @@ import Testing
         #expect(numbers[0].interpolationText == "12.00", "a template gets the text as written")
         #expect(numbers[2].intValue == 1000 && numbers[2].integerAsWritten == nil)
         #expect(numbers[0].intValue == 12 && numbers[0].integerAsWritten == nil && numbers[1].integerAsWritten == 12)
-        #expect(try JSON.parse(#"{"a": 12.00}"#).objectValue?.integer("a") == nil, "a protocol's integer is read as written")
+        #expect(
+            try JSON.parse(#"{"a": 12.00}"#).objectValue?.integer("a") == nil, "a protocol's integer is read as written"
+        )
         #expect(numbers[3].doubleValue == -0.5)
         #expect(Set([JSON.number(12), try JSON.parse("12.0")]).count == 1, "hashing agrees with equality")
     }
@@ -138,7 +144,9 @@ import Testing
     /// `JSON.Number(literal:)` takes exactly RFC 8259's number grammar, and the parser refuses a leading zero, since a
     /// number is written back as it was read.
     @Test func aNumberIsWrittenOnlyAsJSONWritesOne() throws {
-        for text in ["0", "-0", "12", "12.00", "0.5", "1e3", "1E-2", "-1.5e+10"] { #expect(JSON.Number(literal: text)?.literal == text, "\(text)") }
+        for text in ["0", "-0", "12", "12.00", "0.5", "1e3", "1E-2", "-1.5e+10"] {
+            #expect(JSON.Number(literal: text)?.literal == text, "\(text)")
+        }
         for text in ["", "01", "+1", "12.", ".5", "1e", "1e+", " 1", "1 ", "١٢", "0x10", "NaN", "-", "1.2.3", "12,00"] {
             #expect(JSON.Number(literal: text) == nil, "\(text)")
         }

@@ -7,8 +7,12 @@ import WireTypes
     /// Whole milliseconds from 1601 to 2400, built from integers so that no rounding rule is in question.
     static let samples: [Date] = {
         var generator = SystemRandomNumberGenerator()
-        let fixed: [Int64] = [0, -1, 951_782_400_000, 951_868_799_999, 4_107_542_400_000, -11_644_473_600_000, 13_569_465_599_999]
-        return (fixed + (0..<2000).map { _ in Int64.random(in: -11_644_473_600_000...13_569_465_599_999, using: &generator) })
+        let fixed: [Int64] = [
+            0, -1, 951_782_400_000, 951_868_799_999, 4_107_542_400_000, -11_644_473_600_000, 13_569_465_599_999,
+        ]
+        return
+            (fixed
+            + (0..<2000).map { _ in Int64.random(in: -11_644_473_600_000...13_569_465_599_999, using: &generator) })
             .map { ms in Date(timeIntervalSince1970: Double(ms / 1000) + Double(ms % 1000) / 1000) }
     }()
 
@@ -16,9 +20,13 @@ import WireTypes
         for sample in Self.samples {
             // 0.4 ms past a whole millisecond, so that Foundation's cutting and our rounding agree.
             let date = sample.addingTimeInterval(0.0004)
-            #expect(Timestamp.iso8601(date) == date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)), "\(date.timeIntervalSince1970)")
+            #expect(
+                Timestamp.iso8601(date) == date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)),
+                "\(date.timeIntervalSince1970)")
             let whole = Date(timeIntervalSince1970: sample.timeIntervalSince1970.rounded(.down))
-            #expect(Timestamp.iso8601(whole, fractionDigits: 0) == whole.formatted(Date.ISO8601FormatStyle()), "\(whole.timeIntervalSince1970)")
+            #expect(
+                Timestamp.iso8601(whole, fractionDigits: 0) == whole.formatted(Date.ISO8601FormatStyle()),
+                "\(whole.timeIntervalSince1970)")
         }
     }
 
@@ -27,7 +35,8 @@ import WireTypes
             #expect(Timestamp.parse(Timestamp.iso8601(date)) == date, "\(Timestamp.iso8601(date))")
             let text = date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
             let theirs = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)
-            // Foundation counts from 2001, so its Double can differ from ours in the last bits (an ulp is ~1 µs in 1700).
+            // Foundation counts from 2001, so its Double can differ from ours in the last bits (an ulp is ~1 µs in
+            // 1700).
             #expect(theirs.map { abs(Timestamp.parse(text)?.timeIntervalSince($0) ?? 1) < 1e-5 } == true, "\(text)")
         }
     }
@@ -38,7 +47,9 @@ import WireTypes
         #expect(Timestamp.iso8601(date, fractionDigits: 1) == "2025-12-01T15:30:00.5Z")
         #expect(Timestamp.iso8601(date.addingTimeInterval(0.4996), fractionDigits: 3) == "2025-12-01T15:30:01.000Z")
         #expect(Timestamp.iso8601(Date(timeIntervalSince1970: -0.25), fractionDigits: 2) == "1969-12-31T23:59:59.75Z")
-        #expect(Timestamp.iso8601(Date(timeIntervalSince1970: -62_135_596_800), fractionDigits: 0) == "0001-01-01T00:00:00Z")
+        #expect(
+            Timestamp.iso8601(Date(timeIntervalSince1970: -62_135_596_800), fractionDigits: 0) == "0001-01-01T00:00:00Z"
+        )
     }
 
     @Test func readsOffsetsFractionsAndBothCases() throws {
@@ -55,11 +66,13 @@ import WireTypes
         #expect(Timestamp.parse("2000-02-29T00:00:00Z") != nil)
     }
 
-    @Test(arguments: ["yesterday", "", "2026-12-01T15:30:00.Z", "2026-12-01T15:30:00", "2026-12-01 15:30:00Z",
-                      "2026-13-01T15:30:00Z", "2026-00-01T15:30:00Z", "2026-04-31T15:30:00Z", "2100-02-29T00:00:00Z",
-                      "2025-02-29T00:00:00Z", "2026-12-01T24:00:00Z", "2026-12-01T15:60:00Z", "2026-12-01T15:30:60Z",
-                      "2026-12-01T15:30:00+2:00", "2026-12-01T15:30:00+24:00", "2026-12-01T15:30:00+02:60",
-                      "2026-12-01T15:30:00Zjunk", "26-12-01T15:30:00Z", "2026-1-01T15:30:00Z", "2026-12-01T15:30:00.5"])
+    @Test(arguments: [
+        "yesterday", "", "2026-12-01T15:30:00.Z", "2026-12-01T15:30:00", "2026-12-01 15:30:00Z",
+        "2026-13-01T15:30:00Z", "2026-00-01T15:30:00Z", "2026-04-31T15:30:00Z", "2100-02-29T00:00:00Z",
+        "2025-02-29T00:00:00Z", "2026-12-01T24:00:00Z", "2026-12-01T15:60:00Z", "2026-12-01T15:30:60Z",
+        "2026-12-01T15:30:00+2:00", "2026-12-01T15:30:00+24:00", "2026-12-01T15:30:00+02:60",
+        "2026-12-01T15:30:00Zjunk", "26-12-01T15:30:00Z", "2026-1-01T15:30:00Z", "2026-12-01T15:30:00.5",
+    ])
     func refusesAnythingElse(text: String) {
         #expect(Timestamp.parse(text) == nil, "\(text)")
     }
@@ -74,14 +87,17 @@ import WireTypes
     }
 
     @Test func readsHTTPDatesAsFoundationWritesThem() {
-        let imf = Self.formatter("EEE, dd MMM yyyy HH:mm:ss 'GMT'"), openSSL = Self.formatter("MMM d HH:mm:ss yyyy 'GMT'")
-        let dayAndMonth = Self.formatter("EEE MMM"), timeAndYear = Self.formatter("HH:mm:ss yyyy")
+        let imf = Self.formatter("EEE, dd MMM yyyy HH:mm:ss 'GMT'")
+        let openSSL = Self.formatter("MMM d HH:mm:ss yyyy 'GMT'")
+        let dayAndMonth = Self.formatter("EEE MMM")
+        let timeAndYear = Self.formatter("HH:mm:ss yyyy")
         for sample in Self.samples where sample.timeIntervalSince1970 > -2_208_988_800 {  // from 1900: four-digit years
             let whole = Date(timeIntervalSince1970: sample.timeIntervalSince1970.rounded(.down))
             #expect(Timestamp.httpDate(imf.string(from: whole)) == whole, "\(imf.string(from: whole))")
             // asctime pads a day below 10 with a space ("Nov  6"), which no Foundation format writes.
             let day = Timestamp.utcDate(whole).day
-            let asctime = "\(dayAndMonth.string(from: whole)) \(day < 10 ? " " : "")\(day) \(timeAndYear.string(from: whole))"
+            let asctime =
+                "\(dayAndMonth.string(from: whole)) \(day < 10 ? " " : "")\(day) \(timeAndYear.string(from: whole))"
             #expect(Timestamp.httpDate(asctime) == whole, "\(asctime)")
             #expect(Timestamp.openSSLDate(openSSL.string(from: whole)) == whole, "\(openSSL.string(from: whole))")
         }
@@ -113,10 +129,12 @@ import WireTypes
         #expect(Timestamp.httpDate("Sunday, 01-Nov-26 00:00:00 GMT", now: now).map(Timestamp.utcDate)?.year == 2026)
     }
 
-    @Test(arguments: ["", "soon", "Sun, 06 Nov 1994 08:49:37", "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 31 Feb 1994 08:49:37 GMT",
-                      "Sun, 06 Noz 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 06 Nov 94 08:49:37 GMT",
-                      "Sun, 6 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 GMT junk", "Sunday, 06-Nov-1994 08:49:37 GMT",
-                      "Sun Nov  6 08:49:37 94", "Sun Nov  6 08:61:37 1994", "06 Nov 1994 08:49:37 GMT"])
+    @Test(arguments: [
+        "", "soon", "Sun, 06 Nov 1994 08:49:37", "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 31 Feb 1994 08:49:37 GMT",
+        "Sun, 06 Noz 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 06 Nov 94 08:49:37 GMT",
+        "Sun, 6 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 GMT junk", "Sunday, 06-Nov-1994 08:49:37 GMT",
+        "Sun Nov  6 08:49:37 94", "Sun Nov  6 08:61:37 1994", "06 Nov 1994 08:49:37 GMT",
+    ])
     func refusesAnyOtherHTTPDate(text: String) {
         #expect(Timestamp.httpDate(text) == nil, "\(text)")
     }

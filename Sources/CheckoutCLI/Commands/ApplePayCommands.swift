@@ -5,7 +5,8 @@ import SandboxEmulator
 /// `checkout-driver applepay token`: a test EC_v1 token for the emulator's keys.
 enum ApplePayCommands {
     static var spec: CommandSpec {
-        CommandSpec(name: "applepay", abstract: "Make Apple Pay test tokens for the sandbox emulator.", subcommands: [token])
+        CommandSpec(
+            name: "applepay", abstract: "Make Apple Pay test tokens for the sandbox emulator.", subcommands: [token])
     }
 
     static let token = CommandSpec(
@@ -19,15 +20,21 @@ enum ApplePayCommands {
             for --token-file; a one-line summary goes to stderr.
             """,
         options: [
-            OptionSpec("amount", value: "N", help: "Amount in minor units (VND has none: 8000 is 8,000 ₫).", required: true),
-            OptionSpec("currency", value: "CODE", help: "ISO 4217 numeric (704) or alphabetic (VND) currency code.",
-                       default: "704"),
-            OptionSpec("merchant-id", value: "ID", help: "Merchant identifier the key is derived for.",
-                       default: TestCredentials.merchantIdentifier),
-            OptionSpec("pan", value: "DPAN", help: "Device PAN to encrypt; the one built in is a Luhn-valid, Visa-shaped test DPAN.",
-                       default: PaymentTokenMaker.testDPAN),
-            OptionSpec("recipient", value: "FILE",
-                       help: "PEM public key or certificate of the payment processing key [default: the emulator's]."),
+            OptionSpec(
+                "amount", value: "N", help: "Amount in minor units (VND has none: 8000 is 8,000 ₫).", required: true),
+            OptionSpec(
+                "currency", value: "CODE", help: "ISO 4217 numeric (704) or alphabetic (VND) currency code.",
+                default: "704"),
+            OptionSpec(
+                "merchant-id", value: "ID", help: "Merchant identifier the key is derived for.",
+                default: TestCredentials.merchantIdentifier),
+            OptionSpec(
+                "pan", value: "DPAN",
+                help: "Device PAN to encrypt; the one built in is a Luhn-valid, Visa-shaped test DPAN.",
+                default: PaymentTokenMaker.testDPAN),
+            OptionSpec(
+                "recipient", value: "FILE",
+                help: "PEM public key or certificate of the payment processing key [default: the emulator's]."),
             OptionSpec("out", value: "FILE", help: "Write the token here (atomically, mode 0600) instead of stdout."),
         ]
     ) { invocation throws(Diagnostic) in
@@ -62,8 +69,10 @@ enum ApplePayCommands {
             try FileIO.write(made.bytes, to: out)
             if settings.output.format != .text {
                 // With the token in a file, stdout is free for a machine-readable summary.
-                let summary: JSON = ["transactionId": .string(made.transactionId), "amount": .number(amount),
-                                     "currency": .string(currency), "out": .string(out)]
+                let summary: JSON = [
+                    "transactionId": .string(made.transactionId), "amount": .number(amount),
+                    "currency": .string(currency), "out": .string(out),
+                ]
                 console.out(summary.serialized(pretty: settings.output.format == .json))
             }
         } else {
@@ -73,7 +82,9 @@ enum ApplePayCommands {
         if settings.output.format == .text && !settings.output.quiet {
             let alphabetic = money.alphabetic.map { " (\($0))" } ?? ""
             let destination = invocation.string("out").map { " → \($0)" } ?? ""
-            console.err("applepay token: transaction \(made.transactionId), amount \(amount), currency \(currency)\(alphabetic)\(destination)")
+            console.err(
+                "applepay token: transaction \(made.transactionId), amount \(amount), currency \(currency)\(alphabetic)\(destination)"
+            )
         }
         return .ok
     }

@@ -5,12 +5,15 @@ import Foundation
 /// recording, reports and the state file work exactly as in `flow run`.
 enum BahnCommands {
     /// `bahn events resend ID`: a webhook event delivered again by the emulator (Bahn's API has no such call).
-    static let events = CommandSpec(name: "events", abstract: "Bahn webhook events on the emulator: resend one.",
-                                    subcommands: [SandboxCommands.resend])
+    static let events = CommandSpec(
+        name: "events", abstract: "Bahn webhook events on the emulator: resend one.",
+        subcommands: [SandboxCommands.resend])
 
     static var spec: CommandSpec {
-        CommandSpec(name: "bahn", abstract: "Bahn PaymentIntents with Apple Pay: create, confirm with a token file, poll, capture, webhooks.",
-                    subcommands: [createIntent, confirm, intent, capture, cancel, listen, events])
+        CommandSpec(
+            name: "bahn",
+            abstract: "Bahn PaymentIntents with Apple Pay: create, confirm with a token file, poll, capture, webhooks.",
+            subcommands: [createIntent, confirm, intent, capture, cancel, listen, events])
     }
 
     static let createIntent = CommandSpec(
@@ -19,11 +22,14 @@ enum BahnCommands {
             OptionSpec("amount", value: "N", help: "Amount in minor units (VND has none).", required: true),
             OptionSpec("currency", value: "CODE", help: "ISO 4217 numeric (704) or alphabetic (VND).", required: true),
             OptionSpec("description", value: "TEXT", help: "Shown on the intent, e.g. \"Order #1234\"."),
-            OptionSpec("order-id", value: "ID", help: "Your order: stored as metadata.order_id and keys later confirms."),
+            OptionSpec(
+                "order-id", value: "ID", help: "Your order: stored as metadata.order_id and keys later confirms."),
             OptionSpec("metadata", value: "K=V", help: "A metadata entry.", repeatable: true),
         ]
     ) { invocation throws(Diagnostic) in
-        var with: [String: JSON?] = ["amount": try amount(invocation), "currency": .string(invocation.string("currency")!)]
+        var with: [String: JSON?] = [
+            "amount": try amount(invocation), "currency": .string(invocation.string("currency")!),
+        ]
         with["description"] = invocation.string("description").map(JSON.string)
         with["orderId"] = try invocation.identifier("order-id").map(JSON.string)
         let metadata = try invocation.pairs("metadata").mapValues(JSON.string)
@@ -46,7 +52,9 @@ enum BahnCommands {
             OptionSpec("intent", value: "ID", help: "The PaymentIntent to confirm."),
             OptionSpec("order-id", value: "ID", help: "Your order (instead of --intent)."),
             OptionSpec("token-file", value: "FILE", help: "PKPaymentToken.paymentData, byte for byte.", required: true),
-            OptionSpec("capture", value: "METHOD", help: "manual: authorise now, capture later.", choices: ["manual", "automatic"]),
+            OptionSpec(
+                "capture", value: "METHOD", help: "manual: authorise now, capture later.",
+                choices: ["manual", "automatic"]),
             OptionSpec("idempotency-key", value: "KEY", help: "Override the idempotency key."),
             OptionSpec("wait", help: "Poll until a terminal status (within --deadline, default 30 s)."),
             OptionSpec("amount", value: "N", help: "With --order-id, when the intent must be created."),
@@ -63,44 +71,68 @@ enum BahnCommands {
         with["idempotencyKey"] = try invocation.identifier("idempotency-key").map(JSON.string)
         if invocation.isGiven("amount") { with["amount"] = try amount(invocation) }
         with["currency"] = invocation.string("currency").map(JSON.string)
-        var steps = [Step(name: "confirm", action: .operation(name: "bahn.confirm", arguments: .object(JSON.Object(with.compactMapValues { $0 }))),
-                          capture: ["intent": JSONPath(components: [.key("payment_intent"), .key("id")])])]
+        var steps = [
+            Step(
+                name: "confirm",
+                action: .operation(name: "bahn.confirm", arguments: .object(JSON.Object(with.compactMapValues { $0 }))),
+                capture: ["intent": JSONPath(components: [.key("payment_intent"), .key("id")])])
+        ]
         // The wallet sheet gives the backend about 30 s; --deadline changes the budget.
         let budget = try GlobalSettings(invocation).time.deadline ?? 30
         if invocation.flag("wait") {
             // One polling mechanism: the engine's `until`, within the budget; a decline at the end is a failure.
             let status = JSONPath(components: [.key("payment_intent"), .key("status")])
-            steps.append(Step(
-                name: "wait", action: .operation(name: "bahn.getIntent", arguments: ["intent": "${vars.intent}"]),
-                expect: Expectation(conditions: [Condition(path: status, test: .oneOf(["succeeded", "requires_capture"]))]),
-                until: Until(condition: Condition(path: status, test: .oneOf(BahnProtocol.terminalStatuses.sorted().map(JSON.string))),
-                             interval: 0.5, timeout: max(1, budget - 1),
-                             timeoutHint: "the intent is still in flight: complete the wallet sheet on processing and reconcile from the webhook (raise --deadline to wait longer)")))
+            steps.append(
+                Step(
+                    name: "wait", action: .operation(name: "bahn.getIntent", arguments: ["intent": "${vars.intent}"]),
+                    expect: Expectation(conditions: [
+                        Condition(path: status, test: .oneOf(["succeeded", "requires_capture"]))
+                    ]),
+                    until: Until(
+                        condition: Condition(
+                            path: status, test: .oneOf(BahnProtocol.terminalStatuses.sorted().map(JSON.string))),
+                        interval: 0.5, timeout: max(1, budget - 1),
+                        timeoutHint:
+                            "the intent is still in flight: complete the wallet sheet on processing and reconcile from the webhook (raise --deadline to wait longer)"
+                    )))
         }
-        let flow = Flow(name: "bahn-confirm", description: "confirm a PaymentIntent with an Apple Pay token file",
-                        steps: steps, deadline: budget + 5)
+        let flow = Flow(
+            name: "bahn-confirm", description: "confirm a PaymentIntent with an Apple Pay token file",
+            steps: steps, deadline: budget + 5)
         return try await run(invocation, flow: flow)
     }
 
     static let intent = CommandSpec(
         name: "intent", abstract: "Show a PaymentIntent (its status).",
-        arguments: [ArgumentSpec("ID", help: "The PaymentIntent id [default: the state file's last intent].", optional: true)]
+        arguments: [
+            ArgumentSpec("ID", help: "The PaymentIntent id [default: the state file's last intent].", optional: true)
+        ]
     ) { invocation throws(Diagnostic) in
-        try await run(invocation, step: "intent", use: "bahn.getIntent", with: ["intent": try invocation.identifier("ID").map(JSON.string)])
+        try await run(
+            invocation, step: "intent", use: "bahn.getIntent",
+            with: ["intent": try invocation.identifier("ID").map(JSON.string)])
     }
 
     static let capture = CommandSpec(
         name: "capture", abstract: "Capture an authorised PaymentIntent (after --capture manual).",
-        arguments: [ArgumentSpec("ID", help: "The PaymentIntent id [default: the state file's last intent].", optional: true)]
+        arguments: [
+            ArgumentSpec("ID", help: "The PaymentIntent id [default: the state file's last intent].", optional: true)
+        ]
     ) { invocation throws(Diagnostic) in
-        try await run(invocation, step: "capture", use: "bahn.capture", with: ["intent": try invocation.identifier("ID").map(JSON.string)])
+        try await run(
+            invocation, step: "capture", use: "bahn.capture",
+            with: ["intent": try invocation.identifier("ID").map(JSON.string)])
     }
 
     static let cancel = CommandSpec(
         name: "cancel", abstract: "Cancel a PaymentIntent.",
-        arguments: [ArgumentSpec("ID", help: "The PaymentIntent id [default: the state file's last intent].", optional: true)]
+        arguments: [
+            ArgumentSpec("ID", help: "The PaymentIntent id [default: the state file's last intent].", optional: true)
+        ]
     ) { invocation throws(Diagnostic) in
-        try await run(invocation, step: "cancel", use: "bahn.cancel", with: ["intent": try invocation.identifier("ID").map(JSON.string)])
+        try await run(
+            invocation, step: "cancel", use: "bahn.cancel",
+            with: ["intent": try invocation.identifier("ID").map(JSON.string)])
     }
 
     static let listen = CommandSpec(
@@ -118,12 +150,16 @@ enum BahnCommands {
     ) { invocation throws(Diagnostic) in
         let forwardTo = try invocation.url("forward-to")
         if try GlobalSettings(invocation).output.format == .json {
-            throw invocation.usage("bahn listen streams its deliveries, and one JSON document would never end: use --format jsonl (one JSON line each)")
+            throw invocation.usage(
+                "bahn listen streams its deliveries, and one JSON document would never end: use --format jsonl (one JSON line each)"
+            )
         }
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
         try environment.configuration.require(["BAHN_WEBHOOK_SECRET"], for: "bahn listen")
-        let port = try invocation.isGiven("port") ? UInt16(invocation.int("port", range: 0...65535) ?? 0) : BahnWebhookService.port(environment.configuration)
+        let port =
+            try invocation.isGiven("port")
+            ? UInt16(invocation.int("port", range: 0...65535) ?? 0) : BahnWebhookService.port(environment.configuration)
         let console = environment.console
         let redactor = environment.redactor
         let format = environment.settings.output.format
@@ -133,26 +169,39 @@ enum BahnCommands {
             forwardTo: forwardTo,
             onEvent: { event in
                 if format == .text {
-                    console.out("\(Timestamp.iso8601(event.receivedAt))  \(event.type)  \(event.intentID ?? "-")  \(event.status ?? "")  \(event.id)")
+                    console.out(
+                        "\(Timestamp.iso8601(event.receivedAt))  \(event.type)  \(event.intentID ?? "-")  \(event.status ?? "")  \(event.id)"
+                    )
                 } else {
-                    console.out(redactor.json(["event": "webhook", "time": .string(Timestamp.iso8601(event.receivedAt)), "environment": .string(environmentName),
-                                               "id": .string(event.id), "type": .string(event.type),
-                                               "intent": event.intentID.map(JSON.string) ?? .null, "body": event.body]).serialized())
+                    console.out(
+                        redactor.json([
+                            "event": "webhook", "time": .string(Timestamp.iso8601(event.receivedAt)),
+                            "environment": .string(environmentName),
+                            "id": .string(event.id), "type": .string(event.type),
+                            "intent": event.intentID.map(JSON.string) ?? .null, "body": event.body,
+                        ]).serialized())
                 }
             },
             onDuplicate: { event in
                 if format == .text {
                     console.err("duplicate delivery of \(event.id) (\(event.type)): already received, answered 200")
                 } else {
-                    console.out(redactor.json(["event": "duplicate", "time": .string(Timestamp.iso8601(Date())), "environment": .string(environmentName),
-                                               "id": .string(event.id), "type": .string(event.type)]).serialized())
+                    console.out(
+                        redactor.json([
+                            "event": "duplicate", "time": .string(Timestamp.iso8601(Date())),
+                            "environment": .string(environmentName),
+                            "id": .string(event.id), "type": .string(event.type),
+                        ]).serialized())
                 }
             },
             onRejected: { reason in console.err("rejected a delivery: \(reason)") },
             onForwarded: { result in
                 if format == .jsonl {
-                    var line: JSON.Object = ["event": "forwarded", "time": .string(Timestamp.iso8601(Date())), "environment": .string(environmentName),
-                                                "id": .string(result.eventID), "to": .string(result.url), "delivered": .bool(result.delivered)]
+                    var line: JSON.Object = [
+                        "event": "forwarded", "time": .string(Timestamp.iso8601(Date())),
+                        "environment": .string(environmentName),
+                        "id": .string(result.eventID), "to": .string(result.url), "delivered": .bool(result.delivered),
+                    ]
                     line["status"] = result.status.map { .number(Double($0)) }
                     line["error"] = result.failure.map(JSON.string)
                     console.out(redactor.json(.object(line)).serialized())
@@ -164,8 +213,10 @@ enum BahnCommands {
         // other listener; the target goes when this command does.
         let service: BahnWebhookService
         do throws(Diagnostic) {
-            service = BahnWebhookService(inbox: inbox, removeTarget: try await environment.registerWebhookTarget(
-                url: inbox.url, provider: Provider.bahn.name, emulatorBase: "BAHN_API_URL"))
+            service = BahnWebhookService(
+                inbox: inbox,
+                removeTarget: try await environment.registerWebhookTarget(
+                    url: inbox.url, provider: Provider.bahn.name, emulatorBase: "BAHN_API_URL"))
         } catch {
             inbox.shutdown()
             throw error
@@ -176,10 +227,15 @@ enum BahnCommands {
         console.err("listening for Bahn webhooks at \(inbox.url)")
         // An embedded emulator ends with this command and takes no other command's requests: nothing will ever deliver.
         if environment.emulator != nil {
-            console.err("warning: no `checkout-driver sandbox serve` is running, so nothing under --env local will deliver here; start it in another terminal first")
+            console.err(
+                "warning: no `checkout-driver sandbox serve` is running, so nothing under --env local will deliver here; start it in another terminal first"
+            )
         }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async { stop.wait(); done.resume() }
+            DispatchQueue.global().async {
+                stop.wait()
+                done.resume()
+            }
         }
         await service.stop()
         inbox.waitUntilShutdown()
@@ -193,8 +249,17 @@ enum BahnCommands {
         return .number(try invocation.amount(notation: .minorUnits, currency: currency) ?? 0)
     }
 
-    private static func run(_ invocation: Invocation, step: String, use operation: String, with arguments: [String: JSON?]) async throws(Diagnostic) -> ExitCode {
-        let flow = Flow(name: "bahn-\(step)", steps: [Step(name: step, action: .operation(name: operation, arguments: .object(JSON.Object(arguments.compactMapValues { $0 }))))])
+    private static func run(
+        _ invocation: Invocation, step: String, use operation: String, with arguments: [String: JSON?]
+    ) async throws(Diagnostic) -> ExitCode {
+        let flow = Flow(
+            name: "bahn-\(step)",
+            steps: [
+                Step(
+                    name: step,
+                    action: .operation(
+                        name: operation, arguments: .object(JSON.Object(arguments.compactMapValues { $0 }))))
+            ])
         return try await run(invocation, flow: flow)
     }
 
@@ -203,10 +268,14 @@ enum BahnCommands {
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
         let result = try await environment.session.run(flow, vars: [:], registry: Operations.registry)
-        if environment.settings.output.format == .text, var output = result.steps.first(where: { $0.output != nil })?.output {
+        if environment.settings.output.format == .text,
+            var output = result.steps.first(where: { $0.output != nil })?.output
+        {
             // Confirm's output carries the card and key details; a later poll has the intent's latest state.
-            if let latest = result.steps.last(where: { $0.output != nil && $0.name != result.steps.first?.name })?.output?["payment_intent"],
-               var object = output.objectValue {
+            if let latest = result.steps.last(where: { $0.output != nil && $0.name != result.steps.first?.name })?
+                .output?["payment_intent"],
+                var object = output.objectValue
+            {
                 object["payment_intent"] = latest
                 output = .object(object)
             }
@@ -228,13 +297,17 @@ enum BahnCommands {
         }
         if let s = output["summary"] {
             if let last4 = s["last4"]?.stringValue {
-                lines.append("card            \(s["brand"]?.stringValue ?? "card") ····\(last4) via \(s["wallet"]?.stringValue ?? "?")  (device token ····\(s["dynamicLast4"]?.stringValue ?? "?"))")
+                lines.append(
+                    "card            \(s["brand"]?.stringValue ?? "card") ····\(last4) via \(s["wallet"]?.stringValue ?? "?")  (device token ····\(s["dynamicLast4"]?.stringValue ?? "?"))"
+                )
             }
             if let key = s["idempotencyKey"]?.stringValue { lines.append("idempotency key \(key)") }
         }
         if let charge = intent["latest_charge_id"]?.stringValue { lines.append("charge          \(charge)") }
         if let error = intent["last_payment_error"], error != .null {
-            lines.append("last error      \(error["code"]?.interpolationText ?? "") \(error["decline_code"]?.interpolationText ?? ""): \(error["message"]?.interpolationText ?? "")")
+            lines.append(
+                "last error      \(error["code"]?.interpolationText ?? "") \(error["decline_code"]?.interpolationText ?? ""): \(error["message"]?.interpolationText ?? "")"
+            )
         }
         return lines.map(redactor.text)
     }

@@ -6,12 +6,18 @@ import Foundation
 /// the state file; `approve` and `decline` play the customer on the emulator.
 enum CashAppCommands {
     static var spec: CommandSpec {
-        CommandSpec(name: "cashapp", abstract: "Cash App Pay through Afterpay: the sign / validate flow, server checkout or Afterpay Button.",
-                    subcommands: [pay, checkout, sign, request, poll, validate, capture, auth, payment, confirm, approve, decline])
+        CommandSpec(
+            name: "cashapp",
+            abstract: "Cash App Pay through Afterpay: the sign / validate flow, server checkout or Afterpay Button.",
+            subcommands: [
+                pay, checkout, sign, request, poll, validate, capture, auth, payment, confirm, approve, decline,
+            ])
     }
 
     static let pay = CommandSpec(
-        name: "pay", abstract: "The whole payment: checkout, sign, customer request, approval, then capture (or auth), or the button's virtual card.",
+        name: "pay",
+        abstract:
+            "The whole payment: checkout, sign, customer request, approval, then capture (or auth), or the button's virtual card.",
         discussion: """
             server (default): create checkout → sign-payment → customer request → wait for the approval → validate-payment
             → capture (--auth: authorise, then `cashapp capture`). button: v3 button → sign → customer request → approval
@@ -20,20 +26,34 @@ enum CashAppCommands {
             emulator the customer approves by itself after a poll, or with `cashapp approve` from another terminal.
             """,
         options: [
-            OptionSpec("flow", value: "KIND", help: "server or button.", default: "server", choices: ["server", "button"]),
-            OptionSpec("amount", value: "DECIMAL", help: "The amount in US dollars: 10.00, or 10 for 10.00.", default: "10.00"),
+            OptionSpec(
+                "flow", value: "KIND", help: "server or button.", default: "server", choices: ["server", "button"]),
+            OptionSpec(
+                "amount", value: "DECIMAL", help: "The amount in US dollars: 10.00, or 10 for 10.00.", default: "10.00"),
             OptionSpec("email", value: "ADDRESS", help: "The consumer's e-mail."),
-            OptionSpec("scope", value: "ID", help: "The customer request's scope_id: the brand id or the merchant id.", default: "brand",
-                       choices: ["brand", "merchant"]),
-            OptionSpec("auth", help: "Server flow: authorise instead of capturing (capture later with `cashapp capture`)."),
-            OptionSpec("approval-timeout", value: "SECONDS", help: "How long to wait for the customer.", default: "120"),
-            OptionSpec("poll-interval", value: "SECONDS", help: "Between reads of the customer request (Pay Kit reads every second).", default: "1"),
-            OptionSpec("card-out", value: "FILE", help: "Button flow: write the full virtual card to this new file (mode 0600)."),
+            OptionSpec(
+                "scope", value: "ID", help: "The customer request's scope_id: the brand id or the merchant id.",
+                default: "brand",
+                choices: ["brand", "merchant"]),
+            OptionSpec(
+                "auth", help: "Server flow: authorise instead of capturing (capture later with `cashapp capture`)."),
+            OptionSpec(
+                "approval-timeout", value: "SECONDS", help: "How long to wait for the customer.", default: "120"),
+            OptionSpec(
+                "poll-interval", value: "SECONDS",
+                help: "Between reads of the customer request (Pay Kit reads every second).", default: "1"),
+            OptionSpec(
+                "card-out", value: "FILE",
+                help: "Button flow: write the full virtual card to this new file (mode 0600)."),
         ]
     ) { invocation throws(Diagnostic) in
         let button = invocation.string("flow") == "button"
-        if button && invocation.flag("auth") { throw invocation.usage("--auth is for the server flow; the button flow ends with a virtual card") }
-        if !button && invocation.isGiven("card-out") { throw invocation.usage("--card-out is for --flow button (the server flow has no card)") }
+        if button && invocation.flag("auth") {
+            throw invocation.usage("--auth is for the server flow; the button flow ends with a virtual card")
+        }
+        if !button && invocation.isGiven("card-out") {
+            throw invocation.usage("--card-out is for --flow button (the server flow has no card)")
+        }
         var options = CommandFlows.CashAppPay(amount: try amount(invocation, "amount")!)
         options.button = button
         options.authorize = invocation.flag("auth")
@@ -44,7 +64,8 @@ enum CashAppCommands {
         if let cardOut = invocation.string("card-out") {
             // Before anything is sent: a card must never be issued to a file that cannot take it.
             if FileManager.default.fileExists(atPath: cardOut) {
-                throw invocation.usage("--card-out \(cardOut) already exists; the card is only ever written to a new file")
+                throw invocation.usage(
+                    "--card-out \(cardOut) already exists; the card is only ever written to a new file")
             }
             options.cardOut = cardOut
         }
@@ -53,89 +74,137 @@ enum CashAppCommands {
     }
 
     static let checkout = CommandSpec(
-        name: "checkout", abstract: "Create an Afterpay checkout for Cash App Pay (starts the state file's checkout over).",
-        options: [OptionSpec("amount", value: "DECIMAL", help: "The amount as a decimal string, e.g. 19.99.", required: true),
-                  OptionSpec("email", value: "ADDRESS", help: "The consumer's e-mail."),
-                  OptionSpec("reference", value: "REF", help: "The merchant reference (your order id).")]
+        name: "checkout",
+        abstract: "Create an Afterpay checkout for Cash App Pay (starts the state file's checkout over).",
+        options: [
+            OptionSpec("amount", value: "DECIMAL", help: "The amount as a decimal string, e.g. 19.99.", required: true),
+            OptionSpec("email", value: "ADDRESS", help: "The consumer's e-mail."),
+            OptionSpec("reference", value: "REF", help: "The merchant reference (your order id)."),
+        ]
     ) { invocation throws(Diagnostic) in
-        try await run(invocation, step: "checkout", use: "cashapp.checkout",
-                      with: ["amount": .string(try amount(invocation, "amount")!), "email": try invocation.identifier("email").map(JSON.string),
-                             "merchantReference": try invocation.identifier("reference").map(JSON.string)])
+        try await run(
+            invocation, step: "checkout", use: "cashapp.checkout",
+            with: [
+                "amount": .string(try amount(invocation, "amount")!),
+                "email": try invocation.identifier("email").map(JSON.string),
+                "merchantReference": try invocation.identifier("reference").map(JSON.string),
+            ])
     }
 
     static let sign = CommandSpec(
-        name: "sign", abstract: "Sign the checkout token (sign-payment) and keep the signing data for the customer request.",
+        name: "sign",
+        abstract: "Sign the checkout token (sign-payment) and keep the signing data for the customer request.",
         options: [OptionSpec("token", value: "T", help: "A checkout token from elsewhere [default: the state file's].")]
     ) { invocation throws(Diagnostic) in
-        try await run(invocation, step: "sign", use: "cashapp.sign", with: ["token": try invocation.identifier("token").map(JSON.string)])
+        try await run(
+            invocation, step: "sign", use: "cashapp.sign",
+            with: ["token": try invocation.identifier("token").map(JSON.string)])
     }
 
     static let request = CommandSpec(
         name: "request", abstract: "Create the Cash App customer request and show its approval link (and QR code).",
-        options: [OptionSpec("scope", value: "ID", help: "scope_id: the brand id or the merchant id.", default: "brand", choices: ["brand", "merchant"]),
-                  OptionSpec("reference", value: "REF", help: "The request's reference_id.")]
+        options: [
+            OptionSpec(
+                "scope", value: "ID", help: "scope_id: the brand id or the merchant id.", default: "brand",
+                choices: ["brand", "merchant"]),
+            OptionSpec("reference", value: "REF", help: "The request's reference_id."),
+        ]
     ) { invocation throws(Diagnostic) in
-        try await run(invocation, step: "request", use: "cashapp.request",
-                      with: ["scope": invocation.string("scope").map(JSON.string), "referenceId": try invocation.identifier("reference").map(JSON.string)])
+        try await run(
+            invocation, step: "request", use: "cashapp.request",
+            with: [
+                "scope": invocation.string("scope").map(JSON.string),
+                "referenceId": try invocation.identifier("reference").map(JSON.string),
+            ])
     }
 
     static let poll = CommandSpec(
         name: "poll", abstract: "Wait for the customer's decision on the customer request.",
-        arguments: [ArgumentSpec("REQUEST_ID", help: "The customer request (GRR_…) [default: the state file's].", optional: true)],
-        options: [OptionSpec("approval-timeout", value: "SECONDS", help: "How long to wait.", default: "120"),
-                  OptionSpec("poll-interval", value: "SECONDS", help: "Between reads.", default: "1")]
+        arguments: [
+            ArgumentSpec(
+                "REQUEST_ID", help: "The customer request (GRR_…) [default: the state file's].", optional: true)
+        ],
+        options: [
+            OptionSpec("approval-timeout", value: "SECONDS", help: "How long to wait.", default: "120"),
+            OptionSpec("poll-interval", value: "SECONDS", help: "Between reads.", default: "1"),
+        ]
     ) { invocation throws(Diagnostic) in
-        try await run(invocation, step: "approval", use: "cashapp.poll",
-                      with: ["request": try requestID(invocation).map(JSON.string), "timeout": .string(try seconds(invocation, "approval-timeout")),
-                             "interval": .string(try seconds(invocation, "poll-interval"))])
+        try await run(
+            invocation, step: "approval", use: "cashapp.poll",
+            with: [
+                "request": try requestID(invocation).map(JSON.string),
+                "timeout": .string(try seconds(invocation, "approval-timeout")),
+                "interval": .string(try seconds(invocation, "poll-interval")),
+            ])
     }
 
-    static let validate = CommandSpec(name: "validate", abstract: "Validate the approved order with Afterpay (only SUCCESS passes).") { invocation throws(Diagnostic) in
+    static let validate = CommandSpec(
+        name: "validate", abstract: "Validate the approved order with Afterpay (only SUCCESS passes)."
+    ) { invocation throws(Diagnostic) in
         try await run(invocation, step: "validate", use: "cashapp.validate", with: [:])
     }
 
     static let capture = CommandSpec(
         name: "capture", abstract: "Capture the validated checkout, or the order `cashapp auth` authorised.",
-        options: [OptionSpec("amount", value: "DECIMAL", help: "An authorised order: how much [default: all that is open]."),
-                  OptionSpec("reference", value: "REF", help: "The merchant reference.")]
+        options: [
+            OptionSpec("amount", value: "DECIMAL", help: "An authorised order: how much [default: all that is open]."),
+            OptionSpec("reference", value: "REF", help: "The merchant reference."),
+        ]
     ) { invocation throws(Diagnostic) in
-        try await run(invocation, step: "capture", use: "cashapp.capture",
-                      with: ["amount": try amount(invocation, "amount").map(JSON.string),
-                             "merchantReference": try invocation.identifier("reference").map(JSON.string)])
+        try await run(
+            invocation, step: "capture", use: "cashapp.capture",
+            with: [
+                "amount": try amount(invocation, "amount").map(JSON.string),
+                "merchantReference": try invocation.identifier("reference").map(JSON.string),
+            ])
     }
 
     static let auth = CommandSpec(
         name: "auth", abstract: "Authorise the validated checkout, to capture later.",
         options: [OptionSpec("reference", value: "REF", help: "The merchant reference.")]
     ) { invocation throws(Diagnostic) in
-        try await run(invocation, step: "auth", use: "cashapp.auth", with: ["merchantReference": try invocation.identifier("reference").map(JSON.string)])
+        try await run(
+            invocation, step: "auth", use: "cashapp.auth",
+            with: ["merchantReference": try invocation.identifier("reference").map(JSON.string)])
     }
 
     static let payment = CommandSpec(
         name: "payment", abstract: "Read the checkout's payment (to settle an unknown outcome).",
         options: [OptionSpec("order", value: "ID", help: "The Afterpay order id [default: the state file's].")]
     ) { invocation throws(Diagnostic) in
-        try await run(invocation, step: "payment", use: "cashapp.payment", with: ["order": try invocation.identifier("order").map(JSON.string)])
+        try await run(
+            invocation, step: "payment", use: "cashapp.payment",
+            with: ["order": try invocation.identifier("order").map(JSON.string)])
     }
 
     static let confirm = CommandSpec(
         name: "confirm", abstract: "Afterpay Button: confirm the approved checkout and show the virtual card (masked).",
         options: [OptionSpec("card-out", value: "FILE", help: "Write the full card to this new file (mode 0600).")]
     ) { invocation throws(Diagnostic) in
-        try await run(invocation, step: "confirm", use: "cashapp.confirm", with: ["cardOut": invocation.string("card-out").map(JSON.string)])
+        try await run(
+            invocation, step: "confirm", use: "cashapp.confirm",
+            with: ["cardOut": invocation.string("card-out").map(JSON.string)])
     }
 
-    static let approve = decision("approve", abstract: "Emulator only: approve a customer request, as the customer would in Cash App.")
-    static let decline = decision("decline", abstract: "Emulator only: decline a customer request, as the customer would in Cash App.")
+    static let approve = decision(
+        "approve", abstract: "Emulator only: approve a customer request, as the customer would in Cash App.")
+    static let decline = decision(
+        "decline", abstract: "Emulator only: decline a customer request, as the customer would in Cash App.")
 
     private static func decision(_ name: String, abstract: String) -> CommandSpec {
         CommandSpec(
             name: name, abstract: abstract,
-            discussion: "Run it in another terminal while `cashapp pay` waits, against a `sandbox serve` (an embedded emulator ends with its command). In the Cash App sandbox, scan the QR code with the sandbox app or open the approval link instead.",
-            arguments: [ArgumentSpec("REQUEST_ID", help: "The customer request (GRR_…) [default: the state file's].", optional: true)]
+            discussion:
+                "Run it in another terminal while `cashapp pay` waits, against a `sandbox serve` (an embedded emulator ends with its command). In the Cash App sandbox, scan the QR code with the sandbox app or open the approval link instead.",
+            arguments: [
+                ArgumentSpec(
+                    "REQUEST_ID", help: "The customer request (GRR_…) [default: the state file's].", optional: true)
+            ]
         ) { invocation throws(Diagnostic) in
-            try await run(invocation, step: name, use: "cashapp.decide",
-                          with: ["decision": .string(name), "request": try requestID(invocation).map(JSON.string)], emulatorOnly: true)
+            try await run(
+                invocation, step: name, use: "cashapp.decide",
+                with: ["decision": .string(name), "request": try requestID(invocation).map(JSON.string)],
+                emulatorOnly: true)
         }
     }
 
@@ -147,31 +216,49 @@ enum CashAppCommands {
     }
 
     private static func seconds(_ invocation: Invocation, _ option: String) throws(Diagnostic) -> String {
-        guard let value = try invocation.seconds(option), value > 0 else { throw invocation.usage("--\(option) must be more than 0 seconds") }
+        guard let value = try invocation.seconds(option), value > 0 else {
+            throw invocation.usage("--\(option) must be more than 0 seconds")
+        }
         return "\(value)s"
     }
 
     private static func requestID(_ invocation: Invocation) throws(Diagnostic) -> String? {
         guard let id = invocation.argument("REQUEST_ID") else { return nil }
-        guard id.hasPrefix("GRR_"), id.dropFirst(4).allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else {
+        guard id.hasPrefix("GRR_"),
+            id.dropFirst(4).allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") })
+        else {
             throw invocation.usage("REQUEST_ID must be a customer request id such as GRR_…, got '\(id)'")
         }
         return id
     }
 
-    private static func run(_ invocation: Invocation, step: String, use operation: String, with arguments: [String: JSON?],
-                            emulatorOnly: Bool = false) async throws(Diagnostic) -> ExitCode {
-        let flow = Flow(name: "cashapp-\(step)", steps: [Step(name: step, action: .operation(name: operation, arguments: .object(JSON.Object(arguments.compactMapValues { $0 }))))])
+    private static func run(
+        _ invocation: Invocation, step: String, use operation: String, with arguments: [String: JSON?],
+        emulatorOnly: Bool = false
+    ) async throws(Diagnostic) -> ExitCode {
+        let flow = Flow(
+            name: "cashapp-\(step)",
+            steps: [
+                Step(
+                    name: step,
+                    action: .operation(
+                        name: operation, arguments: .object(JSON.Object(arguments.compactMapValues { $0 }))))
+            ])
         return try await run(invocation, flow: flow, emulatorOnly: emulatorOnly)
     }
 
     /// Runs the flow and, in text mode, prints what a person wants to see of each step that passed.
-    private static func run(_ invocation: Invocation, flow: Flow, emulatorOnly: Bool = false) async throws(Diagnostic) -> ExitCode {
+    private static func run(
+        _ invocation: Invocation, flow: Flow, emulatorOnly: Bool = false
+    ) async throws(Diagnostic) -> ExitCode {
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
         if emulatorOnly && environment.configuration.kind != .local {
-            throw .usage("`cashapp \(flow.steps.first?.name ?? "approve")` plays the customer on the emulator only (--env local)",
-                         hint: "in the Cash App sandbox, scan the approval link's QR code with the Cash App sandbox app, or open the link in a browser")
+            throw .usage(
+                "`cashapp \(flow.steps.first?.name ?? "approve")` plays the customer on the emulator only (--env local)",
+                hint:
+                    "in the Cash App sandbox, scan the approval link's QR code with the Cash App sandbox app, or open the link in a browser"
+            )
         }
         return try await environment.session.runPrintingSummaries(flow, summary: summary)
     }
@@ -180,27 +267,38 @@ enum CashAppCommands {
         func text(_ value: JSON?) -> String { value?.interpolationText ?? "?" }
         let s = output["summary"]
         if let card = output["card"] {
-            var lines = ["virtual card      \(text(card["type"])) \(text(card["number"]))  expires \(text(card["expiry"]))"]
+            var lines = [
+                "virtual card      \(text(card["type"])) \(text(card["number"]))  expires \(text(card["expiry"]))"
+            ]
             if let left = card["secondsLeft"]?.intValue {
                 lines.append("authorise before  \(text(card["validUntil"]))  (\(left / 60) min \(left % 60) s left)")
             }
-            if let path = card["writtenTo"]?.stringValue { lines.append("card written to   \(path) (mode 0600; number and CVC are in it)") }
+            if let path = card["writtenTo"]?.stringValue {
+                lines.append("card written to   \(path) (mode 0600; number and CVC are in it)")
+            }
             return lines
         }
         if let signing = output["signing"] {
-            return ["signed            \(text(signing["amountText"])) \(text(signing["currency"])) for \(text(signing["merchantId"]))  (\(text(signing["alg"])) JWT, kid \(text(signing["kid"])))"]
+            return [
+                "signed            \(text(signing["amountText"])) \(text(signing["currency"])) for \(text(signing["merchantId"]))  (\(text(signing["alg"])) JWT, kid \(text(signing["kid"])))"
+            ]
         }
         if let validation = output["validation"] {
             return ["validated         \(text(validation["status"]))  \(text(validation["cashAppTag"]))"]
         }
         if output["payment"] != nil, let s {
-            return ["payment           order \(text(s["orderId"]))  \(text(s["status"]))  \(text(s["paymentState"]))  \(text(s["amount"])) \(text(s["currency"]))  (open to capture \(text(s["openToCapture"])))"]
+            return [
+                "payment           order \(text(s["orderId"]))  \(text(s["status"]))  \(text(s["paymentState"]))  \(text(s["amount"])) \(text(s["currency"]))  (open to capture \(text(s["openToCapture"])))"
+            ]
         }
         if output["request"] != nil, let s {
             if let grant = s["grantId"], grant != .null {
-                return ["approved          by \(text(s["cashtag"]))  (customer \(text(s["customerId"])), grant \(text(grant)), after \(text(s["polls"])) polls)"]
+                return [
+                    "approved          by \(text(s["cashtag"]))  (customer \(text(s["customerId"])), grant \(text(grant)), after \(text(s["polls"])) polls)"
+                ]
             }
-            // Its status when made is always PENDING: what the customer decided comes after (approved, or the decline's error).
+            // Its status when made is always PENDING: what the customer decided comes after (approved, or the decline's
+            // error).
             let status = s["status"]?.stringValue ?? "?"
             return ["customer request  \(text(s["id"]))  \(status == "PENDING" ? "sent to Cash App" : status)"]
         }

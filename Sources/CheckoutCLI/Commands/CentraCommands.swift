@@ -6,17 +6,25 @@ import Foundation
 /// added line, the order); `centra express` runs the whole sequence.
 enum CentraCommands {
     static var spec: CommandSpec {
-        CommandSpec(name: "centra", abstract: "Centra Storefront API express checkout (Apple Pay via Adyen): each sheet callback, or all of it.",
-                    subcommands: [express, expressConfig, selection, order, addItem, rollback, shipping, shippingMethod,
-                                  paymentInstructions, paymentResult])
+        CommandSpec(
+            name: "centra",
+            abstract:
+                "Centra Storefront API express checkout (Apple Pay via Adyen): each sheet callback, or all of it.",
+            subcommands: [
+                express, expressConfig, selection, order, addItem, rollback, shipping, shippingMethod,
+                paymentInstructions, paymentResult,
+            ])
     }
 
     static let expressConfig = CommandSpec(
         name: "express-config", abstract: "Fetch the Adyen express checkout config (expressCheckoutWidgets).",
-        discussion: "Sends X-Shared-Secret (CENTRA_SHARED_SECRET) on this call only. Prints the Adyen config parsed out of the widget's contents.",
+        discussion:
+            "Sends X-Shared-Secret (CENTRA_SHARED_SECRET) on this call only. Prints the Adyen config parsed out of the widget's contents.",
         options: [
             OptionSpec("amount", value: "MINOR", help: "Amount in minor units [default: the selection's grand total]."),
-            OptionSpec("line", value: "NAME=PRICE", help: "A line item (price as a decimal string) [default: the selection's lines].", repeatable: true),
+            OptionSpec(
+                "line", value: "NAME=PRICE",
+                help: "A line item (price as a decimal string) [default: the selection's lines].", repeatable: true),
             OptionSpec("return-url", value: "URL", help: "Where Adyen returns."),
         ]
     ) { invocation throws(Diagnostic) in
@@ -29,8 +37,10 @@ enum CentraCommands {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let price = parts.count == 2 ? String(parts[1]) : ""
             guard parts.count == 2, !parts[0].isEmpty,
-                  price.wholeMatch(of: /[0-9]{1,12}(\.[0-9]{1,4})?/) != nil else {
-                throw invocation.usage("--line \(pair): expected NAME=PRICE with a decimal price, e.g. --line \"Linen shirt=799.00\"")
+                price.wholeMatch(of: /[0-9]{1,12}(\.[0-9]{1,4})?/) != nil
+            else {
+                throw invocation.usage(
+                    "--line \(pair): expected NAME=PRICE with a decimal price, e.g. --line \"Linen shirt=799.00\"")
             }
             items.append(["name": .string(String(parts[0])), "price": .string(price)])
         }
@@ -39,11 +49,14 @@ enum CentraCommands {
         return try await run(invocation, step: "express-config", use: "centra.expressConfig", with: with)
     }
 
-    static let selection = CommandSpec(name: "selection", abstract: "Show the session's selection (cart, totals, shipping methods).") { invocation throws(Diagnostic) in
+    static let selection = CommandSpec(
+        name: "selection", abstract: "Show the session's selection (cart, totals, shipping methods)."
+    ) { invocation throws(Diagnostic) in
         try await run(invocation, step: "selection", use: "centra.selection", with: [:])
     }
 
-    static let order = CommandSpec(name: "order", abstract: "Show the session's latest order.") { invocation throws(Diagnostic) in
+    static let order = CommandSpec(name: "order", abstract: "Show the session's latest order.") {
+        invocation throws(Diagnostic) in
         try await run(invocation, step: "order", use: "centra.order", with: [:])
     }
 
@@ -53,30 +66,40 @@ enum CentraCommands {
         options: [OptionSpec("quantity", value: "N", help: "How many [default: 1].")]
     ) { invocation throws(Diagnostic) in
         var with: [String: JSON?] = ["item": .string(try invocation.identifier("ITEM")!)]
-        if let quantity = try invocation.int("quantity", range: 1...999) { with["quantity"] = .number(Double(quantity)) }
+        if let quantity = try invocation.int("quantity", range: 1...999) {
+            with["quantity"] = .number(Double(quantity))
+        }
         return try await run(invocation, step: "add-item", use: "centra.addItem", with: with)
     }
 
     static let rollback = CommandSpec(
-        name: "rollback", abstract: "Remove the line add-item added (updateLine quantity 0), as an express checkout cancelled on the sheet does.",
-        discussion: "Run by hand it rolls back even when a payment's outcome was left unknown (check `centra order` first); the express checkout's own rollback waits in that case."
+        name: "rollback",
+        abstract:
+            "Remove the line add-item added (updateLine quantity 0), as an express checkout cancelled on the sheet does.",
+        discussion:
+            "Run by hand it rolls back even when a payment's outcome was left unknown (check `centra order` first); the express checkout's own rollback waits in that case."
     ) { invocation throws(Diagnostic) in
         try await run(invocation, step: "rollback", use: "centra.rollback", with: ["evenIfPaymentStarted": true])
     }
 
     static let shipping = CommandSpec(
-        name: "shipping", abstract: "The shipping-contact callback: totals and shipping methods for what the sheet reveals.",
-        discussion: "Sends paymentInstructions with paymentInitiateOnly: true and only country, city, state and zip (address1 empty).",
+        name: "shipping",
+        abstract: "The shipping-contact callback: totals and shipping methods for what the sheet reveals.",
+        discussion:
+            "Sends paymentInstructions with paymentInitiateOnly: true and only country, city, state and zip (address1 empty).",
         options: [
             OptionSpec("contact", value: "FILE", help: "A PKContact as JSON."),
             OptionSpec("address", value: "FILE", help: "A Centra AddressInput as JSON."),
             OptionSpec("country", value: "C", help: "ISO country code, instead of a file."),
-            OptionSpec("city", value: "X", help: "With --country."), OptionSpec("zip", value: "Z", help: "With --country."),
+            OptionSpec("city", value: "X", help: "With --country."),
+            OptionSpec("zip", value: "Z", help: "With --country."),
             OptionSpec("state", value: "S", help: "With --country."),
         ]
     ) { invocation throws(Diagnostic) in
         let given = ["contact", "address", "country"].filter(invocation.isGiven)
-        guard given.count == 1 else { throw invocation.usage("give exactly one of --contact FILE, --address FILE or --country C") }
+        guard given.count == 1 else {
+            throw invocation.usage("give exactly one of --contact FILE, --address FILE or --country C")
+        }
         var address: JSON.Object
         if let country = try invocation.identifier("country") {
             address = ["country": .string(country.uppercased())]
@@ -94,13 +117,16 @@ enum CentraCommands {
         arguments: [ArgumentSpec("ID", help: "The shipping method id (see `centra selection`).")]
     ) { invocation throws(Diagnostic) in
         guard let text = invocation.argument("ID"), let id = Int(text), id >= 0 else {
-            throw invocation.usage("ID must be a shipping method id (a whole number), got '\(invocation.argument("ID") ?? "")'")
+            throw invocation.usage(
+                "ID must be a shipping method id (a whole number), got '\(invocation.argument("ID") ?? "")'")
         }
-        return try await run(invocation, step: "shipping-method", use: "centra.setShippingMethod", with: ["id": .number(Double(id))])
+        return try await run(
+            invocation, step: "shipping-method", use: "centra.setShippingMethod", with: ["id": .number(Double(id))])
     }
 
     static let paymentInstructions = CommandSpec(
-        name: "payment-instructions", abstract: "The final submission (didSubmit): addresses and the Apple Pay token; then the action.",
+        name: "payment-instructions",
+        abstract: "The final submission (didSubmit): addresses and the Apple Pay token; then the action.",
         discussion: """
             Sends the full shipping address, billing as separateBillingAddress, both return pages (a loopback listener),
             termsAndConditions: true, and the token as Adyen's Apple Pay state data (base64 of the file's exact bytes).
@@ -108,10 +134,13 @@ enum CentraCommands {
             native 3DS2 challenge is completed with --3ds-details FILE (against the emulator, by its challenge).
             """,
         options: [
-            OptionSpec("contact", value: "FILE", help: "The shipping contact: a PKContact (or AddressInput) as JSON.", required: true),
+            OptionSpec(
+                "contact", value: "FILE", help: "The shipping contact: a PKContact (or AddressInput) as JSON.",
+                required: true),
             OptionSpec("billing", value: "FILE", help: "The billing contact, when it differs."),
             OptionSpec("token-file", value: "FILE", help: "PKPaymentToken.paymentData, byte for byte."),
-            OptionSpec("payment-fields", value: "FILE", help: "paymentMethodSpecificFields as JSON, instead of a token file."),
+            OptionSpec(
+                "payment-fields", value: "FILE", help: "paymentMethodSpecificFields as JSON, instead of a token file."),
             OptionSpec("open", help: "Open a 3DS redirect in a browser."),
             OptionSpec("3ds-details", value: "FILE", help: "The native 3DS2 result (details) as JSON."),
         ]
@@ -122,7 +151,9 @@ enum CentraCommands {
         var with: [String: JSON?] = ["shippingAddress": .object(try contact(invocation, "contact")!)]
         with["billingAddress"] = try contact(invocation, "billing").map(JSON.object)
         with["tokenFile"] = invocation.string("token-file").map(JSON.string)
-        if let path = invocation.string("payment-fields") { with["paymentFields"] = .object(try FileIO.readJSONObject(path, what: "--payment-fields file")) }
+        if let path = invocation.string("payment-fields") {
+            with["paymentFields"] = .object(try FileIO.readJSONObject(path, what: "--payment-fields file"))
+        }
         if invocation.flag("open") { with["open"] = true }
         with["threeDSDetails"] = invocation.string("3ds-details").map(JSON.string)
         return try await run(invocation, step: "payment", use: "centra.paymentInstructions", with: with)
@@ -139,7 +170,8 @@ enum CentraCommands {
         if let path = invocation.string("fields") { fields = try FileIO.readJSONObject(path, what: "--fields file") }
         for (key, value) in try invocation.pairs("field") { fields[key] = .string(value) }
         guard !fields.isEmpty else { throw invocation.usage("give the fields: --fields FILE or --field KEY=VALUE") }
-        return try await run(invocation, step: "payment-result", use: "centra.paymentResult", with: ["fields": .object(fields)])
+        return try await run(
+            invocation, step: "payment-result", use: "centra.paymentResult", with: ["fields": .object(fields)])
     }
 
     static let express = CommandSpec(
@@ -150,14 +182,19 @@ enum CentraCommands {
             cancel or failure. Under --env local without --token-file a token is made for the selection's grand total.
             """,
         options: [
-            OptionSpec("item", value: "ITEM", help: "PDP express: add this item first (rolled back unless the order is placed)."),
-            OptionSpec("contact", value: "FILE", help: "The shipping contact (PKContact or AddressInput) [default under --env local: a test shopper]."),
+            OptionSpec(
+                "item", value: "ITEM",
+                help: "PDP express: add this item first (rolled back unless the order is placed)."),
+            OptionSpec(
+                "contact", value: "FILE",
+                help: "The shipping contact (PKContact or AddressInput) [default under --env local: a test shopper]."),
             OptionSpec("billing", value: "FILE", help: "The billing contact, when it differs."),
             OptionSpec("method", value: "ID", help: "The shipping method [default: the first offered]."),
             OptionSpec("token-file", value: "FILE", help: "PKPaymentToken.paymentData, byte for byte."),
             OptionSpec("ingrid", help: "Run the Ingrid workaround (handleWidgetEvent expressCheckout: true) first."),
-            OptionSpec("cancel-after", value: "STEP", help: "Stop after this step, as a shopper dismissing the sheet.",
-                       choices: ["express-config", "add-item", "shipping", "shipping-method"]),
+            OptionSpec(
+                "cancel-after", value: "STEP", help: "Stop after this step, as a shopper dismissing the sheet.",
+                choices: ["express-config", "add-item", "shipping", "shipping-method"]),
             OptionSpec("open", help: "Open a 3DS redirect in a browser."),
             OptionSpec("3ds-details", value: "FILE", help: "The native 3DS2 result (details) as JSON."),
         ]
@@ -176,10 +213,12 @@ enum CentraCommands {
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
         if options.contact == nil && environment.configuration.kind != .local {
-            throw invocation.usage("--contact FILE is needed outside --env local (the test shopper is for the emulator)")
+            throw invocation.usage(
+                "--contact FILE is needed outside --env local (the test shopper is for the emulator)")
         }
         if options.tokenFile == nil && environment.configuration.kind != .local {
-            throw invocation.usage("--token-file FILE is needed outside --env local (a made token only works with the emulator)")
+            throw invocation.usage(
+                "--token-file FILE is needed outside --env local (a made token only works with the emulator)")
         }
         return try await show(environment, flow: flow, cancelledAfter: invocation.string("cancel-after"))
     }
@@ -191,8 +230,17 @@ enum CentraCommands {
         return try CentraAddress.read(path: path, option: "--\(option)")
     }
 
-    private static func run(_ invocation: Invocation, step: String, use operation: String, with arguments: [String: JSON?]) async throws(Diagnostic) -> ExitCode {
-        let flow = Flow(name: "centra-\(step)", steps: [Step(name: step, action: .operation(name: operation, arguments: .object(JSON.Object(arguments.compactMapValues { $0 }))))])
+    private static func run(
+        _ invocation: Invocation, step: String, use operation: String, with arguments: [String: JSON?]
+    ) async throws(Diagnostic) -> ExitCode {
+        let flow = Flow(
+            name: "centra-\(step)",
+            steps: [
+                Step(
+                    name: step,
+                    action: .operation(
+                        name: operation, arguments: .object(JSON.Object(arguments.compactMapValues { $0 }))))
+            ])
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
         return try await show(environment, flow: flow)
@@ -200,15 +248,19 @@ enum CentraCommands {
 
     /// Runs the flow and, in text mode, prints what a person wants to see of its last answer — after a cancel, that
     /// the checkout was cancelled, and the cart as the rollback left it.
-    private static func show(_ environment: RunEnvironment, flow: Flow, cancelledAfter: String? = nil) async throws(Diagnostic) -> ExitCode {
+    private static func show(
+        _ environment: RunEnvironment, flow: Flow, cancelledAfter: String? = nil
+    ) async throws(Diagnostic) -> ExitCode {
         let result = try await environment.session.run(flow, vars: [:], registry: Operations.registry)
-        // The answer worth showing is the last main step's (a finally rollback's when nothing else ran, or after a cancel).
+        // The answer worth showing is the last main step's (a finally rollback's when nothing else ran, or after a
+        // cancel).
         let main = result.steps.last { $0.output != nil && $0.outcome == .passed && !$0.isFinally }
         let rollback = result.steps.last { $0.output != nil && $0.outcome == .passed && $0.isFinally }
         let shown = cancelledAfter != nil ? (rollback ?? main) : (main ?? rollback)
         if environment.settings.output.format == .text {
             if let stop = cancelledAfter, result.failure == nil {
-                environment.console.out("cancelled         after \(stop), as a shopper dismissing the sheet: nothing was paid")
+                environment.console.out(
+                    "cancelled         after \(stop), as a shopper dismissing the sheet: nothing was paid")
             }
             for line in summary(shown?.output ?? .null) { environment.console.out(environment.redactor.text(line)) }
         }
@@ -220,28 +272,46 @@ enum CentraCommands {
         var lines: [String] = []
         if let config = output["summary"], config["clientKey"] != nil {
             lines.append("adyen client key  \(config["clientKey"]?.interpolationText ?? "?")")
-            lines.append("context           \(config["context"]?.interpolationText ?? "?") (Adyen environment \(config["adyenEnvironment"]?.interpolationText ?? "?"))")
-            lines.append("country, language \(config["country"]?.interpolationText ?? "?"), \(config["languageCode"]?.interpolationText ?? "?")")
-            lines.append("amount            \(config["amount"]?.interpolationText ?? "?") minor units of \(config["currency"]?.interpolationText ?? "?")")
+            lines.append(
+                "context           \(config["context"]?.interpolationText ?? "?") (Adyen environment \(config["adyenEnvironment"]?.interpolationText ?? "?"))"
+            )
+            lines.append(
+                "country, language \(config["country"]?.interpolationText ?? "?"), \(config["languageCode"]?.interpolationText ?? "?")"
+            )
+            lines.append(
+                "amount            \(config["amount"]?.interpolationText ?? "?") minor units of \(config["currency"]?.interpolationText ?? "?")"
+            )
             lines.append("apple pay         \(config["applePay"]?.boolValue == true ? "offered" : "not offered")")
             for m in config["shippingMethods"]?.arrayValue ?? [] {
-                lines.append("shipping method   \(m["id"]?.interpolationText ?? "?")  \(m["name"]?.interpolationText ?? "")  \(m["priceText"]?.interpolationText ?? m["price"]?.serialized() ?? "")")
+                lines.append(
+                    "shipping method   \(m["id"]?.interpolationText ?? "?")  \(m["name"]?.interpolationText ?? "")  \(m["priceText"]?.interpolationText ?? m["price"]?.serialized() ?? "")"
+                )
             }
             return lines
         }
         if let order = output["order"], order != .null, let s = output["summary"] {
-            lines.append("order             \(s["number"]?.interpolationText ?? "?")  \(s["status"]?.interpolationText ?? "?")  (\(s["id"]?.interpolationText ?? "?"))")
-            lines.append("total             \(s["grandTotalText"]?.interpolationText ?? "?") \(s["currency"]?.interpolationText ?? "")  (\(money(s["grandTotal"])) minor units)")
+            lines.append(
+                "order             \(s["number"]?.interpolationText ?? "?")  \(s["status"]?.interpolationText ?? "?")  (\(s["id"]?.interpolationText ?? "?"))"
+            )
+            lines.append(
+                "total             \(s["grandTotalText"]?.interpolationText ?? "?") \(s["currency"]?.interpolationText ?? "")  (\(money(s["grandTotal"])) minor units)"
+            )
             return lines
         }
         if let selection = output["selection"], selection != .null, let s = output["summary"], s != .null {
             for line in selection["lines"]?.arrayValue ?? [] {
-                lines.append("line              \(line["id"]?.interpolationText ?? "?")  \(line["quantity"]?.interpolationText ?? "1") × \(line["name"]?.interpolationText ?? "?")  \(line["lineValue"]?["formattedValue"]?.interpolationText ?? "")")
+                lines.append(
+                    "line              \(line["id"]?.interpolationText ?? "?")  \(line["quantity"]?.interpolationText ?? "1") × \(line["name"]?.interpolationText ?? "?")  \(line["lineValue"]?["formattedValue"]?.interpolationText ?? "")"
+                )
             }
             for m in s["shippingMethods"]?.arrayValue ?? [] {
-                lines.append("shipping method   \(m["id"]?.interpolationText ?? "?")  \(m["name"]?.interpolationText ?? "")  \(m["priceText"]?.interpolationText ?? "?")\(m["selected"]?.boolValue == true ? "  (selected)" : "")")
+                lines.append(
+                    "shipping method   \(m["id"]?.interpolationText ?? "?")  \(m["name"]?.interpolationText ?? "")  \(m["priceText"]?.interpolationText ?? "?")\(m["selected"]?.boolValue == true ? "  (selected)" : "")"
+                )
             }
-            lines.append("grand total       \(s["grandTotalText"]?.interpolationText ?? "?") \(s["currency"]?.interpolationText ?? "")  (\(money(s["grandTotal"])) minor units)")
+            lines.append(
+                "grand total       \(s["grandTotalText"]?.interpolationText ?? "?") \(s["currency"]?.interpolationText ?? "")  (\(money(s["grandTotal"])) minor units)"
+            )
             if let rolledBack = output["rolledBack"]?.stringValue { lines.append("rolled back       \(rolledBack)") }
         }
         return lines

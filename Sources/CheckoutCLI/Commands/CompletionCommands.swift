@@ -25,7 +25,8 @@ enum CompletionCommands {
         case "fish": Console.shared.out(model.fish)
         default:
             let suggestion = Suggest.closest(to: shell, in: shells).map { "; did you mean '\($0)'?" } ?? ""
-            throw invocation.usage("no completion for shell '\(shell)'\(suggestion) (choose from \(shells.joined(separator: ", ")))")
+            throw invocation.usage(
+                "no completion for shell '\(shell)'\(suggestion) (choose from \(shells.joined(separator: ", ")))")
         }
         return .ok
     }
@@ -64,7 +65,10 @@ struct CompletionModel {
                 if let value = Self.value(of: option) { for name in names { values[name] = value } }
             }
             let argument = command.arguments.first.map { Self.value(of: $0, path: path) }
-            nodes.append(Node(path: path, subcommands: command.subcommands.map(\.name), options: options, values: values, argument: argument))
+            nodes.append(
+                Node(
+                    path: path, subcommands: command.subcommands.map(\.name), options: options, values: values,
+                    argument: argument))
             for sub in command.subcommands { visit(sub, path: path.isEmpty ? sub.name : path + " " + sub.name) }
         }
         visit(root, path: "")
@@ -84,7 +88,10 @@ struct CompletionModel {
         switch (path, argument.name) {
         case ("flow show", _): .words(flowNames)
         case ("flow ops", _):
-            .words(Operations.registry.names + Set(Operations.registry.names.compactMap { $0.split(separator: ".").first.map(String.init) }).sorted())
+            .words(
+                Operations.registry.names
+                    + Set(Operations.registry.names.compactMap { $0.split(separator: ".").first.map(String.init) })
+                    .sorted())
         case ("completion", _): .words(CompletionCommands.shells)
         case (_, "FLOW"), (_, "NAME|FILE"): .wordsAndFiles(flowNames)
         case (_, let name) where name.hasSuffix(".har"): .filesEnding(".har")
@@ -94,7 +101,8 @@ struct CompletionModel {
     }
 
     static func isFile(_ placeholder: String) -> Bool {
-        placeholder.contains("FILE") || placeholder == "PATH" || placeholder.hasSuffix(".har") || placeholder.hasSuffix(".xml")
+        placeholder.contains("FILE") || placeholder == "PATH" || placeholder.hasSuffix(".har")
+            || placeholder.hasSuffix(".xml")
     }
 
     // MARK: - bash and zsh: the same walker, in the shell's own dialect
@@ -111,14 +119,22 @@ struct CompletionModel {
             case .free: "free"
             }
         }
-        var subcommands: [String] = [], options: [String] = [], values: [String] = [], arguments: [String] = []
+        var subcommands: [String] = []
+        var options: [String] = []
+        var values: [String] = []
+        var arguments: [String] = []
         for node in nodes {
             if !node.subcommands.isEmpty { subcommands.append(arm(node.path, node.subcommands.joined(separator: " "))) }
             options.append(arm(node.path, node.options.joined(separator: " ")))
-            for (option, value) in node.values.sorted(by: { $0.key < $1.key }) { values.append(arm(node.path + "|" + option, describe(value))) }
+            for (option, value) in node.values.sorted(by: { $0.key < $1.key }) {
+                values.append(arm(node.path + "|" + option, describe(value)))
+            }
             if let argument = node.argument { arguments.append(arm(node.path, describe(argument))) }
         }
-        return (subcommands.joined(separator: "\n"), options.joined(separator: "\n"), values.joined(separator: "\n"), arguments.joined(separator: "\n"))
+        return (
+            subcommands.joined(separator: "\n"), options.joined(separator: "\n"), values.joined(separator: "\n"),
+            arguments.joined(separator: "\n")
+        )
     }
 
     private func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
@@ -335,16 +351,23 @@ struct CompletionModel {
             lines.append("        case \(quoted(node.path))")
             lines.append("            printf '%s\\n' \(node.subcommands.joined(separator: " "))")
         }
-        lines += ["    end", "end", "", "function __checkout_driver_at", "    set -l at (__checkout_driver_path)", "    test \"$at\" = \"$argv[1]\"", "end", "",
-                  "complete -c checkout-driver -f"]
+        lines += [
+            "    end", "end", "", "function __checkout_driver_at", "    set -l at (__checkout_driver_path)",
+            "    test \"$at\" = \"$argv[1]\"", "end", "",
+            "complete -c checkout-driver -f",
+        ]
         func words(_ value: Value) -> String {
             switch value {
             case .words(let w): " -x -a " + quoted(w.joined(separator: " "))
             case .wordsAndFiles(let w): " -r -F -a " + quoted(w.joined(separator: " "))
             case .files: " -r -F"
-            // Only those files (fish's own __fish_complete_suffix lists every file, the suffix's first), and directories.
+            // Only those files (fish's own __fish_complete_suffix lists every file, the suffix's first), and
+            // directories.
             case .filesEnding(let suffix):
-                " -r -f -a " + quoted("(__fish_complete_path (commandline -ct) | string match -r -- \"^[^\\t]*(?:/|\(suffix.replacingOccurrences(of: ".", with: "\\.")))(?:\\t.*)?\\$\")")
+                " -r -f -a "
+                    + quoted(
+                        "(__fish_complete_path (commandline -ct) | string match -r -- \"^[^\\t]*(?:/|\(suffix.replacingOccurrences(of: ".", with: "\\.")))(?:\\t.*)?\\$\")"
+                    )
             case .free: " -x"
             }
         }
@@ -357,7 +380,9 @@ struct CompletionModel {
             }
             for option in node.options where option.hasPrefix("--") {
                 let long = String(option.dropFirst(2))
-                let short = node.options.first { $0.count == 2 && node.values[$0] == node.values[option] && Self.shortFor(long) == $0 }
+                let short = node.options.first {
+                    $0.count == 2 && node.values[$0] == node.values[option] && Self.shortFor(long) == $0
+                }
                 var line = "complete -c checkout-driver \(at) -l \(long)"
                 if let short { line += " -s \(short.dropFirst())" }
                 if let value = node.values[option] { line += words(value) }

@@ -1,8 +1,9 @@
 import CheckoutKit
 import Foundation
 
-/// `checkout-driver flow show | describe | ops | schema`: what a person needs to write a flow without reading the source — the
-/// built-in flows as files to start from, what a flow takes and gives, and every operation a step can `use`.
+/// `checkout-driver flow show | describe | ops | schema`: what a person needs to write a flow without reading the
+/// source — the built-in flows as files to start from, what a flow takes and gives, and every operation a step can
+/// `use`.
 extension FlowCommands {
     static let show = CommandSpec(
         name: "show", abstract: "Print a built-in flow as a flow file, to copy and edit.",
@@ -14,8 +15,11 @@ extension FlowCommands {
     ) { invocation throws(Diagnostic) in
         let name = invocation.argument("NAME")!
         if name.contains("/") || name.hasSuffix(".json") || FileManager.default.fileExists(atPath: name) {
-            throw .usage("flow show prints a built-in flow, and \(name) is a flow file's path",
-                         hint: "a flow file is shown as it is (cat \(ShellWords.join([name]))); `checkout-driver flow describe \(ShellWords.join([name]))` lists its variables and steps")
+            throw .usage(
+                "flow show prints a built-in flow, and \(name) is a flow file's path",
+                hint:
+                    "a flow file is shown as it is (cat \(ShellWords.join([name]))); `checkout-driver flow describe \(ShellWords.join([name]))` lists its variables and steps"
+            )
         }
         let entry = try builtin(name, files: false)
         Console.shared.out(entry.source.hasSuffix("\n") ? String(entry.source.dropLast()) : entry.source)
@@ -45,11 +49,15 @@ extension FlowCommands {
         if !vars.isEmpty {
             lines.append("")
             lines.append("variables (--var NAME=VALUE):")
-            lines += table(vars.map { v in
-                // A long default (an address) is cut: `flow show` and --format json give it whole.
-                let value = v["default"]!.serialized()
-                return [v["name"]!.interpolationText, value.count > 40 ? value.prefix(39) + "…" : value, v["description"]?.stringValue ?? ""]
-            })
+            lines += table(
+                vars.map { v in
+                    // A long default (an address) is cut: `flow show` and --format json give it whole.
+                    let value = v["default"]!.serialized()
+                    return [
+                        v["name"]!.interpolationText, value.count > 40 ? value.prefix(39) + "…" : value,
+                        v["description"]?.stringValue ?? "",
+                    ]
+                })
         }
         for (title, steps) in [("steps:", flow.steps), ("finally:", flow.finally)] where !steps.isEmpty {
             lines.append("")
@@ -69,7 +77,9 @@ extension FlowCommands {
                 case .request: lines.append("       outputs: \(FlowCatalog.requestOutput)")
                 case .operation(let name, _):
                     let outputs = registry[name]?.outputs ?? []
-                    if !outputs.isEmpty { lines.append("       outputs: " + outputs.map(\.path).joined(separator: ", ")) }
+                    if !outputs.isEmpty {
+                        lines.append("       outputs: " + outputs.map(\.path).joined(separator: ", "))
+                    }
                 }
             }
         }
@@ -93,36 +103,50 @@ extension FlowCommands {
             if operations.isEmpty {
                 let names = registry.names
                 let providers = Set(names.compactMap { $0.split(separator: ".").first.map(String.init) }).sorted()
-                let suggestion = Suggest.closest(to: name, in: names + providers).map { "; did you mean '\($0)'?" } ?? ""
-                throw .usage("no operation or provider named '\(name)'\(suggestion)",
-                             hint: "providers: \(providers.joined(separator: ", ")); `checkout-driver flow ops` lists every operation")
+                let suggestion =
+                    Suggest.closest(to: name, in: names + providers).map { "; did you mean '\($0)'?" } ?? ""
+                throw .usage(
+                    "no operation or provider named '\(name)'\(suggestion)",
+                    hint:
+                        "providers: \(providers.joined(separator: ", ")); `checkout-driver flow ops` lists every operation"
+                )
             }
         }
         guard settings.output.format == .text else {
             let items = operations.map(FlowCatalog.operation)
-            Console.shared.out(settings.output.format == .json ? JSON.object(["operations": .array(items)]).serialized(pretty: true)
-                               : items.map { $0.serialized() }.joined(separator: "\n"))
+            Console.shared.out(
+                settings.output.format == .json
+                    ? JSON.object(["operations": .array(items)]).serialized(pretty: true)
+                    : items.map { $0.serialized() }.joined(separator: "\n"))
             return .ok
         }
         var lines: [String] = []
         for op in operations {
             if !lines.isEmpty { lines.append("") }
             lines.append("\(op.name): \(op.summary)")
-            if !op.requiredConfiguration.isEmpty { lines.append("  needs: \(op.requiredConfiguration.joined(separator: ", "))") }
+            if !op.requiredConfiguration.isEmpty {
+                lines.append("  needs: \(op.requiredConfiguration.joined(separator: ", "))")
+            }
             lines.append(op.parameters.isEmpty ? "  arguments: none" : "  arguments (with):")
             for names in op.alternatives { lines.append("  exactly one of: \(names.joined(separator: ", "))") }
-            lines += table(op.parameters.map { p in
-                var facts = [p.kind.rawValue, p.required ? "required" : "optional"]
-                if let range = p.range { facts.append("\(range.lowerBound)…\(range.upperBound)") }
-                if p.input != nil { facts.append("a file") }
-                if let choices = p.choices { facts.append(choices.joined(separator: "|")) }
-                if let rule = p.amount { facts.append(rule.currencyArgument.map { "currency from '\($0)'" } ?? "in the currency it learns") }
-                let meaning = [p.help, p.defaultValue.map { "[default: \($0)]" } ?? ""].filter { !$0.isEmpty }.joined(separator: " ")
-                return [p.name, facts.joined(separator: ", "), meaning]
-            }, indent: 4)
+            lines += table(
+                op.parameters.map { p in
+                    var facts = [p.kind.rawValue, p.required ? "required" : "optional"]
+                    if let range = p.range { facts.append("\(range.lowerBound)…\(range.upperBound)") }
+                    if p.input != nil { facts.append("a file") }
+                    if let choices = p.choices { facts.append(choices.joined(separator: "|")) }
+                    if let rule = p.amount {
+                        facts.append(
+                            rule.currencyArgument.map { "currency from '\($0)'" } ?? "in the currency it learns")
+                    }
+                    let meaning = [p.help, p.defaultValue.map { "[default: \($0)]" } ?? ""].filter { !$0.isEmpty }
+                        .joined(separator: " ")
+                    return [p.name, facts.joined(separator: ", "), meaning]
+                }, indent: 4)
             if !op.outputs.isEmpty {
                 lines.append("  outputs:")
-                lines += table(op.outputs.map { [$0.path, $0.help + ($0.when.map { " (when \($0))" } ?? "")] }, indent: 4)
+                lines += table(
+                    op.outputs.map { [$0.path, $0.help + ($0.when.map { " (when \($0))" } ?? "")] }, indent: 4)
             }
         }
         Console.shared.out(lines.joined(separator: "\n"))
@@ -146,8 +170,11 @@ extension FlowCommands {
         guard let entry = BuiltinFlows.named(name) else {
             let names = BuiltinFlows.all.map(\.name)
             let suggestion = Suggest.closest(to: name, in: names).map { "; did you mean '\($0)'?" } ?? ""
-            throw .usage("no built-in flow named '\(name)'\(suggestion)",
-                         hint: "built-in flows: \(names.joined(separator: ", "))\(files ? "; or give the path of a flow file" : "")")
+            throw .usage(
+                "no built-in flow named '\(name)'\(suggestion)",
+                hint:
+                    "built-in flows: \(names.joined(separator: ", "))\(files ? "; or give the path of a flow file" : "")"
+            )
         }
         return entry
     }
@@ -157,7 +184,9 @@ extension FlowCommands {
         guard let columns = rows.map(\.count).max() else { return [] }
         let widths = (0..<columns).map { c in rows.map { c < $0.count ? $0[c].count : 0 }.max() ?? 0 }
         return rows.map { row in
-            let cells = row.enumerated().map { c, cell in c == row.count - 1 ? cell : cell.padding(toLength: widths[c], withPad: " ", startingAt: 0) }
+            let cells = row.enumerated().map { c, cell in
+                c == row.count - 1 ? cell : cell.padding(toLength: widths[c], withPad: " ", startingAt: 0)
+            }
             let line = String(repeating: " ", count: indent) + cells.joined(separator: "  ")
             return String(line.reversed().drop { $0 == " " }.reversed())
         }

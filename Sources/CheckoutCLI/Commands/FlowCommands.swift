@@ -6,8 +6,9 @@ import SandboxEmulator
 /// FlowCommands+Authoring.swift.
 enum FlowCommands {
     static var spec: CommandSpec {
-        CommandSpec(name: "flow", abstract: "Run, list, explore and check flows.",
-                    subcommands: [run, replay, list, show, describe, ops, schema, validate, junitMerge])
+        CommandSpec(
+            name: "flow", abstract: "Run, list, explore and check flows.",
+            subcommands: [run, replay, list, show, describe, ops, schema, validate, junitMerge])
     }
 
     static let run = CommandSpec(
@@ -19,14 +20,22 @@ enum FlowCommands {
             document, and with --record DIR/ a HAR file per flow. Exit 0 when every flow passed, 75 when any outcome
             is unknown, else 1 when any failed.
             """,
-        arguments: [ArgumentSpec("FLOW", help: "A built-in flow (see 'flow list'), a flow file, a directory of them, or a quoted glob.",
-                                 optional: true, repeats: true)],
+        arguments: [
+            ArgumentSpec(
+                "FLOW", help: "A built-in flow (see 'flow list'), a flow file, a directory of them, or a quoted glob.",
+                optional: true, repeats: true)
+        ],
         options: variableOptions + [
             OptionSpec("all", help: "Run every built-in flow that needs no person (under --env local, all of them)."),
             OptionSpec("fail-fast", help: "Stop the suite at the first flow that does not pass."),
-            OptionSpec("repeat", value: "N", help: "Run each flow N times (a batch: a progress line, then the summary)."),
-            OptionSpec("parallel", value: "P", help: "Run P flows at a time, each with its own state, connections and listeners [default: 1]."),
-            OptionSpec("shard", value: "i/n|auto", help: "Run only shard i of n of the runs (auto: CI_NODE_INDEX/CI_NODE_TOTAL)."),
+            OptionSpec(
+                "repeat", value: "N", help: "Run each flow N times (a batch: a progress line, then the summary)."),
+            OptionSpec(
+                "parallel", value: "P",
+                help: "Run P flows at a time, each with its own state, connections and listeners [default: 1]."),
+            OptionSpec(
+                "shard", value: "i/n|auto",
+                help: "Run only shard i of n of the runs (auto: CI_NODE_INDEX/CI_NODE_TOTAL)."),
         ]
     ) { invocation throws(Diagnostic) in
         let registry = Operations.registry
@@ -41,12 +50,17 @@ enum FlowCommands {
         var flows: [Flow]
         if invocation.flag("all") {
             // Whether the run is local is known once the configuration is: the emulator's flows all run unattended.
-            let local = try ConfigurationLoader().load(environmentFlag: settings.config.environment, configPath: settings.config.configPath,
-                                                       envFile: settings.config.envFile, flagValues: settings.config.configurationFlags) { _ in LocalEnvironment.values(baseURL: "http://127.0.0.1:0") }.kind == .local
+            let local =
+                try ConfigurationLoader().load(
+                    environmentFlag: settings.config.environment, configPath: settings.config.configPath,
+                    envFile: settings.config.envFile, flagValues: settings.config.configurationFlags
+                ) { _ in LocalEnvironment.values(baseURL: "http://127.0.0.1:0") }.kind == .local
             let entries = BuiltinFlows.unattended(local: local)
             let skipped = BuiltinFlows.all.filter { entry in !entries.contains { $0.name == entry.name } }.map(\.name)
             if !skipped.isEmpty {
-                Console.shared.err("note: --all leaves out the flows a person must act in outside --env local: \(skipped.joined(separator: ", "))")
+                Console.shared.err(
+                    "note: --all leaves out the flows a person must act in outside --env local: \(skipped.joined(separator: ", "))"
+                )
             }
             flows = try entries.map { (entry) throws(Diagnostic) in try BuiltinFlows.load(entry, registry: registry) }
         } else {
@@ -60,25 +74,34 @@ enum FlowCommands {
         }
         // Refused whatever the number of runs: --parallel says they may overlap, and one checkout cannot be two runs'.
         if parallel > 1 && (settings.state.continueChain || settings.state.runScope != nil) {
-            throw invocation.usage("--\(settings.state.continueChain ? "continue" : "run") makes every run work on one checkout, and --parallel runs them at once: drop one of the two")
+            throw invocation.usage(
+                "--\(settings.state.continueChain ? "continue" : "run") makes every run work on one checkout, and --parallel runs them at once: drop one of the two"
+            )
         }
         if flows.count == 1 && !settings.output.recordsDirectory && repeatCount == 1 && parallel == 1 && shard == nil {
             let given = try variables(invocation, for: flows[0])
             let environment = try RunEnvironment.prepare(invocation)
             defer { environment.shutdown() }
-            let result = try await environment.session.run(flows[0], vars: given.values, origins: given.origins, registry: registry)
+            let result = try await environment.session.run(
+                flows[0], vars: given.values, origins: given.origins, registry: registry)
             if let failure = result.failure { throw failure }
             return .ok
         }
         let runCount = flows.count * repeatCount
         if let record = settings.output.recordPath, !settings.output.recordsDirectory, runCount > 1 {
-            throw invocation.usage("--record \(record) names one file, and \(runCount) runs would each need their own: name a directory with a trailing slash, e.g. --record runs/, for a HAR file per run")
+            throw invocation.usage(
+                "--record \(record) names one file, and \(runCount) runs would each need their own: name a directory with a trailing slash, e.g. --record runs/, for a HAR file per run"
+            )
         }
-        let members = try suiteVariables(invocation, for: flows).map { FlowSuite.Member(flow: $0.0, vars: $0.1.values, origins: $0.1.origins) }
+        let members = try suiteVariables(invocation, for: flows).map {
+            FlowSuite.Member(flow: $0.0, vars: $0.1.values, origins: $0.1.origins)
+        }
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
-        return try await FlowSuite(members: members, failFast: invocation.flag("fail-fast"), repeatCount: repeatCount, parallel: parallel,
-                                   shard: shard).run(in: environment, registry: registry)
+        return try await FlowSuite(
+            members: members, failFast: invocation.flag("fail-fast"), repeatCount: repeatCount, parallel: parallel,
+            shard: shard
+        ).run(in: environment, registry: registry)
     }
 
     static let replay = CommandSpec(
@@ -92,7 +115,10 @@ enum FlowCommands {
             ended as recorded.
             """,
         arguments: [ArgumentSpec("FILE.har", help: "A HAR file that --record wrote.")],
-        options: [OptionSpec("flow", value: "NAME|FILE", help: "Run this flow against the recording instead of the recorded one.")]
+        options: [
+            OptionSpec(
+                "flow", value: "NAME|FILE", help: "Run this flow against the recording instead of the recorded one.")
+        ]
             + variableOptions
     ) { invocation throws(Diagnostic) in
         let registry = Operations.registry
@@ -104,7 +130,9 @@ enum FlowCommands {
         } else if let definition = recording.definition {
             flow = try FlowFile.decode(definition.data, source: "\(path): log._run.definition", registry: registry)
         } else {
-            throw .data("\(path) names flow '\(recording.flow)' but keeps no definition of it", hint: "name the flow to replay: --flow NAME|FILE")
+            throw .data(
+                "\(path) names flow '\(recording.flow)' but keeps no definition of it",
+                hint: "name the flow to replay: --flow NAME|FILE")
         }
         // The recorded variables the flow still uses, then --vars-file and --var.
         var given = Given(values: recording.vars.filter { flow.variableNames.contains($0.key) }, origins: [:])
@@ -117,9 +145,12 @@ enum FlowCommands {
         // A recorded variable the flow no longer has is said, with what took its place when the flow says.
         for (name, value) in recording.vars.sorted(by: { $0.key < $1.key }) where !flow.variableNames.contains(name) {
             let change = flow.retiredVariables[name].map { ": \($0)" } ?? ", so it is left out"
-            environment.console.err("note: the recording's variable \(name)=\(value.interpolationText) is not a variable of \(flow.name) any more\(change)")
+            environment.console.err(
+                "note: the recording's variable \(name)=\(value.interpolationText) is not a variable of \(flow.name) any more\(change)"
+            )
         }
-        let result = try await environment.session.run(flow, vars: given.values, origins: given.origins, registry: registry)
+        let result = try await environment.session.run(
+            flow, vars: given.values, origins: given.origins, registry: registry)
         let transport = environment.replay!.transport
         let console = Console.shared
         if let divergence = transport.verdict() ?? ReplayVerdict.stepDivergence(result, recording: recording) {
@@ -128,17 +159,22 @@ enum FlowCommands {
             console.err("replay: diverged at \(place)\(by): \(divergence.headline)")
             for line in divergence.lines { console.err("  " + line) }
             // A step that stopped before the requests it made when recorded says why.
-            if divergence.kind == .missing, let failed = result.steps.first(where: { $0.outcome == .failed }), let message = failed.message {
+            if divergence.kind == .missing, let failed = result.steps.first(where: { $0.outcome == .failed }),
+                let message = failed.message
+            {
                 console.err("  step '\(failed.name)' failed: \(message)")
             }
-            throw .failure("the replay diverged from \(path)\(divergence.request.map { " at request \($0)" } ?? "")\(by)",
-                           hint: "the lines above show where, path by path, as the recording shows them (secrets masked)")
+            throw .failure(
+                "the replay diverged from \(path)\(divergence.request.map { " at request \($0)" } ?? "")\(by)",
+                hint: "the lines above show where, path by path, as the recording shows them (secrets masked)")
         }
         if environment.settings.output.format == .text && !environment.settings.output.quiet {
-            let requests = transport.matched == 1 ? "the one recorded request" : "all \(transport.matched) recorded requests"
+            let requests =
+                transport.matched == 1 ? "the one recorded request" : "all \(transport.matched) recorded requests"
             let failed = result.steps.first { $0.outcome == .failed && !$0.optional }
-            console.out("replay: matched \(requests), and every step ended as recorded"
-                        + (failed.map { " (the recorded run failed at step '\($0.name)', and so did this one)" } ?? ""))
+            console.out(
+                "replay: matched \(requests), and every step ended as recorded"
+                    + (failed.map { " (the recorded run failed at step '\($0.name)', and so did this one)" } ?? ""))
         }
         return .ok
     }
@@ -148,12 +184,16 @@ enum FlowCommands {
         if settings.output.format == .text {
             let width = BuiltinFlows.all.map(\.name.count).max() ?? 0
             for entry in BuiltinFlows.all {
-                Console.shared.out(entry.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + entry.description)
+                Console.shared.out(
+                    entry.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + entry.description)
             }
         } else {
-            let items = JSON.array(BuiltinFlows.all.map { ["name": .string($0.name), "description": .string($0.description)] })
-            Console.shared.out(settings.output.format == .json ? JSON.object(["flows": items]).serialized(pretty: true)
-                               : items.arrayValue!.map { $0.serialized() }.joined(separator: "\n"))
+            let items = JSON.array(
+                BuiltinFlows.all.map { ["name": .string($0.name), "description": .string($0.description)] })
+            Console.shared.out(
+                settings.output.format == .json
+                    ? JSON.object(["flows": items]).serialized(pretty: true)
+                    : items.arrayValue!.map { $0.serialized() }.joined(separator: "\n"))
         }
         return .ok
     }
@@ -180,28 +220,37 @@ enum FlowCommands {
             let steps = Flow.countText(steps: flow.steps.count, finally: flow.finally.count)
             Console.shared.out("\(flow.name): valid, \(steps) (environment \(environment.configuration.environment))")
         } else {
-            Console.shared.out(JSON.object(["flow": .string(flow.name), "valid": true, "steps": .number(Double(flow.steps.count)),
-                                            "finally": .number(Double(flow.finally.count)),
-                                            "environment": .string(environment.configuration.environment)]).serialized(pretty: environment.settings.output.format == .json))
+            Console.shared.out(
+                JSON.object([
+                    "flow": .string(flow.name), "valid": true, "steps": .number(Double(flow.steps.count)),
+                    "finally": .number(Double(flow.finally.count)),
+                    "environment": .string(environment.configuration.environment),
+                ]).serialized(pretty: environment.settings.output.format == .json))
         }
         return .ok
     }
 
     static let junitMerge = CommandSpec(
         name: "junit-merge", abstract: "Merge JUnit reports (a CI job's shards) into one.",
-        discussion: "Every <testsuite> of every input, in the order given, under one <testsuites> with the summed totals.",
-        arguments: [ArgumentSpec("OUT.xml", help: "The merged report to write."),
-                    ArgumentSpec("IN.xml", help: "The reports to merge (each shard's --junit file).", repeats: true)]
+        discussion:
+            "Every <testsuite> of every input, in the order given, under one <testsuites> with the summed totals.",
+        arguments: [
+            ArgumentSpec("OUT.xml", help: "The merged report to write."),
+            ArgumentSpec("IN.xml", help: "The reports to merge (each shard's --junit file).", repeats: true),
+        ]
     ) { invocation throws(Diagnostic) in
         let out = invocation.argument("OUT.xml")!
         if invocation.arguments("IN.xml").contains(where: { FileIO.samePath($0, out) }) {
-            throw .usage("\(out) is both the merged report and one of the reports to merge", hint: "write the merged report elsewhere, e.g. junit.xml beside the shards' directory")
+            throw .usage(
+                "\(out) is both the merged report and one of the reports to merge",
+                hint: "write the merged report elsewhere, e.g. junit.xml beside the shards' directory")
         }
         var inputs: [(file: String, text: String)] = []
         for file in invocation.arguments("IN.xml") {
             switch FileIO.read(file) {
             case .success(let bytes): inputs.append((file, String(decoding: bytes, as: UTF8.self)))
-            case .failure(let error): throw .data("cannot read \(file): \(error.reason)", hint: "check the path of each shard's report")
+            case .failure(let error):
+                throw .data("cannot read \(file): \(error.reason)", hint: "check the path of each shard's report")
             }
         }
         try FileIO.checkWritable(out, option: "OUT.xml")
@@ -212,11 +261,17 @@ enum FlowCommands {
     /// What reading the flows found worth a word (`Flow.warnings`), on stderr unless -q.
     static func warn(_ flows: [Flow], _ settings: GlobalSettings) {
         guard !settings.output.quiet else { return }
-        for flow in flows { for warning in flow.warnings { Console.shared.err("warning: \(flow.source.isEmpty ? flow.name : flow.source): \(warning)") } }
+        for flow in flows {
+            for warning in flow.warnings {
+                Console.shared.err("warning: \(flow.source.isEmpty ? flow.name : flow.source): \(warning)")
+            }
+        }
     }
 
     static let variableOptions = [
-        OptionSpec("var", value: "KEY=VALUE", help: "Set a flow variable (a number or true/false keeps its type).", repeatable: true),
+        OptionSpec(
+            "var", value: "KEY=VALUE", help: "Set a flow variable (a number or true/false keeps its type).",
+            repeatable: true),
         OptionSpec("vars-file", value: "FILE", help: "Set flow variables from a JSON object; --var wins over it."),
     ]
 
@@ -232,13 +287,16 @@ enum FlowCommands {
         }
     }
 
-    /// `--vars-file` then `--var`; a name the flow neither declares nor uses is a mistake (a misspelt `--var amout=5100`
-    /// would otherwise run a test with the default amount), refused with the closest name — or, for a variable the flow
-    /// once had, with what took its place.
-    static func variables(_ invocation: Invocation, for flow: Flow, subject: String? = nil) throws(Diagnostic) -> Given {
+    /// `--vars-file` then `--var`; a name the flow neither declares nor uses is a mistake (a misspelt `--var
+    /// amout=5100` would otherwise run a test with the default amount), refused with the closest name — or, for a
+    /// variable the flow once had, with what took its place.
+    static func variables(_ invocation: Invocation, for flow: Flow, subject: String? = nil) throws(Diagnostic) -> Given
+    {
         let used = flow.variableNames
         let missing = { (name: String) in
-            flow.retiredVariables[name].map { "\(subject ?? "flow \(flow.name) has no variable") '\(name)' any more: \($0)" }
+            flow.retiredVariables[name].map {
+                "\(subject ?? "flow \(flow.name) has no variable") '\(name)' any more: \($0)"
+            }
                 ?? "\(subject ?? "flow \(flow.name) has no variable") '\(name)'\(suggestion(name, used))"
         }
         var vars = Given(values: [:], origins: [:])
@@ -246,27 +304,35 @@ enum FlowCommands {
             let data: Data
             switch FileIO.read(path) {
             case .success(let bytes): data = bytes
-            case .failure(let error): throw .data("cannot read --vars-file \(path): \(error.reason)", hint: "check the path")
+            case .failure(let error):
+                throw .data("cannot read --vars-file \(path): \(error.reason)", hint: "check the path")
             }
             let parsed: JSON
             do { parsed = try JSON.parse(data) } catch {
-                throw .data("--vars-file \(path): not valid JSON: \(error)", hint: "one JSON object of names to values, e.g. {\"amount\": 5100}")
+                throw .data(
+                    "--vars-file \(path): not valid JSON: \(error)",
+                    hint: "one JSON object of names to values, e.g. {\"amount\": 5100}")
             }
             guard case .object(let object) = parsed else {
-                throw .data("--vars-file \(path): expected a JSON object of variables, found \(parsed.kindName)",
-                            hint: "one JSON object: names to values, e.g. {\"amount\": 5100}")
+                throw .data(
+                    "--vars-file \(path): expected a JSON object of variables, found \(parsed.kindName)",
+                    hint: "one JSON object: names to values, e.g. {\"amount\": 5100}")
             }
             for (name, value) in object.sorted(by: { $0.key < $1.key }) {
                 guard used.contains(name) else {
-                    throw .data("--vars-file \(path): $.\(name): \(missing(name))", hint: "its variables: \(used.sorted().joined(separator: ", "))")
+                    throw .data(
+                        "--vars-file \(path): $.\(name): \(missing(name))",
+                        hint: "its variables: \(used.sorted().joined(separator: ", "))")
                 }
                 vars.set(name, value, from: .varsFile(path))
             }
         }
         for (name, value) in try invocation.variables("var").sorted(by: { $0.key < $1.key }) {
             guard used.contains(name) else {
-                throw .usage("--var \(name): \(missing(name))",
-                             hint: used.isEmpty ? "the flow takes no variables" : "its variables: \(used.sorted().joined(separator: ", "))")
+                throw .usage(
+                    "--var \(name): \(missing(name))",
+                    hint: used.isEmpty
+                        ? "the flow takes no variables" : "its variables: \(used.sorted().joined(separator: ", "))")
             }
             vars.set(name, value, from: .commandLine)
         }
@@ -291,7 +357,9 @@ enum FlowCommands {
 
     /// A name of a built-in flow, or the path of a flow file (anything containing '/' or ending in .json).
     static func resolve(_ nameOrPath: String, registry: OperationRegistry) throws(Diagnostic) -> Flow {
-        if nameOrPath.contains("/") || nameOrPath.hasSuffix(".json") || FileManager.default.fileExists(atPath: nameOrPath) {
+        if nameOrPath.contains("/") || nameOrPath.hasSuffix(".json")
+            || FileManager.default.fileExists(atPath: nameOrPath)
+        {
             return try FlowFile.load(path: nameOrPath, registry: registry)
         }
         return try BuiltinFlows.load(try builtin(nameOrPath), registry: registry)
@@ -310,15 +378,18 @@ enum Operations {
 /// Test tokens are made with the emulator's published test PKI; the Kit never sees the emulator itself.
 enum ApplePayTestTokens {
     static func signer() throws(Diagnostic) -> PaymentTokenSigner {
-        try PaymentTokenSigner(leafPEM: TestCredentials.applePayLeafCertificatePEM,
-                               leafKeyPEM: TestCredentials.applePayLeafPrivateKeyPEM,
-                               intermediatePEMs: [TestCredentials.applePayIntermediateCertificatePEM])
+        try PaymentTokenSigner(
+            leafPEM: TestCredentials.applePayLeafCertificatePEM,
+            leafKeyPEM: TestCredentials.applePayLeafPrivateKeyPEM,
+            intermediatePEMs: [TestCredentials.applePayIntermediateCertificatePEM])
     }
 
     static func makeTokenOperation() throws(Diagnostic) -> FlowOperation {
-        let recipient = try PaymentTokenMaker.recipientKey(pem: TestCredentials.paymentProcessingPublicKeyPEM,
-                                                           source: "the emulator's payment processing key")
-        return ApplePayOperations.makeToken(signer: try signer(), recipient: recipient,
-                                            merchantIdentifier: TestCredentials.merchantIdentifier)
+        let recipient = try PaymentTokenMaker.recipientKey(
+            pem: TestCredentials.paymentProcessingPublicKeyPEM,
+            source: "the emulator's payment processing key")
+        return ApplePayOperations.makeToken(
+            signer: try signer(), recipient: recipient,
+            merchantIdentifier: TestCredentials.merchantIdentifier)
     }
 }

@@ -5,41 +5,63 @@ import SandboxEmulator
 /// `checkout-driver sandbox ledger | requests | events | trigger`, and `bahn events resend`: a running emulator read
 /// and driven from the command line, instead of curl against its `/_sandbox/` routes.
 extension SandboxCommands {
-    static let urlOption = OptionSpec("url", value: "URL", help: "The emulator's base URL [default: the running sandbox serve, or EMULATOR_URL].")
+    static let urlOption = OptionSpec(
+        "url", value: "URL", help: "The emulator's base URL [default: the running sandbox serve, or EMULATOR_URL].")
 
     static let ledger = CommandSpec(
-        name: "ledger", abstract: "Every authorisation, capture and void the running emulator recorded.", options: [urlOption]
+        name: "ledger", abstract: "Every authorisation, capture and void the running emulator recorded.",
+        options: [urlOption]
     ) { invocation throws(Diagnostic) in
-        try await show(invocation, path: "/_sandbox/ledger", member: "entries", empty: "no money moved",
-                       header: ["id", "provider", "kind", "reference", "amount", "at"]) { entry in
-            let money = MoneyMovement(provider: "", kind: .charge, amount: entry["amount"]?.intValue, currency: entry["currency"]?.stringValue).money
-            return [entry["id"], entry["provider"], entry["kind"], entry["reference"]].map { $0?.interpolationText ?? "" }
+        try await show(
+            invocation, path: "/_sandbox/ledger", member: "entries", empty: "no money moved",
+            header: ["id", "provider", "kind", "reference", "amount", "at"]
+        ) { entry in
+            let money = MoneyMovement(
+                provider: "", kind: .charge, amount: entry["amount"]?.intValue, currency: entry["currency"]?.stringValue
+            ).money
+            return [entry["id"], entry["provider"], entry["kind"], entry["reference"]].map {
+                $0?.interpolationText ?? ""
+            }
                 + [money, entry["at"]?.interpolationText ?? ""]
         }
     }
 
     static let requests = CommandSpec(
-        name: "requests", abstract: "The requests the running emulator received (the latest it keeps).", options: [urlOption]
+        name: "requests", abstract: "The requests the running emulator received (the latest it keeps).",
+        options: [urlOption]
     ) { invocation throws(Diagnostic) in
-        try await show(invocation, path: "/_sandbox/requests", member: "requests", empty: "no requests",
-                       header: ["received", "method", "target", "status", "body", "connection"]) { request in
+        try await show(
+            invocation, path: "/_sandbox/requests", member: "requests", empty: "no requests",
+            header: ["received", "method", "target", "status", "body", "connection"]
+        ) { request in
             // The status it was answered, or how a fault cut the connection, or nothing yet (still being answered).
-            let status = [request["status"]?.intValue.map(String.init), request["cut"]?.stringValue].compactMap { $0 }.joined(separator: ", ")
-            return [request["receivedAt"]?.stringValue ?? "", request["method"]?.interpolationText ?? "", request["target"]?.interpolationText ?? "",
-                    status.isEmpty ? "—" : status, "\(request["bodyLength"]?.interpolationText ?? "0") bytes", request["connectionID"]?.interpolationText ?? "?"]
+            let status = [request["status"]?.intValue.map(String.init), request["cut"]?.stringValue].compactMap { $0 }
+                .joined(separator: ", ")
+            return [
+                request["receivedAt"]?.stringValue ?? "", request["method"]?.interpolationText ?? "",
+                request["target"]?.interpolationText ?? "",
+                status.isEmpty ? "—" : status, "\(request["bodyLength"]?.interpolationText ?? "0") bytes",
+                request["connectionID"]?.interpolationText ?? "?",
+            ]
         }
     }
 
     static let events = CommandSpec(
-        name: "events", abstract: "The webhook events the running emulator emitted, with their deliveries.", options: [urlOption]
+        name: "events", abstract: "The webhook events the running emulator emitted, with their deliveries.",
+        options: [urlOption]
     ) { invocation throws(Diagnostic) in
-        try await show(invocation, path: "/_sandbox/bahn/events", member: "events", empty: "no events",
-                       header: ["id", "type", "intent", "status", "deliveries"]) { event in
+        try await show(
+            invocation, path: "/_sandbox/bahn/events", member: "events", empty: "no events",
+            header: ["id", "type", "intent", "status", "deliveries"]
+        ) { event in
             let deliveries = (event["deliveries"]?.arrayValue ?? []).map { d in
                 let attempts = d["attempts"]?.arrayValue?.count ?? 0
-                return "\(d["target"]?.interpolationText ?? "?"): \(d["status"]?.interpolationText ?? "?") (\(attempts) attempt\(attempts == 1 ? "" : "s"))"
+                return
+                    "\(d["target"]?.interpolationText ?? "?"): \(d["status"]?.interpolationText ?? "?") (\(attempts) attempt\(attempts == 1 ? "" : "s"))"
             }
-            return [event["id"], event["type"], event["payment_intent_id"], event["status"]].map { $0?.interpolationText ?? "" }
+            return [event["id"], event["type"], event["payment_intent_id"], event["status"]].map {
+                $0?.interpolationText ?? ""
+            }
                 + [deliveries.isEmpty ? "no target" : deliveries.joined(separator: ", ")]
         }
     }
@@ -52,22 +74,30 @@ extension SandboxCommands {
             announces. Types: \(eventTypes.joined(separator: ", ")).
             """,
         arguments: [ArgumentSpec("EVENT", help: "The event type, e.g. payment_intent.status.succeeded.")],
-        options: [OptionSpec("intent", value: "ID", help: "An intent of the emulator's for the event to carry."), urlOption]
+        options: [
+            OptionSpec("intent", value: "ID", help: "An intent of the emulator's for the event to carry."), urlOption,
+        ]
     ) { invocation throws(Diagnostic) in
         let type = invocation.argument("EVENT")!
         guard eventTypes.contains(type) else {
             let suggestion = Suggest.closest(to: type, in: eventTypes).map { "; did you mean '\($0)'?" } ?? ""
-            throw invocation.usage("no event type '\(type)'\(suggestion) (types: \(eventTypes.joined(separator: ", ")))")
+            throw invocation.usage(
+                "no event type '\(type)'\(suggestion) (types: \(eventTypes.joined(separator: ", ")))")
         }
         var body: JSON.Object = ["type": .string(type)]
         if let intent = try invocation.identifier("intent") { body["payment_intent"] = .string(intent) }
-        let answer = CheckoutDriver.redactor.json(try await call(invocation, method: "POST", path: "/_sandbox/bahn/events", body: .object(body)))
-        try say(invocation, answer, "sent \(answer["id"]?.interpolationText ?? "?") \(type) for \(answer["payment_intent_id"]?.interpolationText ?? "?") to \(targets(answer))")
+        let answer = CheckoutDriver.redactor.json(
+            try await call(invocation, method: "POST", path: "/_sandbox/bahn/events", body: .object(body)))
+        try say(
+            invocation, answer,
+            "sent \(answer["id"]?.interpolationText ?? "?") \(type) for \(answer["payment_intent_id"]?.interpolationText ?? "?") to \(targets(answer))"
+        )
         return .ok
     }
 
     static let resend = CommandSpec(
-        name: "resend", abstract: "Have the running emulator deliver a webhook event again, as `stripe events resend` does.",
+        name: "resend",
+        abstract: "Have the running emulator deliver a webhook event again, as `stripe events resend` does.",
         discussion: """
             The same event (its id and bytes), signed afresh, to every target registered now. Bahn's own API has no such
             call: this asks the emulator (the running sandbox serve, --url, or EMULATOR_URL). `sandbox events` lists the ids.
@@ -76,8 +106,11 @@ extension SandboxCommands {
         options: [urlOption]
     ) { invocation throws(Diagnostic) in
         let id = invocation.argument("ID")!
-        guard id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { throw invocation.usage("'\(id)' is not an event id (evt_…)") }
-        let answer = try await call(invocation, method: "POST", path: "/_sandbox/bahn/events/\(id)/resend", body: .object([:]))
+        guard id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
+            throw invocation.usage("'\(id)' is not an event id (evt_…)")
+        }
+        let answer = try await call(
+            invocation, method: "POST", path: "/_sandbox/bahn/events/\(id)/resend", body: .object([:]))
         try say(invocation, answer, "resent \(id) to \(targets(answer))")
         return .ok
     }
@@ -86,39 +119,54 @@ extension SandboxCommands {
 
     private static func targets(_ answer: JSON) -> String {
         let count = answer["targets"]?.intValue ?? 0
-        return count == 0 ? "no target (start `checkout-driver bahn listen` to receive it)" : count == 1 ? "1 target" : "\(count) targets"
+        return count == 0
+            ? "no target (start `checkout-driver bahn listen` to receive it)"
+            : count == 1 ? "1 target" : "\(count) targets"
     }
 
     private static func say(_ invocation: Invocation, _ answer: JSON, _ line: String) throws(Diagnostic) {
         let settings = try GlobalSettings(invocation)
-        Console.shared.out(settings.output.format == .text ? line : answer.serialized(pretty: settings.output.format == .json))
+        Console.shared.out(
+            settings.output.format == .text ? line : answer.serialized(pretty: settings.output.format == .json))
     }
 
     /// A list of the emulator's as a table (text), one document (json) or a line per item (jsonl).
-    private static func show(_ invocation: Invocation, path: String, member: String, empty: String, header: [String],
-                             row: (JSON) -> [String]) async throws(Diagnostic) -> ExitCode {
+    private static func show(
+        _ invocation: Invocation, path: String, member: String, empty: String, header: [String],
+        row: (JSON) -> [String]
+    ) async throws(Diagnostic) -> ExitCode {
         let settings = try GlobalSettings(invocation)
         // What the emulator recorded holds credentials (headers, tokens, client secrets): masked like any output.
         let redactor = CheckoutDriver.redactor
-        let answer = redactor.json(.object([member: .array(try await items(invocation, path: path, member: member)
-            .map { masked($0, redactor: redactor) })]))
+        let answer = redactor.json(
+            .object([
+                member: .array(
+                    try await items(invocation, path: path, member: member)
+                        .map { masked($0, redactor: redactor) })
+            ]))
         let items = answer[member]?.arrayValue ?? []
         switch settings.output.format {
         case .json: Console.shared.out(answer.serialized(pretty: true))
         case .jsonl: for item in items { Console.shared.out(item.serialized()) }
         case .text:
-            if items.isEmpty { Console.shared.out(empty) }
-            else { for line in FlowCommands.table([header] + items.map(row), indent: 0) { Console.shared.out(line) } }
+            if items.isEmpty {
+                Console.shared.out(empty)
+            } else {
+                for line in FlowCommands.table([header] + items.map(row), indent: 0) { Console.shared.out(line) }
+            }
         }
         return .ok
     }
 
     /// Every item of a list route, page by page (`ListPage`: `?limit=`, `?since=` the last id, `hasMore`).
-    private static func items(_ invocation: Invocation, path: String, member: String) async throws(Diagnostic) -> [JSON] {
+    private static func items(_ invocation: Invocation, path: String, member: String) async throws(Diagnostic) -> [JSON]
+    {
         var all: [JSON] = []
         var since: String?
         while true {
-            let page = try await call(invocation, method: "GET", path: path + "?limit=\(ListPage.maxLimit)" + (since.map { "&since=\($0)" } ?? ""), body: nil)
+            let page = try await call(
+                invocation, method: "GET",
+                path: path + "?limit=\(ListPage.maxLimit)" + (since.map { "&since=\($0)" } ?? ""), body: nil)
             let items = page[member]?.arrayValue ?? []
             all += items
             guard page["hasMore"]?.boolValue == true, let last = items.last?["id"]?.stringValue else { return all }
@@ -129,9 +177,10 @@ extension SandboxCommands {
     /// A recorded request's headers (name–value pairs) and body, masked as the HAR masks them.
     private static func masked(_ item: JSON, redactor: Redactor) -> JSON {
         guard case .object(var o) = item, let pairs = o["headers"]?.arrayValue else { return item }
-        let headers = HTTPHeaders(pairs.compactMap { pair in
-            pair.arrayValue.flatMap { $0.count == 2 ? ($0[0].stringValue ?? "", $0[1].stringValue ?? "") : nil }
-        })
+        let headers = HTTPHeaders(
+            pairs.compactMap { pair in
+                pair.arrayValue.flatMap { $0.count == 2 ? ($0[0].stringValue ?? "", $0[1].stringValue ?? "") : nil }
+            })
         o["headers"] = .array(redactor.headers(headers).map { [.string($0.name), .string($0.value)] })
         if o["bodyEncoding"] == "utf8", let body = o["body"]?.stringValue {
             o["body"] = .string(redactor.body(Data(body.utf8), contentType: headers["Content-Type"]))
@@ -143,32 +192,51 @@ extension SandboxCommands {
     /// environment's secrets (under --env local, the emulator's test credentials) are taught to the redactor.
     static func emulatorURL(_ invocation: Invocation) throws(Diagnostic) -> String {
         let settings = try GlobalSettings(invocation)
-        let configuration = try ConfigurationLoader().load(environmentFlag: settings.config.environment, configPath: settings.config.configPath,
-                                                           envFile: settings.config.envFile, flagValues: settings.config.configurationFlags) { _ in
+        let configuration = try ConfigurationLoader().load(
+            environmentFlag: settings.config.environment, configPath: settings.config.configPath,
+            envFile: settings.config.envFile, flagValues: settings.config.configurationFlags
+        ) { _ in
             LocalEnvironment.values(baseURL: "http://127.0.0.1:0")
         }
         for secret in configuration.secretValues { CheckoutDriver.redactor.register(secret) }
         if let url = try invocation.url("url", schemes: ["http"]) { return url }
         if configuration.kind != .local, let url = configuration.value("EMULATOR_URL") { return url }
-        if let running = LocalEmulatorFile.running(processEnvironment: ProcessInfo.processInfo.environment) { return running.url }
-        throw .unavailable("no running emulator to ask: no sandbox serve is announced" + (configuration.kind == .local ? "" : " and EMULATOR_URL is not set"),
-                           hint: "start one (`checkout-driver sandbox serve &`), or give --url URL; an embedded emulator ends with its command")
+        if let running = LocalEmulatorFile.running(processEnvironment: ProcessInfo.processInfo.environment) {
+            return running.url
+        }
+        throw .unavailable(
+            "no running emulator to ask: no sandbox serve is announced"
+                + (configuration.kind == .local ? "" : " and EMULATOR_URL is not set"),
+            hint:
+                "start one (`checkout-driver sandbox serve &`), or give --url URL; an embedded emulator ends with its command"
+        )
     }
 
-    private static func call(_ invocation: Invocation, method: String, path: String, body: JSON?) async throws(Diagnostic) -> JSON {
+    private static func call(
+        _ invocation: Invocation, method: String, path: String, body: JSON?
+    ) async throws(Diagnostic) -> JSON {
         let base = try emulatorURL(invocation)
-        let request = HTTPClientRequest(method: method, url: base + path, headers: body == nil ? [:] : ["Content-Type": "application/json"],
-                                        body: body?.data, timeout: 5, readOnly: method == "GET")
+        let request = HTTPClientRequest(
+            method: method, url: base + path, headers: body == nil ? [:] : ["Content-Type": "application/json"],
+            body: body?.data, timeout: 5, readOnly: method == "GET")
         let response: HTTPClientResponse
         do { response = try await CurlTransport().send(request) } catch {
-            throw .unavailable("the emulator at \(base) does not answer: \(error.description)", hint: "is sandbox serve still running? `checkout-driver doctor` says")
+            throw .unavailable(
+                "the emulator at \(base) does not answer: \(error.description)",
+                hint: "is sandbox serve still running? `checkout-driver doctor` says")
         }
         let document = (try? JSON.parse(response.body)) ?? .null
         guard (200..<300).contains(response.status) else {
             let message = document["error"]?["message"]?.stringValue ?? "HTTP \(response.status)"
-            // An id the emulator does not have is a failure, as Bahn's 404 is; a request it cannot take is a usage error.
+            // An id the emulator does not have is a failure, as Bahn's 404 is; a request it cannot take is a usage
+            // error.
             switch response.status {
-            case 404: throw .failure(message, hint: "`checkout-driver sandbox events` lists the events, `sandbox ledger` the intents that moved money")
+            case 404:
+                throw .failure(
+                    message,
+                    hint:
+                        "`checkout-driver sandbox events` lists the events, `sandbox ledger` the intents that moved money"
+                )
             case 400: throw .usage(message, hint: "`checkout-driver sandbox trigger --help` says what it takes")
             default: throw .unavailable("the emulator at \(base) answered \(response.status): \(message)")
             }

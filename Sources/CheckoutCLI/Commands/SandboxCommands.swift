@@ -6,8 +6,9 @@ import SandboxEmulator
 /// are in SandboxCommands+Reads.swift.
 enum SandboxCommands {
     static var spec: CommandSpec {
-        CommandSpec(name: "sandbox", abstract: "Run the sandbox emulator, and read and drive a running one.",
-                    subcommands: [serve, ledger, requests, events, trigger])
+        CommandSpec(
+            name: "sandbox", abstract: "Run the sandbox emulator, and read and drive a running one.",
+            subcommands: [serve, ledger, requests, events, trigger])
     }
 
     static let serve = CommandSpec(
@@ -30,8 +31,11 @@ enum SandboxCommands {
             OptionSpec("faults", value: "SPEC", help: "Inject faults (see below)."),
             OptionSpec("webhook-url", value: "URL", help: "Where emulated providers POST their webhooks."),
             OptionSpec("no-announce", help: "Do not offer this emulator to --env local runs."),
-            OptionSpec("cashapp-approval", value: "MODE", help: "How Cash App customer requests are decided: auto (on the 2nd poll) or manual (`cashapp approve|decline`).",
-                       default: "auto", choices: ["auto", "manual"]),
+            OptionSpec(
+                "cashapp-approval", value: "MODE",
+                help:
+                    "How Cash App customer requests are decided: auto (on the 2nd poll) or manual (`cashapp approve|decline`).",
+                default: "auto", choices: ["auto", "manual"]),
         ]
     ) { invocation throws(Diagnostic) in
         let port = try invocation.int("port", range: 0...65535) ?? 0
@@ -50,17 +54,21 @@ enum SandboxCommands {
         // at once would leave runs guessing which one chains: a second one refuses while the first is alive.
         let announcing = host == "127.0.0.1" && !invocation.flag("no-announce")
         if announcing, let other = LocalEmulatorFile.running(processEnvironment: environment) {
-            throw .unavailable("another sandbox serve is announced for --env local runs: \(other.url) (pid \(other.pid))",
-                               hint: "stop that one first, or start this one with --no-announce (runs will then not use it)")
+            throw .unavailable(
+                "another sandbox serve is announced for --env local runs: \(other.url) (pid \(other.pid))",
+                hint: "stop that one first, or start this one with --no-announce (runs will then not use it)")
         }
         if announcing, let stale = LocalEmulatorFile.withdrawStale(processEnvironment: environment) {
-            Console.shared.err("note: replacing the announcement of a sandbox serve that is gone: \(stale.url) (pid \(stale.pid)); what it kept in memory is lost")
+            Console.shared.err(
+                "note: replacing the announcement of a sandbox serve that is gone: \(stale.url) (pid \(stale.pid)); what it kept in memory is lost"
+            )
         }
         let emulator: Emulator
         do {
             emulator = try Emulator(host: host, port: UInt16(port), faults: faults, webhookURL: webhookURL)
         } catch {
-            throw .unavailable("cannot start the emulator: \(error)", hint: "pick another --port, or 0 for any free port")
+            throw .unavailable(
+                "cannot start the emulator: \(error)", hint: "pick another --port, or 0 for any free port")
         }
         if invocation.string("cashapp-approval") == "manual" { emulator.cashapp.setApproval(.manual) }
         emulator.start()
@@ -69,8 +77,11 @@ enum SandboxCommands {
         if settings.output.format == .text {
             Console.shared.out(emulator.baseURL)
         } else {
-            Console.shared.out(JSON.object(["event": "serving", "url": .string(emulator.baseURL), "pid": .number(Double(getpid())),
-                                            "announced": .bool(announcing)]).serialized())
+            Console.shared.out(
+                JSON.object([
+                    "event": "serving", "url": .string(emulator.baseURL), "pid": .number(Double(getpid())),
+                    "announced": .bool(announcing),
+                ]).serialized())
         }
         let announced = announcing
         if announced { try LocalEmulatorFile.announce(url: emulator.baseURL, processEnvironment: environment) }

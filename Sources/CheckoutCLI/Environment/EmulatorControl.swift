@@ -17,7 +17,9 @@ struct EmulatorControl: Sendable {
     /// Adds `url` as one of `provider`'s webhook targets, under an id of this process's own (through the one retry
     /// policy and within `--timeout` for a `sandbox serve`; a failure stops the run). Nil when the run talks to a real
     /// provider, whose webhooks are configured on its side.
-    func registerWebhookTarget(url: String, provider: String, emulatorBase: String) async throws(Diagnostic)
+    func registerWebhookTarget(
+        url: String, provider: String, emulatorBase: String
+    ) async throws(Diagnostic)
         -> (@Sendable () async -> Void)?
     {
         guard configuration.kind == .local else { return nil }
@@ -29,8 +31,11 @@ struct EmulatorControl: Sendable {
         guard let base = configuration.value(emulatorBase) else { return nil }
         let route = base + "/_sandbox/\(provider)/webhook-targets/\(id)"
         if let problem = await control("PUT", route, body: ["url": .string(url)]) {
-            throw .unavailable("cannot register this run's webhook listener with sandbox serve at \(base): \(problem)",
-                               hint: "check that `checkout-driver sandbox serve` is still running, or stop it to use an embedded emulator")
+            throw .unavailable(
+                "cannot register this run's webhook listener with sandbox serve at \(base): \(problem)",
+                hint:
+                    "check that `checkout-driver sandbox serve` is still running, or stop it to use an embedded emulator"
+            )
         }
         // Removing it is only a warning when it fails: the run itself is over.
         return { [self] in
@@ -50,10 +55,13 @@ struct EmulatorControl: Sendable {
         let policy = RetryPolicy.default
         let budget = Double(policy.attempts) * (timeout + policy.maxDelay)
         do {
-            let last = try await policy.exchange(client: client, deadline: Deadline(seconds: budget), during: "webhook target") {
+            let last = try await policy.exchange(
+                client: client, deadline: Deadline(seconds: budget), during: "webhook target"
+            ) {
                 (_: Int) throws(Diagnostic) -> HTTPClientRequest in
-                HTTPClientRequest(method: method, url: url, headers: body == nil ? [:] : ["Content-Type": "application/json"],
-                                  body: body?.data, timeout: timeout)
+                HTTPClientRequest(
+                    method: method, url: url, headers: body == nil ? [:] : ["Content-Type": "application/json"],
+                    body: body?.data, timeout: timeout)
             }
             switch last.outcome {
             case .success(let response) where (200..<300).contains(response.status): return nil

@@ -17,28 +17,33 @@ enum LocalEmulatorFile {
     }
 
     static func path(processEnvironment: [String: String]) -> String {
-        FileIO.directory(of: StateStore.defaultPath(environment: "local", processEnvironment: processEnvironment)) + "/emulator.json"
+        FileIO.directory(of: StateStore.defaultPath(environment: "local", processEnvironment: processEnvironment))
+            + "/emulator.json"
     }
 
     /// The announced emulator, when its process is alive and its port accepts connections (a `sandbox serve`
     /// killed with SIGKILL leaves its file behind, and its pid may by now belong to another process).
     static func running(processEnvironment: [String: String]) -> Entry? {
         guard let entry = announced(processEnvironment: processEnvironment), kill(entry.pid, 0) == 0,
-              let port = entry.url.split(separator: ":").last.flatMap({ UInt16($0) }), acceptsConnections(port: port) else { return nil }
+            let port = entry.url.split(separator: ":").last.flatMap({ UInt16($0) }), acceptsConnections(port: port)
+        else { return nil }
         return entry
     }
 
     /// What the file announces, alive or not.
     static func announced(processEnvironment: [String: String]) -> Entry? {
         guard let data = try? FileIO.read(path(processEnvironment: processEnvironment)).get(),
-              let json = try? JSON.parse(data), let url = json["url"]?.stringValue, let pid = json["pid"]?.intValue else { return nil }
+            let json = try? JSON.parse(data), let url = json["url"]?.stringValue, let pid = json["pid"]?.intValue
+        else { return nil }
         return Entry(url: url, pid: Int32(pid))
     }
 
     /// An announcement whose `sandbox serve` is gone (killed with SIGKILL, the machine restarted): removed, and said,
     /// since the commands that would have chained through it now each get an emulator of their own.
     static func withdrawStale(processEnvironment: [String: String]) -> Entry? {
-        guard let entry = announced(processEnvironment: processEnvironment), running(processEnvironment: processEnvironment) == nil else { return nil }
+        guard let entry = announced(processEnvironment: processEnvironment),
+            running(processEnvironment: processEnvironment) == nil
+        else { return nil }
         unlink(path(processEnvironment: processEnvironment))
         return entry
     }
@@ -53,14 +58,17 @@ enum LocalEmulatorFile {
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
         }
     }
 
     static func announce(url: String, processEnvironment: [String: String]) throws(Diagnostic) {
         let file = path(processEnvironment: processEnvironment)
-        try? FileManager.default.createDirectory(atPath: FileIO.directory(of: file),
-                                                 withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try? FileManager.default.createDirectory(
+            atPath: FileIO.directory(of: file),
+            withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try FileIO.write(JSON.object(["url": .string(url), "pid": .number(Double(getpid()))]).data, to: file)
     }
 

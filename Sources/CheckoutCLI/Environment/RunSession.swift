@@ -1,8 +1,8 @@
 import CheckoutKit
 import Foundation
 
-/// How one invocation runs flows: a runner over the network's transport (or a replay's), the reporters it asked for, the
-/// run's services and settle options, Ctrl-C handling, and the state scope each run works in (`StateScoping`).
+/// How one invocation runs flows: a runner over the network's transport (or a replay's), the reporters it asked for,
+/// the run's services and settle options, Ctrl-C handling, and the state scope each run works in (`StateScoping`).
 struct RunSession: Sendable {
     let settings: GlobalSettings
     let configuration: Configuration
@@ -18,14 +18,18 @@ struct RunSession: Sendable {
     /// What providers' services register with (the local emulator's webhook targets).
     let host: any RunServiceHost
 
-    func makeRunner(registry: OperationRegistry, reporters: Reporters, services: RunServices,
-                    interruption: Interruption? = nil, state: StateStore? = nil) -> FlowRunner {
-        FlowRunner(client: replay?.transport ?? CurlTransport(), registry: registry,
-                   settings: RunSettings(environment: configuration.environment, requestTimeout: settings.time.timeout,
-                                         deadline: settings.time.deadline,
-                                         interruptedExitCode: { interruption?.caught.map(Interruption.exitCode(for:)) ?? .interrupted }),
-                   configuration: configuration, state: state ?? scoping.state, redactor: redactor, services: services,
-                   events: { reporters.handle($0) })
+    func makeRunner(
+        registry: OperationRegistry, reporters: Reporters, services: RunServices,
+        interruption: Interruption? = nil, state: StateStore? = nil
+    ) -> FlowRunner {
+        FlowRunner(
+            client: replay?.transport ?? CurlTransport(), registry: registry,
+            settings: RunSettings(
+                environment: configuration.environment, requestTimeout: settings.time.timeout,
+                deadline: settings.time.deadline,
+                interruptedExitCode: { interruption?.caught.map(Interruption.exitCode(for:)) ?? .interrupted }),
+            configuration: configuration, state: state ?? scoping.state, redactor: redactor, services: services,
+            events: { reporters.handle($0) })
     }
 
     /// The reporters the invocation asked for; without the HAR recorder when `recording` is false (a suite records
@@ -38,7 +42,9 @@ struct RunSession: Sendable {
     func makeInterruption(stopping what: String) -> Interruption {
         let console = console
         return Interruption { sig in
-            console.err("interrupted (\(Interruption.name(sig))): stopping \(what); finally steps and reports follow (again to quit at once)")
+            console.err(
+                "interrupted (\(Interruption.name(sig))): stopping \(what); finally steps and reports follow (again to quit at once)"
+            )
         }
     }
 
@@ -63,15 +69,19 @@ struct RunSession: Sendable {
     func startServices(for flow: Flow, run: String? = nil) async throws(Diagnostic) -> RunServices {
         var (options, withheld) = settleOptions
         if let run { options += ["--run", run] }
-        var services = RunServices(keepDirectory: keepDirectory, settleOptions: options, emulatorEndsWithRun: emulatorEndsWithRun)
+        var services = RunServices(
+            keepDirectory: keepDirectory, settleOptions: options, emulatorEndsWithRun: emulatorEndsWithRun)
         services.force = settings.state.force
         if !withheld.isEmpty {
-            services.settleCaveat = "add this run's --set options for \(withheld.joined(separator: ", ")) to those commands (they are secrets, so they are not repeated here)"
+            services.settleCaveat =
+                "add this run's --set options for \(withheld.joined(separator: ", ")) to those commands (they are secrets, so they are not repeated here)"
         }
         if let replay {
-            services.started = RunServiceRecipe.replayAll(for: flow, recordedOutputs: replay.transport.recording.steps.compactMap { step in
-                step.output.map { (step.name, $0) }
-            })
+            services.started = RunServiceRecipe.replayAll(
+                for: flow,
+                recordedOutputs: replay.transport.recording.steps.compactMap { step in
+                    step.output.map { (step.name, $0) }
+                })
             services.listening = replay.transport
             services.now = replay.now
             return services
@@ -87,22 +97,29 @@ struct RunSession: Sendable {
     /// their turn, and the result fails with 130 or 143 (see `Interruption`).
     /// `reporters` and `interruption`, when given, are the caller's to finish and stop (a suite reports all its flows
     /// as one, stops them all on one Ctrl-C, and runs each in a state scope of its own: `separate`).
-    func run(_ flow: Flow, vars: JSON.Object, origins: [String: VariableOrigin] = [:], registry: OperationRegistry, reporters given: Reporters? = nil,
-             interruption shared: Interruption? = nil, separate: Bool = false) async throws(Diagnostic) -> FlowResult
-    {
+    func run(
+        _ flow: Flow, vars: JSON.Object, origins: [String: VariableOrigin] = [:], registry: OperationRegistry,
+        reporters given: Reporters? = nil,
+        interruption shared: Interruption? = nil, separate: Bool = false
+    ) async throws(Diagnostic) -> FlowResult {
         let reporters = given ?? makeReporters()
         let (store, hold) = try scoping.scope(for: flow, separate: separate)
         for case let recording as HARReporter in reporters.all {
             let sections = (try? store.read().objectValue)?.filter { !StateStore.fileWideSections.contains($0.key) }
-            recording.describe(flow: flow, vars: vars, configuration: configuration, state: sections.flatMap { $0.isEmpty ? nil : .object($0) })
+            recording.describe(
+                flow: flow, vars: vars, configuration: configuration,
+                state: sections.flatMap { $0.isEmpty ? nil : .object($0) })
         }
         var services = try await startServices(for: flow, run: store.run)
         // Files a run makes for itself (test tokens) live and die with it, in its memory (`MadeFiles`), under a
         // directory name of its own that is never created: nothing of a run's own is written to the disk.
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("checkout-driver-run-\(UUID.random().uuidString.prefix(8))").path
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "checkout-driver-run-\(UUID.random().uuidString.prefix(8))"
+        ).path
         services.scratchDirectory = scratch
         let interruption = shared ?? makeInterruption(stopping: "the current step")
-        let runner = makeRunner(registry: registry, reporters: reporters, services: services, interruption: interruption, state: store)
+        let runner = makeRunner(
+            registry: registry, reporters: reporters, services: services, interruption: interruption, state: store)
         let result = await interruption.run { await runner.run(flow, vars: vars, origins: origins) }
         if shared == nil { interruption.stop() }
         await services.stop()
@@ -119,8 +136,8 @@ struct RunSession: Sendable {
         return result
     }
 
-    /// Runs a command's flow and, in text mode, prints the lines `summary` makes of each step that passed (what a person
-    /// wants to see of its answer), then exits with the flow's outcome.
+    /// Runs a command's flow and, in text mode, prints the lines `summary` makes of each step that passed (what a
+    /// person wants to see of its answer), then exits with the flow's outcome.
     func runPrintingSummaries(_ flow: Flow, summary: (JSON) -> [String]) async throws(Diagnostic) -> ExitCode {
         let result = try await run(flow, vars: [:], registry: Operations.registry)
         if settings.output.format == .text {

@@ -12,8 +12,10 @@ public struct CommandSpec: Sendable {
     public var subcommands: [CommandSpec]
     public var run: Run?
 
-    public init(name: String, abstract: String, discussion: String = "", arguments: [ArgumentSpec] = [],
-                options: [OptionSpec] = [], subcommands: [CommandSpec] = [], run: Run? = nil) {
+    public init(
+        name: String, abstract: String, discussion: String = "", arguments: [ArgumentSpec] = [],
+        options: [OptionSpec] = [], subcommands: [CommandSpec] = [], run: Run? = nil
+    ) {
         self.name = name
         self.abstract = abstract
         self.discussion = discussion
@@ -58,8 +60,10 @@ public struct OptionSpec: Sendable {
     public var repeatable: Bool
     public var required: Bool
 
-    public init(_ long: String, short: Character? = nil, value valueName: String? = nil, help: String,
-                default defaultValue: String? = nil, choices: [String]? = nil, repeatable: Bool = false, required: Bool = false) {
+    public init(
+        _ long: String, short: Character? = nil, value valueName: String? = nil, help: String,
+        default defaultValue: String? = nil, choices: [String]? = nil, repeatable: Bool = false, required: Bool = false
+    ) {
         self.long = long
         self.short = short
         self.valueName = valueName

@@ -36,7 +36,9 @@ public struct Parser: Sendable {
         func record(_ spec: OptionSpec, _ value: String) throws(Diagnostic) {
             if let choices = spec.choices, !choices.contains(value) {
                 let suggestion = Suggest.closest(to: value, in: choices).map { "; did you mean '\($0)'?" } ?? ""
-                throw usage("invalid value '\(value)' for --\(spec.long)\(suggestion) (choose from \(choices.joined(separator: ", ")))")
+                throw usage(
+                    "invalid value '\(value)' for --\(spec.long)\(suggestion) (choose from \(choices.joined(separator: ", ")))"
+                )
             }
             if !spec.repeatable, values[spec.long] != nil, !spec.isFlag {
                 throw usage("--\(spec.long) given more than once")
@@ -105,7 +107,7 @@ public struct Parser: Sendable {
             index += 1
         }
 
-        guard let _ = command.run else {
+        guard command.run != nil else {
             if path.count == 1 && arguments.isEmpty { return .help(command, path: path) }
             let names = command.subcommands.map(\.name).joined(separator: ", ")
             throw usage("'\(path.joined(separator: " "))' needs a subcommand: \(names)")
@@ -119,7 +121,8 @@ public struct Parser: Sendable {
             throw usage("unexpected argument '\(positionals[command.arguments.count])'")
         }
         for spec in command.options where spec.required && values[spec.long] == nil {
-            throw usage("missing required option --\(spec.long) \(spec.valueName ?? "")".trimmingCharacters(in: .whitespaces))
+            throw usage(
+                "missing required option --\(spec.long) \(spec.valueName ?? "")".trimmingCharacters(in: .whitespaces))
         }
         var named: [String: [String]] = [:]
         for (index, spec) in command.arguments.enumerated() where index < positionals.count {
@@ -138,7 +141,10 @@ public struct Invocation: Sendable {
     let defaults: [String: String]
     let arguments: [String: [String]]
 
-    public init(path: [String], values: [String: [String]], defaults: [String: String] = [:], arguments: [String: [String]] = [:]) {
+    public init(
+        path: [String], values: [String: [String]], defaults: [String: String] = [:],
+        arguments: [String: [String]] = [:]
+    ) {
         self.path = path
         self.values = values
         self.defaults = defaults
@@ -165,7 +171,11 @@ public struct Invocation: Sendable {
         guard let text = string(name) ?? argument(name) else { return nil }
         let shown = isGiven(name) ? "--\(name)" : name
         if text.trimmingCharacters(in: .whitespaces).isEmpty { throw usage("\(shown) is empty; give an id") }
-        if let problem = HeaderSafety.problem(text) ?? text.unicodeScalars.first(where: { $0.properties.generalCategory == .control }).map({ "holds the control character U+\(String($0.value, radix: 16, uppercase: true))" }) {
+        if let problem = HeaderSafety.problem(text)
+            ?? text.unicodeScalars.first(where: { $0.properties.generalCategory == .control }).map({
+                "holds the control character U+\(String($0.value, radix: 16, uppercase: true))"
+            })
+        {
             throw usage("\(shown) \(problem): \(text.debugDescription) is not an id")
         }
         return text
@@ -181,7 +191,9 @@ public struct Invocation: Sendable {
     public func int(_ name: String, range: ClosedRange<Int> = Int.min...Int.max) throws(Diagnostic) -> Int? {
         guard let text = string(name) else { return nil }
         guard let value = Int(text), range.contains(value) else {
-            throw usage("--\(name) expects an integer\(range == Int.min...Int.max ? "" : " in \(range.lowerBound)…\(range.upperBound)"), got '\(text)'")
+            throw usage(
+                "--\(name) expects an integer\(range == Int.min...Int.max ? "" : " in \(range.lowerBound)…\(range.upperBound)"), got '\(text)'"
+            )
         }
         return value
     }
@@ -207,18 +219,21 @@ public struct Invocation: Sendable {
         return out
     }
 
-    /// `k=v` flow variables: a value written as a JSON number or boolean keeps its type (`amount=8000` is a number), and
-    /// a number keeps its text (`amount=12.00` stays 12.00: `JSON.Number`); anything else is the string as typed.
+    /// `k=v` flow variables: a value written as a JSON number or boolean keeps its type (`amount=8000` is a number),
+    /// and a number keeps its text (`amount=12.00` stays 12.00: `JSON.Number`); anything else is the string as typed.
     public func variables(_ name: String) throws(Diagnostic) -> JSON.Object {
-        JSON.Object(try pairs(name).mapValues { value -> JSON in
-            if let number = JSON.Number(literal: value) { return .number(number) }
-            return value == "true" || value == "false" ? .bool(value == "true") : .string(value)
-        })
+        JSON.Object(
+            try pairs(name).mapValues { value -> JSON in
+                if let number = JSON.Number(literal: value) { return .number(number) }
+                return value == "true" || value == "false" ? .bool(value == "true") : .string(value)
+            })
     }
 
-    /// An amount option (`--amount`), read by the one rule of amounts (`Amount.minorUnits`) as `notation` in `currency`:
-    /// the minor units, or exit 64 naming the option, the value and the accepted forms.
-    public func amount(_ name: String = "amount", notation: AmountNotation, currency: Currency?) throws(Diagnostic) -> Int? {
+    /// An amount option (`--amount`), read by the one rule of amounts (`Amount.minorUnits`) as `notation` in
+    /// `currency`: the minor units, or exit 64 naming the option, the value and the accepted forms.
+    public func amount(
+        _ name: String = "amount", notation: AmountNotation, currency: Currency?
+    ) throws(Diagnostic) -> Int? {
         guard let text = string(name) else { return nil }
         return try Amount.parse(option: "--\(name)", text, notation: notation, currency: currency)
     }

@@ -1,7 +1,8 @@
 import CheckoutKit
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Standard output and standard error, behind one lock so that reporters writing from different
@@ -103,7 +104,10 @@ final class Console: @unchecked Sendable {
     private func writeOut(_ bytes: Data) {
         guard stdoutFailure == nil, !readerGone else { return }
         guard FileIO.writeAll(1, bytes) else {
-            guard errno == EPIPE else { stdoutFailure = String(cString: strerror(errno)); return }
+            guard errno == EPIPE else {
+                stdoutFailure = String(cString: strerror(errno))
+                return
+            }
             readerGone = true
             let actions = onReaderGone
             onReaderGone = []

@@ -30,9 +30,16 @@ struct HARReporter: Reporter {
         switch event {
         case .flowStarted(let name, let environment, _, _):
             flow.mutate { $0 = $0 ?? name }
-            run.mutate { if $0["flow"] == nil { $0["flow"] = .string(name); $0["environment"] = .string(environment) } }
+            run.mutate {
+                if $0["flow"] == nil {
+                    $0["flow"] = .string(name)
+                    $0["environment"] = .string(environment)
+                }
+            }
         case .stepFinished(let step):
-            var o: JSON.Object = ["name": .string(step.name), "outcome": .string(step.outcome.rawValue), "finally": .bool(step.isFinally)]
+            var o: JSON.Object = [
+                "name": .string(step.name), "outcome": .string(step.outcome.rawValue), "finally": .bool(step.isFinally),
+            ]
             if let output = step.output { o["output"] = redactor.json(output) }
             run.mutate { $0["steps"] = .array(($0["steps"]?.arrayValue ?? []) + [.object(o)]) }
         case .exchange(let x):
@@ -46,16 +53,20 @@ struct HARReporter: Reporter {
 
     func finish() throws(Diagnostic) {
         let recorded = run.current
-        // Redacted once more as a whole: a secret learnt late in the run is masked in the entries recorded before it too.
-        let doc = redactor.json(HAR.document(entries: entries.current, creatorVersion: CheckoutDriver.version,
-                                             run: recorded.isEmpty ? nil : .object(recorded)))
-        let file = inDirectory ? (path as NSString).appendingPathComponent(Self.fileName(flow: flow.current ?? "run")) : path
+        // Redacted once more as a whole: a secret learnt late in the run is masked in the entries recorded before it
+        // too.
+        let doc = redactor.json(
+            HAR.document(
+                entries: entries.current, creatorVersion: CheckoutDriver.version,
+                run: recorded.isEmpty ? nil : .object(recorded)))
+        let file =
+            inDirectory ? (path as NSString).appendingPathComponent(Self.fileName(flow: flow.current ?? "run")) : path
         try ReportFile.write(doc.serialized(pretty: true) + "\n", to: file, what: "HAR recording")
     }
 
-    /// What a replay needs to run the flow again (docs/qa-ci.md, "Record and replay"), all redacted: the flow as a flow file
-    /// (a command's too), the variables it was run with, the environment's kind and non-secret values, and the state
-    /// sections it started from (a single step continues a chain).
+    /// What a replay needs to run the flow again (docs/qa-ci.md, "Record and replay"), all redacted: the flow as a flow
+    /// file (a command's too), the variables it was run with, the environment's kind and non-secret values, and the
+    /// state sections it started from (a single step continues a chain).
     func describe(flow: Flow, vars: JSON.Object, configuration: Configuration, state: JSON?) {
         let described: JSON.Object = [
             "definition": redactor.json(FlowEncoder.encode(flow)), "vars": redactor.json(.object(vars)),
@@ -96,27 +107,34 @@ struct JUnitReporter: Reporter {
         let failures = results.flatMap(\.steps).filter { $0.outcome == .failed && !$0.optional }.count
         let total = results.reduce(0) { $0 + $1.steps.count }
         let time = results.reduce(0) { $0 + $1.duration }
-        xml += "<testsuites name=\"checkout-driver\" tests=\"\(total)\" failures=\"\(failures)\" time=\(attr(seconds(time)))>\n"
+        xml +=
+            "<testsuites name=\"checkout-driver\" tests=\"\(total)\" failures=\"\(failures)\" time=\(attr(seconds(time)))>\n"
         for flow in results {
             let f = flow.steps.filter { $0.outcome == .failed && !$0.optional }.count
             let skipped = flow.steps.filter { $0.outcome == .skipped }.count
             // A batch's repetitions each have a testsuite of their own name (flow#3), so CI can tell them apart.
-            xml += "  <testsuite name=\(attr(flow.label)) tests=\"\(flow.steps.count)\" failures=\"\(f)\" errors=\"0\" skipped=\"\(skipped)\" time=\(attr(seconds(flow.duration))) timestamp=\(attr(Timestamp.iso8601(flow.startedAt)))>\n"
-            xml += "    <properties><property name=\"environment\" value=\(attr(flow.environment))/>"
+            xml +=
+                "  <testsuite name=\(attr(flow.label)) tests=\"\(flow.steps.count)\" failures=\"\(f)\" errors=\"0\" skipped=\"\(skipped)\" time=\(attr(seconds(flow.duration))) timestamp=\(attr(Timestamp.iso8601(flow.startedAt)))>\n"
+            xml +=
+                "    <properties><property name=\"environment\" value=\(attr(flow.environment))/>"
                 + (flow.repetition.map { "<property name=\"repetition\" value=\"\($0)\"/>" } ?? "") + "</properties>\n"
             for step in flow.steps {
                 let name = (step.isFinally ? "finally " : "") + step.name
-                xml += "    <testcase classname=\(attr(flow.label)) name=\(attr(name)) time=\(attr(seconds(step.duration)))"
+                xml +=
+                    "    <testcase classname=\(attr(flow.label)) name=\(attr(name)) time=\(attr(seconds(step.duration)))"
                 switch step.outcome {
                 case .passed: xml += "/>\n"
-                case .skipped: xml += ">\n      <skipped message=\(attr(step.message ?? "skipped"))/>\n    </testcase>\n"
+                case .skipped:
+                    xml += ">\n      <skipped message=\(attr(step.message ?? "skipped"))/>\n    </testcase>\n"
                 case .failed:
                     let message = redactor.text(step.message ?? "failed")
                     let tag = step.optional ? "system-out" : "failure"
                     if step.optional {
-                        xml += ">\n      <\(tag)>\(escape("optional step failed: " + message))</\(tag)>\n    </testcase>\n"
+                        xml +=
+                            ">\n      <\(tag)>\(escape("optional step failed: " + message))</\(tag)>\n    </testcase>\n"
                     } else {
-                        xml += ">\n      <failure message=\(attr(message)) type=\"StepFailed\">\(escape(message))</failure>\n    </testcase>\n"
+                        xml +=
+                            ">\n      <failure message=\(attr(message)) type=\"StepFailed\">\(escape(message))</failure>\n    </testcase>\n"
                     }
                 }
             }

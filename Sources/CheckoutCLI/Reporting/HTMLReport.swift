@@ -23,7 +23,10 @@ struct HTMLReporter: Reporter {
         case .exchange(let x): exchanges.mutate { $0.append(HAR.entry(x, redactor: redactor)) }
         case .flowFinished(let result):
             var taken: [JSON] = []
-            exchanges.mutate { taken = $0; $0 = [] }
+            exchanges.mutate {
+                taken = $0
+                $0 = []
+            }
             collected.mutate { $0.append(HTMLReport.Section(result: result, exchanges: taken)) }
         default: break
         }
@@ -44,14 +47,18 @@ enum HTMLReport {
         var exchanges: [JSON]
     }
 
-    /// A batch's figures (`--repeat`, `--parallel`, `--shard`): the page shows them with a histogram of the runs' times.
+    /// A batch's figures (`--repeat`, `--parallel`, `--shard`): the page shows them with a histogram of the runs'
+    /// times.
     struct Batch: Sendable {
         var summary: FlowSuite.Summary
         var durations: [Double]
     }
 
-    static func write(_ sections: [Section], batch: Batch? = nil, to path: String, redactor: Redactor) throws(Diagnostic) {
-        try ReportFile.write(page(sections, batch: batch, redactor: redactor, generated: Date()), to: path, what: "HTML report")
+    static func write(
+        _ sections: [Section], batch: Batch? = nil, to path: String, redactor: Redactor
+    ) throws(Diagnostic) {
+        try ReportFile.write(
+            page(sections, batch: batch, redactor: redactor, generated: Date()), to: path, what: "HTML report")
     }
 
     /// A body longer than this is cut in the page (the HAR recording keeps it whole).
@@ -90,7 +97,8 @@ enum HTMLReport {
     }
 
     static func verdict(_ result: FlowResult) -> String {
-        result.passed ? "passed" : result.exitCode == .outcomeUnknown ? "unknown" : result.interrupted ? "interrupted" : "failed"
+        result.passed
+            ? "passed" : result.exitCode == .outcomeUnknown ? "unknown" : result.interrupted ? "interrupted" : "failed"
     }
 
     /// What money did: a row per movement or refusal the steps accounted for (`MoneyMovement`) — an authorization and
@@ -101,13 +109,17 @@ enum HTMLReport {
         for section in sections {
             for step in section.result.steps {
                 for m in step.money {
-                    let cells = [section.result.label, step.name, m.kind.rawValue, m.money, m.status, m.reference ?? ""]
-                        .map { "<td>\(redactor.text($0).markupEscaped)</td>" }.joined()
+                    let cells = [
+                        section.result.label, step.name, m.kind.rawValue, m.money, m.status, m.reference ?? "",
+                    ]
+                    .map { "<td>\(redactor.text($0).markupEscaped)</td>" }.joined()
                     rows.append("<tr class=\"\(m.outcome.rawValue)\">\(cells)</tr>")
                 }
             }
         }
-        let body = rows.isEmpty ? "<p>No step moved money or was refused.</p>\n"
+        let body =
+            rows.isEmpty
+            ? "<p>No step moved money or was refused.</p>\n"
             : "<table><thead><tr><th>flow</th><th>step</th><th>movement</th><th>amount</th><th>status</th><th>reference</th></tr></thead>\n<tbody>\n"
                 + rows.joined(separator: "\n") + "\n</tbody></table>\n"
         return "<section id=\"money\">\n<h2>Money</h2>\n" + body + "</section>\n"
@@ -118,11 +130,19 @@ enum HTMLReport {
         let s = batch.summary
         var html = "<section id=\"batch\">\n<h2>Batch</h2>\n<table class=\"figures\"><tbody>\n"
         let rows: [(String, String)] = [
-            ("runs", "\(s.runs) (\(s.passed) passed, \(s.failed) failed, \(s.unknown) unknown\(s.interrupted > 0 ? ", \(s.interrupted) interrupted" : "")\(s.notRun > 0 ? ", \(s.notRun) not run" : ""))"),
+            (
+                "runs",
+                "\(s.runs) (\(s.passed) passed, \(s.failed) failed, \(s.unknown) unknown\(s.interrupted > 0 ? ", \(s.interrupted) interrupted" : "")\(s.notRun > 0 ? ", \(s.notRun) not run" : ""))"
+            ),
             ("rate", String(format: "%.1f flows/s", s.flowsPerSecond)),
-            ("duration", "p50 \(Format.milliseconds(s.durations.p50)), p95 \(Format.milliseconds(s.durations.p95)), max \(Format.milliseconds(s.durations.max))"),
+            (
+                "duration",
+                "p50 \(Format.milliseconds(s.durations.p50)), p95 \(Format.milliseconds(s.durations.p95)), max \(Format.milliseconds(s.durations.max))"
+            ),
         ]
-        for (name, value) in rows { html += "<tr><th>\(name)</th><td id=\"batch-\(name)\">\(value.markupEscaped)</td></tr>\n" }
+        for (name, value) in rows {
+            html += "<tr><th>\(name)</th><td id=\"batch-\(name)\">\(value.markupEscaped)</td></tr>\n"
+        }
         html += "</tbody></table>\n" + histogram(batch.durations) + "</section>\n"
         return html
     }
@@ -134,18 +154,29 @@ enum HTMLReport {
         let width = (high - low) / Double(binCount)
         var counts = Array(repeating: 0, count: binCount)
         for d in durations { counts[width > 0 ? min(Int((d - low) / width), binCount - 1) : 0] += 1 }
-        let tallest = Double(counts.max() ?? 1), chartWidth = 600.0, chartHeight = 120.0, bar = chartWidth / Double(binCount)
-        var svg = "<svg id=\"histogram\" xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(chartWidth))\" height=\"\(Int(chartHeight) + 36)\" role=\"img\" aria-label=\"run times\">\n"
+        let tallest = Double(counts.max() ?? 1)
+        let chartWidth = 600.0
+        let chartHeight = 120.0
+        let bar = chartWidth / Double(binCount)
+        var svg =
+            "<svg id=\"histogram\" xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(chartWidth))\" height=\"\(Int(chartHeight) + 36)\" role=\"img\" aria-label=\"run times\">\n"
         for (index, count) in counts.enumerated() {
             let height = tallest > 0 ? chartHeight * Double(count) / tallest : 0
-            let from = low + width * Double(index), to = binCount == 1 ? high : low + width * Double(index + 1)
+            let from = low + width * Double(index)
+            let to = binCount == 1 ? high : low + width * Double(index + 1)
             let x = Double(index) * bar
-            svg += String(format: "<rect class=\"bin\" data-runs=\"%d\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\">", count, x + 1, 16 + chartHeight - height, bar - 2, height)
-            svg += "<title>\(count) run\(count == 1 ? "" : "s"): \(Format.milliseconds(from)) – \(Format.milliseconds(to))</title></rect>"
-            svg += String(format: "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%d</text>\n", x + bar / 2, 12 + chartHeight - height, count)
+            svg += String(
+                format: "<rect class=\"bin\" data-runs=\"%d\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\">",
+                count, x + 1, 16 + chartHeight - height, bar - 2, height)
+            svg +=
+                "<title>\(count) run\(count == 1 ? "" : "s"): \(Format.milliseconds(from)) – \(Format.milliseconds(to))</title></rect>"
+            svg += String(
+                format: "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%d</text>\n", x + bar / 2,
+                12 + chartHeight - height, count)
         }
         svg += "<text x=\"0\" y=\"\(Int(chartHeight) + 32)\">\(Format.milliseconds(low).markupEscaped)</text>"
-        svg += "<text x=\"\(Int(chartWidth))\" y=\"\(Int(chartHeight) + 32)\" text-anchor=\"end\">\(Format.milliseconds(high).markupEscaped)</text>\n</svg>\n"
+        svg +=
+            "<text x=\"\(Int(chartWidth))\" y=\"\(Int(chartHeight) + 32)\" text-anchor=\"end\">\(Format.milliseconds(high).markupEscaped)</text>\n</svg>\n"
         return svg
     }
 
@@ -155,27 +186,40 @@ enum HTMLReport {
         let ran = r.steps.filter { $0.outcome != .skipped }.count
         var html = "<section class=\"flow \(verdict)\" id=\"flow-\(index)\">\n"
         html += "<h2><span class=\"badge \(verdict)\">\(verdict)</span> \(r.label.markupEscaped)</h2>\n"
-        html += "<p class=\"meta\">\(ran) of \(r.steps.count) steps ran in \(Format.milliseconds(r.duration).markupEscaped) · exit \(r.exitCode.rawValue) · started \(Timestamp.iso8601(r.startedAt).markupEscaped)</p>\n"
+        html +=
+            "<p class=\"meta\">\(ran) of \(r.steps.count) steps ran in \(Format.milliseconds(r.duration).markupEscaped) · exit \(r.exitCode.rawValue) · started \(Timestamp.iso8601(r.startedAt).markupEscaped)</p>\n"
         let open = r.steps.flatMap(\.money).filter { $0.outcome == .unknown }
         if let failure = r.failure {
             html += "<p class=\"error\">\(redactor.text(failure.message).markupEscaped)"
             // An open outcome's settle commands stand below, each in a block of its own to copy.
-            if let hint = failure.hint, open.isEmpty { html += "<br><span class=\"hint\">hint: \(redactor.text(hint).markupEscaped)</span>" }
+            if let hint = failure.hint, open.isEmpty {
+                html += "<br><span class=\"hint\">hint: \(redactor.text(hint).markupEscaped)</span>"
+            }
             html += "</p>\n"
         }
         for movement in open { html += settle(movement, redactor: redactor) }
-        html += "<table class=\"steps\"><thead><tr><th></th><th>step</th><th>HTTP</th><th>requests</th><th>time</th><th class=\"timeline\">timeline</th></tr></thead>\n<tbody>\n"
+        html +=
+            "<table class=\"steps\"><thead><tr><th></th><th>step</th><th>HTTP</th><th>requests</th><th>time</th><th class=\"timeline\">timeline</th></tr></thead>\n<tbody>\n"
         let total = max(r.duration, 0.001)
         for step in r.steps {
             let offset = min(max(step.startedAt.timeIntervalSince(r.startedAt) / total, 0), 1)
             let width = min(max(step.duration / total, 0.005), 1 - offset)
-            let mark = switch step.outcome { case .passed: "✓"; case .failed: step.optional ? "!" : "✗"; case .skipped: "–" }
+            let mark =
+                switch step.outcome {
+                case .passed: "✓"
+                case .failed: step.optional ? "!" : "✗"
+                case .skipped: "–"
+                }
             let name = (step.isFinally ? "finally " : "") + step.name + (step.optional ? " (optional)" : "")
-            html += "<tr class=\"step \(step.outcome.rawValue)\"><td class=\"mark\">\(mark)</td><td>\(name.markupEscaped)</td>"
-            html += "<td>\(step.status.map(String.init) ?? "")</td><td>\(step.requests)</td><td>\(Format.milliseconds(step.duration).markupEscaped)</td>"
-            html += "<td class=\"timeline\"><div class=\"track\"><div class=\"bar\" style=\"margin-left:\(percent(offset));width:\(percent(width))\"></div></div></td></tr>\n"
+            html +=
+                "<tr class=\"step \(step.outcome.rawValue)\"><td class=\"mark\">\(mark)</td><td>\(name.markupEscaped)</td>"
+            html +=
+                "<td>\(step.status.map(String.init) ?? "")</td><td>\(step.requests)</td><td>\(Format.milliseconds(step.duration).markupEscaped)</td>"
+            html +=
+                "<td class=\"timeline\"><div class=\"track\"><div class=\"bar\" style=\"margin-left:\(percent(offset));width:\(percent(width))\"></div></div></td></tr>\n"
             if step.outcome == .failed, let message = step.message {
-                html += "<tr class=\"message\"><td></td><td colspan=\"5\">\(redactor.text(message).markupEscaped)</td></tr>\n"
+                html +=
+                    "<tr class=\"message\"><td></td><td colspan=\"5\">\(redactor.text(message).markupEscaped)</td></tr>\n"
             }
         }
         html += "</tbody></table>\n"
@@ -188,36 +232,49 @@ enum HTMLReport {
 
     /// How to settle an unknown outcome: each way's words, and its command in a code block of its own.
     static func settle(_ movement: MoneyMovement, redactor: Redactor) -> String {
-        var html = "<div class=\"settle\"><h3>Settle the unknown \(movement.kind.rawValue) of \(movement.money.markupEscaped)</h3>\n"
+        var html =
+            "<div class=\"settle\"><h3>Settle the unknown \(movement.kind.rawValue) of \(movement.money.markupEscaped)</h3>\n"
         for way in movement.settle {
             let parts = redactor.text(way).split(separator: "`", omittingEmptySubsequences: false)
-            let words = parts.first.map { $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: ":")) } ?? ""
+            let words =
+                parts.first.map {
+                    $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: ":"))
+                } ?? ""
             html += "<p>\(words.markupEscaped)</p>\n"
             // The commands are the parts between backticks; what follows one is more words.
             for (index, part) in parts.enumerated().dropFirst() {
                 let text = part.trimmingCharacters(in: .whitespaces)
                 if text.isEmpty { continue }
-                html += index % 2 == 1 ? "<pre class=\"command\"><code>\(text.markupEscaped)</code></pre>\n" : "<p>\(text.markupEscaped)</p>\n"
+                html +=
+                    index % 2 == 1
+                    ? "<pre class=\"command\"><code>\(text.markupEscaped)</code></pre>\n"
+                    : "<p>\(text.markupEscaped)</p>\n"
             }
         }
         return html + "</div>\n"
     }
 
     static func exchange(_ entry: JSON) -> String {
-        let request = entry["request"] ?? .null, response = entry["response"]
+        let request = entry["request"] ?? .null
+        let response = entry["response"]
         let status = response?["status"]?.intValue
         // The HAR keeps a lost or refused exchange's reason as its response's `_error` (status 0).
         let error = response?["_error"]?.stringValue ?? (status == 0 ? "no answer" : nil)
         let outcome = error ?? status.map(String.init) ?? "no answer"
         let attempt = entry["_attempt"]?.intValue.map { $0 > 1 ? " (attempt \($0))" : "" } ?? ""
-        let summary = "\(entry["_step"]?.stringValue ?? "") · \(request["method"]?.stringValue ?? "") \(request["url"]?.stringValue ?? "") → \(outcome)\(attempt) · \(entry["time"]?.interpolationText ?? "?") ms"
+        let summary =
+            "\(entry["_step"]?.stringValue ?? "") · \(request["method"]?.stringValue ?? "") \(request["url"]?.stringValue ?? "") → \(outcome)\(attempt) · \(entry["time"]?.interpolationText ?? "?") ms"
         var html = "<details class=\"exchange\"><summary>\(summary.markupEscaped)</summary>\n"
         html += "<div class=\"half\"><h4>Request</h4><pre>\(headers(request["headers"]).markupEscaped)</pre>"
-        if let body = request["postData"]?["text"]?.stringValue, !body.isEmpty { html += "<pre class=\"body\">\(shown(body).markupEscaped)</pre>" }
+        if let body = request["postData"]?["text"]?.stringValue, !body.isEmpty {
+            html += "<pre class=\"body\">\(shown(body).markupEscaped)</pre>"
+        }
         html += "</div>\n<div class=\"half\"><h4>Answer</h4>"
         if let response, status != 0 {
             html += "<pre>\(("HTTP \(outcome)\n" + headers(response["headers"])).markupEscaped)</pre>"
-            if let body = response["content"]?["text"]?.stringValue, !body.isEmpty { html += "<pre class=\"body\">\(shown(body).markupEscaped)</pre>" }
+            if let body = response["content"]?["text"]?.stringValue, !body.isEmpty {
+                html += "<pre class=\"body\">\(shown(body).markupEscaped)</pre>"
+            }
         } else {
             html += "<p class=\"error\">\(outcome.markupEscaped)</p>"
         }
@@ -225,13 +282,16 @@ enum HTMLReport {
     }
 
     static func headers(_ list: JSON?) -> String {
-        (list?.arrayValue ?? []).map { "\($0["name"]?.stringValue ?? ""): \($0["value"]?.stringValue ?? "")" }.joined(separator: "\n")
+        (list?.arrayValue ?? []).map { "\($0["name"]?.stringValue ?? ""): \($0["value"]?.stringValue ?? "")" }.joined(
+            separator: "\n")
     }
 
     /// A JSON body indented; anything else as it is; cut at `bodyLimit`.
     static func shown(_ body: String) -> String {
         let text = (try? JSON.parse(Data(body.utf8))).map { $0.serialized(pretty: true) } ?? body
-        return text.count > bodyLimit ? String(text.prefix(bodyLimit)) + "\n… (\(text.count - bodyLimit) more characters in the HAR recording)" : text
+        return text.count > bodyLimit
+            ? String(text.prefix(bodyLimit)) + "\n… (\(text.count - bodyLimit) more characters in the HAR recording)"
+            : text
     }
 
     static func percent(_ fraction: Double) -> String { String(format: "%.2f%%", fraction * 100) }

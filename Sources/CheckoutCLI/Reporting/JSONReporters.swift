@@ -27,9 +27,11 @@ enum EventJSON {
         ]
         if let repetition = r.repetition { o["repetition"] = JSON(repetition) }
         if let f = r.failure {
-            o["error"] = .object(["message": .string(redactor.text(f.message)),
-                                  "hint": f.hint.map { .string(redactor.text($0)) } ?? .null,
-                                  "exitCode": .number(Double(f.code.rawValue))])
+            o["error"] = .object([
+                "message": .string(redactor.text(f.message)),
+                "hint": f.hint.map { .string(redactor.text($0)) } ?? .null,
+                "exitCode": .number(Double(f.code.rawValue)),
+            ])
         }
         return .object(o)
     }
@@ -37,9 +39,15 @@ enum EventJSON {
     static func event(_ e: FlowEvent, redactor: Redactor) -> JSON {
         switch e {
         case .flowStarted(let name, let env, let steps, let finally):
-            return ["event": "flow_started", "flow": .string(name), "environment": .string(env), "steps": .number(steps), "finally": .number(finally)]
+            return [
+                "event": "flow_started", "flow": .string(name), "environment": .string(env), "steps": .number(steps),
+                "finally": .number(finally),
+            ]
         case .stepStarted(let name, let index, let isFinally):
-            return ["event": "step_started", "step": .string(name), "index": .number(Double(index)), "finally": .bool(isFinally)]
+            return [
+                "event": "step_started", "step": .string(name), "index": .number(Double(index)),
+                "finally": .bool(isFinally),
+            ]
         case .exchange(let x):
             var o: JSON.Object = [
                 "event": "exchange", "step": .string(x.step), "attempt": .number(Double(x.attempt)),
@@ -52,10 +60,15 @@ enum EventJSON {
             }
             return .object(o)
         case .retrying(let step, let attempt, let delay, let reason):
-            return ["event": "retry", "step": .string(step), "attempt": .number(Double(attempt)),
-                    "delayMs": .number((delay * 1000).rounded()), "reason": .string(redactor.text(reason))]
+            return [
+                "event": "retry", "step": .string(step), "attempt": .number(Double(attempt)),
+                "delayMs": .number((delay * 1000).rounded()), "reason": .string(redactor.text(reason)),
+            ]
         case .polling(let step, let poll, let reason):
-            return ["event": "poll", "step": .string(step), "poll": .number(Double(poll)), "reason": .string(redactor.text(reason))]
+            return [
+                "event": "poll", "step": .string(step), "poll": .number(Double(poll)),
+                "reason": .string(redactor.text(reason)),
+            ]
         case .note(let step, let message):
             return ["event": "note", "step": .string(step), "message": .string(redactor.text(message))]
         case .money(let step, let movement):
@@ -64,7 +77,9 @@ enum EventJSON {
             o["step"] = .string(step)
             return .object(o)
         case .link(let step, let label, let url):
-            return ["event": "link", "step": .string(step), "label": .string(label), "url": .string(redactor.text(url))]
+            return [
+                "event": "link", "step": .string(step), "label": .string(label), "url": .string(redactor.text(url)),
+            ]
         case .listening(let step, let url):
             return ["event": "listening", "step": .string(step), "url": .string(redactor.text(url))]
         case .stepFinished(let r):

@@ -35,14 +35,15 @@ struct QRCode: Equatable {
     func terminalLines() -> [String] {
         let range = -Self.quietZone..<(width + Self.quietZone)
         return stride(from: range.lowerBound, to: range.upperBound, by: 2).map { row in
-            String(range.map { column -> Character in
-                switch (isDark(row, column), isDark(row + 1, column)) {
-                case (false, false): "█"
-                case (false, true): "▀"
-                case (true, false): "▄"
-                case (true, true): " "
-                }
-            })
+            String(
+                range.map { column -> Character in
+                    switch (isDark(row, column), isDark(row + 1, column)) {
+                    case (false, false): "█"
+                    case (false, true): "▀"
+                    case (true, false): "▄"
+                    case (true, true): " "
+                    }
+                })
         }
     }
 }

@@ -20,7 +20,9 @@ struct Reporters: Sendable {
 
     func finish() throws(Diagnostic) { for r in all { try r.finish() } }
 
-    static func make(settings: GlobalSettings, redactor: Redactor, console: Console, recording: Bool = true) -> Reporters {
+    static func make(
+        settings: GlobalSettings, redactor: Redactor, console: Console, recording: Bool = true
+    ) -> Reporters {
         var list: [any Reporter] = []
         switch settings.output.format {
         case .text: list.append(TextReporter(console: console, quiet: settings.output.quiet))

@@ -40,11 +40,12 @@ struct TextReporter: Reporter {
             break  // where a 3DS return comes back to is said with the link the person opens
         case .stepFinished(let r):
             guard !quiet || r.outcome == .failed else { return }
-            let mark = switch r.outcome {
-            case .passed: console.paint("✓", "32")
-            case .failed: r.optional ? console.paint("!", "33") : console.paint("✗", "31")
-            case .skipped: console.paint("-", "2")
-            }
+            let mark =
+                switch r.outcome {
+                case .passed: console.paint("✓", "32")
+                case .failed: r.optional ? console.paint("!", "33") : console.paint("✗", "31")
+                case .skipped: console.paint("-", "2")
+                }
             var line = "\(mark) \(r.isFinally ? "finally " : "")\(r.name)"
             if let status = r.status { line += "  \(status)" }
             if r.outcome != .skipped { line += "  \(Format.milliseconds(r.duration))" } else { line += "  skipped" }
@@ -55,20 +56,28 @@ struct TextReporter: Reporter {
         case .flowFinished(let r):
             // A flow stopped before its first step (the error line says why) has nothing to sum up.
             guard !r.steps.isEmpty else { return }
-            let verdict = r.passed ? console.paint("passed", "32") : r.interrupted ? console.paint("interrupted", "33") : console.paint("failed", "31")
-            if !quiet || !r.passed { console.out("\(verdict): \(r.name), \(Self.summary(r.steps, duration: r.duration))") }
+            let verdict =
+                r.passed
+                ? console.paint("passed", "32")
+                : r.interrupted ? console.paint("interrupted", "33") : console.paint("failed", "31")
+            if !quiet || !r.passed {
+                console.out("\(verdict): \(r.name), \(Self.summary(r.steps, duration: r.duration))")
+            }
             // The error line that follows explains the flow's failure (its first failed step's); any later step that
             // failed is explained here, so that a rollback failing after a decline is not lost.
             for step in r.steps.filter({ $0.outcome == .failed && !$0.optional }).dropFirst() {
-                if let message = step.message { console.err("also failed: \(step.isFinally ? "finally " : "")\(step.name): \(message)") }
+                if let message = step.message {
+                    console.err("also failed: \(step.isFinally ? "finally " : "")\(step.name): \(message)")
+                }
             }
         case .exchange:
             break
         }
     }
 
-    /// "5 steps in 45 ms", "1 step in 3 ms", "3 of 5 steps ran in 12 ms, 2 failed", "4 steps in 9 ms, 1 optional failed",
-    /// "9 steps, 1 finally in 80 ms": the main steps, then the finally steps apart, as `Flow.countText` counts them.
+    /// "5 steps in 45 ms", "1 step in 3 ms", "3 of 5 steps ran in 12 ms, 2 failed", "4 steps in 9 ms, 1 optional
+    /// failed", "9 steps, 1 finally in 80 ms": the main steps, then the finally steps apart, as `Flow.countText` counts
+    /// them.
     static func summary(_ steps: [StepResult], duration: Double) -> String {
         func plural(_ n: Int) -> String { n == 1 ? "step" : "steps" }
         let main = steps.filter { !$0.isFinally }
@@ -100,14 +109,18 @@ struct TraceReporter: Reporter {
 
     func handle(_ event: FlowEvent) {
         guard case .exchange(let x) = event else { return }
-        var lines = ["> \(x.request.method) \(redactor.text(x.request.url))\(x.attempt > 1 ? "  (attempt \(x.attempt))" : "")"]
+        var lines = [
+            "> \(x.request.method) \(redactor.text(x.request.url))\(x.attempt > 1 ? "  (attempt \(x.attempt))" : "")"
+        ]
         for h in redactor.headers(x.request.headers) { lines.append("> \(h.name): \(h.value)") }
         if let body = x.request.body, !body.isEmpty {
             lines.append("> " + redactor.body(body, contentType: x.request.headers["Content-Type"]))
         }
         switch x.outcome {
         case .success(let r):
-            lines.append("< \(r.httpVersion) \(r.status)  \(Format.milliseconds(x.duration))\(r.reusedConnection ? "  (reused connection)" : "")")
+            lines.append(
+                "< \(r.httpVersion) \(r.status)  \(Format.milliseconds(x.duration))\(r.reusedConnection ? "  (reused connection)" : "")"
+            )
             for h in redactor.headers(r.headers) { lines.append("< \(h.name): \(h.value)") }
             if !r.body.isEmpty { lines.append("< " + redactor.body(r.body, contentType: r.headers["Content-Type"])) }
         case .failure(let e):

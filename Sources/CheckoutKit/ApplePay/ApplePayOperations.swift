@@ -13,35 +13,47 @@ public enum ApplePayOperations {
 
         static let arguments: [Argument<MakeToken>] = [
             // The token's amount as it carries it (`transactionAmount`): minor units, or a decimal in major units.
-            .amount("amount", \.amount, .minorUnits, currency: "currency",
-                    help: "the token's transactionAmount: digits are minor units (8000), a decimal is major units (80.00 USD); give this or total"),
+            .amount(
+                "amount", \.amount, .minorUnits, currency: "currency",
+                help:
+                    "the token's transactionAmount: digits are minor units (8000), a decimal is major units (80.00 USD); give this or total"
+            ),
             // The same amount as the Apple Pay sheet shows it (PKPaymentSummaryItem's amount): always major units, so
             // that a flow whose API takes decimals (Braintree) gives the token and the charge one variable.
-            .amount("total", \.total, .majorUnits, currency: "currency",
-                    help: "the sheet's total in the currency's major units: 12 and 12.00 are 1200 in USD; give this or amount"),
+            .amount(
+                "total", \.total, .majorUnits, currency: "currency",
+                help:
+                    "the sheet's total in the currency's major units: 12 and 12.00 are 1200 in USD; give this or amount"
+            ),
             .currency("currency", \.currency, help: "ISO 4217, alphabetic (USD) or numeric (840)"),
-            .string("out", \.out, default: "a file in the run's scratch directory, removed when the run ends", help: "file to write"),
+            .string(
+                "out", \.out, default: "a file in the run's scratch directory, removed when the run ends",
+                help: "file to write"),
             .string("pan", \.pan, default: PaymentTokenMaker.testDPAN, help: "the device PAN inside the token"),
         ]
     }
 
     /// - Parameters: the signing chain and recipient key the tokens are made with (the emulator's test PKI).
-    public static func makeToken(signer: PaymentTokenSigner, recipient: P256PublicKey, merchantIdentifier: String) -> FlowOperation {
+    public static func makeToken(
+        signer: PaymentTokenSigner, recipient: P256PublicKey, merchantIdentifier: String
+    ) -> FlowOperation {
         FlowOperation(
             name: "applepay.makeToken",
             summary: "Make a single-use EC_v1 test token (for the emulator's keys) into a file.",
             arguments: MakeToken.self,
             alternatives: [["amount", "total"]],
             outputs: [
-                .init("path", "the token file (PKPaymentToken.paymentData)"), .init("transactionId", "the token's transaction id"),
+                .init("path", "the token file (PKPaymentToken.paymentData)"),
+                .init("transactionId", "the token's transaction id"),
                 .init("amount", "minor units"), .init("currency", "ISO 4217 numeric code"),
             ]
         ) { (args: MakeToken, context: OperationContext) async throws(Diagnostic) -> StepOutput in
             let currency = args.currency
             // Exactly one of the two is given (`alternatives`, checked when the flow is read).
             let minor = args.amount ?? args.total ?? 0
-            let request = PaymentTokenRequest(amount: minor, currencyNumeric: currency.numeric, merchantIdentifier: merchantIdentifier,
-                                              pan: args.pan)
+            let request = PaymentTokenRequest(
+                amount: minor, currencyNumeric: currency.numeric, merchantIdentifier: merchantIdentifier,
+                pan: args.pan)
             let made = try PaymentTokenMaker.make(request, recipient: recipient, signer: signer)
             let path: String
             if let out = args.out {
@@ -58,8 +70,10 @@ public enum ApplePayOperations {
             if context.configuration.kind != .local {
                 context.note("this token is signed by the emulator's test PKI: only the emulator accepts it")
             }
-            return StepOutput(document: ["path": .string(path), "transactionId": .string(made.transactionId),
-                                         "amount": .number(minor), "currency": .string(currency.numeric)])
+            return StepOutput(document: [
+                "path": .string(path), "transactionId": .string(made.transactionId),
+                "amount": .number(minor), "currency": .string(currency.numeric),
+            ])
         }
     }
 }

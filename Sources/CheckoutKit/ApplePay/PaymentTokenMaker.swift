@@ -16,10 +16,12 @@ public struct PaymentTokenRequest: Sendable {
     /// `PKPaymentRequest.applicationData`; when present the header carries its SHA-256 and the signature covers it.
     public var applicationData: Data?
 
-    public init(amount: Int, currencyNumeric: String, merchantIdentifier: String,
-                pan: String = PaymentTokenMaker.testDPAN,
-                expiration: String = PaymentTokenMaker.defaultExpiration(),
-                applicationData: Data? = nil) {
+    public init(
+        amount: Int, currencyNumeric: String, merchantIdentifier: String,
+        pan: String = PaymentTokenMaker.testDPAN,
+        expiration: String = PaymentTokenMaker.defaultExpiration(),
+        applicationData: Data? = nil
+    ) {
         self.amount = amount
         self.currencyNumeric = currencyNumeric
         self.merchantIdentifier = merchantIdentifier
@@ -45,8 +47,9 @@ public struct PaymentTokenSigner: Sendable {
     /// From PEM texts (e.g. the emulator's published test PKI), so callers need no Crypto import.
     public init(leafPEM: String, leafKeyPEM: String, intermediatePEMs: [String]) throws(Diagnostic) {
         do {
-            self.init(leaf: try Certificate(pem: leafPEM), leafKey: try P256PrivateKey(pem: leafKeyPEM),
-                      intermediates: try intermediatePEMs.map { try Certificate(pem: $0) })
+            self.init(
+                leaf: try Certificate(pem: leafPEM), leafKey: try P256PrivateKey(pem: leafKeyPEM),
+                intermediates: try intermediatePEMs.map { try Certificate(pem: $0) })
         } catch {
             throw .internalError("cannot load the token signing credentials: \(error)")
         }
@@ -91,21 +94,25 @@ public enum PaymentTokenMaker {
         return info
     }
 
-    public static func make(_ request: PaymentTokenRequest, recipient: P256PublicKey, signer: PaymentTokenSigner,
-                            now: Date = Date()) throws(Diagnostic) -> MadeToken {
+    public static func make(
+        _ request: PaymentTokenRequest, recipient: P256PublicKey, signer: PaymentTokenSigner,
+        now: Date = Date()
+    ) throws(Diagnostic) -> MadeToken {
         try validate(request)
         // A verifier rejects a chain outside its validity; say so here rather than as a confusing decline later.
         guard signer.leaf.notBefore <= now, now <= signer.leaf.notAfter else {
-            throw .configuration("the token signing certificate is not valid now (valid \(signer.leaf.notBefore) to \(signer.leaf.notAfter))",
-                                 hint: "check the system clock")
+            throw .configuration(
+                "the token signing certificate is not valid now (valid \(signer.leaf.notBefore) to \(signer.leaf.notAfter))",
+                hint: "check the system clock")
         }
 
         // Encrypt: ECDH with a fresh ephemeral key, single-step KDF, AES-256-GCM under a 16-byte zero IV.
         // The zero IV is safe only because every key is used exactly once (fresh ephemeral key per token).
         let ephemeral = P256PrivateKey()
         let sharedSecret = ephemeral.sharedSecret(with: recipient)
-        let key = ConcatKDF.sha256(sharedSecret: sharedSecret,
-                                   otherInfo: kdfOtherInfo(merchantIdentifier: request.merchantIdentifier), length: 32)
+        let key = ConcatKDF.sha256(
+            sharedSecret: sharedSecret,
+            otherInfo: kdfOtherInfo(merchantIdentifier: request.merchantIdentifier), length: 32)
         let sealed: (ciphertext: Data, tag: Data)
         do {
             sealed = try AESGCM.seal(key: key, iv: Data(count: 16), plaintext: paymentData(request))
@@ -123,8 +130,9 @@ public enum PaymentTokenMaker {
         if let applicationDataHash { signedContent.append(applicationDataHash) }
         let signature: Data
         do {
-            signature = try CMS.signDetached(content: signedContent, signer: signer.leaf, key: signer.leafKey,
-                                             extraCertificates: signer.intermediates)
+            signature = try CMS.signDetached(
+                content: signedContent, signer: signer.leaf, key: signer.leafKey,
+                extraCertificates: signer.intermediates)
         } catch {
             throw .internalError("cannot sign the payment token: \(error)")
         }
@@ -136,7 +144,8 @@ public enum PaymentTokenMaker {
         header += "\"ephemeralPublicKey\":\"\(ephemeralPublicKey.base64EncodedString())\","
         header += "\"publicKeyHash\":\"\(Digest.sha256(recipient.spkiDER).base64EncodedString())\","
         header += "\"transactionId\":\"\(transactionIdBytes.hexString)\"}"
-        let token = "{\"data\":\"\(data.base64EncodedString())\",\"signature\":\"\(signature.base64EncodedString())\","
+        let token =
+            "{\"data\":\"\(data.base64EncodedString())\",\"signature\":\"\(signature.base64EncodedString())\","
             + "\"header\":\(header),\"version\":\"EC_v1\"}"
         return MadeToken(bytes: Data(token.utf8), transactionId: transactionIdBytes.hexString)
     }
@@ -163,18 +172,26 @@ public enum PaymentTokenMaker {
     private static func validate(_ request: PaymentTokenRequest) throws(Diagnostic) {
         func digits(_ s: String) -> Bool { !s.isEmpty && s.utf8.allSatisfy { (48...57).contains($0) } }
         guard request.amount > 0 else {
-            throw .usage("the amount must be a positive integer in minor units, got \(request.amount)", hint: "e.g. --amount 8000")
+            throw .usage(
+                "the amount must be a positive integer in minor units, got \(request.amount)",
+                hint: "e.g. --amount 8000")
         }
         guard request.currencyNumeric.count == 3, digits(request.currencyNumeric) else {
-            throw .usage("the currency must be an ISO 4217 numeric code of 3 digits, got '\(request.currencyNumeric)'", hint: "e.g. --currency 704 (or VND)")
+            throw .usage(
+                "the currency must be an ISO 4217 numeric code of 3 digits, got '\(request.currencyNumeric)'",
+                hint: "e.g. --currency 704 (or VND)")
         }
         guard (12...19).contains(request.pan.count), digits(request.pan) else {
             throw .usage("the PAN must be 12 to 19 digits", hint: "the default test DPAN is \(testDPAN)")
         }
         guard request.expiration.count == 6, digits(request.expiration) else {
-            throw .usage("the expiration must be YYMMDD, got '\(request.expiration)'", hint: "e.g. 301231 for 31 December 2030")
+            throw .usage(
+                "the expiration must be YYMMDD, got '\(request.expiration)'", hint: "e.g. 301231 for 31 December 2030")
         }
-        guard !request.merchantIdentifier.isEmpty else { throw .usage("the merchant identifier must not be empty", hint: "leave --merchant-id out to use the emulator's") }
+        guard !request.merchantIdentifier.isEmpty else {
+            throw .usage(
+                "the merchant identifier must not be empty", hint: "leave --merchant-id out to use the emulator's")
+        }
     }
 
     /// The payment processing public key from a "PUBLIC KEY" or "CERTIFICATE" PEM (a payment processing
@@ -183,8 +200,9 @@ public enum PaymentTokenMaker {
         do {
             if pem.contains("-----BEGIN CERTIFICATE-----") {
                 guard let key = try Certificate(pem: pem).p256PublicKey else {
-                    throw Diagnostic.data("\(source): the certificate's key is not P-256",
-                                          hint: "EC_v1 tokens are encrypted to a P-256 payment processing key")
+                    throw Diagnostic.data(
+                        "\(source): the certificate's key is not P-256",
+                        hint: "EC_v1 tokens are encrypted to a P-256 payment processing key")
                 }
                 return key
             }
@@ -192,8 +210,9 @@ public enum PaymentTokenMaker {
         } catch let diagnostic as Diagnostic {
             throw diagnostic
         } catch {
-            throw .data("\(source): not a P-256 public key or certificate PEM (\(error))",
-                        hint: "give the payment processing public key ('-----BEGIN PUBLIC KEY-----') or its certificate")
+            throw .data(
+                "\(source): not a P-256 public key or certificate PEM (\(error))",
+                hint: "give the payment processing public key ('-----BEGIN PUBLIC KEY-----') or its certificate")
         }
     }
 }

@@ -2,27 +2,31 @@ import Foundation
 
 /// An Apple Pay token read from `--token-file`, checked before anything is sent.
 ///
-/// The bytes are sent exactly as read: the processor verifies Apple's signature and the integration guide insists the token
-/// travels as PassKit produced it, so nothing here trims, re-encodes or re-serialises. The checks exist to turn
+/// The bytes are sent exactly as read: the processor verifies Apple's signature and the integration guide insists the
+/// token travels as PassKit produced it, so nothing here trims, re-encodes or re-serialises. The checks exist to turn
 /// the usual mistakes (a base64-wrapped token, a whole PKPayment dump, a truncated copy) into one clear line each,
-/// instead of an opaque decline from the processor. Whether a token is spent depends on the key it is sent under:
-/// that check belongs to the provider's state (BahnState.confirmKey).
+/// instead of an opaque decline from the processor. Whether a token is spent depends on the key it is sent under: that
+/// check belongs to the provider's state (BahnState.confirmKey).
 public struct PaymentTokenFile: Sendable {
     public let path: String
     public let bytes: Data
     /// How to make another token when one is spent (a token pays once).
-    public static let freshTokenHint = "make a fresh one: `checkout-driver applepay token --amount <minor units> --currency <code> --out token.json`"
+    public static let freshTokenHint =
+        "make a fresh one: `checkout-driver applepay token --amount <minor units> --currency <code> --out token.json`"
     public let transactionId: String
     public let version: String
 
     /// `files`: a run's own files, read before the disk.
-    public static func read(path: String, redactor: Redactor?, files: MadeFiles? = nil) throws(Diagnostic) -> PaymentTokenFile {
+    public static func read(
+        path: String, redactor: Redactor?, files: MadeFiles? = nil
+    ) throws(Diagnostic) -> PaymentTokenFile {
         let bytes: Data
         switch files?.read(path) ?? FileIO.read(path) {
         case .success(let data): bytes = data
         case .failure(let error):
-            throw .data("cannot read token file \(path): \(error.reason)",
-                        hint: "check the path; make a test token with `checkout-driver applepay token --out FILE`")
+            throw .data(
+                "cannot read token file \(path): \(error.reason)",
+                hint: "check the path; make a test token with `checkout-driver applepay token --out FILE`")
         }
         let reader = Reader(path: path)
         let token = try reader.tokenObject(bytes)
@@ -56,8 +60,9 @@ private struct Reader {
     func tokenObject(_ bytes: Data) throws(Diagnostic) -> JSON.Object {
         // Checked on the bytes: a decoder may drop the mark silently, and the bytes sent are the file's.
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
-            throw fail("starts with a UTF-8 byte-order mark (EF BB BF), which PassKit never writes; an editor added it",
-                       hint: "save the file without the mark, e.g. `sed -i '1s/^\\xEF\\xBB\\xBF//' \(path)`")
+            throw fail(
+                "starts with a UTF-8 byte-order mark (EF BB BF), which PassKit never writes; an editor added it",
+                hint: "save the file without the mark, e.g. `sed -i '1s/^\\xEF\\xBB\\xBF//' \(path)`")
         }
         guard let text = String(data: bytes, encoding: .utf8) else {
             throw fail("is not UTF-8 text", hint: exactBytesHint)
@@ -72,20 +77,25 @@ private struct Reader {
         } catch {
             let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
             if base64DecodedToken(trimmed) != nil {
-                throw fail("holds the token base64-encoded, not the token JSON",
-                           hint: "decode it first (`base64 -d \(path) > token.json`): the bytes must be sent as PassKit produced them, never base64-wrapped")
+                throw fail(
+                    "holds the token base64-encoded, not the token JSON",
+                    hint:
+                        "decode it first (`base64 -d \(path) > token.json`): the bytes must be sent as PassKit produced them, never base64-wrapped"
+                )
             }
             if looksTruncated(trimmed) {
-                throw fail("looks truncated: the JSON ends before its last object or string is closed (\(error))",
-                           hint: "copy the whole token again; a cut-off token cannot be repaired")
+                throw fail(
+                    "looks truncated: the JSON ends before its last object or string is closed (\(error))",
+                    hint: "copy the whole token again; a cut-off token cannot be repaired")
             }
             throw fail("is not JSON (\(error))", hint: exactBytesHint)
         }
         guard case .object(let object) = parsed else {
             // A token JSON-encoded a second time, e.g. copied from a request body: "{\"data\":…}".
             if let inner = parsed.stringValue, case .object(let o)? = try? JSON.parse(inner), o["data"] != nil {
-                throw fail("holds the token as a JSON string (encoded twice)",
-                           hint: "unwrap it (`jq -j . \(path) > token.json`) so the file holds the token object itself")
+                throw fail(
+                    "holds the token as a JSON string (encoded twice)",
+                    hint: "unwrap it (`jq -j . \(path) > token.json`) so the file holds the token object itself")
             }
             throw fail("holds \(parsed.kindName), not a JSON object", hint: exactBytesHint)
         }
@@ -106,11 +116,15 @@ private struct Reader {
         }
         let wrapper = jsonPath == "token.paymentData" ? "a whole PKPayment" : "a whole PKPaymentToken"
         if let string = paymentData.stringValue, base64DecodedToken(string) != nil {
-            throw fail("holds \(wrapper), and the token is base64-encoded at \(jsonPath)",
-                       hint: "extract and decode it (`jq -r .\(jsonPath) \(path) | base64 -d > token.json`): the bytes must be sent as PassKit produced them")
+            throw fail(
+                "holds \(wrapper), and the token is base64-encoded at \(jsonPath)",
+                hint:
+                    "extract and decode it (`jq -r .\(jsonPath) \(path) | base64 -d > token.json`): the bytes must be sent as PassKit produced them"
+            )
         }
-        throw fail("holds \(wrapper); the token is the value at \(jsonPath)",
-                   hint: "save PKPaymentToken.paymentData itself (the UTF-8 bytes PassKit produced), not the object around it")
+        throw fail(
+            "holds \(wrapper); the token is the value at \(jsonPath)",
+            hint: "save PKPaymentToken.paymentData itself (the UTF-8 bytes PassKit produced), not the object around it")
     }
 
     /// Required members, version, header members; returns the transaction id and version.
@@ -123,12 +137,14 @@ private struct Reader {
             throw fail("has a version that is not a string", hint: exactBytesHint)
         }
         if version == "RSA_v1" {
-            throw fail("holds an RSA_v1 token; RSA_v1 is not supported, only EC_v1",
-                       hint: "use an EC_v1 token (ask for ECC encryption; RSA_v1 is only issued where ECC is unavailable)")
+            throw fail(
+                "holds an RSA_v1 token; RSA_v1 is not supported, only EC_v1",
+                hint: "use an EC_v1 token (ask for ECC encryption; RSA_v1 is only issued where ECC is unavailable)")
         }
         guard version == "EC_v1" else {
-            throw fail("has unknown version '\(version)'; only EC_v1 is supported (RSA_v1 is not supported)",
-                       hint: exactBytesHint)
+            throw fail(
+                "has unknown version '\(version)'; only EC_v1 is supported (RSA_v1 is not supported)",
+                hint: exactBytesHint)
         }
         for key in ["data", "signature"] where (token[key]?.stringValue ?? "").isEmpty {
             throw fail("has a '\(key)' that is not a non-empty base64 string", hint: exactBytesHint)
@@ -160,7 +176,8 @@ private struct Reader {
         var standard = compact.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         standard += String(repeating: "=", count: (4 - standard.utf8.count % 4) % 4)
         guard let decoded = Data(base64Encoded: standard), let json = try? JSON.parse(decoded),
-              let object = json.objectValue else { return nil }
+            let object = json.objectValue
+        else { return nil }
         let isTokenLike = object["data"] != nil || object["paymentData"] != nil || object["token"] != nil
         return isTokenLike ? json : nil
     }
@@ -173,7 +190,13 @@ private struct Reader {
         var escaped = false
         for byte in text.utf8 {
             if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
                 continue
             }
             switch byte {

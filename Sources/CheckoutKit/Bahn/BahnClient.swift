@@ -32,12 +32,16 @@ struct BahnClient: Sendable {
         var pem = value
         if !value.contains("-----BEGIN") {
             guard let text = try? String(contentsOfFile: value, encoding: .utf8) else {
-                throw .configuration("cannot read BAHN_RESPONSE_KEY file \(value)", hint: "set BAHN_RESPONSE_KEY to the path of Bahn's public key (PEM), or unset it")
+                throw .configuration(
+                    "cannot read BAHN_RESPONSE_KEY file \(value)",
+                    hint: "set BAHN_RESPONSE_KEY to the path of Bahn's public key (PEM), or unset it")
             }
             pem = text
         }
         do { return try VerifyingKey(pem: pem) } catch {
-            throw .configuration("BAHN_RESPONSE_KEY is not a usable public key: \(error)", hint: "use Bahn's P-256 (ES256) or RSA (RS256) public key in PEM")
+            throw .configuration(
+                "BAHN_RESPONSE_KEY is not a usable public key: \(error)",
+                hint: "use Bahn's P-256 (ES256) or RSA (RS256) public key in PEM")
         }
     }
 
@@ -52,14 +56,19 @@ struct BahnClient: Sendable {
             switch FileIO.read(value) {
             case .success(let bytes): pem = String(decoding: bytes, as: UTF8.self)
             case .failure(let error):
-                throw .configuration("cannot read BAHN_SIGNING_KEY's file \(value): \(error.reason)",
-                                     hint: "set BAHN_SIGNING_KEY to the path of the PEM private key that signs JWS bodies (or to the PEM itself)")
+                throw .configuration(
+                    "cannot read BAHN_SIGNING_KEY's file \(value): \(error.reason)",
+                    hint:
+                        "set BAHN_SIGNING_KEY to the path of the PEM private key that signs JWS bodies (or to the PEM itself)"
+                )
             }
         }
         let key: SigningKey
         do { key = try SigningKey(pem: pem) } catch {
             let which = value.contains("-----BEGIN") ? "BAHN_SIGNING_KEY" : "BAHN_SIGNING_KEY's file \(value)"
-            throw .configuration("\(which) is not a usable private key: \(error)", hint: "use a PEM P-256 (ES256) or RSA (RS256) private key")
+            throw .configuration(
+                "\(which) is not a usable private key: \(error)",
+                hint: "use a PEM P-256 (ES256) or RSA (RS256) private key")
         }
         signingKeys.withLock { if $0.count < 16 { $0[value] = key } }
         return key
@@ -99,8 +108,9 @@ struct BahnClient: Sendable {
             headers[BahnProtocol.joseMethodHeader] = "jws"
             headers[BahnProtocol.requestIDHeader] = UUID.random().uuidString.lowercased()
             headers[BahnProtocol.idempotencyHeader] = idempotencyKey
-            return HTTPClientRequest(method: "POST", url: url, headers: headers, body: Data(try jws(payload).utf8),
-                                     timeout: context.requestTimeout)
+            return HTTPClientRequest(
+                method: "POST", url: url, headers: headers, body: Data(try jws(payload).utf8),
+                timeout: context.requestTimeout)
         }
         return try BahnResponse(response, verifying: responseKey)
     }
@@ -123,8 +133,9 @@ struct BahnResponse: Sendable {
     /// A compact JWS signed with `key` under the algorithm its protected header names.
     static func verifies(_ parts: [Substring], with key: VerifyingKey) -> Bool {
         guard let header = Data(base64URLEncoded: String(parts[0])).flatMap({ try? JSON.parse($0) }),
-              header["alg"]?.stringValue == key.algorithm,
-              let signature = Data(base64URLEncoded: String(parts[2])) else { return false }
+            header["alg"]?.stringValue == key.algorithm,
+            let signature = Data(base64URLEncoded: String(parts[2]))
+        else { return false }
         return key.verify(signature: signature, message: Data((parts[0] + "." + parts[1]).utf8))
     }
 
@@ -142,12 +153,16 @@ struct BahnResponse: Sendable {
         // Responses are plain JSON; one that arrives as a JWS is opened, and verified when Bahn's key is configured
         // (docs/protocols/bahn.md, "Endpoints and authentication"). One that does not verify is no answer to trust.
         if response.headers["Content-Type"]?.lowercased().hasPrefix(BahnProtocol.joseContentType) == true,
-           let text = String(data: body, encoding: .utf8) {
+            let text = String(data: body, encoding: .utf8)
+        {
             let parts = text.split(separator: ".", omittingEmptySubsequences: false)
             if parts.count == 3, let payload = Data(base64URLEncoded: String(parts[1])) {
                 if let key, !Self.verifies(parts, with: key) {
-                    throw .uncertain("Bahn answered \(response.status) with a JWS that does not verify with BAHN_RESPONSE_KEY",
-                                     hint: "check that BAHN_RESPONSE_KEY is Bahn's current public key; until it verifies, the answer settles nothing")
+                    throw .uncertain(
+                        "Bahn answered \(response.status) with a JWS that does not verify with BAHN_RESPONSE_KEY",
+                        hint:
+                            "check that BAHN_RESPONSE_KEY is Bahn's current public key; until it verifies, the answer settles nothing"
+                    )
                 }
                 body = payload
             }
@@ -157,16 +172,20 @@ struct BahnResponse: Sendable {
         } else {
             // Not an answer to trust: what the request did is unknown (a call that moves money reads back).
             do { document = try JSON.parse(body) } catch {
-                throw .uncertain("Bahn answered \(response.status) with a body that is not JSON: \(error)",
-                                 hint: "check BAHN_API_URL points at Bahn's API")
+                throw .uncertain(
+                    "Bahn answered \(response.status) with a body that is not JSON: \(error)",
+                    hint: "check BAHN_API_URL points at Bahn's API")
             }
         }
     }
 
     var error: (type: String?, code: String?, message: String?, declineCode: String?)? {
         guard let e = document["error"]?.objectValue else { return nil }
-        return (e["type"]?.stringValue, e["code"]?.stringValue, e["message"]?.stringValue,
-                e["decline_code"]?.stringValue ?? document["payment_intent"]?["last_payment_error"]?["decline_code"]?.stringValue)
+        return (
+            e["type"]?.stringValue, e["code"]?.stringValue, e["message"]?.stringValue,
+            e["decline_code"]?.stringValue
+                ?? document["payment_intent"]?["last_payment_error"]?["decline_code"]?.stringValue
+        )
     }
 
     /// The intent the answer carries: at the top, or inside the error of a decline.
@@ -185,7 +204,9 @@ struct BahnResponse: Sendable {
         }
         switch status {
         case 401, 403: throw .configuration(message, hint: hint)
-        case 500...: throw .unavailable(message, hint: hint ?? "Bahn had a problem; try again later with the same idempotency key")
+        case 500...:
+            throw .unavailable(
+                message, hint: hint ?? "Bahn had a problem; try again later with the same idempotency key")
         default: throw .failure(message, hint: hint)
         }
     }

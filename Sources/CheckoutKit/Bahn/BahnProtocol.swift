@@ -16,11 +16,14 @@ public enum BahnProtocol {
     static let idempotencyHeader = "Bn-Idempotency-Key"
     static let joseContentType = "application/jose"
 
-    /// The default idempotency key of a confirm: keyed to the order, as the integration guide shows (`order-1234-applepay`).
+    /// The default idempotency key of a confirm: keyed to the order, as the integration guide shows
+    /// (`order-1234-applepay`).
     static func confirmIdempotencyKey(orderID: String) -> String { "order-\(orderID)-applepay" }
 
     /// Statuses after which an intent no longer changes by itself.
-    public static let terminalStatuses: Set<String> = ["succeeded", "requires_capture", "canceled", "requires_payment_method"]
+    public static let terminalStatuses: Set<String> = [
+        "succeeded", "requires_capture", "canceled", "requires_payment_method",
+    ]
     /// Statuses nothing more happens in: a read that finds one settles an outcome left open on the intent.
     static let finalStatuses: Set<String> = ["succeeded", "canceled"]
     /// A manual-capture intent the confirm authorised, waiting for its capture.
@@ -49,10 +52,12 @@ public enum BahnProtocol {
         return .object(header)
     }
 
-    /// DECISION: idempotency keys of the operations the integration guide does not name. Create is keyed to the order when
-    /// there is one (a second create for the same order replays the first intent), else a fresh key per
-    /// invocation that still makes its own retries safe.
-    static func createIdempotencyKey(orderID: String?) -> String { orderID.map { "order-\($0)-create" } ?? "create-\(UUID.random().uuidString.lowercased())" }
+    /// DECISION: idempotency keys of the operations the integration guide does not name. Create is keyed to the order
+    /// when there is one (a second create for the same order replays the first intent), else a fresh key per invocation
+    /// that still makes its own retries safe.
+    static func createIdempotencyKey(orderID: String?) -> String {
+        orderID.map { "order-\($0)-create" } ?? "create-\(UUID.random().uuidString.lowercased())"
+    }
     static func captureIdempotencyKey(intent: String) -> String { "intent-\(intent)-capture" }
     static func cancelIdempotencyKey(intent: String) -> String { "intent-\(intent)-cancel" }
     static func confirmIdempotencyKey(intent: String) -> String { "intent-\(intent)-applepay" }
@@ -73,7 +78,8 @@ public enum BahnProtocol {
     /// (`Bn-Idempotent-Replayed: true`), after Stripe's `Idempotent-Replayed`.
     static let replayedHeader = "Bn-Idempotent-Replayed"
 
-    /// The integration guide's ~30 s between wallet authorisation and completing the sheet: the default `--wait` budget.
+    /// The integration guide's ~30 s between wallet authorisation and completing the sheet: the default `--wait`
+    /// budget.
     static let walletSheetBudget: Double = 30
 
     /// The integration guide's error table, keyed by the error codes Bahn (and the emulator) return.

@@ -7,45 +7,59 @@ enum BahnReadBack {
     /// What an open confirm may have done, as its open outcome names it.
     static let confirmEffect = "the charge"
 
-    static func confirm(intent: String, orderID: String?, token: PaymentTokenFile, key: String, captureMethod: String?,
-                        prior: BahnState.PriorCharge, client: BahnClient, state: BahnState) -> ReadBack {
+    static func confirm(
+        intent: String, orderID: String?, token: PaymentTokenFile, key: String, captureMethod: String?,
+        prior: BahnState.PriorCharge, client: BahnClient, state: BahnState
+    ) -> ReadBack {
         ReadBack(
-            provider: "bahn", action: "confirm", effect: confirmEffect, resource: "the intent \(intent)", reference: "intent \(intent)",
+            provider: "bahn", action: "confirm", effect: confirmEffect, resource: "the intent \(intent)",
+            reference: "intent \(intent)",
             replay: BahnState.replay(intent: intent, key: key),
             asked: state.asked(captureMethod == "manual" ? .authorization : .charge, intent: intent), shown: movement,
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 let (document, current, status) = try await read(intent, client)
-                // A confirm that reached Bahn leaves a charge on the intent; one that did not leaves the one before. With no
-                // record of the one before, a decline on the intent may be an earlier attempt's: it settles nothing.
+                // A confirm that reached Bahn leaves a charge on the intent; one that did not leaves the one before.
+                // With no record of the one before, a decline on the intent may be an earlier attempt's: it settles
+                // nothing.
                 let charge = current["latest_charge_id"]?.stringValue
-                let reached = if case .known(let previous) = prior { charge != nil && charge != previous } else { false }
+                let reached =
+                    if case .known(let previous) = prior { charge != nil && charge != previous } else { false }
                 switch status {
                 case "succeeded", "requires_capture", "processing":
                     // Only a confirm gets an intent here: the money moved (or is moving), whichever attempt moved it.
                     if reached { try state.markSpent(token.transactionId, intent: intent, key: key) }
-                    let output = try await BahnOperations.confirmedOutput(document, intent: current, orderID: orderID, key: key,
-                                                                          status: 200, client: client, state: state)
-                    let meaning = switch status {
-                    case "succeeded": "the charge went through"
-                    case "requires_capture": "the payment is authorised; capture it with `checkout-driver bahn capture \(intent)`"
-                    default: "the charge is in flight; reconcile from the webhook"
-                    }
+                    let output = try await BahnOperations.confirmedOutput(
+                        document, intent: current, orderID: orderID, key: key,
+                        status: 200, client: client, state: state)
+                    let meaning =
+                        switch status {
+                        case "succeeded": "the charge went through"
+                        case "requires_capture":
+                            "the payment is authorised; capture it with `checkout-driver bahn capture \(intent)`"
+                        default: "the charge is in flight; reconcile from the webhook"
+                        }
                     return .tookEffect(output, shows: "\(intent) is \(status): \(meaning)")
                 case "requires_payment_method" where reached && current["last_payment_error"]?.objectValue != nil:
                     try state.markSpent(token.transactionId, intent: intent, key: key)
                     try state.record(intent: current, orderID: orderID)
                     let error = current["last_payment_error"]
-                    let codes = [error?["code"]?.stringValue, error?["decline_code"]?.stringValue].compactMap { $0 }.joined(separator: ", ")
-                    return .refused(.failure("confirm was declined: \(intent) is requires_payment_method (\(codes)): \(error?["message"]?.stringValue ?? "")",
-                                             hint: BahnProtocol.hint(forCode: "card_declined", type: "card_error")))
+                    let codes = [error?["code"]?.stringValue, error?["decline_code"]?.stringValue].compactMap { $0 }
+                        .joined(separator: ", ")
+                    return .refused(
+                        .failure(
+                            "confirm was declined: \(intent) is requires_payment_method (\(codes)): \(error?["message"]?.stringValue ?? "")",
+                            hint: BahnProtocol.hint(forCode: "card_declined", type: "card_error")))
                 default:
-                    return .notSeen(shows: "\(intent) is \(status) with no new charge; the confirm has not taken effect so far, but an attempt still in flight may yet complete it")
+                    return .notSeen(
+                        shows:
+                            "\(intent) is \(status) with no new charge; the confirm has not taken effect so far, but an attempt still in flight may yet complete it"
+                    )
                 }
             },
             settle: { keeping in
                 let read = "read the intent's status: \(command(["bahn", "intent", intent], client))"
-                // A token the run made is in its memory only, until an outcome left open keeps it: a call in flight offers
-                // the read, which settles it alone (a crash takes the token along).
+                // A token the run made is in its memory only, until an outcome left open keeps it: a call in flight
+                // offers the read, which settles it alone (a crash takes the token along).
                 guard keeping || !madeByRun(token, context: client.context) else { return [read] }
                 let kept = keeping ? keep(token, context: client.context) : token.path
                 var resend = ["bahn", "confirm", "--intent", intent, "--token-file", kept, "--idempotency-key", key]
@@ -58,39 +72,53 @@ enum BahnReadBack {
     }
 
     static func capture(_ intent: String, _ client: BahnClient) -> ReadBack {
-        intentAction("capture", intent, client, done: "succeeded", key: BahnProtocol.captureIdempotencyKey(intent: intent),
-                     ruledOut: ["canceled": "nothing was captured"], kind: .capture)
+        intentAction(
+            "capture", intent, client, done: "succeeded", key: BahnProtocol.captureIdempotencyKey(intent: intent),
+            ruledOut: ["canceled": "nothing was captured"], kind: .capture)
     }
 
     static func cancel(_ intent: String, _ client: BahnClient) -> ReadBack {
-        intentAction("cancel", intent, client, done: "canceled", key: BahnProtocol.cancelIdempotencyKey(intent: intent),
-                     ruledOut: ["succeeded": "the payment was taken"], kind: .void)
+        intentAction(
+            "cancel", intent, client, done: "canceled", key: BahnProtocol.cancelIdempotencyKey(intent: intent),
+            ruledOut: ["succeeded": "the payment was taken"], kind: .void)
     }
 
     /// Capture and cancel: the intent in status `done` means the call went through; a status in `ruledOut` means it
     /// cannot have, and says why; any other leaves it open.
-    private static func intentAction(_ action: String, _ intent: String, _ client: BahnClient, done: String, key: String,
-                                     ruledOut: [String: String], kind: MoneyMovement.Kind) -> ReadBack {
+    private static func intentAction(
+        _ action: String, _ intent: String, _ client: BahnClient, done: String, key: String,
+        ruledOut: [String: String], kind: MoneyMovement.Kind
+    ) -> ReadBack {
         ReadBack(
-            provider: "bahn", action: action, effect: "the \(action)", resource: "the intent \(intent)", reference: "intent \(intent)",
+            provider: "bahn", action: action, effect: "the \(action)", resource: "the intent \(intent)",
+            reference: "intent \(intent)",
             replay: BahnState.replay(intent: intent, key: key, action: action),
             asked: BahnState(store: client.context.state).asked(kind, intent: intent),
             shown: { output in
                 let current = output.document["payment_intent"]
-                return MoneyMovement(provider: "bahn", kind: kind, amount: current?["amount"]?.intValue, currency: current?["currency"]?.stringValue,
-                                     reference: intent, status: MoneyMovement.words(current?["status"]?.stringValue))
+                return MoneyMovement(
+                    provider: "bahn", kind: kind, amount: current?["amount"]?.intValue,
+                    currency: current?["currency"]?.stringValue,
+                    reference: intent, status: MoneyMovement.words(current?["status"]?.stringValue))
             },
             read: { (_: OperationContext) async throws(Diagnostic) -> ReadBack.Finding in
                 let (document, current, status) = try await read(intent, client)
                 try BahnState(store: client.context.state).record(intent: current, orderID: nil)
                 if status == done {
-                    return .tookEffect(StepOutput(document: document, status: 200), shows: "\(intent) is \(status): the \(action) went through")
+                    return .tookEffect(
+                        StepOutput(document: document, status: 200),
+                        shows: "\(intent) is \(status): the \(action) went through")
                 }
                 if let why = ruledOut[status] {
-                    return .refused(.failure("\(action) did not happen: \(intent) is \(status), so \(why)",
-                                             hint: "see the intent with `checkout-driver bahn intent \(intent)`"))
+                    return .refused(
+                        .failure(
+                            "\(action) did not happen: \(intent) is \(status), so \(why)",
+                            hint: "see the intent with `checkout-driver bahn intent \(intent)`"))
                 }
-                return .notSeen(shows: "\(intent) is still \(status); the \(action) has not taken effect so far, but an attempt still in flight may yet complete it")
+                return .notSeen(
+                    shows:
+                        "\(intent) is still \(status); the \(action) has not taken effect so far, but an attempt still in flight may yet complete it"
+                )
             },
             settle: { _ in
                 [
@@ -104,9 +132,11 @@ enum BahnReadBack {
     static func movement(_ output: StepOutput) -> MoneyMovement? {
         guard let summary = output.document["summary"], let status = summary["status"]?.stringValue else { return nil }
         let authorised = status == BahnProtocol.authorisedStatus
-        return MoneyMovement(provider: "bahn", kind: authorised ? .authorization : .charge, amount: summary["amount"]?.intValue,
-                             currency: summary["currency"]?.stringValue, reference: summary["charge"]?.stringValue ?? summary["intent"]?.stringValue,
-                             status: authorised ? "authorised, awaiting capture" : MoneyMovement.words(status))
+        return MoneyMovement(
+            provider: "bahn", kind: authorised ? .authorization : .charge, amount: summary["amount"]?.intValue,
+            currency: summary["currency"]?.stringValue,
+            reference: summary["charge"]?.stringValue ?? summary["intent"]?.stringValue,
+            status: authorised ? "authorised, awaiting capture" : MoneyMovement.words(status))
     }
 
     // MARK: -
@@ -116,7 +146,9 @@ enum BahnReadBack {
         let response = try await client.get(BahnProtocol.intentPath(intent))
         let document = try response.requireSuccess("intent \(intent)")
         guard let current = response.intent, let status = current["status"]?.stringValue else {
-            throw .unavailable("Bahn's answer for \(intent) has no payment_intent.status", hint: "check BAHN_API_URL points at Bahn's API (see it with -v)")
+            throw .unavailable(
+                "Bahn's answer for \(intent) has no payment_intent.status",
+                hint: "check BAHN_API_URL points at Bahn's API (see it with -v)")
         }
         return (document, current, status)
     }
@@ -138,11 +170,14 @@ enum BahnReadBack {
         let directory = context.services.keepDirectory ?? (NSTemporaryDirectory() + "checkout-driver-kept")
         let kept = directory + "/token-\(token.transactionId.prefix(16)).json"
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
             try FileIO.write(token.bytes, to: kept)
         } catch {
-            context.note("warning: could not keep the token for the re-send (\(error)); it is at \(token.path) until this run ends")
+            context.note(
+                "warning: could not keep the token for the re-send (\(error)); it is at \(token.path) until this run ends"
+            )
             return token.path
         }
         context.note("the token is kept at \(kept) (mode 0600) for the re-send; delete it once the outcome is settled")

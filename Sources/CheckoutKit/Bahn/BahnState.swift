@@ -5,7 +5,8 @@ import Foundation
 /// invocation replays instead of charging again, and a single-use token is never sent twice under different keys.
 ///
 /// Layout (`BahnSection`, decoded by one typed decoder, used by every reader):
-/// `{"bahn": {"intents": {"pi_…": {"orderId", "amount", "currency", "status", "latest_charge_id", "confirmTransaction"}},
+/// `{"bahn": {"intents": {"pi_…": {"orderId", "amount", "currency", "status", "latest_charge_id",
+/// "confirmTransaction"}},
 ///            "orders": {"1234": "pi_…"}, "lastIntent": "pi_…",
 ///            "tokens": {"<transaction id>": {"intent": "pi_…", "idempotencyKey": "…", "spent": true}}}}`
 struct BahnState: Sendable {
@@ -54,7 +55,11 @@ struct BahnState: Sendable {
     func intent(_ given: String?, for command: String) throws(Diagnostic) -> String {
         if let given { return given }
         guard let last = try read().lastIntent else {
-            throw .usage("no intent given and none in the state file", hint: "give its id: `checkout-driver bahn \(command) pi_…`, or create one first with `checkout-driver bahn create-intent`")
+            throw .usage(
+                "no intent given and none in the state file",
+                hint:
+                    "give its id: `checkout-driver bahn \(command) pi_…`, or create one first with `checkout-driver bahn create-intent`"
+            )
         }
         return last
     }
@@ -65,7 +70,9 @@ struct BahnState: Sendable {
     /// an open outcome.
     func asked(_ kind: MoneyMovement.Kind, intent id: String) -> MoneyMovement {
         let known = (try? read())?.intents[id]
-        return MoneyMovement(provider: "bahn", kind: kind, outcome: .unknown, amount: known?.amount, currency: known?.currency, reference: id)
+        return MoneyMovement(
+            provider: "bahn", kind: kind, outcome: .unknown, amount: known?.amount, currency: known?.currency,
+            reference: id)
     }
 
     /// What this state file knows of the intent's latest charge: `.known(nil)` for an intent seen without one,
@@ -90,13 +97,15 @@ struct BahnState: Sendable {
 
     /// The confirm key for `intent` and this token. A retry of the same token must reuse the key it was first sent
     /// under (so Bahn replays instead of charging again); a different token on the same intent — after a decline, say —
-    /// is a new attempt and gets a key of its own, since Bahn refuses one key with two bodies. The key is recorded before
-    /// the request goes out, so even a crash mid-request leaves it for the retry.
+    /// is a new attempt and gets a key of its own, since Bahn refuses one key with two bodies. The key is recorded
+    /// before the request goes out, so even a crash mid-request leaves it for the retry.
     ///
-    /// A token Bahn has used up is single-use: sending it again under the key it went out with is a replay (Bahn answers
-    /// with the original response) and is allowed; under any other key it would be a second charge attempt with a spent
-    /// token, and to another intent a second payment: both are refused here, before anything is sent.
-    func confirmKey(intent id: String, proposed: String, explicit: Bool, token: PaymentTokenFile) throws(Diagnostic) -> (key: String, isNewAttempt: Bool) {
+    /// A token Bahn has used up is single-use: sending it again under the key it went out with is a replay (Bahn
+    /// answers with the original response) and is allowed; under any other key it would be a second charge attempt with
+    /// a spent token, and to another intent a second payment: both are refused here, before anything is sent.
+    func confirmKey(
+        intent id: String, proposed: String, explicit: Bool, token: PaymentTokenFile
+    ) throws(Diagnostic) -> (key: String, isNewAttempt: Bool) {
         var chosen = proposed
         var newAttempt = false
         try update { (bahn: inout BahnSection) throws(Diagnostic) in
@@ -106,13 +115,17 @@ struct BahnState: Sendable {
             var entry = bahn.intents[id] ?? BahnSection.Intent()
             if !explicit, let sent {
                 chosen = sent.idempotencyKey
-            } else if !explicit, let previous = entry.confirmTransaction, previous != txid, bahn.tokens[previous] != nil {
+            } else if !explicit, let previous = entry.confirmTransaction, previous != txid, bahn.tokens[previous] != nil
+            {
                 chosen = "\(proposed)-\(txid.prefix(8))"
                 newAttempt = true
             }
             if let sent, sent.spent, sent.idempotencyKey != chosen {
-                throw .data("token file \(token.path): transaction \(txid) was already confirmed under idempotency key \(sent.idempotencyKey); an Apple Pay token is single-use",
-                            hint: "to get the original answer again, re-send it under the same key (--idempotency-key \(sent.idempotencyKey)): Bahn replays it and charges nothing; for a new payment make a fresh token with `checkout-driver applepay token`")
+                throw .data(
+                    "token file \(token.path): transaction \(txid) was already confirmed under idempotency key \(sent.idempotencyKey); an Apple Pay token is single-use",
+                    hint:
+                        "to get the original answer again, re-send it under the same key (--idempotency-key \(sent.idempotencyKey)): Bahn replays it and charges nothing; for a new payment make a fresh token with `checkout-driver applepay token`"
+                )
             }
             entry.confirmTransaction = txid
             bahn.intents[id] = entry
@@ -123,9 +136,12 @@ struct BahnState: Sendable {
     }
 
     private static func usedElsewhere(_ token: PaymentTokenFile, _ used: BahnSection.Token) -> Diagnostic {
-        .data("token file \(token.path): transaction \(token.transactionId) was already sent to \(used.intent) under idempotency key \(used.idempotencyKey)\(used.spent ? " and used up" : ""); an Apple Pay token pays one intent once",
-              hint: used.spent ? "make a fresh token with `checkout-driver applepay token`"
-                               : "settle that payment first (`checkout-driver bahn intent \(used.intent)`), then make a fresh token for another one")
+        .data(
+            "token file \(token.path): transaction \(token.transactionId) was already sent to \(used.intent) under idempotency key \(used.idempotencyKey)\(used.spent ? " and used up" : ""); an Apple Pay token pays one intent once",
+            hint: used.spent
+                ? "make a fresh token with `checkout-driver applepay token`"
+                : "settle that payment first (`checkout-driver bahn intent \(used.intent)`), then make a fresh token for another one"
+        )
     }
 
     func spentTransactions() throws(Diagnostic) -> Set<String> {
@@ -136,14 +152,17 @@ struct BahnState: Sendable {
     func markSpent(_ transactionID: String, intent: String, key: String) throws(Diagnostic) {
         try update { bahn in bahn.tokens[transactionID]?.spent = true }
         guard let store else { return }
-        try SpentCredentials.mark(transactionID, kind: "Apple Pay token", by: "Bahn's confirm of \(intent)",
-                                  replay: Self.replay(intent: intent, key: key), in: store)
+        try SpentCredentials.mark(
+            transactionID, kind: "Apple Pay token", by: "Bahn's confirm of \(intent)",
+            replay: Self.replay(intent: intent, key: key), in: store)
     }
 
     static let freshTokenHint = "make a fresh token with `checkout-driver applepay token`"
 
     /// The one re-send a spent token may still go out in: the same confirm under the same key.
-    static func replay(intent: String, key: String, action: String = "confirm") -> String { "Bahn \(action) of \(intent) under idempotency key \(key)" }
+    static func replay(intent: String, key: String, action: String = "confirm") -> String {
+        "Bahn \(action) of \(intent) under idempotency key \(key)"
+    }
 }
 
 /// The `bahn` section of the state file, typed. Unknown members (from a newer version) are kept as they are.
@@ -180,11 +199,12 @@ struct BahnSection: Sendable {
     init(_ field: StateField) throws(Diagnostic) {
         for (id, f) in try field["intents"].members() {
             _ = try f.members()  // an object
-            intents[id] = Intent(orderId: try f["orderId"].string(), amount: try f["amount"].int(),
-                                 currency: try f["currency"].string(), status: try f["status"].string(),
-                                 latestCharge: try f["latest_charge_id"].string(),
-                                 confirmTransaction: try f["confirmTransaction"].string(),
-                                 unknown: f.unknownMembers(besides: Intent.keys))
+            intents[id] = Intent(
+                orderId: try f["orderId"].string(), amount: try f["amount"].int(),
+                currency: try f["currency"].string(), status: try f["status"].string(),
+                latestCharge: try f["latest_charge_id"].string(),
+                confirmTransaction: try f["confirmTransaction"].string(),
+                unknown: f.unknownMembers(besides: Intent.keys))
         }
         for (order, f) in try field["orders"].members() {
             guard let intent = try f.string() else { throw f.wrong("an intent id") }
@@ -194,7 +214,9 @@ struct BahnSection: Sendable {
         for (txid, f) in try field["tokens"].members() {
             _ = try f.members()  // a token entry is an object
             guard let intent = try f["intent"].string() else { throw f["intent"].wrong("an intent id") }
-            guard let key = try f["idempotencyKey"].string() else { throw f["idempotencyKey"].wrong("an idempotency key") }
+            guard let key = try f["idempotencyKey"].string() else {
+                throw f["idempotencyKey"].wrong("an idempotency key")
+            }
             tokens[txid] = Token(intent: intent, idempotencyKey: key, spent: try f["spent"].bool() ?? false)
         }
         _ = try field.members()  // the section itself is an object
@@ -203,19 +225,28 @@ struct BahnSection: Sendable {
 
     var json: JSON {
         var o = unknown
-        o["intents"] = .object(JSON.Object(intents.mapValues { intent -> JSON in
-            var e = intent.unknown
-            e["orderId"] = intent.orderId.map(JSON.string)
-            e["amount"] = intent.amount.map { .number(JSON.Number($0)) }
-            e["currency"] = intent.currency.map(JSON.string)
-            e["status"] = intent.status.map(JSON.string)
-            e["latest_charge_id"] = intent.latestCharge.map(JSON.string)
-            e["confirmTransaction"] = intent.confirmTransaction.map(JSON.string)
-            return .object(e)
-        }))
+        o["intents"] = .object(
+            JSON.Object(
+                intents.mapValues { intent -> JSON in
+                    var e = intent.unknown
+                    e["orderId"] = intent.orderId.map(JSON.string)
+                    e["amount"] = intent.amount.map { .number(JSON.Number($0)) }
+                    e["currency"] = intent.currency.map(JSON.string)
+                    e["status"] = intent.status.map(JSON.string)
+                    e["latest_charge_id"] = intent.latestCharge.map(JSON.string)
+                    e["confirmTransaction"] = intent.confirmTransaction.map(JSON.string)
+                    return .object(e)
+                }))
         o["orders"] = .object(JSON.Object(orders.mapValues(JSON.string)))
         o["lastIntent"] = lastIntent.map(JSON.string)
-        o["tokens"] = .object(JSON.Object(tokens.mapValues { ["intent": .string($0.intent), "idempotencyKey": .string($0.idempotencyKey), "spent": .bool($0.spent)] as JSON }))
+        o["tokens"] = .object(
+            JSON.Object(
+                tokens.mapValues {
+                    [
+                        "intent": .string($0.intent), "idempotencyKey": .string($0.idempotencyKey),
+                        "spent": .bool($0.spent),
+                    ] as JSON
+                }))
         return .object(o)
     }
 }

@@ -38,9 +38,12 @@ public final class BahnWebhookService: RunService {
 
     /// Started for a flow that awaits webhooks, when a webhook secret is configured (the operation's preflight asks
     /// for one); in a replay, made of the events the recorded steps got.
-    static let recipe = RunServiceRecipe(operations: [BahnOperations.awaitWebhook.name], replaying: { outputs in
-        BahnWebhookService(replaying: outputs.compactMap { $0["event"].flatMap { BahnWebhookEvent(body: $0) } })
-    }) {
+    static let recipe = RunServiceRecipe(
+        operations: [BahnOperations.awaitWebhook.name],
+        replaying: { outputs in
+            BahnWebhookService(replaying: outputs.compactMap { $0["event"].flatMap { BahnWebhookEvent(body: $0) } })
+        }
+    ) {
         (host: any RunServiceHost) async throws(Diagnostic) -> (any RunService)? in
         guard let secret = host.configuration.value("BAHN_WEBHOOK_SECRET") else { return nil }
         let port = try port(host.configuration)
@@ -50,7 +53,8 @@ public final class BahnWebhookService: RunService {
             let inbox = try BahnWebhookInbox(secret: secret, port: port)
             inbox.start()
             do throws(Diagnostic) {
-                let remove = try await host.registerWebhookTarget(url: inbox.url, provider: "bahn", emulatorBase: "BAHN_API_URL")
+                let remove = try await host.registerWebhookTarget(
+                    url: inbox.url, provider: "bahn", emulatorBase: "BAHN_API_URL")
                 return BahnInboxes.Opened(inbox: inbox, removeTarget: remove)
             } catch {
                 inbox.shutdown()
@@ -64,7 +68,8 @@ public final class BahnWebhookService: RunService {
     public static func port(_ configuration: Configuration) throws(Diagnostic) -> UInt16 {
         guard let text = configuration.value("BAHN_WEBHOOK_PORT") else { return 0 }
         guard let port = UInt16(text) else {
-            throw .configuration("BAHN_WEBHOOK_PORT is '\(text)', not a port number", hint: "use 0–65535, or unset it for any free port")
+            throw .configuration(
+                "BAHN_WEBHOOK_PORT is '\(text)', not a port number", hint: "use 0–65535, or unset it for any free port")
         }
         return port
     }
@@ -81,7 +86,8 @@ actor BahnInboxes {
 
     struct Opened: Sendable {
         let inbox: BahnWebhookInbox
-        /// Removes the inbox's webhook target (nil when it has none: a real provider's webhooks are set up on its side).
+        /// Removes the inbox's webhook target (nil when it has none: a real provider's webhooks are set up on its
+        /// side).
         let removeTarget: (@Sendable () async -> Void)?
     }
 
@@ -92,7 +98,9 @@ actor BahnInboxes {
     private var leases: [String: Lease] = [:]
 
     /// The inbox under `key`, opened by `open` when no run holds one; each call is matched by one `release`.
-    func acquire(_ key: String, open: @escaping @Sendable () async throws(Diagnostic) -> Opened) async throws(Diagnostic) -> BahnWebhookInbox {
+    func acquire(
+        _ key: String, open: @escaping @Sendable () async throws(Diagnostic) -> Opened
+    ) async throws(Diagnostic) -> BahnWebhookInbox {
         let opening: Task<Opened, any Error>
         if var lease = leases[key] {
             lease.holders += 1
@@ -107,7 +115,8 @@ actor BahnInboxes {
         } catch {
             // Every run that waited for it fails alike; the next one to start opens another.
             if leases[key]?.opening == opening { leases[key] = nil }
-            throw error as? Diagnostic ?? .unavailable("cannot listen for Bahn webhooks: \(error)", hint: "run it again")
+            throw error as? Diagnostic
+                ?? .unavailable("cannot listen for Bahn webhooks: \(error)", hint: "run it again")
         }
     }
 

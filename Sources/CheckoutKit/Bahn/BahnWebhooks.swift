@@ -29,8 +29,10 @@ public struct BahnWebhookEvent: Sendable {
 /// "<t>.<raw body>", checked over the raw bytes before any JSON parsing, within a tolerance.
 public enum BahnWebhookSignature {
     /// nil when valid, else why not.
-    public static func problem(body: Data, header: String?, secret: String, now: Date = Date(),
-                               tolerance: TimeInterval = BahnProtocol.signatureTolerance) -> String? {
+    public static func problem(
+        body: Data, header: String?, secret: String, now: Date = Date(),
+        tolerance: TimeInterval = BahnProtocol.signatureTolerance
+    ) -> String? {
         guard let header, !header.isEmpty else { return "missing \(BahnProtocol.signatureHeader) header" }
         var timestamp: Int?
         var signatures: [String] = []
@@ -39,12 +41,22 @@ public enum BahnWebhookSignature {
             guard kv.count == 2 else { continue }
             if kv[0] == "t" { timestamp = Int(kv[1]) } else if kv[0] == "v1" { signatures.append(kv[1].lowercased()) }
         }
-        guard let timestamp else { return "malformed \(BahnProtocol.signatureHeader) header: no t=<unix seconds> timestamp" }
-        guard !signatures.isEmpty else { return "malformed \(BahnProtocol.signatureHeader) header: no v1=<hex> signature" }
+        guard let timestamp else {
+            return "malformed \(BahnProtocol.signatureHeader) header: no t=<unix seconds> timestamp"
+        }
+        guard !signatures.isEmpty else {
+            return "malformed \(BahnProtocol.signatureHeader) header: no v1=<hex> signature"
+        }
         // Past and future are told apart: one is a replay or a long delay, the other a clock that is off.
         let age = now.timeIntervalSince1970 - Double(timestamp)
-        if age > tolerance { return "stale signature: signed \(Int(age)) s ago, beyond the \(Int(tolerance)) s tolerance (a replayed or long-delayed delivery)" }
-        if -age > tolerance { return "signature dated \(Int(-age)) s in the future, beyond the \(Int(tolerance)) s tolerance (the sender's clock or this machine's is off)" }
+        if age > tolerance {
+            return
+                "stale signature: signed \(Int(age)) s ago, beyond the \(Int(tolerance)) s tolerance (a replayed or long-delayed delivery)"
+        }
+        if -age > tolerance {
+            return
+                "signature dated \(Int(-age)) s in the future, beyond the \(Int(tolerance)) s tolerance (the sender's clock or this machine's is off)"
+        }
         let expected = sign(body: body, timestamp: timestamp, secret: secret)
         // Compare in constant time: the signature is a secret-derived value.
         let matches = signatures.contains { candidate in
@@ -74,19 +86,23 @@ public final class BahnWebhookInbox: Sendable {
     ///   - onDuplicate: called for a verified delivery of an event already received (a retry, a resend).
     ///   - onRejected: called with the reason for each delivery refused with 400.
     ///   - onForwarded: called with the result of passing each delivery on to `forwardTo`.
-    public init(secret: String, host: String = "127.0.0.1", port: UInt16 = 0, forwardTo: String? = nil,
-                onEvent: @escaping @Sendable (BahnWebhookEvent) -> Void = { _ in },
-                onDuplicate: @escaping @Sendable (BahnWebhookEvent) -> Void = { _ in },
-                onRejected: @escaping @Sendable (String) -> Void = { _ in },
-                onForwarded: @escaping @Sendable (BahnForwardResult) -> Void = { _ in }) throws(Diagnostic) {
+    public init(
+        secret: String, host: String = "127.0.0.1", port: UInt16 = 0, forwardTo: String? = nil,
+        onEvent: @escaping @Sendable (BahnWebhookEvent) -> Void = { _ in },
+        onDuplicate: @escaping @Sendable (BahnWebhookEvent) -> Void = { _ in },
+        onRejected: @escaping @Sendable (String) -> Void = { _ in },
+        onForwarded: @escaping @Sendable (BahnForwardResult) -> Void = { _ in }
+    ) throws(Diagnostic) {
         let events = BahnWebhookEvents()
         self.events = events
         let forwarder = forwardTo.map { Forwarder(url: $0, onResult: onForwarded) }
         do {
             server = try HTTPServer(host: host, port: port) { request in
                 guard request.method == "POST" else { return .respond(.text(405, "POST webhooks here\n")) }
-                if let problem = BahnWebhookSignature.problem(body: request.body, header: request.headers[BahnProtocol.signatureHeader],
-                                                              secret: secret) {
+                if let problem = BahnWebhookSignature.problem(
+                    body: request.body, header: request.headers[BahnProtocol.signatureHeader],
+                    secret: secret)
+                {
                     onRejected(problem)
                     return .respond(.json(400, JSON.object(["error": .string(problem)]).data))
                 }
@@ -104,7 +120,9 @@ public final class BahnWebhookInbox: Sendable {
                 return .respond(.json(200, JSON.object(["received": true, "duplicate": .bool(!isNew)]).data))
             }
         } catch {
-            throw .unavailable("cannot listen for webhooks on \(host):\(port): \(error)", hint: "pick another --port, or 0 for any free port")
+            throw .unavailable(
+                "cannot listen for webhooks on \(host):\(port): \(error)",
+                hint: "pick another --port, or 0 for any free port")
         }
     }
 
@@ -151,7 +169,9 @@ public final class BahnWebhookEvents: Sendable {
     func first(_ type: String, intent: String?) -> BahnWebhookEvent? {
         state.withLock { state in
             guard let intent else { return state.list.first { $0.type == type } }
-            for position in state.byIntent[intent] ?? [] where state.list[position].type == type { return state.list[position] }
+            for position in state.byIntent[intent] ?? [] where state.list[position].type == type {
+                return state.list[position]
+            }
             return nil
         }
     }
@@ -194,7 +214,9 @@ private struct Forwarder: Sendable {
 
     func forward(_ request: HTTPRequest, eventID: String) {
         var headers: HTTPHeaders = ["Content-Type": request.headers["Content-Type"] ?? "application/json"]
-        if let signature = request.headers[BahnProtocol.signatureHeader] { headers[BahnProtocol.signatureHeader] = signature }
+        if let signature = request.headers[BahnProtocol.signatureHeader] {
+            headers[BahnProtocol.signatureHeader] = signature
+        }
         let outgoing = HTTPClientRequest(method: "POST", url: url, headers: headers, body: request.body, timeout: 10)
         Task { [transport, url, onResult] in
             do {

@@ -17,7 +17,9 @@ extension CommandFlows {
         public init(amount: Int) { self.amount = amount }
     }
 
-    public static func braintreeApplePay(_ options: BraintreeApplePay, registry: OperationRegistry) throws(Diagnostic) -> Flow {
+    public static func braintreeApplePay(
+        _ options: BraintreeApplePay, registry: OperationRegistry
+    ) throws(Diagnostic) -> Flow {
         let name = options.authorizeOnly ? "braintree-apple-pay-auth-capture" : "braintree-apple-pay"
         var flow = try BuiltinFlows.load(BuiltinFlows.named(name)!, registry: registry)
         flow.name = "braintree-apple-pay"

@@ -8,6 +8,10 @@ extension BuiltinFlows {
         Entry(PackageResources.braintree_apple_pay_declined_json, retired: retired),
     ]
 
-    /// One amount, one variable: `amount_minor` told the token a second copy of the amount, which could differ from the charge.
-    static let retired = ["amount_minor": "the flow's one amount is 'amount' now, in major units (10.00, or 10 for 10.00): the token's total and the charge both come from it"]
+    /// One amount, one variable: `amount_minor` told the token a second copy of the amount, which could differ from the
+    /// charge.
+    static let retired = [
+        "amount_minor":
+            "the flow's one amount is 'amount' now, in major units (10.00, or 10 for 10.00): the token's total and the charge both come from it"
+    ]
 }

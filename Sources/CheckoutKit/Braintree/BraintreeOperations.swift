@@ -5,7 +5,9 @@ import Foundation
 /// Charge, authorize and capture move money and have no idempotency key: never repeated once they may have reached
 /// Braintree; a lost answer is read back (a transaction search by the orderId the driver always sets).
 public enum BraintreeOperations {
-    public static var all: [FlowOperation] { [config, tokenize, charge, authorize, capture, void, ping, clientToken, transaction] }
+    public static var all: [FlowOperation] {
+        [config, tokenize, charge, authorize, capture, void, ping, clientToken, transaction]
+    }
 
     /// `braintree.config`'s arguments: what the payment request will say, checked against the gateway's settings.
     struct Config: OperationArguments {
@@ -15,20 +17,26 @@ public enum BraintreeOperations {
         var network: String?
 
         static let arguments: [Argument<Config>] = [
-            .string("clientToken", \.clientToken, help: "authorise with a client token instead of BRAINTREE_TOKENIZATION_KEY"),
+            .string(
+                "clientToken", \.clientToken,
+                help: "authorise with a client token instead of BRAINTREE_TOKENIZATION_KEY"),
             .string("currency", \.currency, help: "the payment request's currency, checked against the gateway's"),
             .string("network", \.network, help: "the card network of the payment, checked against supportedNetworks"),
         ]
     }
 
     static let config = FlowOperation(
-        name: "braintree.config", summary: "Read the gateway's Apple Pay configuration; warn when the payment request disagrees with it.",
+        name: "braintree.config",
+        summary: "Read the gateway's Apple Pay configuration; warn when the payment request disagrees with it.",
         arguments: Config.self,
         requiredConfiguration: ["BRAINTREE_CLIENT_API_URL"],
         outputs: [
-            .init("configuration", "the gateway's client configuration"), .init("summary.clientApiUrl", "where tokenize sends the token"),
-            .init("summary.merchantIdentifier", "the Apple Pay merchant identifier"), .init("summary.currencyCode", "the gateway's currency"),
-            .init("summary.countryCode", "the gateway's country"), .init("summary.supportedNetworks", "the card networks it takes"),
+            .init("configuration", "the gateway's client configuration"),
+            .init("summary.clientApiUrl", "where tokenize sends the token"),
+            .init("summary.merchantIdentifier", "the Apple Pay merchant identifier"),
+            .init("summary.currencyCode", "the gateway's currency"),
+            .init("summary.countryCode", "the gateway's country"),
+            .init("summary.supportedNetworks", "the card networks it takes"),
             .init("summary.environment", "sandbox or production"),
         ]
     ) { (args: Config, context: OperationContext) async throws(Diagnostic) -> StepOutput in
@@ -37,23 +45,35 @@ public enum BraintreeOperations {
         let applePay = configuration["applePay"] ?? .null
         let status = applePay["status"]?.stringValue ?? "off"
         guard status != "off" else {
-            throw .configuration("Apple Pay is off for this Braintree merchant (applePay.status is \"off\")",
-                                 hint: "enable Apple Pay in the Control Panel (Settings → Processing → Apple Pay)")
+            throw .configuration(
+                "Apple Pay is off for this Braintree merchant (applePay.status is \"off\")",
+                hint: "enable Apple Pay in the Control Panel (Settings → Processing → Apple Pay)")
         }
-        // The integration guide: keep the PKPaymentRequest in sync with the gateway's settings (docs/protocols/braintree.md).
+        // The integration guide: keep the PKPaymentRequest in sync with the gateway's settings
+        // (docs/protocols/braintree.md).
         if let currency = args.currency?.uppercased(), let gateway = applePay["currencyCode"]?.stringValue,
-           currency != gateway.uppercased() {
-            context.note("warning: the payment request's currency \(currency) is not the gateway's \(gateway); the merchant account settles in \(gateway)")
+            currency != gateway.uppercased()
+        {
+            context.note(
+                "warning: the payment request's currency \(currency) is not the gateway's \(gateway); the merchant account settles in \(gateway)"
+            )
         }
         let networks = (applePay["supportedNetworks"]?.arrayValue ?? []).compactMap(\.stringValue)
         if let network = args.network, !networks.isEmpty,
-           !networks.contains(where: { $0.lowercased() == network.lowercased() }) {
-            context.note("warning: \(network) is not among the gateway's supported networks (\(networks.joined(separator: ", ")))")
+            !networks.contains(where: { $0.lowercased() == network.lowercased() })
+        {
+            context.note(
+                "warning: \(network) is not among the gateway's supported networks (\(networks.joined(separator: ", ")))"
+            )
         }
-        let summary: JSON = ["status": .string(status), "countryCode": applePay["countryCode"] ?? .null,
-                             "currencyCode": applePay["currencyCode"] ?? .null, "merchantIdentifier": applePay["merchantIdentifier"] ?? .null,
-                             "supportedNetworks": .array(networks.map(JSON.string)), "environment": configuration["environment"] ?? .null,
-                             "clientApiUrl": configuration["clientApiUrl"] ?? .null]
+        let summary: JSON = [
+            "status": .string(status), "countryCode": applePay["countryCode"] ?? .null,
+            "currencyCode": applePay["currencyCode"] ?? .null,
+            "merchantIdentifier": applePay["merchantIdentifier"] ?? .null,
+            "supportedNetworks": .array(networks.map(JSON.string)),
+            "environment": configuration["environment"] ?? .null,
+            "clientApiUrl": configuration["clientApiUrl"] ?? .null,
+        ]
         return StepOutput(document: ["configuration": configuration, "summary": summary], status: 200)
     }
 
@@ -67,8 +87,12 @@ public enum BraintreeOperations {
         var paymentNetwork = "Visa"
 
         static let arguments: [Argument<Tokenize>] = [
-            .string("tokenFile", \.tokenFile, input: .paymentToken, help: "PKPaymentToken.paymentData, exactly as PassKit produced it"),
-            .string("clientApiUrl", \.clientAPIURL, default: "BRAINTREE_CLIENT_API_URL's merchant path", help: "from braintree.config"),
+            .string(
+                "tokenFile", \.tokenFile, input: .paymentToken,
+                help: "PKPaymentToken.paymentData, exactly as PassKit produced it"),
+            .string(
+                "clientApiUrl", \.clientAPIURL, default: "BRAINTREE_CLIENT_API_URL's merchant path",
+                help: "from braintree.config"),
             .string("clientToken", \.clientToken),
             .string("paymentInstrumentName", \.paymentInstrumentName, default: "Apple Pay"),
             .string("paymentNetwork", \.paymentNetwork, default: "Visa"),
@@ -76,17 +100,20 @@ public enum BraintreeOperations {
     }
 
     static let tokenize = FlowOperation(
-        name: "braintree.tokenize", summary: "Tokenize an Apple Pay token into a single-use nonce (the file's exact bytes, base64).",
+        name: "braintree.tokenize",
+        summary: "Tokenize an Apple Pay token into a single-use nonce (the file's exact bytes, base64).",
         arguments: Tokenize.self,
         requiredConfiguration: ["BRAINTREE_CLIENT_API_URL"],
         outputs: [
-            .init("nonce", "the single-use nonce (a secret: shown masked)"), .init("card", "the tokenized card as Braintree returned it"),
+            .init("nonce", "the single-use nonce (a secret: shown masked)"),
+            .init("card", "the tokenized card as Braintree returned it"),
             .init("summary.cardType", "e.g. Apple Pay - Visa"),
         ]
     ) { (args: Tokenize, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let client = BraintreeClient(context)
         // Read and check the token before anything is sent: a bad file must cost nothing.
-        let token = try PaymentTokenFile.read(path: args.tokenFile, redactor: context.redactor, files: context.services.madeFiles)
+        let token = try PaymentTokenFile.read(
+            path: args.tokenFile, redactor: context.redactor, files: context.services.madeFiles)
         // A token pays once, whichever provider it went to: refused here, before anything is sent.
         try context.refuseIfSpent(token.transactionId, kind: "Apple Pay token", fix: PaymentTokenFile.freshTokenHint)
         let auth = try client.authorization(clientToken: args.clientToken)
@@ -95,13 +122,19 @@ public enum BraintreeOperations {
             clientAPIURL = try await client.configuration(auth)["clientApiUrl"]?.stringValue
         }
         guard let clientAPIURL else {
-            throw .failure("Braintree's configuration has no clientApiUrl", hint: "check BRAINTREE_CLIENT_API_URL (see the answer with -v)")
+            throw .failure(
+                "Braintree's configuration has no clientApiUrl",
+                hint: "check BRAINTREE_CLIENT_API_URL (see the answer with -v)")
         }
-        let card = try await client.tokenize(token, clientAPIURL: clientAPIURL, auth: auth,
-                                             instrumentName: args.paymentInstrumentName, network: args.paymentNetwork)
+        let card = try await client.tokenize(
+            token, clientAPIURL: clientAPIURL, auth: auth,
+            instrumentName: args.paymentInstrumentName, network: args.paymentNetwork)
         try context.markSpent(token.transactionId, kind: "Apple Pay token", by: "Braintree's tokenization")
-        return StepOutput(document: ["card": card, "nonce": card["nonce"] ?? .null,
-                                     "summary": ["cardType": card["details"]?["cardType"] ?? .null]], status: 201)
+        return StepOutput(
+            document: [
+                "card": card, "nonce": card["nonce"] ?? .null,
+                "summary": ["cardType": card["details"]?["cardType"] ?? .null],
+            ], status: 201)
     }
 
     /// Braintree takes no currency with a transaction (the merchant account has one): it says how the amount is read.
@@ -132,13 +165,19 @@ public enum BraintreeOperations {
 
         static let arguments: [Argument<Transact>] = [
             .string("nonce", \.nonce, help: "a nonce from tokenize, or a sandbox fake nonce"),
-            // Braintree's `Amount` is a decimal in the merchant account's currency, so an amount is read in major units.
-            .amount("amount", \.amount, .majorUnits, currency: "currency", defaultCurrency: "USD",
-                    help: "in the merchant account currency's major units: 10.00, or 10 for 10.00 in USD"),
+            // Braintree's `Amount` is a decimal in the merchant account's currency, so an amount is read in major
+            // units.
+            .amount(
+                "amount", \.amount, .majorUnits, currency: "currency", defaultCurrency: "USD",
+                help: "in the merchant account currency's major units: 10.00, or 10 for 10.00 in USD"),
             .string("currency", \.currency, default: "USD", help: currencyHelp),
-            .string("orderId", \.orderID, default: "a new one", help: "the driver always sets one, to find the transaction again"),
+            .string(
+                "orderId", \.orderID, default: "a new one",
+                help: "the driver always sets one, to find the transaction again"),
             .string("merchantAccountId", \.merchantAccountID),
-            .choice("expect", \.expect, default: "accepted", help: "accepted, or declined: the step passes when Braintree refuses it"),
+            .choice(
+                "expect", \.expect, default: "accepted",
+                help: "accepted, or declined: the step passes when Braintree refuses it"),
         ]
     }
 
@@ -152,26 +191,39 @@ public enum BraintreeOperations {
         .init("summary.last4", "the card's last 4"), .init("summary.origin", "APPLE_PAY"),
     ]
 
-    static let charge = transact(name: "braintree.charge", summary: "Charge the nonce (chargePaymentMethod): SUBMITTED_FOR_SETTLEMENT.",
-                                 document: BraintreeDocuments.charge, field: "chargePaymentMethod", action: "charge")
-    static let authorize = transact(name: "braintree.authorize", summary: "Authorize the nonce (authorizePaymentMethod); capture later.",
-                                    document: BraintreeDocuments.authorize, field: "authorizePaymentMethod", action: "authorize")
+    static let charge = transact(
+        name: "braintree.charge", summary: "Charge the nonce (chargePaymentMethod): SUBMITTED_FOR_SETTLEMENT.",
+        document: BraintreeDocuments.charge, field: "chargePaymentMethod", action: "charge")
+    static let authorize = transact(
+        name: "braintree.authorize", summary: "Authorize the nonce (authorizePaymentMethod); capture later.",
+        document: BraintreeDocuments.authorize, field: "authorizePaymentMethod", action: "authorize")
 
-    private static func transact(name: String, summary: String, document: GraphQLDocument, field: String, action: String) -> FlowOperation {
-        FlowOperation(name: name, summary: summary, arguments: Transact.self, requiredConfiguration: BraintreeClient.serverConfiguration,
-                      outputs: transactionOutputs.map { .init($0.path, $0.help, when: "accepted") }
-                          + [.init("refused", "the processor's refusal", when: "declined"),
-                             .init("orderId", "the order id it was sent with", when: "declined")]) { (args: Transact, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+    private static func transact(
+        name: String, summary: String, document: GraphQLDocument, field: String, action: String
+    ) -> FlowOperation {
+        FlowOperation(
+            name: name, summary: summary, arguments: Transact.self,
+            requiredConfiguration: BraintreeClient.serverConfiguration,
+            outputs: transactionOutputs.map { .init($0.path, $0.help, when: "accepted") }
+                + [
+                    .init("refused", "the processor's refusal", when: "declined"),
+                    .init("orderId", "the order id it was sent with", when: "declined"),
+                ]
+        ) { (args: Transact, context: OperationContext) async throws(Diagnostic) -> StepOutput in
             let client = BraintreeClient(context)
             let nonce = args.nonce
             context.redactor.register(nonce)
             // A nonce is single-use; the sandbox's fixed fake nonces (`fake-…`) are the exception Braintree documents.
             let singleUse = !nonce.hasPrefix(BraintreeProtocol.fakeNoncePrefix)
             if singleUse {
-                try context.refuseIfSpent(nonce, kind: "Braintree nonce",
-                                          fix: "tokenize a fresh Apple Pay token: `checkout-driver braintree apple-pay --token-file FILE --amount …`")
+                try context.refuseIfSpent(
+                    nonce, kind: "Braintree nonce",
+                    fix:
+                        "tokenize a fresh Apple Pay token: `checkout-driver braintree apple-pay --token-file FILE --amount …`"
+                )
             }
-            // Checked before anything is sent (the engine checks every amount argument), written as the schema takes it.
+            // Checked before anything is sent (the engine checks every amount argument), written as the schema takes
+            // it.
             let amount = try wireAmount(args.amount, currency: args.currency)
             let orderID = args.orderID ?? BraintreeProtocol.newOrderID()
             let expectDecline = args.expect == .declined
@@ -182,22 +234,29 @@ public enum BraintreeOperations {
             // there before this call are never taken for its own.
             var prior: Set<String>? = []
             if args.orderID != nil {
-                prior = await context.enrichment("the transactions order \(orderID) already has") { () async throws(Diagnostic) -> Set<String> in
-                    Set(try await BraintreeReadBack.search(orderID, client: client).compactMap { $0["id"]?.stringValue })
+                prior = await context.enrichment("the transactions order \(orderID) already has") {
+                    () async throws(Diagnostic) -> Set<String> in
+                    Set(
+                        try await BraintreeReadBack.search(orderID, client: client).compactMap { $0["id"]?.stringValue }
+                    )
                 }
             }
-            let asked = MoneyMovement(provider: "braintree", kind: action == "charge" ? .charge : .authorization, outcome: .unknown,
-                                      amount: args.amount, currency: args.currency, reference: "order \(orderID)")
-            var readBack = BraintreeReadBack.byOrder(orderID, amount: amount, action: action, prior: prior, asked: asked, client: client)
+            let asked = MoneyMovement(
+                provider: "braintree", kind: action == "charge" ? .charge : .authorization, outcome: .unknown,
+                amount: args.amount, currency: args.currency, reference: "order \(orderID)")
+            var readBack = BraintreeReadBack.byOrder(
+                orderID, amount: amount, action: action, prior: prior, asked: asked, client: client)
             if singleUse { readBack.spends = [SpentCredentials.key("Braintree nonce", nonce)] }
             let output = try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
                 let response = try await client.graphQL(document, ["input": input])
-                // A refused transaction used the nonce up as much as an accepted one: it is single-use whatever came of it.
+                // A refused transaction used the nonce up as much as an accepted one: it is single-use whatever came of
+                // it.
                 if singleUse && BraintreeClient.isRefusal(response) {
-                    try context.markSpent(nonce, kind: "Braintree nonce", by: "\(action) of order \(orderID), which Braintree refused")
+                    try context.markSpent(
+                        nonce, kind: "Braintree nonce", by: "\(action) of order \(orderID), which Braintree refused")
                 }
-                // A refusal Braintree stated (the processor's or the gateway's codes) is what an `expect: declined` step is
-                // for; any other error still fails it.
+                // A refusal Braintree stated (the processor's or the gateway's codes) is what an `expect: declined`
+                // step is for; any other error still fails it.
                 if expectDecline && BraintreeClient.isRefusal(response) {
                     let message = response.errors.map(\.message).joined(separator: "; ")
                     context.note("refused as expected: \(message)")
@@ -212,8 +271,9 @@ public enum BraintreeOperations {
                 try context.markSpent(nonce, kind: "Braintree nonce", by: "\(action) of order \(orderID)")
             }
             if expectDecline && output.document["refused"] == nil {
-                throw .failure("Braintree accepted the \(action), but this step expected a refusal",
-                               hint: "the sandbox declines 2000.00–2999.99, fails 3000.00–3000.99 and rejects 5001.00")
+                throw .failure(
+                    "Braintree accepted the \(action), but this step expected a refusal",
+                    hint: "the sandbox declines 2000.00–2999.99, fails 3000.00–3000.99 and rejects 5001.00")
             }
             return output
         }
@@ -222,37 +282,49 @@ public enum BraintreeOperations {
     /// A transaction in an answer: accepted when its status shows the action went through (`accepted`), else exit 1
     /// naming its status — a refusal, or a status that neither holds nor took the money (`AUTHORIZATION_EXPIRED`, a
     /// capture answered still `AUTHORIZED`). The answer is clear either way: there is nothing to read back.
-    static func outcome(_ transaction: JSON, action: String, orderID: String?,
-                        accepted: Set<String> = BraintreeProtocol.acceptedStatuses) throws(Diagnostic) -> StepOutput {
+    static func outcome(
+        _ transaction: JSON, action: String, orderID: String?,
+        accepted: Set<String> = BraintreeProtocol.acceptedStatuses
+    ) throws(Diagnostic) -> StepOutput {
         let status = transaction["status"]?.stringValue ?? "?"
         let id = transaction["id"]?.stringValue ?? "?"
         if BraintreeProtocol.refusedStatuses.contains(status) { throw refusal(transaction, action: action) }
         guard accepted.contains(status) else {
-            throw .failure("Braintree answered the \(action) with transaction \(id) in status \(status), which does not show that it went through",
-                           hint: "read it with `checkout-driver braintree transaction \(id)`")
+            throw .failure(
+                "Braintree answered the \(action) with transaction \(id) in status \(status), which does not show that it went through",
+                hint: "read it with `checkout-driver braintree transaction \(id)`")
         }
         return StepOutput(document: ["transaction": transaction, "summary": summary(transaction)], status: 200)
     }
 
-    /// A transaction the processor or the gateway refused, as the failure it is (in an answer and on a read-back alike).
+    /// A transaction the processor or the gateway refused, as the failure it is (in an answer and on a read-back
+    /// alike).
     static func refusal(_ transaction: JSON, action: String) -> Diagnostic {
-        .failure("Braintree refused the \(action): transaction \(transaction["id"]?.stringValue ?? "?") is \(transaction["status"]?.stringValue ?? "?")\(processorSays(transaction))",
-                 hint: "nothing was charged; try another card")
+        .failure(
+            "Braintree refused the \(action): transaction \(transaction["id"]?.stringValue ?? "?") is \(transaction["status"]?.stringValue ?? "?")\(processorSays(transaction))",
+            hint: "nothing was charged; try another card")
     }
 
     /// The processor's own words on a transaction, as Braintree reports them: " (processor 2000: Do Not Honor)".
     static func processorSays(_ transaction: JSON) -> String {
-        guard let response = transaction["processorResponse"], let message = response["message"]?.stringValue else { return "" }
+        guard let response = transaction["processorResponse"], let message = response["message"]?.stringValue else {
+            return ""
+        }
         return " (processor \(response["legacyCode"]?.stringValue.map { "\($0): " } ?? "")\(message))"
     }
 
     static func summary(_ transaction: JSON) -> JSON {
         let snapshot = transaction["paymentMethodSnapshot"]
         let card = snapshot?["creditCard"] ?? snapshot
-        return ["id": transaction["id"] ?? .null, "legacyId": transaction["legacyId"] ?? .null, "status": transaction["status"] ?? .null,
-                "amount": transaction["amount"]?["value"] ?? .null, "currency": transaction["amount"]?["currencyCode"] ?? .null,
-                "orderId": transaction["orderId"] ?? .null, "cardType": card?["brandCode"] ?? .null, "last4": card?["last4"] ?? .null,
-                "origin": card?["origin"]?["type"] ?? .null]
+        return [
+            "id": transaction["id"] ?? .null, "legacyId": transaction["legacyId"] ?? .null,
+            "status": transaction["status"] ?? .null,
+            "amount": transaction["amount"]?["value"] ?? .null,
+            "currency": transaction["amount"]?["currencyCode"] ?? .null,
+            "orderId": transaction["orderId"] ?? .null, "cardType": card?["brandCode"] ?? .null,
+            "last4": card?["last4"] ?? .null,
+            "origin": card?["origin"]?["type"] ?? .null,
+        ]
     }
 
     /// The arguments of the operations on a transaction already made (`braintree.capture`, `braintree.void`).
@@ -273,8 +345,9 @@ public enum BraintreeOperations {
 
         static let arguments: [Argument<Capture>] = [
             .string("transaction", \.transaction, help: "the transaction id"),
-            .amount("amount", \.amount, .majorUnits, currency: "currency", defaultCurrency: "USD",
-                    help: "less than authorized: a partial capture, in the currency's major units"),
+            .amount(
+                "amount", \.amount, .majorUnits, currency: "currency", defaultCurrency: "USD",
+                help: "less than authorized: a partial capture, in the currency's major units"),
             .string("currency", \.currency, default: "USD", help: currencyHelp),
         ]
     }
@@ -285,33 +358,47 @@ public enum BraintreeOperations {
         var amount: Int? { nil }
         var currency: String? { nil }
 
-        static let arguments: [Argument<VoidTransaction>] = [.string("transaction", \.transaction, help: "the transaction id")]
+        static let arguments: [Argument<VoidTransaction>] = [
+            .string("transaction", \.transaction, help: "the transaction id")
+        ]
     }
 
-    static let capture = transactionAction(name: "braintree.capture", summary: "Capture an authorized transaction (captureTransaction).",
-                                           arguments: Capture.self, document: BraintreeDocuments.capture, field: "captureTransaction",
-                                           action: "capture", done: BraintreeProtocol.capturedStatuses)
-    static let void = transactionAction(name: "braintree.void", summary: "Void an authorized or submitted transaction (reverseTransaction).",
-                                        arguments: VoidTransaction.self, document: BraintreeDocuments.void, field: "reverseTransaction",
-                                        action: "void", done: BraintreeProtocol.voidedStatuses)
+    static let capture = transactionAction(
+        name: "braintree.capture", summary: "Capture an authorized transaction (captureTransaction).",
+        arguments: Capture.self, document: BraintreeDocuments.capture, field: "captureTransaction",
+        action: "capture", done: BraintreeProtocol.capturedStatuses)
+    static let void = transactionAction(
+        name: "braintree.void", summary: "Void an authorized or submitted transaction (reverseTransaction).",
+        arguments: VoidTransaction.self, document: BraintreeDocuments.void, field: "reverseTransaction",
+        action: "void", done: BraintreeProtocol.voidedStatuses)
 
     private static func transactionAction<Arguments: TransactionActionArguments>(
-        name: String, summary: String, arguments: Arguments.Type, document: GraphQLDocument, field: String, action: String, done: Set<String>
+        name: String, summary: String, arguments: Arguments.Type, document: GraphQLDocument, field: String,
+        action: String, done: Set<String>
     ) -> FlowOperation {
-        FlowOperation(name: name, summary: summary, arguments: Arguments.self, requiredConfiguration: BraintreeClient.serverConfiguration,
-                      outputs: transactionOutputs) { (args: Arguments, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+        FlowOperation(
+            name: name, summary: summary, arguments: Arguments.self,
+            requiredConfiguration: BraintreeClient.serverConfiguration,
+            outputs: transactionOutputs
+        ) { (args: Arguments, context: OperationContext) async throws(Diagnostic) -> StepOutput in
             let client = BraintreeClient(context)
             let id = args.transaction
             // A transaction captures once: a second capture this state file would send is refused before sending, as
             // the gateway would refuse it (and Cash App's capture is).
             if action == "capture" {
-                try context.refuseIfSpent(id, kind: BraintreeProtocol.capturedKind,
-                                          fix: "it is captured: see it with `checkout-driver braintree transaction \(id)`; a new payment starts with `checkout-driver braintree apple-pay`")
+                try context.refuseIfSpent(
+                    id, kind: BraintreeProtocol.capturedKind,
+                    fix:
+                        "it is captured: see it with `checkout-driver braintree transaction \(id)`; a new payment starts with `checkout-driver braintree apple-pay`"
+                )
             }
             var input: JSON.Object = ["transactionId": .string(id)]
-            if let minor = args.amount { input["transaction"] = ["amount": .string(try wireAmount(minor, currency: args.currency ?? "USD"))] }
-            let asked = MoneyMovement(provider: "braintree", kind: action == "capture" ? .capture : .void, outcome: .unknown,
-                                      amount: args.amount, currency: args.currency, reference: "transaction \(id)")
+            if let minor = args.amount {
+                input["transaction"] = ["amount": .string(try wireAmount(minor, currency: args.currency ?? "USD"))]
+            }
+            let asked = MoneyMovement(
+                provider: "braintree", kind: action == "capture" ? .capture : .void, outcome: .unknown,
+                amount: args.amount, currency: args.currency, reference: "transaction \(id)")
             var readBack = BraintreeReadBack.byID(id, action: action, done: done, asked: asked, client: client)
             if action == "capture" { readBack.spends = [SpentCredentials.key(BraintreeProtocol.capturedKind, id)] }
             let output = try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
@@ -320,24 +407,33 @@ public enum BraintreeOperations {
                 let transaction = payload["transaction"] ?? payload["reversal"] ?? .null
                 if transaction["__typename"] == "Refund" {
                     // A settled transaction cannot be voided: Braintree refunded it instead.
-                    context.note("\(id) was already settled, so Braintree refunded it (refund \(transaction["id"]?.stringValue ?? "?")) instead of voiding it")
-                    return StepOutput(document: ["refund": transaction, "summary": BraintreeOperations.summary(transaction)], status: 200)
+                    context.note(
+                        "\(id) was already settled, so Braintree refunded it (refund \(transaction["id"]?.stringValue ?? "?")) instead of voiding it"
+                    )
+                    return StepOutput(
+                        document: ["refund": transaction, "summary": BraintreeOperations.summary(transaction)],
+                        status: 200)
                 }
                 return try outcome(transaction, action: action, orderID: nil, accepted: done)
             }
             if action == "capture" {
-                try context.markSpent(id, kind: BraintreeProtocol.capturedKind, by: "its capture (\(output.document["summary"]?["status"]?.stringValue ?? "captured"))")
+                try context.markSpent(
+                    id, kind: BraintreeProtocol.capturedKind,
+                    by: "its capture (\(output.document["summary"]?["status"]?.stringValue ?? "captured"))")
             }
             return output
         }
     }
 
-    static let ping = FlowOperation(name: "braintree.ping", summary: "query { ping }: the API keys work.", arguments: NoArguments.self,
-                                    requiredConfiguration: BraintreeClient.serverConfiguration,
-                                    outputs: [.init("ping", "pong"), .init("requestId", "Braintree's request id")]) { (_: NoArguments, context: OperationContext) async throws(Diagnostic) -> StepOutput in
+    static let ping = FlowOperation(
+        name: "braintree.ping", summary: "query { ping }: the API keys work.", arguments: NoArguments.self,
+        requiredConfiguration: BraintreeClient.serverConfiguration,
+        outputs: [.init("ping", "pong"), .init("requestId", "Braintree's request id")]
+    ) { (_: NoArguments, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let response = try await BraintreeClient(context).graphQL(BraintreeDocuments.ping)
         let pong = try BraintreeClient.payload(response, "ping", what: "ping")
-        return StepOutput(document: ["ping": pong, "requestId": response.extensions["requestId"] ?? .null], status: response.status)
+        return StepOutput(
+            document: ["ping": pong, "requestId": response.extensions["requestId"] ?? .null], status: response.status)
     }
 
     /// `braintree.clientToken`'s arguments.
@@ -345,7 +441,9 @@ public enum BraintreeOperations {
         var merchantAccountID: String?
         var customerID: String?
 
-        static let arguments: [Argument<ClientToken>] = [.string("merchantAccountId", \.merchantAccountID), .string("customerId", \.customerID)]
+        static let arguments: [Argument<ClientToken>] = [
+            .string("merchantAccountId", \.merchantAccountID), .string("customerId", \.customerID),
+        ]
     }
 
     static let clientToken = FlowOperation(
@@ -357,7 +455,8 @@ public enum BraintreeOperations {
         var token: JSON.Object = [:]
         token["merchantAccountId"] = args.merchantAccountID.map(JSON.string)
         token["customerId"] = args.customerID.map(JSON.string)
-        let response = try await BraintreeClient(context).graphQL(BraintreeDocuments.clientToken, ["input": ["clientToken": .object(token)]])
+        let response = try await BraintreeClient(context).graphQL(
+            BraintreeDocuments.clientToken, ["input": ["clientToken": .object(token)]])
         let payload = try BraintreeClient.payload(response, "createClientToken", what: "createClientToken")
         // An authorization for the client API: masked in every output (`braintree client-token` prints it on purpose).
         if let token = payload["clientToken"]?.stringValue { context.redactor.register(token) }
@@ -369,7 +468,9 @@ public enum BraintreeOperations {
         var transaction: String?
         var orderID: String?
 
-        static let arguments: [Argument<Transaction>] = [.string("transaction", \.transaction), .string("orderId", \.orderID)]
+        static let arguments: [Argument<Transaction>] = [
+            .string("transaction", \.transaction), .string("orderId", \.orderID),
+        ]
     }
 
     static let transaction = FlowOperation(
@@ -382,17 +483,27 @@ public enum BraintreeOperations {
         // A read that tells what a transaction or an order holds settles a charge, capture or void left open on it.
         if let id = args.transaction {
             let found = try await BraintreeReadBack.read(id, client: client)
-            context.settledOpenOutcomes(provider: "braintree", reference: "transaction \(id)", "\(id) is \(found["status"]?.stringValue ?? "?")")
+            context.settledOpenOutcomes(
+                provider: "braintree", reference: "transaction \(id)", "\(id) is \(found["status"]?.stringValue ?? "?")"
+            )
             return StepOutput(document: ["transaction": found, "summary": summary(found)], status: 200)
         }
         guard let order = args.orderID else {
-            throw .usage("give a transaction id or an order id", hint: "`checkout-driver braintree transaction TXN` or `--order-id ID`")
+            throw .usage(
+                "give a transaction id or an order id",
+                hint: "`checkout-driver braintree transaction TXN` or `--order-id ID`")
         }
         let found = try await BraintreeReadBack.search(order, client: client)
-        context.settledOpenOutcomes(provider: "braintree", reference: "order \(order)",
-                                    found.isEmpty ? "no transaction has orderId \(order): nothing was charged (if the charge was sent moments ago, look again before paying)"
-                                                  : "order \(order) has \(found.count) transaction(s), the latest \(found.first?["status"]?.stringValue ?? "?")")
-        guard let latest = found.first else { throw .failure("no Braintree transaction has orderId \(order)", hint: "check the order id") }
-        return StepOutput(document: ["transaction": latest, "summary": summary(latest), "all": .array(found)], status: 200)
+        context.settledOpenOutcomes(
+            provider: "braintree", reference: "order \(order)",
+            found.isEmpty
+                ? "no transaction has orderId \(order): nothing was charged (if the charge was sent moments ago, look again before paying)"
+                : "order \(order) has \(found.count) transaction(s), the latest \(found.first?["status"]?.stringValue ?? "?")"
+        )
+        guard let latest = found.first else {
+            throw .failure("no Braintree transaction has orderId \(order)", hint: "check the order id")
+        }
+        return StepOutput(
+            document: ["transaction": latest, "summary": summary(latest), "all": .array(found)], status: 200)
     }
 }

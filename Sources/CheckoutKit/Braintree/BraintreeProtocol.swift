@@ -1,8 +1,10 @@
 import Foundation
 
-/// Braintree wire facts (docs/protocols/braintree.md) and the client's choices where that file leaves them open, in one place.
+/// Braintree wire facts (docs/protocols/braintree.md) and the client's choices where that file leaves them open, in one
+/// place.
 public enum BraintreeProtocol {
-    /// The sandbox's fixed nonces (`fake-apple-pay-visa-nonce`, …) may be used again and again; every other nonce pays once.
+    /// The sandbox's fixed nonces (`fake-apple-pay-visa-nonce`, …) may be used again and again; every other nonce pays
+    /// once.
     static let fakeNoncePrefix = "fake-"
 
     /// The dated version header every GraphQL request carries.
@@ -17,29 +19,40 @@ public enum BraintreeProtocol {
 
     /// The sandbox's documented fake Apple Pay nonces and the network each stands for.
     static let fakeNonces: [String: String] = [
-        "fake-apple-pay-visa-nonce": "Visa", "fake-apple-pay-mastercard-nonce": "MasterCard", "fake-apple-pay-amex-nonce": "AmEx",
+        "fake-apple-pay-visa-nonce": "Visa", "fake-apple-pay-mastercard-nonce": "MasterCard",
+        "fake-apple-pay-amex-nonce": "AmEx",
     ]
 
     /// DECISION: the order id the driver sets when the user gives none, so that a charge whose answer was lost can be
     /// found again (a transaction search by orderId): "cd-" and 20 random hex digits.
-    static func newOrderID() -> String { "cd-" + UUID.random().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20) }
+    static func newOrderID() -> String {
+        "cd-" + UUID.random().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20)
+    }
 
     /// DECISION: the `_meta` of a tokenization, as the iOS SDK sends it, naming this driver as the platform.
     static func meta(sessionID: String) -> JSON {
-        ["integration": "custom", "source": "app", "platform": "checkout-driver", "version": .string(DriverVersion.current),
-         "sessionId": .string(sessionID)]
+        [
+            "integration": "custom", "source": "app", "platform": "checkout-driver",
+            "version": .string(DriverVersion.current),
+            "sessionId": .string(sessionID),
+        ]
     }
 
     /// Statuses of a transaction that took the money or holds it.
     static let acceptedStatuses: Set<String> = [
-        "AUTHORIZED", "AUTHORIZING", "SUBMITTED_FOR_SETTLEMENT", "SETTLING", "SETTLED", "SETTLEMENT_PENDING", "SETTLEMENT_CONFIRMED",
+        "AUTHORIZED", "AUTHORIZING", "SUBMITTED_FOR_SETTLEMENT", "SETTLING", "SETTLED", "SETTLEMENT_PENDING",
+        "SETTLEMENT_CONFIRMED",
     ]
     /// Statuses of a transaction the processor or the gateway refused: nothing moved.
-    static let refusedStatuses: Set<String> = ["PROCESSOR_DECLINED", "FAILED", "GATEWAY_REJECTED", "SETTLEMENT_DECLINED"]
+    static let refusedStatuses: Set<String> = [
+        "PROCESSOR_DECLINED", "FAILED", "GATEWAY_REJECTED", "SETTLEMENT_DECLINED",
+    ]
     /// Statuses that show a capture went through (an AUTHORIZED transaction is not captured yet).
     /// How the record of spent values names an authorized transaction that was captured: it captures once.
     static let capturedKind = "authorized Braintree transaction"
-    static let capturedStatuses: Set<String> = ["SUBMITTED_FOR_SETTLEMENT", "SETTLING", "SETTLED", "SETTLEMENT_PENDING", "SETTLEMENT_CONFIRMED"]
+    static let capturedStatuses: Set<String> = [
+        "SUBMITTED_FOR_SETTLEMENT", "SETTLING", "SETTLED", "SETTLEMENT_PENDING", "SETTLEMENT_CONFIRMED",
+    ]
     /// The status that shows a void went through.
     static let voidedStatuses: Set<String> = ["VOIDED"]
 
@@ -58,10 +71,12 @@ public enum BraintreeProtocol {
 
         init(_ text: String) throws(Diagnostic) {
             guard let data = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)),
-                  let json = try? JSON.parse(data), let fingerprint = json["authorizationFingerprint"]?.stringValue,
-                  let configURL = json["configUrl"]?.stringValue else {
-                throw .usage("the client token is not a Braintree client token (base64 JSON with authorizationFingerprint and configUrl)",
-                             hint: "make one with `checkout-driver braintree client-token`, or use the tokenization key instead")
+                let json = try? JSON.parse(data), let fingerprint = json["authorizationFingerprint"]?.stringValue,
+                let configURL = json["configUrl"]?.stringValue
+            else {
+                throw .usage(
+                    "the client token is not a Braintree client token (base64 JSON with authorizationFingerprint and configUrl)",
+                    hint: "make one with `checkout-driver braintree client-token`, or use the tokenization key instead")
             }
             self.fingerprint = fingerprint
             self.configURL = configURL

@@ -9,44 +9,59 @@ enum CashAppCard {
         var cardOut: String?
 
         static let arguments: [Argument<Confirm>] = [
-            .string("cardOut", \.cardOut, help: "write the full card (number, CVC) to this new file, mode 0600"),
+            .string("cardOut", \.cardOut, help: "write the full card (number, CVC) to this new file, mode 0600")
         ]
     }
 
     static let confirm = FlowOperation(
-        name: "cashapp.confirm", summary: "Confirm the Afterpay Button checkout with the Cash App grant; get the virtual card.",
-        arguments: Confirm.self, requiredConfiguration: AfterpayClient.plusConfiguration, stateCheck: CashAppState.check,
+        name: "cashapp.confirm",
+        summary: "Confirm the Afterpay Button checkout with the Cash App grant; get the virtual card.",
+        arguments: Confirm.self, requiredConfiguration: AfterpayClient.plusConfiguration,
+        stateCheck: CashAppState.check,
         outputs: [
-            .init("card.type", "the card network (VISA)"), .init("card.last4", "the card's last 4"), .init("card.number", "masked"),
+            .init("card.type", "the card network (VISA)"), .init("card.last4", "the card's last 4"),
+            .init("card.number", "masked"),
             .init("card.expiry", "YYYY-MM"), .init("card.validUntil", "authorise before this time"),
             .init("card.secondsLeft", "seconds until then"),
         ]
     ) { (args: Confirm, context: OperationContext) async throws(Diagnostic) -> StepOutput in
         let section = try CashAppState(store: context.state).read()
         guard section.flow == .button, let token = section.token, let card = section.singleUseCardToken else {
-            throw .usage("no Afterpay Button checkout to confirm", hint: "run `checkout-driver cashapp pay --flow button`")
+            throw .usage(
+                "no Afterpay Button checkout to confirm", hint: "run `checkout-driver cashapp pay --flow button`")
         }
         guard let jwt = section.jwt, let grant = section.grantID, let customer = section.customerID else {
-            throw .usage("the button checkout has no approved customer request yet", hint: "sign it, request it and poll until approved first")
+            throw .usage(
+                "the button checkout has no approved customer request yet",
+                hint: "sign it, request it and poll until approved first")
         }
         let cardOut = args.cardOut
         // Checked before anything is sent: a card that cannot be written must not be issued.
         if let cardOut, FileManager.default.fileExists(atPath: cardOut) {
-            throw .usage("--card-out \(cardOut) already exists; the card is only ever written to a new file", hint: "give a path that does not exist yet")
+            throw .usage(
+                "--card-out \(cardOut) already exists; the card is only ever written to a new file",
+                hint: "give a path that does not exist yet")
         }
-        // Afterpay takes a confirm only before the button's confirmMustBeCalledBefore: a late one is refused here, before
-        // anything is sent, with the way to start again.
+        // Afterpay takes a confirm only before the button's confirmMustBeCalledBefore: a late one is refused here,
+        // before anything is sent, with the way to start again.
         if let text = section.confirmBefore, let before = Timestamp.parse(text), before <= context.services.now() {
-            throw .failure("the Afterpay Button checkout can no longer be confirmed: its confirmMustBeCalledBefore, \(text), has passed",
-                           hint: "start a new one with `checkout-driver cashapp pay --flow button`")
+            throw .failure(
+                "the Afterpay Button checkout can no longer be confirmed: its confirmMustBeCalledBefore, \(text), has passed",
+                hint: "start a new one with `checkout-driver cashapp pay --flow button`")
         }
-        let body: JSON = ["token": .string(token), "singleUseCardToken": .string(card),
-                          "cashAppPspInfo": ["externalCustomerId": .string(customer), "externalGrantId": .string(grant), "jwt": .string(jwt)]]
-        // The confirm issues the card the merchant then charges: a lost answer is an open outcome. Afterpay documents no
-        // read of a confirmed button checkout, so it is settled by repeating the confirm (see `repeatedConfirm`).
+        let body: JSON = [
+            "token": .string(token), "singleUseCardToken": .string(card),
+            "cashAppPspInfo": [
+                "externalCustomerId": .string(customer), "externalGrantId": .string(grant), "jwt": .string(jwt),
+            ],
+        ]
+        // The confirm issues the card the merchant then charges: a lost answer is an open outcome. Afterpay documents
+        // no read of a confirmed button checkout, so it is settled by repeating the confirm (see `repeatedConfirm`).
         let readBack = ReadBack(
-            provider: "cashapp", action: "button confirm", effect: "the confirm that issues the virtual card", resource: "the button checkout",
-            reference: "checkout \(OpenOutcome.fingerprint(token))", replay: "button confirm of checkout \(OpenOutcome.fingerprint(token))",
+            provider: "cashapp", action: "button confirm", effect: "the confirm that issues the virtual card",
+            resource: "the button checkout",
+            reference: "checkout \(OpenOutcome.fingerprint(token))",
+            replay: "button confirm of checkout \(OpenOutcome.fingerprint(token))",
             // The card the merchant then charges holds the checkout's amount: its issue is the authorisation.
             asked: CashAppPayments.asked(.authorization, section, reference: "button checkout"),
             shown: { _ in
@@ -59,21 +74,38 @@ enum CashAppCard {
                 .notSeen(shows: "Afterpay has no read of a confirmed button checkout")
             },
             settle: { _ in
-                let command = "`" + ShellWords.join(["checkout-driver", "cashapp", "confirm", "--card-out", "NEW_FILE"] + context.services.settleOptions) + "`"
+                let command =
+                    "`"
+                    + ShellWords.join(
+                        ["checkout-driver", "cashapp", "confirm", "--card-out", "NEW_FILE"]
+                            + context.services.settleOptions) + "`"
                 return ["repeat the confirm to get the card (\(CashAppProtocol.repeatedConfirm)): \(command)"]
             })
         let answer = try await context.reconciling(readBack) { () async throws(Diagnostic) -> StepOutput in
-            let response = try await AfterpayClient(context).plus(CashAppProtocol.buttonConfirmPath, body: body, sdkHeader: true)
-            if response.outcomeOpen { throw .uncertain("button confirm got no answer that settles it (HTTP \(response.status))", hint: "repeat the confirm") }
+            let response = try await AfterpayClient(context).plus(
+                CashAppProtocol.buttonConfirmPath, body: body, sdkHeader: true)
+            if response.outcomeOpen {
+                throw .uncertain(
+                    "button confirm got no answer that settles it (HTTP \(response.status))", hint: "repeat the confirm"
+                )
+            }
             return StepOutput(document: try response.requireSuccess("button confirm"), status: response.status)
         }
         let document = answer.document
         let details = document["paymentDetails"] ?? .null
-        for secret in [details["virtualCard"]?["cardNumber"], details["virtualCard"]?["cvc"], details["virtualCardToken"]?["cardToken"]] {
+        for secret in [
+            details["virtualCard"]?["cardNumber"], details["virtualCard"]?["cvc"],
+            details["virtualCardToken"]?["cardToken"],
+        ] {
             if let value = secret?.stringValue { context.redactor.register(value) }
         }
-        guard let shown = shownCard(details, validUntil: document["cardValidUntil"]?.stringValue, now: context.services.now()) else {
-            throw .unavailable("Afterpay's confirm answer has neither paymentDetails.virtualCard nor virtualCardToken", hint: "see the answer with -v")
+        guard
+            let shown = shownCard(
+                details, validUntil: document["cardValidUntil"]?.stringValue, now: context.services.now())
+        else {
+            throw .unavailable(
+                "Afterpay's confirm answer has neither paymentDetails.virtualCard nor virtualCardToken",
+                hint: "see the answer with -v")
         }
         var summary = shown
         if let cardOut {
@@ -89,11 +121,17 @@ enum CashAppCard {
         var shown: JSON.Object
         if let card = details["virtualCard"], card != .null {
             let number = card["cardNumber"]?.stringValue ?? ""
-            shown = ["kind": "virtualCard", "type": card["cardType"] ?? .null,
-                     "last4": number.count >= 4 ? .string(String(number.suffix(4))) : .null,
-                     "number": number.count >= 4 ? .string("•••• " + number.suffix(4)) : .null, "expiry": card["expiry"] ?? .null]
+            shown = [
+                "kind": "virtualCard", "type": card["cardType"] ?? .null,
+                "last4": number.count >= 4 ? .string(String(number.suffix(4))) : .null,
+                "number": number.count >= 4 ? .string("•••• " + number.suffix(4)) : .null,
+                "expiry": card["expiry"] ?? .null,
+            ]
         } else if let token = details["virtualCardToken"], token != .null {
-            shown = ["kind": "virtualCardToken", "gateway": token["paymentGateway"] ?? .null, "expiry": token["expiry"] ?? .null]
+            shown = [
+                "kind": "virtualCardToken", "gateway": token["paymentGateway"] ?? .null,
+                "expiry": token["expiry"] ?? .null,
+            ]
         } else {
             return nil
         }
@@ -109,14 +147,17 @@ enum CashAppCard {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             let reason = String(cString: strerror(errno))
-            throw .ioError("cannot create --card-out \(path): \(reason); the card was issued but not written",
-                           hint: "run `checkout-driver cashapp confirm --card-out NEW_FILE` (\(CashAppProtocol.repeatedConfirm))")
+            throw .ioError(
+                "cannot create --card-out \(path): \(reason); the card was issued but not written",
+                hint: "run `checkout-driver cashapp confirm --card-out NEW_FILE` (\(CashAppProtocol.repeatedConfirm))")
         }
         defer { close(fd) }
         guard FileIO.writeAll(fd, bytes) else {
             let reason = String(cString: strerror(errno))
             unlink(path)
-            throw .ioError("cannot write --card-out \(path): \(reason)", hint: "run `checkout-driver cashapp confirm --card-out NEW_FILE` on a disk with room")
+            throw .ioError(
+                "cannot write --card-out \(path): \(reason)",
+                hint: "run `checkout-driver cashapp confirm --card-out NEW_FILE` on a disk with room")
         }
     }
 }

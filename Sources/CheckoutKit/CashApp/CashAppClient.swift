@@ -20,18 +20,23 @@ struct CashAppClient: Sendable {
     /// Creates the customer request. The body carries its idempotency key, so a repeat after a lost answer gets the
     /// same request back rather than a second one.
     func create(_ body: JSON) async throws(Diagnostic) -> CustomerRequest {
-        try await send("POST", CashAppProtocol.requestsPath, body: body, idempotent: true).request("creating the customer request")
+        try await send("POST", CashAppProtocol.requestsPath, body: body, idempotent: true).request(
+            "creating the customer request")
     }
 
     func retrieve(_ id: String) async throws(Diagnostic) -> CustomerRequest {
-        try await send("GET", CashAppProtocol.requestPath(id), body: nil, idempotent: false).request("reading customer request \(id)")
+        try await send("GET", CashAppProtocol.requestPath(id), body: nil, idempotent: false).request(
+            "reading customer request \(id)")
     }
 
     func update(_ id: String, _ body: JSON) async throws(Diagnostic) -> CustomerRequest {
-        try await send("PATCH", CashAppProtocol.requestPath(id), body: body, idempotent: false).request("updating customer request \(id)")
+        try await send("PATCH", CashAppProtocol.requestPath(id), body: body, idempotent: false).request(
+            "updating customer request \(id)")
     }
 
-    private func send(_ method: String, _ path: String, body: JSON?, idempotent: Bool) async throws(Diagnostic) -> CashAppResponse {
+    private func send(
+        _ method: String, _ path: String, body: JSON?, idempotent: Bool
+    ) async throws(Diagnostic) -> CashAppResponse {
         let url = baseURL + path
         let data = body.map(\.data)
         let authorization = "Client \(clientID)"
@@ -39,7 +44,8 @@ struct CashAppClient: Sendable {
         let response = try await context.send { (_: Int) throws(Diagnostic) -> HTTPClientRequest in
             var headers: HTTPHeaders = ["Authorization": authorization, "Accept": "application/json"]
             if data != nil { headers["Content-Type"] = "application/json" }
-            return HTTPClientRequest(method: method, url: url, headers: headers, body: data, timeout: timeout, idempotent: idempotent)
+            return HTTPClientRequest(
+                method: method, url: url, headers: headers, body: data, timeout: timeout, idempotent: idempotent)
         }
         return try CashAppResponse(response, hint: context.garbledHint(endpoint: CashAppResponse.endpointHint))
     }
@@ -79,8 +85,11 @@ struct CashAppResponse: Sendable {
     /// The first error's category and code, when the body has `errors`.
     var error: (category: String, code: String, detail: String, field: String?)? {
         guard let first = document["errors"]?.arrayValue?.first else { return nil }
-        return (first["category"]?.stringValue ?? "?", first["code"]?.stringValue ?? "?", first["detail"]?.stringValue ?? "",
-                first["field"]?.stringValue)
+        return (
+            first["category"]?.stringValue ?? "?", first["code"]?.stringValue ?? "?",
+            first["detail"]?.stringValue ?? "",
+            first["field"]?.stringValue
+        )
     }
 
     func request(_ what: String) throws(Diagnostic) -> CustomerRequest {
@@ -89,11 +98,20 @@ struct CashAppResponse: Sendable {
             let message = "\(what) failed: Cash App answered \(status) \(e.category) \(e.code)\(field): \(e.detail)"
             switch (e.category, e.code) {
             case ("AUTHENTICATION_ERROR", _):
-                throw .configuration(message, hint: "check CASHAPP_CLIENT_ID (the sandbox Pay Kit client id is CAS-CI_AFTERPAY)")
+                throw .configuration(
+                    message, hint: "check CASHAPP_CLIENT_ID (the sandbox Pay Kit client id is CAS-CI_AFTERPAY)")
             case (_, "IDEMPOTENCY_KEY_REUSED"):
-                throw .failure(message, hint: "this idempotency key went out with another body; `checkout-driver cashapp request` makes a new key when the request changes")
+                throw .failure(
+                    message,
+                    hint:
+                        "this idempotency key went out with another body; `checkout-driver cashapp request` makes a new key when the request changes"
+                )
             case (_, "NOT_FOUND"):
-                throw .failure(message, hint: "check the request id; under --env local each command's embedded emulator forgets its requests: run `checkout-driver sandbox serve` to chain commands")
+                throw .failure(
+                    message,
+                    hint:
+                        "check the request id; under --env local each command's embedded emulator forgets its requests: run `checkout-driver sandbox serve` to chain commands"
+                )
             case ("RATE_LIMIT_ERROR", _), ("API_ERROR", _):
                 throw .unavailable(message, hint: "Cash App is not available right now; try again later")
             default:
@@ -101,8 +119,11 @@ struct CashAppResponse: Sendable {
             }
         }
         guard (200..<300).contains(status), let request = document["request"], request["id"]?.stringValue != nil else {
-            let message = "\(what) failed: Cash App answered \(status) without a request: \(document.serialized().prefix(200))"
-            throw status >= 500 ? .unavailable(message, hint: "try again later") : .failure(message, hint: "check CASHAPP_API_URL (see the answer with -v)")
+            let message =
+                "\(what) failed: Cash App answered \(status) without a request: \(document.serialized().prefix(200))"
+            throw status >= 500
+                ? .unavailable(message, hint: "try again later")
+                : .failure(message, hint: "check CASHAPP_API_URL (see the answer with -v)")
         }
         return CustomerRequest(document: document, status: status)
     }

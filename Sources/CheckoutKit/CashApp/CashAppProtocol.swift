@@ -1,7 +1,7 @@
 import Foundation
 
-/// Afterpay + Cash App Pay wire facts (docs/protocols/cashapp-afterpay.md) and the client's choices where that file says
-/// UNCONFIRMED or leaves a value open, in one place.
+/// Afterpay + Cash App Pay wire facts (docs/protocols/cashapp-afterpay.md) and the client's choices where that file
+/// says UNCONFIRMED or leaves a value open, in one place.
 public enum CashAppProtocol {
     static let checkoutsPath = "/v2/checkouts"
     static let capturePath = "/v2/payments/capture"
@@ -38,9 +38,9 @@ public enum CashAppProtocol {
 
     /// Pay Kit polls the customer request every second.
     static let pollInterval: Double = 1
-    /// Pay Kit refreshes the approval link before `refreshes_at`. DECISION: the wait reads the request again right after
-    /// `refreshes_at` when that comes before the next poll (so a long --poll-interval never shows a stale link), but
-    /// never sooner than this after the last read.
+    /// Pay Kit refreshes the approval link before `refreshes_at`. DECISION: the wait reads the request again right
+    /// after `refreshes_at` when that comes before the next poll (so a long --poll-interval never shows a stale link),
+    /// but never sooner than this after the last read.
     static let refreshFloor: Double = 0.5
     /// The integration guide: "Set a timeout for this state" (Pay Kit itself waits forever).
     static let approvalTimeout: Double = 120
@@ -52,9 +52,10 @@ public enum CashAppProtocol {
     static func isDecline(_ payment: JSON) -> Bool { payment["status"]?.stringValue == "DECLINED" }
 
     /// Payment states in which the order is authorised and money is still open to capture.
-    /// UNCONFIRMED: what Afterpay answers to a second `button/confirm` of one checkout. The emulator answers it with the
-    /// same card; the driver settles a lost confirm by repeating it.
-    static let repeatedConfirm = "the emulator answers a repeated confirm with the same card; Afterpay's behaviour is UNCONFIRMED"
+    /// UNCONFIRMED: what Afterpay answers to a second `button/confirm` of one checkout. The emulator answers it with
+    /// the same card; the driver settles a lost confirm by repeating it.
+    static let repeatedConfirm =
+        "the emulator answers a repeated confirm with the same card; Afterpay's behaviour is UNCONFIRMED"
     /// The payment states that show a capture happened.
     static let capturedStates: Set<String> = ["PARTIALLY_CAPTURED", "CAPTURED"]
     static let capturableStates: Set<String> = ["AUTH_APPROVED", "PARTIALLY_CAPTURED"]

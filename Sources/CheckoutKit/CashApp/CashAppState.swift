@@ -108,7 +108,9 @@ struct CashAppSection: Sendable {
         ]
     }
 
-    private static var ints: [(String, WritableKeyPath<CashAppSection, Int?>)] { [("amount", \.amount), ("signedAmount", \.signedAmount)] }
+    private static var ints: [(String, WritableKeyPath<CashAppSection, Int?>)] {
+        [("amount", \.amount), ("signedAmount", \.signedAmount)]
+    }
 
     init(_ field: StateField) throws(Diagnostic) {
         _ = try field.members()  // the section is an object

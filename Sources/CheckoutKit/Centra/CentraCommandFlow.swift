@@ -17,9 +17,12 @@ extension CommandFlows {
 
     public static func centraExpress(_ options: CentraExpress, registry: OperationRegistry) throws(Diagnostic) -> Flow {
         if options.ingrid, options.item != nil {
-            throw .usage("--ingrid checks out the cart as it is; it has no product step for --item", hint: "leave one of them out")
+            throw .usage(
+                "--ingrid checks out the cart as it is; it has no product step for --item",
+                hint: "leave one of them out")
         }
-        let name = options.ingrid ? "centra-express-ingrid" : options.item == nil ? "centra-express" : "centra-express-pdp"
+        let name =
+            options.ingrid ? "centra-express-ingrid" : options.item == nil ? "centra-express" : "centra-express-pdp"
         var flow = try BuiltinFlows.load(BuiltinFlows.named(name)!, registry: registry)
         flow.name = "centra-express"
         if let item = options.item { flow.vars["item"] = .string(item) }
@@ -40,7 +43,9 @@ extension CommandFlows {
         }
         if let stop = options.cancelAfter {
             guard let index = flow.steps.firstIndex(where: { $0.name == stop }) else {
-                throw .usage("--cancel-after \(stop): this checkout has no step \(stop) (its steps: \(flow.steps.map(\.name).joined(separator: ", ")))")
+                throw .usage(
+                    "--cancel-after \(stop): this checkout has no step \(stop) (its steps: \(flow.steps.map(\.name).joined(separator: ", ")))"
+                )
             }
             flow.steps = Array(flow.steps[...index])
         }

@@ -4,7 +4,8 @@
 enum CentraDocuments {
     typealias Document = GraphQLDocument
 
-    private static let money = "fragment Money on MonetaryValue { value formattedValue currency { code isoNumber denominator } }"
+    private static let money =
+        "fragment Money on MonetaryValue { value formattedValue currency { code isoNumber denominator } }"
 
     private static let selection = """
         fragment SelectionParts on Selection {
@@ -34,48 +35,64 @@ enum CentraDocuments {
         Document(name: name, isMutation: mutation, text: body + "\n" + fragments.joined(separator: "\n"))
     }
 
-    static let selectionQuery = document("CentraSelection", mutation: false, "query CentraSelection { selection { ...SelectionParts } }",
-                                         fragments: [selection, money])
+    static let selectionQuery = document(
+        "CentraSelection", mutation: false, "query CentraSelection { selection { ...SelectionParts } }",
+        fragments: [selection, money])
 
-    static let orderQuery = document("CentraOrder", mutation: false, "query CentraOrder { order { ...OrderParts } }",
-                                     fragments: [order, money])
+    static let orderQuery = document(
+        "CentraOrder", mutation: false, "query CentraOrder { order { ...OrderParts } }",
+        fragments: [order, money])
 
     /// Before a payment: the session's latest order (to tell a new one from it) and what the payment will be for.
-    static let beforePayment = document("CentraBeforePayment", mutation: false, """
+    static let beforePayment = document(
+        "CentraBeforePayment", mutation: false,
+        """
         query CentraBeforePayment { order { id } selection { grandTotal { ...Money } checkout { totals { type price { ...Money } } } } }
         """, fragments: [money])
 
-    static let expressCheckoutWidgets = document("CentraExpressCheckoutWidgets", mutation: false, """
+    static let expressCheckoutWidgets = document(
+        "CentraExpressCheckoutWidgets", mutation: false,
+        """
         query CentraExpressCheckoutWidgets($plugins: [ExpressCheckoutWidgetsPluginItem!]!) {
           expressCheckoutWidgets(plugins: $plugins) { list { name widgets { id name contents error } } userErrors { message path } }
         }
         """, fragments: [])
 
-    static let addItem = document("CentraAddItem", mutation: true, """
+    static let addItem = document(
+        "CentraAddItem", mutation: true,
+        """
         mutation CentraAddItem($item: String!, $quantity: Int!) {
           addItem(item: $item, quantity: $quantity) { line { id } selection { ...SelectionParts } userErrors { message path } }
         }
         """, fragments: [selection, money])
 
-    static let updateLine = document("CentraUpdateLine", mutation: true, """
+    static let updateLine = document(
+        "CentraUpdateLine", mutation: true,
+        """
         mutation CentraUpdateLine($lineId: String!, $quantity: Int) {
           updateLine(lineId: $lineId, quantity: $quantity) { selection { ...SelectionParts } userErrors { message path } }
         }
         """, fragments: [selection, money])
 
-    static let setShippingMethod = document("CentraSetShippingMethod", mutation: true, """
+    static let setShippingMethod = document(
+        "CentraSetShippingMethod", mutation: true,
+        """
         mutation CentraSetShippingMethod($id: Int!) {
           setShippingMethod(id: $id) { selection { ...SelectionParts } userErrors { message path } }
         }
         """, fragments: [selection, money])
 
-    static let handleWidgetEvent = document("CentraHandleWidgetEvent", mutation: true, """
+    static let handleWidgetEvent = document(
+        "CentraHandleWidgetEvent", mutation: true,
+        """
         mutation CentraHandleWidgetEvent($payload: Map!) {
           handleWidgetEvent(payload: $payload) { selection { ...SelectionParts } userErrors { message path } }
         }
         """, fragments: [selection, money])
 
-    static let paymentInstructions = document("CentraPaymentInstructions", mutation: true, """
+    static let paymentInstructions = document(
+        "CentraPaymentInstructions", mutation: true,
+        """
         mutation CentraPaymentInstructions($input: PaymentInstructionsInput!) {
           paymentInstructions(input: $input) {
             action {
@@ -92,7 +109,9 @@ enum CentraDocuments {
         }
         """, fragments: [selection, order, money])
 
-    static let paymentResult = document("CentraPaymentResult", mutation: true, """
+    static let paymentResult = document(
+        "CentraPaymentResult", mutation: true,
+        """
         mutation CentraPaymentResult($fields: Map!) {
           paymentResult(paymentMethodFields: $fields) {
             __typename
@@ -104,6 +123,8 @@ enum CentraDocuments {
         }
         """, fragments: [selection, order, money])
 
-    static let all = [selectionQuery, orderQuery, beforePayment, expressCheckoutWidgets, addItem, updateLine, setShippingMethod,
-                      handleWidgetEvent, paymentInstructions, paymentResult]
+    static let all = [
+        selectionQuery, orderQuery, beforePayment, expressCheckoutWidgets, addItem, updateLine, setShippingMethod,
+        handleWidgetEvent, paymentInstructions, paymentResult,
+    ]
 }

@@ -26,16 +26,26 @@ final class ReturnListener: Sendable {
         let state = shared
         server = try context.listen("3DS return listener") { request in
             if request.path == "/form", let html = state.state.withLock({ $0.form }) {
-                return .respond(HTTPResponse(status: 200, headers: ["Content-Type": "text/html; charset=utf-8"], body: Data(html.utf8)))
+                return .respond(
+                    HTTPResponse(
+                        status: 200, headers: ["Content-Type": "text/html; charset=utf-8"], body: Data(html.utf8)))
             }
-            guard request.path == "/return" || request.path == "/failed" else { return .respond(.text(404, "not found")) }
+            guard request.path == "/return" || request.path == "/failed" else {
+                return .respond(.text(404, "not found"))
+            }
             var parameters = JSON.Object(request.query.mapValues(JSON.string))
             if request.headers["Content-Type"]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
                 for (k, v) in FormEncoding.decode(request.body) { parameters[k] = .string(v) }
             }
-            state.state.withLock { s in if s.returned == nil { s.returned = Returned(parameters: parameters, failed: request.path == "/failed") } }
-            let page = "<!doctype html><meta charset=utf-8><title>checkout-driver</title><p>Payment step received. You may close this tab.</p>"
-            return .respond(HTTPResponse(status: 200, headers: ["Content-Type": "text/html; charset=utf-8"], body: Data(page.utf8)))
+            state.state.withLock { s in
+                if s.returned == nil {
+                    s.returned = Returned(parameters: parameters, failed: request.path == "/failed")
+                }
+            }
+            let page =
+                "<!doctype html><meta charset=utf-8><title>checkout-driver</title><p>Payment step received. You may close this tab.</p>"
+            return .respond(
+                HTTPResponse(status: 200, headers: ["Content-Type": "text/html; charset=utf-8"], body: Data(page.utf8)))
         }
     }
 

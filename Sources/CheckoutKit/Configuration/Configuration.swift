@@ -15,7 +15,8 @@ public struct Configuration: Sendable {
         public var defaultValue: String?
         /// Every variable is a secret except base URLs and the environment selector.
         public var isSecret: Bool
-        /// The variable holds a PEM key or a path to one: a path is no secret (the file's contents are), so messages name it.
+        /// The variable holds a PEM key or a path to one: a path is no secret (the file's contents are), so messages
+        /// name it.
         public var pemOrPath = false
 
         init(name: String, meaning: String, defaultValue: String?, isSecret: Bool, pemOrPath: Bool = false) {
@@ -28,10 +29,15 @@ public struct Configuration: Sendable {
     }
 
     /// The driver's own variables, then each provider's (declared in its folder, `Provider.variables`).
-    public static let variables: [Variable] = [
-        .init(name: "CHECKOUT_DRIVER_ENV", meaning: "environment or profile when --env is absent", defaultValue: "local", isSecret: false),
-        .init(name: "EMULATOR_URL", meaning: "a standalone `sandbox serve` (raw emulator flows)", defaultValue: nil, isSecret: false),
-    ] + Providers.all.flatMap(\.variables)
+    public static let variables: [Variable] =
+        [
+            .init(
+                name: "CHECKOUT_DRIVER_ENV", meaning: "environment or profile when --env is absent",
+                defaultValue: "local", isSecret: false),
+            .init(
+                name: "EMULATOR_URL", meaning: "a standalone `sandbox serve` (raw emulator flows)", defaultValue: nil,
+                isSecret: false),
+        ] + Providers.all.flatMap(\.variables)
 
     /// The environment or profile name the user chose.
     public var environment: String
@@ -42,7 +48,10 @@ public struct Configuration: Sendable {
     /// A one-line description for the "environment: …" line every run prints.
     public var summary: String
 
-    public init(environment: String, kind: Kind, values: [String: String], sources: [String: String] = [:], summary: String? = nil) {
+    public init(
+        environment: String, kind: Kind, values: [String: String], sources: [String: String] = [:],
+        summary: String? = nil
+    ) {
         self.environment = environment
         self.kind = kind
         self.values = values
@@ -79,16 +88,20 @@ public struct Configuration: Sendable {
 
     /// The error for a variable the run needs and does not have (exit 78).
     public func missing(_ name: String, neededBy: String) -> Diagnostic {
-        .configuration("\(name) is not set for environment '\(environment)' (needed by \(neededBy))",
-                       hint: "export \(name)=…, put it in ./.env or in the profile's \"variables\" in the config file; --env local needs none")
+        .configuration(
+            "\(name) is not set for environment '\(environment)' (needed by \(neededBy))",
+            hint:
+                "export \(name)=…, put it in ./.env or in the profile's \"variables\" in the config file; --env local needs none"
+        )
     }
 
     /// A variable that goes into a header (an API key, a token): one line, or exit 78 naming it (see HeaderSafety).
     public func headerValue(_ name: String) throws(Diagnostic) -> String? {
         guard let value = value(name) else { return nil }
         if let problem = HeaderSafety.problem(value) {
-            throw .configuration("configuration variable \(name) \(problem), which cannot go into a header; nothing was sent",
-                                 hint: "give \(name) a one-line value (--set, the environment, .env or the profile)")
+            throw .configuration(
+                "configuration variable \(name) \(problem), which cannot go into a header; nothing was sent",
+                hint: "give \(name) a one-line value (--set, the environment, .env or the profile)")
         }
         return value
     }
@@ -103,7 +116,10 @@ public struct Configuration: Sendable {
     /// The variables that are not set, named together with what needs them.
     public func missing(_ names: [String], neededBy purposes: [String]) -> Diagnostic {
         guard names.count > 1 else { return missing(names[0], neededBy: purposes.joined(separator: ", ")) }
-        return .configuration("\(names.joined(separator: ", ")) are not set for environment '\(environment)' (needed by \(purposes.joined(separator: ", ")))",
-                              hint: "export each (NAME=…), put them in ./.env or in the profile's \"variables\" in the config file; --env local needs none")
+        return .configuration(
+            "\(names.joined(separator: ", ")) are not set for environment '\(environment)' (needed by \(purposes.joined(separator: ", ")))",
+            hint:
+                "export each (NAME=…), put them in ./.env or in the profile's \"variables\" in the config file; --env local needs none"
+        )
     }
 }

@@ -5,15 +5,18 @@ public struct ConfigurationLoader: Sendable {
     public var processEnvironment: [String: String]
     public var workingDirectory: String
 
-    public init(processEnvironment: [String: String] = ProcessInfo.processInfo.environment,
-                workingDirectory: String = FileManager.default.currentDirectoryPath) {
+    public init(
+        processEnvironment: [String: String] = ProcessInfo.processInfo.environment,
+        workingDirectory: String = FileManager.default.currentDirectoryPath
+    ) {
         self.processEnvironment = processEnvironment
         self.workingDirectory = workingDirectory
     }
 
     /// `$XDG_CONFIG_HOME/checkout-driver/config.json`.
     public var defaultConfigPath: String {
-        let base = processEnvironment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        let base =
+            processEnvironment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (home + "/.config")
         return base + "/checkout-driver/config.json"
     }
@@ -27,17 +30,22 @@ public struct ConfigurationLoader: Sendable {
     ///     the file must exist).
     ///   - flagValues: `--set NAME=VALUE` from the command line: above everything else.
     ///   - emulatorValues: for `local`, the embedded emulator's endpoints and credentials.
-    public func load(environmentFlag: String?, configPath: String?, envFile: String? = nil, flagValues: [String: String] = [:],
-                     emulatorValues: (String) -> [String: String] = { _ in [:] }) throws(Diagnostic) -> Configuration {
+    public func load(
+        environmentFlag: String?, configPath: String?, envFile: String? = nil, flagValues: [String: String] = [:],
+        emulatorValues: (String) -> [String: String] = { _ in [:] }
+    ) throws(Diagnostic) -> Configuration {
         var dotEnv = try DotEnv.load(path: workingDirectory + "/.env").mapValues { (value: $0, source: ".env") }
         if let envFile {
             guard FileManager.default.fileExists(atPath: envFile) else {
-                throw .data("--env-file \(envFile): no such file", hint: "give the path of a file of KEY=value lines, as .env holds")
+                throw .data(
+                    "--env-file \(envFile): no such file",
+                    hint: "give the path of a file of KEY=value lines, as .env holds")
             }
             for (k, v) in try DotEnv.load(path: envFile) { dotEnv[k] = (v, "--env-file \(envFile)") }
         }
         let file = try ConfigFile.load(path: configPath ?? defaultConfigPath, explicit: configPath != nil)
-        let name = environmentFlag ?? processEnvironment["CHECKOUT_DRIVER_ENV"].flatMap { $0.isEmpty ? nil : $0 }
+        let name =
+            environmentFlag ?? processEnvironment["CHECKOUT_DRIVER_ENV"].flatMap { $0.isEmpty ? nil : $0 }
             ?? dotEnv["CHECKOUT_DRIVER_ENV"]?.value ?? file.defaultProfile ?? "local"
 
         let kind: Configuration.Kind
@@ -50,8 +58,9 @@ public struct ConfigurationLoader: Sendable {
         } else {
             let choices = ["local", "sandbox"] + file.profiles.keys.sorted()
             let suggestion = Suggest.closest(to: name, in: choices).map { "; did you mean '\($0)'?" } ?? ""
-            throw .configuration("unknown environment '\(name)'\(suggestion): the known ones are \(choices.joined(separator: ", "))",
-                                 hint: "use local, sandbox, or a profile of \(configPath ?? defaultConfigPath)")
+            throw .configuration(
+                "unknown environment '\(name)'\(suggestion): the known ones are \(choices.joined(separator: ", "))",
+                hint: "use local, sandbox, or a profile of \(configPath ?? defaultConfigPath)")
         }
 
         var config = Configuration(environment: name, kind: kind, values: [:])
@@ -69,8 +78,9 @@ public struct ConfigurationLoader: Sendable {
         // Base URLs are checked once, here, where they enter: a file:// URL or a bare host never reaches libcurl.
         for variable in Configuration.variables where variable.name.hasSuffix("_URL") {
             if let value = config.value(variable.name), let problem = HTTPURL.problem(value) {
-                throw .configuration("\(variable.name) '\(value)' (from \(config.source(of: variable.name) ?? "configuration")) \(problem)",
-                                     hint: "set \(variable.name) to the service's base URL, e.g. https://host/path")
+                throw .configuration(
+                    "\(variable.name) '\(value)' (from \(config.source(of: variable.name) ?? "configuration")) \(problem)",
+                    hint: "set \(variable.name) to the service's base URL, e.g. https://host/path")
             }
         }
         return config
@@ -97,23 +107,33 @@ enum DotEnv {
             if line.isEmpty || line.hasPrefix("#") { continue }
             if line.hasPrefix("export ") { line = String(line.dropFirst(7)).trimmingCharacters(in: .whitespaces) }
             guard let eq = line.firstIndex(of: "=") else {
-                throw .data("\(source):\(number + 1): expected KEY=value, found '\(line.prefix(40))'",
-                            hint: "fix or remove that line; comments start with #")
+                throw .data(
+                    "\(source):\(number + 1): expected KEY=value, found '\(line.prefix(40))'",
+                    hint: "fix or remove that line; comments start with #")
             }
             let key = line[..<eq].trimmingCharacters(in: .whitespaces)
             guard !key.isEmpty, key.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
-                throw .data("\(source):\(number + 1): '\(key)' is not a variable name", hint: "names are letters, digits and _, as in BAHN_API_KEY=…")
+                throw .data(
+                    "\(source):\(number + 1): '\(key)' is not a variable name",
+                    hint: "names are letters, digits and _, as in BAHN_API_KEY=…")
             }
             var value = line[line.index(after: eq)...].trimmingCharacters(in: .whitespaces)
             // A quoted value may be followed by a comment: `KEY="value" # note`.
             if let q = value.first, q == "\"" || q == "'" {
                 guard value.count >= 2, let close = value.lastIndex(of: q), close > value.startIndex else {
-                    throw .data("\(source):\(number + 1): the value of \(key) opens a \(q == "\"" ? "double" : "single") quote that is never closed",
-                                hint: "close the quote on the same line (a value is one line; write \\n for a line break inside double quotes)")
+                    throw .data(
+                        "\(source):\(number + 1): the value of \(key) opens a \(q == "\"" ? "double" : "single") quote that is never closed",
+                        hint:
+                            "close the quote on the same line (a value is one line; write \\n for a line break inside double quotes)"
+                    )
                 }
-                guard value[value.index(after: close)...].trimmingCharacters(in: .whitespaces).first.map({ $0 == "#" }) ?? true else {
-                    throw .data("\(source):\(number + 1): text after the quoted value of \(key)",
-                                hint: "put a comment after it as # note, or quote the whole value")
+                guard
+                    value[value.index(after: close)...].trimmingCharacters(in: .whitespaces).first.map({ $0 == "#" })
+                        ?? true
+                else {
+                    throw .data(
+                        "\(source):\(number + 1): text after the quoted value of \(key)",
+                        hint: "put a comment after it as # note, or quote the whole value")
                 }
                 value = String(value[value.index(after: value.startIndex)..<close])
                 if q == "\"" { value = value.replacingOccurrences(of: "\\n", with: "\n") }
@@ -139,7 +159,10 @@ struct ConfigFile {
 
     static func load(path: String, explicit: Bool) throws(Diagnostic) -> ConfigFile {
         guard let data = try? FileIO.read(path).get() else {
-            if explicit { throw .configuration("config file \(path) does not exist", hint: "check --config, or drop it to use \(path)") }
+            if explicit {
+                throw .configuration(
+                    "config file \(path) does not exist", hint: "check --config, or drop it to use \(path)")
+            }
             return ConfigFile()
         }
         let json: JSON
@@ -147,7 +170,9 @@ struct ConfigFile {
             throw .data("\(path): not valid JSON: \(error)", hint: "see docs/configuration.md for the file's shape")
         }
         guard case .object(let root) = json else {
-            throw .data("\(path): $: expected an object, found \(json.kindName)", hint: "see docs/configuration.md for the file's shape")
+            throw .data(
+                "\(path): $: expected an object, found \(json.kindName)",
+                hint: "see docs/configuration.md for the file's shape")
         }
         var file = ConfigFile()
         for key in root.keys where !["default", "profiles", "$schema"].contains(key) {
@@ -155,7 +180,9 @@ struct ConfigFile {
         }
         if let d = root["default"] {
             guard let s = d.stringValue else {
-                throw .data("\(path): $.default: expected a profile name, found \(d.kindName)", hint: "\"default\": \"staging\" names one of the profiles")
+                throw .data(
+                    "\(path): $.default: expected a profile name, found \(d.kindName)",
+                    hint: "\"default\": \"staging\" names one of the profiles")
             }
             file.defaultProfile = s
         }
@@ -163,25 +190,33 @@ struct ConfigFile {
         var profiles: JSON.Object = [:]
         if let p = root["profiles"] {
             guard case .object(let o) = p else {
-                throw .data("\(path): $.profiles: expected an object of named profiles, found \(p.kindName)", hint: shape)
+                throw .data(
+                    "\(path): $.profiles: expected an object of named profiles, found \(p.kindName)", hint: shape)
             }
             profiles = o
         }
         for (name, value) in profiles.sorted(by: { $0.key < $1.key }) {
             let at = "\(path): \(JSONPath(components: [.key("profiles"), .key(name)]))"
             if Configuration.Kind(rawValue: name) != nil {
-                throw .data("\(at): '\(name)' is a built-in environment, not a profile name",
-                            hint: "name the profile something else (staging, ci, …); --env \(name) needs no profile")
+                throw .data(
+                    "\(at): '\(name)' is a built-in environment, not a profile name",
+                    hint: "name the profile something else (staging, ci, …); --env \(name) needs no profile")
             }
-            guard case .object(let p) = value else { throw .data("\(at): expected an object, found \(value.kindName)", hint: shape) }
+            guard case .object(let p) = value else {
+                throw .data("\(at): expected an object, found \(value.kindName)", hint: shape)
+            }
             for key in p.keys.sorted() where !["environment", "variables", "description"].contains(key) {
-                let suggestion = Suggest.closest(to: key, in: ["environment", "variables", "description"]).map { "; did you mean '\($0)'?" } ?? ""
+                let suggestion =
+                    Suggest.closest(to: key, in: ["environment", "variables", "description"]).map {
+                        "; did you mean '\($0)'?"
+                    } ?? ""
                 throw .data("\(at).\(key): unknown key\(suggestion)", hint: shape)
             }
             var kindName = "sandbox"
             if let e = p["environment"] {
                 guard let text = e.stringValue else {
-                    throw .data("\(at).environment: expected \"local\" or \"sandbox\", found \(e.kindName)", hint: shape)
+                    throw .data(
+                        "\(at).environment: expected \"local\" or \"sandbox\", found \(e.kindName)", hint: shape)
                 }
                 kindName = text
             }
@@ -195,7 +230,9 @@ struct ConfigFile {
                 }
                 for (k, value) in o {
                     guard let s = value.stringValue else {
-                        throw .data("\(at).variables.\(k): expected a string, found \(value.kindName)", hint: "quote the value: \"\(k)\": \"…\"")
+                        throw .data(
+                            "\(at).variables.\(k): expected a string, found \(value.kindName)",
+                            hint: "quote the value: \"\(k)\": \"…\"")
                     }
                     vars[k] = s
                 }

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// This process's one view of a state file: the document as last read or written, and a group commit of changes.
@@ -19,8 +20,8 @@ import Glibc
 /// Other processes see what they always did: the exclusive `flock` on the sibling `.lock` file is held from the first
 /// change applied until the write that holds the last one has landed, so no other process reads or writes between
 /// a change and its write; after a few chained writes new changes wait for the lock to be let go, so that a long
-/// batch does not keep another process out. A write that fails fails every change it held or that was applied after it, and the
-/// document is read again from the file next time: what a caller was told failed never reaches the file.
+/// batch does not keep another process out. A write that fails fails every change it held or that was applied after it,
+/// and the document is read again from the file next time: what a caller was told failed never reaches the file.
 final class SharedStateFile: @unchecked Sendable {
     /// The file really written (symlinks resolved) and the lock beside it.
     let target: String
@@ -99,8 +100,9 @@ final class SharedStateFile: @unchecked Sendable {
     private func currentIdentity(lock: Int32) -> Identity? {
         var info = stat()
         guard stat(target, &info) == 0 else { return nil }
-        return Identity(writes: Self.writesCounted(lock), device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
-                        size: Int64(info.st_size), modified: info.st_mtim, changed: info.st_ctim)
+        return Identity(
+            writes: Self.writesCounted(lock), device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
+            size: Int64(info.st_size), modified: info.st_mtim, changed: info.st_ctim)
     }
 
     /// The count of writes in the lock file (its first 8 bytes, little-endian; none yet: 0).
@@ -118,7 +120,9 @@ final class SharedStateFile: @unchecked Sendable {
 
     /// The document, read from the file unless it is the version this process already holds. Call with the flock held
     /// (`lock` its descriptor).
-    private func current(_ load: () throws(Diagnostic) -> StateFileRecords.Folded, lock: Int32) throws(Diagnostic) -> JSON {
+    private func current(
+        _ load: () throws(Diagnostic) -> StateFileRecords.Folded, lock: Int32
+    ) throws(Diagnostic) -> JSON {
         let now = currentIdentity(lock: lock)
         if let document, let now, now == identity { return document }
         let fresh = try load()
@@ -133,8 +137,10 @@ final class SharedStateFile: @unchecked Sendable {
     /// on this very document (a batch's runs each check the file as they start, and it seldom changed in between).
     /// `learn`, when given, is run on it unless it already ran on this very document for the same redactor (`by`): a
     /// run reads the file a dozen times, and each time the redactor would learn every kept run's credentials again.
-    func read(_ load: () throws(Diagnostic) -> StateFileRecords.Folded, check: ((JSON) throws(Diagnostic) -> Void)? = nil,
-              learn: (by: Redactor, learn: (JSON) -> Void)? = nil) throws(Diagnostic) -> JSON {
+    func read(
+        _ load: () throws(Diagnostic) -> StateFileRecords.Folded, check: ((JSON) throws(Diagnostic) -> Void)? = nil,
+        learn: (by: Redactor, learn: (JSON) -> Void)? = nil
+    ) throws(Diagnostic) -> JSON {
         condition.lock()
         defer { condition.unlock() }
         let document: JSON
@@ -170,9 +176,12 @@ final class SharedStateFile: @unchecked Sendable {
     /// a document over the file as it lies (`onDisk`, when known), appending a record when `appending` allows, and
     /// answers what the file then holds (what a read of it would give back) — nil when it wrote nothing, since the file
     /// already held that document. A write appends only when every change it holds allows it (`appending`).
-    func update<T>(_ load: () throws(Diagnostic) -> StateFileRecords.Folded,
-                   write: (JSON, inout RenderCache, _ onDisk: StateFileRecords.Folded?, _ appending: Bool) throws(Diagnostic) -> StateFileRecords.Folded?,
-                   appending: Bool = false, _ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T {
+    func update<T>(
+        _ load: () throws(Diagnostic) -> StateFileRecords.Folded,
+        write: (JSON, inout RenderCache, _ onDisk: StateFileRecords.Folded?, _ appending: Bool) throws(Diagnostic) ->
+            StateFileRecords.Folded?,
+        appending: Bool = false, _ change: (inout JSON) throws(Diagnostic) -> T
+    ) throws(Diagnostic) -> T {
         condition.lock()
         defer { condition.unlock() }
         while holding && chained >= Self.chainLimit { condition.wait() }
@@ -199,7 +208,10 @@ final class SharedStateFile: @unchecked Sendable {
         while true {
             if let failed = failures.last(where: { $0.changes.contains(mine) }) { throw failed.error }
             if written >= mine { break }
-            if writing { condition.wait(); continue }
+            if writing {
+                condition.wait()
+                continue
+            }
             // This change's turn to lead: write everything applied so far, in one write, outside the lock.
             // A failed write clears the document, but it also failed every change applied before it (this one too).
             guard let snapshot = document else { preconditionFailure("a change pending on \(target) with no document") }
@@ -225,7 +237,9 @@ final class SharedStateFile: @unchecked Sendable {
             case .success(let wrote):
                 written = through
                 // Nothing to write: the file, and its identity, are as they were.
-                guard let now = wrote ?? lying else { preconditionFailure("a write of \(target) over an unknown file wrote nothing") }
+                guard let now = wrote ?? lying else {
+                    preconditionFailure("a write of \(target) over an unknown file wrote nothing")
+                }
                 // Changes applied meanwhile are on top of the document as it was before it was redacted for the file;
                 // the cache takes the written form only when nothing is still pending.
                 if applied == through { replaceByOwnChange(now.document) }
@@ -246,9 +260,9 @@ final class SharedStateFile: @unchecked Sendable {
         return result
     }
 
-    /// Puts this process's next version of the document in place. A change this process made to a document whose sections
-    /// passed their check is checked by construction: a batch's next run need not check the whole file again because the
-    /// last one wrote to it.
+    /// Puts this process's next version of the document in place. A change this process made to a document whose
+    /// sections passed their check is checked by construction: a batch's next run need not check the whole file again
+    /// because the last one wrote to it.
     private func replaceByOwnChange(_ next: JSON) {
         let checkedBefore = checkedVersion == version
         document = next
@@ -287,7 +301,8 @@ final class SharedStateFile: @unchecked Sendable {
         defer { condition.unlock() }
         while writing || applied > settled { condition.wait() }
         guard let lying = onDisk, lying.layout.recordBytes > 0 || lying.tornBytes > 0, let lock = try? lockFile(),
-              (try? Self.acquire(lock, LOCK_EX, target)) != nil else { return }
+            (try? Self.acquire(lock, LOCK_EX, target)) != nil
+        else { return }
         defer { flock(lock, LOCK_UN) }
         guard currentIdentity(lock: lock) == identity else { return }
         let bytes = lying.document.serializedData(pretty: true, newline: true)
@@ -320,16 +335,20 @@ final class SharedStateFile: @unchecked Sendable {
         let directory = FileIO.directory(of: target)
         if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
             do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                        attributes: [.posixPermissions: 0o700])
+                try FileManager.default.createDirectory(
+                    atPath: directory, withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: 0o700])
             } catch {
-                throw .ioError("cannot create the state directory \(directory): \(error.localizedDescription)",
-                               hint: "pass --session FILE somewhere writable")
+                throw .ioError(
+                    "cannot create the state directory \(directory): \(error.localizedDescription)",
+                    hint: "pass --session FILE somewhere writable")
             }
         }
         let fd = open(target + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            throw .ioError("cannot open \(target).lock: \(String(cString: strerror(errno)))", hint: "pass --session FILE somewhere writable")
+            throw .ioError(
+                "cannot open \(target).lock: \(String(cString: strerror(errno)))",
+                hint: "pass --session FILE somewhere writable")
         }
         return fd
     }
@@ -338,7 +357,9 @@ final class SharedStateFile: @unchecked Sendable {
     static func acquire(_ fd: Int32, _ operation: Int32, _ target: String) throws(Diagnostic) {
         while flock(fd, operation) != 0 {
             if errno != EINTR {
-                throw .ioError("cannot lock \(target): \(String(cString: strerror(errno)))", hint: "pass --session FILE on a local file system")
+                throw .ioError(
+                    "cannot lock \(target): \(String(cString: strerror(errno)))",
+                    hint: "pass --session FILE on a local file system")
             }
         }
     }
@@ -356,8 +377,9 @@ enum WriteFault {
 
     static let planned: (kind: Kind, at: Int)? = {
         guard let spec = ProcessInfo.processInfo.environment["CHECKOUT_DRIVER_TEST_STATE_WRITE_FAULT"],
-              let at = spec.firstIndex(of: "@"), let kind = Kind(rawValue: String(spec[..<at])),
-              let n = Int(spec[spec.index(after: at)...]), n > 0 else { return nil }
+            let at = spec.firstIndex(of: "@"), let kind = Kind(rawValue: String(spec[..<at])),
+            let n = Int(spec[spec.index(after: at)...]), n > 0
+        else { return nil }
         return (kind, n)
     }()
     private static let writes = Atomic<Int>(0)
@@ -366,7 +388,10 @@ enum WriteFault {
     static func before(writing target: String) throws(Diagnostic) {
         guard let planned, planned.kind != .kill else { return }
         guard writes.add(1, ordering: .relaxed).newValue == planned.at else { return }
-        if planned.kind == .torn { tearing.store(true, ordering: .relaxed); return }
+        if planned.kind == .torn {
+            tearing.store(true, ordering: .relaxed)
+            return
+        }
         throw FileIO.failure(target, ENOSPC, hint: "check there is space and the directory is writable")
     }
 

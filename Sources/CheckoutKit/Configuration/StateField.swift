@@ -18,15 +18,21 @@ struct StateField {
 
     private var present: JSON? { value == .null ? nil : value }
 
-    /// A wrong-typed entry: 65 naming the file and the path, with the way to recover — fix the entry by hand, or reset the
-    /// provider's sections (`state clear --provider P`, which reads none of them) — and never a silent reset.
+    /// A wrong-typed entry: 65 naming the file and the path, with the way to recover — fix the entry by hand, or reset
+    /// the provider's sections (`state clear --provider P`, which reads none of them) — and never a silent reset.
     func wrong(_ expected: String) -> Diagnostic {
         let keys = path.components.compactMap { if case .key(let k) = $0 { k } else { nil } }
         let section = keys.first == "runs" ? keys.dropFirst(2).first : keys.first
-        let reset = section.flatMap { name in Providers.all.first { $0.name == name } }
-            .map { ", or reset the \($0.name) sections with `checkout-driver state clear --provider \($0.name) --session \(ShellWords.join([file]))`" } ?? ""
-        return .data("state file \(file): \(path): expected \(expected), found \(present?.kindName ?? "nothing")",
-                     hint: "fix or remove that entry\(reset); keep the rest of the file (it may hold idempotency keys you still need)")
+        let reset =
+            section.flatMap { name in Providers.all.first { $0.name == name } }
+            .map {
+                ", or reset the \($0.name) sections with `checkout-driver state clear --provider \($0.name) --session \(ShellWords.join([file]))`"
+            } ?? ""
+        return .data(
+            "state file \(file): \(path): expected \(expected), found \(present?.kindName ?? "nothing")",
+            hint:
+                "fix or remove that entry\(reset); keep the rest of the file (it may hold idempotency keys you still need)"
+        )
     }
 
     /// Checks that this is an object (absent or null: an empty one) without listing its members.

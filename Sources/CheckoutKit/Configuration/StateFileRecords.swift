@@ -64,7 +64,8 @@ enum StateFileRecords {
                 throw .record(index: index, reason: "not a complete JSON record")
             }
             guard apply(record, to: &document) else {
-                throw .record(index: index, reason: "it does not fit the document (a section it changes is not an object)")
+                throw .record(
+                    index: index, reason: "it does not fit the document (a section it changes is not an object)")
             }
             folded.layout.recordBytes += next - start
             start = next
@@ -80,12 +81,17 @@ enum StateFileRecords {
         return record.isEmpty ? nil : .object(record)
     }
 
-    /// What is set and removed going from `before` to `after`; with `intoObjects` (the document's sections), a part that
-    /// is an object on both sides by the members set and removed in it (`in`), any other part whole.
+    /// What is set and removed going from `before` to `after`; with `intoObjects` (the document's sections), a part
+    /// that is an object on both sides by the members set and removed in it (`in`), any other part whole.
     private static func changes(from before: JSON.Object, to after: JSON.Object, intoObjects: Bool) -> JSON.Object {
-        var set: JSON.Object = [:], unset: [JSON] = [], within: JSON.Object = [:]
+        var set: JSON.Object = [:]
+        var unset: [JSON] = []
+        var within: JSON.Object = [:]
         for (key, value) in before.changes(to: after) {
-            guard let value else { unset.append(.string(key)); continue }
+            guard let value else {
+                unset.append(.string(key))
+                continue
+            }
             if intoObjects, case .object(let members) = value, case .object(let previous)? = before[key] {
                 within[key] = .object(changes(from: previous, to: members, intoObjects: false))
             } else {
@@ -103,7 +109,8 @@ enum StateFileRecords {
     /// that is not an object).
     static func apply(_ record: JSON, to document: inout JSON) -> Bool {
         guard case .object(let parts) = record, case .object(var top) = document,
-              parts.keys.allSatisfy({ ["set", "unset", "in"].contains($0) }) else { return false }
+            parts.keys.allSatisfy({ ["set", "unset", "in"].contains($0) })
+        else { return false }
         document = .null  // so that the sections are changed in place, not copied
         guard apply(set: parts["set"], unset: parts["unset"], to: &top) else { return false }
         switch parts["in"] {
@@ -118,7 +125,8 @@ enum StateFileRecords {
                 }
                 top[section] = nil  // so that the members are changed in place, not copied
                 guard case .object(let inner) = change, inner.keys.allSatisfy({ $0 == "set" || $0 == "unset" }),
-                      apply(set: inner["set"], unset: inner["unset"], to: &members) else { return false }
+                    apply(set: inner["set"], unset: inner["unset"], to: &members)
+                else { return false }
                 top[section] = .object(members)
             }
         default: return false

@@ -6,8 +6,8 @@ import Foundation
 /// A run's own sections concern no other command while it runs, and most of what it writes — a captured id, a rotated
 /// session token, an intent as last read — only needs to outlive it. So a run's changes are kept here, in memory, and
 /// reach the disk at the points where they must: before a money call is sent (with the call recorded as in flight,
-/// so that a crash leaves its outcome open on disk) and when the run finishes. Everything the run reads sees them on top
-/// of the file. A checkout costs two durable writes, whatever it writes in between.
+/// so that a crash leaves its outcome open on disk) and when the run finishes. Everything the run reads sees them on
+/// top of the file. A checkout costs two durable writes, whatever it writes in between.
 ///
 /// What is kept is what the changes set, not the changes themselves: the run's scope as it now is (no one else writes
 /// it), and the members of the file-wide sections it set or removed (merged member by member into whatever other runs
@@ -32,7 +32,9 @@ final class StateJournal: @unchecked Sendable {
     /// Applies `change` to the run's view of `file` and keeps what it set; answers the change's result and the run's
     /// scope when the change set it. Nil when the change reached beyond what a journal keeps (then it must be written
     /// at once, and nothing of it was kept).
-    func record<T>(on file: JSON, run: String, _ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> (result: T, scope: JSON?)? {
+    func record<T>(
+        on file: JSON, run: String, _ change: (inout JSON) throws(Diagnostic) -> T
+    ) throws(Diagnostic) -> (result: T, scope: JSON?)? {
         lock.lock()
         defer { lock.unlock() }
         let before = StateDelta.reach(of: pending.applied(to: file, run: run), run: run)
@@ -45,8 +47,10 @@ final class StateJournal: @unchecked Sendable {
 
     /// Writes the pending changes through `write` (which applies the change it is given to the file under its lock and
     /// returns once it is on disk), together with `change`; they are forgotten only once written.
-    func commit<T>(run: String, through write: @escaping ((inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T,
-                   _ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T {
+    func commit<T>(
+        run: String, through write: @escaping ((inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T,
+        _ change: (inout JSON) throws(Diagnostic) -> T
+    ) throws(Diagnostic) -> T {
         lock.lock()
         defer { lock.unlock() }
         let delta = pending

@@ -1,6 +1,7 @@
 import WireTypes
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A part of the state file as last written: the value given, the value written (redacted, kept credentials
@@ -40,8 +41,10 @@ final class RenderedSection {
     /// How deep the part lies in the document (0: the document itself), for the indentation of its text.
     let depth: Int
 
-    init(input: JSON, output: JSON, bytes: [UInt8]?, inputBytes: [UInt8], generation: Int, keys: [String] = [],
-         ordered: [RenderedSection?]? = nil, keyBytes: [UInt8], masked: Int, depth: Int = 0) {
+    init(
+        input: JSON, output: JSON, bytes: [UInt8]?, inputBytes: [UInt8], generation: Int, keys: [String] = [],
+        ordered: [RenderedSection?]? = nil, keyBytes: [UInt8], masked: Int, depth: Int = 0
+    ) {
         self.input = input
         self.output = output
         self.text = bytes
@@ -81,7 +84,9 @@ final class RenderedSection {
 
     /// An object's parts by key.
     var members: [String: RenderedSection]? {
-        ordered.map { Dictionary(uniqueKeysWithValues: zip(keys, $0).compactMap { key, part in part.map { (key, $0) } }) }
+        ordered.map {
+            Dictionary(uniqueKeysWithValues: zip(keys, $0).compactMap { key, part in part.map { (key, $0) } })
+        }
     }
 
     /// Whether `value` is what this part was rendered from, or what it was rendered to: the very same storage first (a
@@ -93,8 +98,8 @@ final class RenderedSection {
 
 /// The secret forms learned since a generation, asked of the redactor once per generation in one rendering: the parts
 /// of a section were mostly masked at the same one, and each would otherwise copy the same list out of the redactor.
-/// A list holds for a part checked at `current` only if it was taken at `current` or later (masking a part can teach the
-/// redactor more while the rest are rendered).
+/// A list holds for a part checked at `current` only if it was taken at `current` or later (masking a part can teach
+/// the redactor more while the rest are rendered).
 final class LearnedForms {
     private let redactor: Redactor?
     private var lists: [Int: (forms: [[UInt8]], taken: Int)] = [:]
@@ -157,12 +162,14 @@ extension StateStore {
         let learned = LearnedForms(redactor: redactor)
         // Masking a part can teach the redactor a secret (a value under a sensitive key) that another part holds: go
         // round again until a whole pass learns nothing, as masking the whole document at once would.
-        var rendered = renderObject(members, value: document, at: [], reusing: store.document, keyBytes: [], in: document,
-                                    learned: learned)
+        var rendered = renderObject(
+            members, value: document, at: [], reusing: store.document, keyBytes: [], in: document,
+            learned: learned)
         // Every part is masked right as of the generation the pass began at; one learned during it needs another pass.
         for _ in 0..<8 where rendered.generation != redactor?.generation ?? 0 {
-            rendered = renderObject(members, value: document, at: [], reusing: rendered, keyBytes: [], in: document,
-                                    learned: learned)
+            rendered = renderObject(
+                members, value: document, at: [], reusing: rendered, keyBytes: [], in: document,
+                learned: learned)
         }
         store.document = rendered
         store.wholeText = []
@@ -175,8 +182,10 @@ extension StateStore {
     /// `known` gives up its parts, which are changed in place. Given the very object it was rendered from (a write that
     /// changed another section), no member is looked up; otherwise each is looked up once, and once more only when
     /// members were added.
-    private func renderObject(_ members: JSON.Object, value: JSON, at path: [String], reusing known: RenderedSection?, keyBytes: [UInt8],
-                              in document: JSON, learned: LearnedForms) -> RenderedSection {
+    private func renderObject(
+        _ members: JSON.Object, value: JSON, at path: [String], reusing known: RenderedSection?, keyBytes: [UInt8],
+        in document: JSON, learned: LearnedForms
+    ) -> RenderedSection {
         let generation = redactor?.generation ?? 0
         var keys = known?.keys ?? []
         var parts: [RenderedSection?] = known?.ordered ?? []
@@ -213,7 +222,8 @@ extension StateStore {
             }
             if members.count > found {
                 changed = true
-                (keys, parts, values) = Self.merging((keys, parts, values), looked.others.map { ($0, nil, members[$0]) })
+                (keys, parts, values) = Self.merging(
+                    (keys, parts, values), looked.others.map { ($0, nil, members[$0]) })
             }
         }
         // An object of many members (the record of spent values) is looked at through its filter: of the secrets
@@ -237,8 +247,9 @@ extension StateStore {
                 }
                 mayOccur = candidates?.forms
             }
-            let (part, reused) = renderPart(value, key: key, in: members, at: path, reusing: parts[i],
-                                            checkedAt: known?.generation, mayOccur: mayOccur, document: document, learned: learned)
+            let (part, reused) = renderPart(
+                value, key: key, in: members, at: path, reusing: parts[i],
+                checkedAt: known?.generation, mayOccur: mayOccur, document: document, learned: learned)
             if reused { continue }
             filter?.insertEvery(in: part.inputBytes)
             let before = parts[i]
@@ -255,9 +266,10 @@ extension StateStore {
         if masked == 0 { outputs = nil }
         // The text is put together when it is asked for (`RenderedSection.bytes`); unchanged, it is the one known.
         let text: [UInt8]? = !changed ? known?.textIfAny : keys.isEmpty ? Array("{}".utf8) : nil
-        let rendered = RenderedSection(input: value, output: outputs.map(JSON.object) ?? value, bytes: text, inputBytes: [],
-                                       generation: generation, keys: keys, ordered: parts, keyBytes: keyBytes, masked: masked,
-                                       depth: path.count)
+        let rendered = RenderedSection(
+            input: value, output: outputs.map(JSON.object) ?? value, bytes: text, inputBytes: [],
+            generation: generation, keys: keys, ordered: parts, keyBytes: keyBytes, masked: masked,
+            depth: path.count)
         rendered.filter = filter
         return rendered
     }
@@ -274,13 +286,18 @@ extension StateStore {
         merged.0.reserveCapacity(count)
         merged.1.reserveCapacity(count)
         merged.2.reserveCapacity(count)
-        var i = 0, j = 0
+        var i = 0
+        var j = 0
         while i < a.0.count || j < b.count {
             if j == b.count || i < a.0.count && JSON.Object.precedes(a.0[i], b[j].0) {
-                merged.0.append(a.0[i]); merged.1.append(a.1[i]); merged.2.append(a.2[i])
+                merged.0.append(a.0[i])
+                merged.1.append(a.1[i])
+                merged.2.append(a.2[i])
                 i += 1
             } else {
-                merged.0.append(b[j].0); merged.1.append(b[j].1); merged.2.append(b[j].2)
+                merged.0.append(b[j].0)
+                merged.1.append(b[j].1)
+                merged.2.append(b[j].2)
                 j += 1
             }
         }
@@ -291,22 +308,31 @@ extension StateStore {
     /// its own generation or its parent's (`checkedAt`), whichever is later — occurs in its text.
     /// `mayOccur`: the secrets learned since the parent was checked that its filter says may occur in some member
     /// (the others occur in none), when it has a filter.
-    private func renderPart(_ value: JSON, key: String, in parent: JSON.Object, at path: [String], reusing known: RenderedSection?,
-                            checkedAt parentGeneration: Int?, mayOccur: [[UInt8]]? = nil, document: JSON,
-                            learned: LearnedForms) -> (RenderedSection, reused: Bool) {
+    private func renderPart(
+        _ value: JSON, key: String, in parent: JSON.Object, at path: [String], reusing known: RenderedSection?,
+        checkedAt parentGeneration: Int?, mayOccur: [[UInt8]]? = nil, document: JSON,
+        learned: LearnedForms
+    ) -> (RenderedSection, reused: Bool) {
         let generation = redactor?.generation ?? 0
         var keyBytes: [UInt8] = []
-        if let known { keyBytes = known.keyBytes } else {
+        if let known {
+            keyBytes = known.keyBytes
+        } else {
             JSON.appendQuoted(key, to: &keyBytes)
             keyBytes.append(contentsOf: ": ".utf8)
         }
         // A top-level section that is an object goes member by member, unless it is a secret as a whole.
         // (nor shaped as an Apple Pay token, whose `data` is judged by its siblings).
-        if path.isEmpty, case .object(let members) = value, !Redactor.isSensitive(key, in: parent), Self.splittable(members) {
+        if path.isEmpty, case .object(let members) = value, !Redactor.isSensitive(key, in: parent),
+            Self.splittable(members)
+        {
             let object = known?.ordered != nil ? known : nil
             if let object, object.generation == generation, object.holds(value) { return (object, true) }
-            return (renderObject(members, value: value, at: [key], reusing: object, keyBytes: keyBytes, in: document,
-                                 learned: learned), false)
+            return (
+                renderObject(
+                    members, value: value, at: [key], reusing: object, keyBytes: keyBytes, in: document,
+                    learned: learned), false
+            )
         }
         if let known, known.ordered == nil, known.holds(value) {
             let checked = max(known.generation, parentGeneration ?? known.generation)
@@ -314,11 +340,14 @@ extension StateStore {
             // Secrets were learned since: the part is masked alike unless one of them occurs in its text (in every form
             // it may take there: the JSON-escaped one is among the forms). Its parent, written at this generation,
             // then stands for it.
-            // A part holding encoded JSON (a JWS, a 3DS challenge token: `eyJ` is `{"` in base64) is masked again, since
-            // what it hides is encoded where a search cannot see it.
-            // (Those learned since the parent was checked are the same or more than those since this part was.)
+            // A part holding encoded JSON (a JWS, a 3DS challenge token: `eyJ` is `{"` in base64) is masked again,
+            // since what it hides is encoded where a search cannot see it. (Those learned since the parent was checked
+            // are the same or more than those since this part was.)
             if !known.holdsEncodedJSON,
-               !(mayOccur ?? learned.since(checked, current: generation)).contains(where: { Self.occurs($0, in: known.inputBytes) }) {
+                !(mayOccur ?? learned.since(checked, current: generation)).contains(where: {
+                    Self.occurs($0, in: known.inputBytes)
+                })
+            {
                 return (known, true)
             }
         }
@@ -332,12 +361,16 @@ extension StateStore {
         }
         let output = here.evaluate(wrapped) ?? .null
         if let known, known.ordered == nil, known.holds(value), output != known.output { learned.remasked = true }
-        var bytes: [UInt8] = [], inputBytes: [UInt8] = []
+        var bytes: [UInt8] = []
+        var inputBytes: [UInt8] = []
         output.write(into: &bytes, pretty: true, indent: path.count + 1)
         value.write(into: &inputBytes, pretty: false, indent: 0)
         // The generation before masking: a secret another thread registers meanwhile is checked for next time.
-        return (RenderedSection(input: value, output: output, bytes: bytes, inputBytes: inputBytes, generation: generation,
-                                keyBytes: keyBytes, masked: output == value ? 0 : 1), false)
+        return (
+            RenderedSection(
+                input: value, output: output, bytes: bytes, inputBytes: inputBytes, generation: generation,
+                keyBytes: keyBytes, masked: output == value ? 0 : 1), false
+        )
     }
 
     /// Whether an object's members can be masked apart: not when one member's masking looks at its siblings (an Apple

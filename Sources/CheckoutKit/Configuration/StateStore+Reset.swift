@@ -30,13 +30,18 @@ extension StateStore {
             let open = try OpenOutcomes.decode(doc, file: path).filter { provider == nil || $0.provider == provider }
             if !force, let first = open.first {
                 let more = open.count > 1 ? " (and \(open.count - 1) more)" : ""
-                throw Diagnostic(.outcomeUnknown,
-                                 "refused: \(first.effect) of \(first.reference) (\(first.left)) may have gone through\(more), and clearing \(path) would forget it",
-                                 hint: "settle it first: " + first.settle.joined(separator: "; or ") + "; or pass --force if you settled it yourself")
+                throw Diagnostic(
+                    .outcomeUnknown,
+                    "refused: \(first.effect) of \(first.reference) (\(first.left)) may have gone through\(more), and clearing \(path) would forget it",
+                    hint: "settle it first: " + first.settle.joined(separator: "; or ")
+                        + "; or pass --force if you settled it yourself")
             }
-            let going = (doc["runs"]?.objectValue ?? [:]).filter { $0.value[Self.runRecord]?["finishedAt"] == nil }.keys.sorted()
+            let going = (doc["runs"]?.objectValue ?? [:]).filter { $0.value[Self.runRecord]?["finishedAt"] == nil }.keys
+                .sorted()
             if !force, let run = going.first {
-                throw .usage("refused: run \(run) is still going on \(path)", hint: "wait for it to end, or pass --force if its process is gone")
+                throw .usage(
+                    "refused: run \(run) is still going on \(path)",
+                    hint: "wait for it to end, or pass --force if its process is gone")
             }
             var top = doc.objectValue ?? [:]
             var removed: [String] = []
@@ -44,7 +49,9 @@ extension StateStore {
                 if top.removeValue(forKey: provider) != nil { removed.append(provider) }
                 if var runs = top["runs"]?.objectValue {
                     for (id, scope) in runs {
-                        guard var sections = scope.objectValue, sections.removeValue(forKey: provider) != nil else { continue }
+                        guard var sections = scope.objectValue, sections.removeValue(forKey: provider) != nil else {
+                            continue
+                        }
                         runs[id] = .object(sections)
                         removed.append("runs.\(id).\(provider)")
                     }

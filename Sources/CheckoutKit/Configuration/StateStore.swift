@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The state file that chains separate invocations (captured ids, idempotency keys, spent tokens).
@@ -24,9 +25,9 @@ public struct StateStore: Sendable {
     /// A whole flow's own run keeps its changes here until they must be on disk (see `StateJournal`); nil: every change
     /// is written as it is made (the chain, and a run that `--run` continues, are single commands' state).
     let journal: StateJournal?
-    /// The file really read and written (symlinks followed), and whether it is (or will be) a regular file — `/dev/null`
-    /// or a FIFO is written in place, unlocked: found once, when the store is made, not on each of a run's dozens of reads
-    /// (nor the process's one view of it looked up by path each time).
+    /// The file really read and written (symlinks followed), and whether it is (or will be) a regular file —
+    /// `/dev/null` or a FIFO is written in place, unlocked: found once, when the store is made, not on each of a run's
+    /// dozens of reads (nor the process's one view of it looked up by path each time).
     private let shared: SharedStateFile
     private var target: String { shared.target }
     private let isRegularFile: Bool
@@ -38,12 +39,16 @@ public struct StateStore: Sendable {
         let target = FileIO.resolvingSymlinks(path)
         var info = stat()
         let regular = stat(target, &info) != 0 || (info.st_mode & S_IFMT) == S_IFREG
-        self.init(path: path, shared: SharedStateFile.at(target), regular: regular, redactor: redactor, run: run, journal: nil,
-                  learned: IdentityMemo())
+        self.init(
+            path: path, shared: SharedStateFile.at(target), regular: regular, redactor: redactor, run: run,
+            journal: nil,
+            learned: IdentityMemo())
     }
 
-    private init(path: String, shared: SharedStateFile, regular: Bool, redactor: Redactor?, run: String?, journal: StateJournal?,
-                 learned: IdentityMemo<Void>) {
+    private init(
+        path: String, shared: SharedStateFile, regular: Bool, redactor: Redactor?, run: String?, journal: StateJournal?,
+        learned: IdentityMemo<Void>
+    ) {
         self.path = path
         self.shared = shared
         self.isRegularFile = regular
@@ -55,7 +60,9 @@ public struct StateStore: Sendable {
 
     /// The same file, seen from a run's own scope, each change written as it is made.
     public func scoped(run: String) -> StateStore {
-        StateStore(path: path, shared: shared, regular: isRegularFile, redactor: redactor, run: run, journal: nil, learned: learnedScopes)
+        StateStore(
+            path: path, shared: shared, regular: isRegularFile, redactor: redactor, run: run, journal: nil,
+            learned: learnedScopes)
     }
 
     /// A new run of a whole flow: a scope of its own whose changes reach the disk before a money call is sent and when
@@ -63,11 +70,14 @@ public struct StateStore: Sendable {
     /// run that is one of a batch's (`batched`) is appended too, and the command writes the file whole once it ends
     /// (`compactFiles`); a lone run's finish writes it whole, so that it costs no third write.
     public func ownRun(_ id: String, batched: Bool = false) -> StateStore {
-        StateStore(path: path, shared: shared, regular: isRegularFile, redactor: redactor, run: id, journal: StateJournal(batched: batched),
-                   learned: learnedScopes)
+        StateStore(
+            path: path, shared: shared, regular: isRegularFile, redactor: redactor, run: id,
+            journal: StateJournal(batched: batched),
+            learned: learnedScopes)
     }
 
-    /// Writes the run's pending changes (nothing when there are none): what must be on disk before a money call is sent.
+    /// Writes the run's pending changes (nothing when there are none): what must be on disk before a money call is
+    /// sent.
     public func commit() throws(Diagnostic) {
         try commit(finishing: false)
     }
@@ -105,7 +115,10 @@ public struct StateStore: Sendable {
             var scope = doc["runs"]?[run]?.objectValue ?? [:]
             let open = try OpenOutcomes.decode(doc, file: path)
             var top = doc.objectValue ?? [:]
-            for (section, value) in scope where promote && section != Self.runRecord && section != "captures" && !Self.fileWideSections.contains(section) {
+            for (section, value) in scope
+            where promote && section != Self.runRecord && section != "captures"
+                && !Self.fileWideSections.contains(section)
+            {
                 if open.contains(where: { ($0.run == run || $0.run == nil) && $0.provider == section }) { continue }
                 top[section] = value
             }
@@ -115,9 +128,12 @@ public struct StateStore: Sendable {
             let keep = Set(open.compactMap(\.run))
             // Each finished run's time read once, not at each comparison of the sort.
             let forgettable = runs.compactMap { id, scope in
-                keep.contains(id) ? nil : scope[Self.runRecord]?["finishedAt"]?.stringValue.map { (id: id, finished: $0) }
+                keep.contains(id)
+                    ? nil : scope[Self.runRecord]?["finishedAt"]?.stringValue.map { (id: id, finished: $0) }
             }
-            for old in forgettable.sorted(by: { $0.finished > $1.finished }).dropFirst(Self.keptRuns) { runs[old.id] = nil }
+            for old in forgettable.sorted(by: { $0.finished > $1.finished }).dropFirst(Self.keptRuns) {
+                runs[old.id] = nil
+            }
             top["runs"] = .object(runs)
             doc = .object(top)
         }
@@ -137,7 +153,9 @@ public struct StateStore: Sendable {
     private func scope(of document: JSON) throws(Diagnostic) -> JSON {
         guard let run else { return document }
         let value = document["runs"]?[run] ?? .object([:])
-        guard case .object(var scope) = value else { throw StateField(value, at: Self.runsRoot.appending(run), in: path).wrong("an object") }
+        guard case .object(var scope) = value else {
+            throw StateField(value, at: Self.runsRoot.appending(run), in: path).wrong("an object")
+        }
         scope["captures"] = document["captures"]
         return .object(scope)
     }
@@ -155,7 +173,8 @@ public struct StateStore: Sendable {
 
     /// `$XDG_STATE_HOME/checkout-driver/<env>/state.json` (XDG's default `~/.local/state`).
     public static func defaultPath(environment: String, processEnvironment: [String: String]) -> String {
-        let base = processEnvironment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        let base =
+            processEnvironment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? ((processEnvironment["HOME"] ?? NSHomeDirectory()) + "/.local/state")
         return "\(base)/checkout-driver/\(environment)/state.json"
     }
@@ -166,8 +185,8 @@ public struct StateStore: Sendable {
     }
 
     /// The document of this store's scope, once every section of the file has decoded as its readers read it
-    /// (`checkSections`): what a run or a command starts from, so that a wrong-typed section anywhere stops it before it
-    /// reads or writes anything — and before it could replace that section with its own.
+    /// (`checkSections`): what a run or a command starts from, so that a wrong-typed section anywhere stops it before
+    /// it reads or writes anything — and before it could replace that section with its own.
     public func checked() throws(Diagnostic) -> JSON {
         // The file as this process last checked it is not checked again; a run's own pending changes are, with it.
         let pending = !(journal?.isEmpty ?? true)
@@ -229,8 +248,9 @@ public struct StateStore: Sendable {
             return document
         }
         let learning = redactor.map { (by: $0, learn: { (document: JSON) in learnCredentials(in: document) }) }
-        return try shared.read(load, check: checking ? { (document: JSON) throws(Diagnostic) in try checkSections(document) } : nil,
-                                                   learn: learning)
+        return try shared.read(
+            load, check: checking ? { (document: JSON) throws(Diagnostic) in try checkSections(document) } : nil,
+            learn: learning)
     }
 
     /// This run's open outcomes as the disk has them — a call recorded in flight whose settling could not be written
@@ -258,12 +278,16 @@ public struct StateStore: Sendable {
     /// it is the last write of a lone run (`finishing`); any other store writes the file whole, as single commands
     /// always did.
     @discardableResult
-    func updateFileDurably<T>(finishing: Bool = false, _ change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T {
+    func updateFileDurably<T>(
+        finishing: Bool = false, _ change: (inout JSON) throws(Diagnostic) -> T
+    ) throws(Diagnostic) -> T {
         guard let journal, let run else { return try writeFile(appending: false, change) }
         let appending = !finishing || journal.batched
-        return try journal.commit(run: run, through: { (change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T in
-            try writeFile(appending: appending, change)
-        }, change)
+        return try journal.commit(
+            run: run,
+            through: { (change: (inout JSON) throws(Diagnostic) -> T) throws(Diagnostic) -> T in
+                try writeFile(appending: appending, change)
+            }, change)
     }
 
     /// Read-modify-write of the file under the exclusive lock; returns once the change is on disk.
@@ -276,9 +300,12 @@ public struct StateStore: Sendable {
             _ = try write(document, reusing: &sections, over: nil, appending: false)
             return result
         }
-        return try shared.update(load, write: { (document, sections, onDisk, appending) throws(Diagnostic) in
-            try write(document, reusing: &sections, over: onDisk, appending: appending)
-        }, appending: appending) { (document: inout JSON) throws(Diagnostic) -> T in
+        return try shared.update(
+            load,
+            write: { (document, sections, onDisk, appending) throws(Diagnostic) in
+                try write(document, reusing: &sections, over: onDisk, appending: appending)
+            }, appending: appending
+        ) { (document: inout JSON) throws(Diagnostic) -> T in
             learnCredentials(in: document)
             return try change(&document)
         }
@@ -307,8 +334,11 @@ public struct StateStore: Sendable {
         var flows: [String: JSON.Object] = [:]
         for (flow, part) in try section.members() {
             guard case .object(let values)? = part.value else {
-                throw .data("state file \(path): \(part.path): expected an object (the captures of flow '\(flow)'), found \(part.value?.kindName ?? "nothing")",
-                            hint: "captures are kept per flow, as captures.<flow>.<name>: move the entry under its flow's name, or remove it")
+                throw .data(
+                    "state file \(path): \(part.path): expected an object (the captures of flow '\(flow)'), found \(part.value?.kindName ?? "nothing")",
+                    hint:
+                        "captures are kept per flow, as captures.<flow>.<name>: move the entry under its flow's name, or remove it"
+                )
             }
             flows[flow] = values
         }
@@ -327,22 +357,29 @@ public struct StateStore: Sendable {
         switch FileIO.read(target) {
         case .success(let bytes): data = bytes
         case .failure(let error) where error.code == ENOENT: return empty
-        case .failure(let error): throw .data("cannot read state file \(path): \(error.reason)", hint: "check its permissions")
+        case .failure(let error):
+            throw .data("cannot read state file \(path): \(error.reason)", hint: "check its permissions")
         }
-        let hint = "inspect it, then move it aside or delete it to start afresh (it may hold idempotency keys you still need)"
+        let hint =
+            "inspect it, then move it aside or delete it to start afresh (it may hold idempotency keys you still need)"
         let folded: StateFileRecords.Folded
         do throws(StateFileRecords.Unreadable) { folded = try StateFileRecords.fold(data) } catch {
             switch error {
-            case .document(let reason): throw .data("state file \(path) is corrupt: not valid JSON: \(reason)", hint: hint)
+            case .document(let reason):
+                throw .data("state file \(path) is corrupt: not valid JSON: \(reason)", hint: hint)
             case .record(let index, let reason):
-                throw .data("state file \(path) is corrupt: record \(index) after its document is unreadable: \(reason)", hint: hint)
+                throw .data(
+                    "state file \(path) is corrupt: record \(index) after its document is unreadable: \(reason)",
+                    hint: hint)
             }
         }
         guard case .object = folded.document else {
-            throw .data("state file \(path) is corrupt: expected a JSON object, found \(folded.document.kindName)", hint: hint)
+            throw .data(
+                "state file \(path) is corrupt: expected a JSON object, found \(folded.document.kindName)", hint: hint)
         }
         if folded.tornBytes > 0 {
-            let note = "note: state file \(path): its last record (\(folded.tornBytes) bytes) was cut short, as by a crash in the middle of its write, and is ignored: the change it held was never confirmed"
+            let note =
+                "note: state file \(path): its last record (\(folded.tornBytes) bytes) was cut short, as by a crash in the middle of its write, and is ignored: the change it held was never confirmed"
             Self.notes.withLock { $0 }?(note)
         }
         return folded
@@ -371,18 +408,22 @@ public struct StateStore: Sendable {
         }
     }
 
-    /// Every place a kept credential sits at or under `place`: the chain's sections and each run's (only that run's, for
-    /// a place in one run's scope — a write re-renders one scope among twenty kept).
+    /// Every place a kept credential sits at or under `place`: the chain's sections and each run's (only that run's,
+    /// for a place in one run's scope — a write re-renders one scope among twenty kept).
     func credentialPaths(in document: JSON, under place: [JSONPath.Component] = []) -> [JSONPath] {
         let runs: [String]
         if place.count >= 2, place[0] == Self.runsRoot.components[0], case .key(let run) = place[1] {
             runs = [run]
         } else {
-            runs = place.isEmpty || place == Self.runsRoot.components ? (document["runs"]?.objectValue?.keys.sorted() ?? []) : []
+            runs =
+                place.isEmpty || place == Self.runsRoot.components
+                ? (document["runs"]?.objectValue?.keys.sorted() ?? []) : []
         }
         let scopes = [JSONPath.root] + runs.map { Self.runsRoot.appending($0) }
-        return scopes.flatMap { scope in Self.sessionCredentialPaths.map { JSONPath(components: scope.components + $0.components) } }
-            .filter { $0.components.starts(with: place) }
+        return scopes.flatMap { scope in
+            Self.sessionCredentialPaths.map { JSONPath(components: scope.components + $0.components) }
+        }
+        .filter { $0.components.starts(with: place) }
     }
 
     /// Where the state file keeps a credential the next invocation must send (each provider's `keptCredentials`:
@@ -394,13 +435,17 @@ public struct StateStore: Sendable {
     /// Writes the document as the file keeps it over the file as it lies (`onDisk`, when known): a record of what
     /// changed when `appending` allows and the records do not yet outweigh the document, else the whole file. Answers
     /// what the file then holds; nil when it already held this document, and nothing was written.
-    private func write(_ document: JSON, reusing sections: inout RenderCache, over onDisk: StateFileRecords.Folded?,
-                       appending: Bool) throws(Diagnostic) -> StateFileRecords.Folded? {
+    private func write(
+        _ document: JSON, reusing sections: inout RenderCache, over onDisk: StateFileRecords.Folded?,
+        appending: Bool
+    ) throws(Diagnostic) -> StateFileRecords.Folded? {
         // The state file is an output like any other: the one redactor gets the last word, but for session credentials.
         learnCredentials(in: document)
         let written = renderForm(document, reusing: &sections)
         // (A file not there yet has no bytes: it is written whole, even as `{}`.)
-        if let onDisk, onDisk.layout.documentBytes > 0, case .object(let before) = onDisk.document, case .object(let after) = written {
+        if let onDisk, onDisk.layout.documentBytes > 0, case .object(let before) = onDisk.document,
+            case .object(let after) = written
+        {
             guard let record = StateFileRecords.record(from: before, to: after) else { return nil }
             let layout = onDisk.layout
             // A part masked anew (a secret learned since it was written) must leave the file, not stay under a record.
@@ -408,8 +453,13 @@ public struct StateStore: Sendable {
             // and it is written whole, the cut record gone.
             if appending && !sections.remasked && layout.recordBytes < max(layout.documentBytes, Self.recordRoom) {
                 let encoded = StateFileRecords.encoded(record)
-                if try FileIO.append(encoded, to: target, expected: layout.totalBytes, shown: path, tear: WriteFault.tears()) {
-                    return .init(document: written, layout: .init(documentBytes: layout.documentBytes, recordBytes: layout.recordBytes + encoded.count))
+                if try FileIO.append(
+                    encoded, to: target, expected: layout.totalBytes, shown: path, tear: WriteFault.tears())
+                {
+                    return .init(
+                        document: written,
+                        layout: .init(
+                            documentBytes: layout.documentBytes, recordBytes: layout.recordBytes + encoded.count))
                 }
             }
         }
@@ -439,25 +489,33 @@ public struct StateStore: Sendable {
         // The state file's folder is made on first use only: a batch takes the chain once per run.
         let directory = FileIO.directory(of: target)
         if fd < 0, errno == ENOENT, !directory.isEmpty {
-            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try? FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         }
         guard fd >= 0 else {
-            throw .ioError("cannot open \(lockPath): \(String(cString: strerror(errno)))", hint: "pass --session FILE somewhere writable")
+            throw .ioError(
+                "cannot open \(lockPath): \(String(cString: strerror(errno)))",
+                hint: "pass --session FILE somewhere writable")
         }
         let end = Date().addingTimeInterval(wait)
         var pause: UInt32 = 1_000
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else {
                 close(fd)
-                throw .ioError("cannot lock \(lockPath): \(String(cString: strerror(errno)))", hint: "pass --session FILE on a local file system")
+                throw .ioError(
+                    "cannot lock \(lockPath): \(String(cString: strerror(errno)))",
+                    hint: "pass --session FILE on a local file system")
             }
             if Date() >= end {
                 let holder = ((try? FileIO.read(lockPath).get()).map { String(decoding: $0, as: UTF8.self) } ?? "")
                     .trimmingCharacters(in: .whitespacesAndNewlines)
                 close(fd)
-                throw .unavailable("state file \(path) is in use by another command (\(holder.isEmpty ? "unknown" : holder)) and stayed so for \(Int(wait)) s",
-                                   hint: "wait for it to end and run this again, or give this command a state file of its own with --session FILE")
+                throw .unavailable(
+                    "state file \(path) is in use by another command (\(holder.isEmpty ? "unknown" : holder)) and stayed so for \(Int(wait)) s",
+                    hint:
+                        "wait for it to end and run this again, or give this command a state file of its own with --session FILE"
+                )
             }
             // Another command's hold is seldom longer than a write: looked at again soon, then less often.
             usleep(pause)

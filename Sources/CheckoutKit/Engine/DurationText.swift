@@ -17,7 +17,8 @@ extension Duration {
             guard !number.isEmpty, let value = Double(number) else { return nil }
             rest = rest.dropFirst(number.count)
             guard let unit = units.first(where: { rest.hasPrefix($0.suffix) }),
-                  let position = order.firstIndex(of: unit.suffix), position > last else { return nil }
+                let position = order.firstIndex(of: unit.suffix), position > last
+            else { return nil }
             last = position
             rest = rest.dropFirst(unit.suffix.count)
             total += value * unit.seconds

@@ -16,7 +16,8 @@ public struct Flow: Sendable {
     public var varSources: [String: String] = [:]
     /// Variables the flow once had, with what took their place (a built-in flow's `BuiltinFlows.Entry.retired`).
     public var retiredVariables: [String: String] = [:]
-    /// What reading the file found worth a word though it is no error (a capture that replaces another part's variable).
+    /// What reading the file found worth a word though it is no error (a capture that replaces another part's
+    /// variable).
     public var warnings: [String] = []
     public var steps: [Step]
     /// Steps that run after the main steps whether they passed or failed (a rollback, a cancel).
@@ -50,7 +51,9 @@ public struct Flow: Sendable {
             for header in step.expect.headers { if case .equals(let v) = header.test { templates.append(.string(v)) } }
         }
         for template in templates {
-            for case .reference(.vars(let name, _), _, _) in (try? Template.references(in: template)) ?? [] { names.insert(name) }
+            for case .reference(.vars(let name, _), _, _) in (try? Template.references(in: template)) ?? [] {
+                names.insert(name)
+            }
         }
         return names
     }
@@ -61,8 +64,10 @@ public struct Flow: Sendable {
         "\(steps) step\(steps == 1 ? "" : "s")" + (finally > 0 ? ", \(finally) finally" : "")
     }
 
-    public init(name: String, description: String = "", vars: JSON.Object = [:], steps: [Step],
-                finally: [Step] = [], deadline: Double? = nil) {
+    public init(
+        name: String, description: String = "", vars: JSON.Object = [:], steps: [Step],
+        finally: [Step] = [], deadline: Double? = nil
+    ) {
         self.name = name
         self.description = description
         self.vars = vars
@@ -97,8 +102,11 @@ public struct Step: Sendable {
     /// For a step an include brought: the include step's place in the including file.
     var includedAt: JSONPath?
 
-    public init(name: String, description: String? = nil, action: Action, capture: [String: JSONPath] = [:], expect: Expectation = .init(),
-                retry: RetryPolicy? = nil, until: Until? = nil, optional: Bool = false, location: String = "") {
+    public init(
+        name: String, description: String? = nil, action: Action, capture: [String: JSONPath] = [:],
+        expect: Expectation = .init(),
+        retry: RetryPolicy? = nil, until: Until? = nil, optional: Bool = false, location: String = ""
+    ) {
         self.name = name
         self.description = description
         self.action = action
@@ -176,7 +184,8 @@ public struct Expectation: Sendable {
     }
 }
 
-/// A header of the step's last answer, by name (case-insensitive): its value, a pattern it matches, or whether it is there.
+/// A header of the step's last answer, by name (case-insensitive): its value, a pattern it matches, or whether it is
+/// there.
 public struct HeaderCondition: Sendable {
     public enum Test: Sendable {
         case equals(String)
@@ -194,11 +203,16 @@ public struct HeaderCondition: Sendable {
 }
 
 /// Bounds a number keeps, all at once — `{">": 0, "<=": "99.99"}`; `between` is both ends, included — compared as exact
-/// decimals: a decimal string ("10.00", money as Afterpay and Braintree write it) digit for digit, never through a binary
-/// floating-point value; a JSON number as the JSON reader holds it (whole numbers exactly up to 2^53, minor units).
+/// decimals: a decimal string ("10.00", money as Afterpay and Braintree write it) digit for digit, never through a
+/// binary floating-point value; a JSON number as the JSON reader holds it (whole numbers exactly up to 2^53, minor
+/// units).
 public struct Comparison: Sendable {
     public enum Operator: String, Sendable, CaseIterable {
-        case less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">=", equal = "=="
+        case less = "<"
+        case lessOrEqual = "<="
+        case greater = ">"
+        case greaterOrEqual = ">="
+        case equal = "=="
     }
 
     public struct Bound: Sendable {
@@ -225,7 +239,9 @@ public struct Comparison: Sendable {
     }
 
     /// "> 0 and <= 99.99".
-    public var description: String { bounds.map { "\($0.op.rawValue) \($0.literal.interpolationText)" }.joined(separator: " and ") }
+    public var description: String {
+        bounds.map { "\($0.op.rawValue) \($0.literal.interpolationText)" }.joined(separator: " and ")
+    }
 
     /// The exact decimal a JSON value stands for: a number as written, or a string of digits with an optional sign and
     /// fraction ("-0.50", "10.00"). Nil for anything else (an exponent, spaces, "1,000", a boolean).
@@ -255,19 +271,24 @@ public struct ExactDecimal: Sendable, Comparable {
         if negative { bytes.removeFirst() }
         var exponent = 0
         if let e = bytes.firstIndex(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) {
-            guard let value = Int(String(decoding: bytes[(e + 1)...], as: UTF8.self)), abs(value) <= 400 else { return nil }
+            guard let value = Int(String(decoding: bytes[(e + 1)...], as: UTF8.self)), abs(value) <= 400 else {
+                return nil
+            }
             exponent = value
             bytes = Array(bytes[..<e])
         }
         let parts = bytes.split(separator: UInt8(ascii: "."), maxSplits: 1, omittingEmptySubsequences: false)
         let isDigit = { (b: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b) }
         guard let first = parts.first, !first.isEmpty, first.allSatisfy(isDigit),
-              parts.count == 1 || (!parts[1].isEmpty && parts[1].allSatisfy(isDigit)) else { return nil }
+            parts.count == 1 || (!parts[1].isEmpty && parts[1].allSatisfy(isDigit))
+        else { return nil }
         // The point moved by the exponent: digits, and how many of them are whole.
         let digits = Array(first) + (parts.count == 2 ? Array(parts[1]) : [])
         let wholeCount = first.count + exponent
         let zero = UInt8(ascii: "0")
-        let padded = wholeCount < 0 ? Array(repeating: zero, count: -wholeCount) + digits
+        let padded =
+            wholeCount < 0
+            ? Array(repeating: zero, count: -wholeCount) + digits
             : digits + Array(repeating: zero, count: max(0, wholeCount - digits.count))
         let split = max(0, wholeCount)
         whole = Array(padded[..<split].drop { $0 == zero })

@@ -18,12 +18,18 @@ public enum FlowCatalog {
         var o: JSON.Object = ["name": .string(p.name), "type": .string(p.kind.rawValue), "required": .bool(p.required)]
         if let value = p.defaultValue { o["default"] = .string(value) }
         if !p.help.isEmpty { o["help"] = .string(p.help) }
-        if let range = p.range { o["minimum"] = JSON(range.lowerBound); o["maximum"] = JSON(range.upperBound) }
+        if let range = p.range {
+            o["minimum"] = JSON(range.lowerBound)
+            o["maximum"] = JSON(range.upperBound)
+        }
         if p.input != nil { o["file"] = true }
         if let choices = p.choices { o["choices"] = .array(choices.map(JSON.string)) }
         if let rule = p.amount {
             o["notation"] = .string(rule.notation.rawValue)
-            o["currency"] = .string(rule.currencyArgument.map { "argument '\($0)'\(rule.defaultCurrency.map { " [default: \($0)]" } ?? "")" } ?? "learnt as the operation runs")
+            o["currency"] = .string(
+                rule.currencyArgument.map {
+                    "argument '\($0)'\(rule.defaultCurrency.map { " [default: \($0)]" } ?? "")"
+                } ?? "learnt as the operation runs")
         }
         return .object(o)
     }
@@ -34,17 +40,18 @@ public enum FlowCatalog {
         return .object(o)
     }
 
-    /// A flow's variables (in the order their defaults are worked out), its steps — what each runs, captures and outputs —
-    /// and its `finally` steps.
+    /// A flow's variables (in the order their defaults are worked out), its steps — what each runs, captures and
+    /// outputs — and its `finally` steps.
     public static func describe(_ flow: Flow, registry: OperationRegistry) -> JSON {
         let order = (try? FlowDecoder.variableOrder(flow.vars)) ?? flow.vars.keys.sorted()
         var o: JSON.Object = [
             "name": .string(flow.name), "description": .string(flow.description),
-            "vars": .array(order.map { name in
-                var v: JSON.Object = ["name": .string(name), "default": flow.vars[name] ?? .null]
-                if let text = flow.varDescriptions[name] { v["description"] = .string(text) }
-                return .object(v)
-            }),
+            "vars": .array(
+                order.map { name in
+                    var v: JSON.Object = ["name": .string(name), "default": flow.vars[name] ?? .null]
+                    if let text = flow.varDescriptions[name] { v["description"] = .string(text) }
+                    return .object(v)
+                }),
             "steps": .array(flow.steps.map { step($0, registry: registry) }),
             "finally": .array(flow.finally.map { step($0, registry: registry) }),
         ]
@@ -70,7 +77,9 @@ public enum FlowCatalog {
                 o["outputs"] = .array(op.outputs.map(output))
             }
         }
-        if !step.capture.isEmpty { o["capture"] = .object(JSON.Object(step.capture.mapValues { .string($0.description) })) }
+        if !step.capture.isEmpty {
+            o["capture"] = .object(JSON.Object(step.capture.mapValues { .string($0.description) }))
+        }
         if step.optional { o["optional"] = true }
         return .object(o)
     }

@@ -19,7 +19,9 @@ struct FlowDecoder {
         var chain: [String]
 
         /// One name per file however it is reached (`./a.json`, `sub/../a.json`, a symlink).
-        static func key(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path }
+        static func key(_ path: String) -> String {
+            URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+        }
     }
 
     /// What the includes of a flow bring beside their steps: the included flows' variables (their defaults, with each
@@ -40,11 +42,17 @@ struct FlowDecoder {
     /// The keys each object of a flow file may have: the decoder refuses any other, and `FlowSchema` describes these
     /// (`FlowSchemaTests` holds the two to each other).
     enum Keys {
-        static let flow: Set<String> = ["name", "description", "vars", "varDescriptions", "steps", "finally", "deadline", "$schema"]
-        static let step: Set<String> = ["name", "description", "request", "use", "with", "capture", "expect", "retry", "until", "optional"]
+        static let flow: Set<String> = [
+            "name", "description", "vars", "varDescriptions", "steps", "finally", "deadline", "$schema",
+        ]
+        static let step: Set<String> = [
+            "name", "description", "request", "use", "with", "capture", "expect", "retry", "until", "optional",
+        ]
         static let include: Set<String> = ["include", "vars", "description"]
         static let request: Set<String> = ["method", "url", "headers", "json", "body", "bodyFile"]
-        static let expect: Set<String> = ["status", "equals", "matches", "exists", "compare", "contains", "count", "type", "headers", "duration"]
+        static let expect: Set<String> = [
+            "status", "equals", "matches", "exists", "compare", "contains", "count", "type", "headers", "duration",
+        ]
         static let comparison: Set<String> = Set(Comparison.Operator.allCases.map(\.rawValue) + ["between"])
         static let header: Set<String> = ["equals", "matches", "exists"]
         static let until: Set<String> = ["path", "equals", "matches", "exists", "in", "interval", "timeout"]
@@ -61,40 +69,55 @@ struct FlowDecoder {
         let steps = try stepList(stepsJSON, at: path.appending("steps"), into: &included)
         if steps.isEmpty { throw Problem(path: path.appending("steps"), message: "a flow needs at least one step") }
         // Clean-up runs in reverse order of set-up: the flow's own `finally`, then its includes', the last one's first.
-        let finallySteps = try (o["finally"].map { try stepList($0, at: path.appending("finally"), into: &included) } ?? []) + included.finally
-        // Variables are shared: the flow's own `vars` over its includes', each include's `vars` over the included flow's.
+        let finallySteps =
+            try (o["finally"].map { try stepList($0, at: path.appending("finally"), into: &included) } ?? [])
+            + included.finally
+        // Variables are shared: the flow's own `vars` over its includes', each include's `vars` over the included
+        // flow's.
         var vars = included.vars
         vars.merge(ownVars) { _, own in own }
         for (name, sources) in included.conflicts.sorted(by: { $0.key < $1.key }) where ownVars[name] == nil {
-            throw Problem(path: path.appending("vars"), message: "variable '\(name)' gets different values from the includes of \(sources.joined(separator: " and "))",
-                          hint: "variables are shared: give '\(name)' one value in this flow's \"vars\"")
+            throw Problem(
+                path: path.appending("vars"),
+                message:
+                    "variable '\(name)' gets different values from the includes of \(sources.joined(separator: " and "))",
+                hint: "variables are shared: give '\(name)' one value in this flow's \"vars\"")
         }
         _ = try Self.variableOrder(vars, at: path.appending("vars"))
         var varDescriptions = included.varDescriptions
         if let d = o["varDescriptions"] {
-            for (name, text) in try object(d, at: path.appending("varDescriptions"), allowed: nil).sorted(by: { $0.key < $1.key }) {
+            for (name, text) in try object(d, at: path.appending("varDescriptions"), allowed: nil).sorted(by: {
+                $0.key < $1.key
+            }) {
                 let at = path.appending("varDescriptions").appending(name)
                 guard vars[name] != nil else {
-                    let suggestion = Suggest.closest(to: name, in: Array(vars.keys)).map { "; did you mean '\($0)'?" } ?? ""
-                    throw Problem(path: at, message: "describes '\(name)', which is not in \"vars\"\(suggestion)",
-                                  hint: "describe the variables the flow declares in \"vars\"")
+                    let suggestion =
+                        Suggest.closest(to: name, in: Array(vars.keys)).map { "; did you mean '\($0)'?" } ?? ""
+                    throw Problem(
+                        path: at, message: "describes '\(name)', which is not in \"vars\"\(suggestion)",
+                        hint: "describe the variables the flow declares in \"vars\"")
                 }
                 varDescriptions[name] = try string(text, at: at, required: true)
             }
         }
         let deadline = try o["deadline"].map { try seconds($0, at: path.appending("deadline")) }
-        var flow = Flow(name: name, description: description, vars: vars, steps: steps, finally: finallySteps, deadline: deadline)
+        var flow = Flow(
+            name: name, description: description, vars: vars, steps: steps, finally: finallySteps, deadline: deadline)
         flow.varDescriptions = varDescriptions
         // Variables are shared: a step's capture replaces a value another part of the flow declared — this flow's
         // own step capturing an included flow's variable, or an included step capturing one declared elsewhere.
         for step in steps + finallySteps {
             let include = step.includedAt
             for name in step.capture.keys.sorted() {
-                var declarers = include != nil && ownVars[name] != nil ? ["this flow's \(path.appending("vars").appending(name))"] : []
+                var declarers =
+                    include != nil && ownVars[name] != nil
+                    ? ["this flow's \(path.appending("vars").appending(name))"] : []
                 for (other, names) in included.declaredAt.sorted(by: { $0.key.description < $1.key.description })
-                    where other != include && names.contains(name) { declarers.append("the flow included at \(other)") }
+                where other != include && names.contains(name) { declarers.append("the flow included at \(other)") }
                 guard !declarers.isEmpty else { continue }
-                flow.warnings.append("\(step.location) (step '\(step.name)') captures '\(name)', which \(declarers.joined(separator: " and ")) declares: from then on the captured value replaces the declared one")
+                flow.warnings.append(
+                    "\(step.location) (step '\(step.name)') captures '\(name)', which \(declarers.joined(separator: " and ")) declares: from then on the captured value replaces the declared one"
+                )
             }
         }
         flow.varSources = included.sources.filter { ownVars[$0.key] == nil }
@@ -118,9 +141,11 @@ struct FlowDecoder {
         return steps
     }
 
-    /// `{"include": "NAME|PATH", "vars": {…}}`: the steps of a built-in flow or of a flow file (relative to the including
-    /// file), in place. Its variables join the flow's; its `finally` steps join the flow's.
-    private func include(_ target: JSON, _ o: JSON.Object, at path: JSONPath, into included: inout Included) throws -> [Step] {
+    /// `{"include": "NAME|PATH", "vars": {…}}`: the steps of a built-in flow or of a flow file (relative to the
+    /// including file), in place. Its variables join the flow's; its `finally` steps join the flow's.
+    private func include(
+        _ target: JSON, _ o: JSON.Object, at path: JSONPath, into included: inout Included
+    ) throws -> [Step] {
         _ = try object(.object(o), at: path, allowed: Keys.include)
         let at = path.appending("include")
         let name = try string(target, at: at, required: true)!
@@ -128,27 +153,36 @@ struct FlowDecoder {
         let data: Data
         var nested = includes
         if name.contains("/") || name.hasSuffix(".json") {
-            let full = name.hasPrefix("/") ? name : ((includes.directory ?? FileManager.default.currentDirectoryPath) as NSString).appendingPathComponent(name)
+            let full =
+                name.hasPrefix("/")
+                ? name
+                : ((includes.directory ?? FileManager.default.currentDirectoryPath) as NSString).appendingPathComponent(
+                    name)
             key = Includes.key(full)
             switch FileIO.read(full) {
             case .success(let bytes): data = bytes
             case .failure(let error):
-                throw Problem(path: at, message: "cannot read included flow \(name) (\(full)): \(error.reason)",
-                              hint: "an include's path is relative to the file that includes it")
+                throw Problem(
+                    path: at, message: "cannot read included flow \(name) (\(full)): \(error.reason)",
+                    hint: "an include's path is relative to the file that includes it")
             }
             nested.directory = FileIO.directory(of: key)
         } else {
             guard let entry = BuiltinFlows.named(name) else {
-                let suggestion = Suggest.closest(to: name, in: BuiltinFlows.all.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
-                throw Problem(path: at, message: "no built-in flow named '\(name)'\(suggestion)",
-                              hint: "include a built-in flow (flow list) or a flow file: a path with '/' or ending in .json")
+                let suggestion =
+                    Suggest.closest(to: name, in: BuiltinFlows.all.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
+                throw Problem(
+                    path: at, message: "no built-in flow named '\(name)'\(suggestion)",
+                    hint: "include a built-in flow (flow list) or a flow file: a path with '/' or ending in .json")
             }
             key = "built-in \(name)"
             data = Data(entry.source.utf8)
         }
         if includes.chain.contains(key) {
             let names = (includes.chain + [key]).map { ($0 as NSString).lastPathComponent }
-            throw Problem(path: at, message: "include cycle: \(names.joined(separator: " → "))", hint: "a flow cannot include itself, directly or through another")
+            throw Problem(
+                path: at, message: "include cycle: \(names.joined(separator: " → "))",
+                hint: "a flow cannot include itself, directly or through another")
         }
         nested.chain.append(key)
         let flow: Flow
@@ -157,17 +191,26 @@ struct FlowDecoder {
         } catch let problem as Problem {
             throw Problem(path: at, message: "in \(name): \(problem.path): \(problem.message)", hint: problem.hint)
         } catch {
-            throw Problem(path: at, message: "\(name) is not valid JSON: \(error)", hint: "a flow file is one JSON object")
+            throw Problem(
+                path: at, message: "\(name) is not valid JSON: \(error)", hint: "a flow file is one JSON object")
         }
         var vars = flow.vars
-        var sources = Dictionary(uniqueKeysWithValues: flow.vars.keys.map { ($0, "\(path) (include \(name)): \(flow.varSources[$0] ?? "$.vars.\($0)")") })
+        var sources = Dictionary(
+            uniqueKeysWithValues: flow.vars.keys.map {
+                ($0, "\(path) (include \(name)): \(flow.varSources[$0] ?? "$.vars.\($0)")")
+            })
         if let given = o["vars"] {
             let names = flow.variableNames
-            for (variable, value) in try object(given, at: path.appending("vars"), allowed: nil).sorted(by: { $0.key < $1.key }) {
+            for (variable, value) in try object(given, at: path.appending("vars"), allowed: nil).sorted(by: {
+                $0.key < $1.key
+            }) {
                 guard names.contains(variable) else {
-                    let suggestion = Suggest.closest(to: variable, in: names.sorted()).map { "; did you mean '\($0)'?" } ?? ""
-                    throw Problem(path: path.appending("vars").appending(variable), message: "\(name) has no variable '\(variable)'\(suggestion)",
-                                  hint: "its variables: \(names.sorted().joined(separator: ", "))")
+                    let suggestion =
+                        Suggest.closest(to: variable, in: names.sorted()).map { "; did you mean '\($0)'?" } ?? ""
+                    throw Problem(
+                        path: path.appending("vars").appending(variable),
+                        message: "\(name) has no variable '\(variable)'\(suggestion)",
+                        hint: "its variables: \(names.sorted().joined(separator: ", "))")
                 }
                 vars[variable] = value
                 sources[variable] = "\(path.appending("vars").appending(variable))"
@@ -201,13 +244,17 @@ struct FlowDecoder {
         let name = try string(o["name"], at: path.appending("name"), required: true)!
         let description = try string(o["description"], at: path.appending("description"))
         guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) else {
-            throw Problem(path: path.appending("name"), message: "step name '\(name)' may hold only letters, digits, '-' and '_'",
-                          hint: "the name is used in ${steps.<name>.…} references")
+            throw Problem(
+                path: path.appending("name"), message: "step name '\(name)' may hold only letters, digits, '-' and '_'",
+                hint: "the name is used in ${steps.<name>.…} references")
         }
         let action: Step.Action
         switch (o["request"], o["use"]) {
         case (let r?, nil):
-            if o["with"] != nil { throw Problem(path: path.appending("with"), message: "'with' belongs to a 'use' step, not to a 'request'") }
+            if o["with"] != nil {
+                throw Problem(
+                    path: path.appending("with"), message: "'with' belongs to a 'use' step, not to a 'request'")
+            }
             action = .request(try request(r, at: path.appending("request")))
         case (nil, let u?):
             let opPath = path.appending("use")
@@ -215,14 +262,16 @@ struct FlowDecoder {
             guard let op = registry[opName] else {
                 let known = registry.names
                 let suggestion = Suggest.closest(to: opName, in: known).map { "; did you mean '\($0)'?" } ?? ""
-                throw Problem(path: opPath, message: "unknown operation '\(opName)'\(suggestion)",
-                              hint: known.isEmpty ? nil : "operations: \(known.joined(separator: ", "))")
+                throw Problem(
+                    path: opPath, message: "unknown operation '\(opName)'\(suggestion)",
+                    hint: known.isEmpty ? nil : "operations: \(known.joined(separator: ", "))")
             }
             let args = o["with"] ?? .object([:])
             try op.validate(arguments: args, at: path.appending("with"))
             action = .operation(name: opName, arguments: args)
         case (nil, nil):
-            throw Problem(path: path, message: "a step needs either 'request' (raw HTTP) or 'use' (a provider operation)")
+            throw Problem(
+                path: path, message: "a step needs either 'request' (raw HTTP) or 'use' (a provider operation)")
         case (.some, .some):
             throw Problem(path: path, message: "a step has either 'request' or 'use', not both")
         }
@@ -236,8 +285,10 @@ struct FlowDecoder {
         let retry = try o["retry"].map { try retryPolicy($0, at: path.appending("retry")) }
         let until = try o["until"].map { try untilSpec($0, at: path.appending("until")) }
         let optional = try bool(o["optional"], at: path.appending("optional")) ?? false
-        return Step(name: name, description: description, action: action, capture: capture, expect: expect, retry: retry, until: until,
-                    optional: optional, location: path.description)
+        return Step(
+            name: name, description: description, action: action, capture: capture, expect: expect, retry: retry,
+            until: until,
+            optional: optional, location: path.description)
     }
 
     private func request(_ json: JSON, at path: JSONPath) throws -> RequestTemplate {
@@ -253,8 +304,9 @@ struct FlowDecoder {
             for (k, v) in try object(h, at: path.appending("headers"), allowed: nil).sorted(by: { $0.key < $1.key }) {
                 let at = path.appending("headers").appending(k)
                 guard HeaderSafety.isToken(k) else {
-                    throw Problem(path: at, message: "'\(k)' is not a valid header name",
-                                  hint: "header names are letters, digits and !#$%&'*+-.^_`|~")
+                    throw Problem(
+                        path: at, message: "'\(k)' is not a valid header name",
+                        hint: "header names are letters, digits and !#$%&'*+-.^_`|~")
                 }
                 let value = try string(v, at: at, required: true)!
                 try checkTemplate(.string(value), at: at)
@@ -264,7 +316,9 @@ struct FlowDecoder {
         }
         let bodies = ["json", "body", "bodyFile"].filter { o[$0] != nil }
         if bodies.count > 1 {
-            throw Problem(path: path, message: "give one of 'json', 'body' or 'bodyFile', not \(bodies.joined(separator: " and "))")
+            throw Problem(
+                path: path,
+                message: "give one of 'json', 'body' or 'bodyFile', not \(bodies.joined(separator: " and "))")
         }
         var body: RequestTemplate.Body?
         if let j = o["json"] {
@@ -287,9 +341,12 @@ struct FlowDecoder {
                 // With includes, both may come from other files: say where each is, by the include steps of this file.
                 let included = first.includedAt != nil || step.includedAt != nil
                 let places = included ? " (\(first.location) and \(step.location))" : ""
-                throw Problem(path: (step.includedAt ?? (try? JSONPath(step.location)) ?? .root).appending("name"),
-                              message: "duplicate step name '\(step.name)'\(places)",
-                              hint: included ? "steps of included flows keep their names: rename the including flow's step, or include the flow once" : nil)
+                throw Problem(
+                    path: (step.includedAt ?? (try? JSONPath(step.location)) ?? .root).appending("name"),
+                    message: "duplicate step name '\(step.name)'\(places)",
+                    hint: included
+                        ? "steps of included flows keep their names: rename the including flow's step, or include the flow once"
+                        : nil)
             }
             seen[step.name] = step
         }
@@ -299,14 +356,20 @@ struct FlowDecoder {
         let everyStep = Set(all.map { $0.0.name })
         let everyCapture = Set(all.flatMap { $0.0.capture.keys })
         for (i, (step, isFinally)) in all.enumerated() {
-            let where_ = isFinally ? path.appending("finally").appending(i - flow.steps.count) : path.appending("steps").appending(i)
+            let where_ =
+                isFinally
+                ? path.appending("finally").appending(i - flow.steps.count) : path.appending("steps").appending(i)
             for segment in try references(of: step, at: where_) {
                 guard case .reference(let ref, let fallback, let source) = segment, fallback == nil else { continue }
                 switch ref {
                 case .steps(let name, _):
                     let ok = isFinally ? everyStep.contains(name) : earlier.contains(name)
                     if !ok {
-                        throw Problem(path: where_, message: "\(source) refers to step '\(name)', which \(everyStep.contains(name) ? "runs later" : "does not exist")")
+                        throw Problem(
+                            path: where_,
+                            message:
+                                "\(source) refers to step '\(name)', which \(everyStep.contains(name) ? "runs later" : "does not exist")"
+                        )
                     }
                 case .vars(let name, _):
                     // Variables may also come from the command line (--var), so an undeclared name is only
@@ -314,8 +377,9 @@ struct FlowDecoder {
                     let ok = known.contains(name) || (isFinally && everyCapture.contains(name))
                     if !ok && !everyCapture.contains(name) { continue }
                     if !ok {
-                        throw Problem(path: where_, message: "\(source) is captured by a later step",
-                                      hint: "move the step that captures '\(name)' before this one")
+                        throw Problem(
+                            path: where_, message: "\(source) is captured by a later step",
+                            hint: "move the step that captures '\(name)' before this one")
                     }
                 default: break
                 }
@@ -327,7 +391,9 @@ struct FlowDecoder {
 
     /// The flow's variables in an order where each default comes after the variables it refers to, so that
     /// `"total": "${vars.amount}"` sees `amount`; variables that refer to each other are an error naming the cycle.
-    static func variableOrder(_ vars: JSON.Object, at path: JSONPath = JSONPath(components: [.key("vars")])) throws -> [String] {
+    static func variableOrder(
+        _ vars: JSON.Object, at path: JSONPath = JSONPath(components: [.key("vars")])
+    ) throws -> [String] {
         var dependencies: [String: [String]] = [:]
         for (name, value) in vars {
             let refs = (try? Template.references(in: value)) ?? []
@@ -342,8 +408,9 @@ struct FlowDecoder {
             if done.contains(name) { return }
             if let start = trail.firstIndex(of: name) {
                 let cycle = (trail[start...] + [name]).joined(separator: " → ")
-                throw Problem(path: path.appending(name), message: "variables refer to each other in a cycle: \(cycle)",
-                              hint: "give one of them a value that does not refer back")
+                throw Problem(
+                    path: path.appending(name), message: "variables refer to each other in a cycle: \(cycle)",
+                    hint: "give one of them a value that does not refer back")
             }
             for other in dependencies[name] ?? [] { try visit(other, trail + [name]) }
             done.insert(name)

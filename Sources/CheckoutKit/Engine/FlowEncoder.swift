@@ -8,7 +8,9 @@ public enum FlowEncoder {
         var o: JSON.Object = ["name": .string(flow.name), "steps": .array(flow.steps.map(step))]
         if !flow.description.isEmpty { o["description"] = .string(flow.description) }
         if !flow.vars.isEmpty { o["vars"] = .object(flow.vars) }
-        if !flow.varDescriptions.isEmpty { o["varDescriptions"] = .object(JSON.Object(flow.varDescriptions.mapValues { .string($0) })) }
+        if !flow.varDescriptions.isEmpty {
+            o["varDescriptions"] = .object(JSON.Object(flow.varDescriptions.mapValues { .string($0) }))
+        }
         if !flow.finally.isEmpty { o["finally"] = .array(flow.finally.map(step)) }
         if let deadline = flow.deadline { o["deadline"] = JSON(deadline) }
         return .object(o)
@@ -23,14 +25,20 @@ public enum FlowEncoder {
             o["use"] = .string(name)
             if arguments != .object([:]) { o["with"] = arguments }
         }
-        if !step.capture.isEmpty { o["capture"] = .object(JSON.Object(step.capture.mapValues { .string($0.description) })) }
+        if !step.capture.isEmpty {
+            o["capture"] = .object(JSON.Object(step.capture.mapValues { .string($0.description) }))
+        }
         if let expect = expectation(step.expect) { o["expect"] = expect }
         if let retry = step.retry {
-            o["retry"] = ["attempts": JSON(retry.attempts), "interval": JSON(retry.interval), "backoff": JSON(retry.backoff)]
+            o["retry"] = [
+                "attempts": JSON(retry.attempts), "interval": JSON(retry.interval), "backoff": JSON(retry.backoff),
+            ]
         }
         if let until = step.until {
-            var u: JSON.Object = ["path": .string(until.condition.path.description), "interval": JSON(until.interval),
-                                     "timeout": JSON(until.timeout)]
+            var u: JSON.Object = [
+                "path": .string(until.condition.path.description), "interval": JSON(until.interval),
+                "timeout": JSON(until.timeout),
+            ]
             switch until.condition.test {
             case .equals(let v): u["equals"] = v
             case .matches(let pattern): u["matches"] = .string(pattern)
@@ -46,7 +54,9 @@ public enum FlowEncoder {
 
     static func request(_ r: RequestTemplate) -> JSON {
         var o: JSON.Object = ["method": .string(r.method), "url": .string(r.url)]
-        if !r.headers.isEmpty { o["headers"] = .object(JSON.Object(r.headers.map { ($0.name, JSON.string($0.value)) })) }
+        if !r.headers.isEmpty {
+            o["headers"] = .object(JSON.Object(r.headers.map { ($0.name, JSON.string($0.value)) }))
+        }
         switch r.body {
         case .json(let j)?: o["json"] = j
         case .text(let t)?: o["body"] = .string(t)
@@ -77,18 +87,22 @@ public enum FlowEncoder {
         for (key, value) in tests { o[key] = .object(value) }
         if !exists.isEmpty { o["exists"] = .array(exists) }
         if !e.headers.isEmpty {
-            o["headers"] = .object(JSON.Object(e.headers.map { h -> (String, JSON) in
-                switch h.test {
-                case .equals(let v): (h.name, ["equals": .string(v)])
-                case .matches(let p): (h.name, ["matches": .string(p)])
-                case .exists(let b): (h.name, ["exists": .bool(b)])
-                }
-            }))
+            o["headers"] = .object(
+                JSON.Object(
+                    e.headers.map { h -> (String, JSON) in
+                        switch h.test {
+                        case .equals(let v): (h.name, ["equals": .string(v)])
+                        case .matches(let p): (h.name, ["matches": .string(p)])
+                        case .exists(let b): (h.name, ["exists": .bool(b)])
+                        }
+                    }))
         }
         if let d = e.duration { o["duration"] = comparison(d) }
         return o.isEmpty ? nil : .object(o)
     }
 
     /// Bounds as the file wrote them (a `between` comes back as its two ends).
-    static func comparison(_ c: Comparison) -> JSON { .object(JSON.Object(c.bounds.map { ($0.op.rawValue, $0.literal) })) }
+    static func comparison(_ c: Comparison) -> JSON {
+        .object(JSON.Object(c.bounds.map { ($0.op.rawValue, $0.literal) }))
+    }
 }

@@ -33,8 +33,11 @@ public struct StepResult: Sendable {
     /// What the step did with money (`MoneyMovement`), in order.
     public var money: [MoneyMovement] = []
 
-    public init(name: String, isFinally: Bool, optional: Bool, outcome: Outcome, startedAt: Date, duration: Double, requests: Int,
-                polls: Int, status: Int?, message: String?, output: JSON?, money: [MoneyMovement] = []) {
+    public init(
+        name: String, isFinally: Bool, optional: Bool, outcome: Outcome, startedAt: Date, duration: Double,
+        requests: Int,
+        polls: Int, status: Int?, message: String?, output: JSON?, money: [MoneyMovement] = []
+    ) {
         self.name = name
         self.isFinally = isFinally
         self.optional = optional
@@ -89,8 +92,10 @@ public struct FlowResult: Sendable {
     public var interrupted: Bool { exitCode == .interrupted || exitCode == .terminated }
     public var exitCode: ExitCode { failure?.code ?? .ok }
 
-    public init(name: String, environment: String, startedAt: Date, duration: Double, steps: [StepResult], failure: Diagnostic?,
-                captures: JSON.Object) {
+    public init(
+        name: String, environment: String, startedAt: Date, duration: Double, steps: [StepResult], failure: Diagnostic?,
+        captures: JSON.Object
+    ) {
         self.name = name
         self.environment = environment
         self.startedAt = startedAt

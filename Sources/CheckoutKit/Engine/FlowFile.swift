@@ -8,12 +8,14 @@ public enum FlowFile {
         switch FileIO.read(path) {
         case .success(let bytes): data = bytes
         case .failure(let error):
-            throw .data("cannot read flow file \(path): \(error.reason)",
-                        hint: "check the path; `checkout-driver flow list` shows the built-in flows")
+            throw .data(
+                "cannot read flow file \(path): \(error.reason)",
+                hint: "check the path; `checkout-driver flow list` shows the built-in flows")
         }
         let file = FlowDecoder.Includes.key(path)
-        return try decode(data, source: path, registry: registry,
-                          includes: FlowDecoder.Includes(directory: FileIO.directory(of: file), chain: [file]))
+        return try decode(
+            data, source: path, registry: registry,
+            includes: FlowDecoder.Includes(directory: FileIO.directory(of: file), chain: [file]))
     }
 
     /// - Parameter includes: where the flow's `include`s are resolved from (by default the working directory).
@@ -21,10 +23,13 @@ public enum FlowFile {
         try decode(data, source: source, registry: registry, includes: .init(directory: nil, chain: []))
     }
 
-    static func decode(_ data: Data, source: String, registry: OperationRegistry, includes: FlowDecoder.Includes) throws(Diagnostic) -> Flow {
+    static func decode(
+        _ data: Data, source: String, registry: OperationRegistry, includes: FlowDecoder.Includes
+    ) throws(Diagnostic) -> Flow {
         let json: JSON
         do { json = try JSON.parse(data) } catch {
-            throw .data("\(source): not valid JSON: \(error)", hint: "a flow file is one JSON object; see docs/flow-files.md")
+            throw .data(
+                "\(source): not valid JSON: \(error)", hint: "a flow file is one JSON object; see docs/flow-files.md")
         }
         do {
             var flow = try FlowDecoder(registry: registry, includes: includes).flow(json, at: .root)
@@ -32,7 +37,9 @@ public enum FlowFile {
             flow.varSources = flow.varSources.mapValues { "\(source): \($0)" }
             return flow
         } catch let error as FlowDecoder.Problem {
-            throw .data("\(source): \(error.path): \(error.message)", hint: error.hint ?? "see docs/flow-files.md for the format")
+            throw .data(
+                "\(source): \(error.path): \(error.message)",
+                hint: error.hint ?? "see docs/flow-files.md for the format")
         } catch {
             throw .internalError("\(source): \(error)")
         }

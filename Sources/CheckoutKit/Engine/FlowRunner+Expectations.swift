@@ -3,15 +3,19 @@ import Foundation
 /// A step's answer held against what the step expects (`expect`, `until`): each failed test said with its subject, the
 /// value found and what was wanted.
 extension FlowRunner {
-    /// - Parameters: `context` has the headers of the step's last answer; `elapsed` is how long the step took (seconds).
-    func check(_ step: Step, _ output: StepOutput, scope: TemplateScope, context: OperationContext,
-               elapsed: Double) throws(Diagnostic) {
+    /// - Parameters: `context` has the headers of the step's last answer; `elapsed` is how long the step took
+    ///   (seconds).
+    func check(
+        _ step: Step, _ output: StepOutput, scope: TemplateScope, context: OperationContext,
+        elapsed: Double
+    ) throws(Diagnostic) {
         if let status = output.status {
             let ok = step.expect.status?.contains(status) ?? (200..<300).contains(status)
             if !ok {
                 let want = step.expect.status.map { $0.map(String.init).joined(separator: " or ") } ?? "2xx"
-                throw .failure("step '\(step.name)': expected status \(want), got \(status): \(Self.excerpt(redactor.json(output.document)))",
-                               hint: "see the whole exchange with -v; if this status is fine here, list it in expect.status")
+                throw .failure(
+                    "step '\(step.name)': expected status \(want), got \(status): \(Self.excerpt(redactor.json(output.document)))",
+                    hint: "see the whole exchange with -v; if this status is fine here, list it in expect.status")
             }
         }
         for condition in step.expect.conditions {
@@ -21,10 +25,13 @@ extension FlowRunner {
             let value = condition.path.evaluate(output.document)
             if !Self.holds(test, value) {
                 var seen = value.map { redactor.json($0).serialized() } ?? "missing"
-                if case .count = test, let elements = value?.arrayValue { seen = "\(elements.count) (\(Self.excerpt(redactor.json(value!))))" }
+                if case .count = test, let elements = value?.arrayValue {
+                    seen = "\(elements.count) (\(Self.excerpt(redactor.json(value!))))"
+                }
                 if case .type = test, let value { seen = "\(Self.typeName(value)) \(seen)" }
-                throw .failure("step '\(step.name)': expected \(Self.subject(test, condition.path)) \(Self.describe(test)), found \(seen)",
-                               hint: "see the response with -v, or --format json")
+                throw .failure(
+                    "step '\(step.name)': expected \(Self.subject(test, condition.path)) \(Self.describe(test)), found \(seen)",
+                    hint: "see the response with -v, or --format json")
             }
         }
         let headers = context.counter.lastHeaders
@@ -33,27 +40,36 @@ extension FlowRunner {
             if case .equals(let expected) = condition.test {
                 condition.test = .equals(try renderValue(.string(expected), scope: scope, step: step).interpolationText)
             }
-            let ok = switch condition.test {
-            case .equals(let expected): value == expected
-            case .matches(let pattern): value.map { $0.range(of: pattern, options: .regularExpression) != nil } ?? false
-            case .exists(let want): (value != nil) == want
-            }
-            if !ok {
-                let want = switch condition.test {
-                case .equals(let expected): "to equal \(JSON.string(expected).serialized())"
-                case .matches(let pattern): "to match /\(pattern)/"
-                case .exists(let want): want ? "to be there" : "to be absent"
+            let ok =
+                switch condition.test {
+                case .equals(let expected): value == expected
+                case .matches(let pattern):
+                    value.map { $0.range(of: pattern, options: .regularExpression) != nil } ?? false
+                case .exists(let want): (value != nil) == want
                 }
+            if !ok {
+                let want =
+                    switch condition.test {
+                    case .equals(let expected): "to equal \(JSON.string(expected).serialized())"
+                    case .matches(let pattern): "to match /\(pattern)/"
+                    case .exists(let want): want ? "to be there" : "to be absent"
+                    }
                 // A credential header (Set-Cookie, Authorization…) is masked by its name, as the HAR masks it.
-                let shown = value.map { Redactor.sensitiveHeaders.contains(condition.name.lowercased()) ? Redactor.mask : redactor.text($0) }
+                let shown = value.map {
+                    Redactor.sensitiveHeaders.contains(condition.name.lowercased()) ? Redactor.mask : redactor.text($0)
+                }
                 let seen = headers == nil ? "no answer" : shown.map { JSON.string($0).serialized() } ?? "missing"
-                throw .failure("step '\(step.name)': expected header \(condition.name) \(want), found \(seen)",
-                               hint: "see the answer's headers with -v")
+                throw .failure(
+                    "step '\(step.name)': expected header \(condition.name) \(want), found \(seen)",
+                    hint: "see the answer's headers with -v")
             }
         }
-        if let bounds = step.expect.duration, let took = ExactDecimal(String(format: "%.3f", elapsed)), !bounds.holds(took) {
-            throw .failure("step '\(step.name)': expected the step to take \(bounds.description), it took \(Self.format(elapsed))s",
-                           hint: "a slow service or a slow machine; raise the bound if this is normal here")
+        if let bounds = step.expect.duration, let took = ExactDecimal(String(format: "%.3f", elapsed)),
+            !bounds.holds(took)
+        {
+            throw .failure(
+                "step '\(step.name)': expected the step to take \(bounds.description), it took \(Self.format(elapsed))s",
+                hint: "a slow service or a slow machine; raise the bound if this is normal here")
         }
     }
 
@@ -95,7 +111,9 @@ extension FlowRunner {
         case .type(let type):
             guard let value else { return false }
             return switch (type, value) {
-            case (.string, .string), (.boolean, .bool), (.array, .array), (.object, .object), (.null, .null), (.number, .number): true
+            case (.string, .string), (.boolean, .bool), (.array, .array), (.object, .object), (.null, .null),
+                (.number, .number):
+                true
             case (.integer, .number): value.intValue != nil
             default: false
             }

@@ -11,8 +11,10 @@ public struct RunSettings: Sendable {
     /// The exit code of an interrupted run (130 for SIGINT, 143 for SIGTERM): the command line knows the signal.
     public var interruptedExitCode: @Sendable () -> ExitCode
 
-    public init(environment: String, requestTimeout: Double = 30, deadline: Double? = nil, retry: RetryPolicy = .default,
-                interruptedExitCode: @escaping @Sendable () -> ExitCode = { .interrupted }) {
+    public init(
+        environment: String, requestTimeout: Double = 30, deadline: Double? = nil, retry: RetryPolicy = .default,
+        interruptedExitCode: @escaping @Sendable () -> ExitCode = { .interrupted }
+    ) {
         self.environment = environment
         self.requestTimeout = requestTimeout
         self.deadline = deadline
@@ -33,8 +35,10 @@ public struct FlowRunner: Sendable {
     public var services: RunServices
     public var events: FlowEventSink
 
-    public init(client: HTTPClient, registry: OperationRegistry, settings: RunSettings, configuration: Configuration,
-                state: StateStore?, redactor: Redactor, services: RunServices = .init(), events: @escaping FlowEventSink) {
+    public init(
+        client: HTTPClient, registry: OperationRegistry, settings: RunSettings, configuration: Configuration,
+        state: StateStore?, redactor: Redactor, services: RunServices = .init(), events: @escaping FlowEventSink
+    ) {
         self.client = client
         self.registry = registry
         self.settings = settings
@@ -46,12 +50,14 @@ public struct FlowRunner: Sendable {
     }
 
     /// Checks everything that can be checked without the network — every `${…}` reference, every configuration
-    /// variable, header values, a `bodyFile` — so that a mistake stops the run before the first request. `flow validate`
-    /// runs exactly this, so it rejects what a run would.
-    /// Returns the state document it checked against, for the run to template from.
+    /// variable, header values, a `bodyFile` — so that a mistake stops the run before the first request. `flow
+    /// validate` runs exactly this, so it rejects what a run would. Returns the state document it checked against, for
+    /// the run to template from.
     /// - Parameter origins: where each of `overrides` came from (the command line when not given).
     @discardableResult
-    public func preflight(_ flow: Flow, vars overrides: JSON.Object, origins: [String: VariableOrigin] = [:]) throws(Diagnostic) -> JSON {
+    public func preflight(
+        _ flow: Flow, vars overrides: JSON.Object, origins: [String: VariableOrigin] = [:]
+    ) throws(Diagnostic) -> JSON {
         let stateDocument = try state?.checked() ?? .object([:])
         let decoder = FlowDecoder(registry: registry)
         var known = Set(flow.vars.keys).union(overrides.keys)
@@ -59,7 +65,8 @@ public struct FlowRunner: Sendable {
         // The captures will be saved at the end: a section they cannot go into stops the run now, not after it.
         if !allCaptures.isEmpty { _ = try state?.captures(in: stateDocument) }
         // What is known before the run: configuration, the state file, the command line's variables.
-        var probe = TemplateScope(vars: overrides, env: { [configuration] in configuration.value($0) }, state: stateDocument)
+        var probe = TemplateScope(
+            vars: overrides, env: { [configuration] in configuration.value($0) }, state: stateDocument)
         probe.origins = Self.origins(of: flow, overrides: overrides, given: origins)
         probe.flowSource = flow.source
         for (name, value) in flow.vars.sorted(by: { $0.key < $1.key }) where overrides[name] == nil {
@@ -68,11 +75,13 @@ public struct FlowRunner: Sendable {
                 case .env(let env) where configuration.value(env) == nil:
                     throw configuration.missing(env, neededBy: "flow variable '\(name)'")
                 case .vars(let other, _) where !known.contains(other):
-                    throw .data("\(flow.varSources[name] ?? "\(flow.source): $.vars.\(name)"): flow variable '\(name)': \(source) names an unknown variable",
-                                hint: "declare it in the flow's \"vars\", or pass --var \(other)=VALUE")
+                    throw .data(
+                        "\(flow.varSources[name] ?? "\(flow.source): $.vars.\(name)"): flow variable '\(name)': \(source) names an unknown variable",
+                        hint: "declare it in the flow's \"vars\", or pass --var \(other)=VALUE")
                 case .state(let path) where path.evaluate(stateDocument) == nil:
-                    throw .data("flow variable '\(name)': \(source) is not in the state file \(state?.path ?? "(none)")",
-                                hint: "run the command that records it first, or pass the value explicitly")
+                    throw .data(
+                        "flow variable '\(name)': \(source) is not in the state file \(state?.path ?? "(none)")",
+                        hint: "run the command that records it first, or pass the value explicitly")
                 default: break
                 }
             }
@@ -95,18 +104,24 @@ public struct FlowRunner: Sendable {
             let isFinally = index >= flow.steps.count
             let segments: [Template.Segment]
             do { segments = try decoder.references(of: step, at: .root) } catch let p as FlowDecoder.Problem {
-                throw .data("\(step.location.isEmpty ? step.name : step.location): \(p.message)", hint: p.hint ?? "fix the template's syntax: ${vars.x}, ${steps.<name>.<path>}, ${env.X}")
+                throw .data(
+                    "\(step.location.isEmpty ? step.name : step.location): \(p.message)",
+                    hint: p.hint ?? "fix the template's syntax: ${vars.x}, ${steps.<name>.<path>}, ${env.X}")
             } catch { throw .internalError("\(error)") }
             for case .reference(let ref, let fallback, let source) in segments where fallback == nil {
                 switch ref {
                 case .env(let name) where configuration.value(name) == nil:
                     need(name, by: "\(source) in step '\(step.name)'")
                 case .vars(let name, _) where !known.contains(name) && !(isFinally && allCaptures.contains(name)):
-                    throw .data("\(Self.place(of: step, source: flow.source)): \(source) names an unknown variable",
-                                hint: "declare it in the flow's \"vars\", capture it in an earlier step, or pass --var \(name)=VALUE")
+                    throw .data(
+                        "\(Self.place(of: step, source: flow.source)): \(source) names an unknown variable",
+                        hint:
+                            "declare it in the flow's \"vars\", capture it in an earlier step, or pass --var \(name)=VALUE"
+                    )
                 case .state(let path) where path.evaluate(stateDocument) == nil:
-                    throw .data("step '\(step.name)': \(source) is not in the state file \(state?.path ?? "(none)")",
-                                hint: "run the command that records it first, or pass the value explicitly")
+                    throw .data(
+                        "step '\(step.name)': \(source) is not in the state file \(state?.path ?? "(none)")",
+                        hint: "run the command that records it first, or pass the value explicitly")
                 default: break
                 }
             }
@@ -114,27 +129,35 @@ public struct FlowRunner: Sendable {
                 // The one argument check a flow file gets when it is read, for flows built in code too (a command's
                 // steps): an argument a command names and the operation does not declare fails here, never silently.
                 do { try op.validate(arguments: arguments, at: .root) } catch let p as FlowDecoder.Problem {
-                    throw .data("step '\(step.name)': \(p.message)\(p.path == .root ? "" : " (at \(p.path))")", hint: p.hint)
+                    throw .data(
+                        "step '\(step.name)': \(p.message)\(p.path == .root ? "" : " (at \(p.path))")", hint: p.hint)
                 } catch { throw .internalError("\(error)") }
-                for variable in op.requiredConfiguration where configuration.value(variable) == nil { need(variable, by: "step '\(step.name)' (\(name))") }
+                for variable in op.requiredConfiguration where configuration.value(variable) == nil {
+                    need(variable, by: "step '\(step.name)' (\(name))")
+                }
                 if let check = op.stateCheck, let state { try check(stateDocument, state.path) }
-                // Every argument known before the run is checked as the run will check it, and a bad one blamed on its source.
+                // Every argument known before the run is checked as the run will check it, and a bad one blamed on its
+                // source.
                 let known = (arguments.objectValue ?? [:]).compactMapValues { try? probe.render($0) }
                 try checkArguments(known, of: op, step: step, scope: probe)
                 if let check = op.argumentCheck { try check(known, arguments.objectValue, configuration) }
                 // Input files whose path is known before the run (a literal, a variable, configuration) are read now.
                 for p in op.parameters {
-                    guard let input = p.input, let template = arguments[p.name], let path = try? probe.render(template).stringValue else { continue }
+                    guard let input = p.input, let template = arguments[p.name],
+                        let path = try? probe.render(template).stringValue
+                    else { continue }
                     try input.check(path)
                 }
             }
             try checkOneLine(step, scope: probe)
             if case .request(let r) = step.action, case .file(let file)? = r.body,
-               let path = try? probe.render(.string(file)).interpolationText {
+                let path = try? probe.render(.string(file)).interpolationText
+            {
                 // A literal, or a path from a variable or configuration known before the run.
                 if case .failure(let error) = FileIO.read(path) {
-                    throw .data("step '\(step.name)': cannot read bodyFile \(path): \(error.reason)",
-                                hint: "check the path (relative paths are from the directory you run in)")
+                    throw .data(
+                        "step '\(step.name)': cannot read bodyFile \(path): \(error.reason)",
+                        hint: "check the path (relative paths are from the directory you run in)")
                 }
             }
             known.formUnion(step.capture.keys)
@@ -143,29 +166,38 @@ public struct FlowRunner: Sendable {
         return stateDocument
     }
 
-    public func run(_ flow: Flow, vars overrides: JSON.Object = [:], origins: [String: VariableOrigin] = [:]) async -> FlowResult {
+    public func run(
+        _ flow: Flow, vars overrides: JSON.Object = [:], origins: [String: VariableOrigin] = [:]
+    ) async -> FlowResult {
         // Run on the transport's own thread when it has one: a step's transfer then starts without a thread hop.
-        guard let executor = client.preferredExecutor else { return await execute(flow, vars: overrides, origins: origins) }
+        guard let executor = client.preferredExecutor else {
+            return await execute(flow, vars: overrides, origins: origins)
+        }
         return await withTaskExecutorPreference(executor) { await execute(flow, vars: overrides, origins: origins) }
     }
 
-    /// Where each variable's value comes from: `given` for the overrides (the command line when not said), the flow file
-    /// for the others.
-    /// A declared variable whose value is exactly one reference takes that reference's source: `"${env.AMOUNT}"` is
-    /// configuration, `"${vars.amount}"` is wherever `amount` came from.
-    /// Where a step is written, for a message: "my-flow.json: $.steps[2] (step 'confirm')".
+    /// Where each variable's value comes from: `given` for the overrides (the command line when not said), the flow
+    /// file for the others. A declared variable whose value is exactly one reference takes that reference's source:
+    /// `"${env.AMOUNT}"` is configuration, `"${vars.amount}"` is wherever `amount` came from. Where a step is written,
+    /// for a message: "my-flow.json: $.steps[2] (step 'confirm')".
     static func place(of step: Step, source: String) -> String {
         let file = source.isEmpty ? "" : "\(source): "
         return step.location.isEmpty ? "step '\(step.name)'" : "\(file)\(step.location) (step '\(step.name)')"
     }
 
-    static func origins(of flow: Flow, overrides: JSON.Object, given: [String: VariableOrigin]) -> [String: VariableOrigin] {
+    static func origins(
+        of flow: Flow, overrides: JSON.Object, given: [String: VariableOrigin]
+    ) -> [String: VariableOrigin] {
         var origins: [String: VariableOrigin] = [:]
-        for name in flow.vars.keys { origins[name] = .declared(flow.varSources[name] ?? "\(flow.source): $.vars.\(name)") }
+        for name in flow.vars.keys {
+            origins[name] = .declared(flow.varSources[name] ?? "\(flow.source): $.vars.\(name)")
+        }
         for name in overrides.keys { origins[name] = given[name] ?? .commandLine }
         func only(_ name: String) -> Template.Reference? {
-            guard overrides[name] == nil, let text = flow.vars[name]?.stringValue, let segments = try? Template.parse(text),
-                  segments.count == 1, case .reference(let ref, nil, _) = segments[0] else { return nil }
+            guard overrides[name] == nil, let text = flow.vars[name]?.stringValue,
+                let segments = try? Template.parse(text),
+                segments.count == 1, case .reference(let ref, nil, _) = segments[0]
+            else { return nil }
             return ref
         }
         for name in flow.vars.keys {
@@ -178,11 +210,14 @@ public struct FlowRunner: Sendable {
         return origins
     }
 
-    private func execute(_ flow: Flow, vars overrides: JSON.Object, origins: [String: VariableOrigin]) async -> FlowResult {
+    private func execute(
+        _ flow: Flow, vars overrides: JSON.Object, origins: [String: VariableOrigin]
+    ) async -> FlowResult {
         let started = Date()
         let clock = ContinuousClock.now
-        var result = FlowResult(name: flow.name, environment: settings.environment, startedAt: started, duration: 0,
-                                steps: [], failure: nil, captures: [:])
+        var result = FlowResult(
+            name: flow.name, environment: settings.environment, startedAt: started, duration: 0,
+            steps: [], failure: nil, captures: [:])
         // A flow that cannot start (a missing credential, an unknown variable) has no steps to report: it
         // finishes without ever starting.
         let stateDocument: JSON
@@ -192,12 +227,16 @@ public struct FlowRunner: Sendable {
             events(.flowFinished(result))
             return result
         }
-        events(.flowStarted(name: flow.name, environment: settings.environment, steps: flow.steps.count, finally: flow.finally.count))
+        events(
+            .flowStarted(
+                name: flow.name, environment: settings.environment, steps: flow.steps.count, finally: flow.finally.count
+            ))
 
         let deadlineSeconds = settings.deadline ?? flow.deadline
         let deadline = Deadline(start: clock, seconds: deadlineSeconds)
-        var scope = TemplateScope(vars: [:], steps: [:], env: { [configuration] in configuration.value($0) },
-                                  state: stateDocument)
+        var scope = TemplateScope(
+            vars: [:], steps: [:], env: { [configuration] in configuration.value($0) },
+            state: stateDocument)
         // Values from the command line are taken literally, and come first. Declared defaults may themselves be
         // templates (`"order_id": "${uuid}"`, `"total": "${vars.amount}"`): rendered once, up front, each after the
         // variables it refers to, so every step sees the same value.
@@ -209,7 +248,8 @@ public struct FlowRunner: Sendable {
             guard let value = flow.vars[name] else { continue }
             do { scope.vars[name] = try scope.render(value) } catch {
                 let missing = (error as? TemplateScope.Unresolved)?.missingVariable
-                result.failure = missing.map { configuration.missing($0, neededBy: "flow variable '\(name)'") }
+                result.failure =
+                    missing.map { configuration.missing($0, neededBy: "flow variable '\(name)'") }
                     ?? .data("flow variable '\(name)': \(error)")
                 result.duration = Date().timeIntervalSince(started)
                 events(.flowFinished(result))
@@ -219,14 +259,19 @@ public struct FlowRunner: Sendable {
 
         for (index, step) in flow.steps.enumerated() {
             if result.failure == nil, Task.isCancelled {
-                result.failure = Diagnostic(.interrupted, "interrupted before step '\(step.name)'",
-                                            hint: Diagnostic.interrupted(during: step.name).hint)
+                result.failure = Diagnostic(
+                    .interrupted, "interrupted before step '\(step.name)'",
+                    hint: Diagnostic.interrupted(during: step.name).hint)
             }
             if let failure = result.failure {
-                let why = failure.code == .interrupted ? "not run: the flow was interrupted" : "skipped after an earlier failure"
-                result.steps.append(StepResult(name: step.name, isFinally: false, optional: step.optional, outcome: .skipped,
-                                               startedAt: Date(), duration: 0, requests: 0, polls: 0, status: nil,
-                                               message: why, output: nil))
+                let why =
+                    failure.code == .interrupted
+                    ? "not run: the flow was interrupted" : "skipped after an earlier failure"
+                result.steps.append(
+                    StepResult(
+                        name: step.name, isFinally: false, optional: step.optional, outcome: .skipped,
+                        startedAt: Date(), duration: 0, requests: 0, polls: 0, status: nil,
+                        message: why, output: nil))
                 events(.stepFinished(result.steps.last!))
                 continue
             }
@@ -239,13 +284,16 @@ public struct FlowRunner: Sendable {
             }
             result.steps.append(stepResult.result)
             events(.stepFinished(stepResult.result))
-            if let failure = stepResult.failure, !step.optional || failure.code == .interrupted { result.failure = failure }
+            if let failure = stepResult.failure, !step.optional || failure.code == .interrupted {
+                result.failure = failure
+            }
         }
         let finished = await runFinally(flow, scope: scope, result: result, interrupted: Task.isCancelled)
         result = finished
         if Task.isCancelled, result.failure == nil {
-            result.failure = Diagnostic(.interrupted, "interrupted while the finally steps ran",
-                                        hint: "the main steps had passed; check what the finally steps did in the report")
+            result.failure = Diagnostic(
+                .interrupted, "interrupted while the finally steps ran",
+                hint: "the main steps had passed; check what the finally steps did in the report")
         }
         if result.failure?.code == .interrupted { result.failure?.code = settings.interruptedExitCode() }
         result.duration = Date().timeIntervalSince(started)
@@ -264,7 +312,9 @@ public struct FlowRunner: Sendable {
     /// `finally` steps run whatever happened, each with a fresh allowance of one request timeout, so that a rollback
     /// still gets its chance after the flow's deadline has passed. They run in a task of their own, which an
     /// interruption of the flow does not cancel; after one they share a short budget instead.
-    private func runFinally(_ flow: Flow, scope: TemplateScope, result: FlowResult, interrupted: Bool) async -> FlowResult {
+    private func runFinally(
+        _ flow: Flow, scope: TemplateScope, result: FlowResult, interrupted: Bool
+    ) async -> FlowResult {
         guard !flow.finally.isEmpty else { return result }
         let budget = interrupted ? Deadline(start: .now, seconds: Self.finallyAfterInterruption) : nil
         let task = Task(executorPreference: client.preferredExecutor) { [self, scope, result] () -> FlowResult in
@@ -292,14 +342,17 @@ public struct FlowRunner: Sendable {
         }
     }
 
-    private func runStep(_ step: Step, scope: inout TemplateScope, deadline: Deadline,
-                         captures: inout JSON.Object) async -> (result: StepResult, failure: Diagnostic?) {
+    private func runStep(
+        _ step: Step, scope: inout TemplateScope, deadline: Deadline,
+        captures: inout JSON.Object
+    ) async -> (result: StepResult, failure: Diagnostic?) {
         let started = Date()
         let counter = ExchangeCounter()
-        let context = OperationContext(step: step.name, client: client, retry: step.retry ?? settings.retry,
-                                       requestTimeout: settings.requestTimeout, deadline: deadline,
-                                       configuration: configuration, state: state, redactor: redactor,
-                                       services: services, events: events, counter: counter)
+        let context = OperationContext(
+            step: step.name, client: client, retry: step.retry ?? settings.retry,
+            requestTimeout: settings.requestTimeout, deadline: deadline,
+            configuration: configuration, state: state, redactor: redactor,
+            services: services, events: events, counter: counter)
         var polls = 0
         var output: StepOutput?
         var failure: Diagnostic?
@@ -313,8 +366,9 @@ public struct FlowRunner: Sendable {
                 let waited = (ContinuousClock.now - pollStart).seconds
                 let seen = value.map { $0.serialized() } ?? "missing"
                 if waited + until.interval > until.timeout {
-                    throw .failure("step '\(step.name)': \(until.condition.path) was still \(seen) after \(polls + 1) tries in \(Self.format(waited))s; wanted \(Self.describe(until.condition.test))",
-                                   hint: until.timeoutHint ?? "raise the step's until.timeout if the service is just slow")
+                    throw .failure(
+                        "step '\(step.name)': \(until.condition.path) was still \(seen) after \(polls + 1) tries in \(Self.format(waited))s; wanted \(Self.describe(until.condition.test))",
+                        hint: until.timeoutHint ?? "raise the step's until.timeout if the service is just slow")
                 }
                 polls += 1
                 events(.polling(step: step.name, poll: polls, reason: "\(until.condition.path) is \(seen)"))
@@ -323,8 +377,9 @@ public struct FlowRunner: Sendable {
             try check(step, output!, scope: scope, context: context, elapsed: Date().timeIntervalSince(started))
             for (name, path) in step.capture.sorted(by: { $0.key < $1.key }) {
                 guard let value = path.evaluate(output!.document) else {
-                    throw .failure("step '\(step.name)': cannot capture '\(name)': nothing at \(path) in the response",
-                                   hint: "see the response with -v, or --format json, and fix the capture's path")
+                    throw .failure(
+                        "step '\(step.name)': cannot capture '\(name)': nothing at \(path) in the response",
+                        hint: "see the response with -v, or --format json, and fix the capture's path")
                 }
                 captures[name] = value
                 scope.vars[name] = value
@@ -338,12 +393,15 @@ public struct FlowRunner: Sendable {
         let result = StepResult(
             name: step.name, isFinally: false, optional: step.optional, outcome: failure == nil ? .passed : .failed,
             startedAt: started, duration: Date().timeIntervalSince(started), requests: counter.count, polls: polls,
-            status: output?.status ?? counter.lastStatus, message: failure.map { redactor.text($0.message) }, output: output?.document,
+            status: output?.status ?? counter.lastStatus, message: failure.map { redactor.text($0.message) },
+            output: output?.document,
             money: counter.money)
         return (result, failure)
     }
 
-    private func perform(_ step: Step, scope: TemplateScope, context: OperationContext) async throws(Diagnostic) -> StepOutput {
+    private func perform(
+        _ step: Step, scope: TemplateScope, context: OperationContext
+    ) async throws(Diagnostic) -> StepOutput {
         switch step.action {
         case .request(let template):
             let request = try render(template, scope: scope, step: step)
@@ -358,10 +416,14 @@ public struct FlowRunner: Sendable {
         }
     }
 
-    private func render(_ template: RequestTemplate, scope: TemplateScope, step: Step) throws(Diagnostic) -> HTTPClientRequest {
+    private func render(
+        _ template: RequestTemplate, scope: TemplateScope, step: Step
+    ) throws(Diagnostic) -> HTTPClientRequest {
         let url = try renderText(template.url, scope: scope, step: step)
         guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
-            throw .data("step '\(step.name)': URL \(redactor.text(url)) is not http(s)", hint: "start the url with a base such as ${env.EMULATOR_URL}")
+            throw .data(
+                "step '\(step.name)': URL \(redactor.text(url)) is not http(s)",
+                hint: "start the url with a base such as ${env.EMULATOR_URL}")
         }
         try checkOneLine(step, scope: scope)
         var headers = HTTPHeaders()
@@ -378,12 +440,14 @@ public struct FlowRunner: Sendable {
             switch services.madeFiles.read(path) {
             case .success(let bytes): body = bytes
             case .failure(let error):
-                throw .data("step '\(step.name)': cannot read bodyFile \(path): \(error.reason)",
-                            hint: "check the path (relative paths are from the directory you run in)")
+                throw .data(
+                    "step '\(step.name)': cannot read bodyFile \(path): \(error.reason)",
+                    hint: "check the path (relative paths are from the directory you run in)")
             }
         case nil: break
         }
-        return HTTPClientRequest(method: template.method, url: url, headers: headers, body: body, timeout: settings.requestTimeout)
+        return HTTPClientRequest(
+            method: template.method, url: url, headers: headers, body: body, timeout: settings.requestTimeout)
     }
 
     /// Every template of the step whose value must be one line: request headers, and the operation's one-line
@@ -403,23 +467,32 @@ public struct FlowRunner: Sendable {
 
     /// A value that goes into a header (or an argument that will) must be one line. The flow file's own text was
     /// checked when it was read; here each reference's value is, and a bad one is blamed on where it came from.
-    private func checkOneLine(_ template: String, into target: String, scope: TemplateScope, step: Step) throws(Diagnostic) {
+    private func checkOneLine(
+        _ template: String, into target: String, scope: TemplateScope, step: Step
+    ) throws(Diagnostic) {
         guard let segments = try? Template.parse(template) else { return }
         for case .reference(let ref, _, let source) in segments {
             if case .uuid = ref { continue }
             if case .now = ref { continue }
-            guard let value = scope.lookup(ref), let problem = HeaderSafety.problem(value.interpolationText) else { continue }
-            let blame = ValueBlame(step: step, problem: "\(problem), which cannot go into \(target)", hint: "give it a one-line value",
-                                   showsValue: false, stateFile: state?.path)
+            guard let value = scope.lookup(ref), let problem = HeaderSafety.problem(value.interpolationText) else {
+                continue
+            }
+            let blame = ValueBlame(
+                step: step, problem: "\(problem), which cannot go into \(target)", hint: "give it a one-line value",
+                showsValue: false, stateFile: state?.path)
             throw blame.diagnostic(value, template: .string(source), scope: scope)
         }
     }
 
     /// The arguments' values as the operation will read them (`FlowOperation.check`); a bad one blamed on its source.
-    private func checkArguments(_ arguments: JSON.Object, of op: FlowOperation, step: Step, scope: TemplateScope) throws(Diagnostic) {
-        guard case .operation(_, let templates) = step.action, let problem = op.check(arguments, templates: templates) else { return }
-        let blame = ValueBlame(step: step, problem: problem.problem, target: "argument '\(problem.argument)' of \(op.name)",
-                               hint: problem.hint, stateFile: state?.path)
+    private func checkArguments(
+        _ arguments: JSON.Object, of op: FlowOperation, step: Step, scope: TemplateScope
+    ) throws(Diagnostic) {
+        guard case .operation(_, let templates) = step.action, let problem = op.check(arguments, templates: templates)
+        else { return }
+        let blame = ValueBlame(
+            step: step, problem: problem.problem, target: "argument '\(problem.argument)' of \(op.name)",
+            hint: problem.hint, stateFile: state?.path)
         throw blame.diagnostic(problem.value, template: templates[problem.argument], scope: scope)
     }
 
@@ -432,9 +505,13 @@ public struct FlowRunner: Sendable {
             if let name = u.missingVariable {
                 throw configuration.missing(name, neededBy: "\(u.source) in step '\(step.name)'")
             }
-            throw .data("step '\(step.name)': \(u.description)", hint: "give the value a source: an earlier step, the flow's \"vars\", --var, or a |fallback")
+            throw .data(
+                "step '\(step.name)': \(u.description)",
+                hint: "give the value a source: an earlier step, the flow's \"vars\", --var, or a |fallback")
         } catch {
-            throw .data("step '\(step.name)': \(error)", hint: "fix the template's syntax: ${vars.x}, ${steps.<name>.<path>}, ${env.X}")
+            throw .data(
+                "step '\(step.name)': \(error)",
+                hint: "fix the template's syntax: ${vars.x}, ${steps.<name>.<path>}, ${env.X}")
         }
     }
 }
@@ -455,8 +532,9 @@ public struct Deadline: Sendable {
     public var isSpent: Bool { remaining.map { $0 <= 0.05 } ?? false }
 
     func exceeded(during step: String) -> Diagnostic {
-        .unavailable("the flow's deadline of \(FlowRunner.format(seconds ?? 0))s passed during step '\(step)'",
-                     hint: "raise --deadline, or find the slow call with -v")
+        .unavailable(
+            "the flow's deadline of \(FlowRunner.format(seconds ?? 0))s passed during step '\(step)'",
+            hint: "raise --deadline, or find the slow call with -v")
     }
 
     /// Waits `interval` seconds, unless the wait would end past the deadline (then it fails at once) or the run is
@@ -478,7 +556,10 @@ final class ExchangeCounter: @unchecked Sendable {
     func record(_ response: HTTPClientResponse?) {
         lock.withLock {
             value += 1
-            if let response { status = response.status; headers = response.headers }
+            if let response {
+                status = response.status
+                headers = response.headers
+            }
         }
     }
     var count: Int { lock.withLock { value } }

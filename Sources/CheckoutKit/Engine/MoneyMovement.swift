@@ -28,8 +28,10 @@ public struct MoneyMovement: Sendable, Equatable {
     /// For an unknown outcome: the ways to settle it, each a sentence with its command in backticks.
     public var settle: [String] = []
 
-    public init(provider: String, kind: Kind, outcome: Outcome = .done, amount: Int? = nil, currency: String? = nil,
-                reference: String? = nil, status: String = "") {
+    public init(
+        provider: String, kind: Kind, outcome: Outcome = .done, amount: Int? = nil, currency: String? = nil,
+        reference: String? = nil, status: String = ""
+    ) {
         self.provider = provider
         self.kind = kind
         self.outcome = outcome
@@ -48,14 +50,19 @@ public struct MoneyMovement: Sendable, Equatable {
         return known.format(amount)
     }
 
-    /// A provider's status as words: `APPROVED`/`CAPTURED` → "approved, captured", `requires_capture` → "requires capture".
+    /// A provider's status as words: `APPROVED`/`CAPTURED` → "approved, captured", `requires_capture` → "requires
+    /// capture".
     public static func words(_ statuses: String?...) -> String {
-        statuses.compactMap { $0 }.filter { !$0.isEmpty }.map { $0.lowercased().replacingOccurrences(of: "_", with: " ") }.joined(separator: ", ")
+        statuses.compactMap { $0 }.filter { !$0.isEmpty }.map {
+            $0.lowercased().replacingOccurrences(of: "_", with: " ")
+        }.joined(separator: ", ")
     }
 
     public var json: JSON {
-        var o: JSON.Object = ["provider": .string(provider), "kind": .string(kind.rawValue), "outcome": .string(outcome.rawValue),
-                                 "amount": JSON(amount), "currency": JSON(currency), "reference": JSON(reference), "status": .string(status)]
+        var o: JSON.Object = [
+            "provider": .string(provider), "kind": .string(kind.rawValue), "outcome": .string(outcome.rawValue),
+            "amount": JSON(amount), "currency": JSON(currency), "reference": JSON(reference), "status": .string(status),
+        ]
         if !settle.isEmpty { o["settle"] = .array(settle.map(JSON.string)) }
         return .object(o)
     }

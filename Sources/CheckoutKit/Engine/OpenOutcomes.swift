@@ -28,8 +28,11 @@ public struct OpenOutcome: Sendable, Equatable {
     /// in the record of spent values — or, after a crash, for good.
     public var spends: [String] = []
 
-    public init(provider: String, reference: String, replay: String?, effect: String, settle: [String], since: String, run: String? = nil,
-                inFlight: ProcessIdentity? = nil) {
+    public init(
+        provider: String, reference: String, replay: String?, effect: String, settle: [String], since: String,
+        run: String? = nil,
+        inFlight: ProcessIdentity? = nil
+    ) {
         self.run = run
         self.inFlight = inFlight
         self.provider = provider
@@ -48,7 +51,8 @@ public struct OpenOutcome: Sendable, Equatable {
     /// When it was left open, for messages.
     public var left: String {
         guard let inFlight else { return "left open \(since)" }
-        return "in flight since \(since) in process \(inFlight.pid)\(inFlight.isRunning ? ", still running" : ", which ended before it was settled")"
+        return
+            "in flight since \(since) in process \(inFlight.pid)\(inFlight.isRunning ? ", still running" : ", which ended before it was settled")"
     }
 
     /// A name for a secret (a checkout token) that may stand in messages and the state file: the first 12 hex digits of
@@ -58,8 +62,10 @@ public struct OpenOutcome: Sendable, Equatable {
     }
 
     var json: JSON {
-        var o: JSON.Object = ["provider": .string(provider), "reference": .string(reference), "effect": .string(effect),
-                                 "settle": .array(settle.map(JSON.string)), "since": .string(since)]
+        var o: JSON.Object = [
+            "provider": .string(provider), "reference": .string(reference), "effect": .string(effect),
+            "settle": .array(settle.map(JSON.string)), "since": .string(since),
+        ]
         o["replay"] = replay.map(JSON.string)
         o["run"] = run.map(JSON.string)
         o["inFlight"] = inFlight?.json
@@ -80,7 +86,9 @@ public struct OpenOutcome: Sendable, Equatable {
             throw field["inFlight"].wrong("the process the call is in flight in, as {\"pid\": N, \"started\": \"N\"}")
         }
         if let list = field["spends"].value {
-            guard case .array(let items) = list, items.allSatisfy({ $0.stringValue != nil }) else { throw field["spends"].wrong("a list of spent-value keys") }
+            guard case .array(let items) = list, items.allSatisfy({ $0.stringValue != nil }) else {
+                throw field["spends"].wrong("a list of spent-value keys")
+            }
             spends = items.compactMap(\.stringValue)
         }
         effect = try field["effect"].string() ?? "a payment"
@@ -109,8 +117,10 @@ enum OpenOutcomes {
     /// otherwise look like one that died with it, so the file is read again once a process is seen gone: what is still
     /// there then was not settled by it, for it is gone for good. (A batch of processes on one file met this: a run was
     /// refused for another's call that had been answered and written a moment before.)
-    static func blocking(read: () throws(Diagnostic) -> [OpenOutcome],
-                         isRunning: (ProcessIdentity) -> Bool) throws(Diagnostic) -> [OpenOutcome] {
+    static func blocking(
+        read: () throws(Diagnostic) -> [OpenOutcome],
+        isRunning: (ProcessIdentity) -> Bool
+    ) throws(Diagnostic) -> [OpenOutcome] {
         var gone: Set<ProcessIdentity> = []
         var outcomes = try read()
         for _ in 0..<3 {
@@ -131,11 +141,18 @@ enum OpenOutcomes {
 
     /// Each entry with the key it is filed under. A run reads (and clears) the outcomes a dozen times, each time the
     /// same members but its own: each is decoded once per value.
-    private static func decodeMembers(_ document: JSON, file: String) throws(Diagnostic) -> [(key: String, outcome: OpenOutcome)] {
+    private static func decodeMembers(
+        _ document: JSON, file: String
+    ) throws(Diagnostic) -> [(key: String, outcome: OpenOutcome)] {
         var outcomes: [(key: String, outcome: OpenOutcome)] = []
         let members = try StateField(document["openOutcomes"], at: root, in: file).members()
         for (key, field) in members {
-            outcomes.append((key, try decoded.result(key, of: field.value ?? .null) { () throws(Diagnostic) in try OpenOutcome(field) }))
+            outcomes.append(
+                (
+                    key,
+                    try decoded.result(key, of: field.value ?? .null) { () throws(Diagnostic) in try OpenOutcome(field)
+                    }
+                ))
         }
         decoded.trim(current: members.count) { key in members.contains { $0.key == key } }
         return outcomes
@@ -152,12 +169,15 @@ enum OpenOutcomes {
 
     /// Removes the provider's entries that `matches` picks; answers the ones removed.
     @discardableResult
-    static func clear(provider: String, in store: StateStore, where matches: (OpenOutcome) -> Bool) throws(Diagnostic) -> [OpenOutcome] {
+    static func clear(
+        provider: String, in store: StateStore, where matches: (OpenOutcome) -> Bool
+    ) throws(Diagnostic) -> [OpenOutcome] {
         try store.updateFile { (doc: inout JSON) throws(Diagnostic) -> [OpenOutcome] in
             var kept = doc["openOutcomes"]?.objectValue ?? [:]
             var removed: [OpenOutcome] = []
             // Entries are kept as they are written (a newer version's members included); only the matched ones go.
-            for (key, outcome) in try decodeMembers(doc, file: store.path) where outcome.provider == provider && matches(outcome) {
+            for (key, outcome) in try decodeMembers(doc, file: store.path)
+            where outcome.provider == provider && matches(outcome) {
                 removed.append(outcome)
                 kept[key] = nil
             }
@@ -176,24 +196,35 @@ extension OperationContext {
     func guardOpenOutcomes(_ readBack: ReadBack) throws(Diagnostic) {
         guard let state else { return }
         if services.force {
-            setAside(provider: readBack.provider) { ($0.replay == nil || $0.replay != readBack.replay) && !$0.stillInFlight }
+            setAside(provider: readBack.provider) {
+                ($0.replay == nil || $0.replay != readBack.replay) && !$0.stillInFlight
+            }
             return
         }
-        let blocking = try OpenOutcomes.blocking(read: {
-            () throws(Diagnostic) -> [OpenOutcome] in
-            try OpenOutcomes.read(state).filter { $0.provider == readBack.provider && ($0.replay == nil || $0.replay != readBack.replay) }
-        }, isRunning: \.isRunning)
+        let blocking = try OpenOutcomes.blocking(
+            read: {
+                () throws(Diagnostic) -> [OpenOutcome] in
+                try OpenOutcomes.read(state).filter {
+                    $0.provider == readBack.provider && ($0.replay == nil || $0.replay != readBack.replay)
+                }
+            }, isRunning: \.isRunning)
         guard let first = blocking.first else { return }
-        throw Diagnostic(.outcomeUnknown,
-                         "refused before sending: \(first.effect) of \(first.reference) (\(first.left)) may have gone through, and \(readBack.action) could move money a second time",
-                         hint: "settle it first: " + first.settle.joined(separator: "; or ") + "; or pass --force if you settled it yourself")
+        throw Diagnostic(
+            .outcomeUnknown,
+            "refused before sending: \(first.effect) of \(first.reference) (\(first.left)) may have gone through, and \(readBack.action) could move money a second time",
+            hint: "settle it first: " + first.settle.joined(separator: "; or ")
+                + "; or pass --force if you settled it yourself")
     }
 
     /// `--force`: drops the provider's open outcomes that `matching` picks, unsettled, saying so.
     func setAside(provider: String, matching: (OpenOutcome) -> Bool = { _ in true }) {
-        guard let state, let removed = try? OpenOutcomes.clear(provider: provider, in: state, where: matching) else { return }
+        guard let state, let removed = try? OpenOutcomes.clear(provider: provider, in: state, where: matching) else {
+            return
+        }
         for outcome in removed {
-            note("--force: going ahead although \(outcome.effect) of \(outcome.reference) (\(outcome.left)) is not settled")
+            note(
+                "--force: going ahead although \(outcome.effect) of \(outcome.reference) (\(outcome.left)) is not settled"
+            )
         }
     }
 
@@ -201,10 +232,18 @@ extension OperationContext {
     /// command), saying so.
     public func settledOpenOutcomes(provider: String, reference: String, effect: String? = nil, _ finding: String) {
         guard let state else { return }
-        guard let removed = try? OpenOutcomes.clear(provider: provider, in: state, where: {
-            $0.reference == reference && (effect == nil || $0.effect == effect)
-        }) else { return }
-        for outcome in removed { note("settled: \(outcome.effect) of \(outcome.reference), \(outcome.inFlight == nil ? "open since \(outcome.since)" : outcome.left): \(finding)") }
+        guard
+            let removed = try? OpenOutcomes.clear(
+                provider: provider, in: state,
+                where: {
+                    $0.reference == reference && (effect == nil || $0.effect == effect)
+                })
+        else { return }
+        for outcome in removed {
+            note(
+                "settled: \(outcome.effect) of \(outcome.reference), \(outcome.inFlight == nil ? "open since \(outcome.since)" : outcome.left): \(finding)"
+            )
+        }
     }
 
     /// The provider's open outcomes in this scope of the state file (none without one).

@@ -4,7 +4,9 @@ import Foundation
 /// supplies retries, polling, templating, recording and reporting around them.
 public struct FlowOperation: Sendable {
     public struct Parameter: Sendable {
-        public enum Kind: String, Sendable { case string, integer, number, boolean, object, array, amount, duration, any }
+        public enum Kind: String, Sendable {
+            case string, integer, number, boolean, object, array, amount, duration, any
+        }
         public var name: String
         public var kind: Kind
         public var required: Bool
@@ -17,16 +19,19 @@ public struct FlowOperation: Sendable {
         /// The argument names a file the operation reads: checked before the flow's first request (and by `flow
         /// validate`) whenever its path is known by then, so that a bad file never costs a request.
         public var input: InputFile?
-        /// What the operation does when the argument is left out, in words (`flow ops`, `flow schema`): "USD", "the state
-        /// file's last intent".
+        /// What the operation does when the argument is left out, in words (`flow ops`, `flow schema`): "USD", "the
+        /// state file's last intent".
         public var defaultValue: String?
         /// For an amount: how it is read (`Amount.minorUnits`) and in which currency.
         public var amount: AmountRule?
         /// For a string: the values it may take ("manual", "automatic"), checked when the value is known.
         public var choices: [String]?
 
-        public init(_ name: String, _ kind: Kind, required: Bool = false, multiline: Bool = false, range: ClosedRange<Int>? = nil,
-                    choices: [String]? = nil, input: InputFile? = nil, default defaultValue: String? = nil, help: String = "") {
+        public init(
+            _ name: String, _ kind: Kind, required: Bool = false, multiline: Bool = false,
+            range: ClosedRange<Int>? = nil,
+            choices: [String]? = nil, input: InputFile? = nil, default defaultValue: String? = nil, help: String = ""
+        ) {
             self.name = name
             self.kind = kind
             self.required = required
@@ -106,7 +111,8 @@ public struct FlowOperation: Sendable {
     /// Checks what the operation can tell of its arguments before the flow's first request — those known by then
     /// (literals, variables, configuration; the others are left out) — so that a machine lacking what an argument asks
     /// for stops the run before anything is sent.
-    public typealias ArgumentCheck<Arguments> = @Sendable (_ known: Arguments, _ configuration: Configuration) throws(Diagnostic) -> Void
+    public typealias ArgumentCheck<Arguments> =
+        @Sendable (_ known: Arguments, _ configuration: Configuration) throws(Diagnostic) -> Void
 
     public var name: String
     public var summary: String
@@ -118,7 +124,11 @@ public struct FlowOperation: Sendable {
     public var requiredConfiguration: [String]
     public var stateCheck: StateCheck?
     /// The operation's own check of the arguments known before the run, read into its value.
-    let argumentCheck: (@Sendable (_ known: JSON.Object, _ templates: JSON.Object?, _ configuration: Configuration) throws(Diagnostic) -> Void)?
+    let argumentCheck:
+        (
+            @Sendable (_ known: JSON.Object, _ templates: JSON.Object?, _ configuration: Configuration)
+                throws(Diagnostic) -> Void
+        )?
     /// Sets of arguments of which a step gives exactly one (an Apple Pay token's `amount` or `total`).
     public var alternatives: [[String]]
     let body: Body
@@ -130,7 +140,10 @@ public struct FlowOperation: Sendable {
     public init<Arguments: OperationArguments>(
         name: String, summary: String, arguments: Arguments.Type, requiredConfiguration: [String] = [],
         stateCheck: StateCheck? = nil, argumentCheck: ArgumentCheck<Arguments>? = nil, alternatives: [[String]] = [],
-        outputs: [Output] = [], body: @escaping @Sendable (_ arguments: Arguments, _ context: OperationContext) async throws(Diagnostic) -> StepOutput
+        outputs: [Output] = [],
+        body:
+            @escaping @Sendable (_ arguments: Arguments, _ context: OperationContext) async throws(Diagnostic) ->
+            StepOutput
     ) {
         self.name = name
         self.summary = summary
@@ -146,9 +159,12 @@ public struct FlowOperation: Sendable {
             }
         }
         if let argumentCheck {
-            self.argumentCheck = { (known: JSON.Object, templates: JSON.Object?, configuration: Configuration) throws(Diagnostic) in
+            self.argumentCheck = {
+                (known: JSON.Object, templates: JSON.Object?, configuration: Configuration) throws(Diagnostic) in
                 // Only what reads cleanly: a bad value is `check`'s to report, blamed on its source.
-                if case .success(let arguments) = Arguments.read(known, templates: templates) { try argumentCheck(arguments, configuration) }
+                if case .success(let arguments) = Arguments.read(known, templates: templates) {
+                    try argumentCheck(arguments, configuration)
+                }
             }
         } else {
             self.argumentCheck = nil
@@ -158,7 +174,8 @@ public struct FlowOperation: Sendable {
             case .success(let arguments): return try await body(arguments, context)
             case .failure(let problem):
                 // The engine has checked the arguments before the step ran (`check`): this is an operation's own use.
-                throw .usage("\(problem.argument) \(problem.value.shownInMessage) \(problem.problem)", hint: problem.hint)
+                throw .usage(
+                    "\(problem.argument) \(problem.value.shownInMessage) \(problem.problem)", hint: problem.hint)
             }
         }
     }
@@ -167,18 +184,23 @@ public struct FlowOperation: Sendable {
     /// any kind: its value is only known when the step runs.
     func validate(arguments: JSON, at path: JSONPath) throws {
         guard case .object(let o) = arguments else {
-            throw FlowDecoder.Problem(path: path, message: "expected an object of arguments, found \(arguments.kindName)")
+            throw FlowDecoder.Problem(
+                path: path, message: "expected an object of arguments, found \(arguments.kindName)")
         }
         let names = parameters.map(\.name)
         for key in o.keys.sorted() where !names.contains(key) {
             let suggestion = Suggest.closest(to: key, in: names).map { "; did you mean '\($0)'?" } ?? ""
-            throw FlowDecoder.Problem(path: path.appending(key), message: "\(name) has no argument '\(key)'\(suggestion)",
-                                      hint: "arguments: \(names.joined(separator: ", "))")
+            throw FlowDecoder.Problem(
+                path: path.appending(key), message: "\(name) has no argument '\(key)'\(suggestion)",
+                hint: "arguments: \(names.joined(separator: ", "))")
         }
         for names in alternatives where names.filter({ o[$0] != nil }).count != 1 {
             let given = names.filter { o[$0] != nil }
-            throw FlowDecoder.Problem(path: given.count > 1 ? path.appending(given[1]) : path,
-                                      message: "\(name) takes exactly one of \(names.map { "'\($0)'" }.joined(separator: " and ")), \(given.isEmpty ? "and none is given" : "not both")")
+            throw FlowDecoder.Problem(
+                path: given.count > 1 ? path.appending(given[1]) : path,
+                message:
+                    "\(name) takes exactly one of \(names.map { "'\($0)'" }.joined(separator: " and ")), \(given.isEmpty ? "and none is given" : "not both")"
+            )
         }
         for p in parameters {
             guard let value = o[p.name] else {
@@ -189,25 +211,32 @@ public struct FlowOperation: Sendable {
                 try FlowDecoder.checkOneLine(s, at: path.appending(p.name), into: "argument '\(p.name)' of \(name)")
             }
             if case .string(let s) = value, s.contains("${") { continue }
-            let ok: Bool = switch p.kind {
-            case .string: value.stringValue != nil
-            case .integer: value.intValue != nil
-            case .number: value.doubleValue != nil
-            case .boolean: value.boolValue != nil
-            case .object: value.objectValue != nil
-            case .array: value.arrayValue != nil
-            case .amount: Amount.text(of: value) != nil
-            case .duration: value.doubleValue != nil || value.stringValue != nil
-            case .any: true
-            }
+            let ok: Bool =
+                switch p.kind {
+                case .string: value.stringValue != nil
+                case .integer: value.intValue != nil
+                case .number: value.doubleValue != nil
+                case .boolean: value.boolValue != nil
+                case .object: value.objectValue != nil
+                case .array: value.arrayValue != nil
+                case .amount: Amount.text(of: value) != nil
+                case .duration: value.doubleValue != nil || value.stringValue != nil
+                case .any: true
+                }
             if !ok {
-                throw FlowDecoder.Problem(path: path.appending(p.name), message: "expected \(p.kind == .amount ? "an amount (a number or a decimal string)" : p.kind.rawValue), found \(value.kindName)")
+                throw FlowDecoder.Problem(
+                    path: path.appending(p.name),
+                    message:
+                        "expected \(p.kind == .amount ? "an amount (a number or a decimal string)" : p.kind.rawValue), found \(value.kindName)"
+                )
             }
         }
         // Literals are checked as the run will check them (a template's value, when it is known).
         let literals = o.filter { if case .string(let s) = $0.value { !s.contains("${") } else { true } }
         if let problem = check(literals, templates: arguments) {
-            throw FlowDecoder.Problem(path: path.appending(problem.argument), message: "\(problem.value.shownInMessage) \(problem.problem)", hint: problem.hint)
+            throw FlowDecoder.Problem(
+                path: path.appending(problem.argument), message: "\(problem.value.shownInMessage) \(problem.problem)",
+                hint: problem.hint)
         }
     }
 }

@@ -30,8 +30,10 @@ public struct Argument<Root>: Sendable {
     /// step's, as far as they are known.
     let read: @Sendable (_ value: JSON, _ arguments: JSON.Object, _ root: inout Root) -> FlowOperation.ArgumentProblem?
 
-    init(_ parameter: FlowOperation.Parameter, readWith: String? = nil,
-         read: @escaping @Sendable (JSON, JSON.Object, inout Root) -> FlowOperation.ArgumentProblem?) {
+    init(
+        _ parameter: FlowOperation.Parameter, readWith: String? = nil,
+        read: @escaping @Sendable (JSON, JSON.Object, inout Root) -> FlowOperation.ArgumentProblem?
+    ) {
         self.parameter = parameter
         self.readWith = readWith
         self.read = read
@@ -45,12 +47,16 @@ public struct Argument<Root>: Sendable {
     }
 
     /// An argument read by `parse` into `path` (nil from `parse`: refused, with its problem).
-    private static func reading<Value>(_ parameter: FlowOperation.Parameter, into path: WritableKeyPath<Root, Value> & Sendable,
-                                       readWith: String? = nil,
-                                       _ parse: @escaping @Sendable (JSON, JSON.Object) -> Result<Value, FlowOperation.ArgumentProblem>) -> Argument {
+    private static func reading<Value>(
+        _ parameter: FlowOperation.Parameter, into path: WritableKeyPath<Root, Value> & Sendable,
+        readWith: String? = nil,
+        _ parse: @escaping @Sendable (JSON, JSON.Object) -> Result<Value, FlowOperation.ArgumentProblem>
+    ) -> Argument {
         Argument(parameter, readWith: readWith) { value, arguments, root in
             switch parse(value, arguments) {
-            case .success(let read): root[keyPath: path] = read; return nil
+            case .success(let read):
+                root[keyPath: path] = read
+                return nil
             case .failure(let problem): return problem
             }
         }
@@ -59,30 +65,39 @@ public struct Argument<Root>: Sendable {
     // MARK: Kinds
 
     /// Text: a string, or a number or boolean as written (an id given as a number). `choices`: the values it may take.
-    public static func string(_ name: String, _ path: WritableKeyPath<Root, String?> & Sendable, required: Bool = false,
-                              multiline: Bool = false, choices: [String]? = nil, input: FlowOperation.InputFile? = nil,
-                              default defaultValue: String? = nil, help: String = "") -> Argument {
-        let p = FlowOperation.Parameter(name, .string, required: required, multiline: multiline, choices: choices, input: input,
-                                        default: defaultValue, help: help)
+    public static func string(
+        _ name: String, _ path: WritableKeyPath<Root, String?> & Sendable, required: Bool = false,
+        multiline: Bool = false, choices: [String]? = nil, input: FlowOperation.InputFile? = nil,
+        default defaultValue: String? = nil, help: String = ""
+    ) -> Argument {
+        let p = FlowOperation.Parameter(
+            name, .string, required: required, multiline: multiline, choices: choices, input: input,
+            default: defaultValue, help: help)
         return reading(p, into: path) { value, _ in ArgumentReader.text(value, for: p).map(Optional.some) }
     }
 
     /// Text that always has a value: the step's, else `defaultValue` — or, without one, the step must give it (the
     /// property's initial value is never read then).
-    public static func string(_ name: String, _ path: WritableKeyPath<Root, String> & Sendable, multiline: Bool = false,
-                              choices: [String]? = nil, input: FlowOperation.InputFile? = nil, default defaultValue: String? = nil,
-                              help: String = "") -> Argument {
-        let p = FlowOperation.Parameter(name, .string, required: defaultValue == nil, multiline: multiline, choices: choices, input: input,
-                                        default: defaultValue, help: help)
+    public static func string(
+        _ name: String, _ path: WritableKeyPath<Root, String> & Sendable, multiline: Bool = false,
+        choices: [String]? = nil, input: FlowOperation.InputFile? = nil, default defaultValue: String? = nil,
+        help: String = ""
+    ) -> Argument {
+        let p = FlowOperation.Parameter(
+            name, .string, required: defaultValue == nil, multiline: multiline, choices: choices, input: input,
+            default: defaultValue, help: help)
         return reading(p, into: path) { value, _ in ArgumentReader.text(value, for: p) }
     }
 
     /// One of a fixed set of words, as a Swift enum.
     public static func choice<Value: RawRepresentable & CaseIterable & Sendable>(
-        _ name: String, _ path: WritableKeyPath<Root, Value?> & Sendable, required: Bool = false, default defaultValue: String? = nil,
+        _ name: String, _ path: WritableKeyPath<Root, Value?> & Sendable, required: Bool = false,
+        default defaultValue: String? = nil,
         help: String = ""
     ) -> Argument where Value.RawValue == String {
-        let p = FlowOperation.Parameter(name, .string, required: required, choices: Value.allCases.map(\.rawValue), default: defaultValue, help: help)
+        let p = FlowOperation.Parameter(
+            name, .string, required: required, choices: Value.allCases.map(\.rawValue), default: defaultValue,
+            help: help)
         // A text that passed the choices is a case's raw value.
         return reading(p, into: path) { value, _ in ArgumentReader.text(value, for: p).map { Value(rawValue: $0)! } }
     }
@@ -90,123 +105,177 @@ public struct Argument<Root>: Sendable {
     /// One of a fixed set of words that always has a value: the step's, else the property's initial one, which
     /// `defaultValue` names — or, without it, the step must give it.
     public static func choice<Value: RawRepresentable & CaseIterable & Sendable>(
-        _ name: String, _ path: WritableKeyPath<Root, Value> & Sendable, default defaultValue: String? = nil, help: String = ""
+        _ name: String, _ path: WritableKeyPath<Root, Value> & Sendable, default defaultValue: String? = nil,
+        help: String = ""
     ) -> Argument where Value.RawValue == String {
-        let p = FlowOperation.Parameter(name, .string, required: defaultValue == nil, choices: Value.allCases.map(\.rawValue),
-                                        default: defaultValue, help: help)
+        let p = FlowOperation.Parameter(
+            name, .string, required: defaultValue == nil, choices: Value.allCases.map(\.rawValue),
+            default: defaultValue, help: help)
         return reading(p, into: path) { value, _ in ArgumentReader.text(value, for: p).map { Value(rawValue: $0)! } }
     }
 
     /// An ISO 4217 currency, alphabetic (USD) or numeric (840).
-    public static func currency(_ name: String, _ path: WritableKeyPath<Root, Currency?> & Sendable, required: Bool = false,
-                                default defaultValue: String? = nil, help: String = "") -> Argument {
+    public static func currency(
+        _ name: String, _ path: WritableKeyPath<Root, Currency?> & Sendable, required: Bool = false,
+        default defaultValue: String? = nil, help: String = ""
+    ) -> Argument {
         let p = FlowOperation.Parameter(name, .string, required: required, default: defaultValue, help: help)
         return reading(p, into: path) { value, _ in ArgumentReader.currency(value, argument: name).map(Optional.some) }
     }
 
-    /// A currency that always has a value: the step's, else the property's initial one, which `defaultValue` names — or,
-    /// without it, the step must give it.
-    public static func currency(_ name: String, _ path: WritableKeyPath<Root, Currency> & Sendable, default defaultValue: String? = nil,
-                                help: String) -> Argument {
+    /// A currency that always has a value: the step's, else the property's initial one, which `defaultValue` names —
+    /// or, without it, the step must give it.
+    public static func currency(
+        _ name: String, _ path: WritableKeyPath<Root, Currency> & Sendable, default defaultValue: String? = nil,
+        help: String
+    ) -> Argument {
         let p = FlowOperation.Parameter(name, .string, required: defaultValue == nil, default: defaultValue, help: help)
         return reading(p, into: path) { value, _ in ArgumentReader.currency(value, argument: name) }
     }
 
     /// A whole number, in `range` when one is given.
-    public static func integer(_ name: String, _ path: WritableKeyPath<Root, Int?> & Sendable, required: Bool = false,
-                               range: ClosedRange<Int>? = nil, default defaultValue: String? = nil, help: String = "") -> Argument {
-        let p = FlowOperation.Parameter(name, .integer, required: required, range: range, default: defaultValue, help: help)
+    public static func integer(
+        _ name: String, _ path: WritableKeyPath<Root, Int?> & Sendable, required: Bool = false,
+        range: ClosedRange<Int>? = nil, default defaultValue: String? = nil, help: String = ""
+    ) -> Argument {
+        let p = FlowOperation.Parameter(
+            name, .integer, required: required, range: range, default: defaultValue, help: help)
         return reading(p, into: path) { value, _ in
             guard let i = value.intValue else {
-                let hint = range.map { "give a whole number from \($0.lowerBound) to \($0.upperBound)" } ?? "give a whole number"
-                return .failure(.init(argument: name, value: value, problem: "is \(value.kindName), not an integer", hint: hint))
+                let hint =
+                    range.map { "give a whole number from \($0.lowerBound) to \($0.upperBound)" }
+                    ?? "give a whole number"
+                return .failure(
+                    .init(argument: name, value: value, problem: "is \(value.kindName), not an integer", hint: hint))
             }
             if let range, !range.contains(i) {
-                return .failure(.init(argument: name, value: value, problem: "is out of range \(range.lowerBound)…\(range.upperBound)",
-                                      hint: "give a whole number from \(range.lowerBound) to \(range.upperBound)"))
+                return .failure(
+                    .init(
+                        argument: name, value: value,
+                        problem: "is out of range \(range.lowerBound)…\(range.upperBound)",
+                        hint: "give a whole number from \(range.lowerBound) to \(range.upperBound)"))
             }
             return .success(i)
         }
     }
 
     /// True or false; false when left out.
-    public static func boolean(_ name: String, _ path: WritableKeyPath<Root, Bool> & Sendable, help: String = "") -> Argument {
+    public static func boolean(
+        _ name: String, _ path: WritableKeyPath<Root, Bool> & Sendable, help: String = ""
+    ) -> Argument {
         let p = FlowOperation.Parameter(name, .boolean, help: help)
         return reading(p, into: path) { value, _ in
             value.boolValue.map(Result.success)
-                ?? .failure(.init(argument: name, value: value, problem: "is \(value.kindName), not true or false", hint: "give true or false"))
+                ?? .failure(
+                    .init(
+                        argument: name, value: value, problem: "is \(value.kindName), not true or false",
+                        hint: "give true or false"))
         }
     }
 
     /// A JSON object the step must give, as it is.
-    public static func object(_ name: String, _ path: WritableKeyPath<Root, JSON.Object> & Sendable, help: String = "") -> Argument {
+    public static func object(
+        _ name: String, _ path: WritableKeyPath<Root, JSON.Object> & Sendable, help: String = ""
+    ) -> Argument {
         let p = FlowOperation.Parameter(name, .object, required: true, help: help)
         return reading(p, into: path) { value, _ in
             value.objectValue.map(Result.success)
-                ?? .failure(.init(argument: name, value: value, problem: "is \(value.kindName), not an object", hint: "give a JSON object"))
+                ?? .failure(
+                    .init(
+                        argument: name, value: value, problem: "is \(value.kindName), not an object",
+                        hint: "give a JSON object"))
         }
     }
 
     /// A JSON object, as it is.
-    public static func object(_ name: String, _ path: WritableKeyPath<Root, JSON.Object?> & Sendable, required: Bool = false,
-                              help: String = "") -> Argument {
+    public static func object(
+        _ name: String, _ path: WritableKeyPath<Root, JSON.Object?> & Sendable, required: Bool = false,
+        help: String = ""
+    ) -> Argument {
         let p = FlowOperation.Parameter(name, .object, required: required, help: help)
         return reading(p, into: path) { value, _ in
             value.objectValue.map(Result.success)
-                ?? .failure(.init(argument: name, value: value, problem: "is \(value.kindName), not an object", hint: "give a JSON object"))
+                ?? .failure(
+                    .init(
+                        argument: name, value: value, problem: "is \(value.kindName), not an object",
+                        hint: "give a JSON object"))
         }
     }
 
     /// A JSON array, as it is.
-    public static func array(_ name: String, _ path: WritableKeyPath<Root, [JSON]?> & Sendable, default defaultValue: String? = nil,
-                             help: String = "") -> Argument {
+    public static func array(
+        _ name: String, _ path: WritableKeyPath<Root, [JSON]?> & Sendable, default defaultValue: String? = nil,
+        help: String = ""
+    ) -> Argument {
         let p = FlowOperation.Parameter(name, .array, default: defaultValue, help: help)
         return reading(p, into: path) { value, _ in
             value.arrayValue.map(Result.success)
-                ?? .failure(.init(argument: name, value: value, problem: "is \(value.kindName), not an array", hint: "give a JSON array"))
+                ?? .failure(
+                    .init(
+                        argument: name, value: value, problem: "is \(value.kindName), not an array",
+                        hint: "give a JSON array"))
         }
     }
 
     /// Seconds, from a number of seconds or a duration such as "90s" or "2m"; more than zero.
-    public static func duration(_ name: String, _ path: WritableKeyPath<Root, Double?> & Sendable, default defaultValue: String? = nil,
-                                help: String = "") -> Argument {
+    public static func duration(
+        _ name: String, _ path: WritableKeyPath<Root, Double?> & Sendable, default defaultValue: String? = nil,
+        help: String = ""
+    ) -> Argument {
         let p = FlowOperation.Parameter(name, .duration, default: defaultValue, help: help)
         return reading(p, into: path) { value, _ in
             ArgumentReader.seconds(value).map(Result.success)
-                ?? .failure(.init(argument: name, value: value, problem: ArgumentReader.durationProblem, hint: ArgumentReader.durationHint))
+                ?? .failure(
+                    .init(
+                        argument: name, value: value, problem: ArgumentReader.durationProblem,
+                        hint: ArgumentReader.durationHint))
         }
     }
 
     /// An amount in the currency the argument `currency` names (`defaultCurrency` when the step leaves it out; neither:
     /// digits alone), read exactly into minor units by `notation` — the one reader of amounts, `Amount.minorUnits`.
-    public static func amount(_ name: String, _ path: WritableKeyPath<Root, Int?> & Sendable, _ notation: AmountNotation,
-                              currency currencyArgument: String, defaultCurrency: String? = nil, allowingZero: Bool = false,
-                              default defaultValue: String? = nil, help: String) -> Argument {
-        let p = amountParameter(name, notation, currencyArgument, defaultCurrency, allowingZero, required: false, defaultValue, help)
+    public static func amount(
+        _ name: String, _ path: WritableKeyPath<Root, Int?> & Sendable, _ notation: AmountNotation,
+        currency currencyArgument: String, defaultCurrency: String? = nil, allowingZero: Bool = false,
+        default defaultValue: String? = nil, help: String
+    ) -> Argument {
+        let p = amountParameter(
+            name, notation, currencyArgument, defaultCurrency, allowingZero, required: false, defaultValue, help)
         return reading(p, into: path, readWith: currencyArgument) { value, arguments in
             minorUnits(value, of: p, in: arguments).map(Optional.some)
         }
     }
 
     /// An amount the step must give, read as the one above.
-    public static func amount(_ name: String, _ path: WritableKeyPath<Root, Int> & Sendable, _ notation: AmountNotation,
-                              currency currencyArgument: String, defaultCurrency: String? = nil, help: String) -> Argument {
+    public static func amount(
+        _ name: String, _ path: WritableKeyPath<Root, Int> & Sendable, _ notation: AmountNotation,
+        currency currencyArgument: String, defaultCurrency: String? = nil, help: String
+    ) -> Argument {
         let p = amountParameter(name, notation, currencyArgument, defaultCurrency, false, required: true, nil, help)
-        return reading(p, into: path, readWith: currencyArgument) { value, arguments in minorUnits(value, of: p, in: arguments) }
+        return reading(p, into: path, readWith: currencyArgument) { value, arguments in
+            minorUnits(value, of: p, in: arguments)
+        }
     }
 
-    private static func amountParameter(_ name: String, _ notation: AmountNotation, _ currencyArgument: String?, _ defaultCurrency: String?,
-                                        _ allowingZero: Bool, required: Bool, _ defaultValue: String?, _ help: String) -> FlowOperation.Parameter {
+    private static func amountParameter(
+        _ name: String, _ notation: AmountNotation, _ currencyArgument: String?, _ defaultCurrency: String?,
+        _ allowingZero: Bool, required: Bool, _ defaultValue: String?, _ help: String
+    ) -> FlowOperation.Parameter {
         var p = FlowOperation.Parameter(name, .amount, required: required, default: defaultValue, help: help)
-        p.amount = FlowOperation.AmountRule(notation: notation, currencyArgument: currencyArgument, defaultCurrency: defaultCurrency,
-                                            allowsZero: allowingZero)
+        p.amount = FlowOperation.AmountRule(
+            notation: notation, currencyArgument: currencyArgument, defaultCurrency: defaultCurrency,
+            allowsZero: allowingZero)
         return p
     }
 
     /// `value`'s minor units by the rule of the amount argument `parameter`, in the currency `arguments` give it.
-    private static func minorUnits(_ value: JSON, of parameter: FlowOperation.Parameter,
-                                   in arguments: JSON.Object) -> Result<Int, FlowOperation.ArgumentProblem> {
-        guard let rule = parameter.amount, let currencyArgument = rule.currencyArgument else { preconditionFailure("an amount with its currency's argument") }
+    private static func minorUnits(
+        _ value: JSON, of parameter: FlowOperation.Parameter,
+        in arguments: JSON.Object
+    ) -> Result<Int, FlowOperation.ArgumentProblem> {
+        guard let rule = parameter.amount, let currencyArgument = rule.currencyArgument else {
+            preconditionFailure("an amount with its currency's argument")
+        }
         var currency: Currency?
         if let code = arguments[currencyArgument] ?? rule.defaultCurrency.map(JSON.string) {
             switch ArgumentReader.currency(code, argument: currencyArgument) {
@@ -215,17 +284,26 @@ public struct Argument<Root>: Sendable {
             }
         }
         return Amount.minorUnits(value, notation: rule.notation, currency: currency, allowingZero: rule.allowsZero)
-            .mapError { .init(argument: parameter.name, value: value, problem: $0.problem, hint: Amount.forms(rule.notation, currency: currency)) }
+            .mapError {
+                .init(
+                    argument: parameter.name, value: value, problem: $0.problem,
+                    hint: Amount.forms(rule.notation, currency: currency))
+            }
     }
 
     /// An amount in a currency the operation learns as it runs (an order's, a selection's): its form is checked now,
     /// its minor units read once the currency is known (`PendingAmount.minorUnits(in:)`).
-    public static func amount(_ name: String, _ path: WritableKeyPath<Root, PendingAmount?> & Sendable, _ notation: AmountNotation,
-                              allowingZero: Bool = false, default defaultValue: String? = nil, help: String) -> Argument {
+    public static func amount(
+        _ name: String, _ path: WritableKeyPath<Root, PendingAmount?> & Sendable, _ notation: AmountNotation,
+        allowingZero: Bool = false, default defaultValue: String? = nil, help: String
+    ) -> Argument {
         let p = amountParameter(name, notation, nil, nil, allowingZero, required: false, defaultValue, help)
         return reading(p, into: path) { value, _ in
             if let refusal = Amount.formRefusal(value) {
-                return .failure(.init(argument: name, value: value, problem: refusal.problem, hint: Amount.forms(notation, currency: nil)))
+                return .failure(
+                    .init(
+                        argument: name, value: value, problem: refusal.problem,
+                        hint: Amount.forms(notation, currency: nil)))
             }
             return .success(PendingAmount(argument: name, value: value, notation: notation, allowsZero: allowingZero))
         }
@@ -246,7 +324,8 @@ public struct PendingAmount: Sendable, Equatable {
         switch Amount.minorUnits(value, notation: notation, currency: nil, allowingZero: allowsZero) {
         case .success(let minor): return minor
         case .failure(let refusal):
-            throw .usage("\(argument) \(value.shownInMessage) \(refusal.problem)", hint: Amount.forms(notation, currency: nil))
+            throw .usage(
+                "\(argument) \(value.shownInMessage) \(refusal.problem)", hint: Amount.forms(notation, currency: nil))
         }
     }
 
@@ -255,15 +334,19 @@ public struct PendingAmount: Sendable, Equatable {
         switch Amount.minorUnits(value, notation: notation, currency: currency, allowingZero: allowsZero) {
         case .success(let minor): return minor
         case .failure(let refusal):
-            throw .usage("\(argument) \(value.shownInMessage) \(refusal.problem)", hint: Amount.forms(notation, currency: currency))
+            throw .usage(
+                "\(argument) \(value.shownInMessage) \(refusal.problem)",
+                hint: Amount.forms(notation, currency: currency))
         }
     }
 }
 
 extension OperationArguments {
-    /// `arguments` read into a value, or the first the operation would refuse. An argument read with another whose value
-    /// is still a template in `templates` (not known before the run) is left to the run.
-    static func read(_ arguments: JSON.Object, templates: JSON.Object? = nil) -> Result<Self, FlowOperation.ArgumentProblem> {
+    /// `arguments` read into a value, or the first the operation would refuse. An argument read with another whose
+    /// value is still a template in `templates` (not known before the run) is left to the run.
+    static func read(
+        _ arguments: JSON.Object, templates: JSON.Object? = nil
+    ) -> Result<Self, FlowOperation.ArgumentProblem> {
         var root = Self()
         for argument in Self.arguments {
             guard let value = arguments[argument.parameter.name] else { continue }
@@ -277,18 +360,25 @@ extension OperationArguments {
 /// How the kinds of argument read their values: shared by the kinds that take the same form.
 enum ArgumentReader {
     /// A string as it is, a number or boolean as written; one of `parameter`'s choices when it has some.
-    static func text(_ value: JSON, for parameter: FlowOperation.Parameter) -> Result<String, FlowOperation.ArgumentProblem> {
+    static func text(
+        _ value: JSON, for parameter: FlowOperation.Parameter
+    ) -> Result<String, FlowOperation.ArgumentProblem> {
         let text: String
         switch value {
         case .string(let s): text = s
         case .number(let n): text = n.literal
         case .bool(let b): text = b ? "true" : "false"
         default:
-            return .failure(.init(argument: parameter.name, value: value, problem: "is \(value.kindName), not a string", hint: "give text"))
+            return .failure(
+                .init(
+                    argument: parameter.name, value: value, problem: "is \(value.kindName), not a string",
+                    hint: "give text"))
         }
         if let choices = parameter.choices, !choices.contains(text) {
-            return .failure(.init(argument: parameter.name, value: value, problem: "is not one of \(choices.joined(separator: ", "))",
-                                  hint: "give \(choices.joined(separator: " or "))"))
+            return .failure(
+                .init(
+                    argument: parameter.name, value: value, problem: "is not one of \(choices.joined(separator: ", "))",
+                    hint: "give \(choices.joined(separator: " or "))"))
         }
         return .success(text)
     }
@@ -297,8 +387,10 @@ enum ArgumentReader {
         do throws(Diagnostic) {
             return .success(try Currency.parse(value.interpolationText))
         } catch {
-            return .failure(.init(argument: argument, value: value, problem: "is no currency: \(error.message)",
-                                  hint: error.hint ?? "give an ISO 4217 code"))
+            return .failure(
+                .init(
+                    argument: argument, value: value, problem: "is no currency: \(error.message)",
+                    hint: error.hint ?? "give an ISO 4217 code"))
         }
     }
 

@@ -3,7 +3,8 @@ import Synchronization
 
 /// Long-lived helpers a run provides to operations (listeners that outlive a single step).
 public struct RunServices: Sendable {
-    /// The providers' listeners this run started (see `RunServiceRecipe`); an operation finds its own with `service(_:)`.
+    /// The providers' listeners this run started (see `RunServiceRecipe`); an operation finds its own with
+    /// `service(_:)`.
     public var started: [any RunService]
     /// The directory the paths of files the run makes for itself (test tokens) name; never created, since the files
     /// are held in memory (`madeFiles`) and go with the run.
@@ -30,8 +31,10 @@ public struct RunServices: Sendable {
     /// time of its recording.
     public var now: @Sendable () -> Date = { Date() }
 
-    public init(started: [any RunService] = [], scratchDirectory: String? = nil, keepDirectory: String? = nil,
-                settleOptions: [String] = [], emulatorEndsWithRun: Bool = false) {
+    public init(
+        started: [any RunService] = [], scratchDirectory: String? = nil, keepDirectory: String? = nil,
+        settleOptions: [String] = [], emulatorEndsWithRun: Bool = false
+    ) {
         self.started = started
         self.scratchDirectory = scratchDirectory
         self.keepDirectory = keepDirectory
@@ -70,23 +73,28 @@ public struct OperationContext: Sendable {
     /// Sends a request, retrying where the retry policy allows. `build` is called once per attempt with the
     /// attempt number (1-based), so per-attempt headers such as a request id are fresh each time while an
     /// idempotency key stays the same.
-    public func send(_ build: @Sendable (Int) throws(Diagnostic) -> HTTPClientRequest) async throws(Diagnostic) -> HTTPClientResponse {
+    public func send(
+        _ build: @Sendable (Int) throws(Diagnostic) -> HTTPClientRequest
+    ) async throws(Diagnostic) -> HTTPClientResponse {
         try MoneyCall.beforeSending(state)
-        let last = try await retry.exchange(client: client, deadline: deadline, during: step, build: build,
-                                            attempted: { record in
-                                                counter.record(try? record.outcome.get())
-                                                events(.exchange(record))
-                                            },
-                                            retrying: { attempt, delay, reason in
-                                                events(.retrying(step: step, attempt: attempt, delay: delay, reason: redactor.text(reason)))
-                                            })
+        let last = try await retry.exchange(
+            client: client, deadline: deadline, during: step, build: build,
+            attempted: { record in
+                counter.record(try? record.outcome.get())
+                events(.exchange(record))
+            },
+            retrying: { attempt, delay, reason in
+                events(.retrying(step: step, attempt: attempt, delay: delay, reason: redactor.text(reason)))
+            })
         switch last.outcome {
         case .success(let response) where response.status == 429:
             // Rate limited on every attempt: a clear "not now" for the last one — the outcome is open only if an
             // earlier attempt may have taken effect (then a money call reads back).
             var limited = Diagnostic.failure(
                 "\(last.request.method) \(redactor.text(last.request.url)): rate limited (429) on \(last.attempts == 1 ? "its attempt" : "all \(last.attempts) attempts")",
-                hint: "the service said not now\(response.headers["Retry-After"].map { " (Retry-After: \($0))" } ?? ""), so the last attempt did nothing; wait, then run it again")
+                hint:
+                    "the service said not now\(response.headers["Retry-After"].map { " (Retry-After: \($0))" } ?? ""), so the last attempt did nothing; wait, then run it again"
+            )
             limited.outcomeUncertain = last.outcomeOpen
             limited.rateLimited = true
             throw limited
@@ -95,7 +103,8 @@ public struct OperationContext: Sendable {
             services.answers.note(response)
             return response
         case .failure(let error):
-            var diagnostic = diagnose(error, request: last.request, attempts: last.attempts, deadlineBound: last.deadlineBound)
+            var diagnostic = diagnose(
+                error, request: last.request, attempts: last.attempts, deadlineBound: last.deadlineBound)
             if last.outcomeOpen { diagnostic.outcomeUncertain = true }
             throw diagnostic
         }
@@ -104,7 +113,9 @@ public struct OperationContext: Sendable {
     /// The hint for an answer that is not what the protocol promises: `endpoint` (check the URL) while nothing in this
     /// run has answered well — a configuration that never worked — and otherwise a service that failed this once.
     public func garbledHint(endpoint: String) -> String {
-        services.answers.any ? "the service answered well before in this run, so it failed this once; try again later (see the answer with -v)" : endpoint
+        services.answers.any
+            ? "the service answered well before in this run, so it failed this once; try again later (see the answer with -v)"
+            : endpoint
     }
 
     /// Reports something the user should know (a warning, what a retry did).
@@ -118,8 +129,8 @@ public struct OperationContext: Sendable {
         return listener
     }
 
-    /// Shows a link the user must act on (see `FlowEvent.link`) — not in a replay, where the link is the recording's and
-    /// nobody can act on it (the recorded answers decide).
+    /// Shows a link the user must act on (see `FlowEvent.link`) — not in a replay, where the link is the recording's
+    /// and nobody can act on it (the recorded answers decide).
     public func offer(_ label: String, url: String) {
         guard services.listening.hearsOutside else {
             note("\(label): the recording's link is not offered; this replay takes the recorded answers")
@@ -129,15 +140,20 @@ public struct OperationContext: Sendable {
     }
 
     /// Reports one poll of a wait the operation runs itself (the engine's `until` reports its own).
-    func polled(_ poll: Int, _ reason: String) { events(.polling(step: step, poll: poll, reason: redactor.text(reason))) }
+    func polled(_ poll: Int, _ reason: String) {
+        events(.polling(step: step, poll: poll, reason: redactor.text(reason)))
+    }
 
-    private func diagnose(_ error: TransportError, request: HTTPClientRequest, attempts: Int, deadlineBound: Bool) -> Diagnostic {
+    private func diagnose(
+        _ error: TransportError, request: HTTPClientRequest, attempts: Int, deadlineBound: Bool
+    ) -> Diagnostic {
         let tries = attempts > 1 ? " after \(attempts) attempts" : ""
         let what = "\(request.method) \(redactor.text(request.url))"
         switch error {
         case .unreachable(let m):
-            return .unavailable("\(what): cannot connect\(tries): \(redactor.text(m))",
-                                hint: "check the base URL and that the service is up (--env local uses the built-in emulator)")
+            return .unavailable(
+                "\(what): cannot connect\(tries): \(redactor.text(m))",
+                hint: "check the base URL and that the service is up (--env local uses the built-in emulator)")
         case .timedOut:
             // The flow's deadline, not --timeout, ended it: the message names the budget that was set.
             if deadline.isSpent || deadlineBound {
@@ -147,13 +163,16 @@ public struct OperationContext: Sendable {
             }
             // Whether the request may have acted is the retry loop's to say (RetryPolicy.leavesOutcomeOpen), for this
             // ending as for every other: `send` marks the diagnostic.
-            return .unavailable("\(what): no response within \(FlowRunner.format(request.timeout))s\(tries)",
-                              hint: "raise --timeout, or check the service with -v")
+            return .unavailable(
+                "\(what): no response within \(FlowRunner.format(request.timeout))s\(tries)",
+                hint: "raise --timeout, or check the service with -v")
         case .connectionLost(let m):
             let safe = RetryPolicy.isSafeToRepeat(request)
-            return .unavailable("\(what): connection lost\(tries): \(redactor.text(m))",
-                              hint: safe ? "the service may be failing; try again later" :
-                                "the request may have been applied; it was not repeated because it has no idempotency key")
+            return .unavailable(
+                "\(what): connection lost\(tries): \(redactor.text(m))",
+                hint: safe
+                    ? "the service may be failing; try again later"
+                    : "the request may have been applied; it was not repeated because it has no idempotency key")
         case .cancelled(let sent):
             var interrupted = Diagnostic.interrupted(during: step)
             interrupted.outcomeUncertain = sent  // the request was on its way
@@ -179,8 +198,8 @@ public final class AnswerLog: Sendable {
 }
 
 /// Files a run makes for itself (a test token), kept in memory under the path they would have in its scratch directory:
-/// a checkout's token never goes through the disk. Whatever reads a file a flow names reads these first. A file the user
-/// names (`--out`) is written as asked, and the token a settle command re-sends is written out when it needs it.
+/// a checkout's token never goes through the disk. Whatever reads a file a flow names reads these first. A file the
+/// user names (`--out`) is written as asked, and the token a settle command re-sends is written out when it needs it.
 public final class MadeFiles: Sendable {
     private let files = Mutex<[String: Data]>([:])
 

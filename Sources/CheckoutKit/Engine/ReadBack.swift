@@ -39,13 +39,16 @@ public struct ReadBack: Sendable {
     /// What the call asks to move (its kind, amount and currency when known before sending, what it acts on): the
     /// account's entry when it is refused or its outcome stays unknown.
     public var asked: MoneyMovement?
-    /// The movement a passing answer (or a read-back that found it) shows; nil when it shows none yet (a 3DS step to come).
+    /// The movement a passing answer (or a read-back that found it) shows; nil when it shows none yet (a 3DS step to
+    /// come).
     public var shown: (@Sendable (StepOutput) -> MoneyMovement?)?
 
-    public init(provider: String, action: String, effect: String, resource: String, reference: String, replay: String? = nil,
-                asked: MoneyMovement? = nil, shown: (@Sendable (StepOutput) -> MoneyMovement?)? = nil,
-                read: @escaping @Sendable (OperationContext) async throws(Diagnostic) -> Finding,
-                settle: @escaping @Sendable (_ keeping: Bool) -> [String]) {
+    public init(
+        provider: String, action: String, effect: String, resource: String, reference: String, replay: String? = nil,
+        asked: MoneyMovement? = nil, shown: (@Sendable (StepOutput) -> MoneyMovement?)? = nil,
+        read: @escaping @Sendable (OperationContext) async throws(Diagnostic) -> Finding,
+        settle: @escaping @Sendable (_ keeping: Bool) -> [String]
+    ) {
         self.asked = asked
         self.shown = shown
         self.provider = provider
@@ -68,12 +71,16 @@ extension OperationContext {
     /// In a whole flow's run the call is first recorded as in flight, and that record reaches the disk, with the run's
     /// pending changes, just before the call's first request is sent (`MoneyCall`): a run killed while the call may
     /// have moved money leaves it open in the state file. Whatever answer settles it takes the record away again.
-    public func reconciling(_ readBack: ReadBack,
-                            _ operation: () async throws(Diagnostic) -> StepOutput) async throws(Diagnostic) -> StepOutput {
+    public func reconciling(
+        _ readBack: ReadBack,
+        _ operation: () async throws(Diagnostic) -> StepOutput
+    ) async throws(Diagnostic) -> StepOutput {
         try guardOpenOutcomes(readBack)
         let inFlight = try recordInFlight(readBack)
         do {
-            let output = try await MoneyCall.making { () async throws(Diagnostic) -> StepOutput in try await reconcile(readBack, operation) }
+            let output = try await MoneyCall.making { () async throws(Diagnostic) -> StepOutput in
+                try await reconcile(readBack, operation)
+            }
             clearReplayed(readBack)
             settle(inFlight)
             if let movement = readBack.shown?(output) { account(movement) }
@@ -101,9 +108,10 @@ extension OperationContext {
         guard let state, state.journal != nil, !services.emulatorEndsWithRun else { return nil }
         var ways = readBack.settle(false)
         if let caveat = services.settleCaveat { ways.append(caveat) }
-        var outcome = OpenOutcome(provider: readBack.provider, reference: readBack.reference, replay: readBack.replay,
-                                  effect: readBack.effect, settle: ways, since: Timestamp.iso8601(Date()), run: state.run,
-                                  inFlight: .current)
+        var outcome = OpenOutcome(
+            provider: readBack.provider, reference: readBack.reference, replay: readBack.replay,
+            effect: readBack.effect, settle: ways, since: Timestamp.iso8601(Date()), run: state.run,
+            inFlight: .current)
         outcome.spends = readBack.spends
         try OpenOutcomes.record(outcome, in: state)
         return outcome
@@ -112,8 +120,13 @@ extension OperationContext {
     /// Takes the in-flight record of a call whose outcome is known away.
     private func settle(_ inFlight: OpenOutcome?) {
         guard let inFlight, let state else { return }
-        do { try OpenOutcomes.clear(provider: inFlight.provider, in: state, where: { $0.key == inFlight.key && $0.inFlight != nil }) } catch {
-            note("warning: could not settle \(inFlight.effect) of \(inFlight.reference) in the state file: \(error.message)")
+        do {
+            try OpenOutcomes.clear(
+                provider: inFlight.provider, in: state, where: { $0.key == inFlight.key && $0.inFlight != nil })
+        } catch {
+            note(
+                "warning: could not settle \(inFlight.effect) of \(inFlight.reference) in the state file: \(error.message)"
+            )
         }
     }
 
@@ -125,22 +138,26 @@ extension OperationContext {
 
     private func keepOpen(_ readBack: ReadBack, settle ways: [String]) {
         guard let state, !services.emulatorEndsWithRun else { return }
-        let outcome = OpenOutcome(provider: readBack.provider, reference: readBack.reference, replay: readBack.replay,
-                                  effect: readBack.effect, settle: ways, since: Timestamp.iso8601(Date()), run: state.run)
+        let outcome = OpenOutcome(
+            provider: readBack.provider, reference: readBack.reference, replay: readBack.replay,
+            effect: readBack.effect, settle: ways, since: Timestamp.iso8601(Date()), run: state.run)
         do { try OpenOutcomes.record(outcome, in: state) } catch {
             note("warning: could not keep the open outcome in the state file: \(error.message)")
         }
     }
 
-    private func reconcile(_ readBack: ReadBack,
-                           _ operation: () async throws(Diagnostic) -> StepOutput) async throws(Diagnostic) -> StepOutput {
+    private func reconcile(
+        _ readBack: ReadBack,
+        _ operation: () async throws(Diagnostic) -> StepOutput
+    ) async throws(Diagnostic) -> StepOutput {
         let lost: Diagnostic
         do { return try await operation() } catch {
             guard error.outcomeUncertain else { throw error }
             lost = error
         }
         if lost.code == .interrupted {
-            throw unknown(readBack, because: "\(lost.message) while \(readBack.action) was on its way", code: .interrupted)
+            throw unknown(
+                readBack, because: "\(lost.message) while \(readBack.action) was on its way", code: .interrupted)
         }
         let lostAnswer = "\(readBack.action) got no trustworthy answer (\(lost.message))"
         if deadline.isSpent {
@@ -148,8 +165,9 @@ extension OperationContext {
         }
         let finding: ReadBack.Finding
         do { finding = try await readBack.read(self) } catch {
-            throw unknown(readBack, because: "\(lostAnswer), and reading \(readBack.resource) back failed too (\(error.message))",
-                          code: error.code == .interrupted ? .interrupted : .outcomeUnknown)
+            throw unknown(
+                readBack, because: "\(lostAnswer), and reading \(readBack.resource) back failed too (\(error.message))",
+                code: error.code == .interrupted ? .interrupted : .outcomeUnknown)
         }
         switch finding {
         case .tookEffect(let output, let shows):
@@ -168,7 +186,9 @@ extension OperationContext {
         if let caveat = services.settleCaveat { ways.append(caveat) }
         keepOpen(readBack, settle: ways)
         if services.emulatorEndsWithRun {
-            ways.append("note that this command's embedded emulator ends with it, so nothing is left to settle; run `checkout-driver sandbox serve` to keep intents between commands")
+            ways.append(
+                "note that this command's embedded emulator ends with it, so nothing is left to settle; run `checkout-driver sandbox serve` to keep intents between commands"
+            )
         }
         if var open = readBack.asked {
             open.outcome = .unknown
@@ -176,8 +196,9 @@ extension OperationContext {
             open.settle = ways.map(redactor.text)
             account(open)
         }
-        var diagnostic = Diagnostic(code, "outcome unknown: \(readBack.effect) may have gone through — \(reason)",
-                                    hint: "settle it safely: " + ways.joined(separator: "; or "))
+        var diagnostic = Diagnostic(
+            code, "outcome unknown: \(readBack.effect) may have gone through — \(reason)",
+            hint: "settle it safely: " + ways.joined(separator: "; or "))
         diagnostic.outcomeUncertain = true
         return diagnostic
     }

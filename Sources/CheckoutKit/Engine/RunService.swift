@@ -16,7 +16,9 @@ public protocol RunServiceHost: AnyObject, Sendable {
     /// Registers `url` as one of `provider`'s webhook targets with the local emulator — embedded, or a `sandbox serve`
     /// at the URL in the variable `emulatorBase` — and answers how to remove it; nil when the run talks to the real
     /// provider (whose webhooks are set up on its side). A failure to register stops the run.
-    func registerWebhookTarget(url: String, provider: String, emulatorBase: String) async throws(Diagnostic)
+    func registerWebhookTarget(
+        url: String, provider: String, emulatorBase: String
+    ) async throws(Diagnostic)
         -> (@Sendable () async -> Void)?
 }
 
@@ -28,8 +30,10 @@ public struct RunServiceRecipe: Sendable {
     public var start: @Sendable (any RunServiceHost) async throws(Diagnostic) -> (any RunService)?
     public var replaying: @Sendable ([JSON]) -> (any RunService)?
 
-    public init(operations: Set<String>, replaying: @escaping @Sendable ([JSON]) -> (any RunService)?,
-                start: @escaping @Sendable (any RunServiceHost) async throws(Diagnostic) -> (any RunService)?) {
+    public init(
+        operations: Set<String>, replaying: @escaping @Sendable ([JSON]) -> (any RunService)?,
+        start: @escaping @Sendable (any RunServiceHost) async throws(Diagnostic) -> (any RunService)?
+    ) {
         self.operations = operations
         self.replaying = replaying
         self.start = start
@@ -44,19 +48,25 @@ public struct RunServiceRecipe: Sendable {
         return names
     }
 
-    /// A replay's services: each recipe that `flow` needs gets the recorded outputs of the steps that used its operations.
-    public static func replayAll(for flow: Flow, recordedOutputs: [(step: String, output: JSON)], providers: [Provider] = Providers.all)
+    /// A replay's services: each recipe that `flow` needs gets the recorded outputs of the steps that used its
+    /// operations.
+    public static func replayAll(
+        for flow: Flow, recordedOutputs: [(step: String, output: JSON)], providers: [Provider] = Providers.all
+    )
         -> [any RunService]
     {
         let used = operations(of: flow)
         return providers.flatMap(\.services).compactMap { recipe in
             guard !recipe.operations.isDisjoint(with: used.values) else { return nil }
-            return recipe.replaying(recordedOutputs.filter { used[$0.step].map(recipe.operations.contains) ?? false }.map(\.output))
+            return recipe.replaying(
+                recordedOutputs.filter { used[$0.step].map(recipe.operations.contains) ?? false }.map(\.output))
         }
     }
 
     /// Starts the services of every provider that `flow` needs; if one fails, those already started are stopped.
-    public static func startAll(for flow: Flow, providers: [Provider] = Providers.all, host: any RunServiceHost)
+    public static func startAll(
+        for flow: Flow, providers: [Provider] = Providers.all, host: any RunServiceHost
+    )
         async throws(Diagnostic) -> [any RunService]
     {
         let used = Set(operations(of: flow).values)

@@ -34,10 +34,14 @@ enum SpentCredentials {
         let field = section[key(kind, value)]
         guard field.value != nil else {
             // A call in flight uses it up as it goes (its answer records the use), and one a crash left in flight did.
-            let flying = try OpenOutcomes.decode(document, file: store.path).first { $0.inFlight != nil && $0.spends.contains(key(kind, value)) }
+            let flying = try OpenOutcomes.decode(document, file: store.path).first {
+                $0.inFlight != nil && $0.spends.contains(key(kind, value))
+            }
             return flying.map { Use(by: "\($0.effect) of \($0.reference) (\($0.left))", at: "", replay: $0.replay) }
         }
-        return Use(by: try field["by"].string() ?? "an earlier call", at: try field["at"].string() ?? "", replay: try field["replay"].string())
+        return Use(
+            by: try field["by"].string() ?? "an earlier call", at: try field["at"].string() ?? "",
+            replay: try field["replay"].string())
     }
 
     /// One record as `use` and `mark` read it: wrong-typed, it is refused (65), never pruned away unread.
@@ -46,7 +50,9 @@ enum SpentCredentials {
         for field in ["kind", "by", "at", "replay"] { _ = try use[field].string() }
     }
 
-    static func mark(_ value: String, kind: String, by: String, replay: String?, in store: StateStore) throws(Diagnostic) {
+    static func mark(
+        _ value: String, kind: String, by: String, replay: String?, in store: StateStore
+    ) throws(Diagnostic) {
         try store.updateFile { (doc: inout JSON) throws(Diagnostic) in
             let section = StateField(doc["spent"], at: root, in: store.path)
             try section.requireObject()
@@ -85,14 +91,17 @@ extension SpentCredentials {
     /// `oldest`: the oldest use's time when it is known (an undated use counts as older than any).
     static func pruned(_ uses: JSON.Object, now: Date, oldest: String? = nil) -> JSON.Object {
         func at(_ use: JSON) -> String { use["at"]?.stringValue ?? "" }
-        let cutoff = Timestamp.iso8601(now.addingTimeInterval(-retention)), young = Timestamp.iso8601(now.addingTimeInterval(-alwaysKept))
+        let cutoff = Timestamp.iso8601(now.addingTimeInterval(-retention))
+        let young = Timestamp.iso8601(now.addingTimeInterval(-alwaysKept))
         // All of the last `alwaysKept` (a batch's own uses): every one stays, and the record is not copied.
         guard (oldest ?? oldestUse(in: uses) ?? young) < young else { return uses }
         let recent = uses.filter { at($0.value) >= cutoff }
         guard recent.count > capacity else { return recent }
         let kept = recent.filter { at($0.value) >= young }
         let older = recent.filter { at($0.value) < young }.sorted { (at($0.value), $0.key) > (at($1.value), $1.key) }
-        return kept.merging(JSON.Object(older.prefix(max(0, capacity - kept.count)).map { ($0.key, $0.value) })) { a, _ in a }
+        return kept.merging(JSON.Object(older.prefix(max(0, capacity - kept.count)).map { ($0.key, $0.value) })) {
+            a, _ in a
+        }
     }
 }
 
@@ -102,8 +111,9 @@ extension OperationContext {
     public func refuseIfSpent(_ value: String, kind: String, replay: String? = nil, fix: String) throws(Diagnostic) {
         guard let state, let used = try SpentCredentials.use(of: value, kind: kind, in: state) else { return }
         if let replay, used.replay == replay { return }
-        throw .failure("refused before sending: this \(kind) was already used by \(used.by)\(used.at.isEmpty ? "" : " at \(used.at)"); it pays once",
-                       hint: fix)
+        throw .failure(
+            "refused before sending: this \(kind) was already used by \(used.by)\(used.at.isEmpty ? "" : " at \(used.at)"); it pays once",
+            hint: fix)
     }
 
     /// Records that `value` is used up (`by`: what used it, for the message that refuses it next time).

@@ -42,7 +42,9 @@ public enum Template {
 
     private static func scan(_ text: String) throws(SyntaxError) -> [Segment] {
         let bytes = Array(text.utf8)
-        let dollar = UInt8(ascii: "$"), open = UInt8(ascii: "{"), close = UInt8(ascii: "}")
+        let dollar = UInt8(ascii: "$")
+        let open = UInt8(ascii: "{")
+        let close = UInt8(ascii: "}")
         var segments: [Segment] = []
         var literal: [UInt8] = []
         var i = 0
@@ -54,7 +56,10 @@ public enum Template {
                 guard let end = bytes[(i + 2)...].firstIndex(of: close) else {
                     throw SyntaxError(description: "unclosed '${' in \"\(text)\"")
                 }
-                if !literal.isEmpty { segments.append(.literal(String(decoding: literal, as: UTF8.self))); literal = [] }
+                if !literal.isEmpty {
+                    segments.append(.literal(String(decoding: literal, as: UTF8.self)))
+                    literal = []
+                }
                 segments.append(try reference(String(decoding: bytes[(i + 2)..<end], as: UTF8.self)))
                 i = end + 1
             } else {
@@ -93,13 +98,15 @@ public enum Template {
             let name = tail.prefix { $0 != "." && $0 != "[" }
             ref = .steps(String(name), try path(tail.dropFirst(name.count)))
         default:
-            throw SyntaxError(description: "unknown reference \(source); use vars.*, steps.<name>.*, env.*, state.*, uuid or now")
+            throw SyntaxError(
+                description: "unknown reference \(source); use vars.*, steps.<name>.*, env.*, state.*, uuid or now")
         }
         return .reference(ref, fallback: fallback, source: source)
     }
 
     private static func trimmingSpaces(_ s: Substring) -> String {
-        var start = s.utf8.startIndex, end = s.utf8.endIndex
+        var start = s.utf8.startIndex
+        var end = s.utf8.endIndex
         while start < end, s.utf8[start] == 0x20 { start = s.utf8.index(after: start) }
         while end > start, s.utf8[s.utf8.index(before: end)] == 0x20 { end = s.utf8.index(before: end) }
         return String(s[start..<end])
@@ -133,8 +140,10 @@ public struct TemplateScope: Sendable {
     /// The flow the templates are written in ("my-flow.json"), for blaming a value written in a step itself.
     var flowSource = ""
 
-    public init(vars: JSON.Object = [:], steps: JSON.Object = [:], env: @escaping @Sendable (String) -> String? = { _ in nil },
-                state: JSON = .object([:])) {
+    public init(
+        vars: JSON.Object = [:], steps: JSON.Object = [:], env: @escaping @Sendable (String) -> String? = { _ in nil },
+        state: JSON = .object([:])
+    ) {
         self.vars = vars
         self.steps = steps
         self.env = env
@@ -195,9 +204,12 @@ public struct TemplateScope: Sendable {
         case .env(let name):
             throw Unresolved(source: source, reason: "\(name) is not set", missingVariable: name)
         case .state:
-            throw Unresolved(source: source, reason: "the state file has no such value; run the command that records it first", missingVariable: nil)
+            throw Unresolved(
+                source: source, reason: "the state file has no such value; run the command that records it first",
+                missingVariable: nil)
         case .steps(let name, let path):
-            throw Unresolved(source: source, reason: "step '\(name)' output has no value at \(path)", missingVariable: nil)
+            throw Unresolved(
+                source: source, reason: "step '\(name)' output has no value at \(path)", missingVariable: nil)
         case .vars(let name, _):
             throw Unresolved(source: source, reason: "variable '\(name)' has no value here", missingVariable: nil)
         case .uuid, .now:

@@ -42,9 +42,13 @@ struct ValueBlame {
             let location = FlowRunner.place(of: step, source: scope.flowSource)
             let what = target ?? "the value"
             if segments.allSatisfy({ if case .literal = $0 { true } else { false } }) {
-                return .data("\(location): \(what)\(shown.map { " is \($0), which" } ?? "") \(problem); nothing was sent", hint: hint)
+                return .data(
+                    "\(location): \(what)\(shown.map { " is \($0), which" } ?? "") \(problem); nothing was sent",
+                    hint: hint)
             }
-            return .data("\(location): \(what) \(template!.stringValue!) renders\(shown.map { " \($0)," } ?? "") which \(problem); nothing was sent", hint: hint)
+            return .data(
+                "\(location): \(what) \(template!.stringValue!) renders\(shown.map { " \($0)," } ?? "") which \(problem); nothing was sent",
+                hint: hint)
         }
         switch ref {
         case .env(let name):
@@ -64,22 +68,30 @@ struct ValueBlame {
             case .varsFile(let path)?:
                 return .data("--vars-file \(path): \(named("$.\(name)")) \(problem) \(place)", hint: hint)
             case .declared(let location)?:
-                return .data("\(shown.map { "flow variable \(name)=\($0)" } ?? "flow variable '\(name)'") (\(location)) \(problem) \(place)", hint: hint)
+                return .data(
+                    "\(shown.map { "flow variable \(name)=\($0)" } ?? "flow variable '\(name)'") (\(location)) \(problem) \(place)",
+                    hint: hint)
             case .recording(let path)?:
-                return .data("\(shown.map { "recorded variable \(name)=\($0)" } ?? "recorded variable '\(name)'") (\(path)) \(problem) \(place)",
-                             hint: "\(hint); or pass --var \(name)=VALUE")
+                return .data(
+                    "\(shown.map { "recorded variable \(name)=\($0)" } ?? "recorded variable '\(name)'") (\(path)) \(problem) \(place)",
+                    hint: "\(hint); or pass --var \(name)=VALUE")
             case .captured(let from)?:
-                return .failure("step '\(step.name)': \(source)\(shown.map { " \($0)" } ?? "") \(problem)\(target.map { " (\($0))" } ?? "") (the value was captured from step '\(from)''s response)",
-                                hint: "capture a field that holds what the step takes, or check what the service answered with -v")
+                return .failure(
+                    "step '\(step.name)': \(source)\(shown.map { " \($0)" } ?? "") \(problem)\(target.map { " (\($0))" } ?? "") (the value was captured from step '\(from)''s response)",
+                    hint: "capture a field that holds what the step takes, or check what the service answered with -v")
             case nil, .sameAs?:
-                return .data("\(shown.map { "flow variable \(name)=\($0)" } ?? "flow variable '\(name)'") \(problem) \(place)", hint: hint)
+                return .data(
+                    "\(shown.map { "flow variable \(name)=\($0)" } ?? "flow variable '\(name)'") \(problem) \(place)",
+                    hint: hint)
             }
         case .steps(let name, _):
-            return .failure("step '\(step.name)': \(source)\(shown.map { " \($0)" } ?? "") \(problem)\(target.map { " (\($0))" } ?? "") (the value comes from step '\(name)''s response)",
-                            hint: "use a field that holds what the step takes, or check what the service answered with -v")
+            return .failure(
+                "step '\(step.name)': \(source)\(shown.map { " \($0)" } ?? "") \(problem)\(target.map { " (\($0))" } ?? "") (the value comes from step '\(name)''s response)",
+                hint: "use a field that holds what the step takes, or check what the service answered with -v")
         case .state:
-            return .data("step '\(step.name)': \(source)\(shown.map { " \($0)" } ?? "") \(problem) (the value comes from the state file \(stateFile ?? "")); nothing was sent",
-                         hint: "fix that entry of the state file")
+            return .data(
+                "step '\(step.name)': \(source)\(shown.map { " \($0)" } ?? "") \(problem) (the value comes from the state file \(stateFile ?? "")); nothing was sent",
+                hint: "fix that entry of the state file")
         case .uuid, .now:
             return .internalError("\(source) \(problem)")
         }
@@ -87,7 +99,9 @@ struct ValueBlame {
 
     /// Not shown: configuration values are secrets unless the driver knows better, and the redactor masks them.
     private func configuration(_ name: String, place: String) -> Diagnostic {
-        .configuration("configuration variable \(name) \(problem) \(place)", hint: "set \(name) (--set, the environment, .env or the profile): \(hint)")
+        .configuration(
+            "configuration variable \(name) \(problem) \(place)",
+            hint: "set \(name) (--set, the environment, .env or the profile): \(hint)")
     }
 }
 
@@ -99,7 +113,8 @@ extension JSON {
         case .number(let n): return n.literal
         case .string(let s):
             if s.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) { return serialized() }
-            let plain = !s.isEmpty && s.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-+:/@".contains($0)) }
+            let plain =
+                !s.isEmpty && s.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-+:/@".contains($0)) }
             return plain ? s : "'\(s)'"
         default: return serialized()
         }

@@ -22,7 +22,8 @@ extension Flow {
     /// Changes the arguments of one of its operation steps; a step the flow does not have is an internal error.
     mutating func setArguments(of step: BuiltinStep, _ change: (inout JSON.Object) -> Void) throws(Diagnostic) {
         guard let index = steps.firstIndex(where: { $0.name == step.rawValue }),
-              case .operation(let operation, let arguments) = steps[index].action else {
+            case .operation(let operation, let arguments) = steps[index].action
+        else {
             throw .internalError("built-in flow \(name) has no operation step '\(step.rawValue)' to adjust")
         }
         var adjusted = arguments.objectValue ?? [:]

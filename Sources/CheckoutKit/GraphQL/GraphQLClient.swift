@@ -20,7 +20,9 @@ public struct GraphQLRequest: Sendable {
     }
 
     public var body: Data {
-        JSON.object(["query": .string(document), "operationName": .string(operationName), "variables": .object(variables)]).data
+        JSON.object([
+            "query": .string(document), "operationName": .string(operationName), "variables": .object(variables),
+        ]).data
     }
 }
 
@@ -90,7 +92,9 @@ public struct GraphQLResponse: Sendable {
 
     static func error(_ json: JSON) -> Error {
         let path = (json["path"]?.arrayValue ?? []).map(\.interpolationText).joined(separator: ".")
-        return Error(message: json["message"]?.stringValue ?? json.serialized(), path: path, extensions: json["extensions"] ?? .null)
+        return Error(
+            message: json["message"]?.stringValue ?? json.serialized(), path: path,
+            extensions: json["extensions"] ?? .null)
     }
 
     /// `userErrors` under a payload (`[{message, path}]`), as errors with their paths.

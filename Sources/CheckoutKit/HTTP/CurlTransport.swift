@@ -100,10 +100,13 @@ public final class CurlTransport: HTTPClient, @unchecked Sendable {
                     ccurl_setopt_long(h, CURLOPT_NOBODY, 1)
                 default:
                     ccurl_setopt_string(h, CURLOPT_CUSTOMREQUEST, request.method)
-                    if request.body != nil || request.method == "POST" || request.method == "PUT" || request.method == "PATCH" {
+                    if request.body != nil || request.method == "POST" || request.method == "PUT"
+                        || request.method == "PATCH"
+                    {
                         ccurl_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bodyBytes.count))
-                        ccurl_setopt_pointer(h, CURLOPT_POSTFIELDS,
-                                             UnsafeMutableRawPointer(mutating: bodyBytes.baseAddress ?? UnsafeRawPointer(sinkPointer)))
+                        ccurl_setopt_pointer(
+                            h, CURLOPT_POSTFIELDS,
+                            UnsafeMutableRawPointer(mutating: bodyBytes.baseAddress ?? UnsafeRawPointer(sinkPointer)))
                     }
                 }
 
@@ -120,9 +123,10 @@ public final class CurlTransport: HTTPClient, @unchecked Sendable {
                 ccurl_getinfo_long(h, CURLINFO_RESPONSE_CODE, &status)
                 var connects = 0
                 ccurl_getinfo_long(h, CURLINFO_NUM_CONNECTS, &connects)
-                return .success(HTTPClientResponse(
-                    status: status, headers: sink.headers, body: sink.body, httpVersion: sink.httpVersion,
-                    timings: CurlTransport.timings(h), reusedConnection: connects == 0))
+                return .success(
+                    HTTPClientResponse(
+                        status: status, headers: sink.headers, body: sink.body, httpVersion: sink.httpVersion,
+                        timings: CurlTransport.timings(h), reusedConnection: connects == 0))
             }
         }
     }
@@ -221,7 +225,8 @@ private let curlWriteHeader: ccurl_data_callback = { pointer, size, count, userd
     while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D || line[end - 1] == 0x20 { end -= 1 }
     guard end > 0 else { return n }
     if end >= 5, line[0] == UInt8(ascii: "H"), line[1] == UInt8(ascii: "T"), line[2] == UInt8(ascii: "T"),
-       line[3] == UInt8(ascii: "P"), line[4] == UInt8(ascii: "/") {
+        line[3] == UInt8(ascii: "P"), line[4] == UInt8(ascii: "/")
+    {
         // A new status line (after a 100 Continue, say) starts a new header block.
         sink.headers = HTTPHeaders()
         let space = line[..<end].firstIndex(of: 0x20) ?? end
@@ -229,7 +234,8 @@ private let curlWriteHeader: ccurl_data_callback = { pointer, size, count, userd
     } else if let colon = line[..<end].firstIndex(of: UInt8(ascii: ":")) {
         var valueStart = colon + 1
         while valueStart < end, line[valueStart] == 0x20 || line[valueStart] == 0x09 { valueStart += 1 }
-        sink.headers.add(String(decoding: line[..<colon], as: UTF8.self), String(decoding: line[valueStart..<end], as: UTF8.self))
+        sink.headers.add(
+            String(decoding: line[..<colon], as: UTF8.self), String(decoding: line[valueStart..<end], as: UTF8.self))
     }
     return n
 }

@@ -11,7 +11,8 @@ public enum HAR {
             "httpVersion": "HTTP/1.1",
             "cookies": [],
             "headers": headers(redactor.headers(request.headers)),
-            "queryString": .array(query(of: request.url).map { ["name": .string($0), "value": .string(redactor.text($1))] }),
+            "queryString": .array(
+                query(of: request.url).map { ["name": .string($0), "value": .string(redactor.text($1))] }),
             "headersSize": -1,
             "bodySize": .number(JSON.Number(request.body?.count ?? 0)),
         ]
@@ -64,11 +65,13 @@ public enum HAR {
     }
 
     /// `run`, when known, goes in `log._run` (HAR 1.2 allows custom fields that start with `_`): the flow's name, its
-    /// variables, the environment and each step's outcome and output, all redacted — what a replay needs to run the flow
-    /// again and check it against the recording.
+    /// variables, the environment and each step's outcome and output, all redacted — what a replay needs to run the
+    /// flow again and check it against the recording.
     public static func document(entries: [JSON], creatorVersion: String, run: JSON? = nil) -> JSON {
-        var log: JSON.Object = ["version": "1.2", "creator": ["name": "checkout-driver", "version": .string(creatorVersion)],
-                                   "entries": .array(entries)]
+        var log: JSON.Object = [
+            "version": "1.2", "creator": ["name": "checkout-driver", "version": .string(creatorVersion)],
+            "entries": .array(entries),
+        ]
         if let run {
             log["_run"] = run
             log["comment"] = .string("checkout-driver \(creatorVersion) run of flow \(run["flow"]?.stringValue ?? "?")")

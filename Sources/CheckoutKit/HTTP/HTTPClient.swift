@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 @_exported import LoopbackHTTP
+import Synchronization
 
 /// A request as the driver sends it.
 public struct HTTPClientRequest: Sendable {
@@ -15,8 +15,8 @@ public struct HTTPClientRequest: Sendable {
     /// The service documents the request as idempotent on something in its body (Afterpay's capture on its checkout
     /// token, Cash App's `idempotency_key`): a repeat is answered with the first outcome, so it is safe to repeat.
     public var idempotent: Bool
-    /// The step and attempt that sent it, set by the retry loop every request goes through: a replay names them when the
-    /// request is not the recorded one.
+    /// The step and attempt that sent it, set by the retry loop every request goes through: a replay names them when
+    /// the request is not the recorded one.
     public var sender: Sender?
 
     public struct Sender: Sendable, Equatable, CustomStringConvertible {
@@ -30,8 +30,10 @@ public struct HTTPClientRequest: Sendable {
         public var description: String { "step '\(step)'" + (attempt > 1 ? " (attempt \(attempt))" : "") }
     }
 
-    public init(method: String, url: String, headers: HTTPHeaders = [:], body: Data? = nil, timeout: Double = 30,
-                readOnly: Bool = false, idempotent: Bool = false) {
+    public init(
+        method: String, url: String, headers: HTTPHeaders = [:], body: Data? = nil, timeout: Double = 30,
+        readOnly: Bool = false, idempotent: Bool = false
+    ) {
         self.method = method.uppercased()
         self.url = url
         self.headers = headers
@@ -67,8 +69,10 @@ public struct HTTPClientResponse: Sendable {
     /// or this answer itself does not say (any 5xx). See `RetryPolicy.leavesOutcomeOpen`.
     public var outcomeOpen = false
 
-    public init(status: Int, headers: HTTPHeaders = [:], body: Data = Data(), httpVersion: String = "HTTP/1.1",
-                timings: PhaseTimings = .init(), reusedConnection: Bool = false) {
+    public init(
+        status: Int, headers: HTTPHeaders = [:], body: Data = Data(), httpVersion: String = "HTTP/1.1",
+        timings: PhaseTimings = .init(), reusedConnection: Bool = false
+    ) {
         self.status = status
         self.headers = headers
         self.body = body

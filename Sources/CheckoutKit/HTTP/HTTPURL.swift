@@ -1,8 +1,8 @@
 import Foundation
 
-/// Every URL the driver is given to talk to — base URLs from configuration, `--forward-to`, `--webhook-url` — is checked
-/// where it enters: `http(s)://host…`, one line. Anything else (a `file://` URL, a bare host) would otherwise reach
-/// libcurl, which would read a local file or fail with a message about something else.
+/// Every URL the driver is given to talk to — base URLs from configuration, `--forward-to`, `--webhook-url` — is
+/// checked where it enters: `http(s)://host…`, one line. Anything else (a `file://` URL, a bare host) would otherwise
+/// reach libcurl, which would read a local file or fail with a message about something else.
 public enum HTTPURL {
     /// Nil when `text` is an absolute URL with one of `schemes` and a host; else what is wrong, for a message.
     /// Read by RFC 3986's grammar here rather than by `URLComponents`, whose `host` runs the IDNA mapping through ICU
@@ -20,7 +20,8 @@ public enum HTTPURL {
         guard rest.starts(with: "//".utf8) else { return "has no host: give \(allowed)host…" }
         let authority = rest.dropFirst(2).prefix { !"/?#".utf8.contains($0) }
         let hostAndPort = authority.lastIndex(of: UInt8(ascii: "@")).map { authority[($0 + 1)...] } ?? authority
-        let host = hostAndPort.first == UInt8(ascii: "[")
+        let host =
+            hostAndPort.first == UInt8(ascii: "[")
             ? hostAndPort.prefix { $0 != UInt8(ascii: "]") }.dropFirst()
             : hostAndPort.prefix { $0 != UInt8(ascii: ":") }
         guard !host.isEmpty else { return "has no host: give \(allowed)host…" }
@@ -35,7 +36,9 @@ public enum HTTPURL {
 
     private static func isLetter(_ byte: UInt8) -> Bool { (0x61...0x7A).contains(byte | 0x20) }
 
-    private static func isHexDigit(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte | 0x20) }
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte | 0x20)
+    }
 
     /// No ASCII that RFC 3986 leaves out of URLs (controls, space, double quote, angle and curly brackets, backslash,
     /// caret, backquote, bar), and every `%` begins a `%XX` escape. Bytes past ASCII pass: an international host or

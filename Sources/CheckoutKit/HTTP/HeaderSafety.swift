@@ -4,12 +4,15 @@
 public enum HeaderSafety {
     /// An RFC 9110 token: what a header name must be.
     public static func isToken(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.allSatisfy { b in
-            switch b {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
-            default: "!#$%&'*+-.^_`|~".utf8.contains(b)
+        !name.isEmpty
+            && name.utf8.allSatisfy { b in
+                switch b {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    true
+                default: "!#$%&'*+-.^_`|~".utf8.contains(b)
+                }
             }
-        }
     }
 
     /// What is wrong with a value, for messages: "holds a line break (LF)".
@@ -18,7 +21,8 @@ public enum HeaderSafety {
         // return, and that before a NUL, wherever each stands.
         var text = text
         return text.withUTF8 { bytes in
-            var carriageReturn = false, nul = false
+            var carriageReturn = false
+            var nul = false
             for byte in bytes where byte <= 0x0D {
                 switch byte {
                 case 0x0A: return "holds a line break (LF)"
@@ -34,12 +38,14 @@ public enum HeaderSafety {
     static func check(_ request: HTTPClientRequest, during step: String) throws(Diagnostic) {
         for (name, value) in request.headers {
             guard isToken(name) else {
-                throw .data("step '\(step)': '\(name)' is not a valid header name; nothing was sent",
-                            hint: "header names are letters, digits and !#$%&'*+-.^_`|~")
+                throw .data(
+                    "step '\(step)': '\(name)' is not a valid header name; nothing was sent",
+                    hint: "header names are letters, digits and !#$%&'*+-.^_`|~")
             }
             if let problem = problem(value) {
-                throw .data("step '\(step)': the value of header \(name) \(problem); nothing was sent",
-                            hint: "a header value is one line: remove the line break from where it came from")
+                throw .data(
+                    "step '\(step)': the value of header \(name) \(problem); nothing was sent",
+                    hint: "a header value is one line: remove the line break from where it came from")
             }
         }
     }

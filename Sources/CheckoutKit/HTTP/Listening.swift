@@ -31,7 +31,8 @@ public struct LoopbackListening: Listening {
     public func listen(_ what: String, _ handler: @escaping HTTPHandler) throws(Diagnostic) -> any Listener {
         let server: HTTPServer
         do { server = try HTTPServer(host: "127.0.0.1", port: 0, handler: handler) } catch {
-            throw .unavailable("cannot start the \(what) on 127.0.0.1: \(error)", hint: "check that loopback sockets are allowed")
+            throw .unavailable(
+                "cannot start the \(what) on 127.0.0.1: \(error)", hint: "check that loopback sockets are allowed")
         }
         return server
     }

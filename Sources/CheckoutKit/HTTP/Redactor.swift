@@ -19,7 +19,8 @@ public final class Redactor: Sendable {
 
     /// JSON object keys whose values are secrets wherever they occur.
     static let sensitiveKeys: Set<String> = [
-        "client_secret", "clientsecret", "secret", "password", "token", "jwt", "jwttoken", "signature", "api_key", "apikey",
+        "client_secret", "clientsecret", "secret", "password", "token", "jwt", "jwttoken", "signature", "api_key",
+        "apikey",
         "access_token", "refresh_token", "session_token", "sessiontoken", "cvc", "cvv", "card_number",
         "cardnumber", "cardtoken", "pan", "private_key", "shared_secret", "nonce",
     ]
@@ -37,15 +38,17 @@ public final class Redactor: Sendable {
     /// unreadable without protecting anything.
     ///
     /// Within `Redactor.$run` (a run of a batch), the value is that run's: `forget(run:)` drops it once the run is over
-    /// and reported, so that a batch of a thousand runs does not keep a thousand runs' tokens in a dozen encodings each.
-    /// Outside of one, or registered by another scope too, it is kept.
+    /// and reported, so that a batch of a thousand runs does not keep a thousand runs' tokens in a dozen encodings
+    /// each. Outside of one, or registered by another scope too, it is kept.
     public func register(_ secret: String) {
         let run = Self.run
         // A value registered before costs one lookup: a state file's kept credentials are registered on each read.
         guard !secrets.withLock({ $0.covers(secret, for: run) }) else { return }
         let trimmed = Self.trimmed(secret)
         // (Six characters or more, told without counting them all: a token's count walks its every character.)
-        let forms = !trimmed.dropFirst(5).isEmpty ? Self.encodedForms(of: trimmed).filter { $0.count >= SecretIndex.prefixLength } : []
+        let forms =
+            !trimmed.dropFirst(5).isEmpty
+            ? Self.encodedForms(of: trimmed).filter { $0.count >= SecretIndex.prefixLength } : []
         secrets.withLock { index in
             index.register(secret, for: run)
             for form in forms { index.insert(form, for: run) }
@@ -55,8 +58,8 @@ public final class Redactor: Sendable {
     /// The run of a batch whose secrets `register` is given (nil: the process's, kept for good).
     @TaskLocal public static var run: String?
 
-    /// Drops what only `run` registered: its tokens, its keys, every form of them. For a run whose every output has been
-    /// written.
+    /// Drops what only `run` registered: its tokens, its keys, every form of them. For a run whose every output has
+    /// been written.
     public func forget(run: String) {
         secrets.withLock { $0.forget(run) }
     }
@@ -65,14 +68,17 @@ public final class Redactor: Sendable {
     static func trimmed(_ value: String) -> String {
         let scalars = value.unicodeScalars
         guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
-              let last = scalars.lastIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+            let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+        else { return "" }
         return String(scalars[first...last])
     }
 
     /// `bytes` with each byte written as `spell` writes it (at most `widest` bytes, the count returned) into one buffer
     /// sized up front: appending byte by byte to an array cost more than all the rest of registering a secret.
     @inline(__always)
-    private static func respelled(_ bytes: [UInt8], widest: Int, _ spell: (UInt8, UnsafeMutablePointer<UInt8>) -> Int) -> [UInt8] {
+    private static func respelled(
+        _ bytes: [UInt8], widest: Int, _ spell: (UInt8, UnsafeMutablePointer<UInt8>) -> Int
+    ) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: max(1, bytes.count * widest)) { buffer, count in
             let start = buffer.baseAddress!
             var at = start
@@ -95,11 +101,15 @@ public final class Redactor: Sendable {
         add(json)
         // Foundation's JSONSerialization also escapes "/".
         if json.contains(UInt8(ascii: "/")) {
-            add(respelled(json, widest: 2) { byte, out in
-                guard byte == UInt8(ascii: "/") else { out[0] = byte; return 1 }
-                (out[0], out[1]) = (UInt8(ascii: "\\"), byte)
-                return 2
-            })
+            add(
+                respelled(json, widest: 2) { byte, out in
+                    guard byte == UInt8(ascii: "/") else {
+                        out[0] = byte
+                        return 1
+                    }
+                    (out[0], out[1]) = (UInt8(ascii: "\\"), byte)
+                    return 2
+                })
         }
         let encoded = PercentEncoding.encoded(bytes, keeping: PercentEncoding.unreserved)
         add(encoded)
@@ -109,7 +119,9 @@ public final class Redactor: Sendable {
             form.reserveCapacity(encoded.count)
             var i = 0
             while i < encoded.count {
-                if encoded[i] == UInt8(ascii: "%"), i + 2 < encoded.count, encoded[i + 1] == UInt8(ascii: "2"), encoded[i + 2] == UInt8(ascii: "0") {
+                if encoded[i] == UInt8(ascii: "%"), i + 2 < encoded.count, encoded[i + 1] == UInt8(ascii: "2"),
+                    encoded[i + 2] == UInt8(ascii: "0")
+                {
                     form.append(UInt8(ascii: "+"))
                     i += 3
                 } else {
@@ -123,20 +135,23 @@ public final class Redactor: Sendable {
         // base64, and base64url from it: the same digits but two, without the padding.
         let base64 = [UInt8](Data(bytes).base64EncodedData())
         add(base64)
-        add(respelled(base64, widest: 1) { byte, out in
-            switch byte {
-            case UInt8(ascii: "+"): out[0] = UInt8(ascii: "-")
-            case UInt8(ascii: "/"): out[0] = UInt8(ascii: "_")
-            case UInt8(ascii: "="): return 0
-            default: out[0] = byte
-            }
-            return 1
-        })
+        add(
+            respelled(base64, widest: 1) { byte, out in
+                switch byte {
+                case UInt8(ascii: "+"): out[0] = UInt8(ascii: "-")
+                case UInt8(ascii: "/"): out[0] = UInt8(ascii: "_")
+                case UInt8(ascii: "="): return 0
+                default: out[0] = byte
+                }
+                return 1
+            })
         // A multi-line secret (a PEM) may be shown line by line; its `-----BEGIN …-----` lines and lines shorter than
         // 16 characters say nothing.
         // Only a secret with a line-breaking byte (or bytes beyond ASCII, which may be one) has lines to look at.
         if bytes.contains(where: { (0x0A...0x0D).contains($0) || $0 >= 0x80 }) {
-            let lines = secret.split(whereSeparator: \.isNewline).map(String.init).filter { $0.count >= 16 && !$0.hasPrefix("-----") }
+            let lines = secret.split(whereSeparator: \.isNewline).map(String.init).filter {
+                $0.count >= 16 && !$0.hasPrefix("-----")
+            }
             if lines.count > 1 { for line in lines { add(Array(line.utf8)) } }
         }
         return forms
@@ -160,9 +175,11 @@ public final class Redactor: Sendable {
     }
 
     public func headers(_ headers: HTTPHeaders) -> HTTPHeaders {
-        HTTPHeaders(headers.fields.map { field in
-            Self.sensitiveHeaders.contains(field.name.lowercased()) ? (field.name, Self.mask) : (field.name, text(field.value))
-        })
+        HTTPHeaders(
+            headers.fields.map { field in
+                Self.sensitiveHeaders.contains(field.name.lowercased())
+                    ? (field.name, Self.mask) : (field.name, text(field.value))
+            })
     }
 
     /// Masks sensitive keys structurally. Values found under sensitive keys are registered as secrets
@@ -176,7 +193,8 @@ public final class Redactor: Sendable {
     /// Whether the value under `key` of `object` is a secret as a whole: a sensitive key, or an Apple Pay token
     /// object's `data` (its `data` and `signature` are the payment credential).
     static func isSensitive(_ key: String, in object: JSON.Object) -> Bool {
-        isSensitiveKey(key) || (key == "data" && object["header"] != nil && object["version"] != nil && object["data"] != nil)
+        isSensitiveKey(key)
+            || (key == "data" && object["header"] != nil && object["version"] != nil && object["data"] != nil)
     }
 
     /// Whether `key`, in any case, is one of `sensitiveKeys`. Every key of every document printed is asked, so an ASCII
@@ -201,13 +219,19 @@ public final class Redactor: Sendable {
         /// Nil when `bytes` are more than 16 or not all ASCII.
         init?(_ bytes: UnsafeBufferPointer<UInt8>) {
             guard bytes.count <= 16, let base = bytes.baseAddress else {
-                if bytes.isEmpty { (low, high, length) = (0, 0, 0); return }
+                if bytes.isEmpty {
+                    (low, high, length) = (0, 0, 0)
+                    return
+                }
                 return nil
             }
-            var low: UInt64 = 0, high: UInt64 = 0
+            var low: UInt64 = 0
+            var high: UInt64 = 0
             withUnsafeMutableBytes(of: &low) { $0.baseAddress!.copyMemory(from: base, byteCount: min(bytes.count, 8)) }
             if bytes.count > 8 {
-                withUnsafeMutableBytes(of: &high) { $0.baseAddress!.copyMemory(from: base + 8, byteCount: bytes.count - 8) }
+                withUnsafeMutableBytes(of: &high) {
+                    $0.baseAddress!.copyMemory(from: base + 8, byteCount: bytes.count - 8)
+                }
             }
             guard (low | high) & Self.highBits == 0 else { return nil }
             (self.low, self.high, self.length) = (Self.lowercased(low), Self.lowercased(high), bytes.count)
@@ -230,7 +254,9 @@ public final class Redactor: Sendable {
     static let sensitiveKeysPacked: [[PackedKey]] = {
         var byLength = [[PackedKey]](repeating: [], count: longestSensitiveKey + 1)
         for key in sensitiveKeys {
-            if let packed = Array(key.utf8).withUnsafeBufferPointer({ PackedKey($0) }) { byLength[packed.length].append(packed) }
+            if let packed = Array(key.utf8).withUnsafeBufferPointer({ PackedKey($0) }) {
+                byLength[packed.length].append(packed)
+            }
         }
         return byLength
     }()
@@ -271,7 +297,8 @@ public final class Redactor: Sendable {
 
     /// A string that is itself a JSON object or array (an echoed body, an Apple Pay token passed as a string).
     private static func embeddedJSON(_ s: String) -> JSON? {
-        guard let first = s.utf8.first, first == UInt8(ascii: "{") || first == UInt8(ascii: "["), s.utf8.count > 2 else { return nil }
+        guard let first = s.utf8.first, first == UInt8(ascii: "{") || first == UInt8(ascii: "["), s.utf8.count > 2
+        else { return nil }
         return try? JSON.parse(s)
     }
 
@@ -285,15 +312,19 @@ public final class Redactor: Sendable {
         }
     }
 
-    /// What a secret's place shows: the mask — except for two values a replay needs the shape of and nobody can use once
-    /// redacted: a compact JWS or JWT keeps its header and payload, redacted, and loses its signature (Afterpay's
-    /// signing JWT, whose payload the customer request is built from); an Adyen `threeDS2` action's `token`, base64 JSON
-    /// saying where the challenge is, keeps its contents, redacted.
+    /// What a secret's place shows: the mask — except for two values a replay needs the shape of and nobody can use
+    /// once redacted: a compact JWS or JWT keeps its header and payload, redacted, and loses its signature (Afterpay's
+    /// signing JWT, whose payload the customer request is built from); an Adyen `threeDS2` action's `token`, base64
+    /// JSON saying where the challenge is, keeps its contents, redacted.
     private func masked(_ value: JSON, key: String, in object: JSON.Object) -> JSON {
-        guard case .string(let s) = value, let kept = Self.keptShape(s, key: key, in: object) else { return value == .null ? .null : .string(Self.mask) }
+        guard case .string(let s) = value, let kept = Self.keptShape(s, key: key, in: object) else {
+            return value == .null ? .null : .string(Self.mask)
+        }
         switch kept {
         case .jws(let header, let payload, _):
-            return .string(json(header).data.base64URLEncodedString() + "." + json(payload).data.base64URLEncodedString() + "." + JWSDisplay.droppedSignature)
+            return .string(
+                json(header).data.base64URLEncodedString() + "." + json(payload).data.base64URLEncodedString() + "."
+                    + JWSDisplay.droppedSignature)
         case .challenge(let inner):
             return .string(json(inner).data.base64EncodedString())
         }
@@ -308,11 +339,13 @@ public final class Redactor: Sendable {
     static func keptShape(_ s: String, key: String, in object: JSON.Object) -> KeptShape? {
         if JWSDisplay.looksLikeCompactJWS(s) {
             guard let (header, payload, signature) = JWSDisplay.parts(s), let header = try? JSON.parse(header),
-                  let payload = try? JSON.parse(payload) else { return nil }
+                let payload = try? JSON.parse(payload)
+            else { return nil }
             return .jws(header: header, payload: payload, signature: signature)
         }
         if key == "token", object["type"]?.stringValue == "threeDS2", let data = Data(base64Encoded: s),
-           let inner = try? JSON.parse(data), inner.objectValue != nil {
+            let inner = try? JSON.parse(data), inner.objectValue != nil
+        {
             return .challenge(inner)
         }
         return nil
@@ -374,8 +407,10 @@ enum JWSDisplay {
         for byte in s.utf8 {
             switch byte {
             case UInt8(ascii: "."): dots += 1
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "_"): continue
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "_"):
+                continue
             default: return false
             }
         }
@@ -389,14 +424,16 @@ enum JWSDisplay {
     static func parts(_ s: String) -> (header: Data, payload: Data, signature: String)? {
         let parts = s.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let header = Data(base64URLEncoded: String(parts[0])),
-              let payload = Data(base64URLEncoded: String(parts[1])) else { return nil }
+            let payload = Data(base64URLEncoded: String(parts[1]))
+        else { return nil }
         return (header, payload, String(parts[2]))
     }
 
     static func redacted(_ s: String, redactor: Redactor) -> String? {
         guard let (header, payload, _) = parts(s) else { return nil }
         let headerText = (try? JSON.parse(header)).map { redactor.json($0).serialized() } ?? "?"
-        let payloadText = (try? JSON.parse(payload)).map { redactor.json($0).serialized() }
+        let payloadText =
+            (try? JSON.parse(payload)).map { redactor.json($0).serialized() }
             ?? redactor.text(String(decoding: payload, as: UTF8.self))
         return "JWS \(headerText).\(payloadText).\(Redactor.mask)"
     }

@@ -14,7 +14,9 @@ public struct RetryPolicy: Sendable, Equatable {
     /// ± fraction of each delay drawn at random, so that parallel runners do not retry in lockstep.
     public var jitter: Double
 
-    public init(attempts: Int = 3, interval: Double = 0.2, backoff: Double = 2, maxDelay: Double = 10, jitter: Double = 0.2) {
+    public init(
+        attempts: Int = 3, interval: Double = 0.2, backoff: Double = 2, maxDelay: Double = 10, jitter: Double = 0.2
+    ) {
         self.attempts = max(1, attempts)
         self.interval = max(0, interval)
         self.backoff = max(1, backoff)
@@ -30,9 +32,9 @@ public struct RetryPolicy: Sendable, Equatable {
     static let idempotentMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]
     /// Statuses that say "not now" rather than "no".
     static let transientStatuses: Set<Int> = [408, 425, 429, 500, 502, 503, 504]
-    /// Answers that do not say whether the request took effect: every 5xx, whatever its body. An internal error may come
-    /// half-way, a bad gateway or a gateway timeout after the origin acted — and a 503 from a proxy in front of the
-    /// service says nothing of what the service did. Every other status is an answer.
+    /// Answers that do not say whether the request took effect: every 5xx, whatever its body. An internal error may
+    /// come half-way, a bad gateway or a gateway timeout after the origin acted — and a 503 from a proxy in front of
+    /// the service says nothing of what the service did. Every other status is an answer.
     static let indeterminateStatuses = Set(500...599)
 
     /// Whether an attempt that ended so may have taken effect without saying so: the request went out and what came
@@ -56,28 +58,33 @@ public struct RetryPolicy: Sendable, Equatable {
     }
 
     public static func isSafeToRepeat(_ request: HTTPClientRequest) -> Bool {
-        request.readOnly || request.idempotent || idempotentMethods.contains(request.method) || idempotencyHeaders.contains { request.headers[$0] != nil }
+        request.readOnly || request.idempotent || idempotentMethods.contains(request.method)
+            || idempotencyHeaders.contains { request.headers[$0] != nil }
     }
 
-    /// Whether the request may go out on a kept-alive connection. A kept connection the server closed just as the request
-    /// went out loses the request's answer (libcurl's own resend is refused, see `CurlTransport`), which leaves what it
-    /// did open — so only requests whose repeat is harmless take that chance: reads, and writes that carry an
+    /// Whether the request may go out on a kept-alive connection. A kept connection the server closed just as the
+    /// request went out loses the request's answer (libcurl's own resend is refused, see `CurlTransport`), which leaves
+    /// what it did open — so only requests whose repeat is harmless take that chance: reads, and writes that carry an
     /// idempotency key in a header. A mutation without one (Centra's and Braintree's GraphQL mutations, Afterpay's
     /// capture) gets a fresh connection, and an answer it cannot lose that way.
     public static func mayReuseConnection(_ request: HTTPClientRequest) -> Bool {
-        request.readOnly || idempotentMethods.contains(request.method) || idempotencyHeaders.contains { request.headers[$0] != nil }
+        request.readOnly || idempotentMethods.contains(request.method)
+            || idempotencyHeaders.contains { request.headers[$0] != nil }
     }
 
     /// Whether attempt number `attempt` (1-based) that ended in `outcome` should be followed by another.
-    public func shouldRetry(_ request: HTTPClientRequest, attempt: Int,
-                            outcome: Result<HTTPClientResponse, TransportError>) -> Bool {
+    public func shouldRetry(
+        _ request: HTTPClientRequest, attempt: Int,
+        outcome: Result<HTTPClientResponse, TransportError>
+    ) -> Bool {
         guard attempt < attempts else { return false }
         switch outcome {
         case .success(let response) where Self.isGarbledRead(request, response):
             return true
         case .success(let response):
             // A 429 says the request was not taken, so even a request without an idempotency key may go again.
-            return Self.transientStatuses.contains(response.status) && (Self.isSafeToRepeat(request) || response.status == 429)
+            return Self.transientStatuses.contains(response.status)
+                && (Self.isSafeToRepeat(request) || response.status == 429)
         case .failure(let error):
             if case .invalidRequest = error { return false }
             return error.requestNeverSent || Self.isSafeToRepeat(request)
@@ -87,7 +94,8 @@ public struct RetryPolicy: Sendable, Equatable {
     /// A read that asked for JSON and got a body that is not JSON (a proxy's error page, a body garbled on the way): a
     /// passing fault, and a read is safe to ask again — an approval poll must not end a run the customer approved.
     static func isGarbledRead(_ request: HTTPClientRequest, _ response: HTTPClientResponse) -> Bool {
-        (request.readOnly || request.method == "GET") && request.headers["Accept"]?.lowercased().contains("json") == true
+        (request.readOnly || request.method == "GET")
+            && request.headers["Accept"]?.lowercased().contains("json") == true
             && !response.body.isEmpty && (try? response.parsedBody().get()) == nil
     }
 

@@ -50,7 +50,10 @@ struct SecretIndex {
         }
 
         mutating func add(_ run: String?) {
-            guard case .runs(var runs) = self, let run else { self = .process; return }
+            guard case .runs(var runs) = self, let run else {
+                self = .process
+                return
+            }
             runs.insert(run)
             self = .runs(runs)
         }
@@ -58,7 +61,8 @@ struct SecretIndex {
 
     /// Every form known, who holds it, and the generation it was learned at (its place in `ordered`).
     private var known: [SecretBytes: (holders: Holders, generation: Int)] = [:]
-    /// The values `Redactor.register` was given, as given (so that registering one again costs nothing), and who holds them.
+    /// The values `Redactor.register` was given, as given (so that registering one again costs nothing), and who holds
+    /// them.
     private var registered: [SecretText: Holders] = [:]
     /// What each run registered, values and forms, so that forgetting a run costs what it registered, not what the
     /// whole batch did.
@@ -78,7 +82,9 @@ struct SecretIndex {
     private var forgottenInOrder = 0
     private(set) var generation = 0
 
-    var all: [String] { known.keys.map { String(decoding: $0.bytes, as: UTF8.self) }.sorted { $0.utf8.count > $1.utf8.count } }
+    var all: [String] {
+        known.keys.map { String(decoding: $0.bytes, as: UTF8.self) }.sorted { $0.utf8.count > $1.utf8.count }
+    }
 
     /// The forms learned at `generation` or later and still known, oldest first.
     func forms(since generation: Int) -> [[UInt8]] {
@@ -87,7 +93,8 @@ struct SecretIndex {
 
     /// Where in `ordered` the forms learned at `generation` or later begin.
     private func position(of generation: Int) -> Int {
-        var low = 0, high = ordered.count
+        var low = 0
+        var high = ordered.count
         while low < high {
             let middle = (low + high) / 2
             if ordered[middle].generation < generation { low = middle + 1 } else { high = middle }
@@ -145,7 +152,9 @@ struct SecretIndex {
             }
             known[form] = nil
             let at = position(of: entry.generation)
-            if at < ordered.count && ordered[at].generation == entry.generation { ordered[at] = (entry.generation, [], true) }
+            if at < ordered.count && ordered[at].generation == entry.generation {
+                ordered[at] = (entry.generation, [], true)
+            }
             gone += 1
             let key = PrefixFilter.key(form.bytes, at: 0)
             byPrefix[key]?.removeAll { $0 == form.bytes }
@@ -168,7 +177,10 @@ struct SecretIndex {
         while i + Self.prefixLength <= bytes.count {
             let key = PrefixFilter.key(bytes, at: i)
             if maybe.mayContain(key), let candidates = byPrefix[key],
-               let match = candidates.first(where: { i + $0.count <= bytes.count && bytes[i..<(i + $0.count)].elementsEqual($0) }) {
+                let match = candidates.first(where: {
+                    i + $0.count <= bytes.count && bytes[i..<(i + $0.count)].elementsEqual($0)
+                })
+            {
                 if out.isEmpty { out.reserveCapacity(bytes.count) }
                 out.append(contentsOf: bytes[copiedUpTo..<i])
                 out.append(contentsOf: mask.utf8)

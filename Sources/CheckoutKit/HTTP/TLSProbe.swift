@@ -6,7 +6,8 @@ import Foundation
 /// once verifying, and, when that fails, once more without verifying, to read the certificate it refused.
 public enum TLSProbe {
     public struct Report: Sendable {
-        /// Nil when the certificate verifies; else libcurl's reason ("SSL certificate problem: self-signed certificate").
+        /// Nil when the certificate verifies; else libcurl's reason ("SSL certificate problem: self-signed
+        /// certificate").
         public var problem: String?
         /// The end of the leaf certificate's validity (`notAfter`).
         public var expires: Date?
@@ -30,11 +31,18 @@ public enum TLSProbe {
         var error: TransportError
         var isCertificateProblem: Bool
         /// libcurl's words alone.
-        var reason: String { switch error { case .unreachable(let text), .timedOut(let text): text; default: error.description } }
+        var reason: String {
+            switch error {
+            case .unreachable(let text), .timedOut(let text): text
+            default: error.description
+            }
+        }
     }
 
     private static func handshake(_ url: String, verifying: Bool, timeout: Double) -> Result<Date?, Refusal> {
-        guard let h = curl_easy_init() else { return .failure(Refusal(error: .unreachable("libcurl could not start"), isCertificateProblem: false)) }
+        guard let h = curl_easy_init() else {
+            return .failure(Refusal(error: .unreachable("libcurl could not start"), isCertificateProblem: false))
+        }
         defer { curl_easy_cleanup(h) }
         var errors = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         let code: CURLcode = errors.withUnsafeMutableBufferPointer { buffer in
@@ -52,23 +60,27 @@ public enum TLSProbe {
         guard code == CURLE_OK else {
             let detail = String(decoding: errors.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             let text = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
-            let certificate = [CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM].contains(code)
+            let certificate = [CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM]
+                .contains(code)
             let error: TransportError = code == CURLE_OPERATION_TIMEDOUT ? .timedOut(text) : .unreachable(text)
             return .failure(Refusal(error: error, isCertificateProblem: certificate))
         }
         var info: UnsafeMutablePointer<curl_certinfo>?
-        guard ccurl_getinfo_certinfo(h, &info) == CURLE_OK, let certificates = info?.pointee, certificates.num_of_certs > 0,
-              var field = certificates.certinfo[0] else { return .success(nil) }
+        guard ccurl_getinfo_certinfo(h, &info) == CURLE_OK, let certificates = info?.pointee,
+            certificates.num_of_certs > 0,
+            var field = certificates.certinfo[0]
+        else { return .success(nil) }
         // The leaf's fields, one "Name:value" string each; "Expire date:Nov 10 12:00:00 2027 GMT" is notAfter.
         while true {
             let text = String(cString: field.pointee.data)
-            if text.hasPrefix("Expire date:") { return .success(Timestamp.openSSLDate(String(text.dropFirst("Expire date:".count)))) }
+            if text.hasPrefix("Expire date:") {
+                return .success(Timestamp.openSSLDate(String(text.dropFirst("Expire date:".count))))
+            }
             guard let next = field.pointee.next else { break }
             field = next
         }
         return .success(nil)
     }
-
 
     /// libcurl's own version line ("libcurl/7.88.1 OpenSSL/3.0.15 zlib/1.2.13 …").
     public static var curlVersion: String { String(cString: curl_version()) }

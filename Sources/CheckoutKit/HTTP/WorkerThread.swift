@@ -6,8 +6,8 @@ import Threads
 /// for one of Dispatch's limited threads.
 ///
 /// It is also a task executor: a flow runner that prefers it runs its steps on this very thread, so each
-/// transfer starts without a hop between threads (two wake-ups per request otherwise); and a batch's workers each run on
-/// one, so that a run's blocking waits (its state file's group commit) hold no thread of the cooperative pool.
+/// transfer starts without a hop between threads (two wake-ups per request otherwise); and a batch's workers each run
+/// on one, so that a run's blocking waits (its state file's group commit) hold no thread of the cooperative pool.
 public final class WorkerThread: TaskExecutor, @unchecked Sendable {
     // @unchecked: `jobs`, `stopped` and `threadID` are only touched while holding `condition`
     // (`threadID` is written once, before any job runs).

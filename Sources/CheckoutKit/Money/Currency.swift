@@ -29,22 +29,34 @@ public struct Currency: Sendable, Hashable {
             return byNumeric[trimmed] ?? Currency(alphabetic: nil, numeric: trimmed, minorDigits: nil)
         }
         if let known = byAlphabetic[trimmed.uppercased()] { return known }
-        throw .usage("unknown currency '\(code)'",
-                     hint: "give an ISO 4217 code: alphabetic (\(table.map { $0.alphabetic! }.prefix(12).joined(separator: ", ")), …) or numeric such as 840")
+        throw .usage(
+            "unknown currency '\(code)'",
+            hint:
+                "give an ISO 4217 code: alphabetic (\(table.map { $0.alphabetic! }.prefix(12).joined(separator: ", ")), …) or numeric such as 840"
+        )
     }
 
-    /// The currencies the table knows, from ISO 4217 (the list of codes and minor units, as published by its maintenance
-    /// agency): the sandboxes this tool drives and the currencies whose minor unit is not two digits, so that a decimal
-    /// amount is read right in each. Any other currency can still be given by its numeric code, with amounts in minor units.
+    /// The currencies the table knows, from ISO 4217 (the list of codes and minor units, as published by its
+    /// maintenance agency): the sandboxes this tool drives and the currencies whose minor unit is not two digits, so
+    /// that a decimal amount is read right in each. Any other currency can still be given by its numeric code, with
+    /// amounts in minor units.
     public static let table: [Currency] = [
-        ("AED", "784", 2), ("ARS", "032", 2), ("AUD", "036", 2), ("BGN", "975", 2), ("BHD", "048", 3), ("BRL", "986", 2),
-        ("CAD", "124", 2), ("CHF", "756", 2), ("CLP", "152", 0), ("CNY", "156", 2), ("COP", "170", 2), ("CZK", "203", 2),
-        ("DKK", "208", 2), ("EGP", "818", 2), ("EUR", "978", 2), ("GBP", "826", 2), ("HKD", "344", 2), ("HUF", "348", 2),
-        ("IDR", "360", 2), ("ILS", "376", 2), ("INR", "356", 2), ("IQD", "368", 3), ("ISK", "352", 0), ("JOD", "400", 3),
-        ("JPY", "392", 0), ("KRW", "410", 0), ("KWD", "414", 3), ("LYD", "434", 3), ("MXN", "484", 2), ("MYR", "458", 2),
-        ("NOK", "578", 2), ("NZD", "554", 2), ("OMR", "512", 3), ("PHP", "608", 2), ("PLN", "985", 2), ("PYG", "600", 0),
-        ("QAR", "634", 2), ("RON", "946", 2), ("SAR", "682", 2), ("SEK", "752", 2), ("SGD", "702", 2), ("THB", "764", 2),
-        ("TND", "788", 3), ("TRY", "949", 2), ("TWD", "901", 2), ("UAH", "980", 2), ("UGX", "800", 0), ("USD", "840", 2),
+        ("AED", "784", 2), ("ARS", "032", 2), ("AUD", "036", 2), ("BGN", "975", 2), ("BHD", "048", 3),
+        ("BRL", "986", 2),
+        ("CAD", "124", 2), ("CHF", "756", 2), ("CLP", "152", 0), ("CNY", "156", 2), ("COP", "170", 2),
+        ("CZK", "203", 2),
+        ("DKK", "208", 2), ("EGP", "818", 2), ("EUR", "978", 2), ("GBP", "826", 2), ("HKD", "344", 2),
+        ("HUF", "348", 2),
+        ("IDR", "360", 2), ("ILS", "376", 2), ("INR", "356", 2), ("IQD", "368", 3), ("ISK", "352", 0),
+        ("JOD", "400", 3),
+        ("JPY", "392", 0), ("KRW", "410", 0), ("KWD", "414", 3), ("LYD", "434", 3), ("MXN", "484", 2),
+        ("MYR", "458", 2),
+        ("NOK", "578", 2), ("NZD", "554", 2), ("OMR", "512", 3), ("PHP", "608", 2), ("PLN", "985", 2),
+        ("PYG", "600", 0),
+        ("QAR", "634", 2), ("RON", "946", 2), ("SAR", "682", 2), ("SEK", "752", 2), ("SGD", "702", 2),
+        ("THB", "764", 2),
+        ("TND", "788", 3), ("TRY", "949", 2), ("TWD", "901", 2), ("UAH", "980", 2), ("UGX", "800", 0),
+        ("USD", "840", 2),
         ("VND", "704", 0), ("XAF", "950", 0), ("XOF", "952", 0), ("ZAR", "710", 2),
     ].map { Currency(alphabetic: $0.0, numeric: $0.1, minorDigits: $0.2) }
 
@@ -64,7 +76,9 @@ public struct Currency: Sendable, Hashable {
     /// The minor units of a decimal an API wrote ("50.00"): digits, a point and at most the currency's digits (two
     /// when not known); zero included. Nil for anything else. What a person writes is read by `Amount.minorUnits`.
     public func minorUnits(ofDecimal text: String) -> Int? {
-        DecimalAmount.exactMinorUnits(text, decimals: minorDigits ?? 2).flatMap { $0 <= Amount.range.upperBound ? $0 : nil }
+        DecimalAmount.exactMinorUnits(text, decimals: minorDigits ?? 2).flatMap {
+            $0 <= Amount.range.upperBound ? $0 : nil
+        }
     }
 
     /// `minor` minor units as money a person reads: "12.34 USD", "8000 VND", "1200 minor units of 999" for a currency

@@ -1,7 +1,8 @@
 /// One provider as the driver knows it, declared in the provider's own folder (`<Provider>/<Provider>Provider.swift`):
 /// its configuration variables, the operations a flow can `use`, its built-in flows, and where its state section keeps
-/// the credentials the next invocation sends, and the listeners a run of its flows may need. The configuration, the state store, the built-in flows and the CLI's
-/// operation registry are built from `Providers.all`, so adding a provider adds its folders and one line there.
+/// the credentials the next invocation sends, and the listeners a run of its flows may need. The configuration, the
+/// state store, the built-in flows and the CLI's operation registry are built from `Providers.all`, so adding a
+/// provider adds its folders and one line there.
 public struct Provider: Sendable {
     /// The name its operations and its state section start with ("bahn").
     public var name: String
@@ -17,8 +18,11 @@ public struct Provider: Sendable {
     /// stops every command on the file (`StateStore.checked`). Nil for a provider that keeps none.
     var section: (@Sendable (StateField) throws(Diagnostic) -> Void)?
 
-    init(name: String, variables: [Configuration.Variable], operations: [FlowOperation], flows: [BuiltinFlows.Entry],
-         keptCredentials: [JSONPath] = [], services: [RunServiceRecipe] = [], section: (@Sendable (StateField) throws(Diagnostic) -> Void)? = nil) {
+    init(
+        name: String, variables: [Configuration.Variable], operations: [FlowOperation], flows: [BuiltinFlows.Entry],
+        keptCredentials: [JSONPath] = [], services: [RunServiceRecipe] = [],
+        section: (@Sendable (StateField) throws(Diagnostic) -> Void)? = nil
+    ) {
         self.section = section
         self.name = name
         self.variables = variables

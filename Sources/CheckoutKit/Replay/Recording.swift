@@ -46,7 +46,9 @@ public struct Recording: Sendable {
     public static func read(path: String) throws(Diagnostic) -> Recording {
         switch FileIO.read(path) {
         case .success(let data): return try parse(data, source: path)
-        case .failure(let error): throw .data("cannot read the recording \(path): \(error.reason)", hint: "give the HAR file that --record wrote")
+        case .failure(let error):
+            throw .data(
+                "cannot read the recording \(path): \(error.reason)", hint: "give the HAR file that --record wrote")
         }
     }
 
@@ -54,13 +56,17 @@ public struct Recording: Sendable {
         let hint = "give a HAR file that checkout-driver's --record wrote (a browser's HAR has no log._run to replay)"
         let document: JSON
         do { document = try JSON.parse(data) } catch {
-            throw .data("\(source) is not JSON, so not a HAR file: \(error)", hint: "a recording cut short (a run killed while writing it) cannot be replayed; " + hint)
+            throw .data(
+                "\(source) is not JSON, so not a HAR file: \(error)",
+                hint: "a recording cut short (a run killed while writing it) cannot be replayed; " + hint)
         }
         guard let log = document["log"]?.objectValue, let entries = log["entries"]?.arrayValue else {
             throw .data("\(source) is not a HAR file: it has no log.entries", hint: hint)
         }
         guard let run = log["_run"]?.objectValue, let flow = run["flow"]?.stringValue else {
-            throw .data("\(source) has no log._run: it was not written by checkout-driver's --record (or by an earlier version, which did not record the run)", hint: hint)
+            throw .data(
+                "\(source) has no log._run: it was not written by checkout-driver's --record (or by an earlier version, which did not record the run)",
+                hint: hint)
         }
         var exchanges: [Exchange] = []
         for (index, entry) in entries.enumerated() {
@@ -71,22 +77,30 @@ public struct Recording: Sendable {
             throw .data("\(source): $.log._run.kind: '\(kindName)' is neither local nor sandbox", hint: hint)
         }
         let steps = (run["steps"]?.arrayValue ?? []).compactMap { step -> Step? in
-            guard let name = step["name"]?.stringValue, let outcome = step["outcome"]?.stringValue.flatMap(StepResult.Outcome.init) else { return nil }
-            return Step(name: name, outcome: outcome, isFinally: step["finally"]?.boolValue ?? false, output: step["output"])
+            guard let name = step["name"]?.stringValue,
+                let outcome = step["outcome"]?.stringValue.flatMap(StepResult.Outcome.init)
+            else { return nil }
+            return Step(
+                name: name, outcome: outcome, isFinally: step["finally"]?.boolValue ?? false, output: step["output"])
         }
         return Recording(
             exchanges: exchanges, flow: flow, definition: run["definition"], vars: run["vars"]?.objectValue ?? [:],
             environment: run["environment"]?.stringValue ?? "local", kind: kind,
-            configuration: (run["configuration"]?.objectValue ?? [:]).compactMapValues(\.stringValue), state: run["state"],
+            configuration: (run["configuration"]?.objectValue ?? [:]).compactMapValues(\.stringValue),
+            state: run["state"],
             listeners: (run["listeners"]?.arrayValue ?? []).compactMap(\.stringValue), steps: steps,
             startedAt: entries.first?["startedDateTime"]?.stringValue.flatMap(Timestamp.parse),
             driverVersion: log["creator"]?["version"]?.stringValue ?? "?")
     }
 
     private static func exchange(_ entry: JSON, at path: String) throws(Diagnostic) -> Exchange {
-        guard let request = entry["request"], let method = request["method"]?.stringValue, let url = request["url"]?.stringValue,
-              let response = entry["response"], let status = response["status"]?.intValue else {
-            throw .data("\(path): an entry needs request.method, request.url and response.status", hint: "the file was changed by hand or cut short; record the run again")
+        guard let request = entry["request"], let method = request["method"]?.stringValue,
+            let url = request["url"]?.stringValue,
+            let response = entry["response"], let status = response["status"]?.intValue
+        else {
+            throw .data(
+                "\(path): an entry needs request.method, request.url and response.status",
+                hint: "the file was changed by hand or cut short; record the run again")
         }
         let answer: Result<HTTPClientResponse, TransportError>
         if status == 0 {
@@ -94,15 +108,21 @@ public struct Recording: Sendable {
         } else {
             var headers = HTTPHeaders()
             for header in response["headers"]?.arrayValue ?? [] {
-                if let name = header["name"]?.stringValue, let value = header["value"]?.stringValue { headers.add(name, value) }
+                if let name = header["name"]?.stringValue, let value = header["value"]?.stringValue {
+                    headers.add(name, value)
+                }
             }
             let text = response["content"]?["text"]?.stringValue ?? ""
-            answer = .success(HTTPClientResponse(status: status, headers: headers, body: Data(text.utf8),
-                                                 httpVersion: response["httpVersion"]?.stringValue ?? "HTTP/1.1"))
+            answer = .success(
+                HTTPClientResponse(
+                    status: status, headers: headers, body: Data(text.utf8),
+                    httpVersion: response["httpVersion"]?.stringValue ?? "HTTP/1.1"))
         }
-        return Exchange(step: entry["_step"]?.stringValue ?? "?", attempt: entry["_attempt"]?.intValue ?? 1, method: method, url: url,
-                        contentType: request["postData"]?["mimeType"]?.stringValue, body: request["postData"]?["text"]?.stringValue,
-                        answer: answer)
+        return Exchange(
+            step: entry["_step"]?.stringValue ?? "?", attempt: entry["_attempt"]?.intValue ?? 1, method: method,
+            url: url,
+            contentType: request["postData"]?["mimeType"]?.stringValue, body: request["postData"]?["text"]?.stringValue,
+            answer: answer)
     }
 
     /// The transport error a recorded `_error` (`TransportError.description`) names; a lost connection when it names

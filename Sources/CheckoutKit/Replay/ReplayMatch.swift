@@ -1,7 +1,7 @@
 import Foundation
 
-/// The one rule set by which a replay's request matches its recording (docs/qa-ci.md, "Record and replay"). Both sides are
-/// compared as the recording shows them — through the redactor — so a secret is never compared, and never shown.
+/// The one rule set by which a replay's request matches its recording (docs/qa-ci.md, "Record and replay"). Both sides
+/// are compared as the recording shows them — through the redactor — so a secret is never compared, and never shown.
 ///
 /// A request matches when its method, its path, its GraphQL `operationName` and its body match, part by part:
 /// - A part the recording shows as `[REDACTED]` matches anything: it was a secret (a token, a key, a signature).
@@ -13,7 +13,9 @@ import Foundation
 /// Headers are not compared (they carry credentials and per-attempt ids), except the body's media type.
 public enum ReplayMatch {
     /// How a request differs from the recorded one, one line per path; empty when it matches.
-    public static func differences(_ recorded: Recording.Exchange, _ live: HTTPClientRequest, redactor: Redactor) -> [String] {
+    public static func differences(
+        _ recorded: Recording.Exchange, _ live: HTTPClientRequest, redactor: Redactor
+    ) -> [String] {
         var out: [String] = []
         if recorded.method != live.method { out.append("method: recorded \(recorded.method), sent \(live.method)") }
         let recordedURL = URLParts(recorded.url)
@@ -24,7 +26,9 @@ public enum ReplayMatch {
         diff(.object(recordedURL.query), .object(liveURL.query), at: "query", into: &out)
         let liveType = live.headers["Content-Type"]
         let liveBody = live.body.map { redactor.body($0, contentType: liveType) }
-        if let a = mediaType(recorded.contentType), let b = mediaType(liveType), recorded.body != nil, liveBody != nil, a != b {
+        if let a = mediaType(recorded.contentType), let b = mediaType(liveType), recorded.body != nil, liveBody != nil,
+            a != b
+        {
             out.append("Content-Type: recorded \(a), sent \(b)")
         }
         let r = Body(recorded.body ?? "", contentType: recorded.contentType)
@@ -81,7 +85,9 @@ public enum ReplayMatch {
                 var end = i
                 while end < chars.count, isIDCharacter(chars[end]) { end += 1 }
                 let run = chars[i..<end]
-                if run.count >= 16 && run.contains(where: { CharacterSet.letters.contains($0) }) && run.contains(where: { CharacterSet.decimalDigits.contains($0) }) {
+                if run.count >= 16 && run.contains(where: { CharacterSet.letters.contains($0) })
+                    && run.contains(where: { CharacterSet.decimalDigits.contains($0) })
+                {
                     out.append(contentsOf: "<id>".unicodeScalars)
                 } else {
                     out.append(contentsOf: run)
@@ -99,8 +105,12 @@ public enum ReplayMatch {
         c.isASCII && (CharacterSet.alphanumerics.contains(c) || c == "_" || c == "-")
     }
 
-    private static func isDigit(_ chars: [Unicode.Scalar], _ i: Int) -> Bool { i < chars.count && chars[i].isASCII && CharacterSet.decimalDigits.contains(chars[i]) }
-    private static func isHex(_ chars: [Unicode.Scalar], _ i: Int) -> Bool { i < chars.count && chars[i].isASCII && CharacterSet(charactersIn: "0123456789abcdefABCDEF").contains(chars[i]) }
+    private static func isDigit(_ chars: [Unicode.Scalar], _ i: Int) -> Bool {
+        i < chars.count && chars[i].isASCII && CharacterSet.decimalDigits.contains(chars[i])
+    }
+    private static func isHex(_ chars: [Unicode.Scalar], _ i: Int) -> Bool {
+        i < chars.count && chars[i].isASCII && CharacterSet(charactersIn: "0123456789abcdefABCDEF").contains(chars[i])
+    }
 
     /// The end of `pattern` at `i`: `d` a digit, `x` a hex digit, anything else itself.
     private static func shape(_ chars: [Unicode.Scalar], _ i: Int, _ pattern: String) -> Int? {
@@ -160,9 +170,13 @@ public enum ReplayMatch {
         case (.array(let r), .array(let l)):
             for index in 0..<max(r.count, l.count) {
                 let child = "\(path)[\(index)]"
-                if index >= l.count { out.append("\(child): recorded \(shown(r[index])), not sent") }
-                else if index >= r.count { out.append("\(child): sent \(shown(l[index])), not in the recording") }
-                else { diff(r[index], l[index], at: child, into: &out) }
+                if index >= l.count {
+                    out.append("\(child): recorded \(shown(r[index])), not sent")
+                } else if index >= r.count {
+                    out.append("\(child): sent \(shown(l[index])), not in the recording")
+                } else {
+                    diff(r[index], l[index], at: child, into: &out)
+                }
             }
         case (.string(let r), .string(let l)):
             if !matches(r, l) { out.append("\(path): " + stringDifference(r, l)) }
@@ -174,7 +188,8 @@ public enum ReplayMatch {
     }
 
     private static func child(_ path: String, _ key: String) -> String {
-        key.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) && !key.isEmpty ? "\(path).\(key)" : "\(path)[\(JSON.string(key).serialized())]"
+        key.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) && !key.isEmpty
+            ? "\(path).\(key)" : "\(path)[\(JSON.string(key).serialized())]"
     }
 
     private static func shown(_ value: JSON) -> String {
@@ -189,7 +204,8 @@ public enum ReplayMatch {
         func around(_ s: String) -> String {
             let start = max(0, common - 20)
             let piece = s.dropFirst(start).prefix(50)
-            return (start > 0 ? "…" : "") + JSON.string(String(piece)).serialized() + (start + piece.count < s.count ? "…" : "")
+            return (start > 0 ? "…" : "") + JSON.string(String(piece)).serialized()
+                + (start + piece.count < s.count ? "…" : "")
         }
         return "differs at character \(common + 1): recorded \(around(r)), sent \(around(l))"
     }
@@ -226,13 +242,25 @@ public enum ReplayMatch {
         var value: JSON
 
         init(_ text: String, contentType: String?) {
-            if text.isEmpty { value = .null; return }
-            if text.hasPrefix("JWS "), let jws = Self.jws(text.dropFirst(4)) { value = jws; return }
-            if let json = try? JSON.parse(text), json.objectValue != nil || json.arrayValue != nil { value = json; return }
+            if text.isEmpty {
+                value = .null
+                return
+            }
+            if text.hasPrefix("JWS "), let jws = Self.jws(text.dropFirst(4)) {
+                value = jws
+                return
+            }
+            if let json = try? JSON.parse(text), json.objectValue != nil || json.arrayValue != nil {
+                value = json
+                return
+            }
             if mediaType(contentType) == "application/x-www-form-urlencoded" {
                 var fields: JSON.Object = [:]
                 for (name, v) in FormEncoding.decode(Data(text.utf8)) { fields[name] = .string(v) }
-                if !fields.isEmpty { value = .object(fields); return }
+                if !fields.isEmpty {
+                    value = .object(fields)
+                    return
+                }
             }
             value = .string(text)
         }

@@ -27,7 +27,10 @@ public struct Divergence: Sendable, Equatable {
     /// What led there (the recorded answer before), then path by path, redacted.
     public var lines: [String]
 
-    public init(kind: Kind, request: Int?, step: String?, sentBy: HTTPClientRequest.Sender? = nil, headline: String, lines: [String]) {
+    public init(
+        kind: Kind, request: Int?, step: String?, sentBy: HTTPClientRequest.Sender? = nil, headline: String,
+        lines: [String]
+    ) {
         self.kind = kind
         self.request = request
         self.step = step
@@ -67,12 +70,15 @@ public final class ReplayTransport: HTTPClient, Listening {
         // How the request is named in a divergence; only made for one.
         let redactor = redactor
         func describeSent() -> String {
-            ReplayMatch.describe(method: request.method, url: redactor.text(request.url),
-                                 body: request.body.map { redactor.body($0, contentType: request.headers["Content-Type"]) })
+            ReplayMatch.describe(
+                method: request.method, url: redactor.text(request.url),
+                body: request.body.map { redactor.body($0, contentType: request.headers["Content-Type"]) })
         }
         let found = progress.withLock { p -> Result<(Recording.Exchange, HTTPHandler?), TransportError> in
             if let earlier = p.divergence {
-                return .failure(.invalidRequest("not replayed: the replay diverged at request \(earlier.request ?? 0) of the recording"))
+                return .failure(
+                    .invalidRequest(
+                        "not replayed: the replay diverged at request \(earlier.request ?? 0) of the recording"))
             }
             let index = p.next
             let sender = request.sender
@@ -80,9 +86,11 @@ public final class ReplayTransport: HTTPClient, Listening {
             let before = index > 0 ? [Self.ledThere(exchanges, index - 1)] : []
             guard index < exchanges.count else {
                 let sent = describeSent()
-                p.divergence = Divergence(kind: .extra, request: index + 1, step: sender?.step, sentBy: sender,
-                                          headline: "sent \(sent), but the recording ends after \(exchanges.count) request\(exchanges.count == 1 ? "" : "s")",
-                                          lines: before)
+                p.divergence = Divergence(
+                    kind: .extra, request: index + 1, step: sender?.step, sentBy: sender,
+                    headline:
+                        "sent \(sent), but the recording ends after \(exchanges.count) request\(exchanges.count == 1 ? "" : "s")",
+                    lines: before)
                 return .failure(.invalidRequest("the recording has no request \(index + 1): \(sent)"))
             }
             let recorded = exchanges[index]
@@ -90,11 +98,16 @@ public final class ReplayTransport: HTTPClient, Listening {
             guard differences.isEmpty else {
                 let sent = describeSent()
                 let expected = ReplayMatch.describe(method: recorded.method, url: recorded.url, body: recorded.body)
-                let senders = sender.map { $0 == recorded.sender ? "" : ", where the recording's was sent by \(recorded.sender)" } ?? ""
-                let headline = expected == sent ? "sent \(sent), which differs from the recorded one\(senders)"
+                let senders =
+                    sender.map { $0 == recorded.sender ? "" : ", where the recording's was sent by \(recorded.sender)" }
+                    ?? ""
+                let headline =
+                    expected == sent
+                    ? "sent \(sent), which differs from the recorded one\(senders)"
                     : "sent \(sent), but the recording's request \(index + 1) is \(expected), sent by \(recorded.sender)"
-                p.divergence = Divergence(kind: .differs, request: index + 1, step: sender?.step, sentBy: sender, headline: headline,
-                                          lines: before + differences)
+                p.divergence = Divergence(
+                    kind: .differs, request: index + 1, step: sender?.step, sentBy: sender, headline: headline,
+                    lines: before + differences)
                 return .failure(.invalidRequest("it differs from the recording's request \(index + 1)"))
             }
             p.next += 1
@@ -104,8 +117,10 @@ public final class ReplayTransport: HTTPClient, Listening {
         // The driver's own listener hears the request, as its socket would have (the recorded answer is its answer).
         if let handler {
             let target = String(request.url.dropFirst(Self.origin(request.url).count))
-            _ = handler(HTTPRequest(method: request.method, target: target.isEmpty ? "/" : target, headers: request.headers,
-                                    body: request.body ?? Data()))
+            _ = handler(
+                HTTPRequest(
+                    method: request.method, target: target.isEmpty ? "/" : target, headers: request.headers,
+                    body: request.body ?? Data()))
         }
         return try recorded.answer.get()
     }
@@ -116,22 +131,27 @@ public final class ReplayTransport: HTTPClient, Listening {
             if let divergence = p.divergence { return divergence }
             let rest = recording.exchanges.dropFirst(p.next)
             guard !rest.isEmpty else { return nil }
-            let lines = (p.next > 0 ? [Self.ledThere(recording.exchanges, p.next - 1)] : []) + rest.prefix(5).enumerated().map { offset, x in
-                "request \(p.next + offset + 1): \(ReplayMatch.describe(method: x.method, url: x.url, body: x.body)), sent by \(x.sender) when recorded"
-            } + (rest.count > 5 ? ["… and \(rest.count - 5) more"] : [])
-            return Divergence(kind: .missing, request: p.next + 1, step: nil,
-                              headline: "the replay made \(p.next) request\(p.next == 1 ? "" : "s"), and the recording has \(rest.count) more it never made",
-                              lines: lines)
+            let lines =
+                (p.next > 0 ? [Self.ledThere(recording.exchanges, p.next - 1)] : [])
+                + rest.prefix(5).enumerated().map { offset, x in
+                    "request \(p.next + offset + 1): \(ReplayMatch.describe(method: x.method, url: x.url, body: x.body)), sent by \(x.sender) when recorded"
+                } + (rest.count > 5 ? ["… and \(rest.count - 5) more"] : [])
+            return Divergence(
+                kind: .missing, request: p.next + 1, step: nil,
+                headline:
+                    "the replay made \(p.next) request\(p.next == 1 ? "" : "s"), and the recording has \(rest.count) more it never made",
+                lines: lines)
         }
     }
 
     /// "after the recorded answer to request 1 (step 'create-intent'): status 500": the answer this run got last.
     static func ledThere(_ exchanges: [Recording.Exchange], _ index: Int) -> String {
         let x = exchanges[index]
-        let answer = switch x.answer {
-        case .success(let response): "status \(response.status)"
-        case .failure(let error): "no answer (\(error))"
-        }
+        let answer =
+            switch x.answer {
+            case .success(let response): "status \(response.status)"
+            case .failure(let error): "no answer (\(error))"
+            }
         return "after the recorded answer to request \(index + 1), sent by \(x.sender): \(answer)"
     }
 

@@ -17,8 +17,8 @@ public enum ExitCode: Int32, Sendable, Codable {
     /// Stopped by SIGINT (128 + 2) or SIGTERM (128 + 15), as shells report it.
     case interrupted = 130
     case terminated = 143
-    /// Standard output's reader closed the pipe (`… | head -1`): the command ended quietly, with the status of a process
-    /// SIGPIPE ends (128 + 13), as other tools do.
+    /// Standard output's reader closed the pipe (`… | head -1`): the command ended quietly, with the status of a
+    /// process SIGPIPE ends (128 + 13), as other tools do.
     case readerGone = 141
 }
 
@@ -44,17 +44,25 @@ public struct Diagnostic: Error, Sendable, CustomStringConvertible {
 
     public var description: String { hint.map { "\(message)\nhint: \($0)" } ?? message }
 
-    public static func usage(_ message: String, hint: String? = nil) -> Diagnostic { .init(.usage, message, hint: hint) }
-    public static func data(_ message: String, hint: String? = nil) -> Diagnostic { .init(.dataError, message, hint: hint) }
+    public static func usage(_ message: String, hint: String? = nil) -> Diagnostic {
+        .init(.usage, message, hint: hint)
+    }
+    public static func data(_ message: String, hint: String? = nil) -> Diagnostic {
+        .init(.dataError, message, hint: hint)
+    }
     public static func configuration(_ message: String, hint: String? = nil) -> Diagnostic {
         .init(.configuration, message, hint: hint)
     }
     public static func unavailable(_ message: String, hint: String? = nil) -> Diagnostic {
         .init(.unavailable, message, hint: hint)
     }
-    public static func failure(_ message: String, hint: String? = nil) -> Diagnostic { .init(.failure, message, hint: hint) }
+    public static func failure(_ message: String, hint: String? = nil) -> Diagnostic {
+        .init(.failure, message, hint: hint)
+    }
     public static func internalError(_ message: String) -> Diagnostic { .init(.internalError, message) }
-    public static func ioError(_ message: String, hint: String? = nil) -> Diagnostic { .init(.ioError, message, hint: hint) }
+    public static func ioError(_ message: String, hint: String? = nil) -> Diagnostic {
+        .init(.ioError, message, hint: hint)
+    }
 
     /// The answer to a request that may have taken effect was lost: see `outcomeUncertain`.
     public static func uncertain(_ message: String, hint: String? = nil) -> Diagnostic {
@@ -65,6 +73,8 @@ public struct Diagnostic: Error, Sendable, CustomStringConvertible {
 
     /// The run was interrupted (Ctrl-C); the command line turns it into 130 or 143 by the signal.
     public static func interrupted(during step: String) -> Diagnostic {
-        .init(.interrupted, "interrupted during step '\(step)'", hint: "finally steps ran and the reports were written; run the flow again when ready")
+        .init(
+            .interrupted, "interrupted during step '\(step)'",
+            hint: "finally steps ran and the reports were written; run the flow again when ready")
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Files the driver reads and writes (state, tokens, flows, reports), with the system's own reasons on failure.
@@ -27,10 +28,13 @@ public enum FileIO {
         // Judged by its mode, not by access(2): root may write anything, but a file nobody may write was made
         // read-only on purpose.
         if exists && info.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH) == 0 {
-            throw .ioError("cannot write \(requested): it is read-only", hint: "make it writable, or point the option at another file")
+            throw .ioError(
+                "cannot write \(requested): it is read-only",
+                hint: "make it writable, or point the option at another file")
         }
         let directory = Self.directory(of: path)
-        let temp = (directory.isEmpty ? "." : directory)
+        let temp =
+            (directory.isEmpty ? "." : directory)
             + "/.\((path as NSString).lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw failure(requested, errno, hint: "check the directory exists and is writable") }
@@ -51,14 +55,17 @@ public enum FileIO {
     /// before it returns. False, with nothing written, when the file is not that long (someone wrote it without the
     /// lock): the caller writes it whole instead. On a failure the file is cut back to `expected` bytes, as it was, and
     /// the error is exit 74 as `write`'s. `tear` (a test's fault) writes half the bytes and kills the process.
-    static func append(_ bytes: [UInt8], to path: String, expected: Int, shown: String, tear: Bool = false) throws(Diagnostic) -> Bool {
+    static func append(
+        _ bytes: [UInt8], to path: String, expected: Int, shown: String, tear: Bool = false
+    ) throws(Diagnostic) -> Bool {
         let fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
         guard fd >= 0 else { throw failure(shown, errno, hint: "check the file and its directory are writable") }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_size == expected else { return false }
         if info.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH) == 0 {
-            throw .ioError("cannot write \(shown): it is read-only", hint: "make it writable, or point the option at another file")
+            throw .ioError(
+                "cannot write \(shown): it is read-only", hint: "make it writable, or point the option at another file")
         }
         if tear {
             _ = writeAll(fd, Data(bytes.prefix(bytes.count / 2)))
@@ -78,20 +85,30 @@ public enum FileIO {
         var info = stat()
         if stat(path, &info) == 0 {
             if (info.st_mode & S_IFMT) == S_IFDIR {
-                throw .ioError("\(option) \(requested) is a directory", hint: "give a file path, e.g. \(requested)/\(option == "--junit" ? "report.xml" : option == "--record" ? "run.har" : "state.json")")
+                throw .ioError(
+                    "\(option) \(requested) is a directory",
+                    hint:
+                        "give a file path, e.g. \(requested)/\(option == "--junit" ? "report.xml" : option == "--record" ? "run.har" : "state.json")"
+                )
             }
             if (info.st_mode & S_IFMT) == S_IFREG && info.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH) == 0 {
-                throw .ioError("cannot write \(option) \(requested): it is read-only", hint: "make it writable, or point \(option) at another file")
+                throw .ioError(
+                    "cannot write \(option) \(requested): it is read-only",
+                    hint: "make it writable, or point \(option) at another file")
             }
             return
         }
         let directory = Self.directory(of: path)
         let parent = directory.isEmpty ? "." : directory
         guard stat(parent, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
-            throw .ioError("cannot write \(option) \(requested): the directory \(directory) does not exist", hint: "create it first, or point \(option) elsewhere")
+            throw .ioError(
+                "cannot write \(option) \(requested): the directory \(directory) does not exist",
+                hint: "create it first, or point \(option) elsewhere")
         }
         guard access(parent, W_OK) == 0 else {
-            throw .ioError("cannot write \(option) \(requested): the directory \(directory) is not writable", hint: "point \(option) at a directory you can write")
+            throw .ioError(
+                "cannot write \(option) \(requested): the directory \(directory) is not writable",
+                hint: "point \(option) at a directory you can write")
         }
     }
 
@@ -108,16 +125,21 @@ public enum FileIO {
         var info = stat()
         if stat(requested, &info) == 0 {
             guard (info.st_mode & S_IFMT) == S_IFDIR else {
-                throw .ioError("\(option) \(requested) is not a directory", hint: "a path ending in / names a directory; drop the / to write one file")
+                throw .ioError(
+                    "\(option) \(requested) is not a directory",
+                    hint: "a path ending in / names a directory; drop the / to write one file")
             }
             guard access(requested, W_OK) == 0 else {
-                throw .ioError("cannot write in \(option) \(requested): the directory is not writable", hint: "point \(option) at a directory you can write")
+                throw .ioError(
+                    "cannot write in \(option) \(requested): the directory is not writable",
+                    hint: "point \(option) at a directory you can write")
             }
             return
         }
         guard mkdir(requested, 0o700) == 0 else {
-            throw .ioError("cannot make the directory \(option) \(requested): \(String(cString: strerror(errno)))",
-                           hint: "create its parent first, or point \(option) elsewhere")
+            throw .ioError(
+                "cannot make the directory \(option) \(requested): \(String(cString: strerror(errno)))",
+                hint: "create its parent first, or point \(option) elsewhere")
         }
     }
 
@@ -128,7 +150,8 @@ public enum FileIO {
     private static let temporaryFiles = Mutex<Set<String>>([])
 
     /// A device, a FIFO or a terminal: opened and written as it is (no temporary file, no rename, no truncation).
-    private static func writeInPlace(_ bytes: Data, to path: String, shown: String, directory: Bool) throws(Diagnostic) {
+    private static func writeInPlace(_ bytes: Data, to path: String, shown: String, directory: Bool) throws(Diagnostic)
+    {
         if directory { throw .ioError("cannot write \(shown): it is a directory", hint: "name a file inside it") }
         let fd = open(path, O_WRONLY | O_CLOEXEC)
         guard fd >= 0 else { throw failure(shown, errno, hint: "check that it can be written") }
@@ -154,7 +177,8 @@ public enum FileIO {
             // where Foundation's reading of a link throws, and builds an error, for each one that is not.
             var info = stat()
             guard lstat(current, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK,
-                  let target = try? FileManager.default.destinationOfSymbolicLink(atPath: current) else { return current }
+                let target = try? FileManager.default.destinationOfSymbolicLink(atPath: current)
+            else { return current }
             let parent = directory(of: current)
             current = target.hasPrefix("/") || parent.isEmpty ? target : parent + "/" + target
         }
@@ -162,7 +186,9 @@ public enum FileIO {
     }
 
     static func failure(_ path: String, _ code: Int32, hint: String) -> Diagnostic {
-        .ioError("cannot write \(path): \(String(cString: strerror(code)))", hint: code == ENOSPC ? "free some space, or write elsewhere" : hint)
+        .ioError(
+            "cannot write \(path): \(String(cString: strerror(code)))",
+            hint: code == ENOSPC ? "free some space, or write elsewhere" : hint)
     }
 
     /// A whole file's bytes, or the system's reason it could not be read ("No such file or directory").
@@ -188,8 +214,8 @@ public enum FileIO {
         public var description: String { reason }
     }
 
-    /// The path of `command` as a shell would run it: itself when it holds a `/`, else the first executable of that name
-    /// on `path` (`$PATH`'s form); nil when there is none.
+    /// The path of `command` as a shell would run it: itself when it holds a `/`, else the first executable of that
+    /// name on `path` (`$PATH`'s form); nil when there is none.
     static func executable(_ command: String, path: String) -> String? {
         if command.contains("/") { return access(command, X_OK) == 0 ? command : nil }
         for directory in path.split(separator: ":") where !directory.isEmpty {
@@ -219,14 +245,20 @@ public enum FileIO {
 extension FileIO {
     /// A file the user names that must hold a JSON object: unreadable, not JSON or not an object is exit 65 naming
     /// `what` (`--fields file x.json`) and the problem; `example` shows what belongs there.
-    public static func readJSONObject(_ path: String, what: String, example: String = "a JSON object") throws(Diagnostic) -> JSON.Object {
+    public static func readJSONObject(
+        _ path: String, what: String, example: String = "a JSON object"
+    ) throws(Diagnostic) -> JSON.Object {
         let json: JSON
         switch read(path) {
         case .success(let data):
-            do { json = try JSON.parse(data) } catch { throw .data("\(what) \(path) is not JSON: \(error)", hint: example) }
+            do { json = try JSON.parse(data) } catch {
+                throw .data("\(what) \(path) is not JSON: \(error)", hint: example)
+            }
         case .failure(let error): throw .data("cannot read \(what) \(path): \(error.reason)", hint: "check the path")
         }
-        guard let object = json.objectValue else { throw .data("\(what) \(path) holds \(json.kindName), not an object", hint: example) }
+        guard let object = json.objectValue else {
+            throw .data("\(what) \(path) holds \(json.kindName), not an object", hint: example)
+        }
         return object
     }
 }

@@ -10,8 +10,8 @@ import WireTypes
 final class IdentityMemo<Result: Sendable>: Sendable {
     private let entries = Locked<[String: (value: JSON, result: Result)]>([:])
 
-    /// The result kept for `key` if it was worked out from this very `value`, else `work`'s, kept. `work` runs under the
-    /// memo's lock, so no one takes for done what another is still working out; a `work` that throws keeps nothing.
+    /// The result kept for `key` if it was worked out from this very `value`, else `work`'s, kept. `work` runs under
+    /// the memo's lock, so no one takes for done what another is still working out; a `work` that throws keeps nothing.
     func result<E: Error>(_ key: String, of value: JSON, _ work: () throws(E) -> Result) throws(E) -> Result {
         try entries.withLock { (entries) throws(E) -> Result in
             if let kept = entries[key], kept.value.isIdentical(to: value) { return kept.result }

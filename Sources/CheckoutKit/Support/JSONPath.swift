@@ -1,3 +1,5 @@
+import Foundation
+
 /// A path into a JSON value: `payment_intent.status`, `items[0].id`, `$.a["odd key"]`.
 /// Kept deliberately small: keys and indices, which is all a flow needs to capture and assert.
 public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
@@ -18,7 +20,8 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         components.reduce("$") { text, c in
             switch c {
-            case .key(let k) where !k.isEmpty && k.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }): text + "." + k
+            case .key(let k) where !k.isEmpty && k.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }):
+                text + "." + k
             case .key(let k): text + "[\"" + k + "\"]"
             case .index(let i): text + "[\(i)]"
             }
@@ -37,13 +40,20 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
         if chars.hasPrefix("$") { chars = chars.dropFirst() }
         if chars.hasPrefix(".") { chars = chars.dropFirst() }
         var key = ""
-        func flushKey() { if !key.isEmpty { comps.append(.key(key)); key = "" } }
+        func flushKey() {
+            if !key.isEmpty {
+                comps.append(.key(key))
+                key = ""
+            }
+        }
         while let c = chars.first {
             switch c {
             case ".":
                 flushKey()
                 chars = chars.dropFirst()
-                if chars.first == "." || chars.isEmpty { throw SyntaxError(description: "empty segment in path '\(text)'") }
+                if chars.first == "." || chars.isEmpty {
+                    throw SyntaxError(description: "empty segment in path '\(text)'")
+                }
             case "[":
                 flushKey()
                 guard let close = chars.firstIndex(of: "]") else {
@@ -55,7 +65,8 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
                 } else if inner.count >= 2, let q = inner.first, q == "\"" || q == "'", inner.last == q {
                     comps.append(.key(String(inner.dropFirst().dropLast())))
                 } else {
-                    throw SyntaxError(description: "'[\(inner)]' in path '\(text)' is neither an index nor a quoted key")
+                    throw SyntaxError(
+                        description: "'[\(inner)]' in path '\(text)' is neither an index nor a quoted key")
                 }
                 chars = chars[chars.index(after: close)...]
             default:
@@ -109,5 +120,3 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
     public func appending(_ index: Int) -> JSONPath { appending(.index(index)) }
     public static let root = JSONPath(components: [])
 }
-
-import Foundation

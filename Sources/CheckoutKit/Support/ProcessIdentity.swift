@@ -32,7 +32,8 @@ public struct ProcessIdentity: Sendable, Hashable {
 
     init?(_ json: JSON?) {
         guard let pid = json?["pid"]?.intValue, let pid32 = Int32(exactly: pid),
-              let started = json?["started"]?.stringValue.flatMap({ UInt64($0) }) else { return nil }
+            let started = json?["started"]?.stringValue.flatMap({ UInt64($0) })
+        else { return nil }
         self.init(pid: pid32, started: started)
     }
 }

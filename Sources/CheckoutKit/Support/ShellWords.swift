@@ -7,9 +7,13 @@ public enum ShellWords {
     }
 
     static func quote(_ word: String) -> String {
-        let plain = !word.isEmpty && word.unicodeScalars.allSatisfy { scalar in
-            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "-_./:=@%+,".unicodeScalars.contains(scalar))
-        }
+        let plain =
+            !word.isEmpty
+            && word.unicodeScalars.allSatisfy { scalar in
+                scalar.isASCII
+                    && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+                        || "-_./:=@%+,".unicodeScalars.contains(scalar))
+            }
         return plain ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }

@@ -55,23 +55,33 @@ struct Executor {
 
     mutating func run(_ operation: OperationDefinition, root: Any?) -> GraphQLValue {
         guard let rootType = schema.rootType(operation.operation) else {
-            errors.append(GraphQLError("Schema is not configured for \(operation.operation.rawValue)s.", locations: [operation.location]))
+            errors.append(
+                GraphQLError(
+                    "Schema is not configured for \(operation.operation.rawValue)s.", locations: [operation.location]))
             return .null
         }
         // Mutations' top-level fields run one after another (§6.2.2); this executor runs every field in order anyway.
-        do { return try selectionSet([operation.selectionSet], on: rootType.name, value: Resolved(root), path: nil) } catch { return .null }
+        do {
+            return try selectionSet([operation.selectionSet], on: rootType.name, value: Resolved(root), path: nil)
+        } catch { return .null }
     }
 
     // MARK: Fields
 
     /// The merged selection sets of one response key, on the value's object type.
-    private mutating func selectionSet(_ selectionSets: [[Selection]], on typeName: String, value: Resolved,
-                                       path: ResponsePath?) throws(NullPropagation) -> GraphQLValue {
+    private mutating func selectionSet(
+        _ selectionSets: [[Selection]], on typeName: String, value: Resolved,
+        path: ResponsePath?
+    ) throws(NullPropagation) -> GraphQLValue {
         let planned = plan(selectionSets, on: typeName)
         var members: [(String, GraphQLValue)] = []
         members.reserveCapacity(planned.count)
         for field in planned {
-            members.append((field.key, try self.field(field, on: typeName, parent: value, path: ResponsePath(.key(field.key), under: path))))
+            members.append(
+                (
+                    field.key,
+                    try self.field(field, on: typeName, parent: value, path: ResponsePath(.key(field.key), under: path))
+                ))
         }
         return .object(members)
     }
@@ -82,23 +92,30 @@ struct Executor {
         return plans.plan(selectionSets, on: typeName) { Self.plan(selectionSets, on: typeName, executor: self) }
     }
 
-    private static func plan(_ selectionSets: [[Selection]], on typeName: String, executor: Executor) -> [PlannedField] {
+    private static func plan(_ selectionSets: [[Selection]], on typeName: String, executor: Executor) -> [PlannedField]
+    {
         var visited = Set<String>()
         return executor.collect(Array(selectionSets.joined()), on: typeName, visited: &visited).map { key, fields in
             let name = fields[0].name
-            return PlannedField(key: key, fields: fields, definition: name == "__typename" ? nil : executor.schema.field(name, on: typeName))
+            return PlannedField(
+                key: key, fields: fields,
+                definition: name == "__typename" ? nil : executor.schema.field(name, on: typeName))
         }
     }
 
-    private mutating func field(_ planned: PlannedField, on typeName: String, parent: Resolved,
-                                path: ResponsePath) throws(NullPropagation) -> GraphQLValue {
+    private mutating func field(
+        _ planned: PlannedField, on typeName: String, parent: Resolved,
+        path: ResponsePath
+    ) throws(NullPropagation) -> GraphQLValue {
         let fields = planned.fields
         let first = fields[0]
         if first.name == "__typename" { return .string(typeName) }
         guard let definition = planned.definition else { return .null }  // validation rules this out
         do {
-            let arguments = try InputCoercion.arguments(first.arguments, definitions: definition.arguments, variables: variables, in: schema)
-            let info = ResolveInfo(fieldName: first.name, parentType: typeName, arguments: arguments, responsePath: path, context: context)
+            let arguments = try InputCoercion.arguments(
+                first.arguments, definitions: definition.arguments, variables: variables, in: schema)
+            let info = ResolveInfo(
+                fieldName: first.name, parentType: typeName, arguments: arguments, responsePath: path, context: context)
             let resolved = try resolve(first.name, on: typeName, parent: parent, info: info)
             return try complete(resolved, as: definition.type, fields: fields, parentType: typeName, path: path)
         } catch let propagation as NullPropagation {
@@ -114,8 +131,9 @@ struct Executor {
     private func resolve(_ name: String, on typeName: String, parent: Resolved, info: ResolveInfo) throws -> Resolved {
         if typeName == schema.queryType, name == "__schema" { return .swift(Introspection.SchemaValue(schema: schema)) }
         if typeName == schema.queryType, name == "__type" {
-            return Resolved(info.arguments["name"]?.stringValue.flatMap { schema[$0] }
-                .map { Introspection.TypeValue(schema: schema, reference: .named($0.name)) })
+            return Resolved(
+                info.arguments["name"]?.stringValue.flatMap { schema[$0] }
+                    .map { Introspection.TypeValue(schema: schema, reference: .named($0.name)) })
         }
         if let resolver = resolvers[typeName, name] { return Resolved(try resolver(parent.boxed, info)) }
         switch parent {
@@ -134,9 +152,13 @@ struct Executor {
 
         /// One cast, which also looks through optionals.
         init(_ value: Any?) {
-            if let plain = value as? GraphQLValue { self = .plain(plain) }
-            else if let value = Executor.unwrap(value) { self = .swift(value) }
-            else { self = .plain(.null) }
+            if let plain = value as? GraphQLValue {
+                self = .plain(plain)
+            } else if let value = Executor.unwrap(value) {
+                self = .swift(value)
+            } else {
+                self = .plain(.null)
+            }
         }
 
         var isNull: Bool { if case .plain(.null) = self { true } else { false } }
@@ -150,7 +172,8 @@ struct Executor {
         }
     }
 
-    /// A dictionary's member (called when it is a `FieldFunction`), an `ObjectValue`'s field, a `GraphQLValue`'s member.
+    /// A dictionary's member (called when it is a `FieldFunction`), an `ObjectValue`'s field, a `GraphQLValue`'s
+    /// member.
     static func defaultResolve(_ parent: Any?, _ info: ResolveInfo) throws -> Any? {
         // The concrete type first: a resolver's object is most often a GraphQLValue, and each failed cast to a
         // protocol or a dictionary type is a runtime lookup.
@@ -176,13 +199,17 @@ struct Executor {
 
     // MARK: Completion
 
-    private mutating func complete(_ value: Resolved, as type: TypeReference, fields: [Field], parentType: String,
-                                   path: ResponsePath) throws -> GraphQLValue {
+    private mutating func complete(
+        _ value: Resolved, as type: TypeReference, fields: [Field], parentType: String,
+        path: ResponsePath
+    ) throws -> GraphQLValue {
         switch type {
         case .nonNull(let inner):
             let completed = try complete(value, as: inner, fields: fields, parentType: parentType, path: path)
             if completed.isNull {
-                throw GraphQLError("Cannot return null for non-nullable field \(parentType).\(fields[0].name).", locations: [fields[0].location], path: ResponsePath.components(path))
+                throw GraphQLError(
+                    "Cannot return null for non-nullable field \(parentType).\(fields[0].name).",
+                    locations: [fields[0].location], path: ResponsePath.components(path))
             }
             return completed
         case .list(let item):
@@ -194,14 +221,16 @@ struct Executor {
             case .swift(let array as [Any]): items = array.map(Resolved.init)
             case .plain: throw GraphQLError("Expected a list for field \"\(parentType).\(fields[0].name)\".")
             case .swift(let other):
-                throw GraphQLError("Expected a list for field \"\(parentType).\(fields[0].name)\", got \(Swift.type(of: other)).")
+                throw GraphQLError(
+                    "Expected a list for field \"\(parentType).\(fields[0].name)\", got \(Swift.type(of: other)).")
             }
             var out: [GraphQLValue] = []
             out.reserveCapacity(items.count)
             for (i, element) in items.enumerated() {
                 let itemPath = ResponsePath(.index(i), under: path)
-                do { out.append(try complete(element, as: item, fields: fields, parentType: parentType, path: itemPath)) }
-                catch let propagation as NullPropagation {
+                do {
+                    out.append(try complete(element, as: item, fields: fields, parentType: parentType, path: itemPath))
+                } catch let propagation as NullPropagation {
                     if item.isNonNull { throw propagation }
                     out.append(.null)
                 } catch {
@@ -239,7 +268,9 @@ struct Executor {
                 case .swift(let swift): concrete = Self.typeName(of: swift)
                 }
                 guard let concrete, schema.isPossible(concrete, of: name), schema[concrete]?.isObject == true else {
-                    throw GraphQLError("Abstract type \"\(name)\" must resolve to an object type at runtime for field \"\(parentType).\(fields[0].name)\".")
+                    throw GraphQLError(
+                        "Abstract type \"\(name)\" must resolve to an object type at runtime for field \"\(parentType).\(fields[0].name)\"."
+                    )
                 }
                 return try subselection(value, objectType: concrete, fields: fields, path: path)
             case .inputObject:
@@ -248,7 +279,9 @@ struct Executor {
         }
     }
 
-    private mutating func subselection(_ value: Resolved, objectType: String, fields: [Field], path: ResponsePath) throws(NullPropagation) -> GraphQLValue {
+    private mutating func subselection(
+        _ value: Resolved, objectType: String, fields: [Field], path: ResponsePath
+    ) throws(NullPropagation) -> GraphQLValue {
         try selectionSet(fields.compactMap(\.selectionSet), on: objectType, value: value, path: path)
     }
 
@@ -285,7 +318,8 @@ struct Executor {
     static func serializeScalar(plain: GraphQLValue, _ name: String) throws -> GraphQLValue {
         switch (name, plain) {
         case ("Int", .int): return plain
-        case ("Int", .float(let d)) where d.rounded() == d && abs(d) <= Double(InputCoercion.maxInt): return .int(Int(d))
+        case ("Int", .float(let d)) where d.rounded() == d && abs(d) <= Double(InputCoercion.maxInt):
+            return .int(Int(d))
         case ("Int", _): throw GraphQLError("Int cannot represent non-integer value: \(plain.jsonText)")
         case ("Float", .float): return plain
         case ("Float", .int(let i)): return .float(Double(i))
@@ -335,7 +369,9 @@ struct Executor {
                 guard !visited.contains(spread.name), let fragment = fragments[spread.name] else { continue }
                 visited.insert(spread.name)
                 guard applies(fragment.typeCondition, to: typeName) else { continue }
-                for (key, fields) in collect(fragment.selectionSet, on: typeName, visited: &visited) { add(key, fields) }
+                for (key, fields) in collect(fragment.selectionSet, on: typeName, visited: &visited) {
+                    add(key, fields)
+                }
             case .inlineFragment(let inline):
                 if let condition = inline.typeCondition, !applies(condition, to: typeName) { continue }
                 for (key, fields) in collect(inline.selectionSet, on: typeName, visited: &visited) { add(key, fields) }
@@ -352,11 +388,12 @@ struct Executor {
     private func included(_ directives: [Directive]) -> Bool {
         for d in directives where d.name == "skip" || d.name == "include" {
             guard let argument = d.arguments.first(where: { $0.name == "if" }) else { continue }
-            let condition: Bool = switch argument.value {
-            case .bool(let b): b
-            case .variable(let v): variables[v]?.boolValue ?? false
-            default: false
-            }
+            let condition: Bool =
+                switch argument.value {
+                case .bool(let b): b
+                case .variable(let v): variables[v]?.boolValue ?? false
+                default: false
+                }
             if d.name == "skip" && condition { return false }
             if d.name == "include" && !condition { return false }
         }

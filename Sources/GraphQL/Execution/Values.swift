@@ -16,7 +16,8 @@ enum InputCoercion {
     // MARK: Runtime values (variables)
 
     /// A variable's JSON value coerced to its type.
-    static func coerce(_ value: GraphQLValue, to type: TypeReference, in schema: Schema) throws(Problem) -> GraphQLValue {
+    static func coerce(_ value: GraphQLValue, to type: TypeReference, in schema: Schema) throws(Problem) -> GraphQLValue
+    {
         switch type {
         case .nonNull(let inner):
             if value.isNull { throw Problem(message: "Expected non-nullable type \"\(type)\" not to be null.") }
@@ -49,17 +50,24 @@ enum InputCoercion {
                 }
                 // A OneOf input object given as a variable's value: exactly one field, and not null, as for a literal.
                 if named.isOneOf {
-                    guard members.count == 1 else { throw Problem(message: "OneOf Input Object \"\(name)\" must specify exactly one key.") }
-                    if members[0].1.isNull { throw Problem(message: "Field \"\(name).\(members[0].0)\" must be non-null.") }
+                    guard members.count == 1 else {
+                        throw Problem(message: "OneOf Input Object \"\(name)\" must specify exactly one key.")
+                    }
+                    if members[0].1.isNull {
+                        throw Problem(message: "Field \"\(name).\(members[0].0)\" must be non-null.")
+                    }
                 }
                 var out: [(String, GraphQLValue)] = []
                 for field in fields {
                     if let given = members.first(where: { $0.0 == field.name })?.1 {
-                        do { out.append((field.name, try coerce(given, to: field.type, in: schema))) } catch { throw error.prefixed(field.name) }
+                        do { out.append((field.name, try coerce(given, to: field.type, in: schema))) } catch {
+                            throw error.prefixed(field.name)
+                        }
                     } else if let d = field.defaultValue {
                         out.append((field.name, try literal(d, to: field.type, variables: [:], in: schema)))
                     } else if field.type.isNonNull {
-                        throw Problem(message: "Field \"\(field.name)\" of required type \"\(field.type)\" was not provided.")
+                        throw Problem(
+                            message: "Field \"\(field.name)\" of required type \"\(field.type)\" was not provided.")
                     }
                 }
                 return .object(out)
@@ -77,7 +85,9 @@ enum InputCoercion {
                 if case .float(let d) = value, d.rounded() == d, abs(d) <= Double(maxInt) { return .int(Int(d)) }
                 throw Problem(message: "Int cannot represent non-integer value: \(value.jsonText)")
             }
-            guard i >= minInt && i <= maxInt else { throw Problem(message: "Int cannot represent non 32-bit signed integer value: \(i)") }
+            guard i >= minInt && i <= maxInt else {
+                throw Problem(message: "Int cannot represent non 32-bit signed integer value: \(i)")
+            }
             return value
         case "Float":
             switch value {
@@ -86,10 +96,14 @@ enum InputCoercion {
             default: throw Problem(message: "Float cannot represent non numeric value: \(value.jsonText)")
             }
         case "String":
-            guard case .string = value else { throw Problem(message: "String cannot represent a non string value: \(value.jsonText)") }
+            guard case .string = value else {
+                throw Problem(message: "String cannot represent a non string value: \(value.jsonText)")
+            }
             return value
         case "Boolean":
-            guard case .bool = value else { throw Problem(message: "Boolean cannot represent a non boolean value: \(value.jsonText)") }
+            guard case .bool = value else {
+                throw Problem(message: "Boolean cannot represent a non boolean value: \(value.jsonText)")
+            }
             return value
         case "ID":
             switch value {
@@ -107,12 +121,16 @@ enum InputCoercion {
     /// A literal from the document coerced to its type, variables substituted from `variables` (already coerced).
     /// A variable that has no value is absent: the caller then uses the default, as §6.4.1 says. With `variables` nil
     /// (validation, before any values exist) a variable is taken as present and fitting: its own rule checks it.
-    static func literal(_ value: Value, to type: TypeReference, variables: [String: GraphQLValue]?,
-                        in schema: Schema) throws(Problem) -> GraphQLValue {
+    static func literal(
+        _ value: Value, to type: TypeReference, variables: [String: GraphQLValue]?,
+        in schema: Schema
+    ) throws(Problem) -> GraphQLValue {
         if case .variable(let name) = value {
             guard let variables else { return .null }
             guard let v = variables[name] else { return .null }
-            if type.isNonNull && v.isNull { throw Problem(message: "Expected non-nullable type \"\(type)\" not to be null.") }
+            if type.isNonNull && v.isNull {
+                throw Problem(message: "Expected non-nullable type \"\(type)\" not to be null.")
+            }
             return v
         }
         switch type {
@@ -121,10 +139,14 @@ enum InputCoercion {
             return try literal(value, to: inner, variables: variables, in: schema)
         case .list(let item):
             if value == .null { return .null }
-            guard case .list(let items) = value else { return .list([try literal(value, to: item, variables: variables, in: schema)]) }
+            guard case .list(let items) = value else {
+                return .list([try literal(value, to: item, variables: variables, in: schema)])
+            }
             var out: [GraphQLValue] = []
             for (i, v) in items.enumerated() {
-                do { out.append(try literal(v, to: item, variables: variables, in: schema)) } catch { throw error.prefixed(String(i)) }
+                do { out.append(try literal(v, to: item, variables: variables, in: schema)) } catch {
+                    throw error.prefixed(String(i))
+                }
             }
             return .list(out)
         case .named(let name):
@@ -134,7 +156,10 @@ enum InputCoercion {
             case .scalar: return try literalScalar(value, name, variables: variables)
             case .enumeration:
                 guard case .enumValue(let e) = value, named.enumValues.contains(e) else {
-                    let hint = if case .string(let s) = value, named.enumValues.contains(s) { " Did you mean the enum value \"\(s)\"?" } else { "" }
+                    let hint =
+                        if case .string(let s) = value, named.enumValues.contains(s) {
+                            " Did you mean the enum value \"\(s)\"?"
+                        } else { "" }
                     throw Problem(message: "Value \"\(value.text)\" does not exist in \"\(name)\" enum.\(hint)")
                 }
                 return .enumValue(e)
@@ -152,7 +177,10 @@ enum InputCoercion {
                         throw Problem(message: "OneOf Input Object \"\(name)\" must specify exactly one key.")
                     }
                     let only = present[0]
-                    let isNull = if case .variable(let v) = only.value { variables?[v]?.isNull ?? false } else { only.value == .null }
+                    let isNull =
+                        if case .variable(let v) = only.value { variables?[v]?.isNull ?? false } else {
+                            only.value == .null
+                        }
                     if isNull { throw Problem(message: "Field \"\(name).\(only.name)\" must be non-null.") }
                 }
                 var out: [(String, GraphQLValue)] = []
@@ -160,12 +188,16 @@ enum InputCoercion {
                     let provided = given.first { $0.name == field.name }?.value
                     // A variable with no value counts as absent (the default applies).
                     if let provided, !(isUnsetVariable(provided, variables)) {
-                        do { out.append((field.name, try literal(provided, to: field.type, variables: variables, in: schema))) }
-                        catch { throw error.prefixed(field.name) }
+                        do {
+                            out.append(
+                                (field.name, try literal(provided, to: field.type, variables: variables, in: schema)))
+                        } catch { throw error.prefixed(field.name) }
                     } else if let d = field.defaultValue {
                         out.append((field.name, try literal(d, to: field.type, variables: [:], in: schema)))
                     } else if field.type.isNonNull {
-                        throw Problem(message: "Field \"\(name).\(field.name)\" of required type \"\(field.type)\" was not provided.")
+                        throw Problem(
+                            message:
+                                "Field \"\(name).\(field.name)\" of required type \"\(field.type)\" was not provided.")
                     }
                 }
                 return .object(out)
@@ -180,7 +212,9 @@ enum InputCoercion {
         return false
     }
 
-    static func literalScalar(_ value: Value, _ name: String, variables: [String: GraphQLValue]?) throws(Problem) -> GraphQLValue {
+    static func literalScalar(
+        _ value: Value, _ name: String, variables: [String: GraphQLValue]?
+    ) throws(Problem) -> GraphQLValue {
         switch (name, value) {
         case ("Int", .int(let text)):
             guard let i = Int(text), i >= minInt && i <= maxInt else {
@@ -189,7 +223,9 @@ enum InputCoercion {
             return .int(i)
         case ("Int", _): throw Problem(message: "Int cannot represent non-integer value: \(value.text)")
         case ("Float", .int(let text)), ("Float", .float(let text)):
-            guard let d = Double(text) else { throw Problem(message: "Float cannot represent non numeric value: \(text)") }
+            guard let d = Double(text) else {
+                throw Problem(message: "Float cannot represent non numeric value: \(text)")
+            }
             return .float(d)
         case ("Float", _): throw Problem(message: "Float cannot represent non numeric value: \(value.text)")
         case ("String", .string(let s)): return .string(s)
@@ -223,23 +259,31 @@ enum InputCoercion {
 
     /// A field's or directive's arguments (§6.4.1 CoerceArgumentValues): given ones coerced, defaults filled in, a
     /// missing required one an error.
-    static func arguments(_ given: [Argument], definitions: [InputValueDefinition], variables: [String: GraphQLValue],
-                          in schema: Schema) throws(GraphQLError) -> [String: GraphQLValue] {
+    static func arguments(
+        _ given: [Argument], definitions: [InputValueDefinition], variables: [String: GraphQLValue],
+        in schema: Schema
+    ) throws(GraphQLError) -> [String: GraphQLValue] {
         var out: [String: GraphQLValue] = [:]
         for definition in definitions {
             let argument = given.first { $0.name == definition.name }
             if let argument, !isUnsetVariable(argument.value, variables) {
-                do { out[definition.name] = try literal(argument.value, to: definition.type, variables: variables, in: schema) }
-                catch {
+                do {
+                    out[definition.name] = try literal(
+                        argument.value, to: definition.type, variables: variables, in: schema)
+                } catch {
                     let at = error.path.isEmpty ? "" : " at \"\(error.path.joined(separator: "."))\""
-                    throw GraphQLError("Argument \"\(definition.name)\" has invalid value\(at): \(error.message)", locations: [argument.location])
+                    throw GraphQLError(
+                        "Argument \"\(definition.name)\" has invalid value\(at): \(error.message)",
+                        locations: [argument.location])
                 }
             } else if let d = definition.defaultValue {
-                do { out[definition.name] = try literal(d, to: definition.type, variables: [:], in: schema) }
-                catch { throw GraphQLError("Argument \"\(definition.name)\" has an invalid default: \(error.message)") }
+                do { out[definition.name] = try literal(d, to: definition.type, variables: [:], in: schema) } catch {
+                    throw GraphQLError("Argument \"\(definition.name)\" has an invalid default: \(error.message)")
+                }
             } else if definition.type.isNonNull {
-                throw GraphQLError("Argument \"\(definition.name)\" of required type \"\(definition.type)\" was not provided.",
-                                   locations: argument.map { [$0.location] } ?? [])
+                throw GraphQLError(
+                    "Argument \"\(definition.name)\" of required type \"\(definition.type)\" was not provided.",
+                    locations: argument.map { [$0.location] } ?? [])
             }
         }
         return out

@@ -206,7 +206,8 @@ public struct TypeDefinition: Sendable {
         var isEmpty: Bool {
             switch self {
             case .scalar: true
-            case .object(let interfaces, let fields), .interface(let interfaces, let fields): interfaces.isEmpty && fields.isEmpty
+            case .object(let interfaces, let fields), .interface(let interfaces, let fields):
+                interfaces.isEmpty && fields.isEmpty
             case .union(let types): types.isEmpty
             case .enumeration(let values): values.isEmpty
             case .inputObject(let fields): fields.isEmpty

@@ -11,7 +11,10 @@ struct Lexer {
 
     init(_ text: String) {
         bytes = Array(text.utf8)
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { position = 3; lineStart = 3 }
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+            position = 3
+            lineStart = 3
+        }
     }
 
     private var here: SourceLocation { SourceLocation(line: line, column: position - lineStart + 1) }
@@ -56,8 +59,8 @@ struct Lexer {
         guard let byte = peek() else { return Token(kind: .endOfFile, value: "", location: start) }
         switch byte {
         case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "("), UInt8(ascii: ")"),
-             UInt8(ascii: ":"), UInt8(ascii: "="), UInt8(ascii: "@"), UInt8(ascii: "["), UInt8(ascii: "]"),
-             UInt8(ascii: "{"), UInt8(ascii: "|"), UInt8(ascii: "}"):
+            UInt8(ascii: ":"), UInt8(ascii: "="), UInt8(ascii: "@"), UInt8(ascii: "["), UInt8(ascii: "]"),
+            UInt8(ascii: "{"), UInt8(ascii: "|"), UInt8(ascii: "}"):
             position += 1
             return Token(kind: .punctuator, value: String(UnicodeScalar(byte)), location: start)
         case UInt8(ascii: "."):
@@ -73,8 +76,10 @@ struct Lexer {
             return try number(start)
         default:
             guard Self.isNameStart(byte) else {
-                throw syntaxError(byte < 0x20 || byte == 0x7F ? "Invalid character \(Self.codePoint(byte))."
-                                  : "Unexpected character \"\(String(decoding: [byte], as: UTF8.self))\".")
+                throw syntaxError(
+                    byte < 0x20 || byte == 0x7F
+                        ? "Invalid character \(Self.codePoint(byte))."
+                        : "Unexpected character \"\(String(decoding: [byte], as: UTF8.self))\".")
             }
             let from = position
             while let b = peek(), Self.isNameContinue(b) { position += 1 }
@@ -83,7 +88,8 @@ struct Lexer {
     }
 
     static func isNameStart(_ b: UInt8) -> Bool {
-        (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z")) || (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z")) || b == UInt8(ascii: "_")
+        (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z")) || (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z"))
+            || b == UInt8(ascii: "_")
     }
 
     static func isNameContinue(_ b: UInt8) -> Bool { isNameStart(b) || isDigit(b) }
@@ -101,7 +107,9 @@ struct Lexer {
         if peek() == UInt8(ascii: "-") { position += 1 }
         if peek() == UInt8(ascii: "0") {
             position += 1
-            if let b = peek(), Self.isDigit(b) { throw syntaxError("Invalid number, unexpected digit after 0: \"\(UnicodeScalar(b))\".") }
+            if let b = peek(), Self.isDigit(b) {
+                throw syntaxError("Invalid number, unexpected digit after 0: \"\(UnicodeScalar(b))\".")
+            }
         } else {
             try digits()
         }
@@ -119,12 +127,15 @@ struct Lexer {
         if let b = peek(), b == UInt8(ascii: ".") || Self.isNameStart(b) {
             throw syntaxError("Invalid number, expected digit but got: \"\(UnicodeScalar(b))\".")
         }
-        return Token(kind: isFloat ? .float : .int, value: String(decoding: bytes[from..<position], as: UTF8.self), location: start)
+        return Token(
+            kind: isFloat ? .float : .int, value: String(decoding: bytes[from..<position], as: UTF8.self),
+            location: start)
     }
 
     private mutating func digits() throws(GraphQLError) {
         guard let b = peek(), Self.isDigit(b) else {
-            throw syntaxError("Invalid number, expected digit but got: \(peek().map { "\"\(UnicodeScalar($0))\"" } ?? "<EOF>").")
+            throw syntaxError(
+                "Invalid number, expected digit but got: \(peek().map { "\"\(UnicodeScalar($0))\"" } ?? "<EOF>").")
         }
         while let b = peek(), Self.isDigit(b) { position += 1 }
     }
@@ -150,11 +161,16 @@ struct Lexer {
                     continue
                 }
                 guard escaped == UInt8(ascii: "u") else {
-                    throw syntaxError("Invalid character escape sequence: \"\\\(UnicodeScalar(escaped))\".", at: escapeStart)
+                    throw syntaxError(
+                        "Invalid character escape sequence: \"\\\(UnicodeScalar(escaped))\".", at: escapeStart)
                 }
-                do { out.append(contentsOf: try unicodeEscape()) } catch { throw syntaxError("Invalid Unicode escape sequence.", at: escapeStart) }
+                do { out.append(contentsOf: try unicodeEscape()) } catch {
+                    throw syntaxError("Invalid Unicode escape sequence.", at: escapeStart)
+                }
             default:
-                if byte < 0x20 && byte != 0x09 { throw syntaxError("Invalid character within String: \(Self.codePoint(byte)).") }
+                if byte < 0x20 && byte != 0x09 {
+                    throw syntaxError("Invalid character within String: \(Self.codePoint(byte)).")
+                }
                 out.append(byte)
                 position += 1
             }
@@ -213,16 +229,27 @@ struct Lexer {
         while let byte = peek() {
             if byte == UInt8(ascii: "\""), peek(1) == UInt8(ascii: "\""), peek(2) == UInt8(ascii: "\"") {
                 position += 3
-                return Token(kind: .blockString, value: Self.blockStringValue(String(decoding: raw, as: UTF8.self)), location: start)
+                return Token(
+                    kind: .blockString, value: Self.blockStringValue(String(decoding: raw, as: UTF8.self)),
+                    location: start)
             }
-            if byte == UInt8(ascii: "\\"), peek(1) == UInt8(ascii: "\""), peek(2) == UInt8(ascii: "\""), peek(3) == UInt8(ascii: "\"") {
+            if byte == UInt8(ascii: "\\"), peek(1) == UInt8(ascii: "\""), peek(2) == UInt8(ascii: "\""),
+                peek(3) == UInt8(ascii: "\"")
+            {
                 raw.append(contentsOf: [0x22, 0x22, 0x22])
                 position += 4
                 continue
             }
             if byte == 0x0A || byte == 0x0D {
                 // CR LF is one line terminator: keep the CR, step over the LF, then count one line.
-                if byte == 0x0D, peek(1) == 0x0A { raw.append(0x0D); position += 1; raw.append(0x0A); position += 1; newLine(after: position - 1); continue }
+                if byte == 0x0D, peek(1) == 0x0A {
+                    raw.append(0x0D)
+                    position += 1
+                    raw.append(0x0A)
+                    position += 1
+                    newLine(after: position - 1)
+                    continue
+                }
                 newLine(after: position)
             } else if byte < 0x20 && byte != 0x09 {
                 throw syntaxError("Invalid character within String: \(Self.codePoint(byte)).")

@@ -28,14 +28,15 @@ public struct Parser {
     }
 
     private func unexpected(_ expected: String? = nil) -> GraphQLError {
-        let found = switch token.kind {
-        case .endOfFile: "<EOF>"
-        case .punctuator: "\"\(token.value)\""
-        case .name: "Name \"\(token.value)\""
-        case .int: "Int \"\(token.value)\""
-        case .float: "Float \"\(token.value)\""
-        case .string, .blockString: "String \(GraphQLValue.string(token.value).jsonText)"
-        }
+        let found =
+            switch token.kind {
+            case .endOfFile: "<EOF>"
+            case .punctuator: "\"\(token.value)\""
+            case .name: "Name \"\(token.value)\""
+            case .int: "Int \"\(token.value)\""
+            case .float: "Float \"\(token.value)\""
+            case .string, .blockString: "String \(GraphQLValue.string(token.value).jsonText)"
+            }
         let message = expected.map { "Expected \($0), found \(found)." } ?? "Unexpected \(found)."
         return GraphQLError("Syntax Error: \(message)", locations: [token.location])
     }
@@ -65,10 +66,13 @@ public struct Parser {
     private func peekKeyword(_ word: String) -> Bool { token.kind == .name && token.value == word }
 
     /// `open item* close`, at least one item when `nonEmpty`.
-    private mutating func many<T>(_ open: String, _ close: String, nonEmpty: Bool = true,
-                                  _ item: (inout Parser) throws(GraphQLError) -> T) throws(GraphQLError) -> [T] {
+    private mutating func many<T>(
+        _ open: String, _ close: String, nonEmpty: Bool = true,
+        _ item: (inout Parser) throws(GraphQLError) -> T
+    ) throws(GraphQLError) -> [T] {
         guard depth < Self.maxDepth else {
-            throw GraphQLError("Syntax Error: Document nests deeper than \(Self.maxDepth) levels.", locations: [token.location])
+            throw GraphQLError(
+                "Syntax Error: Document nests deeper than \(Self.maxDepth) levels.", locations: [token.location])
         }
         depth += 1
         defer { depth -= 1 }
@@ -99,7 +103,8 @@ public struct Parser {
         case ("query", false), ("mutation", false), ("subscription", false): return .operation(try operation())
         case ("fragment", false): return .fragment(try fragmentDefinition())
         case ("schema", _): return .schema(try schemaDefinition())
-        case ("scalar", _), ("type", _), ("interface", _), ("union", _), ("enum", _), ("input", _): return .type(try typeDefinition())
+        case ("scalar", _), ("type", _), ("interface", _), ("union", _), ("enum", _), ("input", _):
+            return .type(try typeDefinition())
         case ("directive", _): return .directive(try directiveDefinition())
         case ("extend", false):
             _ = try advance()
@@ -124,17 +129,21 @@ public struct Parser {
     private mutating func operation() throws(GraphQLError) -> OperationDefinition {
         let location = token.location
         if token.is("{") {
-            return OperationDefinition(operation: .query, name: nil, variables: [], directives: [],
-                                       selectionSet: try selectionSet(), location: location)
+            return OperationDefinition(
+                operation: .query, name: nil, variables: [], directives: [],
+                selectionSet: try selectionSet(), location: location)
         }
         let word = try name()
         guard let type = OperationType(rawValue: word) else {
             throw GraphQLError("Syntax Error: Unexpected Name \"\(word)\".", locations: [location])
         }
         let operationName = token.kind == .name ? try name() : nil
-        let variables = token.is("(") ? try many("(", ")") { (p: inout Parser) throws(GraphQLError) in try p.variableDefinition() } : []
-        return OperationDefinition(operation: type, name: operationName, variables: variables, directives: try directives(constant: false),
-                                   selectionSet: try selectionSet(), location: location)
+        let variables =
+            token.is("(")
+            ? try many("(", ")") { (p: inout Parser) throws(GraphQLError) in try p.variableDefinition() } : []
+        return OperationDefinition(
+            operation: type, name: operationName, variables: variables, directives: try directives(constant: false),
+            selectionSet: try selectionSet(), location: location)
     }
 
     private mutating func variableDefinition() throws(GraphQLError) -> VariableDefinition {
@@ -144,13 +153,15 @@ public struct Parser {
         try expect(":")
         let type = try typeReference()
         let defaultValue = try skip("=") ? try value(constant: true) : nil
-        return VariableDefinition(name: variable, type: type, defaultValue: defaultValue, directives: try directives(constant: true),
-                                  location: location)
+        return VariableDefinition(
+            name: variable, type: type, defaultValue: defaultValue, directives: try directives(constant: true),
+            location: location)
     }
 
     private mutating func typeReference() throws(GraphQLError) -> TypeReference {
         guard depth < Self.maxDepth else {
-            throw GraphQLError("Syntax Error: Document nests deeper than \(Self.maxDepth) levels.", locations: [token.location])
+            throw GraphQLError(
+                "Syntax Error: Document nests deeper than \(Self.maxDepth) levels.", locations: [token.location])
         }
         depth += 1
         defer { depth -= 1 }
@@ -173,15 +184,18 @@ public struct Parser {
         let location = token.location
         if try skip("...") {
             if token.kind == .name, token.value != "on" {
-                return .fragmentSpread(FragmentSpread(name: try name(), directives: try directives(constant: false), location: location))
+                return .fragmentSpread(
+                    FragmentSpread(name: try name(), directives: try directives(constant: false), location: location))
             }
             var typeCondition: String?
             if peekKeyword("on") {
                 _ = try advance()
                 typeCondition = try name()
             }
-            return .inlineFragment(InlineFragment(typeCondition: typeCondition, directives: try directives(constant: false),
-                                                  selectionSet: try selectionSet(), location: location))
+            return .inlineFragment(
+                InlineFragment(
+                    typeCondition: typeCondition, directives: try directives(constant: false),
+                    selectionSet: try selectionSet(), location: location))
         }
         var alias: String?
         var fieldName = try name()
@@ -192,8 +206,10 @@ public struct Parser {
         let arguments = try self.arguments(constant: false)
         let directives = try self.directives(constant: false)
         let subselection = token.is("{") ? try selectionSet() : nil
-        return .field(Field(alias: alias, name: fieldName, arguments: arguments, directives: directives,
-                            selectionSet: subselection, location: location))
+        return .field(
+            Field(
+                alias: alias, name: fieldName, arguments: arguments, directives: directives,
+                selectionSet: subselection, location: location))
     }
 
     private mutating func arguments(constant: Bool) throws(GraphQLError) -> [Argument] {
@@ -222,8 +238,9 @@ public struct Parser {
         guard !peekKeyword("on") else { throw unexpected() }
         let fragmentName = try name()
         try keyword("on")
-        return FragmentDefinition(name: fragmentName, typeCondition: try name(), directives: try directives(constant: false),
-                                  selectionSet: try selectionSet(), location: location)
+        return FragmentDefinition(
+            name: fragmentName, typeCondition: try name(), directives: try directives(constant: false),
+            selectionSet: try selectionSet(), location: location)
     }
 
     // MARK: Values
@@ -233,14 +250,18 @@ public struct Parser {
         switch token.kind {
         case .punctuator:
             if token.is("[") {
-                return .list(try many("[", "]", nonEmpty: false) { (p: inout Parser) throws(GraphQLError) in try p.value(constant: constant) })
+                return .list(
+                    try many("[", "]", nonEmpty: false) { (p: inout Parser) throws(GraphQLError) in
+                        try p.value(constant: constant)
+                    })
             }
             if token.is("{") {
-                return .object(try many("{", "}", nonEmpty: false) { (p: inout Parser) throws(GraphQLError) in
-                    let fieldName = try p.name()
-                    try p.expect(":")
-                    return Value.ObjectField(name: fieldName, value: try p.value(constant: constant))
-                })
+                return .object(
+                    try many("{", "}", nonEmpty: false) { (p: inout Parser) throws(GraphQLError) in
+                        let fieldName = try p.name()
+                        try p.expect(":")
+                        return Value.ObjectField(name: fieldName, value: try p.value(constant: constant))
+                    })
             }
             if token.is("$"), !constant {
                 _ = try advance()
@@ -274,16 +295,20 @@ public struct Parser {
         let directives = try directives(constant: true)
         let hasOperationTypes = token.is("{")
         if isExtension && directives.isEmpty && !hasOperationTypes { throw unexpected() }
-        let operationTypes = !hasOperationTypes && isExtension ? [] : try many("{", "}") { (p: inout Parser) throws(GraphQLError) -> (OperationType, String) in
-            let at = p.token.location
-            let word = try p.name()
-            guard let type = OperationType(rawValue: word) else {
-                throw GraphQLError("Syntax Error: Unexpected Name \"\(word)\".", locations: [at])
+        let operationTypes =
+            !hasOperationTypes && isExtension
+            ? []
+            : try many("{", "}") { (p: inout Parser) throws(GraphQLError) -> (OperationType, String) in
+                let at = p.token.location
+                let word = try p.name()
+                guard let type = OperationType(rawValue: word) else {
+                    throw GraphQLError("Syntax Error: Unexpected Name \"\(word)\".", locations: [at])
+                }
+                try p.expect(":")
+                return (type, try p.name())
             }
-            try p.expect(":")
-            return (type, try p.name())
-        }
-        return SchemaDefinition(description: text, directives: directives, operationTypes: operationTypes, location: location)
+        return SchemaDefinition(
+            description: text, directives: directives, operationTypes: operationTypes, location: location)
     }
 
     private mutating func typeDefinition(isExtension: Bool = false) throws(GraphQLError) -> TypeDefinition {
@@ -300,8 +325,12 @@ public struct Parser {
         case "type", "interface":
             let interfaces = try implementsInterfaces()
             directives = try self.directives(constant: true)
-            let fields = token.is("{") ? try many("{", "}") { (p: inout Parser) throws(GraphQLError) in try p.fieldDefinition() } : []
-            kind = word == "type" ? .object(interfaces: interfaces, fields: fields) : .interface(interfaces: interfaces, fields: fields)
+            let fields =
+                token.is("{")
+                ? try many("{", "}") { (p: inout Parser) throws(GraphQLError) in try p.fieldDefinition() } : []
+            kind =
+                word == "type"
+                ? .object(interfaces: interfaces, fields: fields) : .interface(interfaces: interfaces, fields: fields)
         case "union":
             directives = try self.directives(constant: true)
             var members: [String] = []
@@ -312,19 +341,28 @@ public struct Parser {
             kind = .union(types: members)
         case "enum":
             directives = try self.directives(constant: true)
-            let values = token.is("{") ? try many("{", "}") { (p: inout Parser) throws(GraphQLError) -> EnumValueDefinition in
-                let at = p.token.location
-                let valueText = try p.description()
-                let valueName = try p.name()
-                if ["true", "false", "null"].contains(valueName) {
-                    throw GraphQLError("Syntax Error: \(valueName) is reserved and cannot be used for an enum value.", locations: [at])
-                }
-                return EnumValueDefinition(name: valueName, description: valueText, directives: try p.directives(constant: true), location: at)
-            } : []
+            let values =
+                token.is("{")
+                ? try many("{", "}") { (p: inout Parser) throws(GraphQLError) -> EnumValueDefinition in
+                    let at = p.token.location
+                    let valueText = try p.description()
+                    let valueName = try p.name()
+                    if ["true", "false", "null"].contains(valueName) {
+                        throw GraphQLError(
+                            "Syntax Error: \(valueName) is reserved and cannot be used for an enum value.",
+                            locations: [at])
+                    }
+                    return EnumValueDefinition(
+                        name: valueName, description: valueText, directives: try p.directives(constant: true),
+                        location: at)
+                } : []
             kind = .enumeration(values: values)
         case "input":
             directives = try self.directives(constant: true)
-            kind = .inputObject(fields: token.is("{") ? try many("{", "}") { (p: inout Parser) throws(GraphQLError) in try p.inputValueDefinition() } : [])
+            kind = .inputObject(
+                fields: token.is("{")
+                    ? try many("{", "}") { (p: inout Parser) throws(GraphQLError) in try p.inputValueDefinition() } : []
+            )
         default:
             throw GraphQLError("Syntax Error: Unexpected Name \"\(word)\".", locations: [location])
         }
@@ -346,10 +384,13 @@ public struct Parser {
         let location = token.location
         let text = try description()
         let fieldName = try name()
-        let arguments = token.is("(") ? try many("(", ")") { (p: inout Parser) throws(GraphQLError) in try p.inputValueDefinition() } : []
+        let arguments =
+            token.is("(")
+            ? try many("(", ")") { (p: inout Parser) throws(GraphQLError) in try p.inputValueDefinition() } : []
         try expect(":")
-        return FieldDefinition(name: fieldName, description: text, arguments: arguments, type: try typeReference(),
-                               directives: try directives(constant: true), location: location)
+        return FieldDefinition(
+            name: fieldName, description: text, arguments: arguments, type: try typeReference(),
+            directives: try directives(constant: true), location: location)
     }
 
     private mutating func inputValueDefinition() throws(GraphQLError) -> InputValueDefinition {
@@ -359,8 +400,9 @@ public struct Parser {
         try expect(":")
         let type = try typeReference()
         let defaultValue = try skip("=") ? try value(constant: true) : nil
-        return InputValueDefinition(name: valueName, description: text, type: type, defaultValue: defaultValue,
-                                    directives: try directives(constant: true), location: location)
+        return InputValueDefinition(
+            name: valueName, description: text, type: type, defaultValue: defaultValue,
+            directives: try directives(constant: true), location: location)
     }
 
     private mutating func directiveDefinition() throws(GraphQLError) -> DirectiveDefinition {
@@ -369,7 +411,9 @@ public struct Parser {
         try keyword("directive")
         try expect("@")
         let directiveName = try name()
-        let arguments = token.is("(") ? try many("(", ")") { (p: inout Parser) throws(GraphQLError) in try p.inputValueDefinition() } : []
+        let arguments =
+            token.is("(")
+            ? try many("(", ")") { (p: inout Parser) throws(GraphQLError) in try p.inputValueDefinition() } : []
         var repeatable = false
         if peekKeyword("repeatable") {
             _ = try advance()
@@ -379,8 +423,9 @@ public struct Parser {
         _ = try skip("|")
         var locations = [try directiveLocation()]
         while try skip("|") { locations.append(try directiveLocation()) }
-        return DirectiveDefinition(name: directiveName, description: text, arguments: arguments, repeatable: repeatable,
-                                   locations: locations, location: location)
+        return DirectiveDefinition(
+            name: directiveName, description: text, arguments: arguments, repeatable: repeatable,
+            locations: locations, location: location)
     }
 
     /// One of the spec's directive locations (`__DirectiveLocation`); any other name is a syntax error.
@@ -391,7 +436,8 @@ public struct Parser {
 
     static let directiveLocations: Set<String> = [
         "QUERY", "MUTATION", "SUBSCRIPTION", "FIELD", "FRAGMENT_DEFINITION", "FRAGMENT_SPREAD", "INLINE_FRAGMENT",
-        "VARIABLE_DEFINITION", "SCHEMA", "SCALAR", "OBJECT", "FIELD_DEFINITION", "ARGUMENT_DEFINITION", "INTERFACE", "UNION",
+        "VARIABLE_DEFINITION", "SCHEMA", "SCALAR", "OBJECT", "FIELD_DEFINITION", "ARGUMENT_DEFINITION", "INTERFACE",
+        "UNION",
         "ENUM", "ENUM_VALUE", "INPUT_OBJECT", "INPUT_FIELD_DEFINITION",
     ]
 }

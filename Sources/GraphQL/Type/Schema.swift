@@ -97,13 +97,17 @@ public struct Schema: Sendable {
         for definition in document.definitions {
             switch definition {
             case .type(let t):
-                guard types[t.name] == nil else { throw GraphQLError("There can be only one type named \"\(t.name)\".", locations: [t.location]) }
+                guard types[t.name] == nil else {
+                    throw GraphQLError("There can be only one type named \"\(t.name)\".", locations: [t.location])
+                }
                 types[t.name] = NamedType(t)
                 typeOrder.append(t.name)
             case .typeExtension(let t): extensions.append(t)
             case .directive(let d): directives[d.name] = d
             case .schema(let s):
-                guard schemaDefinition == nil else { throw GraphQLError("Must provide only one schema definition.", locations: [s.location]) }
+                guard schemaDefinition == nil else {
+                    throw GraphQLError("Must provide only one schema definition.", locations: [s.location])
+                }
                 schemaDefinition = s
             case .schemaExtension(let s): schemaExtensions.append(s)
             case .operation(let o):
@@ -132,7 +136,8 @@ public struct Schema: Sendable {
         for definition in (schemaDefinition.map { [$0] } ?? []) + schemaExtensions {
             for (operation, name) in definition.operationTypes {
                 guard named.insert(operation).inserted else {
-                    throw GraphQLError("There can be only one \(operation.rawValue) type in schema.", locations: [definition.location])
+                    throw GraphQLError(
+                        "There can be only one \(operation.rawValue) type in schema.", locations: [definition.location])
                 }
                 switch operation {
                 case .query: queryType = name
@@ -141,7 +146,9 @@ public struct Schema: Sendable {
                 }
             }
         }
-        guard types[queryType]?.isObject == true else { throw GraphQLError("The schema has no query type \"\(queryType)\".") }
+        guard types[queryType]?.isObject == true else {
+            throw GraphQLError("The schema has no query type \"\(queryType)\".")
+        }
         for (name, type) in types {
             switch type.definition.kind {
             case .object(let interfaces, _):
@@ -161,12 +168,15 @@ public struct Schema: Sendable {
         var d = type.definition
         switch (d.kind, e.kind) {
         case (.object(let i, let f), .object(let ei, let ef)): d.kind = .object(interfaces: i + ei, fields: f + ef)
-        case (.interface(let i, let f), .interface(let ei, let ef)): d.kind = .interface(interfaces: i + ei, fields: f + ef)
+        case (.interface(let i, let f), .interface(let ei, let ef)):
+            d.kind = .interface(interfaces: i + ei, fields: f + ef)
         case (.union(let t), .union(let et)): d.kind = .union(types: t + et)
         case (.enumeration(let v), .enumeration(let ev)): d.kind = .enumeration(values: v + ev)
         case (.inputObject(let f), .inputObject(let ef)): d.kind = .inputObject(fields: f + ef)
         case (.scalar, .scalar): break
-        default: throw GraphQLError("Cannot extend \"\(e.name)\" with a definition of another kind.", locations: [e.location])
+        default:
+            throw GraphQLError(
+                "Cannot extend \"\(e.name)\" with a definition of another kind.", locations: [e.location])
         }
         d.directives += e.directives
         type = NamedType(d)
@@ -179,9 +189,14 @@ public struct Schema: Sendable {
             guard let type = types[reference.namedType] else {
                 throw GraphQLError("Unknown type \"\(reference.namedType)\".", locations: [location])
             }
-            if input && !type.isInput { throw GraphQLError("The type of an argument or input field must be an input type, not \"\(type.name)\".", locations: [location]) }
+            if input && !type.isInput {
+                throw GraphQLError(
+                    "The type of an argument or input field must be an input type, not \"\(type.name)\".",
+                    locations: [location])
+            }
             if !input, case .inputObject = type.definition.kind {
-                throw GraphQLError("The type of a field must be an output type, not \"\(type.name)\".", locations: [location])
+                throw GraphQLError(
+                    "The type of a field must be an output type, not \"\(type.name)\".", locations: [location])
             }
         }
         for type in types.values {
@@ -190,12 +205,17 @@ public struct Schema: Sendable {
                 for argument in field.arguments { try check(argument.type, at: argument.location, input: true) }
             }
             for field in type.orderedInputFields { try check(field.type, at: field.location, input: true) }
-            for name in type.interfaces where types[name].map({ if case .interface = $0.definition.kind { true } else { false } }) != true {
-                throw GraphQLError("Type \"\(type.name)\" can only implement an interface; \"\(name)\" is not one.", locations: [type.definition.location])
+            for name in type.interfaces
+            where types[name].map({ if case .interface = $0.definition.kind { true } else { false } }) != true {
+                throw GraphQLError(
+                    "Type \"\(type.name)\" can only implement an interface; \"\(name)\" is not one.",
+                    locations: [type.definition.location])
             }
             if case .union(let members) = type.definition.kind {
                 for m in members where types[m]?.isObject != true {
-                    throw GraphQLError("Union \"\(type.name)\" can only include object types; \"\(m)\" is not one.", locations: [type.definition.location])
+                    throw GraphQLError(
+                        "Union \"\(type.name)\" can only include object types; \"\(m)\" is not one.",
+                        locations: [type.definition.location])
                 }
             }
         }
@@ -244,25 +264,33 @@ public struct Schema: Sendable {
 
     // MARK: Built-ins
 
-    static let typenameField = FieldDefinition(name: "__typename", description: "The name of the current Object type at runtime.",
-                                               arguments: [], type: .nonNull(.named("String")), directives: [],
-                                               location: SourceLocation(line: 0, column: 0))
+    static let typenameField = FieldDefinition(
+        name: "__typename", description: "The name of the current Object type at runtime.",
+        arguments: [], type: .nonNull(.named("String")), directives: [],
+        location: SourceLocation(line: 0, column: 0))
 
     static let rootMetaFields: [String: FieldDefinition] = {
         let at = SourceLocation(line: 0, column: 0)
         return [
-            "__schema": FieldDefinition(name: "__schema", description: "Access the current type schema of this server.", arguments: [],
-                                        type: .nonNull(.named("__Schema")), directives: [], location: at),
-            "__type": FieldDefinition(name: "__type", description: "Request the type information of a single type.",
-                                      arguments: [InputValueDefinition(name: "name", description: nil, type: .nonNull(.named("String")),
-                                                                       defaultValue: nil, directives: [], location: at)],
-                                      type: .named("__Type"), directives: [], location: at),
+            "__schema": FieldDefinition(
+                name: "__schema", description: "Access the current type schema of this server.", arguments: [],
+                type: .nonNull(.named("__Schema")), directives: [], location: at),
+            "__type": FieldDefinition(
+                name: "__type", description: "Request the type information of a single type.",
+                arguments: [
+                    InputValueDefinition(
+                        name: "name", description: nil, type: .nonNull(.named("String")),
+                        defaultValue: nil, directives: [], location: at)
+                ],
+                type: .named("__Type"), directives: [], location: at),
         ]
     }()
 
     /// The built-in scalars and directives and the introspection types, from their SDL (a constant of this module,
     /// read back by the tests: it cannot fail to parse at run time).
     static let builtIns: Document = {
-        do { return try Parser.parse(Introspection.sdl) } catch { fatalError("the built-in SDL does not parse: \(error)") }
+        do { return try Parser.parse(Introspection.sdl) } catch {
+            fatalError("the built-in SDL does not parse: \(error)")
+        }
     }()
 }

@@ -106,15 +106,17 @@ public struct ValidationContext {
     }
 
     private mutating func walk(_ selections: [Selection], parent: String?, ofInlineFragment: Bool = false) {
-        selectionSets.append(SelectionSetVisit(selections: selections, parentType: parent, ofInlineFragment: ofInlineFragment))
+        selectionSets.append(
+            SelectionSetVisit(selections: selections, parentType: parent, ofInlineFragment: ofInlineFragment))
         for selection in selections {
             switch selection {
             case .field(let field):
                 let definition = parent.flatMap { schema.field(field.name, on: $0) }
                 fields.append(FieldVisit(field: field, parentType: parent, definition: definition))
                 walk(field.directives, at: "FIELD")
-                walk(field.arguments, definitions: definition?.arguments,
-                     owner: .field(type: parent ?? "?", field: field.name), location: field.location)
+                walk(
+                    field.arguments, definitions: definition?.arguments,
+                    owner: .field(type: parent ?? "?", field: field.name), location: field.location)
                 if let sub = field.selectionSet { walk(sub, parent: compositeName(definition?.type.namedType)) }
             case .fragmentSpread(let spread):
                 spreads[current, default: []].append(SpreadVisit(spread: spread, parentType: parent))
@@ -122,7 +124,9 @@ public struct ValidationContext {
             case .inlineFragment(let inline):
                 inlineFragments.append(InlineFragmentVisit(fragment: inline, parentType: parent))
                 walk(inline.directives, at: "INLINE_FRAGMENT")
-                walk(inline.selectionSet, parent: inline.typeCondition.map { compositeName($0) } ?? parent, ofInlineFragment: true)
+                walk(
+                    inline.selectionSet, parent: inline.typeCondition.map { compositeName($0) } ?? parent,
+                    ofInlineFragment: true)
             }
         }
     }
@@ -130,24 +134,34 @@ public struct ValidationContext {
     private mutating func walk(_ list: [Directive], at location: String) {
         for directive in list {
             directives.append(DirectiveVisit(directive: directive, location: location))
-            walk(directive.arguments, definitions: schema.directives[directive.name]?.arguments, owner: .directive(directive.name),
-                 location: directive.location)
+            walk(
+                directive.arguments, definitions: schema.directives[directive.name]?.arguments,
+                owner: .directive(directive.name),
+                location: directive.location)
         }
     }
 
-    private mutating func walk(_ arguments: [Argument], definitions: [InputValueDefinition]?, owner: ArgumentOwner, location: SourceLocation) {
-        argumentLists.append(ArgumentsVisit(arguments: arguments, definitions: definitions, owner: owner, location: location))
+    private mutating func walk(
+        _ arguments: [Argument], definitions: [InputValueDefinition]?, owner: ArgumentOwner, location: SourceLocation
+    ) {
+        argumentLists.append(
+            ArgumentsVisit(arguments: arguments, definitions: definitions, owner: owner, location: location))
         for argument in arguments {
             let definition = definitions?.first { $0.name == argument.name }
-            walkValue(argument.value, expected: definition?.type, hasDefault: definition?.defaultValue != nil, at: argument.location)
+            walkValue(
+                argument.value, expected: definition?.type, hasDefault: definition?.defaultValue != nil,
+                at: argument.location)
             collectObjects(argument.value, at: argument.location)
         }
     }
 
-    private mutating func walkValue(_ value: Value, expected: TypeReference?, hasDefault: Bool, at location: SourceLocation) {
+    private mutating func walkValue(
+        _ value: Value, expected: TypeReference?, hasDefault: Bool, at location: SourceLocation
+    ) {
         switch value {
         case .variable(let name):
-            variableUsages[current, default: []].append(VariableUsage(name: name, type: expected, hasLocationDefault: hasDefault, location: location))
+            variableUsages[current, default: []].append(
+                VariableUsage(name: name, type: expected, hasLocationDefault: hasDefault, location: location))
         case .list(let items):
             let item: TypeReference? = if case .list(let t)? = expected?.nullable { t } else { nil }
             for v in items { walkValue(v, expected: item, hasDefault: false, at: location) }

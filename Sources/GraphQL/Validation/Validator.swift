@@ -45,11 +45,14 @@ public enum Validator {
         MaxIntrospectionDepthRule.self,
     ]
 
-    public static func validate(_ document: Document, against schema: Schema,
-                                rules: [any ValidationRule.Type] = specifiedRules) -> [GraphQLError] {
+    public static func validate(
+        _ document: Document, against schema: Schema,
+        rules: [any ValidationRule.Type] = specifiedRules
+    ) -> [GraphQLError] {
         let context = ValidationContext(schema: schema, document: document)
         // Any fragment past the limit — an unused one too — keeps the recursive rules away from the document.
         let fragmentsTooDeep = FragmentDepthRule.anyTooDeep(context)
-        return rules.flatMap { rule in fragmentsTooDeep && rule.followsSpreadsRecursively ? [] : rule.validate(context) }
+        return rules.flatMap { rule in fragmentsTooDeep && rule.followsSpreadsRecursively ? [] : rule.validate(context)
+        }
     }
 }

@@ -50,8 +50,10 @@ public struct ApplePayTokenVerifier: Sendable {
     let merchantIdentifier: String
     let maxSignatureAge: TimeInterval?
 
-    public init(trustedRoot: Certificate, processingKey: P256PrivateKey, merchantIdentifier: String,
-                maxSignatureAge: TimeInterval? = nil) {
+    public init(
+        trustedRoot: Certificate, processingKey: P256PrivateKey, merchantIdentifier: String,
+        maxSignatureAge: TimeInterval? = nil
+    ) {
         self.trustedRoot = trustedRoot
         self.processingKey = processingKey
         self.merchantIdentifier = merchantIdentifier
@@ -109,7 +111,9 @@ public struct ApplePayTokenVerifier: Sendable {
     private func decrypt(_ token: EnvelopeFields) throws(ApplePayTokenError) -> Data {
         let ourHash = Digest.sha256(processingKey.publicKeySPKI).base64EncodedString()
         guard token.publicKeyHash == ourHash else {
-            throw .decryption("header.publicKeyHash does not match this processor's key: the token was encrypted to a different payment processing certificate")
+            throw .decryption(
+                "header.publicKeyHash does not match this processor's key: the token was encrypted to a different payment processing certificate"
+            )
         }
         let ephemeral: P256PublicKey
         do { ephemeral = try P256PublicKey(spkiDER: token.ephemeralPublicKey) } catch {
@@ -127,11 +131,15 @@ public struct ApplePayTokenVerifier: Sendable {
         do {
             return try AESGCM.open(key: key, iv: Data(count: 16), ciphertext: Data(ciphertext), tag: Data(tag))
         } catch {
-            throw .decryption("the GCM tag does not authenticate: wrong processing key or merchant identifier (\(merchantIdentifier))")
+            throw .decryption(
+                "the GCM tag does not authenticate: wrong processing key or merchant identifier (\(merchantIdentifier))"
+            )
         }
     }
 
-    private static func parsePayload(_ plaintext: Data, transactionId: String) throws(ApplePayTokenError) -> DecryptedPaymentToken {
+    private static func parsePayload(
+        _ plaintext: Data, transactionId: String
+    ) throws(ApplePayTokenError) -> DecryptedPaymentToken {
         guard let object = (try? JSON.parse(plaintext))?.objectValue else {
             throw .decryption("the decrypted payload is not a JSON object")
         }
@@ -192,6 +200,7 @@ private struct EnvelopeFields {
         guard let hash = header.string("publicKeyHash") else { throw .malformed("header.publicKeyHash is missing") }
         publicKeyHash = hash
         transactionId = try hex(header["transactionId"], "header.transactionId")
-        applicationData = header["applicationData"] == nil ? nil : try hex(header["applicationData"], "header.applicationData")
+        applicationData =
+            header["applicationData"] == nil ? nil : try hex(header["applicationData"], "header.applicationData")
     }
 }

@@ -5,9 +5,9 @@ import LoopbackHTTP
 import Synchronization
 import WireTypes
 
-/// The Bahn PaymentIntents API as docs/protocols/bahn.md describes it: JWS-signed requests, idempotent replay, Apple Pay
-/// token confirmation, magic-amount scenarios, the ledger and signed webhooks. Choices the documents leave open
-/// are in `BahnRules`.
+/// The Bahn PaymentIntents API as docs/protocols/bahn.md describes it: JWS-signed requests, idempotent replay, Apple
+/// Pay token confirmation, magic-amount scenarios, the ledger and signed webhooks. Choices the documents leave open are
+/// in `BahnRules`.
 public final class BahnEmulator: EmulatedProvider {
     public static let name = "bahn"
 
@@ -29,7 +29,8 @@ public final class BahnEmulator: EmulatedProvider {
 
         var json: JSON {
             [
-                "id": .string(id), "object": "payment_intent", "client_secret": .string(clientSecret), "amount": JSON(amount),
+                "id": .string(id), "object": "payment_intent", "client_secret": .string(clientSecret),
+                "amount": JSON(amount),
                 "currency": .string(currency), "description": JSON(description), "metadata": JSON(metadata),
                 "status": .string(status), "created": JSON(created), "capture_method": .string(captureMethod),
                 "payment_method_id": JSON(paymentMethodID), "latest_charge_id": JSON(latestChargeID),
@@ -51,9 +52,13 @@ public final class BahnEmulator: EmulatedProvider {
                 "id": .string(id), "type": "card",
                 "card": [
                     "brand": .string(brand), "last4": .string(fundingLast4),
-                    "wallet": ["type": "apple_pay",
-                               "assurance_details": ["account_verified": true, "card_holder_authenticated": true]],
-                    "network_token": ["dynamic_last4": .string(dpanLast4), "token_requestor_id": .string(tokenRequestorID)],
+                    "wallet": [
+                        "type": "apple_pay",
+                        "assurance_details": ["account_verified": true, "card_holder_authenticated": true],
+                    ],
+                    "network_token": [
+                        "dynamic_last4": .string(dpanLast4), "token_requestor_id": .string(tokenRequestorID),
+                    ],
                 ],
             ]
         }
@@ -111,20 +116,28 @@ public final class BahnEmulator: EmulatedProvider {
     func routes() -> [Route] {
         [
             Route("POST", "/api/payment_intents") { [self] in post($0, idempotencyRequired: false, create) },
-            Route("POST", "/api/payment_intents/:id/confirm") { [self] in post($0, idempotencyRequired: true, confirm) },
-            Route("POST", "/api/payment_intents/:id/capture") { [self] in post($0, idempotencyRequired: false, capture) },
+            Route("POST", "/api/payment_intents/:id/confirm") { [self] in post($0, idempotencyRequired: true, confirm)
+            },
+            Route("POST", "/api/payment_intents/:id/capture") { [self] in post($0, idempotencyRequired: false, capture)
+            },
             Route("POST", "/api/payment_intents/:id/cancel") { [self] in post($0, idempotencyRequired: false, cancel) },
-            Route("GET", "/api/payment_intents/:id") { [self] in get($0) { request throws(BahnFailure) in
-                ["payment_intent": try intent(request.params["id"] ?? "").json]
-            } },
-            // DECISION: the PaymentMethod is served unwrapped, exactly in the integration guide's provenance shape.
-            Route("GET", "/api/payment_methods/:id") { [self] in get($0) { request throws(BahnFailure) in
-                let id = request.params["id"] ?? ""
-                guard let method = store.withLock({ $0.paymentMethods[id] }) else {
-                    throw BahnFailure(404, code: BahnRules.Code.resourceMissing, message: "No such payment_method: \(id)", param: "id")
+            Route("GET", "/api/payment_intents/:id") { [self] in
+                get($0) { request throws(BahnFailure) in
+                    ["payment_intent": try intent(request.params["id"] ?? "").json]
                 }
-                return method.json
-            } },
+            },
+            // DECISION: the PaymentMethod is served unwrapped, exactly in the integration guide's provenance shape.
+            Route("GET", "/api/payment_methods/:id") { [self] in
+                get($0) { request throws(BahnFailure) in
+                    let id = request.params["id"] ?? ""
+                    guard let method = store.withLock({ $0.paymentMethods[id] }) else {
+                        throw BahnFailure(
+                            404, code: BahnRules.Code.resourceMissing, message: "No such payment_method: \(id)",
+                            param: "id")
+                    }
+                    return method.json
+                }
+            },
             Route("GET", "/_sandbox/bahn/events") { [self] request in
                 ListPage.serve(request, member: "events", sinceExample: "evt_…") { page in
                     webhooks.page(page).map { .init(items: $0.events.map(\.json), hasMore: $0.hasMore) }
@@ -135,13 +148,18 @@ public final class BahnEmulator: EmulatedProvider {
             Route("POST", "/_sandbox/bahn/events") { [self] request in
                 let type = request.json?.string("type") ?? ""
                 guard BahnRules.eventTypes.contains(type) else {
-                    return EmulatorResponse.error(400, code: "parameter_invalid",
-                                                  message: "unknown event type '\(type)'; types: \(BahnRules.eventTypes.joined(separator: ", "))", param: "type")
+                    return EmulatorResponse.error(
+                        400, code: "parameter_invalid",
+                        message: "unknown event type '\(type)'; types: \(BahnRules.eventTypes.joined(separator: ", "))",
+                        param: "type")
                 }
-                let paymentIntent: JSON, id: String
+                let paymentIntent: JSON
+                let id: String
                 if let named = request.json?.string("payment_intent") {
                     guard let intent = store.withLock({ $0.intents[named] }) else {
-                        return EmulatorResponse.error(404, code: "resource_missing", message: "No such payment_intent: \(named)", param: "payment_intent")
+                        return EmulatorResponse.error(
+                            404, code: "resource_missing", message: "No such payment_intent: \(named)",
+                            param: "payment_intent")
                     }
                     (paymentIntent, id) = (intent.json, named)
                 } else {
@@ -149,26 +167,34 @@ public final class BahnEmulator: EmulatedProvider {
                     paymentIntent = BahnRules.triggerFixture(id: id, type: type)
                 }
                 let event = webhooks.emit(type: type, paymentIntent: paymentIntent, intentID: id)
-                return EmulatorResponse.json(200, ["id": .string(event), "type": .string(type), "payment_intent_id": .string(id),
-                                                   "targets": JSON(webhookTargets.count)])
+                return EmulatorResponse.json(
+                    200,
+                    [
+                        "id": .string(event), "type": .string(type), "payment_intent_id": .string(id),
+                        "targets": JSON(webhookTargets.count),
+                    ])
             },
             // `bahn events resend`: Bahn's API has no such call; the emulator's does.
             Route("POST", "/_sandbox/bahn/events/:id/resend") { [self] request in
                 let id = request.params["id"] ?? ""
                 guard webhooks.resend(id: id) else {
-                    return EmulatorResponse.error(404, code: "resource_missing", message: "No such event: \(id)", param: "id")
+                    return EmulatorResponse.error(
+                        404, code: "resource_missing", message: "No such event: \(id)", param: "id")
                 }
-                return EmulatorResponse.json(200, ["id": .string(id), "resent": true, "targets": JSON(webhookTargets.count)])
+                return EmulatorResponse.json(
+                    200, ["id": .string(id), "resent": true, "targets": JSON(webhookTargets.count)])
             },
             // Control routes of the emulator itself (not Bahn's API): a client run or `bahn listen` registers a target
             // of its own under an id it chose (PUT, so a repeat is harmless) and removes it when it ends.
             Route("GET", "/_sandbox/bahn/webhook-targets") { [self] _ in
-                EmulatorResponse.json(200, ["targets": .array(webhookTargets.map { ["id": .string($0.id), "url": .string($0.url)] })])
+                EmulatorResponse.json(
+                    200, ["targets": .array(webhookTargets.map { ["id": .string($0.id), "url": .string($0.url)] })])
             },
             Route("PUT", "/_sandbox/bahn/webhook-targets/:id") { [self] request in
                 let id = request.params["id"] ?? ""
                 guard let url = request.json?.string("url"), url.hasPrefix("http://") else {
-                    return EmulatorResponse.error(400, code: "parameter_invalid", message: "expected {\"url\": \"http://…\"}", param: "url")
+                    return EmulatorResponse.error(
+                        400, code: "parameter_invalid", message: "expected {\"url\": \"http://…\"}", param: "url")
                 }
                 addWebhookTarget(id: id, url: url)
                 return EmulatorResponse.json(200, ["id": .string(id), "url": .string(url)])
@@ -176,7 +202,8 @@ public final class BahnEmulator: EmulatedProvider {
             Route("DELETE", "/_sandbox/bahn/webhook-targets/:id") { [self] request in
                 let id = request.params["id"] ?? ""
                 guard removeWebhookTarget(id: id) else {
-                    return EmulatorResponse.error(404, code: "resource_missing", message: "No webhook target \(id)", param: "id")
+                    return EmulatorResponse.error(
+                        404, code: "resource_missing", message: "No webhook target \(id)", param: "id")
                 }
                 return EmulatorResponse.json(200, ["id": .string(id), "removed": true])
             },
@@ -193,8 +220,10 @@ public final class BahnEmulator: EmulatedProvider {
     }
 
     /// Authentication, JWS, then idempotency around the operation itself.
-    private func post(_ request: EmulatorRequest, idempotencyRequired: Bool,
-                      _ operation: (EmulatorRequest, JSON.Object) throws(BahnFailure) -> HTTPResponse) -> HTTPReply {
+    private func post(
+        _ request: EmulatorRequest, idempotencyRequired: Bool,
+        _ operation: (EmulatorRequest, JSON.Object) throws(BahnFailure) -> HTTPResponse
+    ) -> HTTPReply {
         let payload: Data
         do throws(BahnFailure) {
             try BahnRequestAuth.checkHeaders(request)
@@ -207,7 +236,8 @@ public final class BahnEmulator: EmulatedProvider {
                 // An empty payload is an empty body (capture and cancel take no parameters).
                 let object = payload.isEmpty ? [:] : (try? JSON.parse(payload))?.objectValue
                 guard let object else {
-                    throw BahnFailure(400, code: BahnRules.Code.bodyInvalid, message: "The JWS payload must be a JSON object.")
+                    throw BahnFailure(
+                        400, code: BahnRules.Code.bodyInvalid, message: "The JWS payload must be a JSON object.")
                 }
                 return try operation(request, object)
             } catch {
@@ -216,9 +246,12 @@ public final class BahnEmulator: EmulatedProvider {
         }
         guard let key = request.headers["Bn-Idempotency-Key"], !key.isEmpty else {
             if idempotencyRequired {
-                return BahnFailure(400, code: BahnRules.Code.missingIdempotencyKey,
-                                   message: "Bn-Idempotency-Key is required on confirm: key it to the order so a retry replays the original response.",
-                                   param: "Bn-Idempotency-Key").reply
+                return BahnFailure(
+                    400, code: BahnRules.Code.missingIdempotencyKey,
+                    message:
+                        "Bn-Idempotency-Key is required on confirm: key it to the order so a retry replays the original response.",
+                    param: "Bn-Idempotency-Key"
+                ).reply
             }
             return .respond(run())
         }
@@ -247,14 +280,17 @@ public final class BahnEmulator: EmulatedProvider {
     }
 
     private static func unexpectedState(_ intent: Intent, action: String) -> BahnFailure {
-        BahnFailure(400, code: BahnRules.Code.unexpectedState,
-                    message: "This PaymentIntent's status is \(intent.status), so it cannot be \(action).",
-                    extra: ["payment_intent": intent.json])
+        BahnFailure(
+            400, code: BahnRules.Code.unexpectedState,
+            message: "This PaymentIntent's status is \(intent.status), so it cannot be \(action).",
+            extra: ["payment_intent": intent.json])
     }
 
     private static func rejectUnknown(_ body: JSON.Object, allowed: Set<String>) throws(BahnFailure) {
         if let unknown = body.keys.sorted().first(where: { !allowed.contains($0) }) {
-            throw BahnFailure(400, code: BahnRules.Code.parameterUnknown, message: "Received unknown parameter: \(unknown)", param: unknown)
+            throw BahnFailure(
+                400, code: BahnRules.Code.parameterUnknown, message: "Received unknown parameter: \(unknown)",
+                param: unknown)
         }
     }
 
@@ -263,8 +299,9 @@ public final class BahnEmulator: EmulatedProvider {
     private func create(_ request: EmulatorRequest, _ body: JSON.Object) throws(BahnFailure) -> HTTPResponse {
         try Self.rejectUnknown(body, allowed: ["amount", "currency", "description", "metadata"])
         func invalid(_ param: String, _ message: String) -> BahnFailure {
-            BahnFailure(400, code: body[param] == nil ? BahnRules.Code.parameterMissing : BahnRules.Code.parameterInvalid,
-                        message: message, param: param)
+            BahnFailure(
+                400, code: body[param] == nil ? BahnRules.Code.parameterMissing : BahnRules.Code.parameterInvalid,
+                message: message, param: param)
         }
         guard let amount = body.integer("amount"), amount > 0 else {
             throw invalid("amount", "amount must be a positive integer in minor units.")
@@ -279,14 +316,16 @@ public final class BahnEmulator: EmulatedProvider {
         }
         var metadata: [String: String] = [:]
         if let value = body["metadata"], !value.isNull {
-            guard let map = value.objectValue?.compactMapValues(\.stringValue), map.count == value.objectValue?.count else {
+            guard let map = value.objectValue?.compactMapValues(\.stringValue), map.count == value.objectValue?.count
+            else {
                 throw invalid("metadata", "metadata must be an object whose values are strings.")
             }
             metadata = map
         }
-        let intent = Intent(id: BahnRules.newID("pi_"), clientSecret: BahnRules.newClientSecret(), amount: amount,
-                            currency: currency, description: description, metadata: metadata,
-                            status: "requires_payment_method", created: Int(Date().timeIntervalSince1970))
+        let intent = Intent(
+            id: BahnRules.newID("pi_"), clientSecret: BahnRules.newClientSecret(), amount: amount,
+            currency: currency, description: description, metadata: metadata,
+            status: "requires_payment_method", created: Int(Date().timeIntervalSince1970))
         store.withLock { $0.intents[intent.id] = intent }
         return Self.ok(intent)
     }
@@ -298,54 +337,67 @@ public final class BahnEmulator: EmulatedProvider {
         let current = try intent(id)
         try Self.rejectUnknown(body, allowed: ["payment_method_data", "payment_method_options", "capture_method"])
         guard let methodData = body.object("payment_method_data") else {
-            throw BahnFailure(400, code: BahnRules.Code.parameterMissing,
-                              message: "payment_method_data is required.", param: "payment_method_data")
+            throw BahnFailure(
+                400, code: BahnRules.Code.parameterMissing,
+                message: "payment_method_data is required.", param: "payment_method_data")
         }
         let kinds = BahnRules.exclusivePaymentMethods.filter { methodData[$0] != nil }
         guard kinds.count <= 1 else {
-            throw BahnFailure(400, code: BahnRules.Code.parameterInvalid,
-                              message: "payment_method_data may contain only one of \(BahnRules.exclusivePaymentMethods.joined(separator: ", ")); got \(kinds.joined(separator: " and ")).",
-                              param: "payment_method_data")
+            throw BahnFailure(
+                400, code: BahnRules.Code.parameterInvalid,
+                message:
+                    "payment_method_data may contain only one of \(BahnRules.exclusivePaymentMethods.joined(separator: ", ")); got \(kinds.joined(separator: " and ")).",
+                param: "payment_method_data")
         }
         guard let token = methodData.object("apple_pay")?.string("token") else {
-            throw BahnFailure(400, code: BahnRules.Code.parameterMissing,
-                              message: "payment_method_data.apple_pay.token is required: the PKPaymentToken paymentData as a UTF-8 JSON string.",
-                              param: "payment_method_data.apple_pay.token")
+            throw BahnFailure(
+                400, code: BahnRules.Code.parameterMissing,
+                message:
+                    "payment_method_data.apple_pay.token is required: the PKPaymentToken paymentData as a UTF-8 JSON string.",
+                param: "payment_method_data.apple_pay.token")
         }
         var captureMethod = "automatic"
         if let value = body["capture_method"] {
             guard let text = value.stringValue, text == "manual" || text == "automatic" else {
-                throw BahnFailure(400, code: BahnRules.Code.parameterInvalid,
-                                  message: "capture_method must be manual or automatic.", param: "capture_method")
+                throw BahnFailure(
+                    400, code: BahnRules.Code.parameterInvalid,
+                    message: "capture_method must be manual or automatic.", param: "capture_method")
             }
             captureMethod = text
         }
         if let options = body["payment_method_options"], options.objectValue == nil {
-            throw BahnFailure(400, code: BahnRules.Code.parameterInvalid,
-                              message: "payment_method_options must be an object.", param: "payment_method_options")
+            throw BahnFailure(
+                400, code: BahnRules.Code.parameterInvalid,
+                message: "payment_method_options must be an object.", param: "payment_method_options")
         }
 
         let decrypted = try Self.openToken(token, verifier: verifier)
         guard decrypted.amount == current.amount, decrypted.currencyCode == current.currency else {
-            throw BahnFailure(400, code: BahnRules.Code.amountMismatch,
-                              message: "The Apple Pay token authorises \(decrypted.amount) in currency \(decrypted.currencyCode), but the PaymentIntent is for \(current.amount) in \(current.currency).",
-                              param: "payment_method_data.apple_pay.token")
+            throw BahnFailure(
+                400, code: BahnRules.Code.amountMismatch,
+                message:
+                    "The Apple Pay token authorises \(decrypted.amount) in currency \(decrypted.currencyCode), but the PaymentIntent is for \(current.amount) in \(current.currency).",
+                param: "payment_method_data.apple_pay.token")
         }
 
         let brand = BahnRules.brand(forPAN: decrypted.pan)
-        let method = PaymentMethod(id: BahnRules.newID("pm_"), brand: brand,
-                                   fundingLast4: BahnRules.fundingLast4ByDPAN[decrypted.pan] ?? BahnRules.defaultFundingLast4,
-                                   dpanLast4: String(decrypted.pan.suffix(4)),
-                                   tokenRequestorID: BahnRules.tokenRequestorID(forBrand: brand))
+        let method = PaymentMethod(
+            id: BahnRules.newID("pm_"), brand: brand,
+            fundingLast4: BahnRules.fundingLast4ByDPAN[decrypted.pan] ?? BahnRules.defaultFundingLast4,
+            dpanLast4: String(decrypted.pan.suffix(4)),
+            tokenRequestorID: BahnRules.tokenRequestorID(forBrand: brand))
         let outcome = BahnRules.outcome(forAmount: current.amount)
 
         // Check and transition under one lock so concurrent confirms (with different keys) cannot both succeed.
         let result = store.withLock { s -> Result<(Intent, declined: Bool), BahnFailure> in
             guard var intent = s.intents[id] else { return .failure(Self.missing(id)) }
             guard !s.usedTransactions.contains(decrypted.transactionId) else {
-                return .failure(BahnFailure(400, code: BahnRules.Code.tokenAlreadyUsed,
-                                            message: "This Apple Pay token (transaction \(decrypted.transactionId)) was already used by an earlier confirm; tokens are single-use. Retry with the same Bn-Idempotency-Key to get the original response.",
-                                            param: "payment_method_data.apple_pay.token"))
+                return .failure(
+                    BahnFailure(
+                        400, code: BahnRules.Code.tokenAlreadyUsed,
+                        message:
+                            "This Apple Pay token (transaction \(decrypted.transactionId)) was already used by an earlier confirm; tokens are single-use. Retry with the same Bn-Idempotency-Key to get the original response.",
+                        param: "payment_method_data.apple_pay.token"))
             }
             guard intent.status == "requires_payment_method" else {
                 return .failure(Self.unexpectedState(intent, action: "confirmed"))
@@ -375,13 +427,16 @@ public final class BahnEmulator: EmulatedProvider {
         }
         let (intent, declined) = try result.get()
         if declined, let error = intent.lastPaymentError {
-            throw BahnFailure(402, type: "card_error", code: BahnRules.Code.cardDeclined, message: error["message"] ?? "",
-                              extra: ["decline_code": .string(error["decline_code"] ?? ""), "payment_intent": intent.json])
+            throw BahnFailure(
+                402, type: "card_error", code: BahnRules.Code.cardDeclined, message: error["message"] ?? "",
+                extra: ["decline_code": .string(error["decline_code"] ?? ""), "payment_intent": intent.json])
         }
         return Self.ok(intent)
     }
 
-    private static func openToken(_ token: String, verifier: ApplePayTokenVerifier) throws(BahnFailure) -> DecryptedPaymentToken {
+    private static func openToken(
+        _ token: String, verifier: ApplePayTokenVerifier
+    ) throws(BahnFailure) -> DecryptedPaymentToken {
         let param = "payment_method_data.apple_pay.token"
         let error: ApplePayTokenError
         do {
@@ -391,29 +446,40 @@ public final class BahnEmulator: EmulatedProvider {
         }
         switch error {
         case .malformed(let why):
-            throw BahnFailure(400, code: BahnRules.Code.tokenMalformed,
-                              message: "The Apple Pay token could not be read (\(why)). Send PKPaymentToken.paymentData as its UTF-8 JSON string, not base64-wrapped.",
-                              param: param)
+            throw BahnFailure(
+                400, code: BahnRules.Code.tokenMalformed,
+                message:
+                    "The Apple Pay token could not be read (\(why)). Send PKPaymentToken.paymentData as its UTF-8 JSON string, not base64-wrapped.",
+                param: param)
         case .signature(let why):
-            throw BahnFailure(400, code: BahnRules.Code.tokenInvalid,
-                              message: "The Apple Pay token failed the signature check over its exact bytes (\(why)). The token must not be re-serialised, reordered or truncated in transit.",
-                              param: param)
+            throw BahnFailure(
+                400, code: BahnRules.Code.tokenInvalid,
+                message:
+                    "The Apple Pay token failed the signature check over its exact bytes (\(why)). The token must not be re-serialised, reordered or truncated in transit.",
+                param: param)
         case .decryption(let why):
-            throw BahnFailure(400, code: BahnRules.Code.decryptionFailed,
-                              message: "The Apple Pay token could not be decrypted (\(why)). The payment processing certificate must be made from Bahn's CSR.",
-                              param: param)
+            throw BahnFailure(
+                400, code: BahnRules.Code.decryptionFailed,
+                message:
+                    "The Apple Pay token could not be decrypted (\(why)). The payment processing certificate must be made from Bahn's CSR.",
+                param: param)
         }
     }
 
     /// Authorise, and capture too unless capture is manual. Caller holds the store lock.
     private func approve(_ intent: inout Intent) {
-        ledger.append(provider: "bahn", kind: .authorization, reference: intent.id, amount: intent.amount, currency: intent.currency)
+        ledger.append(
+            provider: "bahn", kind: .authorization, reference: intent.id, amount: intent.amount,
+            currency: intent.currency)
         intent.authorized = true
         if intent.captureMethod == "manual" {
             intent.status = "requires_capture"
-            webhooks.emit(type: "payment_intent.status.requires_capture", paymentIntent: intent.json, intentID: intent.id)
+            webhooks.emit(
+                type: "payment_intent.status.requires_capture", paymentIntent: intent.json, intentID: intent.id)
         } else {
-            ledger.append(provider: "bahn", kind: .capture, reference: intent.id, amount: intent.amount, currency: intent.currency)
+            ledger.append(
+                provider: "bahn", kind: .capture, reference: intent.id, amount: intent.amount, currency: intent.currency
+            )
             intent.status = "succeeded"
             webhooks.emit(type: "payment_intent.status.succeeded", paymentIntent: intent.json, intentID: intent.id)
         }
@@ -422,8 +488,10 @@ public final class BahnEmulator: EmulatedProvider {
     /// The attempt failed: the intent can take another payment method. Caller holds the store lock.
     private func fail(_ intent: inout Intent, declineCode: String) {
         intent.status = "requires_payment_method"
-        intent.lastPaymentError = ["code": BahnRules.Code.cardDeclined, "decline_code": declineCode,
-                                   "message": BahnRules.declineMessage(declineCode)]
+        intent.lastPaymentError = [
+            "code": BahnRules.Code.cardDeclined, "decline_code": declineCode,
+            "message": BahnRules.declineMessage(declineCode),
+        ]
         webhooks.emit(type: "payment_intent.payment_failed", paymentIntent: intent.json, intentID: intent.id)
     }
 
@@ -441,8 +509,11 @@ public final class BahnEmulator: EmulatedProvider {
         let id = request.params["id"] ?? ""
         let result = store.withLock { s -> Result<Intent, BahnFailure> in
             guard var intent = s.intents[id] else { return .failure(Self.missing(id)) }
-            guard intent.status == "requires_capture" else { return .failure(Self.unexpectedState(intent, action: "captured")) }
-            ledger.append(provider: "bahn", kind: .capture, reference: id, amount: intent.amount, currency: intent.currency)
+            guard intent.status == "requires_capture" else {
+                return .failure(Self.unexpectedState(intent, action: "captured"))
+            }
+            ledger.append(
+                provider: "bahn", kind: .capture, reference: id, amount: intent.amount, currency: intent.currency)
             intent.status = "succeeded"
             webhooks.emit(type: "payment_intent.status.succeeded", paymentIntent: intent.json, intentID: id)
             s.intents[id] = intent
@@ -459,7 +530,8 @@ public final class BahnEmulator: EmulatedProvider {
                 return .failure(Self.unexpectedState(intent, action: "canceled"))
             }
             if intent.authorized {
-                ledger.append(provider: "bahn", kind: .void, reference: id, amount: intent.amount, currency: intent.currency)
+                ledger.append(
+                    provider: "bahn", kind: .void, reference: id, amount: intent.amount, currency: intent.currency)
                 intent.authorized = false
             }
             intent.status = "canceled"

@@ -41,7 +41,9 @@ final class BahnIdempotency: Sendable {
     /// Claims the key atomically, so two concurrent requests with one key can never both run.
     func begin(key: String, fingerprint: String, now: Date = Date()) -> Begin {
         store.withLock { store in
-            if case .done(_, _, let storedAt)? = store.records[key], now.timeIntervalSince(storedAt) > BahnRules.idempotencyRetention {
+            if case .done(_, _, let storedAt)? = store.records[key],
+                now.timeIntervalSince(storedAt) > BahnRules.idempotencyRetention
+            {
                 store.records[key] = nil
             }
             switch store.records[key] {
@@ -52,8 +54,10 @@ final class BahnIdempotency: Sendable {
                 return .proceed
             case .inProgress(let stored)?:
                 guard stored == fingerprint else { return .reject(Self.reused(key)) }
-                return .reject(BahnFailure(409, type: "idempotency_error", code: BahnRules.Code.idempotencyInProgress,
-                                           message: "A request with Bn-Idempotency-Key \(key) is still being processed; retry shortly."))
+                return .reject(
+                    BahnFailure(
+                        409, type: "idempotency_error", code: BahnRules.Code.idempotencyInProgress,
+                        message: "A request with Bn-Idempotency-Key \(key) is still being processed; retry shortly."))
             case .done(let stored, let response, _)?:
                 guard stored == fingerprint else { return .reject(Self.reused(key)) }
                 var replayed = response
@@ -86,7 +90,8 @@ final class BahnIdempotency: Sendable {
             case .inProgress?:
                 store.order.append(key)  // still running: looked at again later
             case .done(_, _, let storedAt)?:
-                guard store.records.count > capacity || now.timeIntervalSince(storedAt) > BahnRules.idempotencyRetention else {
+                guard store.records.count > capacity || now.timeIntervalSince(storedAt) > BahnRules.idempotencyRetention
+                else {
                     break sweep  // the oldest finished record is still wanted: the rest are younger
                 }
                 store.records[key] = nil
@@ -104,7 +109,10 @@ final class BahnIdempotency: Sendable {
     }
 
     private static func reused(_ key: String) -> BahnFailure {
-        BahnFailure(400, type: "idempotency_error", code: BahnRules.Code.idempotencyKeyReused,
-                    message: "Bn-Idempotency-Key \(key) was already used with a different request body or endpoint; use a new key for a new operation.")
+        BahnFailure(
+            400, type: "idempotency_error", code: BahnRules.Code.idempotencyKeyReused,
+            message:
+                "Bn-Idempotency-Key \(key) was already used with a different request body or endpoint; use a new key for a new operation."
+        )
     }
 }

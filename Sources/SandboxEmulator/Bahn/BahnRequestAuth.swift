@@ -8,15 +8,22 @@ struct BahnFailure: Error {
     var reply: HTTPReply
     var response: HTTPResponse? { if case .respond(let r) = reply { r } else { nil } }
 
-    init(_ status: Int, type: String = "invalid_request_error", code: String, message: String, param: String? = nil,
-         extra: JSON.Object = [:]) {
-        reply = .respond(BahnFailure.response(status, type: type, code: code, message: message, param: param, extra: extra))
+    init(
+        _ status: Int, type: String = "invalid_request_error", code: String, message: String, param: String? = nil,
+        extra: JSON.Object = [:]
+    ) {
+        reply = .respond(
+            BahnFailure.response(status, type: type, code: code, message: message, param: param, extra: extra))
     }
 
     /// `{"error":{"type","code","message","param"}}`; param is always present (null when none applies).
-    static func response(_ status: Int, type: String, code: String, message: String, param: String?,
-                         extra: JSON.Object = [:]) -> HTTPResponse {
-        var error: JSON.Object = ["type": .string(type), "code": .string(code), "message": .string(message), "param": JSON(param)]
+    static func response(
+        _ status: Int, type: String, code: String, message: String, param: String?,
+        extra: JSON.Object = [:]
+    ) -> HTTPResponse {
+        var error: JSON.Object = [
+            "type": .string(type), "code": .string(code), "message": .string(message), "param": JSON(param),
+        ]
         error.merge(extra) { $1 }
         return .json(status, EmulatorResponse.encode(["error": .object(error)]))
     }
@@ -34,14 +41,16 @@ enum BahnRequestAuth {
 
     static func checkHeaders(_ request: EmulatorRequest) throws(BahnFailure) {
         guard request.headers["Bn-Api-Key"] == TestCredentials.bahnAPIKey else {
-            let message = request.headers["Bn-Api-Key"] == nil
+            let message =
+                request.headers["Bn-Api-Key"] == nil
                 ? "No API key provided: set the Bn-Api-Key header."
                 : "Invalid API key provided in Bn-Api-Key."
             throw BahnFailure(401, type: "authentication_error", code: BahnRules.Code.invalidAPIKey, message: message)
         }
         guard let requestID = request.headers["Bn-Request-Id"], UUID(uuidString: requestID) != nil else {
-            throw BahnFailure(400, code: BahnRules.Code.missingRequestID,
-                              message: "Bn-Request-Id must be set to a UUID, one per HTTP attempt.", param: "Bn-Request-Id")
+            throw BahnFailure(
+                400, code: BahnRules.Code.missingRequestID,
+                message: "Bn-Request-Id must be set to a UUID, one per HTTP attempt.", param: "Bn-Request-Id")
         }
     }
 
@@ -50,12 +59,16 @@ enum BahnRequestAuth {
         let mediaType = request.headers["Content-Type"]?.split(separator: ";").first?
             .trimmingCharacters(in: .whitespaces).lowercased()
         guard mediaType == "application/jose" else {
-            throw BahnFailure(415, code: BahnRules.Code.invalidContentType,
-                              message: "Content-Type must be application/jose (a compact JWS of the JSON body), got \(request.headers["Content-Type"] ?? "none").")
+            throw BahnFailure(
+                415, code: BahnRules.Code.invalidContentType,
+                message:
+                    "Content-Type must be application/jose (a compact JWS of the JSON body), got \(request.headers["Content-Type"] ?? "none")."
+            )
         }
         guard request.headers["Bn-Jose-Method"]?.lowercased() == "jws" else {
-            throw BahnFailure(400, code: BahnRules.Code.invalidJoseMethod,
-                              message: "Bn-Jose-Method must be jws.", param: "Bn-Jose-Method")
+            throw BahnFailure(
+                400, code: BahnRules.Code.invalidJoseMethod,
+                message: "Bn-Jose-Method must be jws.", param: "Bn-Jose-Method")
         }
         return try verifyJWS(request.body)
     }
@@ -73,10 +86,13 @@ enum BahnRequestAuth {
         var bytes = [UInt8](body)[...]
         while let first = bytes.first, Self.isSpace(first) { bytes = bytes.dropFirst() }
         while let last = bytes.last, Self.isSpace(last) { bytes = bytes.dropLast() }
-        let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).map {
+            String(decoding: $0, as: UTF8.self)
+        }
         guard parts.count == 3 else { throw fail("Malformed JWS: expected three base64url parts separated by '.'.") }
         guard let headerBytes = Data(base64URLEncoded: parts[0]),
-              let header = (try? JSON.parse(headerBytes))?.objectValue else {
+            let header = (try? JSON.parse(headerBytes))?.objectValue
+        else {
             throw fail("Malformed JWS: the protected header is not unpadded base64url JSON.")
         }
         guard let payload = Data(base64URLEncoded: parts[1]) else {
@@ -86,20 +102,24 @@ enum BahnRequestAuth {
             throw fail("Malformed JWS: the signature is not unpadded base64url.")
         }
         guard let alg = header.string("alg"), alg == "ES256" || alg == "RS256" else {
-            throw fail("JWS alg \(header["alg"]?.interpolationText ?? "(missing)") is not accepted; use ES256 or RS256.")
+            throw fail(
+                "JWS alg \(header["alg"]?.interpolationText ?? "(missing)") is not accepted; use ES256 or RS256.")
         }
         guard alg == clientKey.algorithm else {
             throw fail("JWS alg \(alg) does not match the registered client key, which is \(clientKey.algorithm).")
         }
         if let kid = header["kid"] {
             guard let kid = kid.stringValue, kid == TestCredentials.bahnKeyID else {
-                throw fail("JWS kid \(kid.interpolationText) is not a registered key id (expected \(TestCredentials.bahnKeyID)).")
+                throw fail(
+                    "JWS kid \(kid.interpolationText) is not a registered key id (expected \(TestCredentials.bahnKeyID))."
+                )
             }
         }
         let signingInput = Data((parts[0] + "." + parts[1]).utf8)
         guard clientKey.verify(signature: signature, message: signingInput) else {
-            throw fail("JWS signature does not verify over the protected header and payload with the registered client key"
-                + (alg == "ES256" ? " (ES256 signatures are the 64-byte R||S, not DER)." : "."))
+            throw fail(
+                "JWS signature does not verify over the protected header and payload with the registered client key"
+                    + (alg == "ES256" ? " (ES256 signatures are the 64-byte R||S, not DER)." : "."))
         }
         return payload
     }

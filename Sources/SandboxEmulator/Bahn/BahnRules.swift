@@ -29,7 +29,8 @@ public enum BahnRules {
         return prefix + out
     }
 
-    /// DECISION: `pi_secret_` + 32 random bytes in unpadded base64url (43 characters, like the integration guide's example).
+    /// DECISION: `pi_secret_` + 32 random bytes in unpadded base64url (43 characters, like the integration guide's
+    /// example).
     static func newClientSecret() -> String { "pi_secret_" + SecureRandom.bytes(32).base64URLEncodedString() }
 
     // MARK: Scenarios (magic amounts)
@@ -69,20 +70,20 @@ public enum BahnRules {
 
     /// For `checkout-driver sandbox serve --help`.
     public static let scenariosHelp = """
-    Bahn (Apple Pay PaymentIntents) magic amounts, in minor units:
-      5100  confirm declined: 402 card_error card_declined, decline_code insufficient_funds;
-            intent back to requires_payment_method, webhook payment_intent.payment_failed
-      5101  confirm declined with decline_code do_not_honor (same shape as 5100)
-      5200  confirm returns processing; succeeds ~1.5 s later (webhooks processing, then succeeded;
-            with capture_method manual it settles to requires_capture instead)
-      5300  confirm returns processing; fails ~1.5 s later (decline_code processing_error,
-            webhook payment_intent.payment_failed)
-      other succeeded (automatic capture), or requires_capture with capture_method manual
-    Webhooks (when a URL is set) are retried after 0.2, 0.5, 1, 2 and 4 s (6 attempts) until a 2xx;
-    GET /_sandbox/bahn/events lists them with their delivery attempts.
-    Test cards: card.last4 is the funding card for the token's DPAN (default 1234);
-    network_token.dynamic_last4 is the DPAN's last 4.
-    """
+        Bahn (Apple Pay PaymentIntents) magic amounts, in minor units:
+          5100  confirm declined: 402 card_error card_declined, decline_code insufficient_funds;
+                intent back to requires_payment_method, webhook payment_intent.payment_failed
+          5101  confirm declined with decline_code do_not_honor (same shape as 5100)
+          5200  confirm returns processing; succeeds ~1.5 s later (webhooks processing, then succeeded;
+                with capture_method manual it settles to requires_capture instead)
+          5300  confirm returns processing; fails ~1.5 s later (decline_code processing_error,
+                webhook payment_intent.payment_failed)
+          other succeeded (automatic capture), or requires_capture with capture_method manual
+        Webhooks (when a URL is set) are retried after 0.2, 0.5, 1, 2 and 4 s (6 attempts) until a 2xx;
+        GET /_sandbox/bahn/events lists them with their delivery attempts.
+        Test cards: card.last4 is the funding card for the token's DPAN (default 1234);
+        network_token.dynamic_last4 is the DPAN's last 4.
+        """
 
     // MARK: Webhook events
 
@@ -95,17 +96,20 @@ public enum BahnRules {
     /// DECISION: the intent a triggered event carries when none is named — an intent no call made, in the state the
     /// event's type announces, for testing a receiver.
     static func triggerFixture(id: String, type: String) -> JSON {
-        let status = switch type {
-        case "payment_intent.status.processing": "processing"
-        case "payment_intent.status.requires_capture": "requires_capture"
-        case "payment_intent.payment_failed": "requires_payment_method"
-        case "payment_intent.canceled": "canceled"
-        default: "succeeded"
-        }
+        let status =
+            switch type {
+            case "payment_intent.status.processing": "processing"
+            case "payment_intent.status.requires_capture": "requires_capture"
+            case "payment_intent.payment_failed": "requires_payment_method"
+            case "payment_intent.canceled": "canceled"
+            default: "succeeded"
+            }
         return [
-            "id": .string(id), "object": "payment_intent", "client_secret": .string("\(id)_secret_trigger"), "amount": 1000,
+            "id": .string(id), "object": "payment_intent", "client_secret": .string("\(id)_secret_trigger"),
+            "amount": 1000,
             "currency": "704", "description": "sandbox trigger", "metadata": [:], "status": .string(status),
-            "created": JSON(Int(Date().timeIntervalSince1970)), "capture_method": .string(status == "requires_capture" ? "manual" : "automatic"),
+            "created": JSON(Int(Date().timeIntervalSince1970)),
+            "capture_method": .string(status == "requires_capture" ? "manual" : "automatic"),
             "payment_method_id": nil, "latest_charge_id": nil, "last_payment_error": nil,
         ]
     }
@@ -159,25 +163,25 @@ public enum BahnRules {
     // MARK: Error codes (DECISION: names chosen in the style of the usual PaymentIntent APIs)
 
     enum Code {
-        static let invalidAPIKey = "invalid_api_key"                    // 401 authentication_error
-        static let invalidSignature = "invalid_signature"               // 401 authentication_error
-        static let missingRequestID = "missing_request_id"              // 400
-        static let invalidContentType = "invalid_content_type"          // 415
-        static let invalidJoseMethod = "invalid_jose_method"            // 400
-        static let missingIdempotencyKey = "missing_idempotency_key"    // 400 (confirm)
-        static let idempotencyKeyReused = "idempotency_key_reused"      // 400 idempotency_error
-        static let idempotencyInProgress = "idempotency_in_progress"    // 409 idempotency_error
-        static let parameterInvalid = "parameter_invalid"               // 400
-        static let parameterMissing = "parameter_missing"               // 400
-        static let parameterUnknown = "parameter_unknown"               // 400: a key the endpoint does not take
-        static let bodyInvalid = "body_invalid"                         // 400: payload is not a JSON object
-        static let resourceMissing = "resource_missing"                 // 404
+        static let invalidAPIKey = "invalid_api_key"  // 401 authentication_error
+        static let invalidSignature = "invalid_signature"  // 401 authentication_error
+        static let missingRequestID = "missing_request_id"  // 400
+        static let invalidContentType = "invalid_content_type"  // 415
+        static let invalidJoseMethod = "invalid_jose_method"  // 400
+        static let missingIdempotencyKey = "missing_idempotency_key"  // 400 (confirm)
+        static let idempotencyKeyReused = "idempotency_key_reused"  // 400 idempotency_error
+        static let idempotencyInProgress = "idempotency_in_progress"  // 409 idempotency_error
+        static let parameterInvalid = "parameter_invalid"  // 400
+        static let parameterMissing = "parameter_missing"  // 400
+        static let parameterUnknown = "parameter_unknown"  // 400: a key the endpoint does not take
+        static let bodyInvalid = "body_invalid"  // 400: payload is not a JSON object
+        static let resourceMissing = "resource_missing"  // 404
         static let unexpectedState = "payment_intent_unexpected_state"  // 400
-        static let tokenMalformed = "apple_pay_token_malformed"         // 400
-        static let tokenInvalid = "apple_pay_token_invalid"             // 400 (signature)
-        static let decryptionFailed = "apple_pay_decryption_failed"     // 400
-        static let amountMismatch = "apple_pay_amount_mismatch"         // 400
-        static let tokenAlreadyUsed = "apple_pay_token_already_used"    // 400
-        static let cardDeclined = "card_declined"                       // 402 card_error
+        static let tokenMalformed = "apple_pay_token_malformed"  // 400
+        static let tokenInvalid = "apple_pay_token_invalid"  // 400 (signature)
+        static let decryptionFailed = "apple_pay_decryption_failed"  // 400
+        static let amountMismatch = "apple_pay_amount_mismatch"  // 400
+        static let tokenAlreadyUsed = "apple_pay_token_already_used"  // 400
+        static let cardDeclined = "card_declined"  // 402 card_error
     }
 }

@@ -49,14 +49,23 @@ public struct BahnWebhookEvent: Sendable {
 
     var json: JSON {
         [
-            "id": .string(id), "type": .string(type), "created": JSON(created), "payment_intent_id": .string(paymentIntentID),
+            "id": .string(id), "type": .string(type), "created": JSON(created),
+            "payment_intent_id": .string(paymentIntentID),
             "status": .string(status.rawValue), "payload": (try? JSON.parse(body)) ?? .null,
-            "deliveries": .array(deliveries.map { delivery in
-                ["target": .string(delivery.target), "url": .string(delivery.url), "status": .string(delivery.status.rawValue),
-                 "attempts": .array(delivery.attempts.map { attempt in
-                     ["at": JSON(attempt.at.timeIntervalSince1970), "http_status": JSON(attempt.httpStatus), "error": JSON(attempt.error)]
-                 })]
-            }),
+            "deliveries": .array(
+                deliveries.map { delivery in
+                    [
+                        "target": .string(delivery.target), "url": .string(delivery.url),
+                        "status": .string(delivery.status.rawValue),
+                        "attempts": .array(
+                            delivery.attempts.map { attempt in
+                                [
+                                    "at": JSON(attempt.at.timeIntervalSince1970),
+                                    "http_status": JSON(attempt.httpStatus), "error": JSON(attempt.error),
+                                ]
+                            }),
+                    ]
+                }),
         ]
     }
 }
@@ -108,7 +117,8 @@ final class BahnWebhooks: Sendable {
 
         /// The queue that carries `intent`'s events to `target`.
         mutating func queue(to target: String, for intent: String) -> DispatchQueue {
-            let lanes = queues[target] ?? (0..<BahnWebhooks.lanes).map { DispatchQueue(label: "bahn-webhooks-\(target)-\($0)") }
+            let lanes =
+                queues[target] ?? (0..<BahnWebhooks.lanes).map { DispatchQueue(label: "bahn-webhooks-\(target)-\($0)") }
             queues[target] = lanes
             var hash: UInt32 = 2_166_136_261  // FNV-1a: the same lane for an intent in every process, unlike hashValue
             for byte in intent.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
@@ -132,7 +142,11 @@ final class BahnWebhooks: Sendable {
     /// Adds a target, or points an existing id at a new URL (so a repeated registration is harmless).
     func add(_ target: Target) {
         state.withLock { s in
-            if let index = s.targets.firstIndex(where: { $0.id == target.id }) { s.targets[index] = target } else { s.targets.append(target) }
+            if let index = s.targets.firstIndex(where: { $0.id == target.id }) {
+                s.targets[index] = target
+            } else {
+                s.targets.append(target)
+            }
         }
     }
 
@@ -171,12 +185,15 @@ final class BahnWebhooks: Sendable {
         let created = Int(Date().timeIntervalSince1970)
         let id = BahnRules.newID("evt_")
         let body = EmulatorResponse.encode([
-            "id": .string(id), "type": .string(type), "created": JSON(created), "data": ["payment_intent": paymentIntent],
+            "id": .string(id), "type": .string(type), "created": JSON(created),
+            "data": ["payment_intent": paymentIntent],
         ])
         let jobs = state.withLock { s -> [(DispatchQueue, Target)] in
             let targets = s.targets
-            s.append(BahnWebhookEvent(id: id, type: type, created: created, paymentIntentID: intentID, body: body,
-                                      deliveries: targets.map { .init(target: $0.id, url: $0.url, status: .pending, attempts: []) }))
+            s.append(
+                BahnWebhookEvent(
+                    id: id, type: type, created: created, paymentIntentID: intentID, body: body,
+                    deliveries: targets.map { .init(target: $0.id, url: $0.url, status: .pending, attempts: []) }))
             return targets.map { (s.queue(to: $0.id, for: intentID), $0) }
         }
         for (index, (queue, target)) in jobs.enumerated() {
@@ -194,7 +211,9 @@ final class BahnWebhooks: Sendable {
             let current = s.targets
             // This sending's records follow the earlier ones: each attempt is written to its own.
             let first = s.events[index].deliveries.count
-            s.events[index].deliveries += current.map { .init(target: $0.id, url: $0.url, status: .pending, attempts: []) }
+            s.events[index].deliveries += current.map {
+                .init(target: $0.id, url: $0.url, status: .pending, attempts: [])
+            }
             let intent = s.events[index].paymentIntentID
             return (s.events[index].body, first, current.map { (s.queue(to: $0.id, for: intent), $0) })
         }
@@ -241,13 +260,15 @@ final class BahnWebhooks: Sendable {
         }
         // Not one answer through every retry: nobody is listening there any more.
         let deliveries = state.withLock { s in s.index(of: eventID).map { s.events[$0].deliveries } } ?? []
-        let answered = deliveries.indices.contains(record) ? deliveries[record].attempts.contains { $0.httpStatus != nil } : nil
+        let answered =
+            deliveries.indices.contains(record) ? deliveries[record].attempts.contains { $0.httpStatus != nil } : nil
         if answered == false { _ = remove(id: target.id) }
     }
 
     /// hex(HMAC-SHA256(secret, "<t>.<raw body>")), the `v1` of `Bn-Signature`.
     static func signature(timestamp: Int, body: Data) -> String {
-        HMAC.sha256(key: Data(TestCredentials.bahnWebhookSecret.utf8), message: Data("\(timestamp).".utf8) + body).hexString
+        HMAC.sha256(key: Data(TestCredentials.bahnWebhookSecret.utf8), message: Data("\(timestamp).".utf8) + body)
+            .hexString
     }
 
     /// Changes one sending's record (a resent event has one per sending, to each target).

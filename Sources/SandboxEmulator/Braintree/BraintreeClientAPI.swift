@@ -1,6 +1,6 @@
 import Foundation
-import WireTypes
 import LoopbackHTTP
+import WireTypes
 
 /// Braintree's client API as the iOS SDK calls it: the gateway configuration and Apple Pay tokenization, authorized
 /// by a tokenization key (`Client-Key`) or a client token's fingerprint (`authorization_fingerprint`, in the JSON
@@ -34,15 +34,23 @@ struct BraintreeClientAPI: Sendable {
             }
         } else {
             guard let fingerprint, !fingerprint.isEmpty else {
-                return Self.error(401, "Authorization required: send a tokenization key in Client-Key or a client token's authorization_fingerprint")
+                return Self.error(
+                    401,
+                    "Authorization required: send a tokenization key in Client-Key or a client token's authorization_fingerprint"
+                )
             }
             guard store.fingerprintIsValid(fingerprint) else {
-                return Self.error(401, "Authorization failed: the authorization fingerprint is unknown or expired (it is valid 24 hours)")
+                return Self.error(
+                    401,
+                    "Authorization failed: the authorization fingerprint is unknown or expired (it is valid 24 hours)")
             }
         }
         // Both kinds of authorization belong to the one merchant.
         guard merchant == TestCredentials.braintreeMerchantID else {
-            return Self.error(401, "Authorization failed: the authorization is for merchant \(TestCredentials.braintreeMerchantID), not \(merchant)")
+            return Self.error(
+                401,
+                "Authorization failed: the authorization is for merchant \(TestCredentials.braintreeMerchantID), not \(merchant)"
+            )
         }
         return nil
     }
@@ -50,18 +58,23 @@ struct BraintreeClientAPI: Sendable {
     // MARK: Configuration
 
     private func configuration(_ request: EmulatorRequest) -> HTTPReply {
-        if let refused = authorize(request, fingerprint: request.http.query["authorization_fingerprint"]) { return refused }
-        let base = baseURL(), merchant = TestCredentials.braintreeMerchantID
+        if let refused = authorize(request, fingerprint: request.http.query["authorization_fingerprint"]) {
+            return refused
+        }
+        let base = baseURL()
+        let merchant = TestCredentials.braintreeMerchantID
         let applePay = store.withLock { $0.applePay }
-        return EmulatorResponse.json(200, [
-            "environment": .string(BraintreeRules.environment), "merchantId": .string(merchant),
-            "clientApiUrl": .string(base + BraintreeRules.clientAPIPath(merchant)),
-            // DECISION: nothing is served there; it only keeps every URL of the configuration on the emulator.
-            "assetsUrl": .string(base + BraintreeRules.prefix + "/assets"),
-            "graphQL": ["url": .string(base + BraintreeRules.graphQLPath), "features": []],
-            "challenges": [], "paymentMethods": [],
-            "applePay": applePay.json,
-        ])
+        return EmulatorResponse.json(
+            200,
+            [
+                "environment": .string(BraintreeRules.environment), "merchantId": .string(merchant),
+                "clientApiUrl": .string(base + BraintreeRules.clientAPIPath(merchant)),
+                // DECISION: nothing is served there; it only keeps every URL of the configuration on the emulator.
+                "assetsUrl": .string(base + BraintreeRules.prefix + "/assets"),
+                "graphQL": ["url": .string(base + BraintreeRules.graphQLPath), "features": []],
+                "challenges": [], "paymentMethods": [],
+                "applePay": applePay.json,
+            ])
     }
 
     // MARK: Tokenization
@@ -74,41 +87,57 @@ struct BraintreeClientAPI: Sendable {
         if let refused = authorize(request, fingerprint: body.string("authorization_fingerprint")) { return refused }
         // DECISION: with Apple Pay off in the configuration, tokenization is refused (422).
         guard store.withLock({ $0.applePay.status }) != "off" else {
-            return Self.error(422, "Apple Pay is not enabled for this merchant (the configuration's applePay.status is off)")
+            return Self.error(
+                422, "Apple Pay is not enabled for this merchant (the configuration's applePay.status is off)")
         }
         func invalid(_ problem: String) -> HTTPReply { Self.error(422, "Apple Pay token is invalid: \(problem)") }
-        guard let fields = body.object("applePaymentToken") else { return invalid("applePaymentToken (an object) is missing") }
-        guard let encoded = fields.string("paymentData"), !encoded.isEmpty else { return invalid("applePaymentToken.paymentData is missing") }
-        guard let bytes = Data(base64Encoded: encoded) else { return invalid("applePaymentToken.paymentData is not base64") }
+        guard let fields = body.object("applePaymentToken") else {
+            return invalid("applePaymentToken (an object) is missing")
+        }
+        guard let encoded = fields.string("paymentData"), !encoded.isEmpty else {
+            return invalid("applePaymentToken.paymentData is missing")
+        }
+        guard let bytes = Data(base64Encoded: encoded) else {
+            return invalid("applePaymentToken.paymentData is not base64")
+        }
         let token: DecryptedPaymentToken
         do { token = try verifier.open(bytes) } catch { return invalid("\(error)") }
         // DECISION: transactionIdentifier is required and must be the token's header.transactionId (PassKit gives
         // the same value, in uppercase), so a client pairing a token with another payment's fields is caught.
-        guard let identifier = fields.string("transactionIdentifier") else { return invalid("applePaymentToken.transactionIdentifier is missing") }
+        guard let identifier = fields.string("transactionIdentifier") else {
+            return invalid("applePaymentToken.transactionIdentifier is missing")
+        }
         guard identifier.lowercased() == token.transactionId else {
             return invalid("applePaymentToken.transactionIdentifier is not the token's header.transactionId")
         }
         // DECISION: the card network comes from the decrypted DPAN (not the request's paymentNetwork); one the
         // merchant does not take is a 422.
         guard let network = BraintreeRules.Card.Network(pan: token.pan) else {
-            return invalid("the card network of its device PAN is not one the merchant takes (\(BraintreeRules.ApplePaySettings.supportedNetworks.joined(separator: ", ")))")
+            return invalid(
+                "the card network of its device PAN is not one the merchant takes (\(BraintreeRules.ApplePaySettings.supportedNetworks.joined(separator: ", ")))"
+            )
         }
-        let card = BraintreeRules.Card(network: network, last4: String(token.pan.suffix(4)), bin: String(token.pan.prefix(6)),
-                                       expirationMonth: String(token.expiration.dropFirst(2).prefix(2)),
-                                       expirationYear: "20" + String(token.expiration.prefix(2)),
-                                       instrumentName: fields.string("paymentInstrumentName"))
+        let card = BraintreeRules.Card(
+            network: network, last4: String(token.pan.suffix(4)), bin: String(token.pan.prefix(6)),
+            expirationMonth: String(token.expiration.dropFirst(2).prefix(2)),
+            expirationYear: "20" + String(token.expiration.prefix(2)),
+            instrumentName: fields.string("paymentInstrumentName"))
         let now = Date()
         // Spending the token and making its nonce happen together: two tokenizations of one token cannot both pass.
         let nonce: String? = store.withLock { s in
             guard s.spentTokens[token.transactionId] == nil else { return nil }
             s.spentTokens[token.transactionId] = true
             let nonce = BraintreeRules.newNonce()
-            s.nonces[nonce] = BraintreeStore.Nonce(card: card, amount: token.amount, currencyCode: token.currencyCode,
-                                                   expiresAt: now.addingTimeInterval(BraintreeRules.nonceLifetime))
+            s.nonces[nonce] = BraintreeStore.Nonce(
+                card: card, amount: token.amount, currencyCode: token.currencyCode,
+                expiresAt: now.addingTimeInterval(BraintreeRules.nonceLifetime))
             return nonce
         }
         guard let nonce else {
-            return Self.error(422, "Apple Pay token already used: its transaction id \(token.transactionId) was tokenized before (a token is single-use)")
+            return Self.error(
+                422,
+                "Apple Pay token already used: its transaction id \(token.transactionId) was tokenized before (a token is single-use)"
+            )
         }
         return EmulatorResponse.json(201, ["applePayCards": [Self.cardJSON(card, nonce: nonce)]])
     }
@@ -124,10 +153,14 @@ struct BraintreeClientAPI: Sendable {
             "expirationYear": .string(card.expirationYear), "paymentInstrumentName": JSON(card.instrumentName),
         ]
         return [
-            "type": "ApplePayCard", "nonce": .string(nonce), "description": .string("\(card.network.cardType) ending in \(lastTwo)"),
+            "type": "ApplePayCard", "nonce": .string(nonce),
+            "description": .string("\(card.network.cardType) ending in \(lastTwo)"),
             "default": false, "consumed": false, "details": details,
-            "binData": ["prepaid": unknown, "healthcare": unknown, "debit": unknown, "durbinRegulated": unknown, "commercial": unknown,
-                        "payroll": unknown, "issuingBank": unknown, "countryOfIssuance": unknown, "productId": unknown],
+            "binData": [
+                "prepaid": unknown, "healthcare": unknown, "debit": unknown, "durbinRegulated": unknown,
+                "commercial": unknown,
+                "payroll": unknown, "issuingBank": unknown, "countryOfIssuance": unknown, "productId": unknown,
+            ],
         ]
     }
 }

@@ -3,8 +3,8 @@ import Foundation
 import GraphQL
 import LoopbackHTTP
 
-/// Braintree's Apple Pay path as docs/protocols/braintree.md describes it: the client API (configuration, tokenization into
-/// single-use nonces) and the GraphQL API a merchant server calls (Basic auth, `Braintree-Version`), served by the
+/// Braintree's Apple Pay path as docs/protocols/braintree.md describes it: the client API (configuration, tokenization
+/// into single-use nonces) and the GraphQL API a merchant server calls (Basic auth, `Braintree-Version`), served by the
 /// GraphQL engine from Braintree's published schema: every document is parsed, validated against the real SDL and
 /// answered with exactly the selected fields, always HTTP 200 with failures in `errors[]` (bad API keys included).
 /// Choices the documents leave open are in `BraintreeRules`.
@@ -24,9 +24,10 @@ public final class BraintreeEmulator: EmulatedProvider {
     public static func install(_ context: EmulatorContext) -> BraintreeEmulator {
         let (router, ledger, baseURL) = (context.router, context.ledger, context.baseURL)
         let braintree = BraintreeEmulator(ledger: ledger)
-        router.register([Route("POST", BraintreeRules.graphQLPath) { braintree.handleGraphQL($0, baseURL: baseURL()) }]
-                        + BraintreeClientAPI(store: braintree.store, verifier: braintree.verifier, baseURL: baseURL).routes()
-                        + BraintreeSandbox(store: braintree.store).routes())
+        router.register(
+            [Route("POST", BraintreeRules.graphQLPath) { braintree.handleGraphQL($0, baseURL: baseURL()) }]
+                + BraintreeClientAPI(store: braintree.store, verifier: braintree.verifier, baseURL: baseURL).routes()
+                + BraintreeSandbox(store: braintree.store).routes())
         return braintree
     }
 
@@ -51,31 +52,39 @@ public final class BraintreeEmulator: EmulatedProvider {
         // Wrong or missing API keys too are HTTP 200, the failure in `errors[]` (errorClass AUTHENTICATION), as every
         // answer of Braintree's GraphQL API is (docs/protocols/braintree.md, "Errors").
         guard Self.authenticated(request.headers["Authorization"]) else {
-            return Self.reply(GraphQLService.errorResponse([BraintreeFailure("Authentication failed", errorClass: "AUTHENTICATION").graphQLError]))
+            return Self.reply(
+                GraphQLService.errorResponse([
+                    BraintreeFailure("Authentication failed", errorClass: "AUTHENTICATION").graphQLError
+                ]))
         }
         guard let version = request.headers["Braintree-Version"] else {
             return Self.reply(GraphQLService.errorResponse([GraphQLError("Braintree-Version header required")]))
         }
         guard Self.isDate(version) else {
-            return Self.reply(GraphQLService.errorResponse([GraphQLError("Braintree-Version header must be a date (YYYY-MM-DD)")]))
+            return Self.reply(
+                GraphQLService.errorResponse([GraphQLError("Braintree-Version header must be a date (YYYY-MM-DD)")]))
         }
         let service: GraphQLService
         switch Self.service {
         case .success(let s): service = s
         case .failure(let e):
-            return Self.reply(GraphQLService.errorResponse([BraintreeFailure("\(e)", errorClass: "INTERNAL").graphQLError]))
+            return Self.reply(
+                GraphQLService.errorResponse([BraintreeFailure("\(e)", errorClass: "INTERNAL").graphQLError]))
         }
         guard let body = GraphQLRequest(request) else {
             return Self.reply(GraphQLService.errorResponse([GraphQLError("Must provide query string.")]))
         }
         let call = BraintreeCall(store: store, ledger: ledger, baseURL: baseURL)
-        return Self.reply(service.execute(query: body.query, operationName: body.operationName, variables: body.variables, context: call))
+        return Self.reply(
+            service.execute(
+                query: body.query, operationName: body.operationName, variables: body.variables, context: call))
     }
 
     /// `Basic base64(publicKey:privateKey)` with the emulator's API keys.
     static func authenticated(_ header: String?) -> Bool {
         guard let header, header.count > 6, header.prefix(6).lowercased() == "basic ",
-              let data = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)) else { return false }
+            let data = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces))
+        else { return false }
         return data == Data("\(TestCredentials.braintreePublicKey):\(TestCredentials.braintreePrivateKey)".utf8)
     }
 
@@ -83,8 +92,9 @@ public final class BraintreeEmulator: EmulatedProvider {
     static func isDate(_ text: String) -> Bool {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-              parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }),
-              let month = Int(parts[1]), let day = Int(parts[2]) else { return false }
+            parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }),
+            let month = Int(parts[1]), let day = Int(parts[2])
+        else { return false }
         return (1...12).contains(month) && (1...31).contains(day)
     }
 
@@ -96,7 +106,9 @@ public final class BraintreeEmulator: EmulatedProvider {
         // A request error (syntax, validation, variables) is the client's: VALIDATION. One raised while executing
         // that names no class is the emulator's own: INTERNAL.
         members = members.map { key, value in
-            key == "errors" ? (key, .list((value.listValue ?? []).map { classified($0, as: executed ? "INTERNAL" : "VALIDATION") })) : (key, value)
+            key == "errors"
+                ? (key, .list((value.listValue ?? []).map { classified($0, as: executed ? "INTERNAL" : "VALIDATION") }))
+                : (key, value)
         }
         // DECISION: `data` is null, not absent, when nothing ran: the contract's envelope always has it.
         if !executed { members.append(("data", .null)) }
@@ -108,7 +120,9 @@ public final class BraintreeEmulator: EmulatedProvider {
         guard var members = error.objectValue else { return error }
         if let index = members.firstIndex(where: { $0.0 == "extensions" }) {
             var extensions = members[index].1.objectValue ?? []
-            if !extensions.contains(where: { $0.0 == "errorClass" }) { extensions.insert(("errorClass", .string(errorClass)), at: 0) }
+            if !extensions.contains(where: { $0.0 == "errorClass" }) {
+                extensions.insert(("errorClass", .string(errorClass)), at: 0)
+            }
             members[index].1 = .object(extensions)
         } else {
             members.append(("extensions", .object([("errorClass", .string(errorClass))])))

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
-import WireTypes
 import GraphQL
+import WireTypes
 
 /// Every choice the Braintree emulator makes where `docs/protocols/braintree.md` and the shared contract leave it open:
 /// mount points, ids, lifetimes, the merchant account, the fake nonces, the magic amounts and Braintree's error codes.
@@ -33,8 +33,11 @@ public enum BraintreeRules {
         static let supportedNetworks = ["visa", "mastercard", "amex", "discover"]
 
         var json: JSON {
-            ["status": .string(status), "countryCode": .string(countryCode), "currencyCode": .string(currencyCode),
-             "merchantIdentifier": .string(TestCredentials.merchantIdentifier), "supportedNetworks": .array(Self.supportedNetworks.map(JSON.string))]
+            [
+                "status": .string(status), "countryCode": .string(countryCode), "currencyCode": .string(currencyCode),
+                "merchantIdentifier": .string(TestCredentials.merchantIdentifier),
+                "supportedNetworks": .array(Self.supportedNetworks.map(JSON.string)),
+            ]
         }
     }
 
@@ -47,7 +50,9 @@ public enum BraintreeRules {
         // 252 is the largest multiple of 36 below 256: rejecting the bytes above it keeps the characters uniform.
         var out = ""
         while out.count < 8 {
-            for byte in SecureRandom.bytes(16) where byte < 252 && out.count < 8 { out.append(alphanumerics[Int(byte) % 36]) }
+            for byte in SecureRandom.bytes(16) where byte < 252 && out.count < 8 {
+                out.append(alphanumerics[Int(byte) % 36])
+            }
         }
         return out
     }
@@ -62,7 +67,8 @@ public enum BraintreeRules {
     static func legacyID(fromGraphQLID id: String, type: String) -> String? {
         let padded = id + String(repeating: "=", count: (4 - id.count % 4) % 4)
         guard let data = Data(base64Encoded: padded), let text = String(data: data, encoding: .utf8),
-              text.hasPrefix(type + "_") else { return nil }
+            text.hasPrefix(type + "_")
+        else { return nil }
         return String(text.dropFirst(type.count + 1))
     }
 
@@ -120,12 +126,19 @@ public enum BraintreeRules {
 
             /// The network of a (device) PAN by its leading digits; nil for one the merchant does not take.
             init?(pan: String) {
-                let two = Int(pan.prefix(2)) ?? 0, four = Int(pan.prefix(4)) ?? 0
-                if pan.hasPrefix("4") { self = .visa }
-                else if (51...55).contains(two) || (2221...2720).contains(four) { self = .mastercard }
-                else if two == 34 || two == 37 { self = .amex }
-                else if four == 6011 || two == 65 { self = .discover }
-                else { return nil }
+                let two = Int(pan.prefix(2)) ?? 0
+                let four = Int(pan.prefix(4)) ?? 0
+                if pan.hasPrefix("4") {
+                    self = .visa
+                } else if (51...55).contains(two) || (2221...2720).contains(four) {
+                    self = .mastercard
+                } else if two == 34 || two == 37 {
+                    self = .amex
+                } else if four == 6011 || two == 65 {
+                    self = .discover
+                } else {
+                    return nil
+                }
             }
         }
 
@@ -142,9 +155,12 @@ public enum BraintreeRules {
     /// The sandbox's documented fake Apple Pay nonces: reusable. DECISION: their DPANs are the networks' well-known
     /// test numbers (last 4: 1111, 4444, 0005), expiring 12/2030.
     static let fakeNonces: [String: Card] = [
-        "fake-apple-pay-visa-nonce": Card(network: .visa, last4: "1111", bin: "411111", expirationMonth: "12", expirationYear: "2030"),
-        "fake-apple-pay-mastercard-nonce": Card(network: .mastercard, last4: "4444", bin: "555555", expirationMonth: "12", expirationYear: "2030"),
-        "fake-apple-pay-amex-nonce": Card(network: .amex, last4: "0005", bin: "378282", expirationMonth: "12", expirationYear: "2030"),
+        "fake-apple-pay-visa-nonce": Card(
+            network: .visa, last4: "1111", bin: "411111", expirationMonth: "12", expirationYear: "2030"),
+        "fake-apple-pay-mastercard-nonce": Card(
+            network: .mastercard, last4: "4444", bin: "555555", expirationMonth: "12", expirationYear: "2030"),
+        "fake-apple-pay-amex-nonce": Card(
+            network: .amex, last4: "0005", bin: "378282", expirationMonth: "12", expirationYear: "2030"),
     ]
 
     // MARK: Amounts
@@ -160,11 +176,12 @@ public enum BraintreeRules {
         default: return nil
         }
         let decimals = text.firstIndex(of: ".").map { text.distance(from: $0, to: text.endIndex) - 1 } ?? 0
-        let cents: Int? = switch decimals {
-        case 0, 2: DecimalAmount.exactMinorUnits(text)
-        case 3: DecimalAmount.exactMinorUnits(text, extraZeros: true)
-        default: nil
-        }
+        let cents: Int? =
+            switch decimals {
+            case 0, 2: DecimalAmount.exactMinorUnits(text)
+            case 3: DecimalAmount.exactMinorUnits(text, extraZeros: true)
+            default: nil
+            }
         guard let cents, cents > 0 else { return nil }
         return cents
     }
@@ -191,7 +208,8 @@ public enum BraintreeRules {
         }
     }
 
-    /// DECISION: the texts of the best-known processor response codes; the rest of the range reads "Processor Declined".
+    /// DECISION: the texts of the best-known processor response codes; the rest of the range reads "Processor
+    /// Declined".
     static func processorResponseText(_ code: Int) -> String {
         switch code {
         case 2000: "Do Not Honor"
@@ -227,17 +245,18 @@ public enum BraintreeRules {
 
     static let nonceUnknownMessage = "Unknown or expired payment_method_nonce."
     static let cannotSubmitMessage = "Cannot submit for settlement unless status is authorized."
-    static let cannotVoidMessage = "Transaction can only be voided if status is authorized, submitted_for_settlement, or - for PayPal - settlement_pending."
+    static let cannotVoidMessage =
+        "Transaction can only be voided if status is authorized, submitted_for_settlement, or - for PayPal - settlement_pending."
     static let notFoundMessage = "An object with this ID was not found."
 
     static let scenariosHelp = """
-    Braintree (client API under /braintree/merchants/\(TestCredentials.braintreeMerchantID)/client_api, GraphQL at POST /braintree/graphql);
-    fake nonces (reusable): fake-apple-pay-visa-nonce, fake-apple-pay-mastercard-nonce, fake-apple-pay-amex-nonce; magic amounts in USD:
-      2000.00-2999.99  processor declined (PROCESSOR_DECLINED, legacyCode = the whole part, e.g. 2000 "Do Not Honor")
-      3000.00-3000.99  failed (FAILED, legacyCode 3000 "Processor network unavailable - try again")
-      5001.00          gateway rejected (GATEWAY_REJECTED, legacyCode 5001 "Gateway rejected: application_incomplete")
-      other            charge: SUBMITTED_FOR_SETTLEMENT; authorize: AUTHORIZED (then captureTransaction, reverseTransaction)
-    PUT /_sandbox/braintree/configuration {"applePayStatus": "off"|"mock"|"production", "currencyCode": "USD",
-      "countryCode": "US"} (any subset; these are the defaults) changes what the configuration endpoint advertises.
-    """
+        Braintree (client API under /braintree/merchants/\(TestCredentials.braintreeMerchantID)/client_api, GraphQL at POST /braintree/graphql);
+        fake nonces (reusable): fake-apple-pay-visa-nonce, fake-apple-pay-mastercard-nonce, fake-apple-pay-amex-nonce; magic amounts in USD:
+          2000.00-2999.99  processor declined (PROCESSOR_DECLINED, legacyCode = the whole part, e.g. 2000 "Do Not Honor")
+          3000.00-3000.99  failed (FAILED, legacyCode 3000 "Processor network unavailable - try again")
+          5001.00          gateway rejected (GATEWAY_REJECTED, legacyCode 5001 "Gateway rejected: application_incomplete")
+          other            charge: SUBMITTED_FOR_SETTLEMENT; authorize: AUTHORIZED (then captureTransaction, reverseTransaction)
+        PUT /_sandbox/braintree/configuration {"applePayStatus": "off"|"mock"|"production", "currencyCode": "USD",
+          "countryCode": "US"} (any subset; these are the defaults) changes what the configuration endpoint advertises.
+        """
 }

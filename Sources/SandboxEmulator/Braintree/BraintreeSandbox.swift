@@ -1,6 +1,6 @@
 import Foundation
-import WireTypes
 import LoopbackHTTP
+import WireTypes
 
 /// The emulator's Braintree controls (not Braintree's API, so no authorization): what the configuration endpoint
 /// advertises for Apple Pay, so that tests can turn Apple Pay off or make the gateway disagree with a token's currency.
@@ -11,13 +11,18 @@ struct BraintreeSandbox: Sendable {
 
     func routes() -> [Route] {
         [
-            Route("GET", Self.configurationPath) { _ in EmulatorResponse.json(200, Self.json(store.withLock { $0.applePay })) },
+            Route("GET", Self.configurationPath) { _ in
+                EmulatorResponse.json(200, Self.json(store.withLock { $0.applePay }))
+            },
             Route("PUT", Self.configurationPath) { update($0) },
         ]
     }
 
     static func json(_ settings: BraintreeRules.ApplePaySettings) -> JSON {
-        ["applePayStatus": .string(settings.status), "currencyCode": .string(settings.currencyCode), "countryCode": .string(settings.countryCode)]
+        [
+            "applePayStatus": .string(settings.status), "currencyCode": .string(settings.currencyCode),
+            "countryCode": .string(settings.countryCode),
+        ]
     }
 
     /// Any subset of the settings; a key the emulator does not know is refused, so a typo cannot silently do nothing.
@@ -25,8 +30,12 @@ struct BraintreeSandbox: Sendable {
         func invalid(_ message: String) -> HTTPReply {
             EmulatorResponse.error(400, code: "invalid_braintree_configuration", message: message)
         }
-        guard let body = request.jsonObject else { return invalid("send a JSON object, e.g. {\"applePayStatus\": \"off\"}") }
-        if let unknown = body.keys.sorted().first(where: { !["applePayStatus", "currencyCode", "countryCode"].contains($0) }) {
+        guard let body = request.jsonObject else {
+            return invalid("send a JSON object, e.g. {\"applePayStatus\": \"off\"}")
+        }
+        if let unknown = body.keys.sorted().first(where: {
+            !["applePayStatus", "currencyCode", "countryCode"].contains($0)
+        }) {
             return invalid("unknown setting \(unknown): use applePayStatus, currencyCode, countryCode")
         }
         var changed = store.withLock { $0.applePay }
@@ -41,7 +50,8 @@ struct BraintreeSandbox: Sendable {
         ]
         for (key, length, path) in codes {
             guard let value = body[key] else { continue }
-            guard let code = value.stringValue, code.count == length, code.allSatisfy({ $0.isASCII && $0.isUppercase }) else {
+            guard let code = value.stringValue, code.count == length, code.allSatisfy({ $0.isASCII && $0.isUppercase })
+            else {
                 return invalid("\(key) must be \(length) uppercase letters")
             }
             changed[keyPath: path] = code

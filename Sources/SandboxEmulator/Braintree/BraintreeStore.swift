@@ -58,7 +58,8 @@ final class BraintreeStore: Sendable {
 
         /// A transaction by its GraphQL id or its legacy id (Braintree takes either).
         func transaction(_ id: String) -> Transaction? {
-            transactions[id] ?? BraintreeRules.legacyID(fromGraphQLID: id, type: "transaction").flatMap { transactions[$0] }
+            transactions[id]
+                ?? BraintreeRules.legacyID(fromGraphQLID: id, type: "transaction").flatMap { transactions[$0] }
         }
 
         /// The transactions with this orderId, oldest first.

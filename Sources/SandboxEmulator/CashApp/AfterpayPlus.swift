@@ -1,6 +1,6 @@
 import Foundation
-import WireTypes
 import LoopbackHTTP
+import WireTypes
 
 /// Afterpay's api-plus host (under `/afterpay-plus`), which the SDK calls without credentials: sign a checkout for
 /// Pay Kit, validate the grant Cash App gave, and the v3 button (create, then confirm for a one-time virtual card).
@@ -18,7 +18,9 @@ struct AfterpayPlus: Sendable {
         ]
     }
 
-    private func run(_ request: EmulatorRequest, _ body: (EmulatorRequest) throws(AfterpayFailure) -> HTTPReply) -> HTTPReply {
+    private func run(
+        _ request: EmulatorRequest, _ body: (EmulatorRequest) throws(AfterpayFailure) -> HTTPReply
+    ) -> HTTPReply {
         do throws(AfterpayFailure) { return try body(request) } catch { return error.reply }
     }
 
@@ -27,19 +29,27 @@ struct AfterpayPlus: Sendable {
     /// A JWT for a live checkout (v2 or v3): what Pay Kit's customer request is made from.
     private func sign(_ request: EmulatorRequest) throws(AfterpayFailure) -> HTTPReply {
         let body = try AfterpayEmulator.object(request)
-        let token = body.string("token") ?? "", now = Date()
+        let token = body.string("token") ?? ""
+        let now = Date()
         guard let checkout = store.withLock({ $0.checkouts[token] }), now < checkout.expiresAt else {
             throw AfterpayFailure(400, "invalid_token", "The token \(token) is not a live checkout or button token.")
         }
         let iat = Int(now.timeIntervalSince1970)
         let jwt = CashAppJWT.sign([
             "externalMerchantId": .string(TestCredentials.afterpayExternalMerchantID), "token": .string(token),
-            "amount": ["amount": .string(DecimalAmount.text(checkout.amount)), "currency": .string(checkout.currency),
-                       "symbol": .string(CashAppRules.currencySymbol)],
-            "redirectUrl": .string(checkout.redirectConfirmURL), "iat": JSON(iat), "exp": JSON(iat + CashAppRules.jwtTTL),
+            "amount": [
+                "amount": .string(DecimalAmount.text(checkout.amount)), "currency": .string(checkout.currency),
+                "symbol": .string(CashAppRules.currencySymbol),
+            ],
+            "redirectUrl": .string(checkout.redirectConfirmURL), "iat": JSON(iat),
+            "exp": JSON(iat + CashAppRules.jwtTTL),
         ])
-        return EmulatorResponse.json(200, ["jwtToken": .string(jwt), "redirectUrl": .string(checkout.redirectConfirmURL),
-                                           "externalBrandId": .string(TestCredentials.afterpayExternalBrandID)])
+        return EmulatorResponse.json(
+            200,
+            [
+                "jwtToken": .string(jwt), "redirectUrl": .string(checkout.redirectConfirmURL),
+                "externalBrandId": .string(TestCredentials.afterpayExternalBrandID),
+            ])
     }
 
     // MARK: validate-payment
@@ -47,30 +57,44 @@ struct AfterpayPlus: Sendable {
     private func validate(_ request: EmulatorRequest) throws(AfterpayFailure) -> HTTPReply {
         let body = try AfterpayEmulator.object(request)
         guard let jwt = body.string("jwt"), let customerID = body.string("externalCustomerId"),
-              let grantID = body.string("externalGrantId") else {
-            throw AfterpayFailure.invalidObject("jwt, externalCustomerId and externalGrantId are required.", status: 400)
+            let grantID = body.string("externalGrantId")
+        else {
+            throw AfterpayFailure.invalidObject(
+                "jwt, externalCustomerId and externalGrantId are required.", status: 400)
         }
         let now = Date()
         let payload = try CashAppJWT.verify(jwt, now: now)
-        let check = store.withLock { Self.check(&$0, payload: payload, customerID: customerID, grantID: grantID, now: now) }
-        return EmulatorResponse.json(200, ["status": check.passed ? "SUCCESS" : "FAILED", "cashAppTag": .string(check.cashtag),
-                                           "callbackBaseUrl": .string(baseURL() + CashAppRules.plusPrefix)])
+        let check = store.withLock {
+            Self.check(&$0, payload: payload, customerID: customerID, grantID: grantID, now: now)
+        }
+        return EmulatorResponse.json(
+            200,
+            [
+                "status": check.passed ? "SUCCESS" : "FAILED", "cashAppTag": .string(check.cashtag),
+                "callbackBaseUrl": .string(baseURL() + CashAppRules.plusPrefix),
+            ])
     }
 
     /// Whether the grant pays the checkout the JWT names: a request APPROVED with that grant, ACTIVE, of that customer,
     /// for the JWT's amount, and not already used for another checkout. A pass marks the checkout validated (what
     /// capture, auth and confirm need) and binds the grant to it. Caller holds the lock.
-    static func check(_ s: inout CashAppStore.State, payload: JSON.Object, customerID: String, grantID: String,
-                      now: Date) -> (passed: Bool, cashtag: String) {
+    static func check(
+        _ s: inout CashAppStore.State, payload: JSON.Object, customerID: String, grantID: String,
+        now: Date
+    ) -> (passed: Bool, cashtag: String) {
         let token = payload.string("token") ?? ""
-        let cents = payload.object("amount")?.string("amount").flatMap { DecimalAmount.exactMinorUnits($0, minimumDecimals: 2) }
+        let cents = payload.object("amount")?.string("amount").flatMap {
+            DecimalAmount.exactMinorUnits($0, minimumDecimals: 2)
+        }
         guard let requestID = s.requestByGrant[grantID], let request = s.requests[requestID] else { return (false, "") }
         let cashtag = request.customerID == nil ? "" : CashAppRules.cashtag
-        guard var checkout = s.checkouts[token], cents == checkout.amount, checkout.amount != CashAppRules.validationFailsAmount,
-              request.status == .approved,
-              let grant = request.grants.first(where: { $0.id == grantID }), grant.status(at: now) == "ACTIVE",
-              grant.customerID == customerID, grant.action.amount == cents, grant.action.currency == checkout.currency,
-              (s.tokenByGrant[grantID] ?? token) == token else { return (false, cashtag) }
+        guard var checkout = s.checkouts[token], cents == checkout.amount,
+            checkout.amount != CashAppRules.validationFailsAmount,
+            request.status == .approved,
+            let grant = request.grants.first(where: { $0.id == grantID }), grant.status(at: now) == "ACTIVE",
+            grant.customerID == customerID, grant.action.amount == cents, grant.action.currency == checkout.currency,
+            (s.tokenByGrant[grantID] ?? token) == token
+        else { return (false, cashtag) }
         s.tokenByGrant[grantID] = token
         checkout.validation = .init(grantID: grantID, customerID: customerID)
         s.checkouts[token] = checkout
@@ -85,7 +109,8 @@ struct AfterpayPlus: Sendable {
         }
         let body = try AfterpayEmulator.object(request)
         guard body.string("shopDirectoryId") == TestCredentials.afterpayShopDirectoryID,
-              body.string("shopDirectoryMerchantId") == TestCredentials.afterpayShopMerchantID else {
+            body.string("shopDirectoryMerchantId") == TestCredentials.afterpayShopMerchantID
+        else {
             throw AfterpayFailure(401, "unauthorized", "Unknown shopDirectoryId or shopDirectoryMerchantId.")
         }
         // DECISION: `amount` is the total charged; shipping and tax, when sent, must be valid Money but add nothing.
@@ -95,16 +120,20 @@ struct AfterpayPlus: Sendable {
         }
         let urls = try AfterpayEmulator.cashAppRedirects(body)
         let now = Date()
-        let button = AfterpayCheckout(token: CashAppRules.newButtonToken(), kind: .button, amount: cents, currency: CashAppRules.currency,
-                                      redirectConfirmURL: urls.confirm, redirectCancelURL: urls.cancel, merchantReference: nil,
-                                      createdAt: now, expiresAt: now.addingTimeInterval(CashAppRules.checkoutLifetime),
-                                      singleUseCardToken: UUID().uuidString.lowercased())
+        let button = AfterpayCheckout(
+            token: CashAppRules.newButtonToken(), kind: .button, amount: cents, currency: CashAppRules.currency,
+            redirectConfirmURL: urls.confirm, redirectCancelURL: urls.cancel, merchantReference: nil,
+            createdAt: now, expiresAt: now.addingTimeInterval(CashAppRules.checkoutLifetime),
+            singleUseCardToken: UUID().uuidString.lowercased())
         store.withLock { $0.checkouts[button.token] = button }
-        return EmulatorResponse.json(200, [
-            "token": .string(button.token), "confirmMustBeCalledBefore": .string(CashAppTime.nanoseconds(button.expiresAt)),
-            "redirectCheckoutUrl": .string(baseURL() + CashAppRules.afterpayPrefix + "/checkout/" + button.token),
-            "singleUseCardToken": .string(button.singleUseCardToken ?? ""),
-        ])
+        return EmulatorResponse.json(
+            200,
+            [
+                "token": .string(button.token),
+                "confirmMustBeCalledBefore": .string(CashAppTime.nanoseconds(button.expiresAt)),
+                "redirectCheckoutUrl": .string(baseURL() + CashAppRules.afterpayPrefix + "/checkout/" + button.token),
+                "singleUseCardToken": .string(button.singleUseCardToken ?? ""),
+            ])
     }
 
     /// The grant checked as validate-payment does, then the one-time card. DECISION: a repeat (same token and
@@ -112,7 +141,8 @@ struct AfterpayPlus: Sendable {
     /// lost answer cannot fail because the JWT or the grant has expired meanwhile.
     private func confirm(_ request: EmulatorRequest) throws(AfterpayFailure) -> HTTPReply {
         let body = try AfterpayEmulator.object(request)
-        let token = body.string("token") ?? "", cardToken = body.string("singleUseCardToken") ?? ""
+        let token = body.string("token") ?? ""
+        let cardToken = body.string("singleUseCardToken") ?? ""
         let psp = body.object("cashAppPspInfo")
         func earlier(_ s: CashAppStore.State) throws(AfterpayFailure) -> Data? {
             guard let button = s.checkouts[token], button.kind == .button else {
@@ -127,8 +157,10 @@ struct AfterpayPlus: Sendable {
             return .respond(.json(200, card))
         }
         guard let jwt = psp?.string("jwt"), let customerID = psp?.string("externalCustomerId"),
-              let grantID = psp?.string("externalGrantId") else {
-            throw AfterpayFailure.invalidObject("cashAppPspInfo needs jwt, externalCustomerId and externalGrantId.", status: 400)
+            let grantID = psp?.string("externalGrantId")
+        else {
+            throw AfterpayFailure.invalidObject(
+                "cashAppPspInfo needs jwt, externalCustomerId and externalGrantId.", status: 400)
         }
         let now = Date()
         let payload = try CashAppJWT.verify(jwt, now: now)
@@ -139,13 +171,18 @@ struct AfterpayPlus: Sendable {
             // Looked at again under this lock: a concurrent confirm may have finished meanwhile.
             if let card = try earlier(s) { return .respond(.json(200, card)) }
             guard let button = s.checkouts[token], now < button.expiresAt else {
-                throw AfterpayFailure(400, "invalid_token", "confirm must be called before the button's confirmMustBeCalledBefore.")
+                throw AfterpayFailure(
+                    400, "invalid_token", "confirm must be called before the button's confirmMustBeCalledBefore.")
             }
             guard Self.check(&s, payload: payload, customerID: customerID, grantID: grantID, now: now).passed else {
-                throw AfterpayFailure(402, "payment_declined", "Cash App Pay did not approve this payment (the grant does not pay this button).")
+                throw AfterpayFailure(
+                    402, "payment_declined",
+                    "Cash App Pay did not approve this payment (the grant does not pay this button).")
             }
-            let card = EmulatorResponse.encode(["paymentDetails": ["virtualCard": JSON(CashAppRules.virtualCard)],
-                                                "cardValidUntil": .string(CashAppTime.nanoseconds(now.addingTimeInterval(CashAppRules.cardLifetime)))])
+            let card = EmulatorResponse.encode([
+                "paymentDetails": ["virtualCard": JSON(CashAppRules.virtualCard)],
+                "cardValidUntil": .string(CashAppTime.nanoseconds(now.addingTimeInterval(CashAppRules.cardLifetime))),
+            ])
             s.checkouts[token]?.confirmation = card
             return .respond(.json(200, card))
         }

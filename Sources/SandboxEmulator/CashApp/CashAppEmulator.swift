@@ -9,15 +9,17 @@ public final class CashAppEmulator: EmulatedProvider {
 
     let store = CashAppStore()
 
-    /// Creates the emulator and registers its routes under `/afterpay`, `/afterpay-plus`, `/cashapp` and `/_sandbox/cashapp`.
+    /// Creates the emulator and registers its routes under `/afterpay`, `/afterpay-plus`, `/cashapp` and
+    /// `/_sandbox/cashapp`.
     public static func install(_ context: EmulatorContext) -> CashAppEmulator {
         let (router, ledger, baseURL) = (context.router, context.ledger, context.baseURL)
         let emulator = CashAppEmulator()
         let store = emulator.store
-        router.register(AfterpayEmulator(store: store, ledger: ledger, baseURL: baseURL).routes()
-                        + AfterpayPlus(store: store, baseURL: baseURL).routes()
-                        + CashAppRequests(store: store, baseURL: baseURL).routes()
-                        + CashAppSandbox(store: store, baseURL: baseURL).routes())
+        router.register(
+            AfterpayEmulator(store: store, ledger: ledger, baseURL: baseURL).routes()
+                + AfterpayPlus(store: store, baseURL: baseURL).routes()
+                + CashAppRequests(store: store, baseURL: baseURL).routes()
+                + CashAppSandbox(store: store, baseURL: baseURL).routes())
         return emulator
     }
 

@@ -19,14 +19,18 @@ struct CashAppRequests: Sendable {
         ]
     }
 
-    private func authorized(_ request: EmulatorRequest,
-                            _ body: (EmulatorRequest) throws(CashAppFailure) -> HTTPReply) -> HTTPReply {
+    private func authorized(
+        _ request: EmulatorRequest,
+        _ body: (EmulatorRequest) throws(CashAppFailure) -> HTTPReply
+    ) -> HTTPReply {
         do throws(CashAppFailure) {
             let header = request.headers["Authorization"]
             guard header == "Client " + TestCredentials.cashAppClientID else {
-                throw CashAppFailure(401, category: "AUTHENTICATION_ERROR", "UNAUTHORIZED",
-                                     header == nil ? "No Authorization header: send Authorization: Client <client id>."
-                                                   : "The client id in the Authorization header is not valid.")
+                throw CashAppFailure(
+                    401, category: "AUTHENTICATION_ERROR", "UNAUTHORIZED",
+                    header == nil
+                        ? "No Authorization header: send Authorization: Client <client id>."
+                        : "The client id in the Authorization header is not valid.")
             }
             return try body(request)
         } catch {
@@ -45,8 +49,9 @@ struct CashAppRequests: Sendable {
     private func create(_ http: EmulatorRequest) throws(CashAppFailure) -> HTTPReply {
         let body = try Self.object(http)
         guard let key = body.string("idempotency_key"), !key.isEmpty else {
-            throw CashAppFailure(400, "MISSING_REQUIRED_PARAMETER", "idempotency_key is required (a new UUID per new request).",
-                                 field: "idempotency_key")
+            throw CashAppFailure(
+                400, "MISSING_REQUIRED_PARAMETER", "idempotency_key is required (a new UUID per new request).",
+                field: "idempotency_key")
         }
         guard let input = body.object("request") else {
             throw CashAppFailure(400, "MISSING_REQUIRED_PARAMETER", "request is required.", field: "request")
@@ -55,16 +60,20 @@ struct CashAppRequests: Sendable {
         var channel = "IN_APP"
         if let value = input["channel"] {
             guard let text = value.stringValue, CashAppRules.channels.contains(text) else {
-                throw CashAppFailure(400, "INVALID_PARAMETER", "channel must be one of \(CashAppRules.channels.sorted().joined(separator: ", ")).",
-                                     field: "request.channel")
+                throw CashAppFailure(
+                    400, "INVALID_PARAMETER",
+                    "channel must be one of \(CashAppRules.channels.sorted().joined(separator: ", ")).",
+                    field: "request.channel")
             }
             channel = text
         }
         guard let redirect = input.string("redirect_url"), !redirect.isEmpty else {
-            throw CashAppFailure(400, "MISSING_REQUIRED_PARAMETER", "redirect_url is required.", field: "request.redirect_url")
+            throw CashAppFailure(
+                400, "MISSING_REQUIRED_PARAMETER", "redirect_url is required.", field: "request.redirect_url")
         }
         guard redirect.isAbsoluteURL else {
-            throw CashAppFailure(400, "INVALID_PARAMETER", "redirect_url must be an absolute URL.", field: "request.redirect_url")
+            throw CashAppFailure(
+                400, "INVALID_PARAMETER", "redirect_url must be an absolute URL.", field: "request.redirect_url")
         }
         let referenceID = try Self.referenceID(input)
         let metadata = try Self.metadata(input)
@@ -73,17 +82,19 @@ struct CashAppRequests: Sendable {
         return try store.transact { (s: inout CashAppStore.State) throws(CashAppFailure) -> HTTPReply in
             if let used = s.requestByIdempotencyKey[key] {
                 guard used.fingerprint == fingerprint else {
-                    throw CashAppFailure(400, "IDEMPOTENCY_KEY_REUSED",
-                                         "idempotency_key \(key) was already used with a different request; use a new key for a new request.",
-                                         field: "idempotency_key")
+                    throw CashAppFailure(
+                        400, "IDEMPOTENCY_KEY_REUSED",
+                        "idempotency_key \(key) was already used with a different request; use a new key for a new request.",
+                        field: "idempotency_key")
                 }
                 guard var existing = s.requests[used.requestID] else { throw CashAppFailure.notFound(used.requestID) }
                 existing.advance(now: now, settings: s.settings)
                 s.save(existing)
                 return ok(200, existing, now: now)
             }
-            let request = CustomerRequest(actions: actions, channel: channel, redirectURL: redirect, referenceID: referenceID,
-                                          metadata: metadata, now: now, settings: s.settings)
+            let request = CustomerRequest(
+                actions: actions, channel: channel, redirectURL: redirect, referenceID: referenceID,
+                metadata: metadata, now: now, settings: s.settings)
             s.save(request)
             s.requestByIdempotencyKey[key] = (fingerprint, request.id)
             return ok(201, request, now: now)
@@ -94,7 +105,8 @@ struct CashAppRequests: Sendable {
 
     /// The poll: each GET counts, and may rotate the triggers or decide the request.
     private func retrieve(_ http: EmulatorRequest) throws(CashAppFailure) -> HTTPReply {
-        let id = http.params["id"] ?? "", now = Date()
+        let id = http.params["id"] ?? ""
+        let now = Date()
         return try store.transact { (s: inout CashAppStore.State) throws(CashAppFailure) -> HTTPReply in
             guard var request = s.requests[id] else { throw CashAppFailure.notFound(id) }
             request.poll(now: now, settings: s.settings)
@@ -106,7 +118,8 @@ struct CashAppRequests: Sendable {
     /// Changes actions, reference_id or metadata while the request is PENDING (the emulator never reports PROCESSING).
     /// DECISION: an update's idempotency_key is taken and not checked: an update sets fields, so a repeat is harmless.
     private func update(_ http: EmulatorRequest) throws(CashAppFailure) -> HTTPReply {
-        let id = http.params["id"] ?? "", now = Date()
+        let id = http.params["id"] ?? ""
+        let now = Date()
         let body = try Self.object(http)
         guard let input = body.object("request") else {
             throw CashAppFailure(400, "MISSING_REQUIRED_PARAMETER", "request is required.", field: "request")
@@ -120,8 +133,10 @@ struct CashAppRequests: Sendable {
             request.advance(now: now, settings: s.settings)
             guard request.status == .pending else {
                 s.save(request)
-                throw CashAppFailure(400, "INVALID_STATE_TRANSITION",
-                                     "Customer request \(id) is \(request.status.rawValue): only a PENDING or PROCESSING request can be updated.")
+                throw CashAppFailure(
+                    400, "INVALID_STATE_TRANSITION",
+                    "Customer request \(id) is \(request.status.rawValue): only a PENDING or PROCESSING request can be updated."
+                )
             }
             if let actions { request.actions = actions }
             if let referenceID { request.referenceID = referenceID }
@@ -144,7 +159,8 @@ struct CashAppRequests: Sendable {
     /// One or more ONE_TIME_PAYMENT actions for one of the merchant's scopes, in whole cents.
     static func actions(_ value: JSON?) throws(CashAppFailure) -> [CustomerRequest.Action] {
         guard let list = value?.arrayValue, !list.isEmpty else {
-            throw CashAppFailure(400, "MISSING_REQUIRED_PARAMETER", "actions must list at least one action.", field: "request.actions")
+            throw CashAppFailure(
+                400, "MISSING_REQUIRED_PARAMETER", "actions must list at least one action.", field: "request.actions")
         }
         var actions: [CustomerRequest.Action] = []
         for (i, item) in list.enumerated() {
@@ -153,20 +169,26 @@ struct CashAppRequests: Sendable {
                 throw CashAppFailure(400, "INVALID_PARAMETER", "Each action must be an object.", field: field)
             }
             guard action.string("type") == "ONE_TIME_PAYMENT" else {
-                throw CashAppFailure(400, "INVALID_PARAMETER", "The emulator takes ONE_TIME_PAYMENT actions only.", field: field + ".type")
+                throw CashAppFailure(
+                    400, "INVALID_PARAMETER", "The emulator takes ONE_TIME_PAYMENT actions only.",
+                    field: field + ".type")
             }
             guard let scope = action.string("scope_id"), CashAppRules.scopeIDs.contains(scope) else {
-                throw CashAppFailure(400, "INVALID_SCOPE_ID",
-                                     "scope_id must be the merchant's brand or merchant id (externalBrandId or externalMerchantId from sign-payment).",
-                                     field: field + ".scope_id")
+                throw CashAppFailure(
+                    400, "INVALID_SCOPE_ID",
+                    "scope_id must be the merchant's brand or merchant id (externalBrandId or externalMerchantId from sign-payment).",
+                    field: field + ".scope_id")
             }
             guard let amount = action.integer("amount"), amount > 0 else {
-                throw CashAppFailure(400, "INVALID_AMOUNT", "amount must be a positive integer in cents.", field: field + ".amount")
+                throw CashAppFailure(
+                    400, "INVALID_AMOUNT", "amount must be a positive integer in cents.", field: field + ".amount")
             }
             guard action.string("currency") == CashAppRules.currency else {
-                throw CashAppFailure(400, "INVALID_PARAMETER", "currency must be \(CashAppRules.currency).", field: field + ".currency")
+                throw CashAppFailure(
+                    400, "INVALID_PARAMETER", "currency must be \(CashAppRules.currency).", field: field + ".currency")
             }
-            actions.append(.init(type: "ONE_TIME_PAYMENT", scopeID: scope, amount: amount, currency: CashAppRules.currency))
+            actions.append(
+                .init(type: "ONE_TIME_PAYMENT", scopeID: scope, amount: amount, currency: CashAppRules.currency))
         }
         return actions
     }
@@ -174,7 +196,8 @@ struct CashAppRequests: Sendable {
     private static func referenceID(_ input: JSON.Object) throws(CashAppFailure) -> String? {
         guard let value = input["reference_id"], !value.isNull else { return nil }
         guard let text = value.stringValue else {
-            throw CashAppFailure(400, "INVALID_PARAMETER", "reference_id must be a string.", field: "request.reference_id")
+            throw CashAppFailure(
+                400, "INVALID_PARAMETER", "reference_id must be a string.", field: "request.reference_id")
         }
         return text
     }

@@ -68,8 +68,11 @@ public enum CashAppRules {
         var grantLifetimeSeconds = 600
 
         var json: JSON {
-            ["approval": .string(approval.rawValue), "autoApproveAfterPolls": JSON(autoApproveAfterPolls),
-             "triggerLifetimeSeconds": JSON(triggerLifetimeSeconds), "grantLifetimeSeconds": JSON(grantLifetimeSeconds)]
+            [
+                "approval": .string(approval.rawValue), "autoApproveAfterPolls": JSON(autoApproveAfterPolls),
+                "triggerLifetimeSeconds": JSON(triggerLifetimeSeconds),
+                "grantLifetimeSeconds": JSON(grantLifetimeSeconds),
+            ]
         }
     }
 
@@ -111,10 +114,14 @@ public enum CashAppRules {
     // MARK: Scopes and the v3 card
 
     /// The Cash App scope ids a customer request may name (the iOS docs use the brand, the Android docs the merchant).
-    static let scopeIDs: Set<String> = [TestCredentials.afterpayExternalBrandID, TestCredentials.afterpayExternalMerchantID]
+    static let scopeIDs: Set<String> = [
+        TestCredentials.afterpayExternalBrandID, TestCredentials.afterpayExternalMerchantID,
+    ]
 
     /// DECISION: the one-time virtual card v3 confirm hands out: Visa's well-known test PAN.
-    static let virtualCard: [String: String] = ["cardType": "VISA", "cardNumber": "4111111111111111", "cvc": "123", "expiry": "2029-12"]
+    static let virtualCard: [String: String] = [
+        "cardType": "VISA", "cardNumber": "4111111111111111", "cvc": "123", "expiry": "2029-12",
+    ]
 
     /// DECISION: channels a customer request may name (the three Cash App documents).
     static let channels: Set<String> = ["IN_APP", "ONLINE", "IN_PERSON"]
@@ -123,15 +130,15 @@ public enum CashAppRules {
     static let capacity = 50_000
 
     static let scenariosHelp = """
-    Afterpay + Cash App Pay (under /afterpay, /afterpay-plus and /cashapp), magic amounts in USD:
-      13.13  the customer declines in Cash App (the customer request becomes DECLINED)
-      14.14  approved without grants (Pay Kit counts it as declined)
-      15.15  the customer never decides (the request stays PENDING: poll with a timeout)
-      16.16  validate-payment answers status FAILED; v3 confirm answers 402 payment_declined
-      17.17  capture answers 201 DECLINED (CAPTURE_DECLINED); auth answers 402 DECLINED (AUTH_DECLINED)
-      other  approved on the request's 2nd poll (with one ACTIVE grant); capture and auth approved
-    Decide by hand: POST /_sandbox/cashapp/requests/ID/approve or /decline, or open the request's mobile_url.
-    PUT /_sandbox/cashapp/settings {"approval": "auto"|"manual", "autoApproveAfterPolls": 2,
-      "triggerLifetimeSeconds": 30, "grantLifetimeSeconds": 600} (any subset; these are the defaults).
-    """
+        Afterpay + Cash App Pay (under /afterpay, /afterpay-plus and /cashapp), magic amounts in USD:
+          13.13  the customer declines in Cash App (the customer request becomes DECLINED)
+          14.14  approved without grants (Pay Kit counts it as declined)
+          15.15  the customer never decides (the request stays PENDING: poll with a timeout)
+          16.16  validate-payment answers status FAILED; v3 confirm answers 402 payment_declined
+          17.17  capture answers 201 DECLINED (CAPTURE_DECLINED); auth answers 402 DECLINED (AUTH_DECLINED)
+          other  approved on the request's 2nd poll (with one ACTIVE grant); capture and auth approved
+        Decide by hand: POST /_sandbox/cashapp/requests/ID/approve or /decline, or open the request's mobile_url.
+        PUT /_sandbox/cashapp/settings {"approval": "auto"|"manual", "autoApproveAfterPolls": 2,
+          "triggerLifetimeSeconds": 30, "grantLifetimeSeconds": 600} (any subset; these are the defaults).
+        """
 }

@@ -55,15 +55,20 @@ struct AfterpayPayment {
 
     var json: JSON {
         var object: JSON.Object = [
-            "id": .string(id), "token": .string(token), "status": .string(status), "paymentState": .string(paymentState),
+            "id": .string(id), "token": .string(token), "status": .string(status),
+            "paymentState": .string(paymentState),
             "created": .string(CashAppTime.nanoseconds(created)),
             "originalAmount": AfterpayMoney.json(amount, currency),
             "openToCaptureAmount": AfterpayMoney.json(openToCapture, currency),
             "refunds": [],
-            "events": .array(events.map { event in
-                ["id": .string(event.id), "created": .string(CashAppTime.nanoseconds(event.created)), "type": .string(event.type),
-                 "amount": AfterpayMoney.json(event.amount, currency)]
-            }),
+            "events": .array(
+                events.map { event in
+                    [
+                        "id": .string(event.id), "created": .string(CashAppTime.nanoseconds(event.created)),
+                        "type": .string(event.type),
+                        "amount": AfterpayMoney.json(event.amount, currency),
+                    ]
+                }),
         ]
         if let merchantReference { object["merchantReference"] = .string(merchantReference) }
         return .object(object)

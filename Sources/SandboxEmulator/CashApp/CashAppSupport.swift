@@ -1,6 +1,6 @@
 import Foundation
-import WireTypes
 import LoopbackHTTP
+import WireTypes
 
 /// Afterpay's Money object; the decimal text itself is `DecimalAmount`'s (the wire types, shared with the driver).
 enum AfterpayMoney {
@@ -28,8 +28,12 @@ struct AfterpayFailure: Error {
     }
 
     var reply: HTTPReply {
-        EmulatorResponse.json(status, ["errorCode": .string(code), "errorId": .string(CashAppRules.newErrorID()),
-                                       "message": .string(message), "httpStatusCode": JSON(status)])
+        EmulatorResponse.json(
+            status,
+            [
+                "errorCode": .string(code), "errorId": .string(CashAppRules.newErrorID()),
+                "message": .string(message), "httpStatusCode": JSON(status),
+            ])
     }
 
     static func invalidObject(_ message: String, status: Int = 422) -> AfterpayFailure {
@@ -45,7 +49,10 @@ struct CashAppFailure: Error {
     var detail: String
     var field: String?
 
-    init(_ status: Int, category: String = "INVALID_REQUEST_ERROR", _ code: String, _ detail: String, field: String? = nil) {
+    init(
+        _ status: Int, category: String = "INVALID_REQUEST_ERROR", _ code: String, _ detail: String,
+        field: String? = nil
+    ) {
         self.status = status
         self.category = category
         self.code = code

@@ -18,7 +18,12 @@ struct CustomerRequest {
         var amount: Int
         var currency: String
 
-        var json: JSON { ["type": .string(type), "scope_id": .string(scopeID), "amount": JSON(amount), "currency": .string(currency)] }
+        var json: JSON {
+            [
+                "type": .string(type), "scope_id": .string(scopeID), "amount": JSON(amount),
+                "currency": .string(currency),
+            ]
+        }
     }
 
     struct Grant {
@@ -32,9 +37,14 @@ struct CustomerRequest {
         func status(at now: Date) -> String { now < expiresAt ? "ACTIVE" : "EXPIRED" }
 
         func json(now: Date) -> JSON {
-            ["id": .string(id), "customer_id": .string(customerID), "action": action.json, "status": .string(status(at: now)),
-             "type": "ONE_TIME", "channel": .string(channel), "created_at": .string(CashAppTime.milliseconds(createdAt)),
-             "updated_at": .string(CashAppTime.milliseconds(createdAt)), "expires_at": .string(CashAppTime.milliseconds(expiresAt))]
+            [
+                "id": .string(id), "customer_id": .string(customerID), "action": action.json,
+                "status": .string(status(at: now)),
+                "type": "ONE_TIME", "channel": .string(channel),
+                "created_at": .string(CashAppTime.milliseconds(createdAt)),
+                "updated_at": .string(CashAppTime.milliseconds(createdAt)),
+                "expires_at": .string(CashAppTime.milliseconds(expiresAt)),
+            ]
         }
     }
 
@@ -56,8 +66,10 @@ struct CustomerRequest {
     var grants: [Grant] = []
     var customerID: String?
 
-    init(actions: [Action], channel: String, redirectURL: String, referenceID: String?, metadata: JSON.Object?,
-         now: Date, settings: CashAppRules.Settings) {
+    init(
+        actions: [Action], channel: String, redirectURL: String, referenceID: String?, metadata: JSON.Object?,
+        now: Date, settings: CashAppRules.Settings
+    ) {
         id = CashAppRules.newCashAppID("GRR_")
         self.actions = actions
         self.channel = channel
@@ -118,7 +130,9 @@ struct CustomerRequest {
         guard withGrants else { return }
         let expires = now.addingTimeInterval(TimeInterval(settings.grantLifetimeSeconds))
         grants = actions.map {
-            Grant(id: CashAppRules.newCashAppID("GRG_"), customerID: customer, action: $0, channel: channel, createdAt: now, expiresAt: expires)
+            Grant(
+                id: CashAppRules.newCashAppID("GRG_"), customerID: customer, action: $0, channel: channel,
+                createdAt: now, expiresAt: expires)
         }
     }
 
@@ -131,9 +145,11 @@ struct CustomerRequest {
         let page = baseURL + CashAppSandbox.approvePagePath(id)
         let v = "v=\(triggerVersion)"
         var object: JSON.Object = [
-            "id": .string(id), "status": .string(status.rawValue), "actions": .array(actions.map(\.json)), "channel": .string(channel),
+            "id": .string(id), "status": .string(status.rawValue), "actions": .array(actions.map(\.json)),
+            "channel": .string(channel),
             "redirect_url": .string(redirectURL), "created_at": .string(CashAppTime.milliseconds(createdAt)),
-            "updated_at": .string(CashAppTime.milliseconds(updatedAt)), "expires_at": .string(CashAppTime.milliseconds(expiresAt)),
+            "updated_at": .string(CashAppTime.milliseconds(updatedAt)),
+            "expires_at": .string(CashAppTime.milliseconds(expiresAt)),
             "grants": .array(grants.map { $0.json(now: now) }),
             // DECISION: the desktop link is the same approve page; the QR image URLs are named but not served (the
             // emulator draws no QR codes: the page at mobile_url is how a sandbox customer answers).
@@ -143,7 +159,9 @@ struct CustomerRequest {
                 "refreshes_at": .string(CashAppTime.milliseconds(refreshesAt)),
             ],
         ]
-        if let customerID { object["customer_profile"] = ["id": .string(customerID), "cashtag": .string(CashAppRules.cashtag)] }
+        if let customerID {
+            object["customer_profile"] = ["id": .string(customerID), "cashtag": .string(CashAppRules.cashtag)]
+        }
         if let referenceID { object["reference_id"] = .string(referenceID) }
         if let metadata { object["metadata"] = .object(metadata) }
         return .object(object)

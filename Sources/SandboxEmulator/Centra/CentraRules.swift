@@ -47,7 +47,8 @@ public enum CentraRules {
         case redirect
         /// `JavascriptPaymentAction` with an Adyen `threeDS2` challenge action in `formFields`.
         case native3DS
-        /// `FormPaymentAction`: an HTML form that posts `MD` and `PaRes` to `paymentReturnPage` (a 3DS1-style bank page).
+        /// `FormPaymentAction`: an HTML form that posts `MD` and `PaRes` to `paymentReturnPage` (a 3DS1-style bank
+        /// page).
         case form
         /// A refused authorisation: `userErrors` and no order.
         case declined
@@ -57,10 +58,16 @@ public enum CentraRules {
     static let products: [Product] = [
         Product(item: "1001-M", displayItemID: 1001, name: "Linen shirt", size: "M", price: 79_900, scenario: .success),
         Product(item: "1002-M", displayItemID: 1002, name: "Wool socks", size: "M", price: 14_950, scenario: .success),
-        Product(item: "3001-M", displayItemID: 3001, name: "3DS redirect jacket", size: "M", price: 129_900, scenario: .redirect),
-        Product(item: "3002-M", displayItemID: 3002, name: "3DS native coat", size: "M", price: 189_900, scenario: .native3DS),
-        Product(item: "3003-M", displayItemID: 3003, name: "3DS form gloves", size: "M", price: 39_900, scenario: .form),
-        Product(item: "4001-M", displayItemID: 4001, name: "Declined scarf", size: "M", price: 24_900, scenario: .declined),
+        Product(
+            item: "3001-M", displayItemID: 3001, name: "3DS redirect jacket", size: "M", price: 129_900,
+            scenario: .redirect),
+        Product(
+            item: "3002-M", displayItemID: 3002, name: "3DS native coat", size: "M", price: 189_900,
+            scenario: .native3DS),
+        Product(
+            item: "3003-M", displayItemID: 3003, name: "3DS form gloves", size: "M", price: 39_900, scenario: .form),
+        Product(
+            item: "4001-M", displayItemID: 4001, name: "Declined scarf", size: "M", price: 24_900, scenario: .declined),
     ]
 
     static func product(_ item: String) -> Product? { products.first { $0.item == item } }
@@ -83,8 +90,11 @@ public enum CentraRules {
 
     /// DECISION: two shipping methods, priced per country; express only within the Nordics.
     static let shippingMethods: [ShippingMethod] = [
-        ShippingMethod(id: 1, name: "Standard", prices: ["SE": 4_900, "NO": 9_900, "DK": 7_900, "FI": 7_900, "US": 19_900], defaultPrice: 14_900),
-        ShippingMethod(id: 2, name: "Express", prices: ["SE": 9_900, "NO": 14_900, "DK": 12_900, "FI": 12_900], defaultPrice: nil),
+        ShippingMethod(
+            id: 1, name: "Standard", prices: ["SE": 4_900, "NO": 9_900, "DK": 7_900, "FI": 7_900, "US": 19_900],
+            defaultPrice: 14_900),
+        ShippingMethod(
+            id: 2, name: "Express", prices: ["SE": 9_900, "NO": 14_900, "DK": 12_900, "FI": 12_900], defaultPrice: nil),
     ]
 
     /// Countries the store ships to.
@@ -100,9 +110,10 @@ public enum CentraRules {
     /// Every request needs this header to reach `expressCheckoutWidgets`.
     static let sharedSecretHeader = "X-Shared-Secret"
 
-    /// DECISION: the Ingrid store flag is off unless `PUT /_sandbox/centra/store {"ingrid": true}` turns it on; while on,
-    /// the final payment fails with a userError until `handleWidgetEvent(payload: {expressCheckout: true})`.
-    static let ingridUserError = "Ingrid delivery options are not set: call handleWidgetEvent with {expressCheckout: true} first"
+    /// DECISION: the Ingrid store flag is off unless `PUT /_sandbox/centra/store {"ingrid": true}` turns it on; while
+    /// on, the final payment fails with a userError until `handleWidgetEvent(payload: {expressCheckout: true})`.
+    static let ingridUserError =
+        "Ingrid delivery options are not set: call handleWidgetEvent with {expressCheckout: true} first"
 
     /// How long an order stays in a session's `order` query.
     static let orderCapacityPerSession = 20

@@ -1,6 +1,6 @@
 import Foundation
-import Threads
 import GraphQL
+import Threads
 
 /// The emulated store's state: shopper sessions (each with its selection, addresses, shipping method, a payment
 /// waiting for 3DS, its orders), the tokens that name them, and the Apple Pay transactions already used. Bounded: the
@@ -83,12 +83,14 @@ final class CentraStore: Sendable {
             if bearer == CentraRules.pluginToken {
                 let id = CentraRules.newID("sess_")
                 let line = Line(id: CentraRules.newID("line_"), item: CentraRules.startingItem, quantity: 1)
-                s.sessions[id] = Session(id: id, tokens: [], lastUsed: now, selectionID: CentraRules.newID("sel_"), lines: [line])
+                s.sessions[id] = Session(
+                    id: id, tokens: [], lastUsed: now, selectionID: CentraRules.newID("sel_"), lines: [line])
                 Self.trim(&s, now: now)
                 return .session(id)
             }
             guard let id = s.tokens[bearer], var session = s.sessions[id],
-                  now.timeIntervalSince(session.lastUsed) <= CentraRules.sessionIdleLifetime else { return .unauthorized }
+                now.timeIntervalSince(session.lastUsed) <= CentraRules.sessionIdleLifetime
+            else { return .unauthorized }
             session.lastUsed = now
             s.sessions[id] = session
             return .session(id)
@@ -120,10 +122,12 @@ final class CentraStore: Sendable {
     /// capacity), so that a stream of new sessions does not sort the store on every request.
     private static func trim(_ s: inout State, now: Date) {
         guard s.sessions.count > CentraRules.sessionCapacity + CentraRules.sessionCapacity / 10 else { return }
-        let expired = s.sessions.filter { now.timeIntervalSince($0.value.lastUsed) > CentraRules.sessionIdleLifetime }.map(\.key)
+        let expired = s.sessions.filter { now.timeIntervalSince($0.value.lastUsed) > CentraRules.sessionIdleLifetime }
+            .map(\.key)
         var drop = Set(expired)
         if s.sessions.count - drop.count > CentraRules.sessionCapacity {
-            let oldest = s.sessions.values.sorted { $0.lastUsed < $1.lastUsed }.prefix(s.sessions.count - CentraRules.sessionCapacity)
+            let oldest = s.sessions.values.sorted { $0.lastUsed < $1.lastUsed }.prefix(
+                s.sessions.count - CentraRules.sessionCapacity)
             drop.formUnion(oldest.map(\.id))
         }
         for id in drop {
@@ -149,7 +153,7 @@ final class CentraStore: Sendable {
     // MARK: Store flags
 
     var ingrid: Bool {
-        get { state.withLock { $0.ingrid } }
+        state.withLock { $0.ingrid }
     }
 
     func setIngrid(_ on: Bool) { state.withLock { $0.ingrid = on } }
@@ -179,7 +183,11 @@ final class CentraStore: Sendable {
         state.withLock { s in s.pending.values.first(where: test) }
     }
 
-    private enum Claim { case mine, done(Order), busy, gone }
+    private enum Claim {
+        case mine
+        case done(Order)
+        case busy, gone
+    }
 
     /// Completes a waiting payment once: the first caller places the order (outside the lock); a later one gets
     /// that order back; one arriving while it is being placed is told to try again.
@@ -194,7 +202,9 @@ final class CentraStore: Sendable {
         }
         switch claim {
         case .done(let order): return order
-        case .busy: throw .userError("This payment is being completed by another request; ask for the order", path: ["paymentMethodFields"])
+        case .busy:
+            throw .userError(
+                "This payment is being completed by another request; ask for the order", path: ["paymentMethodFields"])
         case .gone: throw .userError("No payment is waiting for that 3DS result", path: ["paymentMethodFields"])
         case .mine: break
         }
@@ -216,13 +226,16 @@ final class CentraStore: Sendable {
             guard var session = s.sessions[sessionID] else { return .failure(.unauthorized) }
             let totals = CentraTotals(session)
             guard !session.lines.isEmpty, totals.grandTotal == expectedTotal else {
-                return .failure(.userError("The selection changed since the payment was authorised (it totals \(totals.grandTotal), the payment \(expectedTotal))",
-                                           path: ["selection"]))
+                return .failure(
+                    .userError(
+                        "The selection changed since the payment was authorised (it totals \(totals.grandTotal), the payment \(expectedTotal))",
+                        path: ["selection"]))
             }
             s.nextOrderNumber += 1
-            let order = Order(id: CentraRules.newID("ord_"), number: s.nextOrderNumber, lines: session.lines,
-                              itemsTotal: totals.items, shipping: totals.shipping ?? 0, shippingMethod: session.shippingMethod,
-                              shippingAddress: session.shippingAddress, billingAddress: session.billingAddress, createdAt: now)
+            let order = Order(
+                id: CentraRules.newID("ord_"), number: s.nextOrderNumber, lines: session.lines,
+                itemsTotal: totals.items, shipping: totals.shipping ?? 0, shippingMethod: session.shippingMethod,
+                shippingAddress: session.shippingAddress, billingAddress: session.billingAddress, createdAt: now)
             session.orders.append(order)
             if session.orders.count > CentraRules.orderCapacityPerSession { session.orders.removeFirst() }
             session.lines = []

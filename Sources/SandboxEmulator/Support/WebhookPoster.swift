@@ -1,6 +1,6 @@
 import Foundation
-import Threads
 import Glibc
+import Threads
 
 /// A minimal blocking HTTP/1.1 POST over POSIX sockets, for delivering webhooks to loopback listeners.
 /// The emulator must not depend on libcurl or CheckoutKit (it is the other side of the wire), and webhooks only
@@ -22,14 +22,16 @@ enum WebhookPoster {
     static let idleLimit = 16
 
     /// Posts `body` and returns the response status code. Throws on a bad URL, connection failure or timeout.
-    static func post(url: String, body: Data, headers: [(String, String)], timeout: TimeInterval) throws(Failure) -> Int {
+    static func post(url: String, body: Data, headers: [(String, String)], timeout: TimeInterval) throws(Failure) -> Int
+    {
         let target = try parse(url)
         var head = "POST \(target.path) HTTP/1.1\r\nHost: \(target.hostHeader)\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         head += "Content-Length: \(body.count)\r\n\r\n"
         let request = [UInt8](Data(head.utf8) + body)
         if let kept = takeIdle(target),
-           let status = try exchangeOnce(request, on: kept, to: target, timeout: timeout, url: url) {
+            let status = try exchangeOnce(request, on: kept, to: target, timeout: timeout, url: url)
+        {
             return status
         }
         let fd = try connect(target, timeout: timeout, url: url)
@@ -41,8 +43,10 @@ enum WebhookPoster {
 
     /// One exchange on `fd`, which is then kept for the next post or closed: the status, or nil when the connection
     /// closed before one byte of an answer.
-    private static func exchangeOnce(_ request: [UInt8], on fd: Int32, to target: Target, timeout: TimeInterval,
-                                     url: String) throws(Failure) -> Int? {
+    private static func exchangeOnce(
+        _ request: [UInt8], on fd: Int32, to target: Target, timeout: TimeInterval,
+        url: String
+    ) throws(Failure) -> Int? {
         switch exchange(fd, request, timeout: timeout, url: url) {
         case .answered(let status, let keep):
             release(fd, to: target, keep: keep)
@@ -78,17 +82,25 @@ enum WebhookPoster {
         var keep = false
         var status = 0
         while response.count < 65_536 {
-            if let headEnd, let bodyLength, response.count >= headEnd + bodyLength { return .answered(status, keep: keep) }
+            if let headEnd, let bodyLength, response.count >= headEnd + bodyLength {
+                return .answered(status, keep: keep)
+            }
             let n = recv(fd, &buffer, buffer.count, 0)
             if n < 0 && errno == EINTR { continue }
             if n <= 0 {
-                if response.isEmpty { return n == 0 ? .nothing : .failed(Failure(description: "no response from \(url): \(String(cString: strerror(errno)))")) }
+                if response.isEmpty {
+                    return n == 0
+                        ? .nothing
+                        : .failed(Failure(description: "no response from \(url): \(String(cString: strerror(errno)))"))
+                }
                 break
             }
             response.append(contentsOf: buffer[0..<n])
             if headEnd == nil, let end = findHeadEnd(response) {
                 headEnd = end
-                guard let parsed = parseHead(response[..<end]) else { return .failed(Failure(description: "bad status line from \(url)")) }
+                guard let parsed = parseHead(response[..<end]) else {
+                    return .failed(Failure(description: "bad status line from \(url)"))
+                }
                 status = parsed.status
                 bodyLength = parsed.contentLength
                 keep = parsed.keepAlive && parsed.contentLength != nil
@@ -100,7 +112,8 @@ enum WebhookPoster {
 
     private static func findHeadEnd(_ bytes: [UInt8]) -> Int? {
         guard bytes.count >= 4 else { return nil }
-        for i in 3..<bytes.count where bytes[i] == 0x0A && bytes[i - 1] == 0x0D && bytes[i - 2] == 0x0A && bytes[i - 3] == 0x0D {
+        for i in 3..<bytes.count
+        where bytes[i] == 0x0A && bytes[i - 1] == 0x0D && bytes[i - 2] == 0x0A && bytes[i - 3] == 0x0D {
             return i + 1
         }
         return nil
@@ -116,18 +129,22 @@ enum WebhookPoster {
         let statusLine = lines.removeFirst()
         let parts = statusLine.split(separator: 0x20, maxSplits: 2)
         guard parts.count >= 2, parts[0].starts(with: "HTTP/1.".utf8), parts[1].count == 3,
-              let status = Int(String(decoding: parts[1], as: UTF8.self)) else { return nil }
+            let status = Int(String(decoding: parts[1], as: UTF8.self))
+        else { return nil }
         var length: Int? = (status == 204 || status == 304) ? 0 : nil
         var keepAlive = parts[0].elementsEqual("HTTP/1.1".utf8)
         for line in lines {
-            guard let colon = line.firstIndex(of: UInt8(ascii: ":")), [10, 14, 17].contains(colon - line.startIndex) else { continue }
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")), [10, 14, 17].contains(colon - line.startIndex)
+            else { continue }
             var value = line[(colon + 1)...]
             while let first = value.first, first == 0x20 || first == 0x09 { value = value.dropFirst() }
             while let last = value.last, last == 0x20 || last == 0x09 { value = value.dropLast() }
             let text = String(decoding: value, as: UTF8.self).lowercased()
             switch String(decoding: line[..<colon], as: UTF8.self).lowercased() {
             case "content-length": length = Int(text)
-            case "transfer-encoding": length = nil; keepAlive = false
+            case "transfer-encoding":
+                length = nil
+                keepAlive = false
             case "connection" where text.contains("close"): keepAlive = false
             case "connection" where text.contains("keep-alive"): keepAlive = true
             default: break
@@ -148,7 +165,8 @@ enum WebhookPoster {
         return nil
     }
 
-    /// Nothing is owed on an idle connection: readable means the listener closed it (or sent garbage), so it is of no use.
+    /// Nothing is owed on an idle connection: readable means the listener closed it (or sent garbage), so it is of no
+    /// use.
     private static func isOpen(_ fd: Int32) -> Bool {
         var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         return poll(&pfd, 1, 0) == 0
@@ -157,7 +175,10 @@ enum WebhookPoster {
     /// Keeps the connection for the next post to its listener; the ones listeners closed meanwhile, and the oldest
     /// beyond the limit, are closed.
     private static func release(_ fd: Int32, to target: Target, keep: Bool) {
-        guard keep else { close(fd); return }
+        guard keep else {
+            close(fd)
+            return
+        }
         let dropped = idle.withLock { pool -> [Int32] in
             pool.append((target.key, fd))
             var dropped: [Int32] = []
@@ -184,7 +205,9 @@ enum WebhookPoster {
         }
         // Loopback connects complete or are refused at once, so a blocking connect cannot hang.
         let connected = withUnsafePointer(to: &sin) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else {
             let message = String(cString: strerror(errno))
@@ -218,13 +241,17 @@ enum WebhookPoster {
 
     /// `http://host[:port][/path]` where host is an IPv4 literal or `localhost`.
     private static func parse(_ url: String) throws(Failure) -> Target {
-        guard url.hasPrefix("http://") else { throw Failure(description: "only http:// webhook URLs are supported: \(url)") }
+        guard url.hasPrefix("http://") else {
+            throw Failure(description: "only http:// webhook URLs are supported: \(url)")
+        }
         let rest = url.dropFirst("http://".count)
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
         let authority = rest[..<slash]
         let path = slash == rest.endIndex ? "/" : String(rest[slash...])
         let pieces = authority.split(separator: ":", omittingEmptySubsequences: false)
-        guard pieces.count <= 2, let host = pieces.first, !host.isEmpty else { throw Failure(description: "bad webhook URL: \(url)") }
+        guard pieces.count <= 2, let host = pieces.first, !host.isEmpty else {
+            throw Failure(description: "bad webhook URL: \(url)")
+        }
         var port: UInt16 = 80
         if pieces.count == 2 {
             guard let p = UInt16(pieces[1]) else { throw Failure(description: "bad port in webhook URL: \(url)") }

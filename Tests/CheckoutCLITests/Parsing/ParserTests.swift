@@ -1,5 +1,6 @@
 import CheckoutKit
 import Testing
+
 @testable import CheckoutCLI
 
 /// The parser against the real command tree, without starting a process.
@@ -54,12 +55,18 @@ import Testing
     }
 
     @Test func pairsNeedAKey() {
-        #expect(throws: Diagnostic.self) { try self.invocation(["flow", "run", "f.json", "--var", "=5"]).variables("var") }
-        #expect(throws: Diagnostic.self) { try self.invocation(["flow", "run", "f.json", "--var", "novalue"]).variables("var") }
+        #expect(throws: Diagnostic.self) {
+            try self.invocation(["flow", "run", "f.json", "--var", "=5"]).variables("var")
+        }
+        #expect(throws: Diagnostic.self) {
+            try self.invocation(["flow", "run", "f.json", "--var", "novalue"]).variables("var")
+        }
     }
 
     @Test func aSingleValueOptionGivenTwiceIsAUsageError() {
-        #expect(usageError(["flow", "run", "f.json", "--timeout", "1", "--timeout=2"])?.contains("--timeout given more than once") == true)
+        #expect(
+            usageError(["flow", "run", "f.json", "--timeout", "1", "--timeout=2"])?.contains(
+                "--timeout given more than once") == true)
     }
 
     @Test func aMissingRequiredOptionIsAUsageError() {

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import CheckoutCLI
 import TestSupport
+import Testing
+
+@testable import CheckoutCLI
 
 /// The approval link's QR code, read back by an independent decoder (zbarimg, Debian zbar-tools): the symbol
 /// libqrencode made, and the same symbol after it was drawn as terminal text and parsed back from that text.
@@ -14,7 +15,9 @@ import TestSupport
         let side = (code.width + 2 * QRCode.quietZone) * scale
         var pbm = "P1\n\(side) \(side)\n"
         for y in 0..<side {
-            let row = (0..<side).map { x in code.isDark(y / scale - QRCode.quietZone, x / scale - QRCode.quietZone) ? "1" : "0" }
+            let row = (0..<side).map { x in
+                code.isDark(y / scale - QRCode.quietZone, x / scale - QRCode.quietZone) ? "1" : "0"
+            }
             pbm += row.joined(separator: " ") + "\n"
         }
         let path = directory + "/code.pbm"
@@ -31,12 +34,13 @@ import TestSupport
         var modules = [Bool](repeating: false, count: width * width)
         for (index, line) in lines.enumerated() {
             for (column, character) in line.enumerated() {
-                let (top, bottom): (Bool, Bool) = switch character {
-                case " ": (true, true)
-                case "▀": (false, true)
-                case "▄": (true, false)
-                default: (false, false)
-                }
+                let (top, bottom): (Bool, Bool) =
+                    switch character {
+                    case " ": (true, true)
+                    case "▀": (false, true)
+                    case "▄": (true, false)
+                    default: (false, false)
+                    }
                 for (row, dark) in [(index * 2 - zone, top), (index * 2 + 1 - zone, bottom)]
                 where row >= 0 && row < width && column - zone >= 0 && column - zone < width {
                     modules[row * width + column - zone] = dark
@@ -68,9 +72,11 @@ import TestSupport
         let s = try Scratch()
         var env = BinaryRunner.environment(home: s.path)
         env["TERM"] = "xterm"
-        let (status, terminal) = try await runOnTerminal("cashapp pay --poll-interval 0.05", home: s.path, environment: env)
+        let (status, terminal) = try await runOnTerminal(
+            "cashapp pay --poll-interval 0.05", home: s.path, environment: env)
         #expect(status == 0)
-        let shown = terminal
+        let shown =
+            terminal
             .replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r\u{1B}[2K", with: "\n")
         let link = try #require(shown.firstMatch(of: /request: approve in Cash App: (\S+)/).map { String($0.output.1) })
         let drawing = shown.split(separator: "\n").map(String.init).filter { line in

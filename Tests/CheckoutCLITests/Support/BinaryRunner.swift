@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Runs the built `checkout-driver` binary the way a user would, capturing what it prints.
 struct BinaryRunner {
@@ -43,8 +43,10 @@ struct BinaryRunner {
     /// the test that caused it instead of stalling the suite.
     /// `under`, when given, is a command that runs the binary (`["/usr/bin/strace", "-o", FILE]`): the binary and its
     /// arguments follow it.
-    static func run(_ arguments: [String], home: String? = nil, environment extra: [String: String] = [:],
-                    directory: String? = nil, timeout: Double = 60, under wrapper: [String] = []) async throws -> Result {
+    static func run(
+        _ arguments: [String], home: String? = nil, environment extra: [String: String] = [:],
+        directory: String? = nil, timeout: Double = 60, under wrapper: [String] = []
+    ) async throws -> Result {
         let process = try start(arguments, home: home, environment: extra, directory: directory, under: wrapper)
         let watchdog = Task.detached { [child = process.process] in
             try await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
@@ -59,11 +61,15 @@ struct BinaryRunner {
 
     /// The driver's rule for every error, checked on every run of every test: one `error:` line naming the problem,
     /// then a `hint:` line naming the fix.
-    static func expectEveryErrorHasAHint(_ stderr: String, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectEveryErrorHasAHint(
+        _ stderr: String, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let lines = stderr.split(separator: "\n", omittingEmptySubsequences: false)
         for (i, line) in lines.enumerated() where line.hasPrefix("error: ") {
-            #expect(i + 1 < lines.count && lines[i + 1].hasPrefix("hint: "), "\(arguments): an error without a hint: \(line)",
-                    sourceLocation: sourceLocation)
+            #expect(
+                i + 1 < lines.count && lines[i + 1].hasPrefix("hint: "),
+                "\(arguments): an error without a hint: \(line)",
+                sourceLocation: sourceLocation)
         }
     }
 
@@ -71,10 +77,12 @@ struct BinaryRunner {
     /// first write meets EPIPE — every time, where a real `head` races the writer. Its exit status (as an exit, not a
     /// signal) and what it printed on stderr.
     static func runWithItsReaderGone(_ arguments: [String], home: String) throws -> (status: Int32, stderr: String) {
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         try out.fileHandleForReading.close()  // nobody will ever read
-        let process = try TestProcess(binary, arguments, environment: environment(home: home), standardOutput: .pipe(out),
-                                      standardError: .pipe(err))
+        let process = try TestProcess(
+            binary, arguments, environment: environment(home: home), standardOutput: .pipe(out),
+            standardError: .pipe(err))
         let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let termination = process.waitUntilExit()
         guard case .exited(let status) = termination else {
@@ -85,8 +93,10 @@ struct BinaryRunner {
     }
 
     /// The same, blocking the calling thread: for tests that drive several processes from their own threads.
-    static func runBlocking(_ arguments: [String], home: String? = nil, environment extra: [String: String] = [:],
-                            directory: String? = nil, timeout: Double = 60) throws -> Result {
+    static func runBlocking(
+        _ arguments: [String], home: String? = nil, environment extra: [String: String] = [:],
+        directory: String? = nil, timeout: Double = 60
+    ) throws -> Result {
         let process = try start(arguments, home: home, environment: extra, directory: directory)
         // As `run`'s watchdog: a hang fails the test that caused it instead of stalling the suite.
         if !process.process.exits(within: timeout) { process.process.signal(SIGKILL) }
@@ -104,23 +114,32 @@ struct BinaryRunner {
         func result() throws -> Result {
             let stdoutData = try Data(contentsOf: URL(fileURLWithPath: scratch.path + "/.stdout"))
             let stderrData = try Data(contentsOf: URL(fileURLWithPath: scratch.path + "/.stderr"))
-            return Result(status: process.status!, stdout: String(decoding: stdoutData, as: UTF8.self),
-                          stderr: String(decoding: stderrData, as: UTF8.self), stdoutData: stdoutData)
+            return Result(
+                status: process.status!, stdout: String(decoding: stdoutData, as: UTF8.self),
+                stderr: String(decoding: stderrData, as: UTF8.self), stdoutData: stdoutData)
         }
     }
 
-    private static func start(_ arguments: [String], home: String?, environment extra: [String: String],
-                              directory: String?, under wrapper: [String] = []) throws -> Started {
+    private static func start(
+        _ arguments: [String], home: String?, environment extra: [String: String],
+        directory: String?, under wrapper: [String] = []
+    ) throws -> Started {
         let scratch = try Scratch()
         let home = home ?? scratch.path
-        let outURL = URL(fileURLWithPath: scratch.path + "/.stdout"), errURL = URL(fileURLWithPath: scratch.path + "/.stderr")
+        let outURL = URL(fileURLWithPath: scratch.path + "/.stdout")
+        let errURL = URL(fileURLWithPath: scratch.path + "/.stderr")
         try Data().write(to: outURL)
         try Data().write(to: errURL)
-        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
-        defer { try? out.close(); try? err.close() }  // the child has its own copies
-        let process = try TestProcess(wrapper.first ?? binary, wrapper.isEmpty ? arguments : Array(wrapper.dropFirst()) + [binary] + arguments,
-                                      environment: environment(home: home, extra: extra), directory: directory ?? home,
-                                      standardOutput: .file(out), standardError: .file(err))
+        let out = try FileHandle(forWritingTo: outURL)
+        let err = try FileHandle(forWritingTo: errURL)
+        defer {
+            try? out.close()
+            try? err.close()
+        }  // the child has its own copies
+        let process = try TestProcess(
+            wrapper.first ?? binary, wrapper.isEmpty ? arguments : Array(wrapper.dropFirst()) + [binary] + arguments,
+            environment: environment(home: home, extra: extra), directory: directory ?? home,
+            standardOutput: .file(out), standardError: .file(err))
         return Started(process: process, scratch: scratch)
     }
 }

@@ -23,9 +23,11 @@ final class LiveProcess: Sendable {
     }
 
     init(_ arguments: [String], home: String, environment: [String: String] = [:]) throws {
-        let outPipe = Pipe(), errPipe = Pipe()
-        process = try TestProcess(BinaryRunner.binary, arguments, environment: BinaryRunner.environment(home: home, extra: environment),
-                                  directory: home, standardOutput: .pipe(outPipe), standardError: .pipe(errPipe))
+        let outPipe = Pipe()
+        let errPipe = Pipe()
+        process = try TestProcess(
+            BinaryRunner.binary, arguments, environment: BinaryRunner.environment(home: home, extra: environment),
+            directory: home, standardOutput: .pipe(outPipe), standardError: .pipe(errPipe))
         printed = Printed()
         Self.collect(outPipe, .stdout, into: printed)
         Self.collect(errPipe, .stderr, into: printed)

@@ -9,8 +9,9 @@ final class ServeProcess {
 
     init(home: String, arguments: [String] = []) throws {
         let out = Pipe()
-        process = try TestProcess(BinaryRunner.binary, ["sandbox", "serve"] + arguments, environment: BinaryRunner.environment(home: home),
-                                  standardOutput: .pipe(out))
+        process = try TestProcess(
+            BinaryRunner.binary, ["sandbox", "serve"] + arguments, environment: BinaryRunner.environment(home: home),
+            standardOutput: .pipe(out))
         // The first line of stdout is the base URL; the announcement is written right after it.
         guard let line = out.fileHandleForReading.readLine(containing: "http://") else {
             process.stop()

@@ -14,7 +14,8 @@ import Testing
     deinit { try? FileManager.default.removeItem(at: directory) }
 
     static let txid = String(repeating: "ab", count: 32)
-    static let goodToken = #"{"data":"c2VjcmV0LXBheW1lbnQtZGF0YQ==","signature":"c2lnbmF0dXJlLWJ5dGVz","header":{"ephemeralPublicKey":"MFkwEwYHKoZIzj0C","publicKeyHash":"aGFzaA==","transactionId":"\#(txid)"},"version":"EC_v1"}"#
+    static let goodToken =
+        #"{"data":"c2VjcmV0LXBheW1lbnQtZGF0YQ==","signature":"c2lnbmF0dXJlLWJ5dGVz","header":{"ephemeralPublicKey":"MFkwEwYHKoZIzj0C","publicKeyHash":"aGFzaA==","transactionId":"\#(txid)"},"version":"EC_v1"}"#
 
     /// A fresh temporary file holding `bytes`.
     func file(_ bytes: Data) throws -> String {
@@ -101,7 +102,8 @@ import Testing
     }
 
     @Test func wholePKPayment() throws {
-        let payment = #"{"token":{"paymentData":\#(Self.goodToken),"paymentMethod":{"network":"Visa"},"transactionIdentifier":"AB"}}"#
+        let payment =
+            #"{"token":{"paymentData":\#(Self.goodToken),"paymentMethod":{"network":"Visa"},"transactionIdentifier":"AB"}}"#
         let failure = failure(try file(payment))
         #expect(failure.message.contains("PKPayment"))
         #expect(failure.message.contains("token.paymentData"))
@@ -123,12 +125,17 @@ import Testing
     @Test func truncatedFile() throws {
         let cut = String(Self.goodToken.prefix(Self.goodToken.count - 30))
         // Named with where it ends, as every file cut short is.
-        #expect(failure(try file(cut)).message.contains("looks truncated: the JSON ends before its last object or string is closed (unterminated string at line 1, column \(cut.count + 1)"))
+        #expect(
+            failure(try file(cut)).message.contains(
+                "looks truncated: the JSON ends before its last object or string is closed (unterminated string at line 1, column \(cut.count + 1)"
+            ))
     }
 
     @Test func goodTokenIsReadByteForByte() throws {
         // Odd key order and a trailing newline: both must survive untouched.
-        let odd = #"{"version":"EC_v1","header":{"transactionId":"\#(Self.txid)","publicKeyHash":"aGFzaA==","ephemeralPublicKey":"MFkwEwYHKoZIzj0C"},"signature":"c2lnbmF0dXJlLWJ5dGVz","data":"c2VjcmV0LXBheW1lbnQtZGF0YQ=="}"# + "\n"
+        let odd =
+            #"{"version":"EC_v1","header":{"transactionId":"\#(Self.txid)","publicKeyHash":"aGFzaA==","ephemeralPublicKey":"MFkwEwYHKoZIzj0C"},"signature":"c2lnbmF0dXJlLWJ5dGVz","data":"c2VjcmV0LXBheW1lbnQtZGF0YQ=="}"#
+            + "\n"
         let bytes = Data(odd.utf8)
         let token = try PaymentTokenFile.read(path: try file(bytes), redactor: nil)
         #expect(token.bytes == bytes)
@@ -138,7 +145,8 @@ import Testing
 
     @Test func redactorMasksDataAndSignatureAfterRead() throws {
         let redactor = Redactor()
-        #expect(try PaymentTokenFile.read(path: try file(Self.goodToken), redactor: redactor).transactionId == Self.txid)
+        #expect(
+            try PaymentTokenFile.read(path: try file(Self.goodToken), redactor: redactor).transactionId == Self.txid)
         let shown = redactor.text("sent c2VjcmV0LXBheW1lbnQtZGF0YQ== with c2lnbmF0dXJlLWJ5dGVz")
         #expect(!shown.contains("c2VjcmV0LXBheW1lbnQtZGF0YQ=="))
         #expect(!shown.contains("c2lnbmF0dXJlLWJ5dGVz"))

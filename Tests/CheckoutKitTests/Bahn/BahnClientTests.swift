@@ -3,6 +3,7 @@ import Foundation
 import LoopbackHTTP
 import SandboxEmulator
 import Testing
+
 @testable import CheckoutKit
 
 /// What goes on the wire to Bahn: JWS bodies, the documented headers, and the token's exact bytes.
@@ -14,7 +15,10 @@ import Testing
 
         let publicKey = try VerifyingKey(pem: TestCredentials.bahnClientPublicKeyPEM)
         let posts = rig.bahnRequests.filter { $0.method == "POST" }
-        #expect(posts.map(\.path) == ["/api/payment_intents", "/api/payment_intents/\(result.captures["intent"]?.stringValue ?? "?")/confirm"])
+        #expect(
+            posts.map(\.path) == [
+                "/api/payment_intents", "/api/payment_intents/\(result.captures["intent"]?.stringValue ?? "?")/confirm",
+            ])
         for request in posts {
             let jws = try ReceivedJWS(request.body)
             #expect(jws.header.count == 2, "header is exactly {alg, kid}: \(jws.header)")
@@ -34,8 +38,9 @@ import Testing
 
     @Test func withoutAKeyIDTheHeaderIsAlgOnly() async throws {
         let rig = try BahnRig()
-        let result = try await rig.run(#"{"name":"create","use":"bahn.createIntent","with":{"amount":8000,"currency":"VND"}}"#,
-                                       env: ["BAHN_KEY_ID": ""])
+        let result = try await rig.run(
+            #"{"name":"create","use":"bahn.createIntent","with":{"amount":8000,"currency":"VND"}}"#,
+            env: ["BAHN_KEY_ID": ""])
         #expect(result.passed, "\(String(describing: result.failure))")
         let jws = try ReceivedJWS(try #require(rig.createRequests.first).body)
         #expect(jws.header.count == 1)
@@ -45,8 +50,9 @@ import Testing
     @Test func anRSASigningKeySignsRS256AndTheUnregisteredKeyIsAConfigurationError() async throws {
         let rig = try BahnRig()
         let rsa = RSAPrivateKey(bits: 2048)
-        let result = try await rig.run(#"{"name":"create","use":"bahn.createIntent","with":{"amount":8000,"currency":"VND"}}"#,
-                                       env: ["BAHN_SIGNING_KEY": rsa.pemRepresentation])
+        let result = try await rig.run(
+            #"{"name":"create","use":"bahn.createIntent","with":{"amount":8000,"currency":"VND"}}"#,
+            env: ["BAHN_SIGNING_KEY": rsa.pemRepresentation])
         let failure = try #require(result.failure)
         #expect(failure.code == .configuration, "\(failure)")
         #expect(failure.message.contains("invalid_signature"), "\(failure)")
@@ -59,7 +65,9 @@ import Testing
         #expect(jws.header["alg"] as? String == "RS256")
         #expect(jws.header["kid"] as? String == TestCredentials.bahnKeyID)
         #expect(VerifyingKey.rs256(rsa.publicKey).verify(signature: jws.signature, message: jws.signingInput))
-        #expect(!(try VerifyingKey(pem: TestCredentials.bahnClientPublicKeyPEM)).verify(signature: jws.signature, message: jws.signingInput))
+        #expect(
+            !(try VerifyingKey(pem: TestCredentials.bahnClientPublicKeyPEM)).verify(
+                signature: jws.signature, message: jws.signingInput))
     }
 
     @Test func theSigningKeyMayBeAPathToAPEMFile() async throws {
@@ -78,10 +86,11 @@ import Testing
 
     @Test func everyRequestCarriesExactlyTheDocumentedHeaders() async throws {
         let rig = try BahnRig()
-        let result = try await rig.run(BahnRig.paySteps(order: "1234") + #"""
-        ,{"name":"poll","use":"bahn.getIntent","with":{"intent":"${vars.intent}"}},
-         {"name":"anonymous","use":"bahn.createIntent","with":{"amount":100,"currency":"VND"}}
-        """#)
+        let result = try await rig.run(
+            BahnRig.paySteps(order: "1234") + #"""
+                ,{"name":"poll","use":"bahn.getIntent","with":{"intent":"${vars.intent}"}},
+                 {"name":"anonymous","use":"bahn.createIntent","with":{"amount":100,"currency":"VND"}}
+                """#)
         #expect(result.passed, "\(String(describing: result.failure))")
         let intent = try #require(result.captures["intent"]?.stringValue)
         let requests = rig.bahnRequests
@@ -99,14 +108,17 @@ import Testing
                 #expect(request.headers.values("Content-Type") == ["application/jose"])
                 #expect(request.headers.values("Bn-Jose-Method") == ["jws"])
                 #expect(request.headers.values("Bn-Idempotency-Key").count == 1)
-                #expect(bahnHeaderNames(request) == ["bn-api-key", "bn-idempotency-key", "bn-jose-method", "bn-request-id"])
+                #expect(
+                    bahnHeaderNames(request) == ["bn-api-key", "bn-idempotency-key", "bn-jose-method", "bn-request-id"])
             } else {
                 #expect(request.body.isEmpty, "a GET has no body")
                 #expect(request.headers["Bn-Idempotency-Key"] == nil)
                 #expect(request.headers["Content-Type"] == nil)
             }
         }
-        #expect(Set(requests.compactMap { $0.headers["Bn-Request-Id"] }).count == requests.count, "a fresh request id per request")
+        #expect(
+            Set(requests.compactMap { $0.headers["Bn-Request-Id"] }).count == requests.count,
+            "a fresh request id per request")
 
         #expect(requests[0].headers["Bn-Idempotency-Key"] == "order-1234-create")
         #expect(requests[1].path == "/api/payment_intents/\(intent)/confirm")
@@ -114,7 +126,9 @@ import Testing
         #expect(requests[3].path == "/api/payment_intents/\(intent)")
         // Without an order, create still gets a key (fresh per invocation, so its own retries replay).
         let anonymousKey = try #require(requests[4].headers["Bn-Idempotency-Key"])
-        #expect(anonymousKey.hasPrefix("create-") && UUID(uuidString: String(anonymousKey.dropFirst(7))) != nil, "\(anonymousKey)")
+        #expect(
+            anonymousKey.hasPrefix("create-") && UUID(uuidString: String(anonymousKey.dropFirst(7))) != nil,
+            "\(anonymousKey)")
     }
 
     @Test func theTokenArrivesAsTheFilesExactBytes() async throws {
@@ -140,7 +154,8 @@ import Testing
         let data = try #require(object["data"] as? String)
         let signature = try #require(object["signature"] as? String)
         let escapedSolidus = { (s: String) in s.replacingOccurrences(of: "/", with: #"\/"#) }
-        let text = "{\r\n\t\"version\" : \"EC_v1\",\r\n  \"header\":{ \"transactionId\" :\"\(header["transactionId"]!)\",\n"
+        let text =
+            "{\r\n\t\"version\" : \"EC_v1\",\r\n  \"header\":{ \"transactionId\" :\"\(header["transactionId"]!)\",\n"
             + "    \"publicKeyHash\": \"\(escapedSolidus(header["publicKeyHash"]!))\", \"ephemeralPublicKey\":\"\(header["ephemeralPublicKey"]!)\"},\n"
             + "  \"signature\":\t\"\(signature)\" ,\n  \"data\": \"\(escapedSolidus(data))\"\n}\n"
         let crafted = Data(text.utf8)
@@ -151,10 +166,11 @@ import Testing
         #expect(file.transactionId == made.transactionId)
 
         // Whether the emulator accepts this spelling is its business; what it received is ours.
-        _ = try await rig.run(#"""
-        {"name":"create","use":"bahn.createIntent","with":{"amount":8000,"currency":"704"},"capture":{"intent":"payment_intent.id"}},
-        {"name":"confirm","use":"bahn.confirm","with":{"intent":"${vars.intent}","tokenFile":"\#(path)"}}
-        """#)
+        _ = try await rig.run(
+            #"""
+            {"name":"create","use":"bahn.createIntent","with":{"amount":8000,"currency":"704"},"capture":{"intent":"payment_intent.id"}},
+            {"name":"confirm","use":"bahn.confirm","with":{"intent":"${vars.intent}","tokenFile":"\#(path)"}}
+            """#)
         let confirm = try #require(rig.confirmRequests.first)
         let received = try ReceivedJWS(confirm.body).appleToken()
         #expect(received == crafted, "\(String(decoding: received, as: UTF8.self))")
@@ -165,30 +181,43 @@ import Testing
     @Test func aJWSAnswerIsVerifiedWithBahnsKeyWhenOneIsConfigured() async throws {
         let bahnKey = P256PrivateKey()
         func compact(_ payload: JSON, signedWith key: P256PrivateKey) throws -> Data {
-            let input = Data(#"{"alg":"ES256"}"#.utf8).base64URLEncodedString() + "." + payload.data.base64URLEncodedString()
-            return Data((input + "." + (try SigningKey.es256(key).sign(Data(input.utf8))).base64URLEncodedString()).utf8)
+            let input =
+                Data(#"{"alg":"ES256"}"#.utf8).base64URLEncodedString() + "." + payload.data.base64URLEncodedString()
+            return Data(
+                (input + "." + (try SigningKey.es256(key).sign(Data(input.utf8))).base64URLEncodedString()).utf8)
         }
-        let answer: JSON = ["payment_intent": ["id": "pi_jws_1", "object": "payment_intent", "status": "requires_payment_method",
-                                               "amount": 8000, "currency": "704"]]
+        let answer: JSON = [
+            "payment_intent": [
+                "id": "pi_jws_1", "object": "payment_intent", "status": "requires_payment_method",
+                "amount": 8000, "currency": "704",
+            ]
+        ]
         let signed = try compact(answer, signedWith: bahnKey)
-        let server = try TestServer { _, _ in .respond(HTTPResponse(status: 200, headers: ["Content-Type": "application/jose"], body: signed)) }
+        let server = try TestServer { _, _ in
+            .respond(HTTPResponse(status: 200, headers: ["Content-Type": "application/jose"], body: signed))
+        }
         let rig = try BahnRig()
-        let step = #"{"name":"create","use":"bahn.createIntent","with":{"amount":8000,"currency":"704"},"capture":{"intent":"payment_intent.id"}}"#
+        let step =
+            #"{"name":"create","use":"bahn.createIntent","with":{"amount":8000,"currency":"704"},"capture":{"intent":"payment_intent.id"}}"#
         // No key configured: the JWS is opened as it is.
         let opened = try await rig.run(step, env: ["BAHN_API_URL": server.baseURL])
         #expect(opened.passed && opened.captures["intent"] == "pi_jws_1", "\(String(describing: opened.failure))")
         // Bahn's key: it verifies.
-        let verified = try await rig.run(step, env: ["BAHN_API_URL": server.baseURL, "BAHN_RESPONSE_KEY": bahnKey.publicKey.pemRepresentation])
+        let verified = try await rig.run(
+            step, env: ["BAHN_API_URL": server.baseURL, "BAHN_RESPONSE_KEY": bahnKey.publicKey.pemRepresentation])
         #expect(verified.passed && verified.captures["intent"] == "pi_jws_1", "\(String(describing: verified.failure))")
         // Another key: the answer settles nothing.
         let other = P256PrivateKey().publicKey.pemRepresentation
         let refused = try await rig.run(step, env: ["BAHN_API_URL": server.baseURL, "BAHN_RESPONSE_KEY": other])
         #expect(!refused.passed)
-        #expect(refused.failure?.message.contains("a JWS that does not verify with BAHN_RESPONSE_KEY") == true, "\(String(describing: refused.failure))")
+        #expect(
+            refused.failure?.message.contains("a JWS that does not verify with BAHN_RESPONSE_KEY") == true,
+            "\(String(describing: refused.failure))")
         #expect(refused.failure?.outcomeUncertain == true)
         // A key that is not one is a configuration error before anything is sent.
         let before = server.requests.count
-        let broken = try await rig.run(step, env: ["BAHN_API_URL": server.baseURL, "BAHN_RESPONSE_KEY": "/nonexistent/bahn.pem"])
+        let broken = try await rig.run(
+            step, env: ["BAHN_API_URL": server.baseURL, "BAHN_RESPONSE_KEY": "/nonexistent/bahn.pem"])
         #expect(broken.exitCode == .configuration, "\(String(describing: broken.failure))")
         #expect(server.requests.count == before)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import SandboxEmulator
 import Testing
+
 @testable import CheckoutKit
 
 /// Bahn's errors as the user meets them: exit code, Bahn's code in the message, the integration guide's hint
@@ -37,10 +38,11 @@ import Testing
         #expect(zip(tampered, made.bytes).filter { $0 != $1 }.count == 1)
         let path = try rig.write(tampered)
 
-        let result = try await rig.run(#"""
-        {"name":"create","use":"bahn.createIntent","with":{"amount":8000,"currency":"704"},"capture":{"intent":"payment_intent.id"}},
-        {"name":"confirm","use":"bahn.confirm","with":{"intent":"${vars.intent}","tokenFile":"\#(path)"}}
-        """#)
+        let result = try await rig.run(
+            #"""
+            {"name":"create","use":"bahn.createIntent","with":{"amount":8000,"currency":"704"},"capture":{"intent":"payment_intent.id"}},
+            {"name":"confirm","use":"bahn.confirm","with":{"intent":"${vars.intent}","tokenFile":"\#(path)"}}
+            """#)
         let failure = try #require(result.failure)
         #expect(failure.code == .failure, "\(failure)")
         #expect(failure.message.contains("apple_pay_token_invalid"), "\(failure)")
@@ -52,12 +54,13 @@ import Testing
         let rig = try BahnRig()
         let first = try rig.makeToken(amount: 8000)
         let second = try rig.makeToken(amount: 9000)
-        let result = try await rig.run(#"""
-        {"name":"create-a","use":"bahn.createIntent","with":{"amount":8000,"currency":"704"},"capture":{"a":"payment_intent.id"}},
-        {"name":"confirm-a","use":"bahn.confirm","with":{"intent":"${vars.a}","tokenFile":"\#(first.path)","idempotencyKey":"shared-key"}},
-        {"name":"create-b","use":"bahn.createIntent","with":{"amount":9000,"currency":"704"},"capture":{"b":"payment_intent.id"}},
-        {"name":"confirm-b","use":"bahn.confirm","with":{"intent":"${vars.b}","tokenFile":"\#(second.path)","idempotencyKey":"shared-key"}}
-        """#)
+        let result = try await rig.run(
+            #"""
+            {"name":"create-a","use":"bahn.createIntent","with":{"amount":8000,"currency":"704"},"capture":{"a":"payment_intent.id"}},
+            {"name":"confirm-a","use":"bahn.confirm","with":{"intent":"${vars.a}","tokenFile":"\#(first.path)","idempotencyKey":"shared-key"}},
+            {"name":"create-b","use":"bahn.createIntent","with":{"amount":9000,"currency":"704"},"capture":{"b":"payment_intent.id"}},
+            {"name":"confirm-b","use":"bahn.confirm","with":{"intent":"${vars.b}","tokenFile":"\#(second.path)","idempotencyKey":"shared-key"}}
+            """#)
         #expect(result.step("confirm-a")?.outcome == .passed)
         #expect(result.step("confirm-b")?.outcome == .failed)
         let failure = try #require(result.failure)
@@ -71,8 +74,9 @@ import Testing
 
     @Test func aWrongAPIKeyIsAConfigurationError() async throws {
         let rig = try BahnRig()
-        let result = try await rig.run(#"{"name":"create","use":"bahn.createIntent","with":{"amount":8000,"currency":"VND"}}"#,
-                                       env: ["BAHN_API_KEY": "bn_test_wrong"])
+        let result = try await rig.run(
+            #"{"name":"create","use":"bahn.createIntent","with":{"amount":8000,"currency":"VND"}}"#,
+            env: ["BAHN_API_KEY": "bn_test_wrong"])
         let failure = try #require(result.failure)
         #expect(failure.code == .configuration, "\(failure)")
         #expect(failure.message.contains("invalid_api_key"))
@@ -82,8 +86,9 @@ import Testing
 
     @Test func missingConfigurationIsNamedBeforeAnythingIsSent() async throws {
         let rig = try BahnRig()
-        let result = try await rig.run(#"{"name":"create","use":"bahn.createIntent","with":{"amount":8000,"currency":"VND"}}"#,
-                                       env: ["BAHN_API_KEY": ""])
+        let result = try await rig.run(
+            #"{"name":"create","use":"bahn.createIntent","with":{"amount":8000,"currency":"VND"}}"#,
+            env: ["BAHN_API_KEY": ""])
         let failure = try #require(result.failure)
         #expect(failure.code == .configuration, "\(failure)")
         #expect(failure.text.contains("BAHN_API_KEY"))
@@ -93,7 +98,9 @@ import Testing
     @Test func everyErrorCodeOfTheSeedsTableHasAHint() {
         #expect(BahnProtocol.hint(forCode: "apple_pay_decryption_failed", type: nil)?.contains("CSR") == true)
         #expect(BahnProtocol.hint(forCode: "apple_pay_token_invalid", type: nil)?.contains("base64-wrapped") == true)
-        #expect(BahnProtocol.hint(forCode: "apple_pay_token_already_used", type: nil)?.contains("same Bn-Idempotency-Key") == true)
+        #expect(
+            BahnProtocol.hint(forCode: "apple_pay_token_already_used", type: nil)?.contains("same Bn-Idempotency-Key")
+                == true)
         #expect(BahnProtocol.hint(forCode: "something_new", type: "authentication_error") != nil)
         #expect(BahnProtocol.hint(forCode: "something_new", type: "invalid_request_error") == nil)
     }

@@ -1,7 +1,8 @@
 import Foundation
 import SandboxEmulator
-import Testing
 import TestSupport
+import Testing
+
 @testable import CheckoutKit
 
 /// The state file layout that chains Bahn invocations (BahnState's documented layout).
@@ -38,7 +39,9 @@ import TestSupport
         #expect(failed.failure?.code == .outcomeUnknown, "\(String(describing: failed.failure))")
         let intent = try #require(failed.captures["intent"]?.stringValue)
         let tokenFile = try #require(failed.captures["token_file"]?.stringValue)
-        let entry = try #require((try rig.stateFile()["bahn"] as? [String: Any])?["intents"] as? [String: Any])[intent] as? [String: Any]
+        let entry =
+            try #require((try rig.stateFile()["bahn"] as? [String: Any])?["intents"] as? [String: Any])[intent]
+            as? [String: Any]
         let txid = try #require(failed.captures["txid"]?.stringValue)
         #expect(entry?["confirmTransaction"] as? String == txid)
         let tokens = (try rig.stateFile()["bahn"] as? [String: Any])?["tokens"] as? [String: [String: Any]]
@@ -47,7 +50,8 @@ import TestSupport
 
         // The retry (same state, no explicit key) reuses it rather than the order default.
         let before = rig.confirmRequests.count
-        let retry = try await rig.run(#"{"name":"confirm","use":"bahn.confirm","with":{"orderId":"88","tokenFile":"\#(tokenFile)"}}"#)
+        let retry = try await rig.run(
+            #"{"name":"confirm","use":"bahn.confirm","with":{"orderId":"88","tokenFile":"\#(tokenFile)"}}"#)
         #expect(retry.failure?.code == .outcomeUnknown, "every confirm is reset: \(String(describing: retry.failure))")
         let retried = rig.confirmRequests.dropFirst(before)
         #expect(!retried.isEmpty)
@@ -61,14 +65,21 @@ import TestSupport
         let first = try await rig.run(BahnRig.paySteps(order: "t-1"))
         #expect(first.passed, "\(String(describing: first.failure))")
         let tokenFile = try #require(first.captures["token_file"]?.stringValue)
-        let other = try await rig.run(#"{"name":"create","use":"bahn.createIntent","with":{"amount":8000,"currency":"704"},"capture":{"intent":"payment_intent.id"}}"#)
+        let other = try await rig.run(
+            #"{"name":"create","use":"bahn.createIntent","with":{"amount":8000,"currency":"704"},"capture":{"intent":"payment_intent.id"}}"#
+        )
         let otherIntent = try #require(other.captures["intent"]?.stringValue)
         let sent = rig.bahnRequests.count
 
-        let toExisting = try await rig.run(#"{"name":"confirm","use":"bahn.confirm","with":{"intent":"\#(otherIntent)","tokenFile":"\#(tokenFile)"}}"#)
+        let toExisting = try await rig.run(
+            #"{"name":"confirm","use":"bahn.confirm","with":{"intent":"\#(otherIntent)","tokenFile":"\#(tokenFile)"}}"#)
         #expect(toExisting.failure?.code == .dataError, "\(String(describing: toExisting.failure))")
-        #expect(toExisting.failure?.message.contains("was already sent to \(try #require(first.captures["intent"]?.stringValue))") == true)
-        let toNew = try await rig.run(#"{"name":"confirm","use":"bahn.confirm","with":{"orderId":"t-2","amount":8000,"currency":"704","tokenFile":"\#(tokenFile)"}}"#)
+        #expect(
+            toExisting.failure?.message.contains(
+                "was already sent to \(try #require(first.captures["intent"]?.stringValue))") == true)
+        let toNew = try await rig.run(
+            #"{"name":"confirm","use":"bahn.confirm","with":{"orderId":"t-2","amount":8000,"currency":"704","tokenFile":"\#(tokenFile)"}}"#
+        )
         #expect(toNew.failure?.code == .dataError, "\(String(describing: toNew.failure))")
         #expect(rig.bahnRequests.count == sent, "nothing reached Bahn, not even a create")
     }
@@ -78,10 +89,19 @@ import TestSupport
     @Test(arguments: [
         (#"{"bahn": "x"}"#, "$.bahn: expected an object, found a string"),
         (#"{"bahn": {"intents": []}}"#, "$.bahn.intents: expected an object, found an array"),
-        (#"{"bahn": {"intents": {"pi_1": {"amount": "8000"}}}}"#, "$.bahn.intents.pi_1.amount: expected an integer, found a string"),
+        (
+            #"{"bahn": {"intents": {"pi_1": {"amount": "8000"}}}}"#,
+            "$.bahn.intents.pi_1.amount: expected an integer, found a string"
+        ),
         (#"{"bahn": {"orders": {"o-1": 5}}}"#, "$.bahn.orders.o-1: expected a string, found a number"),
-        (#"{"bahn": {"tokens": {"ab": {"intent": "pi_1", "idempotencyKey": "k", "spent": "yes"}}}}"#, "$.bahn.tokens.ab.spent: expected true or false, found a string"),
-        (#"{"bahn": {"tokens": {"ab": {"intent": "pi_1"}}}}"#, "$.bahn.tokens.ab.idempotencyKey: expected an idempotency key, found nothing"),
+        (
+            #"{"bahn": {"tokens": {"ab": {"intent": "pi_1", "idempotencyKey": "k", "spent": "yes"}}}}"#,
+            "$.bahn.tokens.ab.spent: expected true or false, found a string"
+        ),
+        (
+            #"{"bahn": {"tokens": {"ab": {"intent": "pi_1"}}}}"#,
+            "$.bahn.tokens.ab.idempotencyKey: expected an idempotency key, found nothing"
+        ),
         (#"{"bahn": {"tokens": []}}"#, "$.bahn.tokens: expected an object, found an array"),
         (#"{"bahn": {"tokens": {"ab": "x"}}}"#, "$.bahn.tokens.ab: expected an object, found a string"),
     ])
@@ -89,7 +109,9 @@ import TestSupport
         let rig = try BahnRig()
         try Data(content.utf8).write(to: URL(fileURLWithPath: rig.state.path))
         let token = try rig.makeToken(amount: 8000)
-        let result = try await rig.run(#"{"name":"confirm","use":"bahn.confirm","with":{"orderId":"s-1","amount":8000,"currency":"704","tokenFile":"\#(token.path)"}}"#)
+        let result = try await rig.run(
+            #"{"name":"confirm","use":"bahn.confirm","with":{"orderId":"s-1","amount":8000,"currency":"704","tokenFile":"\#(token.path)"}}"#
+        )
         let failure = try #require(result.failure)
         #expect(failure.code == .dataError, "\(failure)")
         #expect(failure.message == "state file \(rig.state.path): \(message)", "\(failure)")
@@ -100,7 +122,8 @@ import TestSupport
     /// Members this version does not know — sections, and fields inside Bahn's — are kept as they are.
     @Test func unknownMembersFromANewerVersionAreKept() async throws {
         let rig = try BahnRig()
-        try Data(#"{"centra": {"session": "s"}, "bahn": {"future": [1, 2], "intents": {}}}"#.utf8).write(to: URL(fileURLWithPath: rig.state.path))
+        try Data(#"{"centra": {"session": "s"}, "bahn": {"future": [1, 2], "intents": {}}}"#.utf8).write(
+            to: URL(fileURLWithPath: rig.state.path))
         let result = try await rig.run(BahnRig.paySteps(order: "n-1"))
         #expect(result.passed, "\(String(describing: result.failure))")
         let state = try rig.stateFile()
@@ -117,9 +140,13 @@ import TestSupport
         let state = BahnState(store: StateStore(path: s.path + "/state.json"))
         let first = try state.confirmKey(intent: "pi_A", proposed: "order-1-applepay", explicit: false, token: token)
         #expect(first.key == "order-1-applepay")
-        #expect(try state.confirmKey(intent: "pi_A", proposed: "other", explicit: false, token: token).key == "order-1-applepay",
-                "a retry to the same intent reuses its key")
-        let refused = diagnostic { () throws(Diagnostic) in try state.confirmKey(intent: "pi_B", proposed: "order-2-applepay", explicit: false, token: token) }
+        #expect(
+            try state.confirmKey(intent: "pi_A", proposed: "other", explicit: false, token: token).key
+                == "order-1-applepay",
+            "a retry to the same intent reuses its key")
+        let refused = diagnostic { () throws(Diagnostic) in
+            try state.confirmKey(intent: "pi_B", proposed: "order-2-applepay", explicit: false, token: token)
+        }
         #expect(refused?.message.contains("pi_A") == true, "\(String(describing: refused))")
     }
 }

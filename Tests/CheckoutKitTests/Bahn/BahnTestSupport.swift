@@ -1,9 +1,10 @@
 import Crypto
 import Foundation
 import SandboxEmulator
-import Testing
-@testable import CheckoutKit
 import TestSupport
+import Testing
+
+@testable import CheckoutKit
 
 /// One Bahn test's world: a real in-process emulator, a state file in a fresh directory, and flows run through
 /// the real `FlowRunner` over the real `CurlTransport`, configured the way `--env` configures a sandbox.
@@ -23,15 +24,18 @@ final class BahnRig: Sendable {
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
 
-    static let signer = try! PaymentTokenSigner(leafPEM: TestCredentials.applePayLeafCertificatePEM,
-                                                leafKeyPEM: TestCredentials.applePayLeafPrivateKeyPEM,
-                                                intermediatePEMs: [TestCredentials.applePayIntermediateCertificatePEM])
+    static let signer = try! PaymentTokenSigner(
+        leafPEM: TestCredentials.applePayLeafCertificatePEM,
+        leafKeyPEM: TestCredentials.applePayLeafPrivateKeyPEM,
+        intermediatePEMs: [TestCredentials.applePayIntermediateCertificatePEM])
     static let recipient = try! P256PublicKey(pem: TestCredentials.paymentProcessingPublicKeyPEM)
 
     static let registry: OperationRegistry = {
         var registry = OperationRegistry(BahnOperations.all)
-        registry.register(ApplePayOperations.makeToken(signer: signer, recipient: recipient,
-                                                       merchantIdentifier: TestCredentials.merchantIdentifier))
+        registry.register(
+            ApplePayOperations.makeToken(
+                signer: signer, recipient: recipient,
+                merchantIdentifier: TestCredentials.merchantIdentifier))
         return registry
     }()
 
@@ -46,35 +50,46 @@ final class BahnRig: Sendable {
     }
 
     /// A runner; `env` entries override the defaults (an empty value unsets one).
-    func runner(env overrides: [String: String] = [:], state: StateStore? = nil, services: RunServices = .init(),
-                requestTimeout: Double = 5, client: any HTTPClient = CurlTransport()) -> FlowRunner {
+    func runner(
+        env overrides: [String: String] = [:], state: StateStore? = nil, services: RunServices = .init(),
+        requestTimeout: Double = 5, client: any HTTPClient = CurlTransport()
+    ) -> FlowRunner {
         let values = env.merging(overrides) { $1 }
         let configuration = Configuration(environment: "sandbox", kind: .sandbox, values: values)
-        return FlowRunner(client: client, registry: Self.registry,
-                          settings: RunSettings(environment: "sandbox", requestTimeout: requestTimeout,
-                                                retry: RetryPolicy(attempts: 3, interval: 0.05, backoff: 1, jitter: 0)),
-                          configuration: configuration, state: state ?? self.state,
-                          redactor: Redactor(secrets: configuration.secretValues), services: services, events: events.sink)
+        return FlowRunner(
+            client: client, registry: Self.registry,
+            settings: RunSettings(
+                environment: "sandbox", requestTimeout: requestTimeout,
+                retry: RetryPolicy(attempts: 3, interval: 0.05, backoff: 1, jitter: 0)),
+            configuration: configuration, state: state ?? self.state,
+            redactor: Redactor(secrets: configuration.secretValues), services: services, events: events.sink)
     }
 
     /// Runs a flow made of `steps` (a JSON array's contents).
-    func run(_ steps: String, env overrides: [String: String] = [:], state: StateStore? = nil,
-             services: RunServices = .init(), requestTimeout: Double = 5, client: any HTTPClient = CurlTransport()) async throws -> FlowResult {
+    func run(
+        _ steps: String, env overrides: [String: String] = [:], state: StateStore? = nil,
+        services: RunServices = .init(), requestTimeout: Double = 5, client: any HTTPClient = CurlTransport()
+    ) async throws -> FlowResult {
         let json = #"{"name":"bahn-test","steps":[\#(steps)]}"#
         let flow = try FlowFile.decode(Data(json.utf8), source: "test.json", registry: Self.registry)
-        return await runner(env: overrides, state: state, services: services, requestTimeout: requestTimeout, client: client).run(flow)
+        return await runner(
+            env: overrides, state: state, services: services, requestTimeout: requestTimeout, client: client
+        ).run(flow)
     }
 
     /// The notes operations made, in order.
     var notes: [String] { events.all.compactMap { if case .note(_, let m) = $0 { m } else { nil } } }
 
     /// The ledger's movements for one intent.
-    func movements(_ intent: String) -> [Ledger.Kind] { emulator.ledger.entries().filter { $0.reference == intent }.map(\.kind) }
+    func movements(_ intent: String) -> [Ledger.Kind] {
+        emulator.ledger.entries().filter { $0.reference == intent }.map(\.kind)
+    }
 
     /// A fresh token made with the emulator's test PKI, written to a file in the test's directory.
     func makeToken(amount: Int, currency: String = "704") throws -> (path: String, token: MadeToken) {
         let token = try PaymentTokenMaker.make(
-            PaymentTokenRequest(amount: amount, currencyNumeric: currency, merchantIdentifier: TestCredentials.merchantIdentifier),
+            PaymentTokenRequest(
+                amount: amount, currencyNumeric: currency, merchantIdentifier: TestCredentials.merchantIdentifier),
             recipient: Self.recipient, signer: Self.signer)
         return (try write(token.bytes), token)
     }
@@ -93,7 +108,9 @@ final class BahnRig: Sendable {
         bahnRequests.filter { $0.method == method && $0.path.hasSuffix(suffix) }
     }
 
-    var createRequests: [HTTPRequest] { bahnRequests.filter { $0.method == "POST" && $0.path == "/api/payment_intents" } }
+    var createRequests: [HTTPRequest] {
+        bahnRequests.filter { $0.method == "POST" && $0.path == "/api/payment_intents" }
+    }
     var confirmRequests: [HTTPRequest] { requests("POST", suffix: "/confirm") }
 
     /// The state file as it is on disk, parsed independently of `StateStore`.
@@ -131,7 +148,9 @@ struct ReceivedJWS {
         try #require(parts.count == 3, "a compact JWS has three parts: \(text.prefix(80))")
         for part in parts {
             // Unpadded base64url: no padding, no characters of the standard alphabet.
-            #expect(!part.contains("=") && !part.contains("+") && !part.contains("/"), "not unpadded base64url: \(part.prefix(40))")
+            #expect(
+                !part.contains("=") && !part.contains("+") && !part.contains("/"),
+                "not unpadded base64url: \(part.prefix(40))")
         }
         let headerBytes = try #require(Data(base64URLEncoded: parts[0]))
         header = try #require(try JSONSerialization.jsonObject(with: headerBytes) as? [String: Any])
@@ -152,4 +171,3 @@ extension Diagnostic {
     /// Message and hint together, for "names X" checks.
     var text: String { message + "\n" + (hint ?? "") }
 }
-

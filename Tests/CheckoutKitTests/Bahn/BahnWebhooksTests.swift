@@ -1,6 +1,7 @@
 import Foundation
 import SandboxEmulator
 import Testing
+
 @testable import CheckoutKit
 
 /// `Bn-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, 300 s tolerance.
@@ -40,16 +41,27 @@ import Testing
         #expect(problem(header, at: Self.now.addingTimeInterval(299)) == nil)
         #expect(problem(header, at: Self.now.addingTimeInterval(-299)) == nil)
         // Each says which: signed too long ago, or dated ahead of this clock.
-        #expect(problem(header, at: Self.now.addingTimeInterval(301)) == "stale signature: signed 301 s ago, beyond the 300 s tolerance (a replayed or long-delayed delivery)")
-        #expect(problem(header, at: Self.now.addingTimeInterval(-301)) == "signature dated 301 s in the future, beyond the 300 s tolerance (the sender's clock or this machine's is off)")
-        #expect(BahnWebhookSignature.problem(body: Self.body, header: header, secret: Self.secret,
-                                             now: Self.now.addingTimeInterval(301), tolerance: 400) == nil)
+        #expect(
+            problem(header, at: Self.now.addingTimeInterval(301))
+                == "stale signature: signed 301 s ago, beyond the 300 s tolerance (a replayed or long-delayed delivery)"
+        )
+        #expect(
+            problem(header, at: Self.now.addingTimeInterval(-301))
+                == "signature dated 301 s in the future, beyond the 300 s tolerance (the sender's clock or this machine's is off)"
+        )
+        #expect(
+            BahnWebhookSignature.problem(
+                body: Self.body, header: header, secret: Self.secret,
+                now: Self.now.addingTimeInterval(301), tolerance: 400) == nil)
     }
 
     @Test func malformedHeadersAreRejected() {
         #expect(problem(nil)?.contains("missing") == true)
         #expect(problem("")?.contains("missing") == true)
-        for header in ["garbage", "t=\(Self.t)", "v1=\(Self.expected)", "t=soon,v1=\(Self.expected)", "t\(Self.t)v1\(Self.expected)"] {
+        for header in [
+            "garbage", "t=\(Self.t)", "v1=\(Self.expected)", "t=soon,v1=\(Self.expected)",
+            "t\(Self.t)v1\(Self.expected)",
+        ] {
             #expect(problem(header)?.contains("malformed") == true, "\(header)")
         }
         #expect(problem("v1=\(Self.expected)")?.hasSuffix("no t=<unix seconds> timestamp") == true)
@@ -71,15 +83,20 @@ import Testing
     static let secret = TestCredentials.bahnWebhookSecret
 
     static func event(id: String, intent: String = "pi_1") -> Data {
-        Data(#"{"id":"\#(id)","type":"payment_intent.status.succeeded","created":1,"data":{"payment_intent":{"id":"\#(intent)","status":"succeeded"}}}"#.utf8)
+        Data(
+            #"{"id":"\#(id)","type":"payment_intent.status.succeeded","created":1,"data":{"payment_intent":{"id":"\#(intent)","status":"succeeded"}}}"#
+                .utf8)
     }
 
-    func post(_ body: Data, to inbox: BahnWebhookInbox, secret: String = secret) async throws -> (status: Int, json: JSON?) {
+    func post(
+        _ body: Data, to inbox: BahnWebhookInbox, secret: String = secret
+    ) async throws -> (status: Int, json: JSON?) {
         let t = Int(Date().timeIntervalSince1970)
         let signature = BahnWebhookSignature.sign(body: body, timestamp: t, secret: secret)
-        let request = HTTPClientRequest(method: "POST", url: inbox.url,
-                                        headers: ["Content-Type": "application/json", "Bn-Signature": "t=\(t),v1=\(signature)"],
-                                        body: body, timeout: 5)
+        let request = HTTPClientRequest(
+            method: "POST", url: inbox.url,
+            headers: ["Content-Type": "application/json", "Bn-Signature": "t=\(t),v1=\(signature)"],
+            body: body, timeout: 5)
         let response = try await CurlTransport().send(request)
         return (response.status, try? JSON.parse(response.body))
     }
@@ -87,9 +104,10 @@ import Testing
     @Test func goodDeliveriesAreStoredOnceAndDuplicatesAcknowledged() async throws {
         let seen = Box<[String]>([])
         let rejected = Box<[String]>([])
-        let inbox = try BahnWebhookInbox(secret: Self.secret,
-                                         onEvent: { (event: CheckoutKit.BahnWebhookEvent) in seen.withLock { $0.append(event.id) } },
-                                         onRejected: { reason in rejected.withLock { $0.append(reason) } })
+        let inbox = try BahnWebhookInbox(
+            secret: Self.secret,
+            onEvent: { (event: CheckoutKit.BahnWebhookEvent) in seen.withLock { $0.append(event.id) } },
+            onRejected: { reason in rejected.withLock { $0.append(reason) } })
         inbox.start()
         defer { Thread.detachNewThread { inbox.shutdown() } }
 
@@ -114,9 +132,10 @@ import Testing
     @Test func aBadSignatureIsRejectedWith400AndNotStored() async throws {
         let rejected = Box<[String]>([])
         let seen = Box<Int>(0)
-        let inbox = try BahnWebhookInbox(secret: Self.secret,
-                                         onEvent: { (_: CheckoutKit.BahnWebhookEvent) in seen.withLock { $0 += 1 } },
-                                         onRejected: { reason in rejected.withLock { $0.append(reason) } })
+        let inbox = try BahnWebhookInbox(
+            secret: Self.secret,
+            onEvent: { (_: CheckoutKit.BahnWebhookEvent) in seen.withLock { $0 += 1 } },
+            onRejected: { reason in rejected.withLock { $0.append(reason) } })
         inbox.start()
         defer { Thread.detachNewThread { inbox.shutdown() } }
 

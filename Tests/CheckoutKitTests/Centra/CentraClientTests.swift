@@ -1,6 +1,7 @@
 import Foundation
 import GraphQL
 import Testing
+
 @testable import CheckoutKit
 
 /// The Centra client's parts that need no server: every document against the published schema, exact money, and
@@ -31,7 +32,9 @@ import Testing
         for document in CentraDocuments.all {
             try Data(document.text.utf8).write(to: directory.appendingPathComponent(document.name + ".graphql"))
         }
-        let written = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".graphql") }
+        let written = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            $0.hasSuffix(".graphql")
+        }
         #expect(Set(written) == Set(CentraDocuments.all.map { $0.name + ".graphql" }))
     }
 
@@ -43,21 +46,23 @@ import Testing
 }
 
 @Suite struct CentraMoneyTests {
-    func money(_ value: Double, denominator: Int = 100) -> JSON { ["value": .number(value), "currency": ["denominator": .number(Double(denominator))]] }
+    func money(_ value: Double, denominator: Int = 100) -> JSON {
+        ["value": .number(value), "currency": ["denominator": .number(Double(denominator))]]
+    }
 
     @Test func majorUnitsBecomeExactMinorUnits() throws {
         #expect(try CentraMoney.minor(money(848)) == 84800)
         #expect(try CentraMoney.minor(money(1247.5)) == 124750)
         #expect(try CentraMoney.minor(money(0.07)) == 7, "0.07 × 100 as doubles is 7.000000000000001")
         #expect(try CentraMoney.minor(money(19.99)) == 1999)
-        #expect(try CentraMoney.minor(money(123456789.01)) == 12345678901)
+        #expect(try CentraMoney.minor(money(123456789.01)) == 12_345_678_901)
         #expect(try CentraMoney.minor(money(8000, denominator: 1)) == 8000)
     }
 
     @Test func minorUnitsBecomeTheCurrencysDecimalString() {
         #expect(CentraMoney.decimal(79900, of: money(0)) == "799.00")
         #expect(CentraMoney.decimal(7, of: money(0)) == "0.07")
-        #expect(CentraMoney.decimal(100000000, of: money(0)) == "1000000.00")
+        #expect(CentraMoney.decimal(100_000_000, of: money(0)) == "1000000.00")
         #expect(CentraMoney.decimal(8000, of: money(0, denominator: 1)) == "8000")
     }
 
@@ -72,14 +77,24 @@ import Testing
 @Suite struct CentraAddressTests {
     @Test func aPKContactMapsAsTheSeedsFunctionDoes() throws {
         let mapped = try CentraAddress.address(CentraAddress.testContact, source: "test")
-        #expect(mapped == ["country": "SE", "firstName": "Ada", "lastName": "Lovelace", "address1": "Storgatan 1", "city": "Stockholm",
-                           "state": "", "zipCode": "11122", "email": "ada@example.com", "phoneNumber": "+46701234567"])
+        #expect(
+            mapped == [
+                "country": "SE", "firstName": "Ada", "lastName": "Lovelace", "address1": "Storgatan 1",
+                "city": "Stockholm",
+                "state": "", "zipCode": "11122", "email": "ada@example.com", "phoneNumber": "+46701234567",
+            ])
         // The sheet's partial address before authorisation.
-        #expect(CentraAddress.partial(mapped) == ["address1": "", "country": "SE", "city": "Stockholm", "state": "", "zipCode": "11122"])
+        #expect(
+            CentraAddress.partial(mapped) == [
+                "address1": "", "country": "SE", "city": "Stockholm", "state": "", "zipCode": "11122",
+            ])
     }
 
     @Test func anAddressInputIsUsedAsItIsWithItsCountryUpperCased() throws {
-        #expect(try CentraAddress.address(["country": "no", "city": "Oslo"], source: "t") == ["country": "NO", "city": "Oslo"])
+        #expect(
+            try CentraAddress.address(["country": "no", "city": "Oslo"], source: "t") == [
+                "country": "NO", "city": "Oslo",
+            ])
         #expect(throws: Diagnostic.self) { try CentraAddress.address(["country": "no", "zip": "0150"], source: "t") }
     }
 }

@@ -2,9 +2,10 @@ import Crypto
 import Foundation
 import Glibc
 import Synchronization
-import Testing
-@testable import CheckoutKit
 import TestSupport
+import Testing
+
+@testable import CheckoutKit
 
 /// The process's one view of a state file: changes that arrive during a write are written together, a failed write
 /// fails every change it would have carried, and a file another process replaced is read again.
@@ -16,12 +17,18 @@ import TestSupport
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = SharedStateFile.at(dir + "/state.json")
-        let firstWriteStarted = DispatchSemaphore(value: 0), releaseFirstWrite = DispatchSemaphore(value: 0)
+        let firstWriteStarted = DispatchSemaphore(value: 0)
+        let releaseFirstWrite = DispatchSemaphore(value: 0)
         let written = Mutex<[JSON]>([])
         let done = DispatchGroup()
-        @Sendable func write(_ document: JSON, _: inout RenderCache, _: StateFileRecords.Folded?, _: Bool) throws(Diagnostic) -> StateFileRecords.Folded? {
+        @Sendable func write(
+            _ document: JSON, _: inout RenderCache, _: StateFileRecords.Folded?, _: Bool
+        ) throws(Diagnostic) -> StateFileRecords.Folded? {
             let first = written.withLock { $0.isEmpty }
-            if first { firstWriteStarted.signal(); releaseFirstWrite.wait() }
+            if first {
+                firstWriteStarted.signal()
+                releaseFirstWrite.wait()
+            }
             written.withLock { $0.append(document) }
             return folded(document)
         }
@@ -55,15 +62,20 @@ import TestSupport
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = SharedStateFile.at(dir + "/state.json")
-        let writeStarted = DispatchSemaphore(value: 0), releaseWrite = DispatchSemaphore(value: 0)
-        @Sendable func write(_ document: JSON, _: inout RenderCache, _: StateFileRecords.Folded?, _: Bool) throws(Diagnostic) -> StateFileRecords.Folded? {
+        let writeStarted = DispatchSemaphore(value: 0)
+        let releaseWrite = DispatchSemaphore(value: 0)
+        @Sendable func write(
+            _ document: JSON, _: inout RenderCache, _: StateFileRecords.Folded?, _: Bool
+        ) throws(Diagnostic) -> StateFileRecords.Folded? {
             writeStarted.signal()
             releaseWrite.wait()
             return folded(document)
         }
         let written = DispatchSemaphore(value: 0)
         onThread {
-            try? file.update({ folded(.object([:])) }, write: write) { (doc: inout JSON) throws(Diagnostic) in doc = ["a": 1] }
+            try? file.update({ folded(.object([:])) }, write: write) { (doc: inout JSON) throws(Diagnostic) in
+                doc = ["a": 1]
+            }
             written.signal()
         }
         #expect(writeStarted.wait(timeout: .now() + 10) == .success)
@@ -109,8 +121,13 @@ import TestSupport
         try Data(#"{"from": "disk"}"#.utf8).write(to: URL(fileURLWithPath: dir + "/state.json"))
         let file = SharedStateFile.at(dir + "/state.json")
         let loads = Mutex(0)
-        @Sendable func load() throws(Diagnostic) -> StateFileRecords.Folded { loads.withLock { $0 += 1 }; return folded(["from": "disk"]) }
-        @Sendable func failing(_: JSON, _: inout RenderCache, _: StateFileRecords.Folded?, _: Bool) throws(Diagnostic) -> StateFileRecords.Folded? {
+        @Sendable func load() throws(Diagnostic) -> StateFileRecords.Folded {
+            loads.withLock { $0 += 1 }
+            return folded(["from": "disk"])
+        }
+        @Sendable func failing(
+            _: JSON, _: inout RenderCache, _: StateFileRecords.Folded?, _: Bool
+        ) throws(Diagnostic) -> StateFileRecords.Folded? {
             throw .ioError("disk full", hint: "free some space")
         }
         let failure = diagnostic { () throws(Diagnostic) in
@@ -118,7 +135,9 @@ import TestSupport
         }
         #expect(failure?.message == "disk full")
         // What was refused never reaches the next write: the document is read from the file again.
-        let seen = try file.update(load, write: { (doc, _, _, _) throws(Diagnostic) in folded(doc) }) { (doc: inout JSON) throws(Diagnostic) -> JSON in doc }
+        let seen = try file.update(load, write: { (doc, _, _, _) throws(Diagnostic) in folded(doc) }) {
+            (doc: inout JSON) throws(Diagnostic) -> JSON in doc
+        }
         #expect(seen == ["from": "disk"])
         #expect(loads.withLock { $0 } == 2)
     }
@@ -133,7 +152,9 @@ import TestSupport
         // Another process writes the file as this one does: a new file renamed into place.
         try Data(#"{"a": 2}"#.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
         #expect(try store.read() == ["a": 2])
-        try store.update { (doc: inout JSON) throws(Diagnostic) in doc = ["a": .number(Double((doc["a"]?.intValue ?? 0) + 1))] }
+        try store.update { (doc: inout JSON) throws(Diagnostic) in
+            doc = ["a": .number(Double((doc["a"]?.intValue ?? 0) + 1))]
+        }
         #expect(try StateStore(path: path).read() == ["a": 3])
         // Rewritten in place (the same inode), another size, another time: still seen.
         let handle = try #require(FileHandle(forWritingAtPath: path))
@@ -191,7 +212,8 @@ import TestSupport
         let one = SharedStateFile.Identity(writes: 2, device: 1, inode: 7, size: 10, modified: stamp, changed: stamp)
         let other = SharedStateFile.Identity(writes: 3, device: 1, inode: 7, size: 10, modified: stamp, changed: stamp)
         #expect(one != other, "alike to stat, written once more")
-        #expect(one == SharedStateFile.Identity(writes: 2, device: 1, inode: 7, size: 10, modified: stamp, changed: stamp))
+        #expect(
+            one == SharedStateFile.Identity(writes: 2, device: 1, inode: 7, size: 10, modified: stamp, changed: stamp))
     }
 
     /// A batch's runs each check the file's sections as they start: a document that passed is not checked again, nor
@@ -206,7 +228,9 @@ import TestSupport
         let checks = Mutex(0)
         let file = SharedStateFile.at(path)
         @Sendable func load() throws(Diagnostic) -> StateFileRecords.Folded {
-            do { return folded(try JSON.parse(Data(contentsOf: URL(fileURLWithPath: path)))) } catch { throw .data("unreadable") }
+            do { return folded(try JSON.parse(Data(contentsOf: URL(fileURLWithPath: path)))) } catch {
+                throw .data("unreadable")
+            }
         }
         @Sendable func count(_: JSON) throws(Diagnostic) { checks.withLock { $0 += 1 } }
         _ = try file.read(load, check: count)
@@ -226,7 +250,10 @@ import TestSupport
         try Data(#"{"bahn": "x"}"#.utf8).write(to: URL(fileURLWithPath: path + ".next"), options: .atomic)
         _ = rename(path + ".next", path)
         try store.update { (doc: inout JSON) throws(Diagnostic) in
-            if case .object(var members) = doc { members["note"] = "kept"; doc = .object(members) }
+            if case .object(var members) = doc {
+                members["note"] = "kept"
+                doc = .object(members)
+            }
         }
         #expect(throws: Diagnostic.self) { try store.checked() }
     }
@@ -237,8 +264,12 @@ import TestSupport
         let redactor = Redactor(secrets: ["configured-secret-1"])
         let store = StateStore(path: "/unused", redactor: redactor)
         var cache = RenderCache()
-        let document: JSON = ["a-first": ["note": "learned-later-999 and configured-secret-1", "n": 1.5, "list": [true, .null, "x\n\"y\""]],
-                              "z-last": ["password": "learned-later-999"], "spent": ["k": ["at": "now"]]]
+        let document: JSON = [
+            "a-first": [
+                "note": "learned-later-999 and configured-secret-1", "n": 1.5, "list": [true, .null, "x\n\"y\""],
+            ],
+            "z-last": ["password": "learned-later-999"], "spent": ["k": ["at": "now"]],
+        ]
         let (written, bytes) = store.render(document, reusing: &cache)
         let text = String(decoding: bytes, as: UTF8.self)
         #expect(text == written.serialized(pretty: true) + "\n")
@@ -277,7 +308,9 @@ import TestSupport
             return String(decoding: bytes, as: UTF8.self)
         }
         var spent: JSON.Object = [:]
-        for n in stride(from: 10, to: 60, by: 1) { spent["k\(n)"] = ["by": .string("run \(n) of ref-\(n)-tail"), "at": "now"] }
+        for n in stride(from: 10, to: 60, by: 1) {
+            spent["k\(n)"] = ["by": .string("run \(n) of ref-\(n)-tail"), "at": "now"]
+        }
         var document: JSON = ["note": "a", "spent": .object(spent)]
         #expect(rendered(document) == whole(document))
         redactor.register("learned-but-nowhere-1")
@@ -288,7 +321,9 @@ import TestSupport
         document = ["note": "a", "spent": .object(spent)]
         let text = rendered(document)
         #expect(text == whole(document))
-        #expect(!text.contains("ref-17-tail") && text.contains("ref-18-tail"), "the member holding what was learned is masked")
+        #expect(
+            !text.contains("ref-17-tail") && text.contains("ref-18-tail"),
+            "the member holding what was learned is masked")
         #expect(cache.document?.members?["spent"]?.members?["k17"]?.bytes != before)
         // One gone, one new at the front and one in the middle.
         spent["k30"] = nil
@@ -314,7 +349,9 @@ import TestSupport
         #expect(rendered(document) == whole(document))
         let plain: JSON = ["note": "d", "spent": ["k1": ["by": "nothing secret here", "at": "now"]]]
         #expect(rendered(plain) == whole(plain))
-        #expect(store.render(plain, reusing: &cache).written.isIdentical(to: plain), "nothing masked: the very document given")
+        #expect(
+            store.render(plain, reusing: &cache).written.isIdentical(to: plain),
+            "nothing masked: the very document given")
         #expect(rendered(["note": "c"]) == whole(["note": "c"]), "a section gone")
     }
 
@@ -324,7 +361,9 @@ import TestSupport
         let redactor = Redactor()
         let store = StateStore(path: "/unused", redactor: redactor)
         var cache = RenderCache()
-        let first: JSON = ["a": ["note": "nothing here"], "b": ["note": "none yet"], "c": ["note": "quotes taught-by-b-4242"]]
+        let first: JSON = [
+            "a": ["note": "nothing here"], "b": ["note": "none yet"], "c": ["note": "quotes taught-by-b-4242"],
+        ]
         _ = store.render(first, reusing: &cache)
         redactor.register("learned-elsewhere-77")  // the cached parts are checked again, not reused as they were
         let document: JSON = ["a": first["a"]!, "b": ["password": "taught-by-b-4242"], "c": first["c"]!]
@@ -358,16 +397,34 @@ import TestSupport
     /// a `threeDS2` action split across parts; a secret learned from a later part that an earlier part holds plainly,
     /// inside a JWS payload, and overlapping a secret known before.
     static let documents: [JSON] = [
-        ["token": ["id": "whole-section-secret"],
-         "wallet": ["data": "payment-data-xyz", "header": ["transactionId": "t-1"], "version": "EC_v1"],
-         "cashapp": ["token": "002.kept-checkout-token", "note": "says nonce-value-777"],
-         "runs": ["r1": ["cashapp": ["token": "002.kept-in-run", "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJhIjoiYiJ9.c2ln"], "nonce": "nonce-value-777"],
-                  "r2": ["run": ["finishedAt": "2026-12-03T10:00:00.000Z"]]],
-         "spent": ["Apple Pay token sha256:1": ["by": "configured-secret-1 used it", "at": "now"]]],
-        ["a": ["jwt": .string("eyJhbGciOiJIUzI1NiJ9." + Data(#"{"ref":"x-learned-later-999"}"#.utf8).base64URLEncodedString() + ".c2ln")],
-         "z": ["password": "x-learned-later-999"]],
+        [
+            "token": ["id": "whole-section-secret"],
+            "wallet": ["data": "payment-data-xyz", "header": ["transactionId": "t-1"], "version": "EC_v1"],
+            "cashapp": ["token": "002.kept-checkout-token", "note": "says nonce-value-777"],
+            "runs": [
+                "r1": [
+                    "cashapp": ["token": "002.kept-in-run", "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJhIjoiYiJ9.c2ln"],
+                    "nonce": "nonce-value-777",
+                ],
+                "r2": ["run": ["finishedAt": "2026-12-03T10:00:00.000Z"]],
+            ],
+            "spent": ["Apple Pay token sha256:1": ["by": "configured-secret-1 used it", "at": "now"]],
+        ],
+        [
+            "a": [
+                "jwt": .string(
+                    "eyJhbGciOiJIUzI1NiJ9." + Data(#"{"ref":"x-learned-later-999"}"#.utf8).base64URLEncodedString()
+                        + ".c2ln")
+            ],
+            "z": ["password": "x-learned-later-999"],
+        ],
         ["data": "abcdefgh-data", "header": [:], "version": "EC_v1"],
-        ["x": ["type": "threeDS2", "token": .string(Data(#"{"acsURL":"https://acs.example/x"}"#.utf8).base64EncodedString())]],
+        [
+            "x": [
+                "type": "threeDS2",
+                "token": .string(Data(#"{"acsURL":"https://acs.example/x"}"#.utf8).base64EncodedString()),
+            ]
+        ],
         ["a": ["note": "AAAAAABBBBBB"], "z": ["password": "AAAAAAB"]],
     ]
 

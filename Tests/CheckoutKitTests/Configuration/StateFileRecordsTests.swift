@@ -1,10 +1,12 @@
 import Foundation
 import Synchronization
-import Testing
-@testable import CheckoutKit
 import TestSupport
+import Testing
+
+@testable import CheckoutKit
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The state file on disk: its document, then the records of the writes appended since, folded in as it is read.
@@ -13,14 +15,15 @@ import Glibc
 
     static func recordCount(_ data: Data) -> Int { data.filter { $0 == StateFileRecords.separator }.count }
 
-    @Test(arguments: [
-        (["a": 1, "b": ["x": 1, "y": 2]], ["a": 1, "b": ["x": 1, "y": 3, "z": 4]]),  // a member changed, one added
-        (["a": 1, "b": ["x": 1, "y": 2]], ["b": ["y": 2]]),  // a section and a member removed
-        (["a": "text"], ["a": ["now": "an object"]]),  // a section that becomes an object is set whole
-        (["a": ["was": "an object"]], ["a": [1, 2]]),
-        (["a": ["k": ["deep": 1]]], ["a": ["k": ["deep": 2]], "c": JSON.null]),  // a member replaced whole; a null section
-        ([:], ["spent": ["t 1": ["at": "2026"]]]),
-    ] as [(JSON, JSON)])
+    @Test(
+        arguments: [
+            (["a": 1, "b": ["x": 1, "y": 2]], ["a": 1, "b": ["x": 1, "y": 3, "z": 4]]),  // a member changed, one added
+            (["a": 1, "b": ["x": 1, "y": 2]], ["b": ["y": 2]]),  // a section and a member removed
+            (["a": "text"], ["a": ["now": "an object"]]),  // a section that becomes an object is set whole
+            (["a": ["was": "an object"]], ["a": [1, 2]]),
+            (["a": ["k": ["deep": 1]]], ["a": ["k": ["deep": 2]], "c": JSON.null]),  // a member replaced whole; a null section
+            ([:], ["spent": ["t 1": ["at": "2026"]]]),
+        ] as [(JSON, JSON)])
     func aRecordTurnsTheDocumentBeforeIntoTheDocumentAfter(before: JSON, after: JSON) throws {
         let record = try #require(StateFileRecords.record(from: before.objectValue!, to: after.objectValue!))
         var folded = before
@@ -36,7 +39,9 @@ import Glibc
         let document: JSON = ["a": 1, "spent": ["t": ["at": "x"]]]
         #expect(StateFileRecords.record(from: document.objectValue!, to: document.objectValue!) == nil)
         // Equal, though not the same storage.
-        #expect(StateFileRecords.record(from: document.objectValue!, to: (try! JSON.parse(document.serialized())).objectValue!) == nil)
+        #expect(
+            StateFileRecords.record(
+                from: document.objectValue!, to: (try! JSON.parse(document.serialized())).objectValue!) == nil)
     }
 
     @Test func aFileIsItsDocumentWithEachRecordFoldedIn() throws {
@@ -45,7 +50,8 @@ import Glibc
         let third: JSON = ["spent": ["b": 2]]
         var data = document.serializedData(pretty: true, newline: true)
         let head = data.count
-        let one = StateFileRecords.encoded(StateFileRecords.record(from: document.objectValue!, to: second.objectValue!)!)
+        let one = StateFileRecords.encoded(
+            StateFileRecords.record(from: document.objectValue!, to: second.objectValue!)!)
         let two = StateFileRecords.encoded(StateFileRecords.record(from: second.objectValue!, to: third.objectValue!)!)
         data.append(contentsOf: one)
         data.append(contentsOf: two)
@@ -62,7 +68,8 @@ import Glibc
         let document: JSON = ["a": 1]
         let next: JSON = ["a": 2]
         var data = document.serializedData(pretty: true, newline: true)
-        let record = StateFileRecords.encoded(StateFileRecords.record(from: document.objectValue!, to: next.objectValue!)!)
+        let record = StateFileRecords.encoded(
+            StateFileRecords.record(from: document.objectValue!, to: next.objectValue!)!)
         data.append(contentsOf: record)
         let whole = data
         for cut in [1, record.count / 2, record.count - 1] {
@@ -88,7 +95,10 @@ import Glibc
             _ = try StateFileRecords.fold(misfit)
             Issue.record("a record that does not fit was folded in")
         } catch {
-            guard case .record(let index, _) = error else { Issue.record("\(error)"); return }
+            guard case .record(let index, _) = error else {
+                Issue.record("\(error)")
+                return
+            }
             #expect(index == 1)
         }
         // Not a record at all.
@@ -189,7 +199,8 @@ import Glibc
         let path = dir + "/state.json"
         let store = StateStore(path: path)
         try store.update { $0 = ["a": 1] }
-        var before = stat(), after = stat()
+        var before = stat()
+        var after = stat()
         stat(path, &before)
         let fd = try SharedStateFile.openLock(path)
         defer { close(fd) }
@@ -237,7 +248,8 @@ import Glibc
         defer { StateStore.notes.withLock { $0 = nil } }
         let store = StateStore(path: path)
         #expect(try store.readFile() == ["a": 2])
-        #expect(notes.withLock { $0 }.contains { $0.contains(path) && $0.contains("cut short") && $0.contains("ignored") })
+        #expect(
+            notes.withLock { $0 }.contains { $0.contains(path) && $0.contains("cut short") && $0.contains("ignored") })
         let run = store.ownRun("r1", batched: true)
         try run.update { $0 = ["b": 1] }
         try run.commit()

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import CheckoutKit
 import TestSupport
+import Testing
+
+@testable import CheckoutKit
 
 /// A whole flow's run keeps its state changes in memory until a point where they must be on disk, and then writes
 /// them in one write, merged member by member into what others wrote meanwhile.
@@ -44,8 +45,11 @@ import TestSupport
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/state.json"
         let chain = StateStore(path: path)
-        let kept = OpenOutcome(provider: "bahn", reference: "intent pi_other", replay: nil, effect: "the charge", settle: [], since: "t")
-        let mine = OpenOutcome(provider: "bahn", reference: "intent pi_mine", replay: nil, effect: "the charge", settle: [], since: "t", run: "r1")
+        let kept = OpenOutcome(
+            provider: "bahn", reference: "intent pi_other", replay: nil, effect: "the charge", settle: [], since: "t")
+        let mine = OpenOutcome(
+            provider: "bahn", reference: "intent pi_mine", replay: nil, effect: "the charge", settle: [], since: "t",
+            run: "r1")
         try OpenOutcomes.record(kept, in: chain)
         let run = chain.ownRun("r1")
         try OpenOutcomes.record(mine, in: run)
@@ -73,8 +77,10 @@ import TestSupport
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = StateStore(path: dir + "/state.json")
-        let bahn = OpenOutcome(provider: "bahn", reference: "intent pi_1", replay: nil, effect: "the charge", settle: [], since: "t")
-        let centra = OpenOutcome(provider: "centra", reference: "order 1", replay: nil, effect: "the payment", settle: [], since: "t")
+        let bahn = OpenOutcome(
+            provider: "bahn", reference: "intent pi_1", replay: nil, effect: "the charge", settle: [], since: "t")
+        let centra = OpenOutcome(
+            provider: "centra", reference: "order 1", replay: nil, effect: "the payment", settle: [], since: "t")
         try OpenOutcomes.record(bahn, in: store)
         try OpenOutcomes.record(centra, in: store)
         #expect(try OpenOutcomes.clear(provider: "bahn", in: store) { _ in true }.map(\.key) == [bahn.key])
@@ -83,7 +89,10 @@ import TestSupport
         refund.effect = "the refund"
         try OpenOutcomes.record(refund, in: store)
         #expect(try OpenOutcomes.clear(provider: "centra", in: store) { $0.effect == "the payment" }.isEmpty)
-        #expect(try OpenOutcomes.clear(provider: "centra", in: store) { $0.effect == "the refund" }.map(\.key) == [centra.key])
+        #expect(
+            try OpenOutcomes.clear(provider: "centra", in: store) { $0.effect == "the refund" }.map(\.key) == [
+                centra.key
+            ])
         #expect(try Self.disk(store.path)?["openOutcomes"] == nil)
     }
 
@@ -94,7 +103,9 @@ import TestSupport
         let run = StateStore(path: path).ownRun("r1")
         try run.update { $0 = ["bahn": ["lastIntent": "pi_1"]] }
         let writes = SharedStateFile.at(path).writes
-        try run.updateFile { (doc: inout JSON) throws(Diagnostic) in doc = JSONPath(components: [.key("centra")]).setting(["session": "s"], in: doc) }
+        try run.updateFile { (doc: inout JSON) throws(Diagnostic) in
+            doc = JSONPath(components: [.key("centra")]).setting(["session": "s"], in: doc)
+        }
         #expect(SharedStateFile.at(path).writes == writes + 1)
         let file = try #require(try Self.disk(path))
         #expect(file["centra"]?["session"] == "s")
@@ -133,22 +144,38 @@ import TestSupport
     @Test func aDeltaHoldsTheRunsScopeAndMemberSectionsOnly() throws {
         let before: JSON = ["spent": ["a": ["at": "1"]], "runs": ["r1": ["bahn": ["x": 1]]]]
         // Its own scope and members: kept.
-        let own = try #require(StateDelta(from: before, to: ["spent": ["b": ["at": "2"]], "runs": ["r1": ["bahn": ["x": 2]]]], run: "r1"))
+        let own = try #require(
+            StateDelta(from: before, to: ["spent": ["b": ["at": "2"]], "runs": ["r1": ["bahn": ["x": 2]]]], run: "r1"))
         #expect(own.scope == ["bahn": ["x": 2]])
         #expect(own.members["spent"]?["a"] == .some(nil), "a removal")
         #expect(own.members["spent"]?["b"] == .some(["at": "2"]))
         // Anything else: nil, to be written at once.
-        #expect(StateDelta(from: before, to: ["spent": before["spent"]!, "runs": ["r1": ["bahn": ["x": 1]], "r2": [:]]], run: "r1") == nil, "another run")
-        #expect(StateDelta(from: before, to: ["spent": before["spent"]!, "runs": before["runs"]!, "bahn": [:]], run: "r1") == nil, "a chain section")
-        #expect(StateDelta(from: before, to: ["spent": "x", "runs": before["runs"]!], run: "r1") == nil, "a section that is no object")
-        #expect(StateDelta(from: before, to: ["spent": before["spent"]!, "runs": [:]], run: "r1") == nil, "its own scope removed")
+        #expect(
+            StateDelta(
+                from: before, to: ["spent": before["spent"]!, "runs": ["r1": ["bahn": ["x": 1]], "r2": [:]]], run: "r1")
+                == nil, "another run")
+        #expect(
+            StateDelta(from: before, to: ["spent": before["spent"]!, "runs": before["runs"]!, "bahn": [:]], run: "r1")
+                == nil, "a chain section")
+        #expect(
+            StateDelta(from: before, to: ["spent": "x", "runs": before["runs"]!], run: "r1") == nil,
+            "a section that is no object")
+        #expect(
+            StateDelta(from: before, to: ["spent": before["spent"]!, "runs": [:]], run: "r1") == nil,
+            "its own scope removed")
         #expect(StateDelta(from: before, to: before, run: "r1")?.isEmpty == true)
         // Later changes win, and the whole applies onto a file others changed.
         var delta = own
-        delta.absorb(try #require(StateDelta(from: before, to: ["spent": ["a": ["at": "1"], "b": ["at": "3"]], "runs": before["runs"]!], run: "r1")))
+        delta.absorb(
+            try #require(
+                StateDelta(
+                    from: before, to: ["spent": ["a": ["at": "1"], "b": ["at": "3"]], "runs": before["runs"]!],
+                    run: "r1")))
         #expect(delta.members["spent"]?["b"] == .some(["at": "3"]))
         #expect(delta.scope == ["bahn": ["x": 2]], "an unchanged scope leaves the last one")
-        let applied = delta.applied(to: ["spent": ["a": ["at": "1"], "c": ["at": "0"]], "runs": ["r2": [:]]], run: "r1")
-        #expect(applied == ["spent": ["b": ["at": "3"], "c": ["at": "0"]], "runs": ["r1": ["bahn": ["x": 2]], "r2": [:]]])
+        let applied = delta.applied(
+            to: ["spent": ["a": ["at": "1"], "c": ["at": "0"]], "runs": ["r2": [:]]], run: "r1")
+        #expect(
+            applied == ["spent": ["b": ["at": "3"], "c": ["at": "0"]], "runs": ["r1": ["bahn": ["x": 2]], "r2": [:]]])
     }
 }

@@ -1,17 +1,22 @@
 import Foundation
 import Testing
+
 @testable import CheckoutKit
 
 /// A flow written back as a flow file reads as the same flow: what a recording keeps of the flow it ran.
 @Suite struct FlowEncoderTests {
     static func roundTrips(_ flow: Flow, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let encoded = FlowEncoder.encode(flow)
-        let decoded = try FlowFile.decode(encoded.data, source: "encoded \(flow.name)", registry: CommandFlowTests.registry)
+        let decoded = try FlowFile.decode(
+            encoded.data, source: "encoded \(flow.name)", registry: CommandFlowTests.registry)
         #expect(FlowEncoder.encode(decoded) == encoded, "\(flow.name)", sourceLocation: sourceLocation)
-        #expect(decoded.steps.map(\.name) == flow.steps.map(\.name) && decoded.finally.map(\.name) == flow.finally.map(\.name),
-                sourceLocation: sourceLocation)
-        #expect(decoded.vars == flow.vars && decoded.deadline == flow.deadline && decoded.description == flow.description,
-                sourceLocation: sourceLocation)
+        #expect(
+            decoded.steps.map(\.name) == flow.steps.map(\.name)
+                && decoded.finally.map(\.name) == flow.finally.map(\.name),
+            sourceLocation: sourceLocation)
+        #expect(
+            decoded.vars == flow.vars && decoded.deadline == flow.deadline && decoded.description == flow.description,
+            sourceLocation: sourceLocation)
     }
 
     @Test func everyBuiltinFlowRoundTrips() throws {
@@ -19,7 +24,8 @@ import Testing
             let flow = try BuiltinFlows.load(entry, registry: CommandFlowTests.registry)
             try Self.roundTrips(flow)
             // Nothing is lost on the way: the encoding is the source, key for key (the built-ins spell defaults out or
-            // leave them out, as the encoder does) — but for includes, which a recording keeps resolved, as the steps ran.
+            // leave them out, as the encoder does) — but for includes, which a recording keeps resolved, as the steps
+            // ran.
             let source = try JSON.parse(entry.source)
             let steps = FlowEncoder.encode(flow)["steps"]?.arrayValue ?? []
             if source["steps"]?.arrayValue?.contains(where: { $0["include"] != nil }) == true {
@@ -59,18 +65,29 @@ import Testing
         try Self.roundTrips(flow)
         let encoded = FlowEncoder.encode(flow)
         let a = encoded["steps"]?.arrayValue?[0]
-        #expect(a?["expect"] == ["status": [200, 201], "equals": ["$.ok": true], "matches": ["$.id": "^i"], "exists": ["$.id"]])
+        #expect(
+            a?["expect"] == [
+                "status": [200, 201], "equals": ["$.ok": true], "matches": ["$.id": "^i"], "exists": ["$.id"],
+            ])
         #expect(a?["retry"] == ["attempts": 4, "interval": 0.5, "backoff": 3])
         #expect(a?["capture"] == ["id": "$.id"] && a?["optional"] == true)
         #expect(a?["request"]?["headers"] == ["X-A": "1"] && a?["request"]?["json"] == ["k": "v"])
-        #expect(encoded["steps"]?.arrayValue?[1]["until"] == ["path": "$.s", "in": ["a", "b"], "interval": 2, "timeout": 9])
-        #expect(encoded["steps"]?.arrayValue?[1]["request"]?["body"] == "raw" && encoded["steps"]?.arrayValue?[2]["request"]?["bodyFile"] == "f.json")
+        #expect(
+            encoded["steps"]?.arrayValue?[1]["until"] == [
+                "path": "$.s", "in": ["a", "b"], "interval": 2, "timeout": 9,
+            ])
+        #expect(
+            encoded["steps"]?.arrayValue?[1]["request"]?["body"] == "raw"
+                && encoded["steps"]?.arrayValue?[2]["request"]?["bodyFile"] == "f.json")
         #expect(encoded["finally"]?.arrayValue?[0]["until"]?["exists"] == false)
         #expect(encoded["deadline"] == 12 && encoded["description"] == "d")
         #expect(encoded["varDescriptions"] == ["n": "how many"] && a?["description"] == "the first")
-        #expect(encoded["steps"]?.arrayValue?[3]["expect"] == [
-            "compare": ["$.total": [">": 0, "<=": "99.99"], "$.n": [">=": 1, "<=": 5]], "contains": ["$.tags": "a"],
-            "count": ["$.lines": ["==": 2], "$.items": [">=": 1]], "type": ["$.id": "string"],
-            "headers": ["X-A": ["equals": "1"], "X-B": ["matches": "^b"], "X-C": ["exists": false]], "duration": ["<": "500ms"]])
+        #expect(
+            encoded["steps"]?.arrayValue?[3]["expect"] == [
+                "compare": ["$.total": [">": 0, "<=": "99.99"], "$.n": [">=": 1, "<=": 5]], "contains": ["$.tags": "a"],
+                "count": ["$.lines": ["==": 2], "$.items": [">=": 1]], "type": ["$.id": "string"],
+                "headers": ["X-A": ["equals": "1"], "X-B": ["matches": "^b"], "X-C": ["exists": false]],
+                "duration": ["<": "500ms"],
+            ])
     }
 }

@@ -1,9 +1,10 @@
-import Foundation
 import Crypto
+import Foundation
 import SandboxEmulator
-import Testing
-@testable import CheckoutKit
 import TestSupport
+import Testing
+
+@testable import CheckoutKit
 
 @Suite struct FlowFileTests {
     let registry = OperationRegistry([fetchOperation])
@@ -26,19 +27,21 @@ import TestSupport
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/flow.json"
-        try Data(#"""
-        { "name": "demo", "description": "d", "vars": {"amount": 5}, "deadline": "2s",
-          "steps": [
-            { "name": "create", "request": { "method": "post", "url": "${env.BASE}/orders",
-                "headers": {"Idempotency-Key": "${uuid}"}, "json": {"amount": "${vars.amount}"} },
-              "expect": { "status": [200, 201], "equals": {"order.amount": 5}, "matches": {"order.id": "^ord_"}, "exists": ["order"] },
-              "capture": { "id": "order.id" }, "retry": {"attempts": 5, "interval": "100ms", "backoff": 1.5} },
-            { "name": "poll", "use": "test.fetch", "with": {"url": "${env.BASE}/orders/${vars.id}", "count": 2},
-              "until": { "path": "order.status", "in": ["paid", "failed"], "interval": 0.1, "timeout": "1m" }, "optional": true }
-          ],
-          "finally": [ { "name": "cleanup", "request": { "method": "DELETE", "url": "${env.BASE}/orders/${steps.create.order.id}" } } ]
-        }
-        """#.utf8).write(to: URL(fileURLWithPath: path))
+        try Data(
+            #"""
+            { "name": "demo", "description": "d", "vars": {"amount": 5}, "deadline": "2s",
+              "steps": [
+                { "name": "create", "request": { "method": "post", "url": "${env.BASE}/orders",
+                    "headers": {"Idempotency-Key": "${uuid}"}, "json": {"amount": "${vars.amount}"} },
+                  "expect": { "status": [200, 201], "equals": {"order.amount": 5}, "matches": {"order.id": "^ord_"}, "exists": ["order"] },
+                  "capture": { "id": "order.id" }, "retry": {"attempts": 5, "interval": "100ms", "backoff": 1.5} },
+                { "name": "poll", "use": "test.fetch", "with": {"url": "${env.BASE}/orders/${vars.id}", "count": 2},
+                  "until": { "path": "order.status", "in": ["paid", "failed"], "interval": 0.1, "timeout": "1m" }, "optional": true }
+              ],
+              "finally": [ { "name": "cleanup", "request": { "method": "DELETE", "url": "${env.BASE}/orders/${steps.create.order.id}" } } ]
+            }
+            """#.utf8
+        ).write(to: URL(fileURLWithPath: path))
         let flow = try FlowFile.load(path: path, registry: registry)
         #expect(flow.name == "demo")
         #expect(flow.vars == ["amount": 5])
@@ -46,7 +49,10 @@ import TestSupport
         #expect(flow.steps.map { $0.name } == ["create", "poll"])
         #expect(flow.finally.map { $0.name } == ["cleanup"])
         let create = flow.steps[0]
-        guard case .request(let r) = create.action else { Issue.record("not a request"); return }
+        guard case .request(let r) = create.action else {
+            Issue.record("not a request")
+            return
+        }
         #expect(r.method == "POST")
         #expect(r.headers.map { $0.name } == ["Idempotency-Key"])
         #expect(create.expect.status == [200, 201])
@@ -55,7 +61,10 @@ import TestSupport
         #expect(create.retry == RetryPolicy(attempts: 5, interval: 0.1, backoff: 1.5))
         #expect(create.location == "$.steps[0]")
         let poll = flow.steps[1]
-        guard case .operation(let name, let args) = poll.action else { Issue.record("not an operation"); return }
+        guard case .operation(let name, let args) = poll.action else {
+            Issue.record("not an operation")
+            return
+        }
         #expect(name == "test.fetch")
         #expect(args["count"] == 2)
         #expect(poll.optional)
@@ -65,7 +74,8 @@ import TestSupport
 
     /// What `flow describe` shows of a flow: what each variable means and what a step is for.
     @Test func variableAndStepDescriptionsAreKept() throws {
-        let flow = try decode(#"""
+        let flow = try decode(
+            #"""
             {"name": "f", "vars": {"amount": 5}, "varDescriptions": {"amount": "minor units"},
              "steps": [{"name": "a", "description": "reads it", "request": {"url": "http://x"}}]}
             """#)
@@ -74,14 +84,23 @@ import TestSupport
     }
 
     @Test func aDescriptionOfAnUndeclaredVariableIsRefused() {
-        let m = problem(#"{"name": "f", "vars": {"amount": 5}, "varDescriptions": {"amout": "minor units"}, "steps": [{"name": "a", "request": {"url": "http://x"}}]}"#)
-        #expect(m.contains("$.varDescriptions.amout: describes 'amout', which is not in \"vars\"; did you mean 'amount'?"), "\(m)")
-        #expect(problem(#"{"name": "f", "vars": {"a": 1}, "varDescriptions": {"a": 1}, "steps": [{"name": "a", "request": {"url": "http://x"}}]}"#)
+        let m = problem(
+            #"{"name": "f", "vars": {"amount": 5}, "varDescriptions": {"amout": "minor units"}, "steps": [{"name": "a", "request": {"url": "http://x"}}]}"#
+        )
+        #expect(
+            m.contains("$.varDescriptions.amout: describes 'amout', which is not in \"vars\"; did you mean 'amount'?"),
+            "\(m)")
+        #expect(
+            problem(
+                #"{"name": "f", "vars": {"a": 1}, "varDescriptions": {"a": 1}, "steps": [{"name": "a", "request": {"url": "http://x"}}]}"#
+            )
             .contains("$.varDescriptions.a: expected a string"))
     }
 
     @Test func missingFileIsADataError() {
-        let d = diagnostic { () throws(Diagnostic) in try FlowFile.load(path: "/nonexistent/flow.json", registry: registry) }
+        let d = diagnostic { () throws(Diagnostic) in
+            try FlowFile.load(path: "/nonexistent/flow.json", registry: registry)
+        }
         #expect(d?.code == .dataError)
         #expect(d?.message.contains("/nonexistent/flow.json") == true)
     }
@@ -97,21 +116,25 @@ import TestSupport
     }
 
     @Test func wrongType() {
-        let m = problem(#"""
-        {"name":"f","steps":[{"name":"a","request":{"url":"http://x"}},
-                             {"name":"b","request":{"url":"http://x"},"expect":{"status":"200"}}]}
-        """#)
+        let m = problem(
+            #"""
+            {"name":"f","steps":[{"name":"a","request":{"url":"http://x"}},
+                                 {"name":"b","request":{"url":"http://x"},"expect":{"status":"200"}}]}
+            """#)
         #expect(m.contains("$.steps[1].expect.status"))
         #expect(m.contains("found a string"))
     }
 
     @Test func statusOutOfRange() {
-        #expect(problem(#"{"name":"f","steps":[{"name":"a","request":{"url":"http://x"},"expect":{"status":[200,99]}}]}"#)
-            .contains("$.steps[0].expect.status[1]"))
+        #expect(
+            problem(#"{"name":"f","steps":[{"name":"a","request":{"url":"http://x"},"expect":{"status":[200,99]}}]}"#)
+                .contains("$.steps[0].expect.status[1]"))
     }
 
     @Test func missingURL() {
-        #expect(problem(#"{"name":"f","steps":[{"name":"a","request":{"method":"GET"}}]}"#).contains("$.steps[0].request.url"))
+        #expect(
+            problem(#"{"name":"f","steps":[{"name":"a","request":{"method":"GET"}}]}"#).contains(
+                "$.steps[0].request.url"))
     }
 
     @Test func bothOrNeitherRequestAndUse() {
@@ -124,19 +147,21 @@ import TestSupport
     }
 
     @Test func duplicateStepNames() {
-        let m = problem(#"""
-        {"name":"f","steps":[{"name":"a","request":{"url":"http://x"}}],
-         "finally":[{"name":"a","request":{"url":"http://x"}}]}
-        """#)
+        let m = problem(
+            #"""
+            {"name":"f","steps":[{"name":"a","request":{"url":"http://x"}}],
+             "finally":[{"name":"a","request":{"url":"http://x"}}]}
+            """#)
         #expect(m.contains("$.finally[0].name"))
         #expect(m.contains("duplicate step name 'a'"))
     }
 
     @Test func referenceToALaterStep() {
-        let m = problem(#"""
-        {"name":"f","steps":[{"name":"a","request":{"url":"http://x/${steps.b.id}"}},
-                             {"name":"b","request":{"url":"http://x"}}]}
-        """#)
+        let m = problem(
+            #"""
+            {"name":"f","steps":[{"name":"a","request":{"url":"http://x/${steps.b.id}"}},
+                                 {"name":"b","request":{"url":"http://x"}}]}
+            """#)
         #expect(m.contains("$.steps[0]"))
         #expect(m.contains("runs later"))
         let unknown = problem(#"{"name":"f","steps":[{"name":"a","request":{"url":"http://x/${steps.zz.id}"}}]}"#)
@@ -144,24 +169,28 @@ import TestSupport
     }
 
     @Test func referenceToAVariableCapturedLater() {
-        let m = problem(#"""
-        {"name":"f","steps":[{"name":"a","request":{"url":"http://x/${vars.id}"}},
-                             {"name":"b","request":{"url":"http://x"},"capture":{"id":"id"}}]}
-        """#)
+        let m = problem(
+            #"""
+            {"name":"f","steps":[{"name":"a","request":{"url":"http://x/${vars.id}"}},
+                                 {"name":"b","request":{"url":"http://x"},"capture":{"id":"id"}}]}
+            """#)
         #expect(m.contains("$.steps[0]"))
         #expect(m.contains("captured by a later step"))
     }
 
     @Test func finallyMayReferenceAnyStep() throws {
-        let flow = try decode(#"""
-        {"name":"f","steps":[{"name":"a","request":{"url":"http://x"},"capture":{"id":"id"}}],
-         "finally":[{"name":"z","request":{"url":"http://x/${steps.a.id}/${vars.id}"}}]}
-        """#)
+        let flow = try decode(
+            #"""
+            {"name":"f","steps":[{"name":"a","request":{"url":"http://x"},"capture":{"id":"id"}}],
+             "finally":[{"name":"z","request":{"url":"http://x/${steps.a.id}/${vars.id}"}}]}
+            """#)
         #expect(flow.finally.count == 1)
     }
 
     @Test func badRegex() {
-        let m = problem(#"{"name":"f","steps":[{"name":"a","request":{"url":"http://x"},"expect":{"matches":{"id":"(unclosed"}}}]}"#)
+        let m = problem(
+            #"{"name":"f","steps":[{"name":"a","request":{"url":"http://x"},"expect":{"matches":{"id":"(unclosed"}}}]}"#
+        )
         #expect(m.contains("$.steps[0].expect.matches.id"))
         #expect(m.contains("invalid regular expression"))
     }
@@ -179,10 +208,12 @@ import TestSupport
     }
 
     @Test func operationArgumentValidation() {
-        let unknown = problem(#"{"name":"f","steps":[{"name":"a","use":"test.fetch","with":{"url":"http://x","cuont":1}}]}"#)
+        let unknown = problem(
+            #"{"name":"f","steps":[{"name":"a","use":"test.fetch","with":{"url":"http://x","cuont":1}}]}"#)
         #expect(unknown.contains("$.steps[0].with.cuont"))
         #expect(unknown.contains("did you mean 'count'?"))
-        let wrongType = problem(#"{"name":"f","steps":[{"name":"a","use":"test.fetch","with":{"url":"http://x","count":"two"}}]}"#)
+        let wrongType = problem(
+            #"{"name":"f","steps":[{"name":"a","use":"test.fetch","with":{"url":"http://x","count":"two"}}]}"#)
         #expect(wrongType.contains("$.steps[0].with.count"))
         #expect(wrongType.contains("expected integer, found a string"))
         let missing = problem(#"{"name":"f","steps":[{"name":"a","use":"test.fetch","with":{"count":1}}]}"#)
@@ -192,32 +223,51 @@ import TestSupport
 
     @Test func templateStringsAreAcceptedForAnyArgumentKind() throws {
         // `count` is an integer parameter: a template is accepted (its value is only known when the step runs) …
-        let flow = try decode(#"{"name":"f","vars":{"n":2},"steps":[{"name":"a","use":"test.fetch","with":{"url":"http://x","count":"${vars.n}"}}]}"#)
-        guard case .operation(let name, let arguments) = flow.steps[0].action else { Issue.record("not an operation"); return }
+        let flow = try decode(
+            #"{"name":"f","vars":{"n":2},"steps":[{"name":"a","use":"test.fetch","with":{"url":"http://x","count":"${vars.n}"}}]}"#
+        )
+        guard case .operation(let name, let arguments) = flow.steps[0].action else {
+            Issue.record("not an operation")
+            return
+        }
         #expect(name == "test.fetch")
         #expect(arguments == ["url": "http://x", "count": "${vars.n}"])
         // … but a plain string is not.
-        #expect(problem(#"{"name":"f","steps":[{"name":"a","use":"test.fetch","with":{"url":"http://x","count":"two"}}]}"#)
-            .contains("$.steps[0].with.count: expected integer, found a string"))
+        #expect(
+            problem(#"{"name":"f","steps":[{"name":"a","use":"test.fetch","with":{"url":"http://x","count":"two"}}]}"#)
+                .contains("$.steps[0].with.count: expected integer, found a string"))
     }
 
     @Test func otherShapeErrors() {
         #expect(problem(#"{"name":"f","steps":[]}"#).contains("$.steps: a flow needs at least one step"))
         #expect(problem(#"{"name":"f"}"#).contains("missing required key 'steps'"))
-        #expect(problem(#"{"name":"f","steps":[{"name":"a b","request":{"url":"http://x"}}]}"#).contains("$.steps[0].name"))
-        #expect(problem(#"{"name":"f","steps":[{"name":"a","request":{"url":"http://x","json":{},"body":"x"}}]}"#).contains("not json and body"))
-        #expect(problem(#"{"name":"f","steps":[{"name":"a","request":{"url":"http://x"},"retry":{"backoff":50}}]}"#).contains("$.steps[0].retry.backoff"))
-        #expect(problem(#"{"name":"f","steps":[{"name":"a","request":{"url":"http://x"},"until":{"path":"s"}}]}"#).contains("$.steps[0].until"))
-        #expect(problem(#"{"name":"f","deadline":"soon","steps":[{"name":"a","request":{"url":"http://x"}}]}"#).contains("$.deadline"))
+        #expect(
+            problem(#"{"name":"f","steps":[{"name":"a b","request":{"url":"http://x"}}]}"#).contains("$.steps[0].name"))
+        #expect(
+            problem(#"{"name":"f","steps":[{"name":"a","request":{"url":"http://x","json":{},"body":"x"}}]}"#).contains(
+                "not json and body"))
+        #expect(
+            problem(#"{"name":"f","steps":[{"name":"a","request":{"url":"http://x"},"retry":{"backoff":50}}]}"#)
+                .contains("$.steps[0].retry.backoff"))
+        #expect(
+            problem(#"{"name":"f","steps":[{"name":"a","request":{"url":"http://x"},"until":{"path":"s"}}]}"#).contains(
+                "$.steps[0].until"))
+        #expect(
+            problem(#"{"name":"f","deadline":"soon","steps":[{"name":"a","request":{"url":"http://x"}}]}"#).contains(
+                "$.deadline"))
     }
 
     @Test func builtinFlowsDecode() throws {
         // The built-in flows use the real provider operations.
-        var real = OperationRegistry(BahnOperations.all + CentraOperations.all + CashAppOperations.all + BraintreeOperations.all)
-        let signer = try PaymentTokenSigner(leafPEM: TestCredentials.applePayLeafCertificatePEM, leafKeyPEM: TestCredentials.applePayLeafPrivateKeyPEM,
-                                            intermediatePEMs: [TestCredentials.applePayIntermediateCertificatePEM])
-        real.register(ApplePayOperations.makeToken(signer: signer, recipient: try P256PublicKey(pem: TestCredentials.paymentProcessingPublicKeyPEM),
-                                                   merchantIdentifier: TestCredentials.merchantIdentifier))
+        var real = OperationRegistry(
+            BahnOperations.all + CentraOperations.all + CashAppOperations.all + BraintreeOperations.all)
+        let signer = try PaymentTokenSigner(
+            leafPEM: TestCredentials.applePayLeafCertificatePEM, leafKeyPEM: TestCredentials.applePayLeafPrivateKeyPEM,
+            intermediatePEMs: [TestCredentials.applePayIntermediateCertificatePEM])
+        real.register(
+            ApplePayOperations.makeToken(
+                signer: signer, recipient: try P256PublicKey(pem: TestCredentials.paymentProcessingPublicKeyPEM),
+                merchantIdentifier: TestCredentials.merchantIdentifier))
         for entry in BuiltinFlows.all {
             let flow = try BuiltinFlows.load(entry, registry: real)
             #expect(flow.name == entry.name)
@@ -225,10 +275,12 @@ import TestSupport
     }
 
     @Test func durationsInEveryForm() {
-        let cases: [(String, Double?)] = [("1.5", 1.5), ("30", 30), ("250ms", 0.25), ("2s", 2), ("1m", 60), ("5h", 18_000),
-                                          ("1m30s", 90), ("2h15m", 8_100), ("1s500ms", 1.5), (" 2m ", 120), ("1M30S", 90),
-                                          ("1s1m", nil), ("1m1m", nil), ("-1", nil), ("+1", nil), ("5 h", nil), ("h", nil), ("", nil),
-                                          ("1x", nil), ("inf", nil)]
+        let cases: [(String, Double?)] = [
+            ("1.5", 1.5), ("30", 30), ("250ms", 0.25), ("2s", 2), ("1m", 60), ("5h", 18_000),
+            ("1m30s", 90), ("2h15m", 8_100), ("1s500ms", 1.5), (" 2m ", 120), ("1M30S", 90),
+            ("1s1m", nil), ("1m1m", nil), ("-1", nil), ("+1", nil), ("5 h", nil), ("h", nil), ("", nil),
+            ("1x", nil), ("inf", nil),
+        ]
         for (text, seconds) in cases { #expect(Duration.seconds(from: text) == seconds, "\(text)") }
     }
 }

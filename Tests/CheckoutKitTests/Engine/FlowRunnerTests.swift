@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import CheckoutKit
 
 /// The engine against a real loopback server through the real libcurl transport.
@@ -14,16 +15,17 @@ import Testing
         }
         var h = Harness()
         h.env = ["BASE": server.baseURL]
-        let result = try await h.run(#"""
-        {"name":"chain","vars":{"amount":700},"steps":[
-          {"name":"create","request":{"method":"POST","url":"${env.BASE}/orders","json":{"amount":"${vars.amount}"}},
-           "capture":{"id":"order.id"}},
-          {"name":"pay","request":{"method":"POST","url":"${env.BASE}/orders/${vars.id}/pay",
-             "headers":{"Idempotency-Key":"pay-${vars.id}"},
-             "json":{"order":"${vars.id}","amount":"${steps.create.order.amount}","note":"order ${vars.id}"}}},
-          {"name":"read","request":{"url":"${env.BASE}/lookup?id=${steps.create.order.id}&paid=${steps.pay.paid}"}}
-        ]}
-        """#)
+        let result = try await h.run(
+            #"""
+            {"name":"chain","vars":{"amount":700},"steps":[
+              {"name":"create","request":{"method":"POST","url":"${env.BASE}/orders","json":{"amount":"${vars.amount}"}},
+               "capture":{"id":"order.id"}},
+              {"name":"pay","request":{"method":"POST","url":"${env.BASE}/orders/${vars.id}/pay",
+                 "headers":{"Idempotency-Key":"pay-${vars.id}"},
+                 "json":{"order":"${vars.id}","amount":"${steps.create.order.amount}","note":"order ${vars.id}"}}},
+              {"name":"read","request":{"url":"${env.BASE}/lookup?id=${steps.create.order.id}&paid=${steps.pay.paid}"}}
+            ]}
+            """#)
         #expect(result.passed, "\(String(describing: result.failure))")
         #expect(result.exitCode == .ok)
         #expect(result.captures == ["id": "ord_42"])
@@ -44,12 +46,13 @@ import Testing
         }
         var h = Harness()
         h.env = ["BASE": server.baseURL]
-        let result = try await h.run(#"""
-        {"name":"f","steps":[
-          {"name":"first","request":{"url":"${env.BASE}/missing"}},
-          {"name":"second","request":{"url":"${env.BASE}/second"}}],
-         "finally":[{"name":"cleanup","request":{"method":"DELETE","url":"${env.BASE}/cleanup"}}]}
-        """#)
+        let result = try await h.run(
+            #"""
+            {"name":"f","steps":[
+              {"name":"first","request":{"url":"${env.BASE}/missing"}},
+              {"name":"second","request":{"url":"${env.BASE}/second"}}],
+             "finally":[{"name":"cleanup","request":{"method":"DELETE","url":"${env.BASE}/cleanup"}}]}
+            """#)
         #expect(result.exitCode == .failure)
         let message = try #require(result.failure?.message)
         #expect(message.contains("expected status 2xx, got 404"))
@@ -72,10 +75,11 @@ import Testing
         let server = try TestServer { _, _ in .json(200, ["order": ["status": "pending", "id": "pi_1"]]) }
         var h = Harness()
         h.env = ["BASE": server.baseURL]
-        let result = try await h.run(#"""
-        {"name":"f","steps":[{"name":"check","request":{"url":"${env.BASE}/o"},"expect":{\#(expect)}},
-                             {"name":"after","request":{"url":"${env.BASE}/after"}}]}
-        """#)
+        let result = try await h.run(
+            #"""
+            {"name":"f","steps":[{"name":"check","request":{"url":"${env.BASE}/o"},"expect":{\#(expect)}},
+                                 {"name":"after","request":{"url":"${env.BASE}/after"}}]}
+            """#)
         #expect(result.exitCode == .failure)
         let message = try #require(result.failure?.message)
         #expect(message.contains(path))
@@ -89,10 +93,11 @@ import Testing
         var h = Harness()
         h.env = ["BASE": server.baseURL]
         h.retry = .never
-        let result = try await h.run(#"""
-        {"name":"f","steps":[{"name":"maybe","optional":true,"request":{"method":"POST","url":"${env.BASE}/bad"}},
-                             {"name":"next","request":{"url":"${env.BASE}/next"}}]}
-        """#)
+        let result = try await h.run(
+            #"""
+            {"name":"f","steps":[{"name":"maybe","optional":true,"request":{"method":"POST","url":"${env.BASE}/bad"}},
+                                 {"name":"next","request":{"url":"${env.BASE}/next"}}]}
+            """#)
         #expect(result.passed)
         #expect(result.step("maybe")?.outcome == .failed)
         #expect(result.step("next")?.outcome == .passed)
@@ -115,7 +120,9 @@ import Testing
         let server = try TestServer(script: ["/charge": [.status(503), .json(200, ["ok": true])]])
         var h = Harness()
         h.env = ["BASE": server.baseURL]
-        let result = try await h.run(#"{"name":"f","steps":[{"name":"charge","request":{"method":"POST","url":"${env.BASE}/charge","json":{}}}]}"#)
+        let result = try await h.run(
+            #"{"name":"f","steps":[{"name":"charge","request":{"method":"POST","url":"${env.BASE}/charge","json":{}}}]}"#
+        )
         #expect(result.exitCode == .failure)
         #expect(result.failure?.message.contains("got 503") == true)
         #expect(server.count("/charge") == 1)
@@ -126,10 +133,11 @@ import Testing
         let server = try TestServer(script: ["/charge": [.status(503), .status(502), .json(200, ["ok": true])]])
         var h = Harness()
         h.env = ["BASE": server.baseURL]
-        let result = try await h.run(#"""
-        {"name":"f","steps":[{"name":"charge","request":{"method":"POST","url":"${env.BASE}/charge",
-          "headers":{"Idempotency-Key":"${uuid}"},"json":{"amount":1}}}]}
-        """#)
+        let result = try await h.run(
+            #"""
+            {"name":"f","steps":[{"name":"charge","request":{"method":"POST","url":"${env.BASE}/charge",
+              "headers":{"Idempotency-Key":"${uuid}"},"json":{"amount":1}}}]}
+            """#)
         #expect(result.passed)
         let keys = server.requests("/charge").compactMap { $0.headers["Idempotency-Key"] }
         #expect(keys.count == 3)
@@ -143,11 +151,12 @@ import Testing
         var h = Harness()
         h.env = ["BASE": server.baseURL]
         h.retry = .never
-        let result = try await h.run(#"""
-        {"name":"f","steps":[
-          {"name":"five","optional":true,"request":{"url":"${env.BASE}/five"},"retry":{"attempts":5,"interval":"10ms","backoff":1}},
-          {"name":"one","request":{"url":"${env.BASE}/one"}}]}
-        """#)
+        let result = try await h.run(
+            #"""
+            {"name":"f","steps":[
+              {"name":"five","optional":true,"request":{"url":"${env.BASE}/five"},"retry":{"attempts":5,"interval":"10ms","backoff":1}},
+              {"name":"one","request":{"url":"${env.BASE}/one"}}]}
+            """#)
         #expect(server.count("/five") == 5)
         #expect(result.step("five")?.requests == 5)
         #expect(server.count("/one") == 1)
@@ -155,7 +164,9 @@ import Testing
     }
 
     @Test func retryAfterIsHonoured() async throws {
-        let server = try TestServer(script: ["/limited": [.status(429, headers: ["Retry-After": "1"]), .json(200, ["ok": true])]])
+        let server = try TestServer(script: [
+            "/limited": [.status(429, headers: ["Retry-After": "1"]), .json(200, ["ok": true])]
+        ])
         var h = Harness()
         h.env = ["BASE": server.baseURL]
         let started = ContinuousClock.now
@@ -173,13 +184,16 @@ import Testing
     }
 
     @Test func untilPollsUntilTheConditionHolds() async throws {
-        let server = try TestServer { _, attempt in .json(200, ["state": attempt >= 3 ? "done" : "pending", "n": .number(Double(attempt))]) }
+        let server = try TestServer { _, attempt in
+            .json(200, ["state": attempt >= 3 ? "done" : "pending", "n": .number(Double(attempt))])
+        }
         var h = Harness()
         h.env = ["BASE": server.baseURL]
-        let result = try await h.run(#"""
-        {"name":"f","steps":[{"name":"wait","request":{"url":"${env.BASE}/job"},
-          "until":{"path":"state","equals":"done","interval":"20ms","timeout":"5s"},"capture":{"n":"n"}}]}
-        """#)
+        let result = try await h.run(
+            #"""
+            {"name":"f","steps":[{"name":"wait","request":{"url":"${env.BASE}/job"},
+              "until":{"path":"state","equals":"done","interval":"20ms","timeout":"5s"},"capture":{"n":"n"}}]}
+            """#)
         #expect(result.passed)
         #expect(server.count("/job") == 3)
         #expect(result.step("wait")?.polls == 2)
@@ -195,10 +209,11 @@ import Testing
         var h = Harness()
         h.env = ["BASE": server.baseURL]
         let started = ContinuousClock.now
-        let result = try await h.run(#"""
-        {"name":"f","steps":[{"name":"wait","request":{"url":"${env.BASE}/job"},
-          "until":{"path":"state","equals":"done","interval":"300ms","timeout":"1650ms"}}]}
-        """#)
+        let result = try await h.run(
+            #"""
+            {"name":"f","steps":[{"name":"wait","request":{"url":"${env.BASE}/job"},
+              "until":{"path":"state","equals":"done","interval":"300ms","timeout":"1650ms"}}]}
+            """#)
         let elapsed = (ContinuousClock.now - started).seconds
         #expect(result.exitCode == .failure)
         let message = try #require(result.failure?.message)
@@ -217,10 +232,11 @@ import Testing
         let server = try TestServer { _, attempt in .json(200, ["state": attempt == 1 ? "done" : "pending"]) }
         var h = Harness()
         h.env = ["BASE": server.baseURL]
-        let result = try await h.run(#"""
-        {"name":"f","steps":[{"name":"wait","request":{"url":"${env.BASE}/job"},
-          "until":{"path":"state","in":["done","failed"],"interval":"5s","timeout":"20s"}}]}
-        """#)
+        let result = try await h.run(
+            #"""
+            {"name":"f","steps":[{"name":"wait","request":{"url":"${env.BASE}/job"},
+              "until":{"path":"state","in":["done","failed"],"interval":"5s","timeout":"20s"}}]}
+            """#)
         #expect(result.passed)
         #expect(server.count("/job") == 1)
         #expect(result.step("wait")?.polls == 0)
@@ -249,13 +265,16 @@ import Testing
         h.env = ["BASE": server.baseURL]
         h.deadline = 0.5
         let started = ContinuousClock.now
-        let result = try await h.run(#"""
-        {"name":"f","steps":[{"name":"wait","request":{"url":"${env.BASE}/job"},
-          "until":{"path":"state","equals":"done","interval":"2s","timeout":"10s"}}]}
-        """#)
+        let result = try await h.run(
+            #"""
+            {"name":"f","steps":[{"name":"wait","request":{"url":"${env.BASE}/job"},
+              "until":{"path":"state","equals":"done","interval":"2s","timeout":"10s"}}]}
+            """#)
         let elapsed = (ContinuousClock.now - started).seconds
         #expect(result.exitCode == .unavailable)
-        #expect(result.failure?.message.contains("deadline of 0.5s passed during step 'wait'") == true, "\(String(describing: result.failure))")
+        #expect(
+            result.failure?.message.contains("deadline of 0.5s passed during step 'wait'") == true,
+            "\(String(describing: result.failure))")
         #expect(server.count("/job") == 1)
         #expect(elapsed < 0.4, "stopped before sleeping, not after")
     }
@@ -265,10 +284,11 @@ import Testing
         let server = try TestServer { _, _ in .json(200, ["ok": true]) }
         var h = Harness()
         h.env = ["BASE": server.baseURL]
-        let result = try await h.run(#"""
-        {"name":"f","steps":[{"name":"a","request":{"url":"${env.BASE}/a?who=${vars.who|anyone}&key=${env.NOT_CONFIGURED|none}",
-          "headers":{"X-State":"${state.nothing.here|empty}"}}}]}
-        """#)
+        let result = try await h.run(
+            #"""
+            {"name":"f","steps":[{"name":"a","request":{"url":"${env.BASE}/a?who=${vars.who|anyone}&key=${env.NOT_CONFIGURED|none}",
+              "headers":{"X-State":"${state.nothing.here|empty}"}}}]}
+            """#)
         #expect(result.passed, "\(String(describing: result.failure))")
         let request = try #require(server.requests("/a").first)
         #expect(request.target == "/a?who=anyone&key=none")
@@ -279,10 +299,11 @@ import Testing
         let server = try TestServer { _, _ in .json(200, [:]) }
         var h = Harness()
         h.env = ["BASE": server.baseURL]
-        let result = try await h.run(#"""
-        {"name":"f","steps":[{"name":"first","request":{"url":"${env.BASE}/first"}},
-                             {"name":"second","request":{"url":"${env.BASE}/x","headers":{"Api-Key":"${env.MISSING}"}}}]}
-        """#)
+        let result = try await h.run(
+            #"""
+            {"name":"f","steps":[{"name":"first","request":{"url":"${env.BASE}/first"}},
+                                 {"name":"second","request":{"url":"${env.BASE}/x","headers":{"Api-Key":"${env.MISSING}"}}}]}
+            """#)
         #expect(result.exitCode == .configuration)
         #expect(result.failure?.message.contains("MISSING") == true)
         #expect(result.steps.isEmpty)
@@ -301,7 +322,8 @@ import Testing
         var h = Harness()
         h.registry.register(fetchOperation)
         let with = try JSON.parse(Data(arguments.replacingOccurrences(of: "URL", with: server.baseURL + "/a").utf8))
-        let flow = Flow(name: "built", steps: [Step(name: "fetch", action: .operation(name: "test.fetch", arguments: with))])
+        let flow = Flow(
+            name: "built", steps: [Step(name: "fetch", action: .operation(name: "test.fetch", arguments: with))])
         let result = await h.runner().run(flow)
         #expect(result.exitCode == .dataError, "\(String(describing: result.failure))")
         #expect(result.failure?.message == "step 'fetch': \(message)", "\(String(describing: result.failure))")
@@ -328,11 +350,12 @@ import Testing
         var h = Harness()
         h.registry = OperationRegistry([fetchOperation])
         h.env = ["BASE": server.baseURL]
-        let result = try await h.run(#"""
-        {"name":"f","vars":{"n":3},"steps":[{"name":"op","use":"test.fetch",
-          "with":{"url":"${env.BASE}/op","count":"${vars.n}","tag":"t-${vars.n}"},
-          "expect":{"equals":{"value":7}},"capture":{"v":"value"}}]}
-        """#)
+        let result = try await h.run(
+            #"""
+            {"name":"f","vars":{"n":3},"steps":[{"name":"op","use":"test.fetch",
+              "with":{"url":"${env.BASE}/op","count":"${vars.n}","tag":"t-${vars.n}"},
+              "expect":{"equals":{"value":7}},"capture":{"v":"value"}}]}
+            """#)
         #expect(result.passed, "\(String(describing: result.failure))")
         #expect(result.captures["v"] == 7)
         #expect(server.count("/op") == 2)
@@ -410,7 +433,9 @@ import Testing
         #expect(result.failure?.message.contains("connection lost") == true)
         #expect(result.failure?.hint?.contains("not repeated") == true)
         #expect(result.step("create-order")?.requests == 1)
-        #expect(emulator.emulator.receivedRequests().filter { $0.method == "POST" && $0.path == "/_sandbox/orders" }.count == 1)
+        #expect(
+            emulator.emulator.receivedRequests().filter { $0.method == "POST" && $0.path == "/_sandbox/orders" }.count
+                == 1)
         #expect(result.step("pay")?.outcome == .skipped)
         #expect(emulator.emulator.ledger.entries().isEmpty)
     }

@@ -1,13 +1,15 @@
 import Foundation
 import Synchronization
-import Testing
-@testable import CheckoutKit
 import TestSupport
+import Testing
+
+@testable import CheckoutKit
 
 /// A money call of a whole flow's run is on disk as in flight before its request leaves, and settled by whatever answer
 /// comes back: a crash between the two leaves it open, an ending the process lives to see never does.
 @Suite struct InFlightOutcomeTests {
-    /// A transport that reads the state file from disk as each confirm leaves (what a crash at that moment would leave).
+    /// A transport that reads the state file from disk as each confirm leaves (what a crash at that moment would
+    /// leave).
     final class Peeking: HTTPClient, @unchecked Sendable {
         let path: String
         /// The file's bytes as each confirm left.
@@ -39,8 +41,10 @@ import TestSupport
         let intent = try #require(result.captures["intent"]?.stringValue)
 
         let bytes = try #require(peeking.seen.withLock { $0 }.first, "the confirm left")
-        let atConfirm = try #require(try JSONSerialization.jsonObject(with: bytes) as? [String: Any], "the file was there")
-        let inFlight = try #require(Self.outcomes(atConfirm).first, "in flight on disk before the confirm left: \(atConfirm)")
+        let atConfirm = try #require(
+            try JSONSerialization.jsonObject(with: bytes) as? [String: Any], "the file was there")
+        let inFlight = try #require(
+            Self.outcomes(atConfirm).first, "in flight on disk before the confirm left: \(atConfirm)")
         #expect(Self.outcomes(atConfirm).count == 1)
         #expect(inFlight["provider"] as? String == "bahn" && inFlight["reference"] as? String == "intent \(intent)")
         #expect(inFlight["run"] as? String == "run-1")
@@ -48,13 +52,19 @@ import TestSupport
         #expect(process["pid"] as? Int == Int(getpid()))
         #expect(process["started"] as? String == String(ProcessIdentity.current.started))
         let txid = try #require(result.captures["txid"]?.stringValue)
-        #expect(inFlight["spends"] as? [String] == [SpentCredentials.key("Apple Pay token", txid)], "the token it uses up: \(inFlight)")
+        #expect(
+            inFlight["spends"] as? [String] == [SpentCredentials.key("Apple Pay token", txid)],
+            "the token it uses up: \(inFlight)")
         let settle = (inFlight["settle"] as? [String]) ?? []
-        #expect(settle.contains { $0.contains("--idempotency-key order-f-1-applepay") }, "the re-send that replays: \(settle)")
+        #expect(
+            settle.contains { $0.contains("--idempotency-key order-f-1-applepay") },
+            "the re-send that replays: \(settle)")
         // What a settle command needs went with it: the run's intent and the key the confirm is sent under.
         let scope = (atConfirm["runs"] as? [String: Any])?["run-1"] as? [String: Any]
         let tokens = ((scope?["bahn"] as? [String: Any])?["tokens"] as? [String: Any]) ?? [:]
-        #expect(tokens.values.contains { ($0 as? [String: Any])?["idempotencyKey"] as? String == "order-f-1-applepay" }, "\(atConfirm)")
+        #expect(
+            tokens.values.contains { ($0 as? [String: Any])?["idempotencyKey"] as? String == "order-f-1-applepay" },
+            "\(atConfirm)")
 
         // The answer settled it in memory; the finish writes that, the spent token and the run's end in one write.
         #expect(try OpenOutcomes.read(run).isEmpty)
@@ -63,8 +73,12 @@ import TestSupport
         let finished = try rig.stateFile()
         #expect(Self.outcomes(finished).isEmpty, "\(finished)")
         #expect(((finished["spent"] as? [String: Any]) ?? [:]).count == 1)
-        #expect((((finished["runs"] as? [String: Any])?["run-1"] as? [String: Any])?["run"] as? [String: Any])?["finishedAt"] != nil)
-        #expect(SharedStateFile.at(rig.state.path).writes - writesBefore == 2, "one write before the money call, one at the finish")
+        #expect(
+            (((finished["runs"] as? [String: Any])?["run-1"] as? [String: Any])?["run"] as? [String: Any])?[
+                "finishedAt"] != nil)
+        #expect(
+            SharedStateFile.at(rig.state.path).writes - writesBefore == 2,
+            "one write before the money call, one at the finish")
     }
 
     @Test func aDeclineSettlesTheRecordAndAnOutcomeLeftOpenReplacesIt() async throws {
@@ -77,7 +91,8 @@ import TestSupport
         #expect(Self.outcomes(try plain.stateFile()).isEmpty)
         #expect(((try plain.stateFile()["spent"] as? [String: Any]) ?? [:]).count == 1, "a decline uses the token up")
         // An answer lost and not read back: exit 75, an open outcome that is no longer in flight.
-        let rig = try BahnRig(faults: "POST /api/payment_intents/*/confirm => drop @1-3; GET /api/payment_intents/* => status=503 @1-3")
+        let rig = try BahnRig(
+            faults: "POST /api/payment_intents/*/confirm => drop @1-3; GET /api/payment_intents/* => status=503 @1-3")
         let lost = rig.state.ownRun("lost")
         let unknown = try await rig.run(BahnRig.paySteps(order: "f-3"), state: lost)
         #expect(unknown.failure?.code == .outcomeUnknown, "\(String(describing: unknown.failure))")
@@ -94,9 +109,10 @@ import TestSupport
         let me = ProcessIdentity.current
         // The same pid with another start time is a process that is gone (this pid's earlier owner).
         let holder = running ? me : ProcessIdentity(pid: me.pid, started: me.started + 1)
-        let entry = OpenOutcome(provider: "bahn", reference: "intent pi_elsewhere", replay: nil, effect: "the charge",
-                                settle: ["read the intent's status: `checkout-driver bahn intent pi_elsewhere`"],
-                                since: "2026-12-05T10:00:00Z", run: "other", inFlight: holder)
+        let entry = OpenOutcome(
+            provider: "bahn", reference: "intent pi_elsewhere", replay: nil, effect: "the charge",
+            settle: ["read the intent's status: `checkout-driver bahn intent pi_elsewhere`"],
+            since: "2026-12-05T10:00:00Z", run: "other", inFlight: holder)
         try OpenOutcomes.record(entry, in: rig.state)
         let result = try await rig.run(BahnRig.paySteps(order: running ? "f-4" : "f-5"))
         if running {
@@ -104,8 +120,11 @@ import TestSupport
         } else {
             let failure = try #require(result.failure)
             #expect(failure.code == .outcomeUnknown)
-            #expect(failure.message.contains("refused before sending: the charge of intent pi_elsewhere (in flight since 2026-12-05T10:00:00Z in process \(me.pid), which ended before it was settled)"),
-                    "\(failure)")
+            #expect(
+                failure.message.contains(
+                    "refused before sending: the charge of intent pi_elsewhere (in flight since 2026-12-05T10:00:00Z in process \(me.pid), which ended before it was settled)"
+                ),
+                "\(failure)")
             #expect(failure.hint?.contains("checkout-driver bahn intent pi_elsewhere") == true)
             #expect(rig.confirmRequests.isEmpty, "nothing sent")
         }
@@ -117,19 +136,24 @@ import TestSupport
         let rig = try BahnRig()
         let (path, token) = try rig.makeToken(amount: 8000)
         let me = ProcessIdentity.current
-        var entry = OpenOutcome(provider: "centra", reference: "order of session s-1", replay: nil, effect: "the payment",
-                                settle: ["read the order: `checkout-driver centra order --run gone`"], since: "2026-12-05T10:00:00Z",
-                                run: "gone", inFlight: ProcessIdentity(pid: me.pid, started: me.started + 1))
+        var entry = OpenOutcome(
+            provider: "centra", reference: "order of session s-1", replay: nil, effect: "the payment",
+            settle: ["read the order: `checkout-driver centra order --run gone`"], since: "2026-12-05T10:00:00Z",
+            run: "gone", inFlight: ProcessIdentity(pid: me.pid, started: me.started + 1))
         entry.spends = [SpentCredentials.key("Apple Pay token", token.transactionId)]
         try OpenOutcomes.record(entry, in: rig.state)
         #expect(try OpenOutcomes.read(rig.state).first?.spends == entry.spends, "kept in the file as written")
-        let result = try await rig.run(#"""
+        let result = try await rig.run(
+            #"""
             {"name":"create","use":"bahn.createIntent","with":{"amount":8000,"currency":"704","orderId":"f-6","description":"Order #f-6"}},
             {"name":"confirm","use":"bahn.confirm","with":{"orderId":"f-6","tokenFile":"\#(path)"}}
             """#)
         let failure = try #require(result.failure)
-        #expect(failure.message.contains("refused before sending: this Apple Pay token was already used by the payment of order of session s-1 (in flight since 2026-12-05T10:00:00Z in process \(me.pid), which ended before it was settled)"),
-                "\(failure)")
+        #expect(
+            failure.message.contains(
+                "refused before sending: this Apple Pay token was already used by the payment of order of session s-1 (in flight since 2026-12-05T10:00:00Z in process \(me.pid), which ended before it was settled)"
+            ),
+            "\(failure)")
         #expect(rig.confirmRequests.isEmpty, "nothing sent")
     }
 
@@ -147,34 +171,44 @@ import TestSupport
     /// exits between the guard's read of the file and its look at the process must not pass for one that died with it:
     /// the file is read again after a process is seen gone.
     @Test func aCallSettledJustBeforeItsProcessEndedDoesNotBlock() throws {
-        let alive = ProcessIdentity(pid: 100, started: 1), gone = ProcessIdentity(pid: 200, started: 2)
+        let alive = ProcessIdentity(pid: 100, started: 1)
+        let gone = ProcessIdentity(pid: 200, started: 2)
         func outcome(_ reference: String, _ process: ProcessIdentity?) -> OpenOutcome {
-            OpenOutcome(provider: "bahn", reference: reference, replay: nil, effect: "the charge", settle: [], since: "now",
-                        inFlight: process)
+            OpenOutcome(
+                provider: "bahn", reference: reference, replay: nil, effect: "the charge", settle: [], since: "now",
+                inFlight: process)
         }
         let isRunning: (ProcessIdentity) -> Bool = { $0 == alive }
         // The first read still holds the call of the process that is gone by the time it is looked at; the second,
         // made after, no longer does: it was settled.
         var reads = [[outcome("intent pi_1", gone), outcome("intent pi_2", alive)], [outcome("intent pi_2", alive)]]
         var count = 0
-        let settled = try OpenOutcomes.blocking(read: { () throws(Diagnostic) -> [OpenOutcome] in
-            count += 1
-            return reads.removeFirst()
-        }, isRunning: isRunning)
+        let settled = try OpenOutcomes.blocking(
+            read: { () throws(Diagnostic) -> [OpenOutcome] in
+                count += 1
+                return reads.removeFirst()
+            }, isRunning: isRunning)
         #expect(settled.isEmpty, "\(settled)")
         #expect(count == 2, "read again once a process was seen gone")
         // Still there after its process was seen gone: it died with the call, which blocks; a run that ended with an
         // outcome open blocks whatever; the call of a running process never does.
-        reads = [[outcome("intent pi_1", gone), outcome("intent pi_2", alive), outcome("intent pi_3", nil)],
-                 [outcome("intent pi_1", gone), outcome("intent pi_2", alive), outcome("intent pi_3", nil)]]
-        let left = try OpenOutcomes.blocking(read: { () throws(Diagnostic) -> [OpenOutcome] in reads.removeFirst() },
-                                             isRunning: isRunning)
+        reads = [
+            [outcome("intent pi_1", gone), outcome("intent pi_2", alive), outcome("intent pi_3", nil)],
+            [outcome("intent pi_1", gone), outcome("intent pi_2", alive), outcome("intent pi_3", nil)],
+        ]
+        let left = try OpenOutcomes.blocking(
+            read: { () throws(Diagnostic) -> [OpenOutcome] in reads.removeFirst() },
+            isRunning: isRunning)
         #expect(left.map(\.reference) == ["intent pi_1", "intent pi_3"])
         // Nothing in flight: one read.
         count = 0
         reads = [[outcome("intent pi_3", nil)]]
-        _ = try OpenOutcomes.blocking(read: { () throws(Diagnostic) -> [OpenOutcome] in count += 1; return reads.removeFirst() },
-                                      isRunning: isRunning)
+        _ = try OpenOutcomes.blocking(
+            read: { () throws(Diagnostic) -> [OpenOutcome] in
+                count += 1
+                return reads.removeFirst()
+            },
+            isRunning: isRunning)
         #expect(count == 1)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import CheckoutKit
 
 /// Every kind of argument an operation can declare, read into one value.
@@ -19,7 +20,8 @@ private struct Everything: OperationArguments {
     var later: PendingAmount?
 
     static let arguments: [Argument<Everything>] = [
-        .string("id", \.id), .string("name", \.name), .choice("mode", \.mode), .choice("flavour", \.flavour, default: "automatic"),
+        .string("id", \.id), .string("name", \.name), .choice("mode", \.mode),
+        .choice("flavour", \.flavour, default: "automatic"),
         .currency("currency", \.currency, default: "USD", help: "ISO 4217"), .integer("count", \.count, range: 1...9),
         .boolean("open", \.open), .object("payload", \.payload), .array("lines", \.lines), .duration("wait", \.wait),
         .amount("amount", \.amount, .minorUnits, currency: "currency", defaultCurrency: "USD", help: "minor units"),
@@ -44,7 +46,9 @@ private let everything = FlowOperation(name: "test.everything", summary: "", arg
             "payload": ["a": 1], "lines": [1, 2], "wait": "2m", "amount": "1200", "later": "19.99",
         ])
         #expect(v.id == "1001", "a number given for text is read as written")
-        #expect(v.name == "n" && v.mode == .manual && v.flavour == .manual && v.currency.code == "JPY" && v.count == 3 && v.open)
+        #expect(
+            v.name == "n" && v.mode == .manual && v.flavour == .manual && v.currency.code == "JPY" && v.count == 3
+                && v.open)
         #expect(v.payload == ["a": 1] && v.lines == [1, 2] && v.wait == 120)
         #expect(v.amount == 1200, "JPY has no minor unit: 1200 is 1200")
         #expect(try v.later?.minorUnits(in: .usd) == 1999)
@@ -53,7 +57,9 @@ private let everything = FlowOperation(name: "test.everything", summary: "", arg
 
     @Test func whatIsLeftOutKeepsItsDefault() throws {
         let v = try value(["name": "n"])
-        #expect(v.id == nil && v.mode == nil && v.flavour == .automatic && v.currency == .usd && !v.open && v.amount == nil && v.later == nil)
+        #expect(
+            v.id == nil && v.mode == nil && v.flavour == .automatic && v.currency == .usd && !v.open && v.amount == nil
+                && v.later == nil)
     }
 
     @Test func amountsAreReadExactlyInTheirCurrency() throws {
@@ -64,8 +70,12 @@ private let everything = FlowOperation(name: "test.everything", summary: "", arg
         #expect(problem(["amount": "12.5", "currency": "JPY"])?.argument == "amount")
         // The currency an amount is read in is blamed when it is no currency.
         #expect(problem(["amount": "12", "currency": "XYZ"])?.argument == "currency")
-        #expect(try Everything.read(["later": "5"]).get().later?.minorUnitsInAnyCurrency() == nil, "major units need the currency")
-        #expect(problem(["later": "1,5"])?.argument == "later", "the form of an amount whose currency comes later is checked now")
+        #expect(
+            try Everything.read(["later": "5"]).get().later?.minorUnitsInAnyCurrency() == nil,
+            "major units need the currency")
+        #expect(
+            problem(["later": "1,5"])?.argument == "later",
+            "the form of an amount whose currency comes later is checked now")
         #expect(throws: Diagnostic.self) { try Everything.read(["later": "12.345"]).get().later?.minorUnits(in: .usd) }
         // Read in the currency it is given: 12 in JPY is 12 minor units, and JPY has no decimals.
         let yen = try Currency.parse("JPY")
@@ -99,8 +109,13 @@ private let everything = FlowOperation(name: "test.everything", summary: "", arg
     }
 
     @Test func theDeclarationIsWhatFlowOpsShows() {
-        #expect(everything.parameters.map(\.name) == ["id", "name", "mode", "flavour", "currency", "count", "open", "payload", "lines", "wait", "amount", "later"])
-        // A value that is not optional and has no default must be given; with a default, or optional, it may be left out.
+        #expect(
+            everything.parameters.map(\.name) == [
+                "id", "name", "mode", "flavour", "currency", "count", "open", "payload", "lines", "wait", "amount",
+                "later",
+            ])
+        // A value that is not optional and has no default must be given; with a default, or optional, it may be left
+        // out.
         #expect(everything.parameters.filter(\.required).map(\.name) == ["name"])
         #expect(everything.parameters.first { $0.name == "mode" }?.choices == ["manual", "automatic"])
         #expect(everything.parameters.first { $0.name == "count" }?.range == 1...9)
@@ -113,7 +128,8 @@ private let everything = FlowOperation(name: "test.everything", summary: "", arg
         let server = try TestServer { _, _ in .json(200, ["ok": true]) }
         var h = Harness()
         h.registry.register(fetchOperation)
-        let flow = #"{"name": "f", "vars": {"count": 2}, "steps": [{"name": "get", "use": "test.fetch", "with": {"url": "\#(server.baseURL)/x", "count": "${vars.count}"}}]}"#
+        let flow =
+            #"{"name": "f", "vars": {"count": 2}, "steps": [{"name": "get", "use": "test.fetch", "with": {"url": "\#(server.baseURL)/x", "count": "${vars.count}"}}]}"#
         let passed = try await h.run(flow)
         #expect(passed.passed, "\(String(describing: passed.failure))")
         #expect(try #require(server.requests("/x").first).headers["X-Count"] == "2")

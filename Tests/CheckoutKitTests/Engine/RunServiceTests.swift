@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+
 @testable import CheckoutKit
 
 /// Providers' run services: started only for a flow that uses one of their operations, found by type, stopped in
@@ -17,7 +18,9 @@ import Testing
             self.refuse = refuse
         }
 
-        func registerWebhookTarget(url: String, provider: String, emulatorBase: String) async throws(Diagnostic)
+        func registerWebhookTarget(
+            url: String, provider: String, emulatorBase: String
+        ) async throws(Diagnostic)
             -> (@Sendable () async -> Void)?
         {
             if refuse { throw .unavailable("no emulator", hint: "start one") }
@@ -32,18 +35,24 @@ import Testing
     }
 
     static func flow(_ operations: [String]) -> Flow {
-        Flow(name: "f", steps: operations.enumerated().map { Step(name: "s\($0.offset)", action: .operation(name: $0.element, arguments: [:])) })
+        Flow(
+            name: "f",
+            steps: operations.enumerated().map {
+                Step(name: "s\($0.offset)", action: .operation(name: $0.element, arguments: [:]))
+            })
     }
 
     static let secret = ["BAHN_WEBHOOK_SECRET": "whsec_test"]
 
     @Test func onlyAFlowThatAwaitsWebhooksGetsBahnsListener() async throws {
         let host = Host(values: Self.secret)
-        let none = try await RunServiceRecipe.startAll(for: Self.flow(["bahn.createIntent", "bahn.confirm"]), host: host)
+        let none = try await RunServiceRecipe.startAll(
+            for: Self.flow(["bahn.createIntent", "bahn.confirm"]), host: host)
         #expect(none.isEmpty)
         #expect(host.log.withLock { $0 }.isEmpty)
 
-        let started = try await RunServiceRecipe.startAll(for: Self.flow(["bahn.createIntent", "bahn.awaitWebhook"]), host: host)
+        let started = try await RunServiceRecipe.startAll(
+            for: Self.flow(["bahn.createIntent", "bahn.awaitWebhook"]), host: host)
         let services = RunServices(started: started)
         let listener = try #require(services.service(BahnWebhookService.self))
         #expect(listener.url?.hasPrefix("http://127.0.0.1:") == true)
@@ -55,11 +64,13 @@ import Testing
     /// The runs of one invocation share one inbox and one webhook target (the emulator gives every target every event):
     /// opened once however many start at once, removed when the last ends; another invocation's runs have their own.
     @Test func theRunsOfOneHostShareOneListener() async throws {
-        let host = Host(values: Self.secret), other = Host(values: Self.secret)
+        let host = Host(values: Self.secret)
+        let other = Host(values: Self.secret)
         let flow = Self.flow(["bahn.awaitWebhook"])
         async let a = RunServiceRecipe.startAll(for: flow, host: host)
         async let b = RunServiceRecipe.startAll(for: flow, host: host)
-        let first = RunServices(started: try await a), second = RunServices(started: try await b)
+        let first = RunServices(started: try await a)
+        let second = RunServices(started: try await b)
         let elsewhere = RunServices(started: try await RunServiceRecipe.startAll(for: flow, host: other))
         let url = try #require(first.service(BahnWebhookService.self)?.url)
         #expect(second.service(BahnWebhookService.self)?.url == url)
@@ -78,11 +89,14 @@ import Testing
 
     /// The status an unsigned delivery to `url` is answered with.
     private func post(to url: String) async throws -> Int {
-        try await CurlTransport().send(HTTPClientRequest(method: "POST", url: url, headers: [:], body: Data("{}".utf8), timeout: 2)).status
+        try await CurlTransport().send(
+            HTTPClientRequest(method: "POST", url: url, headers: [:], body: Data("{}".utf8), timeout: 2)
+        ).status
     }
 
     @Test func withoutASecretThereIsNoListener() async throws {
-        let started = try await RunServiceRecipe.startAll(for: Self.flow(["bahn.awaitWebhook"]), host: Host(values: [:]))
+        let started = try await RunServiceRecipe.startAll(
+            for: Self.flow(["bahn.awaitWebhook"]), host: Host(values: [:]))
         #expect(started.isEmpty)
     }
 
@@ -118,14 +132,18 @@ import Testing
 
     @Test func aFailedStartStopsTheServicesAlreadyStarted() async throws {
         let first = Probe()
-        let provider = Provider(name: "test", variables: [], operations: [], flows: [], services: [
-            RunServiceRecipe(operations: ["test.a"], replaying: { _ in nil }) { _ in first },
-            RunServiceRecipe(operations: ["test.a"], replaying: { _ in nil }) { (_: any RunServiceHost) async throws(Diagnostic) -> (any RunService)? in
-                throw .unavailable("cannot start", hint: "none")
-            },
-        ])
+        let provider = Provider(
+            name: "test", variables: [], operations: [], flows: [],
+            services: [
+                RunServiceRecipe(operations: ["test.a"], replaying: { _ in nil }) { _ in first },
+                RunServiceRecipe(operations: ["test.a"], replaying: { _ in nil }) {
+                    (_: any RunServiceHost) async throws(Diagnostic) -> (any RunService)? in
+                    throw .unavailable("cannot start", hint: "none")
+                },
+            ])
         await #expect(throws: Diagnostic.self) {
-            _ = try await RunServiceRecipe.startAll(for: Self.flow(["test.a"]), providers: [provider], host: Host(values: [:]))
+            _ = try await RunServiceRecipe.startAll(
+                for: Self.flow(["test.a"]), providers: [provider], host: Host(values: [:]))
         }
         #expect(first.log.withLock { $0 } == ["stopped"])
     }

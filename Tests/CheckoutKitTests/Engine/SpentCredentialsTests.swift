@@ -1,10 +1,13 @@
 import Foundation
 import Testing
+
 @testable import CheckoutKit
 
 /// The record of used-up values stays bounded: a day of uses, all of the last 3 hours, of the older ones the newest.
 @Suite struct SpentCredentialsTests {
-    static func use(_ at: Date) -> JSON { ["kind": "Apple Pay token", "by": "a test", "at": .string(Timestamp.iso8601(at))] }
+    static func use(_ at: Date) -> JSON {
+        ["kind": "Apple Pay token", "by": "a test", "at": .string(Timestamp.iso8601(at))]
+    }
 
     @Test func usesOlderThanADayAreForgotten() {
         let now = Date()
@@ -33,7 +36,9 @@ import Testing
     @Test func youngUsesAreAllKept() {
         let now = Date()
         var uses: JSON.Object = [:]
-        for i in 0..<(SpentCredentials.capacity + 5) { uses["young\(i)"] = Self.use(now.addingTimeInterval(-Double(i))) }
+        for i in 0..<(SpentCredentials.capacity + 5) {
+            uses["young\(i)"] = Self.use(now.addingTimeInterval(-Double(i)))
+        }
         uses["older"] = Self.use(now.addingTimeInterval(-SpentCredentials.alwaysKept - 60))
         let kept = SpentCredentials.pruned(uses, now: now)
         #expect(kept.count == SpentCredentials.capacity + 5)
@@ -48,10 +53,15 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = StateStore(path: directory + "/state.json", redactor: Redactor())
         let older = Self.use(Date().addingTimeInterval(-SpentCredentials.alwaysKept - 600))
-        try store.updateFile { (doc: inout JSON) throws(Diagnostic) in doc = ["spent": ["Apple Pay token sha256:older": older]] }
+        try store.updateFile { (doc: inout JSON) throws(Diagnostic) in
+            doc = ["spent": ["Apple Pay token sha256:older": older]]
+        }
         for i in 0..<SpentCredentials.capacity {
             try SpentCredentials.mark("token-\(i)", kind: "Apple Pay token", by: "run \(i)", replay: nil, in: store)
-            if i == 0 { #expect(try store.readFile()["spent"]?["Apple Pay token sha256:older"] != nil, "kept while there is room") }
+            if i == 0 {
+                #expect(
+                    try store.readFile()["spent"]?["Apple Pay token sha256:older"] != nil, "kept while there is room")
+            }
         }
         let spent = try #require(try store.readFile()["spent"]?.objectValue)
         #expect(spent.count == SpentCredentials.capacity)
@@ -64,7 +74,9 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = StateStore(path: directory + "/state.json", redactor: Redactor())
         let stale = Self.use(Date().addingTimeInterval(-2 * SpentCredentials.retention))
-        try store.updateFile { (doc: inout JSON) throws(Diagnostic) in doc = ["spent": ["Apple Pay token sha256:old": stale]] }
+        try store.updateFile { (doc: inout JSON) throws(Diagnostic) in
+            doc = ["spent": ["Apple Pay token sha256:old": stale]]
+        }
         try SpentCredentials.mark("token-bytes", kind: "Apple Pay token", by: "Bahn's confirm", replay: nil, in: store)
         let spent = try #require(try store.readFile()["spent"]?.objectValue)
         #expect(spent.count == 1)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import CheckoutKit
 
 @Suite struct TemplateTests {
@@ -20,7 +21,10 @@ import Testing
 
     @Test func uuidIsALowercaseV4UUID() throws {
         let value = try #require(try scope.render("${uuid}").stringValue)
-        #expect(value.range(of: "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$", options: .regularExpression) != nil)
+        #expect(
+            value.range(
+                of: "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$", options: .regularExpression
+            ) != nil)
         #expect(try scope.render("${uuid}") != scope.render("${uuid}"))
     }
 
@@ -49,7 +53,8 @@ import Testing
     }
 
     @Test func rendersNestedJSON() throws {
-        let rendered = try scope.render(.object(["amount": "${vars.n}", "items": ["${vars.x}", 3], "${vars.x}-key": nil]))
+        let rendered = try scope.render(
+            .object(["amount": "${vars.n}", "items": ["${vars.x}", 3], "${vars.x}-key": nil]))
         #expect(rendered == ["amount": 8000, "items": ["ex", 3], "ex-key": nil])
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import CheckoutKit
 
 /// The built-in flows are the flow files of `Flows/Builtin/`, embedded at build time: each decodes, is named and
@@ -32,7 +33,9 @@ import Testing
             #expect(BuiltinFlows.named(fragment.name)?.source == fragment.source)
             let flow = try BuiltinFlows.load(fragment, registry: CommandFlowTests.registry)
             #expect(flow.name == fragment.name && Set(flow.varDescriptions.keys) == Set(flow.vars.keys))
-            #expect(BuiltinFlows.all.contains { $0.source.contains(#""include": "\#(fragment.name)""#) }, "\(fragment.name) is included by no flow")
+            #expect(
+                BuiltinFlows.all.contains { $0.source.contains(#""include": "\#(fragment.name)""#) },
+                "\(fragment.name) is included by no flow")
         }
     }
 
@@ -40,13 +43,16 @@ import Testing
     /// variables: the cart's checkout, and the PDP one with its item added and rolled back.
     @Test func theCentraVariantsRunTheSameStepsThroughTheFragment() throws {
         let shared = ["shipping", "shipping-method", "make-token", "payment", "order"]
-        let express = try BuiltinFlows.load(#require(BuiltinFlows.named("centra-express")), registry: CommandFlowTests.registry)
+        let express = try BuiltinFlows.load(
+            #require(BuiltinFlows.named("centra-express")), registry: CommandFlowTests.registry)
         #expect(express.steps.map(\.name) == ["express-config"] + shared)
         #expect(express.finally.isEmpty && Set(express.vars.keys) == ["contact", "open"])
-        let pdp = try BuiltinFlows.load(#require(BuiltinFlows.named("centra-express-pdp")), registry: CommandFlowTests.registry)
+        let pdp = try BuiltinFlows.load(
+            #require(BuiltinFlows.named("centra-express-pdp")), registry: CommandFlowTests.registry)
         #expect(pdp.steps.map(\.name) == ["express-config", "add-item"] + shared)
         #expect(pdp.finally.map(\.name) == ["rollback"] && Set(pdp.vars.keys) == ["contact", "open", "item"])
-        #expect(pdp.vars["item"] == "1002-M" && pdp.vars["open"] == false && express.vars["contact"] == pdp.vars["contact"])
+        #expect(
+            pdp.vars["item"] == "1002-M" && pdp.vars["open"] == false && express.vars["contact"] == pdp.vars["contact"])
     }
 
     /// The source is the file as written (a person copies it), not a re-serialisation: its layout is kept.

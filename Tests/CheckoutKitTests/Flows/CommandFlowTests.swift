@@ -1,23 +1,31 @@
 import SandboxEmulator
 import Testing
+
 @testable import CheckoutKit
 
 /// The flows the whole-checkout commands build from their options: every option lands on the step it is for, and a
 /// step a command adjusts that the template does not have fails here (a renamed step is never a silent no-op).
 @Suite struct CommandFlowTests {
     static let registry: OperationRegistry = {
-        var r = OperationRegistry(BahnOperations.all + CentraOperations.all + CashAppOperations.all + BraintreeOperations.all)
-        r.register(ApplePayOperations.makeToken(signer: BahnRig.signer, recipient: BahnRig.recipient, merchantIdentifier: TestCredentials.merchantIdentifier))
+        var r = OperationRegistry(
+            BahnOperations.all + CentraOperations.all + CashAppOperations.all + BraintreeOperations.all)
+        r.register(
+            ApplePayOperations.makeToken(
+                signer: BahnRig.signer, recipient: BahnRig.recipient,
+                merchantIdentifier: TestCredentials.merchantIdentifier))
         return r
     }()
 
     static func arguments(_ flow: Flow, _ step: String) -> JSON? {
-        guard case .operation(_, let arguments)? = flow.steps.first(where: { $0.name == step })?.action else { return nil }
+        guard case .operation(_, let arguments)? = flow.steps.first(where: { $0.name == step })?.action else {
+            return nil
+        }
         return arguments
     }
 
     @Test func everyStepACommandAdjustsIsInABuiltinFlow() throws {
-        let names = Set(try BuiltinFlows.all.flatMap { try BuiltinFlows.load($0, registry: Self.registry).steps.map(\.name) })
+        let names = Set(
+            try BuiltinFlows.all.flatMap { try BuiltinFlows.load($0, registry: Self.registry).steps.map(\.name) })
         for step in BuiltinStep.allCases { #expect(names.contains(step.rawValue), "\(step.rawValue)") }
     }
 
@@ -48,7 +56,9 @@ import Testing
         ingrid.ingrid = true
         #expect(try CommandFlows.centraExpress(ingrid, registry: Self.registry).steps.first?.name == "widget-event")
         ingrid.item = "1002-M"
-        #expect(diagnostic { () throws(Diagnostic) in try CommandFlows.centraExpress(ingrid, registry: Self.registry) }?.code == .usage)
+        #expect(
+            diagnostic { () throws(Diagnostic) in try CommandFlows.centraExpress(ingrid, registry: Self.registry) }?
+                .code == .usage)
     }
 
     @Test func braintreeApplePayTakesEveryOption() throws {
@@ -61,7 +71,9 @@ import Testing
         let flow = try CommandFlows.braintreeApplePay(o, registry: Self.registry)
         #expect(flow.vars["amount"] == "10.50" && flow.vars["amount_minor"] == nil && flow.vars["currency"] == "USD")
         #expect(flow.steps.map(\.name) == ["config", "tokenize", "authorize"], "no token made, no capture yet")
-        #expect(Self.arguments(flow, "config")?["clientToken"] == "ct" && Self.arguments(flow, "tokenize")?["clientToken"] == "ct")
+        #expect(
+            Self.arguments(flow, "config")?["clientToken"] == "ct"
+                && Self.arguments(flow, "tokenize")?["clientToken"] == "ct")
         #expect(Self.arguments(flow, "authorize")?["orderId"] == "o-1")
 
         var n = CommandFlows.BraintreeApplePay(amount: 1000)
@@ -69,7 +81,9 @@ import Testing
         n.skipConfiguration = true
         let charged = try CommandFlows.braintreeApplePay(n, registry: Self.registry)
         #expect(charged.steps.map(\.name) == ["charge"])
-        #expect(Self.arguments(charged, "charge")?["nonce"] == "${vars.nonce}" && charged.vars["nonce"] == "fake-apple-pay-visa-nonce")
+        #expect(
+            Self.arguments(charged, "charge")?["nonce"] == "${vars.nonce}"
+                && charged.vars["nonce"] == "fake-apple-pay-visa-nonce")
     }
 
     @Test func cashAppPayTakesEveryOption() throws {
@@ -97,7 +111,9 @@ import Testing
     @Test func aStepTheFlowDoesNotHaveIsAnInternalError() throws {
         var flow = try BuiltinFlows.load(BuiltinFlows.named("braintree-apple-pay")!, registry: Self.registry)
         #expect(diagnostic { () throws(Diagnostic) in try flow.remove(.capture) }?.code == .internalError)
-        #expect(diagnostic { () throws(Diagnostic) in try flow.setArguments(of: .confirm) { _ in } }?.code == .internalError)
+        #expect(
+            diagnostic { () throws(Diagnostic) in try flow.setArguments(of: .confirm) { _ in } }?.code == .internalError
+        )
         try flow.remove(.makeToken)
         #expect(!flow.steps.contains { $0.name == "make-token" })
     }

@@ -1,12 +1,18 @@
 import Foundation
 import Testing
+
 @testable import CheckoutKit
 
 @Suite struct CurlTransportTests {
-    func send(_ transport: CurlTransport, _ method: String, _ url: String, headers: HTTPHeaders = [:],
-              body: Data? = nil, timeout: Double = 5) async -> Result<HTTPClientResponse, TransportError> {
-        do { return .success(try await transport.send(HTTPClientRequest(method: method, url: url, headers: headers, body: body, timeout: timeout))) }
-        catch { return .failure(error) }
+    func send(
+        _ transport: CurlTransport, _ method: String, _ url: String, headers: HTTPHeaders = [:],
+        body: Data? = nil, timeout: Double = 5
+    ) async -> Result<HTTPClientResponse, TransportError> {
+        do {
+            return .success(
+                try await transport.send(
+                    HTTPClientRequest(method: method, url: url, headers: headers, body: body, timeout: timeout)))
+        } catch { return .failure(error) }
     }
 
     @Test func keepAliveReusesTheConnection() async throws {
@@ -25,14 +31,20 @@ import Testing
 
     @Test func headersAndBinaryBodyArriveExactly() async throws {
         let server = try TestServer { request, _ in
-            .respond(HTTPResponse(status: 201, headers: ["X-Reply": "yes", "Content-Type": "application/octet-stream"], body: request.body))
+            .respond(
+                HTTPResponse(
+                    status: 201, headers: ["X-Reply": "yes", "Content-Type": "application/octet-stream"],
+                    body: request.body))
         }
         let transport = CurlTransport()
         let body = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7) } + [0, 0, 255, 13, 10])
-        let response = try await transport.send(HTTPClientRequest(
-            method: "POST", url: server.url("/upload?x=1"),
-            headers: ["X-Custom": "value with spaces", "Content-Type": "application/x-test", "Idempotency-Key": "k-1"],
-            body: body))
+        let response = try await transport.send(
+            HTTPClientRequest(
+                method: "POST", url: server.url("/upload?x=1"),
+                headers: [
+                    "X-Custom": "value with spaces", "Content-Type": "application/x-test", "Idempotency-Key": "k-1",
+                ],
+                body: body))
         let received = try #require(server.requests.first)
         #expect(received.method == "POST")
         #expect(received.target == "/upload?x=1")
@@ -48,7 +60,9 @@ import Testing
     }
 
     @Test func postWithoutBodyAndOtherMethods() async throws {
-        let server = try TestServer { request, _ in .json(200, ["method": .string(request.method), "length": .number(Double(request.body.count))]) }
+        let server = try TestServer { request, _ in
+            .json(200, ["method": .string(request.method), "length": .number(Double(request.body.count))])
+        }
         let transport = CurlTransport()
         for method in ["POST", "PUT", "PATCH", "DELETE", "GET"] {
             let response = try await transport.send(HTTPClientRequest(method: method, url: server.url("/m")))
@@ -78,20 +92,30 @@ import Testing
     @Test func connectionRefusedIsUnreachable() async throws {
         let closed = try ClosedPort()
         let result = await send(CurlTransport(), "GET", "http://127.0.0.1:\(closed.port)/x")
-        guard case .failure(.unreachable) = result else { Issue.record("expected unreachable, got \(result)"); return }
+        guard case .failure(.unreachable) = result else {
+            Issue.record("expected unreachable, got \(result)")
+            return
+        }
         #expect(TransportError.unreachable("").requestNeverSent)
     }
 
     @Test func resetIsConnectionLost() async throws {
         let server = try TestServer { _, _ in .reset }
         let result = await send(CurlTransport(), "GET", server.url("/reset"))
-        guard case .failure(.connectionLost) = result else { Issue.record("expected connectionLost, got \(result)"); return }
+        guard case .failure(.connectionLost) = result else {
+            Issue.record("expected connectionLost, got \(result)")
+            return
+        }
     }
 
     @Test func truncatedBodyIsConnectionLost() async throws {
-        let server = try TestServer { _, _ in .truncate(.text(200, String(repeating: "x", count: 1000)), bodyBytes: 10) }
+        let server = try TestServer { _, _ in .truncate(.text(200, String(repeating: "x", count: 1000)), bodyBytes: 10)
+        }
         let result = await send(CurlTransport(), "GET", server.url("/short"))
-        guard case .failure(.connectionLost) = result else { Issue.record("expected connectionLost, got \(result)"); return }
+        guard case .failure(.connectionLost) = result else {
+            Issue.record("expected connectionLost, got \(result)")
+            return
+        }
     }
 
     /// A POST that the server acted on and then lost must not be sent again behind the engine's back, even on a
@@ -103,7 +127,10 @@ import Testing
         let transport = CurlTransport()
         _ = try await transport.send(HTTPClientRequest(method: "GET", url: server.url("/warm")))
         let result = await send(transport, "POST", server.url("/charge"), body: Data("{}".utf8))
-        guard case .failure(.connectionLost) = result else { Issue.record("expected connectionLost, got \(result)"); return }
+        guard case .failure(.connectionLost) = result else {
+            Issue.record("expected connectionLost, got \(result)")
+            return
+        }
         #expect(server.count("/charge") == 1)
     }
 
@@ -113,16 +140,23 @@ import Testing
         let server = try TestServer { _, _ in .json(200, ["ok": true]) }
         let transport = CurlTransport()
         _ = try await transport.send(HTTPClientRequest(method: "GET", url: server.url("/warm")))
-        let keyed = try await transport.send(HTTPClientRequest(method: "POST", url: server.url("/keyed"),
-                                                               headers: ["Bn-Idempotency-Key": "k-1"], body: Data("{}".utf8)))
-        let query = try await transport.send(HTTPClientRequest(method: "POST", url: server.url("/graphql"), body: Data("{}".utf8),
-                                                               readOnly: true))
-        let mutation = try await transport.send(HTTPClientRequest(method: "POST", url: server.url("/graphql"), body: Data("{}".utf8)))
+        let keyed = try await transport.send(
+            HTTPClientRequest(
+                method: "POST", url: server.url("/keyed"),
+                headers: ["Bn-Idempotency-Key": "k-1"], body: Data("{}".utf8)))
+        let query = try await transport.send(
+            HTTPClientRequest(
+                method: "POST", url: server.url("/graphql"), body: Data("{}".utf8),
+                readOnly: true))
+        let mutation = try await transport.send(
+            HTTPClientRequest(method: "POST", url: server.url("/graphql"), body: Data("{}".utf8)))
         #expect(keyed.reusedConnection && query.reusedConnection)
         #expect(!mutation.reusedConnection)
         let seen = server.requests
         #expect(seen.count == 4)
-        #expect(Set(seen[0..<3].map(\.connectionID)).count == 1, "the read, the keyed write and the query share one connection")
+        #expect(
+            Set(seen[0..<3].map(\.connectionID)).count == 1,
+            "the read, the keyed write and the query share one connection")
         #expect(seen[3].connectionID != seen[0].connectionID, "the unkeyed mutation has a connection of its own")
     }
 
@@ -135,9 +169,13 @@ import Testing
         }
         let transport = CurlTransport()
         _ = try await transport.send(HTTPClientRequest(method: "GET", url: server.url("/warm")))
-        let result = await send(transport, method, server.url("/charge"), headers: keyed ? ["Idempotency-Key": "k-1"] : [:],
-                                body: keyed ? Data("{}".utf8) : nil)
-        guard case .failure(.connectionLost) = result else { Issue.record("expected connectionLost, got \(result)"); return }
+        let result = await send(
+            transport, method, server.url("/charge"), headers: keyed ? ["Idempotency-Key": "k-1"] : [:],
+            body: keyed ? Data("{}".utf8) : nil)
+        guard case .failure(.connectionLost) = result else {
+            Issue.record("expected connectionLost, got \(result)")
+            return
+        }
         #expect(server.count("/charge") == 1)
         #expect(server.requests.map(\.connectionID).count == 2)
         #expect(Set(server.requests.map(\.connectionID)).count == 1, "the lost request went out on the kept connection")
@@ -153,14 +191,20 @@ import Testing
         }
         let started = ContinuousClock.now
         let result = await send(CurlTransport(), "GET", server.url("/slow"), timeout: 0.3)
-        guard case .failure(.timedOut) = result else { Issue.record("expected timedOut, got \(result)"); return }
+        guard case .failure(.timedOut) = result else {
+            Issue.record("expected timedOut, got \(result)")
+            return
+        }
         // Well before the server would have answered (a loaded 2-core machine delays the resumption a little).
         #expect((ContinuousClock.now - started).seconds < 1.5)
     }
 
     @Test func malformedURLIsInvalidRequest() async {
         let result = await send(CurlTransport(), "GET", "htp:/nonsense")
-        guard case .failure(let error) = result else { Issue.record("a malformed URL succeeded"); return }
+        guard case .failure(let error) = result else {
+            Issue.record("a malformed URL succeeded")
+            return
+        }
         #expect(!error.requestNeverSent)
     }
 
@@ -171,8 +215,11 @@ import Testing
                 group.addTask {
                     let transport = CurlTransport()
                     for j in 0..<5 {
-                        guard let r = try? await transport.send(HTTPClientRequest(method: "GET", url: server.url("/p\(i)-\(j)"))),
-                              r.status == 200, r.json == ["path": .string("/p\(i)-\(j)")] else { return false }
+                        guard
+                            let r = try? await transport.send(
+                                HTTPClientRequest(method: "GET", url: server.url("/p\(i)-\(j)"))),
+                            r.status == 200, r.json == ["path": .string("/p\(i)-\(j)")]
+                        else { return false }
                     }
                     return true
                 }

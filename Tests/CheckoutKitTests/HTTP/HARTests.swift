@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import CheckoutKit
 
 @Suite struct HARTests {
@@ -10,13 +11,19 @@ import Testing
             method: "POST", url: "https://user:pw-\(secret)@api.example.com/v1/pay?key=\(secret)&x=1",
             headers: ["Authorization": "Bearer \(secret)", "Content-Type": "application/json", "X-Trace": secret],
             body: Data(#"{"amount":100,"note":"\#(secret)","client_secret":"cs_zzz"}"#.utf8))
-        return ExchangeRecord(step: "pay", attempt: 1, startedAt: Date(), request: request, outcome: outcome, duration: 0.0125)
+        return ExchangeRecord(
+            step: "pay", attempt: 1, startedAt: Date(), request: request, outcome: outcome, duration: 0.0125)
     }
 
     func checkRequired(_ entry: JSON) throws {
         let e = try #require(entry.objectValue)
-        for key in ["startedDateTime", "time", "request", "response", "cache", "timings"] { #expect(e[key] != nil, "\(key)") }
-        #expect(entry["startedDateTime"]?.stringValue.map { (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse($0)) != nil } == true)
+        for key in ["startedDateTime", "time", "request", "response", "cache", "timings"] {
+            #expect(e[key] != nil, "\(key)")
+        }
+        #expect(
+            entry["startedDateTime"]?.stringValue.map {
+                (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse($0)) != nil
+            } == true)
         #expect(entry["time"]?.doubleValue != nil)
         let request = try #require(entry["request"])
         for key in ["method", "url", "httpVersion", "cookies", "headers", "queryString", "headersSize", "bodySize"] {
@@ -25,7 +32,10 @@ import Testing
         #expect(request["headers"]?.arrayValue != nil)
         #expect(request["queryString"]?.arrayValue?.count == 2)
         let response = try #require(entry["response"])
-        for key in ["status", "statusText", "httpVersion", "cookies", "headers", "content", "redirectURL", "headersSize", "bodySize"] {
+        for key in [
+            "status", "statusText", "httpVersion", "cookies", "headers", "content", "redirectURL", "headersSize",
+            "bodySize",
+        ] {
             #expect(response[key] != nil, "response.\(key)")
         }
         #expect(response["content"]?["size"]?.doubleValue != nil)
@@ -41,8 +51,9 @@ import Testing
         var timings = PhaseTimings()
         timings.wait = 0.004
         timings.total = 0.006
-        let response = HTTPClientResponse(status: 200, headers: ["Content-Type": "application/json", "Set-Cookie": "s=\(secret)"],
-                                          body: Data(#"{"token":"tok_abcdef","echo":"\#(secret)"}"#.utf8), timings: timings)
+        let response = HTTPClientResponse(
+            status: 200, headers: ["Content-Type": "application/json", "Set-Cookie": "s=\(secret)"],
+            body: Data(#"{"token":"tok_abcdef","echo":"\#(secret)"}"#.utf8), timings: timings)
         let redactor = Redactor(secrets: [secret])
         let entry = HAR.entry(record(.success(response)), redactor: redactor)
         try checkRequired(entry)
@@ -59,7 +70,8 @@ import Testing
 
     @Test func transportFailureEntry() throws {
         let redactor = Redactor(secrets: [secret])
-        let entry = HAR.entry(record(.failure(.connectionLost("reset while sending key=\(secret)"))), redactor: redactor)
+        let entry = HAR.entry(
+            record(.failure(.connectionLost("reset while sending key=\(secret)"))), redactor: redactor)
         try checkRequired(entry)
         #expect(entry["response"]?["status"] == 0)
         #expect(entry["response"]?["_error"]?.stringValue?.contains("connection lost") == true)

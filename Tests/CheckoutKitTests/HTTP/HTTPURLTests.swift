@@ -2,8 +2,10 @@ import CheckoutKit
 import Testing
 
 @Suite struct HTTPURLTests {
-    @Test(arguments: ["http://127.0.0.1:8080", "https://api.example.com/v1/?a=b#c", "HTTP://Example.com",
-                      "http://user:pw@host:1/p", "http://[::1]:8080/x", "http://host/%41%2f", "https://bücher.example/ä"])
+    @Test(arguments: [
+        "http://127.0.0.1:8080", "https://api.example.com/v1/?a=b#c", "HTTP://Example.com",
+        "http://user:pw@host:1/p", "http://[::1]:8080/x", "http://host/%41%2f", "https://bücher.example/ä",
+    ])
     func anHTTPURLWithAHostHasNoProblem(url: String) {
         #expect(HTTPURL.problem(url) == nil, "\(url)")
     }
@@ -24,7 +26,9 @@ import Testing
     }
 
     @Test func theSchemesAllowedAreTheCallers() {
-        #expect(HTTPURL.problem("https://example.com", schemes: ["http"]) == "is a https:// URL; only http:// URLs are used")
+        #expect(
+            HTTPURL.problem("https://example.com", schemes: ["http"]) == "is a https:// URL; only http:// URLs are used"
+        )
         #expect(HTTPURL.problem("http://example.com", schemes: ["http"]) == nil)
     }
 }

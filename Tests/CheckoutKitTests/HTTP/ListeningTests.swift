@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+
 @testable import CheckoutKit
 
 @Suite struct ListeningTests {

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Testing
+
 @testable import CheckoutKit
 
 @Suite struct RedactorTests {
@@ -41,8 +42,10 @@ import Testing
 
     @Test func sensitiveHeadersAreMasked() {
         let r = Redactor()
-        let out = r.headers(["Authorization": "Basic dXNlcjpwYXNz", "bn-api-key": "key-123456", "X-Shared-Secret": "s",
-                             "Cookie": "a=b", "Accept": "application/json"])
+        let out = r.headers([
+            "Authorization": "Basic dXNlcjpwYXNz", "bn-api-key": "key-123456", "X-Shared-Secret": "s",
+            "Cookie": "a=b", "Accept": "application/json",
+        ])
         #expect(out["Authorization"] == mask)
         #expect(out["Bn-Api-Key"] == mask)
         #expect(out["X-Shared-Secret"] == mask)
@@ -52,8 +55,10 @@ import Testing
 
     /// Every credential header, one at a time, each in a fresh redactor with a value it has never seen: a value
     /// already registered elsewhere would be masked by the value net and hide a header missing from the list.
-    @Test(arguments: ["Authorization", "Proxy-Authorization", "X-Shared-Secret", "Bn-Api-Key", "Client-Key", "Cookie",
-                      "Set-Cookie", "X-Api-Key", "Api-Key", "X-Auth-Token"])
+    @Test(arguments: [
+        "Authorization", "Proxy-Authorization", "X-Shared-Secret", "Bn-Api-Key", "Client-Key", "Cookie",
+        "Set-Cookie", "X-Api-Key", "Api-Key", "X-Auth-Token",
+    ])
     func eachCredentialHeaderIsMasked(name: String) {
         let value = "unseen-\(name.lowercased())-\(UUID().uuidString)"
         let shouted = "shouted-\(name.lowercased())-\(UUID().uuidString)"
@@ -67,25 +72,41 @@ import Testing
 
     /// Every secret JSON key, one at a time, each in a fresh redactor, nested and at the top in upper case; the
     /// value is remembered too, so it is masked where it reappears as text.
-    @Test(arguments: ["client_secret", "clientSecret", "secret", "password", "token", "jwt", "signature", "api_key",
-                      "apiKey", "access_token", "refresh_token", "session_token", "sessionToken", "cvc", "cvv",
-                      "card_number", "cardNumber", "pan", "private_key", "shared_secret"])
+    @Test(arguments: [
+        "client_secret", "clientSecret", "secret", "password", "token", "jwt", "signature", "api_key",
+        "apiKey", "access_token", "refresh_token", "session_token", "sessionToken", "cvc", "cvv",
+        "card_number", "cardNumber", "pan", "private_key", "shared_secret",
+    ])
     func eachSecretKeyIsMasked(key: String) {
         let value = "unseen-\(key)-\(UUID().uuidString)"
         let shouted = "shouted-\(key)-\(UUID().uuidString)"
         let r = Redactor()
-        let input = JSON.object(["outer": .array([.object([key: .string(value), "amount": 100])]), key.uppercased(): .string(shouted)])
+        let input = JSON.object([
+            "outer": .array([.object([key: .string(value), "amount": 100])]), key.uppercased(): .string(shouted),
+        ])
         let out = r.json(input)
-        #expect(out == .object(["outer": .array([.object([key: .string(mask), "amount": 100])]), key.uppercased(): .string(mask)]),
-                "\(key): \(out.serialized())")
-        #expect(r.text("echoed: \(value) and \(shouted)") == "echoed: \(mask) and \(mask)", "values under \(key) are remembered")
+        #expect(
+            out
+                == .object([
+                    "outer": .array([.object([key: .string(mask), "amount": 100])]), key.uppercased(): .string(mask),
+                ]),
+            "\(key): \(out.serialized())")
+        #expect(
+            r.text("echoed: \(value) and \(shouted)") == "echoed: \(mask) and \(mask)",
+            "values under \(key) are remembered")
     }
 
-    /// A key is told sensitive in any case, byte by byte, and only when it is one of the keys: no prefix, no longer word.
+    /// A key is told sensitive in any case, byte by byte, and only when it is one of the keys: no prefix, no longer
+    /// word.
     @Test func keysAreComparedInAnyCaseButExactly() {
-        #expect(Redactor.isSensitiveKey("ToKeN") && Redactor.isSensitiveKey("CARDNUMBER") && Redactor.isSensitiveKey("Api_Key"))
-        #expect(!Redactor.isSensitiveKey("tokens") && !Redactor.isSensitiveKey("toke") && !Redactor.isSensitiveKey("t0ken"))
-        #expect(!Redactor.isSensitiveKey("token_type") && !Redactor.isSensitiveKey("") && !Redactor.isSensitiveKey("amount"))
+        #expect(
+            Redactor.isSensitiveKey("ToKeN") && Redactor.isSensitiveKey("CARDNUMBER")
+                && Redactor.isSensitiveKey("Api_Key"))
+        #expect(
+            !Redactor.isSensitiveKey("tokens") && !Redactor.isSensitiveKey("toke") && !Redactor.isSensitiveKey("t0ken"))
+        #expect(
+            !Redactor.isSensitiveKey("token_type") && !Redactor.isSensitiveKey("") && !Redactor.isSensitiveKey("amount")
+        )
         #expect(!Redactor.isSensitiveKey("[oken") && !Redactor.isSensitiveKey("@pi_key"))  // the bytes beside A and Z
         #expect(!Redactor.isSensitiveKey("api\u{7F}key") && !Redactor.isSensitiveKey("API\u{7F}KEY"))  // only A–Z fold: not "_" into DEL
         #expect(Redactor.isSensitiveKey("to\u{212A}en"))  // the Kelvin sign's lowercase is "k"
@@ -115,8 +136,10 @@ import Testing
 
     @Test func sensitiveJSONKeysAreMaskedAtAnyDepth() {
         let r = Redactor()
-        let out = r.json(["client_secret": "pi_1_secret_2", "Token": "abc", "nested": ["list": [["signature": "sig", "ok": 1]]],
-                          "amount": 100, "jwt": nil])
+        let out = r.json([
+            "client_secret": "pi_1_secret_2", "Token": "abc", "nested": ["list": [["signature": "sig", "ok": 1]]],
+            "amount": 100, "jwt": nil,
+        ])
         #expect(out["client_secret"] == .string(mask))
         #expect(out["Token"] == .string(mask))
         #expect(out["nested"] == ["list": [["signature": .string(mask), "ok": 1]]])
@@ -126,8 +149,12 @@ import Testing
 
     @Test func applePayTokenDataIsMasked() {
         let r = Redactor()
-        let token: JSON = ["paymentData": ["version": "EC_v1", "data": "BASE64CIPHERTEXT", "signature": "MIAGCSqG",
-                                           "header": ["ephemeralPublicKey": "MFkw", "transactionId": "abc"]]]
+        let token: JSON = [
+            "paymentData": [
+                "version": "EC_v1", "data": "BASE64CIPHERTEXT", "signature": "MIAGCSqG",
+                "header": ["ephemeralPublicKey": "MFkw", "transactionId": "abc"],
+            ]
+        ]
         let out = r.json(token)
         #expect(out["paymentData"]?["data"] == .string(mask))
         #expect(out["paymentData"]?["signature"] == .string(mask))
@@ -154,7 +181,9 @@ import Testing
 
     @Test func urlPasswordsAreMasked() {
         let r = Redactor()
-        #expect(r.text("GET https://merchant:hunter2@api.example.com/v2/x") == "GET https://merchant:\(mask)@api.example.com/v2/x")
+        #expect(
+            r.text("GET https://merchant:hunter2@api.example.com/v2/x")
+                == "GET https://merchant:\(mask)@api.example.com/v2/x")
         #expect(r.text("http://127.0.0.1:8080/path") == "http://127.0.0.1:8080/path")
     }
 
@@ -183,13 +212,15 @@ import Testing
 
     @Test func formBodiesAndBinaryBodies() {
         let r = Redactor()
-        #expect(r.body(Data("a=1&password=pw&b=2".utf8), contentType: "application/x-www-form-urlencoded") == "a=1&password=\(mask)&b=2")
+        #expect(
+            r.body(Data("a=1&password=pw&b=2".utf8), contentType: "application/x-www-form-urlencoded")
+                == "a=1&password=\(mask)&b=2")
         #expect(r.body(Data([0xff, 0xfe, 0x00]), contentType: nil) == "<3 bytes of binary data>")
     }
 
-    /// A batch's run registers its secrets as its own, and they go when it is forgotten — unless the process, or another
-    /// run still going, registered them too. Generations only grow, so a renderer's cache is never told a forgotten form
-    /// is new, nor misses one learned after.
+    /// A batch's run registers its secrets as its own, and they go when it is forgotten — unless the process, or
+    /// another run still going, registered them too. Generations only grow, so a renderer's cache is never told a
+    /// forgotten form is new, nor misses one learned after.
     @Test func aRunsSecretsAreForgottenWithItOnly() {
         let r = Redactor(secrets: ["process-wide-secret"])
         Redactor.$run.withValue("run 1") {
@@ -202,7 +233,9 @@ import Testing
         let before = r.generation
         r.forget(run: "run 1")
         #expect(r.text("token-of-run-one") == "token-of-run-one", "forgotten")
-        #expect(r.text(Data("token-of-run-one".utf8).base64EncodedString()) == Data("token-of-run-one".utf8).base64EncodedString(), "every form of it")
+        #expect(
+            r.text(Data("token-of-run-one".utf8).base64EncodedString())
+                == Data("token-of-run-one".utf8).base64EncodedString(), "every form of it")
         #expect(r.text("shared-between-runs") == mask, "run 2 still holds it")
         #expect(r.text("later-made-permanent") == mask, "the process registered it too")
         #expect(r.text("process-wide-secret") == mask)
@@ -220,8 +253,10 @@ import Testing
     /// Long secrets alike in their length, their first and their last 32 bytes (a key is hashed by those alone) are
     /// still two secrets: each is masked, and forgetting one run's leaves the other's.
     @Test func longSecretsAlikeAtBothEndsAreTwoSecrets() {
-        let head = String(repeating: "h", count: 40), tail = String(repeating: "t", count: 40)
-        let first = head + "first-middle" + tail, second = head + "other-middle" + tail
+        let head = String(repeating: "h", count: 40)
+        let tail = String(repeating: "t", count: 40)
+        let first = head + "first-middle" + tail
+        let second = head + "other-middle" + tail
         let r = Redactor()
         Redactor.$run.withValue("run 1") { r.register(first) }
         Redactor.$run.withValue("run 2") { r.register(second) }
@@ -246,24 +281,45 @@ import Testing
         #expect(r.generation > start)
     }
 
-    /// The percent-encoded forms and the trimming are made on bytes, and equal Foundation's for every kind of character.
-    @Test(arguments: ["sk_test/secret value+1", "a b&c=d?e#f", "ünïcødé 🔑 key", "~-._ unreserved!$'()*,;:@", "%41 already", "\t tabbed \n",
-                      "\u{3000}ideographic space\u{00A0}", ""])
+    /// The percent-encoded forms and the trimming are made on bytes, and equal Foundation's for every kind of
+    /// character.
+    @Test(arguments: [
+        "sk_test/secret value+1", "a b&c=d?e#f", "ünïcødé 🔑 key", "~-._ unreserved!$'()*,;:@", "%41 already",
+        "\t tabbed \n",
+        "\u{3000}ideographic space\u{00A0}", "",
+    ])
     func encodedFormsAreFoundationsOnBytes(_ secret: String) {
-        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-        #expect(PercentEncoding.encoded(secret, keeping: PercentEncoding.unreserved) == secret.addingPercentEncoding(withAllowedCharacters: unreserved))
-        #expect(PercentEncoding.pathSegment(secret) == secret.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))))
-        #expect(Redactor.encodedForms(of: secret).contains(Array(secret.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!.utf8)))
+        let unreserved = CharacterSet(
+            charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        #expect(
+            PercentEncoding.encoded(secret, keeping: PercentEncoding.unreserved)
+                == secret.addingPercentEncoding(withAllowedCharacters: unreserved))
+        #expect(
+            PercentEncoding.pathSegment(secret)
+                == secret.addingPercentEncoding(
+                    withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))))
+        #expect(
+            Redactor.encodedForms(of: secret).contains(
+                Array(secret.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!.utf8)))
         // The rest of Foundation's spellings: JSON (and with "/" escaped), form encoding, base64 and base64url.
         let forms = Redactor.encodedForms(of: secret)
-        let json = String(decoding: try! JSONSerialization.data(withJSONObject: [secret], options: [.fragmentsAllowed]), as: UTF8.self)
+        let json = String(
+            decoding: try! JSONSerialization.data(withJSONObject: [secret], options: [.fragmentsAllowed]), as: UTF8.self
+        )
         #expect(forms.contains(Array(json.dropFirst(2).dropLast(2).utf8)), "\(json)")
         #expect(forms.contains(Array(Data(secret.utf8).base64EncodedString().utf8)))
-        let url = Data(secret.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        let url = Data(secret.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(
+            of: "/", with: "_"
+        )
+        .replacingOccurrences(of: "=", with: "")
         #expect(forms.contains(Array(url.utf8)))
         if secret.contains(" ") {
-            #expect(forms.contains(Array(secret.addingPercentEncoding(withAllowedCharacters: unreserved)!.replacingOccurrences(of: "%20", with: "+").utf8)))
+            #expect(
+                forms.contains(
+                    Array(
+                        secret.addingPercentEncoding(withAllowedCharacters: unreserved)!.replacingOccurrences(
+                            of: "%20", with: "+"
+                        ).utf8)))
         }
         #expect(Redactor.trimmed(secret) == secret.trimmingCharacters(in: .whitespacesAndNewlines))
     }
@@ -271,7 +327,8 @@ import Testing
     /// A configured secret is masked in the forms it takes on the way: JSON-escaped, percent-encoded, base64, and
     /// line by line for a PEM.
     @Test func encodedFormsOfASecretAreMaskedToo() {
-        let pem = "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg\nhsSecretSecretSecretSecretSecretSecretSecretSecret\n-----END PRIVATE KEY-----"
+        let pem =
+            "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg\nhsSecretSecretSecretSecretSecretSecretSecretSecret\n-----END PRIVATE KEY-----"
         let key = "sk_test/secret value+1"
         let r = Redactor(secrets: [pem, key])
         let escaped = String(JSON.string(pem).serialized().dropFirst().dropLast())
@@ -284,6 +341,8 @@ import Testing
         #expect(r.text("form: k=sk_test%2Fsecret+value%2B1") == "form: k=\(mask)")
         #expect(r.text("b64 \(Data(key.utf8).base64EncodedString())") == "b64 \(mask)")
         #expect(r.text("b64url \(Data(key.utf8).base64URLEncodedString())") == "b64url \(mask)")
-        #expect(!r.body(Data(#"{"echo":"\#(escaped)"}"#.utf8), contentType: "application/json").contains("MIGHAgEAMBMGByqGSM49"))
+        #expect(
+            !r.body(Data(#"{"echo":"\#(escaped)"}"#.utf8), contentType: "application/json").contains(
+                "MIGHAgEAMBMGByqGSM49"))
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+
 @testable import CheckoutKit
 
 @Suite struct RetryPolicyTests {
@@ -12,7 +13,9 @@ import Testing
     }
 
     @Test func safetyRules() {
-        for method in ["GET", "PUT", "DELETE", "HEAD"] { #expect(policy.shouldRetry(request(method), attempt: 1, outcome: unavailable)) }
+        for method in ["GET", "PUT", "DELETE", "HEAD"] {
+            #expect(policy.shouldRetry(request(method), attempt: 1, outcome: unavailable))
+        }
         #expect(!policy.shouldRetry(request("POST"), attempt: 1, outcome: unavailable))
         #expect(!policy.shouldRetry(request("PATCH"), attempt: 1, outcome: unavailable))
         #expect(policy.shouldRetry(request("POST", ["Idempotency-Key": "k"]), attempt: 1, outcome: unavailable))
@@ -42,7 +45,9 @@ import Testing
         #expect(RetryPolicy.mayReuseConnection(request("GET")))
         #expect(RetryPolicy.mayReuseConnection(request("POST", ["Bn-Idempotency-Key": "k"])))
         #expect(RetryPolicy.mayReuseConnection(request("POST", ["idempotency-key": "k"])))
-        #expect(RetryPolicy.mayReuseConnection(HTTPClientRequest(method: "POST", url: "http://127.0.0.1/graphql", readOnly: true)))
+        #expect(
+            RetryPolicy.mayReuseConnection(
+                HTTPClientRequest(method: "POST", url: "http://127.0.0.1/graphql", readOnly: true)))
         #expect(!RetryPolicy.mayReuseConnection(request("POST")))
         #expect(!RetryPolicy.mayReuseConnection(request("PATCH")))
         let capture = HTTPClientRequest(method: "POST", url: "http://127.0.0.1/v2/payments/capture", idempotent: true)
@@ -58,7 +63,8 @@ import Testing
         #expect(!RetryPolicy.never.shouldRetry(request("GET"), attempt: 1, outcome: unavailable))
     }
 
-    /// Every 5xx says nothing of what the request did (a 503 from a proxy included), and none settles an earlier attempt.
+    /// Every 5xx says nothing of what the request did (a 503 from a proxy included), and none settles an earlier
+    /// attempt.
     @Test(arguments: [500, 501, 502, 503, 504, 507, 520, 599])
     func everyServerErrorLeavesTheOutcomeOpen(status: Int) {
         let answer: Result<HTTPClientResponse, TransportError> = .success(HTTPClientResponse(status: status))
@@ -69,7 +75,8 @@ import Testing
     }
 
     /// An attempt that may have acted keeps the outcome open through the attempts after it, even when the last answer
-    /// is only "not now" (a 429 settles nothing): a lost first attempt followed by rate limits is open, never "did nothing".
+    /// is only "not now" (a 429 settles nothing): a lost first attempt followed by rate limits is open, never "did
+    /// nothing".
     @Test func anEarlierAttemptThatMayHaveActedKeepsTheOutcomeOpen() async throws {
         final class Scripted: HTTPClient {
             let outcomes = Mutex<[Result<HTTPClientResponse, TransportError>]>([
@@ -95,7 +102,8 @@ import Testing
         #expect(RetryPolicy.parseRetryAfter(" 0 ") == 0)
         #expect(RetryPolicy.parseRetryAfter("soon") == nil)
         // Capped: a server cannot park the driver for an hour.
-        #expect(policy.delay(after: 1, response: HTTPClientResponse(status: 429, headers: ["Retry-After": "3600"])) == 60)
+        #expect(
+            policy.delay(after: 1, response: HTTPClientResponse(status: 429, headers: ["Retry-After": "3600"])) == 60)
     }
 
     @Test func retryAfterHTTPDate() throws {
@@ -126,15 +134,20 @@ import Testing
     /// A response's body is parsed once for it and its copies (a read's answer is checked for a garbled body before its
     /// reader parses it), and parsed afresh once the body is changed.
     @Test func aResponseBodyIsParsedOnceAndAgainWhenItChanges() throws {
-        let request = HTTPClientRequest(method: "GET", url: "http://127.0.0.1/x", headers: ["Accept": "application/json"])
+        let request = HTTPClientRequest(
+            method: "GET", url: "http://127.0.0.1/x", headers: ["Accept": "application/json"])
         var response = HTTPClientResponse(status: 200, body: Data(#"{"a":1}"#.utf8))
         #expect(!RetryPolicy.isGarbledRead(request, response))
         let copy = response
         #expect(copy.json == ["a": 1])
         response.body = Data("<html>a proxy's page</html>".utf8)
-        #expect(response.json == nil && RetryPolicy.isGarbledRead(request, response), "the changed body is parsed again")
+        #expect(
+            response.json == nil && RetryPolicy.isGarbledRead(request, response), "the changed body is parsed again")
         #expect(copy.json == ["a": 1], "a copy keeps its own body's parse")
-        guard case .failure(let error) = response.parsedBody() else { Issue.record("parsed"); return }
+        guard case .failure(let error) = response.parsedBody() else {
+            Issue.record("parsed")
+            return
+        }
         #expect(error.description.isEmpty == false)
         response.body = Data()
         #expect(response.json == nil && !RetryPolicy.isGarbledRead(request, response), "an empty body is not garbled")

@@ -1,10 +1,12 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import CheckoutKit
 
-/// The one rule of amounts (`Amount.minorUnits`): the text a person wrote, read exactly by its notation and currency, or
-/// refused saying what is wrong, as the literal table (`AmountTable`) says: value × currency → minor units, or the words.
+/// The one rule of amounts (`Amount.minorUnits`): the text a person wrote, read exactly by its notation and currency,
+/// or refused saying what is wrong, as the literal table (`AmountTable`) says: value × currency → minor units, or the
+/// words.
 @Suite struct AmountTests {
     typealias Outcome = AmountTable.Outcome
     static let minorUnitsTable = AmountTable.minorUnits
@@ -49,15 +51,21 @@ import TestSupport
     @Test func theLargestAmountAndOneMoreDigit() throws {
         #expect(try Self.outcome("999999999999", .minorUnits, "USD") == .minor(999_999_999_999))
         #expect(try Self.outcome("9999999999.99", .majorUnits, "USD") == .minor(999_999_999_999))
-        #expect(try Self.outcome("1000000000000", .minorUnits, "USD") == .refused("is more than the largest amount, 999999999999 minor units"))
-        #expect(try Self.outcome("99999999999999999999", .majorUnits, "KWD") == .refused("is more than the largest amount, 999999999999 minor units"))
+        #expect(
+            try Self.outcome("1000000000000", .minorUnits, "USD")
+                == .refused("is more than the largest amount, 999999999999 minor units"))
+        #expect(
+            try Self.outcome("99999999999999999999", .majorUnits, "KWD")
+                == .refused("is more than the largest amount, 999999999999 minor units"))
         #expect(try Self.outcome("012", .minorUnits, "USD") == .minor(12), "a leading zero changes nothing")
     }
 
     /// Every cent up to 100.00 survives a round trip, where a double-based conversion (0.29 * 100 = 28.999…) fails.
     @Test func everyCentRoundTrips() {
         for minor in 1...10_000 {
-            #expect(Amount.minorUnits(.string(Currency.usd.decimal(minor)), notation: .majorUnits, currency: .usd) == .success(minor))
+            #expect(
+                Amount.minorUnits(.string(Currency.usd.decimal(minor)), notation: .majorUnits, currency: .usd)
+                    == .success(minor))
         }
     }
 
@@ -65,19 +73,30 @@ import TestSupport
     @Test func aDecimalInACurrencyOfUnknownDigitsIsRefused() throws {
         let unknown = try Currency.parse("999")
         #expect(Amount.minorUnits("8000", notation: .minorUnits, currency: unknown) == .success(8000))
-        #expect(Amount.minorUnits("80.00", notation: .minorUnits, currency: unknown)
+        #expect(
+            Amount.minorUnits("80.00", notation: .minorUnits, currency: unknown)
                 == .failure(.init(problem: "is a decimal, and how many decimals currency 999 has is not known here")))
-        #expect(Amount.minorUnits("80", notation: .majorUnits, currency: unknown)
-                == .failure(.init(problem: "is in major units, and how many decimals currency 999 has is not known here")))
+        #expect(
+            Amount.minorUnits("80", notation: .majorUnits, currency: unknown)
+                == .failure(
+                    .init(problem: "is in major units, and how many decimals currency 999 has is not known here")))
     }
 
     @Test func anOptionsRefusalNamesItTheValueAndTheForms() throws {
-        let error = #expect(throws: Diagnostic.self) { try Amount.parse(option: "--amount", "12.5", notation: .minorUnits, currency: try Currency.parse("JPY")) }
+        let error = #expect(throws: Diagnostic.self) {
+            try Amount.parse(option: "--amount", "12.5", notation: .minorUnits, currency: try Currency.parse("JPY"))
+        }
         #expect(error?.code == .usage)
         #expect(error?.message == "--amount 12.5 has 1 decimal, and JPY has none")
-        #expect(error?.hint == "give digits for minor units (1234 is 1234 JPY) or a whole number of JPY (1234); no sign, exponent, comma or spaces")
-        let major = #expect(throws: Diagnostic.self) { try Amount.parse(option: "--amount", "1,5", notation: .majorUnits, currency: .usd) }
-        #expect(major?.hint == "give a decimal in USD with at most 2 decimals (12.34); no sign, exponent, comma or spaces")
+        #expect(
+            error?.hint
+                == "give digits for minor units (1234 is 1234 JPY) or a whole number of JPY (1234); no sign, exponent, comma or spaces"
+        )
+        let major = #expect(throws: Diagnostic.self) {
+            try Amount.parse(option: "--amount", "1,5", notation: .majorUnits, currency: .usd)
+        }
+        #expect(
+            major?.hint == "give a decimal in USD with at most 2 decimals (12.34); no sign, exponent, comma or spaces")
     }
 }
 

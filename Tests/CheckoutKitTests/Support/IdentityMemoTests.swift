@@ -1,5 +1,6 @@
 import Testing
 import WireTypes
+
 @testable import CheckoutKit
 
 @Suite struct IdentityMemoTests {
@@ -11,25 +12,51 @@ import WireTypes
         let memo = IdentityMemo<Int>()
         var worked = 0
         let first: JSON = ["token": "tok_1", "amount": 1000]
-        #expect(memo.result("run-1", of: first) { worked += 1; return 1 } == 1)
+        #expect(
+            memo.result("run-1", of: first) {
+                worked += 1
+                return 1
+            } == 1)
         let handedRound = first
-        #expect(memo.result("run-1", of: handedRound) { worked += 1; return 2 } == 1)
+        #expect(
+            memo.result("run-1", of: handedRound) {
+                worked += 1
+                return 2
+            } == 1)
         #expect(worked == 1)
         let rebuilt: JSON = ["token": "tok_1", "amount": 1000]
-        #expect(memo.result("run-1", of: rebuilt) { worked += 1; return 3 } == 3)
+        #expect(
+            memo.result("run-1", of: rebuilt) {
+                worked += 1
+                return 3
+            } == 3)
         let changed: JSON = ["token": "tok_2", "amount": 1000]
-        #expect(memo.result("run-1", of: changed) { worked += 1; return 4 } == 4)
+        #expect(
+            memo.result("run-1", of: changed) {
+                worked += 1
+                return 4
+            } == 4)
         // Another key has a result of its own, even for the same value.
-        #expect(memo.result("run-2", of: changed) { worked += 1; return 5 } == 5)
+        #expect(
+            memo.result("run-2", of: changed) {
+                worked += 1
+                return 5
+            } == 5)
         #expect(worked == 4)
     }
 
     @Test func aRefusedValueKeepsNothing() throws {
         let memo = IdentityMemo<Int>()
         let value: JSON = ["broken": true]
-        #expect(throws: Refused.self) { try memo.result("k", of: value) { () throws(Refused) -> Int in throw Refused() } }
+        #expect(throws: Refused.self) {
+            try memo.result("k", of: value) { () throws(Refused) -> Int in throw Refused() }
+        }
         var worked = false
-        #expect(memo.result("k", of: value) { worked = true; return 7 } == 7)
+        #expect(
+            memo.result("k", of: value) {
+                worked = true
+                return 7
+            } == 7)
         #expect(worked)
     }
 

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import CheckoutKit
 
 @Suite struct JSONPathTests {

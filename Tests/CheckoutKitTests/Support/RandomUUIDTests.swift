@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import CheckoutKit
 
 @Suite struct RandomUUIDTests {
@@ -14,7 +15,8 @@ import Testing
             #expect(characters[14] == "4", "version 4: \(text)")
             #expect("89AB".contains(characters[19]), "RFC 4122 variant: \(text)")
         }
-        // Every other digit varies: over 200 ids each takes more than four values (the version and variant digits do not).
+        // Every other digit varies: over 200 ids each takes more than four values (the version and variant digits do
+        // not).
         for position in 0..<36 where ![8, 13, 14, 18, 19, 23].contains(position) {
             #expect(Set(ids.map { Array($0.uuidString)[position] }).count > 4, "position \(position)")
         }

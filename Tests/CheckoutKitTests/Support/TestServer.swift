@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import LoopbackHTTP
 import SandboxEmulator
+
 @testable import CheckoutKit
 
 /// A real loopback HTTP server for tests: it records every request, counts them per path, and hands the
@@ -81,7 +82,9 @@ final class ClosedPort {
         sin.sin_port = 0
         sin.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &sin) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0 else { throw HTTPServerError("bind failed") }
         var actual = sockaddr_in()
@@ -142,10 +145,12 @@ struct Harness {
 
     func runner() -> FlowRunner {
         let configuration = Configuration(environment: "test", kind: .local, values: env)
-        return FlowRunner(client: CurlTransport(), registry: registry,
-                          settings: RunSettings(environment: "test", requestTimeout: requestTimeout, deadline: deadline, retry: retry),
-                          configuration: configuration, state: state, redactor: Redactor(secrets: configuration.secretValues),
-                          events: events.sink)
+        return FlowRunner(
+            client: CurlTransport(), registry: registry,
+            settings: RunSettings(
+                environment: "test", requestTimeout: requestTimeout, deadline: deadline, retry: retry),
+            configuration: configuration, state: state, redactor: Redactor(secrets: configuration.secretValues),
+            events: events.sink)
     }
 
     func flow(_ json: String) throws -> Flow {
@@ -161,10 +166,12 @@ extension FlowResult {
     func step(_ name: String) -> StepResult? { steps.first { $0.name == name } }
 }
 
-
 /// Runs a throwing(Diagnostic) body and returns the diagnostic it threw, or nil.
 func diagnostic<T>(_ body: () throws(Diagnostic) -> T) -> Diagnostic? {
-    do { _ = try body(); return nil } catch { return error }
+    do {
+        _ = try body()
+        return nil
+    } catch { return error }
 }
 
 /// A provider-style operation for tests: GETs `url` through `context.send`, so the engine's retries and
@@ -187,7 +194,9 @@ struct FetchArguments: OperationArguments {
     var count: Int?
     var tag: String?
 
-    static let arguments: [Argument<FetchArguments>] = [.string("url", \.url), .integer("count", \.count), .string("tag", \.tag)]
+    static let arguments: [Argument<FetchArguments>] = [
+        .string("url", \.url), .integer("count", \.count), .string("tag", \.tag),
+    ]
 }
 
 /// The sandbox emulator started for one test and shut down with it.

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import GraphQL
 
 /// OneOf input objects take exactly one field, not null — written in the document or given as a variable's value.
@@ -7,15 +8,23 @@ import Testing
 
     @Test func aVariablesValueTakesExactlyOneNonNullField() throws {
         let schema = HarnessSchema.schema
-        #expect(try InputCoercion.coerce(.object([("id", .string("1"))]), to: Self.pick, in: schema) == .object([("id", .string("1"))]))
-        for bad: GraphQLValue in [.object([("id", .string("1")), ("label", .string("x"))]), .object([]), .object([("id", .null)])] {
+        #expect(
+            try InputCoercion.coerce(.object([("id", .string("1"))]), to: Self.pick, in: schema)
+                == .object([("id", .string("1"))]))
+        for bad: GraphQLValue in [
+            .object([("id", .string("1")), ("label", .string("x"))]), .object([]), .object([("id", .null)]),
+        ] {
             #expect(throws: (any Error).self, "\(bad)") { try InputCoercion.coerce(bad, to: Self.pick, in: schema) }
         }
     }
 
     @Test func aLiteralTakesExactlyOneNonNullField() throws {
         #expect(try HarnessSchema.validate("{ pick(by: {label: \"x\"}) { id } }") == [])
-        #expect(try HarnessSchema.validate("{ pick(by: {id: 1, label: \"x\"}) { id } }").contains { $0.contains("must specify exactly one key") })
-        #expect(try HarnessSchema.validate("{ pick(by: {id: null}) { id } }").contains { $0.contains("must be non-null") })
+        #expect(
+            try HarnessSchema.validate("{ pick(by: {id: 1, label: \"x\"}) { id } }").contains {
+                $0.contains("must specify exactly one key")
+            })
+        #expect(
+            try HarnessSchema.validate("{ pick(by: {id: null}) { id } }").contains { $0.contains("must be non-null") })
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import GraphQL
 
 /// The lexer (spec §2.1): tokens, ignored tokens, strings and numbers, and syntax errors with line and column.
@@ -14,13 +15,19 @@ import Testing
     }
 
     func error(_ text: String) -> GraphQLError? {
-        do { _ = try tokens(text); return nil } catch { return error }
+        do {
+            _ = try tokens(text)
+            return nil
+        } catch { return error }
     }
 
     @Test func punctuatorsNamesAndNumbersWithTheirPositions() throws {
         let t = try tokens("query Q($a: Int = -12) {\n  f(x: 1.5e3, y: 0) @skip ... on T }")
-        #expect(t.map(\.value) == ["query", "Q", "(", "$", "a", ":", "Int", "=", "-12", ")", "{",
-                                   "f", "(", "x", ":", "1.5e3", "y", ":", "0", ")", "@", "skip", "...", "on", "T", "}"])
+        #expect(
+            t.map(\.value) == [
+                "query", "Q", "(", "$", "a", ":", "Int", "=", "-12", ")", "{",
+                "f", "(", "x", ":", "1.5e3", "y", ":", "0", ")", "@", "skip", "...", "on", "T", "}",
+            ])
         #expect(t[8].kind == .int && t[15].kind == .float && t[18].kind == .int)
         #expect(t[11].location == SourceLocation(line: 2, column: 3), "after a line break, columns restart")
     }

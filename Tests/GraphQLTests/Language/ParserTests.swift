@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import GraphQL
 
 /// The parser: executable documents and SDL, and errors at the token that broke the grammar.
@@ -8,11 +9,14 @@ import Testing
         .deletingLastPathComponent().deletingLastPathComponent()
 
     static func centraSDL() throws -> String {
-        try String(contentsOf: repoRoot.appendingPathComponent("Sources/SandboxEmulator/Centra/Schema/storefront_api_schema.graphql"), encoding: .utf8)
+        try String(
+            contentsOf: repoRoot.appendingPathComponent(
+                "Sources/SandboxEmulator/Centra/Schema/storefront_api_schema.graphql"), encoding: .utf8)
     }
 
     @Test func anOperationWithEverything() throws {
-        let doc = try Parser.parse("""
+        let doc = try Parser.parse(
+            """
             query Cart($mode: VOUCHER_MODE = LINES, $ids: [Int!]!) @live {
               sel: selection(voucherMode: $mode) { id ...Lines ... on Selection @include(if: true) { grandTotal { value } } }
               other(list: [1, 2.5, "s", true, null, E, {a: {b: $ids}}])
@@ -25,15 +29,24 @@ import Testing
         #expect(op.variables[0].defaultValue == .enumValue("LINES"))
         #expect(op.variables[1].type == .nonNull(.list(.nonNull(.named("Int")))))
         #expect(op.directives.map(\.name) == ["live"])
-        guard case .field(let sel) = op.selectionSet[0] else { Issue.record("a field"); return }
+        guard case .field(let sel) = op.selectionSet[0] else {
+            Issue.record("a field")
+            return
+        }
         #expect(sel.alias == "sel" && sel.name == "selection" && sel.responseKey == "sel")
         #expect(sel.arguments.first?.value == .variable("mode"))
         let inner = sel.selectionSet ?? []
         #expect(inner.count == 3)
         if case .fragmentSpread(let s) = inner[1] { #expect(s.name == "Lines") } else { Issue.record("a spread") }
-        if case .inlineFragment(let i) = inner[2] { #expect(i.typeCondition == "Selection" && i.directives.first?.name == "include") }
-        else { Issue.record("an inline fragment") }
-        guard case .field(let other) = op.selectionSet[1] else { Issue.record("a field"); return }
+        if case .inlineFragment(let i) = inner[2] {
+            #expect(i.typeCondition == "Selection" && i.directives.first?.name == "include")
+        } else {
+            Issue.record("an inline fragment")
+        }
+        guard case .field(let other) = op.selectionSet[1] else {
+            Issue.record("a field")
+            return
+        }
         #expect(other.arguments.first?.value.text == #"[1, 2.5, "s", true, null, E, {a: {b: $ids}}]"#)
         #expect(doc.fragments.first?.typeCondition == "Selection")
     }
@@ -45,7 +58,8 @@ import Testing
     }
 
     @Test func everySDLConstruct() throws {
-        let doc = try Parser.parse(#"""
+        let doc = try Parser.parse(
+            #"""
             "The schema" schema { query: Q mutation: M }
             """A scalar"""
             scalar Map @specifiedBy(url: "https://example.com")
@@ -61,33 +75,53 @@ import Testing
         var kinds: [String] = []
         for d in doc.definitions {
             switch d {
-            case .schema(let s): kinds.append("schema:\(s.description ?? "")"); #expect(s.operationTypes.map(\.1) == ["Q", "M"])
-            case .directive(let d): kinds.append("directive"); #expect(d.repeatable && d.locations == ["FIELD_DEFINITION", "OBJECT"])
+            case .schema(let s):
+                kinds.append("schema:\(s.description ?? "")")
+                #expect(s.operationTypes.map(\.1) == ["Q", "M"])
+            case .directive(let d):
+                kinds.append("directive")
+                #expect(d.repeatable && d.locations == ["FIELD_DEFINITION", "OBJECT"])
             case .type(let t): kinds.append(t.name)
             case .typeExtension(let t): kinds.append("extend " + t.name)
             default: kinds.append("?")
             }
         }
         #expect(kinds == ["schema:The schema", "Map", "directive", "Node", "Named", "Q", "R", "E", "In", "extend Q"])
-        guard case .type(let q) = doc.definitions[5], case .object(let interfaces, let fields) = q.kind else { Issue.record("type Q"); return }
+        guard case .type(let q) = doc.definitions[5], case .object(let interfaces, let fields) = q.kind else {
+            Issue.record("type Q")
+            return
+        }
         #expect(interfaces == ["Node"] && q.directives.map(\.name) == ["limit"])
         #expect(fields[1].description == "a field" && fields[1].arguments.map(\.name) == ["first", "where"])
         #expect(fields[1].arguments[0].defaultValue == .int("5") && fields[1].arguments[1].description == "the filter")
         #expect(fields[1].type == .nonNull(.list(.nonNull(.named("R")))))
-        guard case .type(let r) = doc.definitions[6], case .union(let members) = r.kind else { Issue.record("union"); return }
+        guard case .type(let r) = doc.definitions[6], case .union(let members) = r.kind else {
+            Issue.record("union")
+            return
+        }
         #expect(members == ["Q", "M"])
-        guard case .type(let e) = doc.definitions[7], case .enumeration(let values) = e.kind else { Issue.record("enum"); return }
+        guard case .type(let e) = doc.definitions[7], case .enumeration(let values) = e.kind else {
+            Issue.record("enum")
+            return
+        }
         #expect(values.map(\.name) == ["A", "B"] && values[1].description == "b")
-        guard case .type(let i) = doc.definitions[8], case .inputObject(let inputs) = i.kind else { Issue.record("input"); return }
+        guard case .type(let i) = doc.definitions[8], case .inputObject(let inputs) = i.kind else {
+            Issue.record("input")
+            return
+        }
         #expect(inputs[1].defaultValue == .list([.enumValue("A")]))
-        guard case .type(let m) = doc.definitions[1] else { Issue.record("scalar"); return }
+        guard case .type(let m) = doc.definitions[1] else {
+            Issue.record("scalar")
+            return
+        }
         #expect(m.description == "A scalar")
     }
 
     /// Every production of the type system grammar (§3), each extension kind with each thing it may add, directives
     /// at every location, descriptions of every form: the schema "kitchen sink" of this project's own.
     @Test func theWholeTypeSystemGrammar() throws {
-        let doc = try Parser.parse(#"""
+        let doc = try Parser.parse(
+            #"""
             """The schema as a whole."""
             schema @onSchema { query: Root mutation: Change }
             extend schema @onSchema
@@ -138,8 +172,14 @@ import Testing
         }
         #expect(schemaExtensions.map(\.directives.count) == [1, 1, 0])
         #expect(schemaExtensions.map { $0.operationTypes.map(\.1) } == [[], ["Feed"], ["Feed"]])
-        #expect(extensions == ["Item", "Item", "Item", "Node", "Node", "Node", "Choice", "Choice", "Stamp", "Mode", "Mode", "In", "In"])
-        guard case .directive(let directive) = doc.definitions.last else { Issue.record("directive"); return }
+        #expect(
+            extensions == [
+                "Item", "Item", "Item", "Node", "Node", "Node", "Choice", "Choice", "Stamp", "Mode", "Mode", "In", "In",
+            ])
+        guard case .directive(let directive) = doc.definitions.last else {
+            Issue.record("directive")
+            return
+        }
         #expect(directive.locations.count == 19 && directive.repeatable && directive.description == "A directive.")
     }
 
@@ -152,7 +192,10 @@ import Testing
         ("extend input I", "Syntax Error: Unexpected <EOF>."),
         ("extend scalar S", "Syntax Error: Unexpected <EOF>."),
         ("extend schema", "Syntax Error: Unexpected <EOF>."),
-        ("\"no description on an extension\" extend type T @d", "Syntax Error: Unexpected String \"no description on an extension\"."),
+        (
+            "\"no description on an extension\" extend type T @d",
+            "Syntax Error: Unexpected String \"no description on an extension\"."
+        ),
         ("directive @d on FIELD | NOWHERE", "Syntax Error: Unexpected Name \"NOWHERE\"."),
         ("directive @d on field", "Syntax Error: Unexpected Name \"field\"."),
     ])
@@ -166,7 +209,8 @@ import Testing
     }
 
     @Test func aSchemaExtensionAddsRootTypesOnce() throws {
-        let schema = try Schema(sdl: "schema { query: Q } type Q { a: Int } type S { b: Int } extend schema { subscription: S }")
+        let schema = try Schema(
+            sdl: "schema { query: Q } type Q { a: Int } type S { b: Int } extend schema { subscription: S }")
         #expect(schema.subscriptionType == "S")
         #expect(throws: GraphQLError.self) {
             try Schema(sdl: "schema { query: Q } type Q { a: Int } extend schema { query: Q }")
@@ -178,8 +222,14 @@ import Testing
         #expect(centra.definitions.count > 250)
         let schema = try Schema(document: centra)
         #expect(schema.mutationType == "Mutation")
-        #expect(schema.field("paymentInstructions", on: "Mutation")?.arguments.first?.type == .nonNull(.named("PaymentInstructionsInput")))
-        #expect(schema.possibleTypes(of: "PaymentAction") == ["FormPaymentAction", "JavascriptPaymentAction", "RedirectPaymentAction", "SuccessPaymentAction", "SuccessStoredPaymentAction"])
+        #expect(
+            schema.field("paymentInstructions", on: "Mutation")?.arguments.first?.type
+                == .nonNull(.named("PaymentInstructionsInput")))
+        #expect(
+            schema.possibleTypes(of: "PaymentAction") == [
+                "FormPaymentAction", "JavascriptPaymentAction", "RedirectPaymentAction", "SuccessPaymentAction",
+                "SuccessStoredPaymentAction",
+            ])
     }
 
     @Test(arguments: [
@@ -206,7 +256,9 @@ import Testing
     @Test func deepNestingIsRefused() {
         let deep = String(repeating: "{a", count: 5000) + String(repeating: "}", count: 5000)
         #expect((try? Parser.parse(deep)) == nil)
-        do { _ = try Parser.parse(deep) } catch { #expect(error.message == "Syntax Error: Document nests deeper than 128 levels.") }
+        do { _ = try Parser.parse(deep) } catch {
+            #expect(error.message == "Syntax Error: Document nests deeper than 128 levels.")
+        }
         let values = "{ f(a: " + String(repeating: "[", count: 1000) + String(repeating: "]", count: 1000) + ") }"
         #expect(throws: GraphQLError.self) { try Parser.parse(values) }
         let fine = String(repeating: "{a", count: 100) + String(repeating: "}", count: 100)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import GraphQL
 
 /// Introspection reads the schema back as GraphQL tools ask for it.
@@ -12,45 +13,62 @@ import Testing
     }
 
     @Test func typeReadsBackFieldsArgumentsAndWrappedTypes() throws {
-        let r = try object(#"{ __type(name: "Product") { kind name interfaces { name } fields { name args { name defaultValue type { name } } type { kind name ofType { kind name ofType { kind name } } } } } }"#)
+        let r = try object(
+            #"{ __type(name: "Product") { kind name interfaces { name } fields { name args { name defaultValue type { name } } type { kind name ofType { kind name ofType { kind name } } } } } }"#
+        )
         #expect(r["errors"] == nil, "\(r)")
         let type = try #require((r["data"] as? [String: Any])?["__type"] as? [String: Any])
         #expect(type["kind"] as? String == "OBJECT")
         #expect((type["interfaces"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["Node"])
         let fields = try #require(type["fields"] as? [[String: Any]])
-        #expect(fields.compactMap { $0["name"] as? String } == ["id", "name", "price", "tags"], "deprecated ones left out by default")
+        #expect(
+            fields.compactMap { $0["name"] as? String } == ["id", "name", "price", "tags"],
+            "deprecated ones left out by default")
         let price = try #require(fields.first { $0["name"] as? String == "price" })
         let arg = try #require((price["args"] as? [[String: Any]])?.first)
         #expect(arg["name"] as? String == "currency" && arg["defaultValue"] as? String == "EUR")
         let tags = try #require(fields.first { $0["name"] as? String == "tags" }?["type"] as? [String: Any])
         #expect(tags["kind"] as? String == "LIST")
         let inner = try #require(tags["ofType"] as? [String: Any])
-        #expect(inner["kind"] as? String == "NON_NULL" && (inner["ofType"] as? [String: Any])?["name"] as? String == "String")
+        #expect(
+            inner["kind"] as? String == "NON_NULL"
+                && (inner["ofType"] as? [String: Any])?["name"] as? String == "String")
     }
 
     /// The built-in scalars and directives carry the descriptions the spec gives them, arguments included.
     @Test func builtInsHaveTheSpecsDescriptions() throws {
-        let r = try object(#"""
+        let r = try object(
+            #"""
             { int: __type(name: "Int") { description } id: __type(name: "ID") { description }
               __schema { directives { name description args { name description defaultValue } } } }
             """#)
         let data = try #require(r["data"] as? [String: Any])
-        #expect((data["int"] as? [String: Any])?["description"] as? String
-            == "The `Int` scalar type represents non-fractional signed whole numeric values. Int can represent values between -(2^31) and 2^31 - 1.")
-        #expect(((data["id"] as? [String: Any])?["description"] as? String)?.contains("any string (such as `\"4\"`) or integer") == true)
+        #expect(
+            (data["int"] as? [String: Any])?["description"] as? String
+                == "The `Int` scalar type represents non-fractional signed whole numeric values. Int can represent values between -(2^31) and 2^31 - 1."
+        )
+        #expect(
+            ((data["id"] as? [String: Any])?["description"] as? String)?.contains(
+                "any string (such as `\"4\"`) or integer") == true)
         let directives = try #require((data["__schema"] as? [String: Any])?["directives"] as? [[String: Any]])
         let byName = Dictionary(uniqueKeysWithValues: directives.map { ($0["name"] as? String ?? "", $0) })
-        #expect(byName["skip"]?["description"] as? String == "Directs the executor to skip this field or fragment when the `if` argument is true.")
-        #expect((byName["include"]?["args"] as? [[String: Any]])?.first?["description"] as? String == "Included when true.")
+        #expect(
+            byName["skip"]?["description"] as? String
+                == "Directs the executor to skip this field or fragment when the `if` argument is true.")
+        #expect(
+            (byName["include"]?["args"] as? [[String: Any]])?.first?["description"] as? String == "Included when true.")
         let reason = (byName["deprecated"]?["args"] as? [[String: Any]])?.first
         #expect((reason?["description"] as? String)?.hasPrefix("Explains why this element was deprecated") == true)
         #expect(reason?["defaultValue"] as? String == "\"No longer supported\"")
-        #expect(byName["oneOf"]?["description"] as? String == "Indicates exactly one field must be supplied and this field must not be `null`.")
+        #expect(
+            byName["oneOf"]?["description"] as? String
+                == "Indicates exactly one field must be supplied and this field must not be `null`.")
         for (name, directive) in byName { #expect((directive["description"] as? String)?.isEmpty == false, "@\(name)") }
     }
 
     @Test func deprecatedFieldsOnRequestAndEnumsUnionsInputs() throws {
-        let r = try object(#"""
+        let r = try object(
+            #"""
             { p: __type(name: "Product") { fields(includeDeprecated: true) { name isDeprecated deprecationReason } }
               e: __type(name: "Currency") { enumValues { name } }
               u: __type(name: "SearchResult") { kind possibleTypes { name } }
@@ -58,10 +76,16 @@ import Testing
               none: __type(name: "Nope") { name } }
             """#)
         let data = try #require(r["data"] as? [String: Any])
-        let old = ((data["p"] as? [String: Any])?["fields"] as? [[String: Any]])?.first { $0["name"] as? String == "old" }
+        let old = ((data["p"] as? [String: Any])?["fields"] as? [[String: Any]])?.first {
+            $0["name"] as? String == "old"
+        }
         #expect(old?["isDeprecated"] as? Bool == true && old?["deprecationReason"] as? String == "use name")
-        #expect(((data["e"] as? [String: Any])?["enumValues"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["EUR", "SEK", "USD"])
-        #expect(((data["u"] as? [String: Any])?["possibleTypes"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["Cart", "Product"])
+        #expect(
+            ((data["e"] as? [String: Any])?["enumValues"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
+                == ["EUR", "SEK", "USD"])
+        #expect(
+            ((data["u"] as? [String: Any])?["possibleTypes"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
+                == ["Cart", "Product"])
         let inputs = (data["i"] as? [String: Any])?["inputFields"] as? [[String: Any]]
         #expect(inputs?.first { $0["name"] as? String == "quantity" }?["defaultValue"] as? String == "1")
         #expect(data["none"] is NSNull)
@@ -90,7 +114,8 @@ import Testing
             fragment InputValue on __InputValue { name description type { ...TypeRef } defaultValue }
             fragment TypeRef on __Type { kind name ofType { kind name ofType { kind name ofType { kind name } } } }
             """#
-        let response = try #require(try JSONSerialization.jsonObject(with: centra.execute(query: query).jsonData) as? [String: Any])
+        let response = try #require(
+            try JSONSerialization.jsonObject(with: centra.execute(query: query).jsonData) as? [String: Any])
         #expect(response["errors"] == nil, "\(String(describing: response["errors"]))")
         let schema = try #require((response["data"] as? [String: Any])?["__schema"] as? [String: Any])
         #expect((schema["queryType"] as? [String: Any])?["name"] as? String == "Query")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import GraphQL
 
 /// The differential corpus: documents written by hand (Corpus/cases.graphql) and hundreds made at random over three
@@ -31,7 +32,8 @@ import Testing
     }
 
     static func handWritten() throws -> [Case] {
-        let text = try String(contentsOf: HarnessSchema.directory.appendingPathComponent("cases.graphql"), encoding: .utf8)
+        let text = try String(
+            contentsOf: HarnessSchema.directory.appendingPathComponent("cases.graphql"), encoding: .utf8)
         var cases: [Case] = []
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
             if line.hasPrefix("#> ") {
@@ -65,8 +67,9 @@ import Testing
 
         var corpus = written
         for (name, count) in Self.generated.sorted(by: { $0.key < $1.key }) {
-            var generator = DocumentGenerator(schema: schemas[name]!, seed: UInt64(name.utf8.reduce(0) { $0 &* 31 &+ UInt64($1) }),
-                                              mistakes: name == "harness" ? 1 : 0.5)
+            var generator = DocumentGenerator(
+                schema: schemas[name]!, seed: UInt64(name.utf8.reduce(0) { $0 &* 31 &+ UInt64($1) }),
+                mistakes: name == "harness" ? 1 : 0.5)
             let made = (0..<count).map { _ in Case(schema: name, expectValid: nil, text: generator.document()) }
             // A real mix: a generator whose documents were nearly all valid, or nearly all invalid, would test little.
             let valid = made.filter { Self.verdict($0, schemas: schemas).valid }.count
@@ -84,7 +87,9 @@ import Testing
             let file = String(format: "%04d-%@.graphql", index, c.schema)
             try Data(c.text.utf8).write(to: directory.appendingPathComponent(file))
             let (valid, errors) = Self.verdict(c, schemas: schemas)
-            manifest.append(["file": file, "schema": c.schema, "valid": valid, "errors": errors, "handWritten": c.expectValid != nil])
+            manifest.append([
+                "file": file, "schema": c.schema, "valid": valid, "errors": errors, "handWritten": c.expectValid != nil,
+            ])
         }
         let document: [String: Any] = ["schemas": Self.schemaFiles, "documents": manifest]
         try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
@@ -94,7 +99,8 @@ import Testing
     /// The generator is deterministic: the same seed makes the same documents, so a disagreement can be reproduced.
     @Test func theSameSeedMakesTheSameDocuments() throws {
         let schema = try Self.schema("harness")
-        var a = DocumentGenerator(schema: schema, seed: 7), b = DocumentGenerator(schema: schema, seed: 7)
+        var a = DocumentGenerator(schema: schema, seed: 7)
+        var b = DocumentGenerator(schema: schema, seed: 7)
         let first = (0..<20).map { _ in a.document() }
         #expect(first == (0..<20).map { _ in b.document() })
         var c = DocumentGenerator(schema: schema, seed: 8)

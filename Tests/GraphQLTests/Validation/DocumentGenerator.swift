@@ -1,4 +1,5 @@
 import TestSupport
+
 @testable import GraphQL
 
 /// Executable documents made at random over a schema, from a seed (the same seed, the same documents): fields with
@@ -37,16 +38,21 @@ struct DocumentGenerator {
         let root = schema.rootType(kind)!.name
         var body: String
         if kind == .subscription {
-            body = "{ " + (0..<(chance(0.3) ? 2 : 1)).map { _ in field(on: root, depth: 0) }.joined(separator: " ") + " }"
+            body =
+                "{ " + (0..<(chance(0.3) ? 2 : 1)).map { _ in field(on: root, depth: 0) }.joined(separator: " ") + " }"
         } else {
             body = selectionSet(on: root, depth: 0)
-            if kind == .query, chance(0.06) { body.insert(contentsOf: introspection() + " ", at: body.index(after: body.startIndex)) }
+            if kind == .query, chance(0.06) {
+                body.insert(contentsOf: introspection() + " ", at: body.index(after: body.startIndex))
+            }
         }
         var definitions = variables.map { "$\($0.name): \($0.type)" }
         if oops(0.04) { definitions.append("$unused: Int") }
         if !definitions.isEmpty, oops(0.03) { definitions.removeFirst() }
         let name = chance(0.7) ? " Op\(next(1000))" : ""
-        let head = definitions.isEmpty ? (name.isEmpty && kind == .query && chance(0.5) ? "" : "\(kind.rawValue)\(name)")
+        let head =
+            definitions.isEmpty
+            ? (name.isEmpty && kind == .query && chance(0.5) ? "" : "\(kind.rawValue)\(name)")
             : "\(kind.rawValue)\(name)(\(definitions.joined(separator: ", ")))"
         var text = (head.isEmpty ? "" : head + " ") + body
         for f in fragmentOrder { text += "\n" + fragments[f]! }
@@ -61,7 +67,9 @@ struct DocumentGenerator {
         let count = depth >= 3 ? 1 : 1 + next(3)
         for _ in 0..<count { selections.append(selection(on: typeName, depth: depth)) }
         // The same response key again: the same field, or a tweaked one (other arguments, another field).
-        if chance(0.15), let again = pick(selections) { selections.append(oops(0.4) ? field(on: typeName, depth: depth, key: key(of: again)) : again) }
+        if chance(0.15), let again = pick(selections) {
+            selections.append(oops(0.4) ? field(on: typeName, depth: depth, key: key(of: again)) : again)
+        }
         return "{ " + selections.joined(separator: " ") + " }"
     }
 
@@ -81,7 +89,8 @@ struct DocumentGenerator {
         let definition = pick(fields)!
         var text = aliased(definition.name, key: key)
         var arguments: [String] = []
-        for argument in definition.arguments where argument.type.isNonNull && argument.defaultValue == nil ? !oops(0.03) : chance(0.35) {
+        for argument in definition.arguments
+        where argument.type.isNonNull && argument.defaultValue == nil ? !oops(0.03) : chance(0.35) {
             arguments.append("\(argument.name): \(value(argument.type, depth: 0, variable: true))")
         }
         if oops(0.005) { arguments.append("zz: 1") }
@@ -103,7 +112,8 @@ struct DocumentGenerator {
     }
 
     private func key(of selection: String) -> String? {
-        guard let first = selection.split(whereSeparator: { $0 == " " || $0 == "(" || $0 == "{" || $0 == "@" }).first else { return nil }
+        guard let first = selection.split(whereSeparator: { $0 == " " || $0 == "(" || $0 == "{" || $0 == "@" }).first
+        else { return nil }
         let word = String(first)
         if word.hasPrefix("...") { return nil }
         return word.hasSuffix(":") ? String(word.dropLast()) : word
@@ -179,7 +189,9 @@ struct DocumentGenerator {
             return oops(0.01) ? "null" : value(inner, depth: depth, variable: false)
         case .list(let inner):
             if chance(0.3) { return value(inner, depth: depth + 1, variable: false) }
-            return "[" + (0..<next(3)).map { _ in value(inner, depth: depth + 1, variable: false) }.joined(separator: ", ") + "]"
+            return "["
+                + (0..<next(3)).map { _ in value(inner, depth: depth + 1, variable: false) }.joined(separator: ", ")
+                + "]"
         case .named(let name):
             if chance(0.05) { return "null" }
             return literal(name, depth: depth)
@@ -206,9 +218,12 @@ struct DocumentGenerator {
             let oneOf = type.definition.directives.contains { $0.name == "oneOf" }
             var members: [String] = []
             if oneOf {
-                for field in fields.shuffled(using: &random).prefix(oops(0.1) ? 2 : 1) { members.append("\(field.name): \(value(field.type.nullable, depth: depth + 1, variable: false))") }
+                for field in fields.shuffled(using: &random).prefix(oops(0.1) ? 2 : 1) {
+                    members.append("\(field.name): \(value(field.type.nullable, depth: depth + 1, variable: false))")
+                }
             } else {
-                for field in fields where field.type.isNonNull && field.defaultValue == nil ? !oops(0.03) : chance(0.3) {
+                for field in fields where field.type.isNonNull && field.defaultValue == nil ? !oops(0.03) : chance(0.3)
+                {
                     members.append("\(field.name): \(value(field.type, depth: depth + 1, variable: false))")
                 }
             }
@@ -224,8 +239,11 @@ struct DocumentGenerator {
         let name = "v\(variables.count)"
         var declared = type.description
         let roll = next(100)
-        if Double(roll) < 8 * mistakes, type.isNonNull { declared = type.nullable.description }
-        else if Double(roll) < 14 * mistakes { declared = pick(["String", "Int!", "[ID]", "Boolean"])! }
+        if Double(roll) < 8 * mistakes, type.isNonNull {
+            declared = type.nullable.description
+        } else if Double(roll) < 14 * mistakes {
+            declared = pick(["String", "Int!", "[ID]", "Boolean"])!
+        }
         if Double(roll) >= 100 - 4 * mistakes { return "$undeclared\(variables.count)" }
         if chance(0.1), !declared.hasSuffix("!") { declared += " = null" }
         variables.append((name, declared))

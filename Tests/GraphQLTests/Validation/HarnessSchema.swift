@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import GraphQL
 
 /// The validation tests' own schema (Corpus/harness.graphql): interfaces, unions, fields that share a name with
@@ -7,7 +8,8 @@ enum HarnessSchema {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Corpus")
 
     static let sdl: String = {
-        do { return try String(contentsOf: directory.appendingPathComponent("harness.graphql"), encoding: .utf8) } catch { fatalError("\(error)") }
+        do { return try String(contentsOf: directory.appendingPathComponent("harness.graphql"), encoding: .utf8) } catch
+        { fatalError("\(error)") }
     }()
 
     static let schema: Schema = {

@@ -1,11 +1,13 @@
 import Testing
+
 @testable import GraphQL
 
 /// Each validation rule on a document that breaks it, with the message a GraphQL server gives; and documents that
 /// break none.
 @Suite struct ValidationRuleTests {
     @Test func aValidDocumentHasNoErrors() throws {
-        let errors = try TestSchema.validate("""
+        let errors = try TestSchema.validate(
+            """
             query Q($id: ID!, $currency: Currency = SEK, $skip: Boolean!) {
               product(id: $id) { ...P price(currency: $currency) { amount } }
               search(text: "a") { __typename ... on Cart { id } ...P }
@@ -19,9 +21,10 @@ import Testing
         #expect(errors == [])
     }
 
-
     @Test func aNullableVariableFitsANonNullPositionWhenADefaultCoversIt() throws {
-        #expect(try TestSchema.validate("query ($c: Currency = SEK) { product(id: \"1\") { price(currency: $c) { amount } } }") == [])
+        #expect(
+            try TestSchema.validate(
+                "query ($c: Currency = SEK) { product(id: \"1\") { price(currency: $c) { amount } } }") == [])
         // The position's own default covers it too (`first: Int = 10` is nullable already; `currency` has a default).
         #expect(try TestSchema.validate("query ($t: String = \"x\") { search(text: $t) { __typename } }") == [])
     }

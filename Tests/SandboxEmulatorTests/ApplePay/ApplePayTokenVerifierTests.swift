@@ -1,13 +1,16 @@
 import Crypto
 import Foundation
-@testable import SandboxEmulator
 import Testing
+
+@testable import SandboxEmulator
 
 @Suite struct ApplePayTokenVerifierTests {
     let verifier = ApplePayTokenVerifier.emulator
 
-    private func expectError(_ token: Data, using verifier: ApplePayTokenVerifier = .emulator, now: Date = Date(),
-                             _ matches: (ApplePayTokenError) -> Bool, sourceLocation: SourceLocation = #_sourceLocation) {
+    private func expectError(
+        _ token: Data, using verifier: ApplePayTokenVerifier = .emulator, now: Date = Date(),
+        _ matches: (ApplePayTokenError) -> Bool, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         do {
             _ = try verifier.open(token, now: now)
             Issue.record("expected the token to be refused", sourceLocation: sourceLocation)
@@ -17,7 +20,9 @@ import Testing
     }
 
     private static func isSignature(_ e: ApplePayTokenError) -> Bool { if case .signature = e { true } else { false } }
-    private static func isDecryption(_ e: ApplePayTokenError) -> Bool { if case .decryption = e { true } else { false } }
+    private static func isDecryption(_ e: ApplePayTokenError) -> Bool {
+        if case .decryption = e { true } else { false }
+    }
     private static func isMalformed(_ e: ApplePayTokenError) -> Bool { if case .malformed = e { true } else { false } }
 
     @Test func opensAGoodToken() throws {
@@ -75,11 +80,13 @@ import Testing
 
     @Test func rejectsAnUntrustedRoot() throws {
         let otherRootKey = P256PrivateKey()
-        let otherRoot = try Certificate.issue(subjectCN: "Other Root", publicKey: otherRootKey.publicKey, issuer: nil,
-                                             signingKey: otherRootKey, isCA: true)
-        let strict = ApplePayTokenVerifier(trustedRoot: otherRoot,
-                                           processingKey: try P256PrivateKey(pem: TestCredentials.paymentProcessingPrivateKeyPEM),
-                                           merchantIdentifier: TestCredentials.merchantIdentifier)
+        let otherRoot = try Certificate.issue(
+            subjectCN: "Other Root", publicKey: otherRootKey.publicKey, issuer: nil,
+            signingKey: otherRootKey, isCA: true)
+        let strict = ApplePayTokenVerifier(
+            trustedRoot: otherRoot,
+            processingKey: try P256PrivateKey(pem: TestCredentials.paymentProcessingPrivateKeyPEM),
+            merchantIdentifier: TestCredentials.merchantIdentifier)
         expectError(try TestApplePayToken.make().bytes, using: strict, Self.isSignature)
     }
 
@@ -121,34 +128,47 @@ import Testing
     @Test func requiresAppleMarkerExtensions() throws {
         // A private chain where exactly one marker is missing at a time.
         let rootKey = P256PrivateKey()
-        let root = try Certificate.issue(subjectCN: "Root", publicKey: rootKey.publicKey, issuer: nil, signingKey: rootKey, isCA: true)
-        func chain(intermediateOIDs: [String], leafOIDs: [String]) throws -> (Certificate, P256PrivateKey, Certificate) {
+        let root = try Certificate.issue(
+            subjectCN: "Root", publicKey: rootKey.publicKey, issuer: nil, signingKey: rootKey, isCA: true)
+        func chain(intermediateOIDs: [String], leafOIDs: [String]) throws -> (Certificate, P256PrivateKey, Certificate)
+        {
             let midKey = P256PrivateKey()
-            let mid = try Certificate.issue(subjectCN: "Intermediate", publicKey: midKey.publicKey, issuer: (root, rootKey),
-                                            signingKey: rootKey, isCA: true, extraExtensionOIDs: intermediateOIDs)
+            let mid = try Certificate.issue(
+                subjectCN: "Intermediate", publicKey: midKey.publicKey, issuer: (root, rootKey),
+                signingKey: rootKey, isCA: true, extraExtensionOIDs: intermediateOIDs)
             let leafKey = P256PrivateKey()
-            let leaf = try Certificate.issue(subjectCN: "Leaf", publicKey: leafKey.publicKey, issuer: (mid, midKey),
-                                             signingKey: midKey, isCA: false, extraExtensionOIDs: leafOIDs)
+            let leaf = try Certificate.issue(
+                subjectCN: "Leaf", publicKey: leafKey.publicKey, issuer: (mid, midKey),
+                signingKey: midKey, isCA: false, extraExtensionOIDs: leafOIDs)
             return (leaf, leafKey, mid)
         }
-        let verifier = ApplePayTokenVerifier(trustedRoot: root,
-                                             processingKey: try P256PrivateKey(pem: TestCredentials.paymentProcessingPrivateKeyPEM),
-                                             merchantIdentifier: TestCredentials.merchantIdentifier)
-        let good = try chain(intermediateOIDs: [ApplePayTokenVerifier.intermediateOID], leafOIDs: [ApplePayTokenVerifier.leafOID])
+        let verifier = ApplePayTokenVerifier(
+            trustedRoot: root,
+            processingKey: try P256PrivateKey(pem: TestCredentials.paymentProcessingPrivateKeyPEM),
+            merchantIdentifier: TestCredentials.merchantIdentifier)
+        let good = try chain(
+            intermediateOIDs: [ApplePayTokenVerifier.intermediateOID], leafOIDs: [ApplePayTokenVerifier.leafOID])
         let signedByGood = try TestApplePayToken.make(signer: (good.0, good.1), intermediates: [good.2])
         #expect(try verifier.open(signedByGood.bytes).transactionId == signedByGood.transactionId)
 
         let noLeafMarker = try chain(intermediateOIDs: [ApplePayTokenVerifier.intermediateOID], leafOIDs: [])
-        expectError(try TestApplePayToken.make(signer: (noLeafMarker.0, noLeafMarker.1), intermediates: [noLeafMarker.2]).bytes,
-                    using: verifier) { $0 == .signature("the signing certificate lacks the Apple Pay leaf marker 1.2.840.113635.100.6.29") }
+        expectError(
+            try TestApplePayToken.make(signer: (noLeafMarker.0, noLeafMarker.1), intermediates: [noLeafMarker.2]).bytes,
+            using: verifier
+        ) { $0 == .signature("the signing certificate lacks the Apple Pay leaf marker 1.2.840.113635.100.6.29") }
         let noMidMarker = try chain(intermediateOIDs: [], leafOIDs: [ApplePayTokenVerifier.leafOID])
-        expectError(try TestApplePayToken.make(signer: (noMidMarker.0, noMidMarker.1), intermediates: [noMidMarker.2]).bytes,
-                    using: verifier) { if case .signature(let m) = $0 { m.contains("intermediate") } else { false } }
+        expectError(
+            try TestApplePayToken.make(signer: (noMidMarker.0, noMidMarker.1), intermediates: [noMidMarker.2]).bytes,
+            using: verifier
+        ) { if case .signature(let m) = $0 { m.contains("intermediate") } else { false } }
         // A leaf that carries the intermediate's marker as well does not stand in for the intermediate.
-        let leafWithBoth = try chain(intermediateOIDs: [],
-                                     leafOIDs: [ApplePayTokenVerifier.leafOID, ApplePayTokenVerifier.intermediateOID])
-        expectError(try TestApplePayToken.make(signer: (leafWithBoth.0, leafWithBoth.1), intermediates: [leafWithBoth.2]).bytes,
-                    using: verifier) { if case .signature(let m) = $0 { m.contains("intermediate") } else { false } }
+        let leafWithBoth = try chain(
+            intermediateOIDs: [],
+            leafOIDs: [ApplePayTokenVerifier.leafOID, ApplePayTokenVerifier.intermediateOID])
+        expectError(
+            try TestApplePayToken.make(signer: (leafWithBoth.0, leafWithBoth.1), intermediates: [leafWithBoth.2]).bytes,
+            using: verifier
+        ) { if case .signature(let m) = $0 { m.contains("intermediate") } else { false } }
     }
 
     @Test func acceptsIndefiniteLengthSignatures() throws {

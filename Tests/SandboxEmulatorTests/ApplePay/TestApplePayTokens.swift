@@ -17,33 +17,43 @@ struct TestApplePayToken {
     /// The token JSON as PassKit would hand it over, in a fixed key order.
     var json: String {
         let application = applicationData.map { #","applicationData":"\#($0)""# } ?? ""
-        return #"{"data":"\#(data.base64EncodedString())","signature":"\#(signature.base64EncodedString())","header":{"publicKeyHash":"\#(publicKeyHash)","ephemeralPublicKey":"\#(ephemeralPublicKey.base64EncodedString())","transactionId":"\#(transactionId)"\#(application)},"version":"\#(version)"}"#
+        return
+            #"{"data":"\#(data.base64EncodedString())","signature":"\#(signature.base64EncodedString())","header":{"publicKeyHash":"\#(publicKeyHash)","ephemeralPublicKey":"\#(ephemeralPublicKey.base64EncodedString())","transactionId":"\#(transactionId)"\#(application)},"version":"\#(version)"}"#
     }
     var bytes: Data { Data(json.utf8) }
 
-    static func make(amount: Int = 8000, currency: String = "704", pan: String = "4817499999994242",
-                     merchantIdentifier: String = TestCredentials.merchantIdentifier,
-                     signer: (cert: Certificate, key: P256PrivateKey)? = nil,
-                     intermediates: [Certificate]? = nil, applicationData: Data? = nil) throws -> TestApplePayToken {
+    static func make(
+        amount: Int = 8000, currency: String = "704", pan: String = "4817499999994242",
+        merchantIdentifier: String = TestCredentials.merchantIdentifier,
+        signer: (cert: Certificate, key: P256PrivateKey)? = nil,
+        intermediates: [Certificate]? = nil, applicationData: Data? = nil
+    ) throws -> TestApplePayToken {
         let processing = try P256PublicKey(pem: TestCredentials.paymentProcessingPublicKeyPEM)
         let ephemeral = P256PrivateKey()
         var otherInfo = Data([0x0D]) + Data("id-aes256-GCM".utf8) + Data("Apple".utf8)
         otherInfo += Digest.sha256(Data(merchantIdentifier.utf8))
-        let key = ConcatKDF.sha256(sharedSecret: ephemeral.sharedSecret(with: processing), otherInfo: otherInfo, length: 32)
-        let payload = #"{"applicationPrimaryAccountNumber":"\#(pan)","applicationExpirationDate":"301231","currencyCode":"\#(currency)","transactionAmount":\#(amount),"deviceManufacturerIdentifier":"040010030273","paymentDataType":"3DSecure","paymentData":{"onlinePaymentCryptogram":"AgAAAAAABk4DWZ4C28yUQAAAAAA=","eciIndicator":"7"}}"#
+        let key = ConcatKDF.sha256(
+            sharedSecret: ephemeral.sharedSecret(with: processing), otherInfo: otherInfo, length: 32)
+        let payload =
+            #"{"applicationPrimaryAccountNumber":"\#(pan)","applicationExpirationDate":"301231","currencyCode":"\#(currency)","transactionAmount":\#(amount),"deviceManufacturerIdentifier":"040010030273","paymentDataType":"3DSecure","paymentData":{"onlinePaymentCryptogram":"AgAAAAAABk4DWZ4C28yUQAAAAAA=","eciIndicator":"7"}}"#
         let sealed = try AESGCM.seal(key: key, iv: Data(count: 16), plaintext: Data(payload.utf8))
         let data = sealed.ciphertext + sealed.tag
         let transactionId = SecureRandom.bytes(32).hexString
         let ephemeralDER = ephemeral.publicKey.spkiDER
-        let leaf = try signer ?? (Certificate(pem: TestCredentials.applePayLeafCertificatePEM),
-                                  P256PrivateKey(pem: TestCredentials.applePayLeafPrivateKeyPEM))
+        let leaf =
+            try signer ?? (
+                Certificate(pem: TestCredentials.applePayLeafCertificatePEM),
+                P256PrivateKey(pem: TestCredentials.applePayLeafPrivateKeyPEM)
+            )
         let chain = try intermediates ?? [Certificate(pem: TestCredentials.applePayIntermediateCertificatePEM)]
         // Apple signs ephemeralPublicKey ‖ data ‖ transactionId ‖ applicationData (when present), as bytes.
-        let signature = try CMS.signDetached(content: ephemeralDER + data + Data(hex: transactionId)! + (applicationData ?? Data()),
-                                             signer: leaf.cert, key: leaf.key, extraCertificates: chain)
-        return TestApplePayToken(data: data, signature: signature, ephemeralPublicKey: ephemeralDER,
-                                 publicKeyHash: Digest.sha256(processing.spkiDER).base64EncodedString(),
-                                 transactionId: transactionId, applicationData: applicationData?.hexString)
+        let signature = try CMS.signDetached(
+            content: ephemeralDER + data + Data(hex: transactionId)! + (applicationData ?? Data()),
+            signer: leaf.cert, key: leaf.key, extraCertificates: chain)
+        return TestApplePayToken(
+            data: data, signature: signature, ephemeralPublicKey: ephemeralDER,
+            publicKeyHash: Digest.sha256(processing.spkiDER).base64EncodedString(),
+            transactionId: transactionId, applicationData: applicationData?.hexString)
     }
 }
 

@@ -1,26 +1,33 @@
 import Crypto
 import Foundation
 import LoopbackHTTP
-@testable import SandboxEmulator
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 import Threads
+
+@testable import SandboxEmulator
 
 @Suite struct BahnAuthTests {
     @Test func apiKeyAndRequestIDAreChecked() throws {
         try withEmulator { emulator, client in
             let path = "/api/payment_intents/pi_X"
-            var r = try rawRequest(port: client.port, method: "GET", path: path, headers: [("Bn-Request-Id", UUID().uuidString)])
-            #expect(r.status == 401 && r.errorCode == "invalid_api_key" && r.error["type"] as? String == "authentication_error")
+            var r = try rawRequest(
+                port: client.port, method: "GET", path: path, headers: [("Bn-Request-Id", UUID().uuidString)])
+            #expect(
+                r.status == 401 && r.errorCode == "invalid_api_key"
+                    && r.error["type"] as? String == "authentication_error")
             #expect(r.error["param"] is NSNull)
-            r = try rawRequest(port: client.port, method: "GET", path: path,
-                               headers: [("Bn-Api-Key", "wrong"), ("Bn-Request-Id", UUID().uuidString)])
+            r = try rawRequest(
+                port: client.port, method: "GET", path: path,
+                headers: [("Bn-Api-Key", "wrong"), ("Bn-Request-Id", UUID().uuidString)])
             #expect(r.status == 401 && r.errorCode == "invalid_api_key")
-            r = try rawRequest(port: client.port, method: "GET", path: path, headers: [("Bn-Api-Key", TestCredentials.bahnAPIKey)])
+            r = try rawRequest(
+                port: client.port, method: "GET", path: path, headers: [("Bn-Api-Key", TestCredentials.bahnAPIKey)])
             #expect(r.status == 400 && r.errorCode == "missing_request_id")
-            r = try rawRequest(port: client.port, method: "GET", path: path,
-                               headers: [("Bn-Api-Key", TestCredentials.bahnAPIKey), ("Bn-Request-Id", "not-a-uuid")])
+            r = try rawRequest(
+                port: client.port, method: "GET", path: path,
+                headers: [("Bn-Api-Key", TestCredentials.bahnAPIKey), ("Bn-Request-Id", "not-a-uuid")])
             #expect(r.status == 400 && r.errorCode == "missing_request_id")
             r = try client.get(path)
             #expect(r.status == 404 && r.errorCode == "resource_missing")
@@ -37,7 +44,8 @@ import Threads
             let good = BahnTestClient.standardHeaders(post: true)
             let base = good.filter { $0.0 != "Content-Type" && $0.0 != "Bn-Jose-Method" }
 
-            var r = try send(base + [("Content-Type", "application/json"), ("Bn-Jose-Method", "jws")], BahnTestClient.jws(payload))
+            var r = try send(
+                base + [("Content-Type", "application/json"), ("Bn-Jose-Method", "jws")], BahnTestClient.jws(payload))
             #expect(r.status == 415 && r.errorCode == "invalid_content_type")
             r = try send(base + [("Content-Type", "application/jose")], BahnTestClient.jws(payload))
             #expect(r.status == 400 && r.errorCode == "invalid_jose_method")
@@ -86,7 +94,9 @@ import Threads
             r = try client.post(path, ["amount": 8000, "currency": "704", "metadata": ["n": 1]])
             #expect(r.status == 400 && r.error["param"] as? String == "metadata")
 
-            r = try client.post(path, ["amount": 8000, "currency": "704", "description": "Order #1234", "metadata": ["order_id": "1234"]])
+            r = try client.post(
+                path,
+                ["amount": 8000, "currency": "704", "description": "Order #1234", "metadata": ["order_id": "1234"]])
             #expect(r.status == 200)
             let intent = r.intent
             let id = try #require(intent["id"] as? String)
@@ -109,7 +119,10 @@ import Threads
             #expect((r.intent["latest_charge_id"] as? String)?.hasPrefix("ch_") == true)
             let kinds = emulator.ledger.entries().map(\.kind)
             #expect(kinds == [.authorization, .capture])
-            #expect(emulator.ledger.entries().allSatisfy { $0.provider == "bahn" && $0.reference == id && $0.amount == 8000 })
+            #expect(
+                emulator.ledger.entries().allSatisfy {
+                    $0.provider == "bahn" && $0.reference == id && $0.amount == 8000
+                })
 
             let pm = try #require(r.intent["payment_method_id"] as? String)
             let method = try client.get("/api/payment_methods/\(pm)").json
@@ -117,10 +130,15 @@ import Threads
             let card = try #require(method["card"] as? [String: Any])
             #expect(card["brand"] as? String == "visa" && card["last4"] as? String == "1234")
             let network = try #require(card["network_token"] as? [String: Any])
-            #expect(network["dynamic_last4"] as? String == "4242" && network["token_requestor_id"] as? String == "40010030273")
+            #expect(
+                network["dynamic_last4"] as? String == "4242"
+                    && network["token_requestor_id"] as? String == "40010030273")
             let wallet = try #require(card["wallet"] as? [String: Any])
             #expect(wallet["type"] as? String == "apple_pay")
-            #expect((wallet["assurance_details"] as? [String: Bool]) == ["account_verified": true, "card_holder_authenticated": true])
+            #expect(
+                (wallet["assurance_details"] as? [String: Bool]) == [
+                    "account_verified": true, "card_holder_authenticated": true,
+                ])
         }
     }
 
@@ -139,7 +157,9 @@ import Threads
             #expect(r.status == 400 && r.errorCode == "payment_intent_unexpected_state")
 
             let second = try client.createIntent(amount: 8000)
-            #expect(try client.confirm(second, token: try TestApplePayToken.make().json, manual: true).intent["status"] as? String == "requires_capture")
+            #expect(
+                try client.confirm(second, token: try TestApplePayToken.make().json, manual: true).intent["status"]
+                    as? String == "requires_capture")
             r = try client.post("/api/payment_intents/\(second)/cancel", [:])
             #expect(r.status == 200 && r.intent["status"] as? String == "canceled")
             #expect(emulator.ledger.entries().filter { $0.reference == second }.map(\.kind) == [.authorization, .void])
@@ -157,7 +177,9 @@ import Threads
             let intent = try client.get("/api/payment_intents/\(id)").intent
             #expect(intent["status"] as? String == "requires_payment_method")
             let error = try #require(intent["last_payment_error"] as? [String: String])
-            #expect(error["code"] == "card_declined" && error["decline_code"] == "insufficient_funds" && error["message"] != nil)
+            #expect(
+                error["code"] == "card_declined" && error["decline_code"] == "insufficient_funds"
+                    && error["message"] != nil)
             #expect(emulator.ledger.entries().isEmpty)
             #expect(emulator.bahn.events().map(\.type) == ["payment_intent.payment_failed"])
         }
@@ -169,9 +191,15 @@ import Threads
             let r = try client.confirm(id, token: try TestApplePayToken.make(amount: 5200).json)
             #expect(r.status == 200 && r.intent["status"] as? String == "processing")
             #expect(emulator.ledger.entries().isEmpty)
-            #expect(try eventually { try client.get("/api/payment_intents/\(id)").intent["status"] as? String == "succeeded" })
+            #expect(
+                try eventually {
+                    try client.get("/api/payment_intents/\(id)").intent["status"] as? String == "succeeded"
+                })
             #expect(emulator.ledger.entries().map(\.kind) == [.authorization, .capture])
-            #expect(emulator.bahn.events().map(\.type) == ["payment_intent.status.processing", "payment_intent.status.succeeded"])
+            #expect(
+                emulator.bahn.events().map(\.type) == [
+                    "payment_intent.status.processing", "payment_intent.status.succeeded",
+                ])
         }
     }
 
@@ -180,10 +208,17 @@ import Threads
             let id = try client.createIntent(amount: 5300)
             let r = try client.confirm(id, token: try TestApplePayToken.make(amount: 5300).json)
             #expect(r.intent["status"] as? String == "processing")
-            #expect(try eventually { try client.get("/api/payment_intents/\(id)").intent["last_payment_error"] is [String: String] })
-            #expect(try client.get("/api/payment_intents/\(id)").intent["status"] as? String == "requires_payment_method")
+            #expect(
+                try eventually {
+                    try client.get("/api/payment_intents/\(id)").intent["last_payment_error"] is [String: String]
+                })
+            #expect(
+                try client.get("/api/payment_intents/\(id)").intent["status"] as? String == "requires_payment_method")
             #expect(emulator.ledger.entries().isEmpty)
-            #expect(emulator.bahn.events().map(\.type) == ["payment_intent.status.processing", "payment_intent.payment_failed"])
+            #expect(
+                emulator.bahn.events().map(\.type) == [
+                    "payment_intent.status.processing", "payment_intent.payment_failed",
+                ])
         }
     }
 }
@@ -208,9 +243,10 @@ import Threads
             #expect(other.status == 400 && other.error["type"] as? String == "idempotency_error")
             #expect(other.errorCode == "idempotency_key_reused")
             // Same key, same payload, different route.
-            let elsewhere = try client.post("/api/payment_intents/\(id)/cancel",
-                                            ["payment_method_data": ["apple_pay": ["token": token]]],
-                                            idempotencyKey: "order-1234-applepay")
+            let elsewhere = try client.post(
+                "/api/payment_intents/\(id)/cancel",
+                ["payment_method_data": ["apple_pay": ["token": token]]],
+                idempotencyKey: "order-1234-applepay")
             #expect(elsewhere.errorCode == "idempotency_key_reused")
         }
     }
@@ -246,8 +282,9 @@ import Threads
     @Test func confirmNeedsAnIdempotencyKey() throws {
         try withEmulator { _, client in
             let id = try client.createIntent(amount: 8000)
-            let r = try client.post("/api/payment_intents/\(id)/confirm",
-                                    ["payment_method_data": ["apple_pay": ["token": try TestApplePayToken.make().json]]])
+            let r = try client.post(
+                "/api/payment_intents/\(id)/confirm",
+                ["payment_method_data": ["apple_pay": ["token": try TestApplePayToken.make().json]]])
             #expect(r.status == 400 && r.errorCode == "missing_idempotency_key")
         }
     }
@@ -273,12 +310,14 @@ import Threads
             let invalid = try client.confirm(b, token: tampered.json)
             #expect(invalid.errorCode == "apple_pay_token_invalid")
             #expect((invalid.error["message"] as? String)?.contains("exact bytes") == true)
-            let foreign = try client.confirm(b, token: try TestApplePayToken.make(merchantIdentifier: "merchant.other").json)
+            let foreign = try client.confirm(
+                b, token: try TestApplePayToken.make(merchantIdentifier: "merchant.other").json)
             #expect(foreign.errorCode == "apple_pay_decryption_failed")
 
-            let both = try client.post("/api/payment_intents/\(b)/confirm",
-                                       ["payment_method_data": ["apple_pay": ["token": token.json], "card": ["number": "4242"]]],
-                                       idempotencyKey: "both")
+            let both = try client.post(
+                "/api/payment_intents/\(b)/confirm",
+                ["payment_method_data": ["apple_pay": ["token": token.json], "card": ["number": "4242"]]],
+                idempotencyKey: "both")
             #expect(both.status == 400 && both.errorCode == "parameter_invalid")
             #expect((both.error["message"] as? String)?.contains("google_pay") == true)
             #expect(emulator.ledger.entries().count == 2)  // only intent a moved money
@@ -288,12 +327,18 @@ import Threads
 
 @Suite struct BahnWebhookTests {
     @Test func webhooksAreSignedAndRetried() throws {
-        struct Received: Sendable { var body: Data; var signature: String?; var contentType: String? }
+        struct Received: Sendable {
+            var body: Data
+            var signature: String?
+            var contentType: String?
+        }
         let log = Mutex<[Received]>([])
         let receiver = try HTTPServer { request in
             let count = log.withLock { log in
-                log.append(Received(body: request.body, signature: request.headers["Bn-Signature"],
-                                    contentType: request.headers["Content-Type"]))
+                log.append(
+                    Received(
+                        body: request.body, signature: request.headers["Bn-Signature"],
+                        contentType: request.headers["Content-Type"]))
                 return log.count
             }
             // The first delivery is refused, so the emulator must retry.
@@ -317,12 +362,14 @@ import Threads
                 #expect(delivery.body == event.body)
                 #expect(delivery.contentType == "application/json")
                 let header = try #require(delivery.signature)
-                let fields = Dictionary(uniqueKeysWithValues: header.split(separator: ",").map {
-                    let kv = $0.split(separator: "=", maxSplits: 1)
-                    return (String(kv[0]), String(kv[1]))
-                })
+                let fields = Dictionary(
+                    uniqueKeysWithValues: header.split(separator: ",").map {
+                        let kv = $0.split(separator: "=", maxSplits: 1)
+                        return (String(kv[0]), String(kv[1]))
+                    })
                 let t = try #require(fields["t"])
-                let expected = HMAC.sha256(key: Data(TestCredentials.bahnWebhookSecret.utf8), message: Data("\(t).".utf8) + delivery.body)
+                let expected = HMAC.sha256(
+                    key: Data(TestCredentials.bahnWebhookSecret.utf8), message: Data("\(t).".utf8) + delivery.body)
                 #expect(fields["v1"] == expected.hexString)
                 #expect(abs(Double(t)! - Date().timeIntervalSince1970) < 300)
             }
@@ -357,13 +404,20 @@ import Threads
             for round in 1...3 {
                 let id = try client.createIntent(amount: 8000)
                 #expect(try client.confirm(id, token: try TestApplePayToken.make().json).status == 200)
-                #expect(eventually { emulator.bahn.events().count == round && emulator.bahn.events().allSatisfy { $0.status == .delivered } })
+                #expect(
+                    eventually {
+                        emulator.bahn.events().count == round
+                            && emulator.bahn.events().allSatisfy { $0.status == .delivered }
+                    })
             }
             // The listener's idle timeout closes the kept connection; the poster notices before it writes.
             Thread.sleep(forTimeInterval: 2)
             let id = try client.createIntent(amount: 8000)
             #expect(try client.confirm(id, token: try TestApplePayToken.make().json).status == 200)
-            #expect(eventually { emulator.bahn.events().count == 4 && emulator.bahn.events().allSatisfy { $0.status == .delivered } })
+            #expect(
+                eventually {
+                    emulator.bahn.events().count == 4 && emulator.bahn.events().allSatisfy { $0.status == .delivered }
+                })
             #expect(emulator.bahn.events().allSatisfy { $0.deliveries.first?.attempts.count == 1 })
         }
         let seen = connections.withLock { $0 }
@@ -379,7 +433,9 @@ import Threads
     @Test func withoutAURLEventsAreRecordedNotSent() throws {
         try withEmulator { emulator, client in
             let id = try client.createIntent(amount: 8000)
-            #expect(try client.confirm(id, token: try TestApplePayToken.make().json).intent["status"] as? String == "succeeded")
+            #expect(
+                try client.confirm(id, token: try TestApplePayToken.make().json).intent["status"] as? String
+                    == "succeeded")
             #expect(emulator.bahn.events().map(\.status) == [.notSent])
         }
     }
@@ -429,7 +485,8 @@ import Threads
     @Test func theLatestEventsAreKeptAndReadInPages() throws {
         let webhooks = BahnWebhooks(url: nil)
         let ids = (0..<BahnRules.eventsKept + 5).map { n in
-            webhooks.emit(type: "payment_intent.status.succeeded", paymentIntent: ["id": .string("pi_\(n)")], intentID: "pi_\(n)")
+            webhooks.emit(
+                type: "payment_intent.status.succeeded", paymentIntent: ["id": .string("pi_\(n)")], intentID: "pi_\(n)")
         }
         let kept = webhooks.events()
         #expect(kept.count == BahnRules.eventsKept && kept.first?.id == ids[5] && kept.last?.id == ids.last)
@@ -453,7 +510,9 @@ import Threads
             let text = String(decoding: request.body, as: UTF8.self)
             if text.contains("pi_slow") && text.contains("processing") { release.wait() }
             // One entry in one step: handlers run at once, and two steps would let another's entry come between.
-            let label = (text.contains("succeeded") ? "succeeded" : "processing") + (text.contains("pi_slow") ? " slow" : " other")
+            let label =
+                (text.contains("succeeded") ? "succeeded" : "processing")
+                + (text.contains("pi_slow") ? " slow" : " other")
             received.withLock { $0.append(label) }
             return .respond(HTTPResponse(status: 200))
         }
@@ -464,10 +523,19 @@ import Threads
         webhooks.emit(type: "payment_intent.status.processing", paymentIntent: ["id": "pi_slow"], intentID: "pi_slow")
         webhooks.emit(type: "payment_intent.status.succeeded", paymentIntent: ["id": "pi_slow"], intentID: "pi_slow")
         // Other intents, on the other lanes at least: one of them is not behind the hanging delivery.
-        for n in 0..<BahnWebhooks.lanes { webhooks.emit(type: "payment_intent.status.succeeded", paymentIntent: ["id": .string("pi_\(n)")], intentID: "pi_\(n)") }
-        #expect(eventually { received.withLock { $0 }.contains("succeeded other") }, "another intent's event arrived meanwhile")
-        #expect(!received.withLock { $0 }.contains("succeeded slow"), "the slow intent's second event waits for its first")
+        for n in 0..<BahnWebhooks.lanes {
+            webhooks.emit(
+                type: "payment_intent.status.succeeded", paymentIntent: ["id": .string("pi_\(n)")], intentID: "pi_\(n)")
+        }
+        #expect(
+            eventually { received.withLock { $0 }.contains("succeeded other") },
+            "another intent's event arrived meanwhile")
+        #expect(
+            !received.withLock { $0 }.contains("succeeded slow"), "the slow intent's second event waits for its first")
         release.signal()
-        #expect(eventually { received.withLock { $0 }.filter { $0.hasSuffix(" slow") } == ["processing slow", "succeeded slow"] })
+        #expect(
+            eventually {
+                received.withLock { $0 }.filter { $0.hasSuffix(" slow") } == ["processing slow", "succeeded slow"]
+            })
     }
 }

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Crypto
 import Foundation
 import LoopbackHTTP
 import SandboxEmulator
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A response as the test client read it off the socket.
 struct RawResponse {
@@ -19,7 +20,9 @@ struct RawResponse {
 }
 
 /// A tiny blocking HTTP/1.1 client over a socket: one request per connection (`Connection: close`).
-func rawRequest(port: UInt16, method: String, path: String, headers: [(String, String)] = [], body: Data = Data()) throws -> RawResponse {
+func rawRequest(
+    port: UInt16, method: String, path: String, headers: [(String, String)] = [], body: Data = Data()
+) throws -> RawResponse {
     struct Failure: Error { var what: String }
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw Failure(what: "socket") }
@@ -31,10 +34,13 @@ func rawRequest(port: UInt16, method: String, path: String, headers: [(String, S
     sin.sin_port = port.bigEndian
     inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr)
     let ok = withUnsafePointer(to: &sin) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
     }
     guard ok == 0 else { throw Failure(what: "connect") }
-    var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
+    var head =
+        "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
     for (name, value) in headers { head += "\(name): \(value)\r\n" }
     let request = [UInt8](Data((head + "\r\n").utf8) + body)
     var sent = 0
@@ -69,8 +75,10 @@ struct BahnTestClient {
     static let key: P256PrivateKey = try! P256PrivateKey(pem: TestCredentials.bahnClientPrivateKeyPEM)
 
     /// Compact JWS (ES256, 64-byte R‖S) of `payload` with the registered client key.
-    static func jws(_ payload: Data, header: String = #"{"alg":"ES256","kid":"emulator-client-key-1"}"#,
-                    key: P256PrivateKey = key) -> String {
+    static func jws(
+        _ payload: Data, header: String = #"{"alg":"ES256","kid":"emulator-client-key-1"}"#,
+        key: P256PrivateKey = key
+    ) -> String {
         let input = Data(header.utf8).base64URLEncodedString() + "." + payload.base64URLEncodedString()
         return input + "." + key.signES256(Data(input.utf8)).base64URLEncodedString()
     }
@@ -85,7 +93,8 @@ struct BahnTestClient {
         let payload = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
         var headers = Self.standardHeaders(post: true)
         if let idempotencyKey { headers.append(("Bn-Idempotency-Key", idempotencyKey)) }
-        return try rawRequest(port: port, method: "POST", path: path, headers: headers, body: Data(Self.jws(payload).utf8))
+        return try rawRequest(
+            port: port, method: "POST", path: path, headers: headers, body: Data(Self.jws(payload).utf8))
     }
 
     func get(_ path: String) throws -> RawResponse {
@@ -93,13 +102,19 @@ struct BahnTestClient {
     }
 
     func createIntent(amount: Int, currency: String = "704") throws -> String {
-        let response = try post("/api/payment_intents", ["amount": amount, "currency": currency, "description": "Order #1234",
-                                                           "metadata": ["order_id": "1234"]])
+        let response = try post(
+            "/api/payment_intents",
+            [
+                "amount": amount, "currency": currency, "description": "Order #1234",
+                "metadata": ["order_id": "1234"],
+            ])
         guard let id = response.intent["id"] as? String else { throw CocoaError(.coderInvalidValue) }
         return id
     }
 
-    func confirm(_ id: String, token: String, key: String = UUID().uuidString, manual: Bool = false) throws -> RawResponse {
+    func confirm(
+        _ id: String, token: String, key: String = UUID().uuidString, manual: Bool = false
+    ) throws -> RawResponse {
         var body: [String: Any] = ["payment_method_data": ["apple_pay": ["token": token]]]
         if manual { body["capture_method"] = "manual" }
         return try post("/api/payment_intents/\(id)/confirm", body, idempotencyKey: key)
@@ -113,4 +128,3 @@ func withEmulator<T>(webhookURL: String? = nil, _ body: (Emulator, BahnTestClien
     defer { emulator.shutdown() }
     return try body(emulator, BahnTestClient(port: emulator.port))
 }
-

@@ -1,8 +1,9 @@
 import Crypto
 import Foundation
 import LoopbackHTTP
-@testable import SandboxEmulator
 import Testing
+
+@testable import SandboxEmulator
 
 /// Braintree's client API over real HTTP: the configuration with either authorization, the sandbox control of what
 /// it advertises, and Apple Pay tokenization (verify, decrypt, single use).
@@ -31,7 +32,9 @@ import Testing
             #expect(token["version"] as? Int == 2 && token["environment"] as? String == "sandbox")
             #expect(token["merchantId"] as? String == TestCredentials.braintreeMerchantID)
             let configURL = try #require(token["configUrl"] as? String)
-            #expect(configURL == bt.emulator.baseURL + "/braintree/merchants/emulatormerchant01/client_api/v1/configuration")
+            #expect(
+                configURL == bt.emulator.baseURL + "/braintree/merchants/emulatormerchant01/client_api/v1/configuration"
+            )
             let fingerprint = try #require(token["authorizationFingerprint"] as? String)
             // Like Braintree's, it holds characters a URL query must encode.
             #expect(fingerprint.contains("|") && fingerprint.contains("&"))
@@ -40,7 +43,8 @@ import Testing
             #expect(configuration.status == 200)
             #expect(configuration.json["merchantId"] as? String == TestCredentials.braintreeMerchantID)
             // The fingerprint goes into the body of a POST.
-            let tokenized = try bt.tokenize(try TestApplePayToken.make(amount: 500, currency: "840"), key: nil, fingerprint: fingerprint)
+            let tokenized = try bt.tokenize(
+                try TestApplePayToken.make(amount: 500, currency: "840"), key: nil, fingerprint: fingerprint)
             #expect(tokenized.status == 201)
 
             let madeUp = try bt.configuration(key: nil, fingerprint: String(fingerprint.reversed()))
@@ -89,7 +93,8 @@ import Testing
             #expect(details["dpanLastTwo"] as? String == "42")
             #expect(card["binData"] is [String: Any])
             // The nonce remembers what the decrypted token said.
-            let remembered = try #require(bt.emulator.provider(BraintreeEmulator.self).store.withLock { $0.nonces[nonce] })
+            let remembered = try #require(
+                bt.emulator.provider(BraintreeEmulator.self).store.withLock { $0.nonces[nonce] })
             #expect(remembered.amount == 1234 && remembered.currencyCode == "840" && remembered.card.last4 == "0442")
             #expect(remembered.card.instrumentName == "Visa 4242")
             // The charge shows the DPAN's network and last 4.
@@ -109,14 +114,18 @@ import Testing
             #expect(forged.braintreeMessage?.hasPrefix("Apple Pay token is invalid") == true)
             #expect(forged.braintreeMessage?.contains("signature") == true)
 
-            let otherMerchant = try bt.tokenize(try TestApplePayToken.make(currency: "840", merchantIdentifier: "merchant.com.example.other"))
+            let otherMerchant = try bt.tokenize(
+                try TestApplePayToken.make(currency: "840", merchantIdentifier: "merchant.com.example.other"))
             #expect(otherMerchant.status == 422 && otherMerchant.braintreeMessage?.contains("decryption") == true)
 
-            let notBase64 = try bt.tokenize(body: ["applePaymentToken": ["paymentData": "%%%", "transactionIdentifier": "00"]])
+            let notBase64 = try bt.tokenize(body: [
+                "applePaymentToken": ["paymentData": "%%%", "transactionIdentifier": "00"]
+            ])
             #expect(notBase64.status == 422 && notBase64.braintreeMessage?.contains("base64") == true)
 
             let good = try TestApplePayToken.make(currency: "840")
-            let wrongID = try bt.tokenize(body: BraintreeTestClient.tokenizationBody(good.bytes, transactionIdentifier: "ABCDEF"))
+            let wrongID = try bt.tokenize(
+                body: BraintreeTestClient.tokenizationBody(good.bytes, transactionIdentifier: "ABCDEF"))
             #expect(wrongID.status == 422 && wrongID.braintreeMessage?.contains("transactionIdentifier") == true)
             let missing = try bt.tokenize(body: ["_meta": ["integration": "custom"]])
             #expect(missing.status == 422 && missing.braintreeMessage?.contains("applePaymentToken") == true)
@@ -137,7 +146,8 @@ import Testing
         try withBraintree { bt in
             let changed = try bt.setConfiguration(["currencyCode": "EUR", "countryCode": "DE"])
             #expect(changed.status == 200)
-            #expect(changed.json["currencyCode"] as? String == "EUR" && changed.json["applePayStatus"] as? String == "mock")
+            #expect(
+                changed.json["currencyCode"] as? String == "EUR" && changed.json["applePayStatus"] as? String == "mock")
             let applePay = try #require(try bt.configuration().json["applePay"] as? [String: Any])
             #expect(applePay["currencyCode"] as? String == "EUR" && applePay["countryCode"] as? String == "DE")
 

@@ -1,8 +1,9 @@
 import Foundation
 import LoopbackHTTP
-@testable import SandboxEmulator
 import Synchronization
 import Testing
+
+@testable import SandboxEmulator
 
 /// Braintree's GraphQL API over real HTTP, served by the GraphQL engine from the published schema: authentication,
 /// the version header, the payment mutations with the ledger, the fake nonces and magic amounts with Braintree's
@@ -13,12 +14,17 @@ import Testing
     /// Wrong or missing API keys are HTTP 200 like every GraphQL answer, with an AUTHENTICATION error and no data.
     @Test func wrongOrMissingAPIKeysAreAnAuthenticationError() throws {
         try withBraintree { bt in
-            let wrong = "Basic " + Data("\(TestCredentials.braintreePublicKey):not-the-private-key".utf8).base64EncodedString()
-            for headers in [[("Braintree-Version", "2019-01-01")], [("Authorization", wrong), ("Braintree-Version", "2019-01-01")]] {
+            let wrong =
+                "Basic " + Data("\(TestCredentials.braintreePublicKey):not-the-private-key".utf8).base64EncodedString()
+            for headers in [
+                [("Braintree-Version", "2019-01-01")], [("Authorization", wrong), ("Braintree-Version", "2019-01-01")],
+            ] {
                 let response = try bt.post("{ ping }", headers: headers)
                 #expect(response.status == 200)
                 let error = Client.firstError(response.json)
-                #expect(error.message == "Authentication failed" && error.errorClass == "AUTHENTICATION", "\(response.json)")
+                #expect(
+                    error.message == "Authentication failed" && error.errorClass == "AUTHENTICATION", "\(response.json)"
+                )
                 #expect(response.json["data"] is NSNull)
             }
         }
@@ -26,7 +32,10 @@ import Testing
 
     @Test func theVersionHeaderIsRequired() throws {
         try withBraintree { bt in
-            for headers in [[("Authorization", Client.basicAuth)], [("Authorization", Client.basicAuth), ("Braintree-Version", "yesterday")]] {
+            for headers in [
+                [("Authorization", Client.basicAuth)],
+                [("Authorization", Client.basicAuth), ("Braintree-Version", "yesterday")],
+            ] {
                 let response = try bt.post("{ ping }", headers: headers)
                 #expect(response.status == 200)
                 let json = response.json
@@ -60,16 +69,21 @@ import Testing
             #expect(id.hasPrefix("dHJhbnNhY3Rpb25f"))
             let padded = id + String(repeating: "=", count: (4 - id.count % 4) % 4)
             #expect(Data(base64Encoded: padded).map { String(decoding: $0, as: UTF8.self) } == "transaction_" + legacy)
-            #expect(t["orderId"] as? String == "order-1" && t["merchantAccountId"] as? String == BraintreeRules.merchantAccountID)
+            #expect(
+                t["orderId"] as? String == "order-1"
+                    && t["merchantAccountId"] as? String == BraintreeRules.merchantAccountID)
             // The schema's Timestamp: ISO 8601 with microsecond precision, in UTC.
             let createdAt = try #require(t["createdAt"] as? String)
             #expect(createdAt.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z/) != nil, "\(createdAt)")
             let snapshot = try #require(t["paymentMethodSnapshot"] as? [String: Any])
-            #expect(snapshot["__typename"] as? String == "CreditCardDetails" && snapshot["brandCode"] as? String == "VISA")
+            #expect(
+                snapshot["__typename"] as? String == "CreditCardDetails" && snapshot["brandCode"] as? String == "VISA")
             #expect(snapshot["last4"] as? String == "1111")
             let ledger = bt.ledger()
             #expect(ledger.count == 1)
-            #expect(ledger.first.map { "\($0.kind.rawValue) \($0.reference) \($0.amount) \($0.currency)" } == "capture \(id) 1000 USD")
+            #expect(
+                ledger.first.map { "\($0.kind.rawValue) \($0.reference) \($0.amount) \($0.currency)" }
+                    == "capture \(id) 1000 USD")
         }
     }
 
@@ -86,7 +100,10 @@ import Testing
             let captured = try bt.transaction(of: try bt.capture(id, amount: "6.00"))
             #expect(captured["status"] as? String == "SUBMITTED_FOR_SETTLEMENT")
             #expect((captured["amount"] as? [String: Any])?["value"] as? String == "6.00")
-            #expect(bt.ledger().map { [$0.kind.rawValue, String($0.amount), $0.reference] } == [["authorization", "1000", id], ["capture", "600", id]])
+            #expect(
+                bt.ledger().map { [$0.kind.rawValue, String($0.amount), $0.reference] } == [
+                    ["authorization", "1000", id], ["capture", "600", id],
+                ])
 
             let again = try bt.capture(id)
             #expect(Client.firstError(again).legacyCode == "91507")
@@ -109,13 +126,20 @@ import Testing
         try withBraintree { bt in
             let authorized = try #require(try bt.authorized("20.00")["id"] as? String)
             let voided = try bt.reverse(authorized)
-            let reversal = try #require((Client.data(voided)["reverseTransaction"] as? [String: Any])?["reversal"] as? [String: Any])
+            let reversal = try #require(
+                (Client.data(voided)["reverseTransaction"] as? [String: Any])?["reversal"] as? [String: Any])
             #expect(reversal["__typename"] as? String == "Transaction" && reversal["status"] as? String == "VOIDED")
             #expect(Client.firstError(try bt.reverse(authorized)).legacyCode == "91504")
 
-            let charged = try #require(try bt.transaction(of: try bt.pay("fake-apple-pay-visa-nonce", "5.00"))["id"] as? String)
-            #expect(((Client.data(try bt.reverse(charged))["reverseTransaction"] as? [String: Any])?["reversal"] as? [String: Any])?["status"] as? String == "VOIDED")
-            #expect(bt.ledger().map { "\($0.kind.rawValue) \($0.amount)" } == ["authorization 2000", "void 2000", "capture 500", "void 500"])
+            let charged = try #require(
+                try bt.transaction(of: try bt.pay("fake-apple-pay-visa-nonce", "5.00"))["id"] as? String)
+            #expect(
+                ((Client.data(try bt.reverse(charged))["reverseTransaction"] as? [String: Any])?["reversal"]
+                    as? [String: Any])?["status"] as? String == "VOIDED")
+            #expect(
+                bt.ledger().map { "\($0.kind.rawValue) \($0.amount)" } == [
+                    "authorization 2000", "void 2000", "capture 500", "void 500",
+                ])
 
             _ = try bt.pay("fake-apple-pay-visa-nonce", "2000.00", orderID: "declined-void")
             let declined = try #require(try bt.search(orderID: "declined-void").first?["id"] as? String)
@@ -127,8 +151,10 @@ import Testing
 
     @Test func theFakeNoncesAreReusableAndNameTheirCards() throws {
         try withBraintree { bt in
-            let expected = ["fake-apple-pay-visa-nonce": "VISA", "fake-apple-pay-mastercard-nonce": "MASTERCARD",
-                            "fake-apple-pay-amex-nonce": "AMERICAN_EXPRESS"]
+            let expected = [
+                "fake-apple-pay-visa-nonce": "VISA", "fake-apple-pay-mastercard-nonce": "MASTERCARD",
+                "fake-apple-pay-amex-nonce": "AMERICAN_EXPRESS",
+            ]
             for (nonce, brand) in expected.sorted(by: { $0.key < $1.key }) {
                 for _ in 0..<2 {
                     let t = try bt.transaction(of: try bt.pay(nonce, "1.00"))
@@ -148,7 +174,9 @@ import Testing
         ("3000.99", "FAILED", "3000", "Processor network unavailable - try again"),
         ("5001.00", "GATEWAY_REJECTED", "5001", "Gateway rejected: application_incomplete"),
     ])
-    func theMagicAmountsRefuseWithBraintreesErrorsAndKeepTheTransaction(_ amount: String, _ status: String, _ code: String, _ message: String) throws {
+    func theMagicAmountsRefuseWithBraintreesErrorsAndKeepTheTransaction(
+        _ amount: String, _ status: String, _ code: String, _ message: String
+    ) throws {
         try withBraintree { bt in
             for authorize in [false, true] {
                 let order = "magic-\(amount)-\(authorize)"
@@ -178,7 +206,8 @@ import Testing
     @Test func aTokenizedNonceIsSingleUse() throws {
         try withBraintree { bt in
             let nonce = try bt.nonce()
-            #expect(try bt.transaction(of: try bt.pay(nonce, "10.00"))["status"] as? String == "SUBMITTED_FOR_SETTLEMENT")
+            #expect(
+                try bt.transaction(of: try bt.pay(nonce, "10.00"))["status"] as? String == "SUBMITTED_FOR_SETTLEMENT")
             let again = try bt.pay(nonce, "10.00")
             let error = Client.firstError(again)
             #expect(error.message == "Unknown or expired payment_method_nonce." && error.legacyCode == "91565")
@@ -197,8 +226,11 @@ import Testing
             let nonce = try bt.nonce()
             let charged = Mutex(0)
             DispatchQueue.concurrentPerform(iterations: 8) { _ in
-                let response = try? bt.post(Client.charge, ["input": ["paymentMethodId": nonce, "transaction": ["amount": "10.00"]]])
-                if Client.data(response?.json ?? [:])["chargePaymentMethod"] is [String: Any] { charged.withLock { $0 += 1 } }
+                let response = try? bt.post(
+                    Client.charge, ["input": ["paymentMethodId": nonce, "transaction": ["amount": "10.00"]]])
+                if Client.data(response?.json ?? [:])["chargePaymentMethod"] is [String: Any] {
+                    charged.withLock { $0 += 1 }
+                }
             }
             #expect(charged.withLock { $0 } == 1)
 
@@ -206,7 +238,9 @@ import Testing
             let captured = Mutex(0)
             DispatchQueue.concurrentPerform(iterations: 8) { _ in
                 let response = try? bt.post(Client.capture, ["input": ["transactionId": id]])
-                if Client.data(response?.json ?? [:])["captureTransaction"] is [String: Any] { captured.withLock { $0 += 1 } }
+                if Client.data(response?.json ?? [:])["captureTransaction"] is [String: Any] {
+                    captured.withLock { $0 += 1 }
+                }
             }
             #expect(captured.withLock { $0 } == 1)
             #expect(bt.ledger().map(\.kind) == [.capture, .authorization, .capture])
@@ -220,7 +254,8 @@ import Testing
             #expect(Client.firstError(refused).legacyCode == BraintreeRules.Code.instrumentNotSupported)
             #expect(bt.ledger().isEmpty)
             let dollars = try bt.nonce(amount: 1000, currency: "840")
-            #expect(try bt.transaction(of: try bt.pay(dollars, "25.00"))["status"] as? String == "SUBMITTED_FOR_SETTLEMENT")
+            #expect(
+                try bt.transaction(of: try bt.pay(dollars, "25.00"))["status"] as? String == "SUBMITTED_FOR_SETTLEMENT")
         }
     }
 
@@ -235,8 +270,12 @@ import Testing
             }
             #expect(bt.ledger().isEmpty)
             // Whole and three-decimal amounts are Amounts too; the nonce is still good.
-            #expect((try bt.transaction(of: try bt.pay(nonce, "10.000"))["amount"] as? [String: Any])?["value"] as? String == "10.00")
-            #expect((try bt.transaction(of: try bt.pay("fake-apple-pay-visa-nonce", "12"))["amount"] as? [String: Any])?["value"] as? String == "12.00")
+            #expect(
+                (try bt.transaction(of: try bt.pay(nonce, "10.000"))["amount"] as? [String: Any])?["value"] as? String
+                    == "10.00")
+            #expect(
+                (try bt.transaction(of: try bt.pay("fake-apple-pay-visa-nonce", "12"))["amount"] as? [String: Any])?[
+                    "value"] as? String == "12.00")
             #expect(bt.ledger().map(\.amount) == [1000, 1200])
         }
     }
@@ -245,7 +284,8 @@ import Testing
         try withBraintree { bt in
             let first = try bt.transaction(of: try bt.pay("fake-apple-pay-visa-nonce", "1.00", orderID: "shared"))
             _ = try bt.pay("fake-apple-pay-visa-nonce", "2.00", orderID: "other")
-            let second = try bt.transaction(of: try bt.pay("fake-apple-pay-visa-nonce", "3.00", orderID: "shared", authorize: true))
+            let second = try bt.transaction(
+                of: try bt.pay("fake-apple-pay-visa-nonce", "3.00", orderID: "shared", authorize: true))
             let found = try bt.search(orderID: "shared")
             #expect(found.map { $0["id"] as? String } == [second["id"] as? String, first["id"] as? String])
             #expect(try bt.search(orderID: "nobody").isEmpty)
@@ -264,13 +304,18 @@ import Testing
 
     @Test func nodeReadsATransaction() throws {
         try withBraintree { bt in
-            let charged = try bt.transaction(of: try bt.pay("fake-apple-pay-mastercard-nonce", "4.20", orderID: "read-me"))
-            let query = "query Read($id: ID!) { node(id: $id) { __typename ... on Transaction { ...TransactionParts } } }\n" + Client.transactionParts
-            let read = try #require(Client.data(try bt.graphQL(query, ["id": charged["id"] as? String ?? ""]))["node"] as? [String: Any])
+            let charged = try bt.transaction(
+                of: try bt.pay("fake-apple-pay-mastercard-nonce", "4.20", orderID: "read-me"))
+            let query =
+                "query Read($id: ID!) { node(id: $id) { __typename ... on Transaction { ...TransactionParts } } }\n"
+                + Client.transactionParts
+            let read = try #require(
+                Client.data(try bt.graphQL(query, ["id": charged["id"] as? String ?? ""]))["node"] as? [String: Any])
             #expect(read["__typename"] as? String == "Transaction")
             #expect(read["orderId"] as? String == "read-me" && read["status"] as? String == "SUBMITTED_FOR_SETTLEMENT")
             #expect(((read["paymentMethodSnapshot"] as? [String: Any])?["last4"]) as? String == "4444")
-            let missing = try bt.graphQL(query, ["id": BraintreeRules.graphQLID(type: "transaction", legacyID: "nothere1")])
+            let missing = try bt.graphQL(
+                query, ["id": BraintreeRules.graphQLID(type: "transaction", legacyID: "nothere1")])
             #expect(Client.firstError(missing).errorClass == "NOT_FOUND")
         }
     }
@@ -288,17 +333,26 @@ import Testing
 
     @Test func anInvalidDocumentGetsValidationErrorsAndRunsNothing() throws {
         try withBraintree { bt in
-            let unknownField = try bt.graphQL("mutation Charge($input: ChargePaymentMethodInput!) { chargePaymentMethod(input: $input) { transaction { id colour } } }",
-                                              ["input": ["paymentMethodId": "fake-apple-pay-visa-nonce", "transaction": ["amount": "10.00"]]])
+            let unknownField = try bt.graphQL(
+                "mutation Charge($input: ChargePaymentMethodInput!) { chargePaymentMethod(input: $input) { transaction { id colour } } }",
+                ["input": ["paymentMethodId": "fake-apple-pay-visa-nonce", "transaction": ["amount": "10.00"]]])
             let error = Client.firstError(unknownField)
             #expect(error.message == #"Cannot query field "colour" on type "Transaction"."#)
             #expect(error.errorClass == "VALIDATION")
             #expect(Client.errors(unknownField).first?["locations"] is [Any])
             #expect(unknownField["data"] is NSNull)
 
-            let unknownInput = try bt.graphQL(Client.charge, ["input": ["paymentMethodId": "fake-apple-pay-visa-nonce",
-                                                                         "transaction": ["amount": "10.00", "colour": "red"]]])
-            #expect(Client.firstError(unknownInput).message?.contains(#"Field "colour" is not defined by type "TransactionInput"."#) == true)
+            let unknownInput = try bt.graphQL(
+                Client.charge,
+                [
+                    "input": [
+                        "paymentMethodId": "fake-apple-pay-visa-nonce",
+                        "transaction": ["amount": "10.00", "colour": "red"],
+                    ]
+                ])
+            #expect(
+                Client.firstError(unknownInput).message?.contains(
+                    #"Field "colour" is not defined by type "TransactionInput"."#) == true)
             #expect(Client.firstError(unknownInput).errorClass == "VALIDATION")
             #expect(bt.ledger().isEmpty, "nothing was charged")
         }
@@ -352,11 +406,17 @@ import Testing
         #expect(!id.contains("="))
         #expect(BraintreeRules.legacyID(fromGraphQLID: id, type: "transaction") == "abcd1234")
         #expect(BraintreeRules.legacyID(fromGraphQLID: id + "=", type: "transaction") == "abcd1234")
-        #expect(BraintreeRules.legacyID(fromGraphQLID: BraintreeRules.graphQLID(type: "refund", legacyID: "abcd1234"), type: "transaction") == nil)
+        #expect(
+            BraintreeRules.legacyID(
+                fromGraphQLID: BraintreeRules.graphQLID(type: "refund", legacyID: "abcd1234"), type: "transaction")
+                == nil)
     }
 
     @Test func theHelpNamesTheScenarios() {
-        for text in ["fake-apple-pay-visa-nonce", "2000.00-2999.99", "3000.00-3000.99", "5001.00", "/_sandbox/braintree/configuration"] {
+        for text in [
+            "fake-apple-pay-visa-nonce", "2000.00-2999.99", "3000.00-3000.99", "5001.00",
+            "/_sandbox/braintree/configuration",
+        ] {
             #expect(BraintreeEmulator.scenariosHelp.contains(text), "\(text)")
         }
     }

@@ -1,9 +1,10 @@
 import Crypto
 import Foundation
 import LoopbackHTTP
-@testable import SandboxEmulator
 import Testing
 import WireTypes
+
+@testable import SandboxEmulator
 
 /// Afterpay's side over real HTTP: v2 (Basic auth, User-Agent, checkouts, capture, auth, deferred capture, reading a
 /// payment), api-plus (sign-payment's JWT, validate-payment's checks) and the v3 button, and the ledger they write.
@@ -14,7 +15,9 @@ import WireTypes
             #expect(response.status == 201)
             let token = try #require(response.json["token"] as? String)
             #expect(token.hasPrefix("002."))
-            #expect(response.json["redirectCheckoutUrl"] as? String == client.emulator.baseURL + "/afterpay/checkout/" + token)
+            #expect(
+                response.json["redirectCheckoutUrl"] as? String == client.emulator.baseURL + "/afterpay/checkout/"
+                    + token)
             let expires = try #require(response.json["expires"] as? String)
             // Nanoseconds: nine fraction digits.
             #expect(expires.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z$"#, options: .regularExpression) != nil)
@@ -26,9 +29,12 @@ import WireTypes
     @Test func basicAuthAndUserAgentAreRequired() throws {
         try withCashApp { client in
             let wrongSecret = "Basic " + Data("\(TestCredentials.afterpayMerchantID):nope".utf8).base64EncodedString()
-            let refused: [[(String, String)]] = [[("User-Agent", "x")], [("Authorization", wrongSecret), ("User-Agent", "x")]]
+            let refused: [[(String, String)]] = [
+                [("User-Agent", "x")], [("Authorization", wrongSecret), ("User-Agent", "x")],
+            ]
             for headers in refused {
-                let response = try client.afterpay("POST", "/checkouts", CashAppTestClient.checkoutBody("50.00"), headers: headers)
+                let response = try client.afterpay(
+                    "POST", "/checkouts", CashAppTestClient.checkoutBody("50.00"), headers: headers)
                 #expect(response.status == 401)
                 #expect(response.afterpayError == "unauthorized")
             }
@@ -36,7 +42,8 @@ import WireTypes
             for agent in [nil, ""] as [String?] {
                 var headers = [("Authorization", CashAppTestClient.basicAuth)]
                 if let agent { headers.append(("User-Agent", agent)) }
-                let response = try client.afterpay("POST", "/checkouts", CashAppTestClient.checkoutBody("50.00"), headers: headers)
+                let response = try client.afterpay(
+                    "POST", "/checkouts", CashAppTestClient.checkoutBody("50.00"), headers: headers)
                 #expect(response.status == 400)
                 #expect(response.afterpayError == "invalid_object")
                 #expect((response.json["message"] as? String)?.contains("User-Agent") == true)
@@ -83,11 +90,15 @@ import WireTypes
             #expect(payload["token"] as? String == token)
             #expect(payload["redirectUrl"] as? String == "https://shop.example/confirm")
             #expect((payload["amount"] as? [String: String]) == ["amount": "19.99", "currency": "USD", "symbol": "$"])
-            let iat = try #require(payload["iat"] as? Int), exp = try #require(payload["exp"] as? Int)
+            let iat = try #require(payload["iat"] as? Int)
+            let exp = try #require(payload["exp"] as? Int)
             #expect(exp - iat == 600)
             let parts = jwt.split(separator: ".").map(String.init)
             let key = try P256PublicKey(pem: TestCredentials.afterpayJWTPublicKeyPEM)
-            #expect(key.verifyES256(signature: try #require(Data(base64URLEncoded: parts[2])), message: Data((parts[0] + "." + parts[1]).utf8)))
+            #expect(
+                key.verifyES256(
+                    signature: try #require(Data(base64URLEncoded: parts[2])),
+                    message: Data((parts[0] + "." + parts[1]).utf8)))
 
             let unknown = try client.plus("/v2/payments/sign-payment", ["token": "002.nothing"])
             #expect(unknown.status == 400)
@@ -106,7 +117,8 @@ import WireTypes
             #expect(validated.json["cashAppTag"] as? String == "$emulator")
             #expect(validated.json["callbackBaseUrl"] is String)
 
-            let capture = try client.afterpay("POST", "/payments/capture", ["token": token, "merchantReference": "order-1"])
+            let capture = try client.afterpay(
+                "POST", "/payments/capture", ["token": token, "merchantReference": "order-1"])
             #expect(capture.status == 201)
             let payment = capture.json
             let id = try #require(payment["id"] as? String)
@@ -126,7 +138,10 @@ import WireTypes
             #expect(repeated.json["id"] as? String == id)
             let ledger = client.afterpayLedger()
             #expect(ledger.count == 1)
-            #expect(ledger.first.map { [$0.kind.rawValue, $0.reference, String($0.amount), $0.currency] } == ["capture", id, "5000", "USD"])
+            #expect(
+                ledger.first.map { [$0.kind.rawValue, $0.reference, String($0.amount), $0.currency] } == [
+                    "capture", id, "5000", "USD",
+                ])
 
             // The token is paid by capture: an auth of it is refused.
             let auth = try client.afterpay("POST", "/payments/auth", ["token": token])
@@ -150,7 +165,9 @@ import WireTypes
             // A FAILED validate does not validate either.
             let (jwt, _) = try client.sign(token)
             let approved = try client.approvedRequest(cents: 5000)
-            #expect(try client.validate(jwt, customer: "CST_someone", grant: approved.grant).json["status"] as? String == "FAILED")
+            #expect(
+                try client.validate(jwt, customer: "CST_someone", grant: approved.grant).json["status"] as? String
+                    == "FAILED")
             #expect(try client.afterpay("POST", "/payments/capture", ["token": token]).status == 402)
             #expect(client.afterpayLedger().isEmpty)
         }
@@ -165,7 +182,9 @@ import WireTypes
             var cheaper = payload
             cheaper["amount"] = ["amount": "0.01", "currency": "USD", "symbol": "$"]
             let parts = jwt.split(separator: ".").map(String.init)
-            let tampered = parts[0] + "." + (try JSONSerialization.data(withJSONObject: cheaper)).base64URLEncodedString() + "." + parts[2]
+            let tampered =
+                parts[0] + "." + (try JSONSerialization.data(withJSONObject: cheaper)).base64URLEncodedString() + "."
+                + parts[2]
             let refused = try client.validate(tampered, customer: approved.customer, grant: approved.grant)
             #expect(refused.status == 400)
             #expect(refused.afterpayError == "invalid_jwt")
@@ -173,12 +192,18 @@ import WireTypes
             var old = payload
             old["iat"] = Int(Date().timeIntervalSince1970) - 1200
             old["exp"] = Int(Date().timeIntervalSince1970) - 600
-            let expired = try client.validate(CashAppJWT.sign(try JSON.parse(JSONSerialization.data(withJSONObject: old))), customer: approved.customer, grant: approved.grant)
+            let expired = try client.validate(
+                CashAppJWT.sign(try JSON.parse(JSONSerialization.data(withJSONObject: old))),
+                customer: approved.customer, grant: approved.grant)
             #expect(expired.status == 400)
             #expect(expired.afterpayError == "invalid_jwt")
-            #expect(try client.validate("not.a.jwt", customer: approved.customer, grant: approved.grant).afterpayError == "invalid_jwt")
+            #expect(
+                try client.validate("not.a.jwt", customer: approved.customer, grant: approved.grant).afterpayError
+                    == "invalid_jwt")
             // The genuine one passes.
-            #expect(try client.validate(jwt, customer: approved.customer, grant: approved.grant).json["status"] as? String == "SUCCESS")
+            #expect(
+                try client.validate(jwt, customer: approved.customer, grant: approved.grant).json["status"] as? String
+                    == "SUCCESS")
         }
     }
 
@@ -199,7 +224,9 @@ import WireTypes
             // A one-time grant pays one checkout: not a second one of the same amount.
             let second = try client.checkout("50.00")
             let (secondJWT, _) = try client.sign(second)
-            #expect(try client.validate(secondJWT, customer: approved.customer, grant: approved.grant).json["status"] as? String == "FAILED")
+            #expect(
+                try client.validate(secondJWT, customer: approved.customer, grant: approved.grant).json["status"]
+                    as? String == "FAILED")
             // The checkout it validated may validate again (a retry after a lost answer).
             #expect(try status(approved.customer, approved.grant) == "SUCCESS")
         }
@@ -223,7 +250,9 @@ import WireTypes
             let failing = try client.checkout("16.16")
             let (jwt, _) = try client.sign(failing)
             let approved = try client.approvedRequest(cents: 1616)
-            #expect(try client.validate(jwt, customer: approved.customer, grant: approved.grant).json["status"] as? String == "FAILED")
+            #expect(
+                try client.validate(jwt, customer: approved.customer, grant: approved.grant).json["status"] as? String
+                    == "FAILED")
 
             let declinedCapture = try client.validatedCheckout("17.17", cents: 1717)
             let capture = try client.afterpay("POST", "/payments/capture", ["token": declinedCapture])
@@ -254,7 +283,9 @@ import WireTypes
             #expect(try client.afterpay("POST", "/payments/capture", ["token": token]).status == 412)
 
             func capture(_ amount: String, requestID: String = UUID().uuidString) throws -> RawResponse {
-                try client.afterpay("POST", "/payments/\(id)/capture", ["amount": ["amount": amount, "currency": "USD"], "requestId": requestID])
+                try client.afterpay(
+                    "POST", "/payments/\(id)/capture",
+                    ["amount": ["amount": amount, "currency": "USD"], "requestId": requestID])
             }
             let first = try capture("30.01", requestID: "capture-1")
             #expect(first.status == 201)
@@ -271,11 +302,15 @@ import WireTypes
             #expect(rest.status == 201)
             #expect(rest.json["paymentState"] as? String == "CAPTURED")
             #expect((rest.json["openToCaptureAmount"] as? [String: String])?["amount"] == "0.00")
-            #expect((rest.json["events"] as? [[String: Any]])?.compactMap { $0["type"] as? String } == ["AUTH_APPROVED", "CAPTURED", "CAPTURED"])
+            #expect(
+                (rest.json["events"] as? [[String: Any]])?.compactMap { $0["type"] as? String } == [
+                    "AUTH_APPROVED", "CAPTURED", "CAPTURED",
+                ])
             let after = try capture("0.01")
             #expect(after.status == 412)
             #expect(after.afterpayError == "invalid_order_transaction_status")
-            let unknown = try client.afterpay("POST", "/payments/999/capture", ["amount": ["amount": "1.00", "currency": "USD"]])
+            let unknown = try client.afterpay(
+                "POST", "/payments/999/capture", ["amount": ["amount": "1.00", "currency": "USD"]])
             #expect(unknown.status == 404)
             #expect(unknown.afterpayError == "not_found")
 
@@ -290,7 +325,8 @@ import WireTypes
         try withCashApp { client in
             let token = try client.validatedCheckout("50.00", cents: 5000)
             #expect(try client.afterpay("GET", "/payments/token:\(token)").status == 404)
-            let id = try #require(try client.afterpay("POST", "/payments/capture", ["token": token]).json["id"] as? String)
+            let id = try #require(
+                try client.afterpay("POST", "/payments/capture", ["token": token]).json["id"] as? String)
             let byID = try client.afterpay("GET", "/payments/\(id)")
             #expect(byID.status == 200)
             #expect(byID.json["token"] as? String == token)
@@ -303,12 +339,19 @@ import WireTypes
         }
     }
 
-    static func buttonBody(_ amount: String, merchant: String = TestCredentials.afterpayShopMerchantID) -> [String: Any] {
-        ["shopDirectoryId": TestCredentials.afterpayShopDirectoryID, "shopDirectoryMerchantId": merchant,
-         "amount": ["amount": amount, "currency": "USD"], "shippingAmount": ["amount": "0", "currency": "USD"],
-         "taxAmount": ["amount": "0", "currency": "USD"], "items": [] as [Any], "consumer": ["email": "ada@example.com"],
-         "merchant": ["redirectConfirmUrl": "https://shop.example/confirm", "redirectCancelUrl": "https://shop.example/cancel"],
-         "isCashAppPay": true]
+    static func buttonBody(_ amount: String, merchant: String = TestCredentials.afterpayShopMerchantID) -> [String: Any]
+    {
+        [
+            "shopDirectoryId": TestCredentials.afterpayShopDirectoryID, "shopDirectoryMerchantId": merchant,
+            "amount": ["amount": amount, "currency": "USD"], "shippingAmount": ["amount": "0", "currency": "USD"],
+            "taxAmount": ["amount": "0", "currency": "USD"], "items": [] as [Any],
+            "consumer": ["email": "ada@example.com"],
+            "merchant": [
+                "redirectConfirmUrl": "https://shop.example/confirm",
+                "redirectCancelUrl": "https://shop.example/cancel",
+            ],
+            "isCashAppPay": true,
+        ]
     }
 
     @Test func buttonAndConfirmHandOutOneCard() throws {
@@ -334,9 +377,15 @@ import WireTypes
             #expect((payload["amount"] as? [String: String])?["amount"] == "10.00")
             let approved = try client.approvedRequest(cents: 1000)
             func confirm(_ singleUse: String) throws -> RawResponse {
-                try client.plus("/v3/button/confirm", ["token": token, "singleUseCardToken": singleUse,
-                                                       "cashAppPspInfo": ["externalCustomerId": approved.customer,
-                                                                          "externalGrantId": approved.grant, "jwt": jwt]])
+                try client.plus(
+                    "/v3/button/confirm",
+                    [
+                        "token": token, "singleUseCardToken": singleUse,
+                        "cashAppPspInfo": [
+                            "externalCustomerId": approved.customer,
+                            "externalGrantId": approved.grant, "jwt": jwt,
+                        ],
+                    ])
             }
             let wrong = try confirm(UUID().uuidString.lowercased())
             #expect(wrong.status == 400)
@@ -344,12 +393,14 @@ import WireTypes
 
             let card = try confirm(cardToken)
             #expect(card.status == 200)
-            let virtual = try #require((card.json["paymentDetails"] as? [String: Any])?["virtualCard"] as? [String: String])
+            let virtual = try #require(
+                (card.json["paymentDetails"] as? [String: Any])?["virtualCard"] as? [String: String])
             #expect(virtual["cardType"] == "VISA")
             #expect(virtual["cardNumber"]?.count == 16)
             #expect(virtual["cvc"]?.count == 3)
             #expect(virtual["expiry"] == "2029-12")
-            #expect((card.json["cardValidUntil"] as? String)?.range(of: #"\.\d{9}Z$"#, options: .regularExpression) != nil)
+            #expect(
+                (card.json["cardValidUntil"] as? String)?.range(of: #"\.\d{9}Z$"#, options: .regularExpression) != nil)
             let again = try confirm(cardToken)
             #expect(again.status == 200)
             #expect(again.body == card.body)
@@ -366,9 +417,15 @@ import WireTypes
             let cardToken = try #require(button.json["singleUseCardToken"] as? String)
             let (jwt, _) = try client.sign(token)
             let approved = try client.approvedRequest(cents: 1616)
-            let declined = try client.plus("/v3/button/confirm", ["token": token, "singleUseCardToken": cardToken,
-                                                                  "cashAppPspInfo": ["externalCustomerId": approved.customer,
-                                                                                     "externalGrantId": approved.grant, "jwt": jwt]])
+            let declined = try client.plus(
+                "/v3/button/confirm",
+                [
+                    "token": token, "singleUseCardToken": cardToken,
+                    "cashAppPspInfo": [
+                        "externalCustomerId": approved.customer,
+                        "externalGrantId": approved.grant, "jwt": jwt,
+                    ],
+                ])
             #expect(declined.status == 402)
             #expect(declined.afterpayError == "payment_declined")
         }

@@ -1,7 +1,8 @@
 import Foundation
 import LoopbackHTTP
-@testable import SandboxEmulator
 import Testing
+
+@testable import SandboxEmulator
 
 /// Cash App's Customer Request API and the sandbox customer, over real HTTP: Client auth, the request's shape and
 /// checks, idempotency, the poll state machine (auto approval, scenario amounts, manual decisions, trigger rotation,
@@ -9,9 +10,12 @@ import Testing
 @Suite struct CashAppRequestTests {
     @Test func clientAuthIsRequiredInCashAppsErrorShape() throws {
         try withCashApp { client in
-            let refused: [[(String, String)]] = [[], [("Authorization", "Client CA-CI_AFTERPAY")], [("Authorization", "Bearer CAS-CI_AFTERPAY")]]
+            let refused: [[(String, String)]] = [
+                [], [("Authorization", "Client CA-CI_AFTERPAY")], [("Authorization", "Bearer CAS-CI_AFTERPAY")],
+            ]
             for headers in refused {
-                let response = try client.cashApp("POST", "", CashAppTestClient.requestBody(cents: 5000), headers: headers)
+                let response = try client.cashApp(
+                    "POST", "", CashAppTestClient.requestBody(cents: 5000), headers: headers)
                 #expect(response.status == 401)
                 #expect(response.cashAppError.category == "AUTHENTICATION_ERROR")
                 #expect(response.cashAppError.code == "UNAUTHORIZED")
@@ -44,8 +48,12 @@ import Testing
             #expect(action["scope_id"] as? String == TestCredentials.afterpayExternalBrandID)
             let triggers = try #require(request["auth_flow_triggers"] as? [String: Any])
             #expect(triggers["mobile_url"] as? String == client.emulator.baseURL + "/cashapp/approve/\(id)?v=1")
-            for key in ["qr_code_image_url", "qr_code_svg_url", "desktop_url", "refreshes_at"] { #expect(triggers[key] is String) }
-            for key in ["created_at", "updated_at", "expires_at"] { #expect((request[key] as? String)?.hasSuffix("Z") == true) }
+            for key in ["qr_code_image_url", "qr_code_svg_url", "desktop_url", "refreshes_at"] {
+                #expect(triggers[key] is String)
+            }
+            for key in ["created_at", "updated_at", "expires_at"] {
+                #expect((request[key] as? String)?.hasSuffix("Z") == true)
+            }
         }
     }
 
@@ -56,13 +64,16 @@ import Testing
             #expect(noRedirect.cashAppError.code == "MISSING_REQUIRED_PARAMETER")
             #expect(noRedirect.cashAppError.field == "request.redirect_url")
 
-            let scope = try client.cashApp("POST", "", CashAppTestClient.requestBody(cents: 5000, scope: "BRAND_someone_else"))
+            let scope = try client.cashApp(
+                "POST", "", CashAppTestClient.requestBody(cents: 5000, scope: "BRAND_someone_else"))
             #expect(scope.status == 400)
             #expect(scope.cashAppError.category == "INVALID_REQUEST_ERROR")
             #expect(scope.cashAppError.code == "INVALID_SCOPE_ID")
             #expect(scope.cashAppError.field == "request.actions[0].scope_id")
             // The merchant id is a scope too (the Android docs use it).
-            let merchantScope = try client.cashApp("POST", "", CashAppTestClient.requestBody(cents: 5000, scope: TestCredentials.afterpayExternalMerchantID))
+            let merchantScope = try client.cashApp(
+                "POST", "",
+                CashAppTestClient.requestBody(cents: 5000, scope: TestCredentials.afterpayExternalMerchantID))
             #expect(merchantScope.status == 201)
 
             for amount: Any in [50.5, 0, -100, "5000", true] {
@@ -166,13 +177,17 @@ import Testing
 
             // Scenario amounts still apply to a manual approve; the undecided customer decides.
             let scenario1313 = try #require(try client.createRequest(cents: 1313)["id"] as? String)
-            #expect(try client.sandbox("POST", "/requests/\(scenario1313)/approve").request["status"] as? String == "DECLINED")
+            #expect(
+                try client.sandbox("POST", "/requests/\(scenario1313)/approve").request["status"] as? String
+                    == "DECLINED")
             let scenario1414 = try #require(try client.createRequest(cents: 1414)["id"] as? String)
             let grantless = try client.sandbox("POST", "/requests/\(scenario1414)/approve").request
             #expect(grantless["status"] as? String == "APPROVED")
             #expect((grantless["grants"] as? [Any])?.isEmpty == true)
             let scenario1515 = try #require(try client.createRequest(cents: 1515)["id"] as? String)
-            #expect(try client.sandbox("POST", "/requests/\(scenario1515)/approve").request["status"] as? String == "APPROVED")
+            #expect(
+                try client.sandbox("POST", "/requests/\(scenario1515)/approve").request["status"] as? String
+                    == "APPROVED")
 
             let unknown = try client.sandbox("POST", "/requests/GRR_nothing/approve")
             #expect(unknown.status == 404)
@@ -204,7 +219,8 @@ import Testing
             let second = try #require(try client.poll(id)["auth_flow_triggers"] as? [String: Any])
             #expect((second["mobile_url"] as? String)?.hasSuffix("?v=2") == true)
             #expect((second["qr_code_image_url"] as? String)?.hasSuffix("?v=2") == true)
-            let before = try #require(first["refreshes_at"] as? String), after = try #require(second["refreshes_at"] as? String)
+            let before = try #require(first["refreshes_at"] as? String)
+            let after = try #require(second["refreshes_at"] as? String)
             #expect(after > before)
             // Before the new refreshes_at, the triggers stay.
             let third = try #require(try client.poll(id)["auth_flow_triggers"] as? [String: Any])
@@ -227,13 +243,25 @@ import Testing
         try withCashApp { client in
             try client.setSettings(["approval": "manual"])
             let id = try #require(try client.createRequest(cents: 5000)["id"] as? String)
-            let actions = [["type": "ONE_TIME_PAYMENT", "scope_id": TestCredentials.afterpayExternalBrandID, "amount": 6000, "currency": "USD"]]
-            let patched = try client.cashApp("PATCH", "/" + id, ["request": ["reference_id": "order-7", "actions": actions]])
+            let actions = [
+                [
+                    "type": "ONE_TIME_PAYMENT", "scope_id": TestCredentials.afterpayExternalBrandID, "amount": 6000,
+                    "currency": "USD",
+                ]
+            ]
+            let patched = try client.cashApp(
+                "PATCH", "/" + id, ["request": ["reference_id": "order-7", "actions": actions]])
             #expect(patched.status == 200)
             #expect(patched.request["reference_id"] as? String == "order-7")
             #expect(((patched.request["actions"] as? [[String: Any]])?.first)?["amount"] as? Int == 6000)
 
-            let badScope = try client.cashApp("PATCH", "/" + id, ["request": ["actions": [["type": "ONE_TIME_PAYMENT", "scope_id": "x", "amount": 1, "currency": "USD"]]]])
+            let badScope = try client.cashApp(
+                "PATCH", "/" + id,
+                [
+                    "request": [
+                        "actions": [["type": "ONE_TIME_PAYMENT", "scope_id": "x", "amount": 1, "currency": "USD"]]
+                    ]
+                ])
             #expect(badScope.cashAppError.code == "INVALID_SCOPE_ID")
 
             _ = try client.sandbox("POST", "/requests/\(id)/decline")
@@ -260,7 +288,10 @@ import Testing
             #expect(try client.poll(id)["status"] as? String == "PENDING")
             #expect(try client.poll(id)["status"] as? String == "APPROVED")
 
-            for bad: [String: Any] in [["approval": "sometimes"], ["grantLifetimeSeconds": 0], ["autoApproveAfterPolls": 1.5], ["approvel": "manual"]] {
+            for bad: [String: Any] in [
+                ["approval": "sometimes"], ["grantLifetimeSeconds": 0], ["autoApproveAfterPolls": 1.5],
+                ["approvel": "manual"],
+            ] {
                 let response = try client.sandbox("PUT", "/settings", bad)
                 #expect(response.status == 400, "\(bad)")
             }

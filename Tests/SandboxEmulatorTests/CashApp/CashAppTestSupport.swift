@@ -1,8 +1,9 @@
 import Crypto
 import Foundation
 import LoopbackHTTP
-@testable import SandboxEmulator
 import Testing
+
+@testable import SandboxEmulator
 
 /// The three callers of the Afterpay + Cash App emulator over real HTTP: a merchant server (v2, Basic auth), the SDK
 /// (api-plus, no auth) and Pay Kit (Cash App, Client auth), plus the sandbox customer.
@@ -10,11 +11,14 @@ struct CashAppTestClient {
     let emulator: Emulator
     var port: UInt16 { emulator.port }
 
-    static let basicAuth = "Basic " + Data("\(TestCredentials.afterpayMerchantID):\(TestCredentials.afterpaySecretKey)".utf8).base64EncodedString()
+    static let basicAuth =
+        "Basic "
+        + Data("\(TestCredentials.afterpayMerchantID):\(TestCredentials.afterpaySecretKey)".utf8).base64EncodedString()
     static let clientAuth = "Client " + TestCredentials.cashAppClientID
     static let userAgent = "checkout-driver/test (Swift; Linux) Merchant/\(TestCredentials.afterpayMerchantID)"
 
-    private func send(_ method: String, _ path: String, _ body: Any?, headers: [(String, String)]) throws -> RawResponse {
+    private func send(_ method: String, _ path: String, _ body: Any?, headers: [(String, String)]) throws -> RawResponse
+    {
         var all = headers
         var data = Data()
         if let body {
@@ -25,8 +29,10 @@ struct CashAppTestClient {
     }
 
     /// Afterpay v2, with Basic auth and a User-Agent unless `headers` says otherwise.
-    func afterpay(_ method: String, _ path: String, _ body: Any? = nil,
-                  headers: [(String, String)] = [("Authorization", basicAuth), ("User-Agent", userAgent)]) throws -> RawResponse {
+    func afterpay(
+        _ method: String, _ path: String, _ body: Any? = nil,
+        headers: [(String, String)] = [("Authorization", basicAuth), ("User-Agent", userAgent)]
+    ) throws -> RawResponse {
         try send(method, "/afterpay/v2" + path, body, headers: headers)
     }
 
@@ -34,8 +40,10 @@ struct CashAppTestClient {
         try send("POST", "/afterpay-plus" + path, body, headers: headers)
     }
 
-    func cashApp(_ method: String, _ path: String = "", _ body: Any? = nil,
-                 headers: [(String, String)] = [("Authorization", clientAuth)]) throws -> RawResponse {
+    func cashApp(
+        _ method: String, _ path: String = "", _ body: Any? = nil,
+        headers: [(String, String)] = [("Authorization", clientAuth)]
+    ) throws -> RawResponse {
         try send(method, "/cashapp/customer-request/v1/requests" + path, body, headers: headers)
     }
 
@@ -46,9 +54,14 @@ struct CashAppTestClient {
     // MARK: Steps
 
     static func checkoutBody(_ amount: String) -> [String: Any] {
-        ["amount": ["amount": amount, "currency": "USD"], "consumer": ["email": "ada@example.com"],
-         "merchant": ["redirectConfirmUrl": "https://shop.example/confirm", "redirectCancelUrl": "https://shop.example/cancel"],
-         "isCashAppPay": true]
+        [
+            "amount": ["amount": amount, "currency": "USD"], "consumer": ["email": "ada@example.com"],
+            "merchant": [
+                "redirectConfirmUrl": "https://shop.example/confirm",
+                "redirectCancelUrl": "https://shop.example/cancel",
+            ],
+            "isCashAppPay": true,
+        ]
     }
 
     func checkout(_ amount: String = "50.00") throws -> String {
@@ -71,10 +84,14 @@ struct CashAppTestClient {
         return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 
-    static func requestBody(cents: Any, key: String = UUID().uuidString, scope: String = TestCredentials.afterpayExternalBrandID,
-                            redirect: String? = "https://shop.example/confirm") -> [String: Any] {
-        var request: [String: Any] = ["actions": [["type": "ONE_TIME_PAYMENT", "scope_id": scope, "amount": cents, "currency": "USD"]],
-                                      "channel": "IN_APP"]
+    static func requestBody(
+        cents: Any, key: String = UUID().uuidString, scope: String = TestCredentials.afterpayExternalBrandID,
+        redirect: String? = "https://shop.example/confirm"
+    ) -> [String: Any] {
+        var request: [String: Any] = [
+            "actions": [["type": "ONE_TIME_PAYMENT", "scope_id": scope, "amount": cents, "currency": "USD"]],
+            "channel": "IN_APP",
+        ]
         if let redirect { request["redirect_url"] = redirect }
         return ["request": request, "idempotency_key": key]
     }
@@ -102,7 +119,8 @@ struct CashAppTestClient {
     }
 
     func validate(_ jwt: String, customer: String, grant: String) throws -> RawResponse {
-        try plus("/v2/payments/validate-payment", ["jwt": jwt, "externalCustomerId": customer, "externalGrantId": grant])
+        try plus(
+            "/v2/payments/validate-payment", ["jwt": jwt, "externalCustomerId": customer, "externalGrantId": grant])
     }
 
     /// A checkout taken through sign, an approved request and a SUCCESS validate: ready to capture or auth.
@@ -127,7 +145,9 @@ extension RawResponse {
     /// Afterpay's `errorCode`, checked to come with the rest of its error shape.
     var afterpayError: String? {
         let json = self.json
-        guard json["errorId"] is String, json["message"] is String, json["httpStatusCode"] as? Int == status else { return nil }
+        guard json["errorId"] is String, json["message"] is String, json["httpStatusCode"] as? Int == status else {
+            return nil
+        }
         return json["errorCode"] as? String
     }
 

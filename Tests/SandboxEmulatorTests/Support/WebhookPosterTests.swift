@@ -1,9 +1,10 @@
 import Foundation
 import Glibc
 import LoopbackHTTP
-@testable import SandboxEmulator
 import Synchronization
 import Testing
+
+@testable import SandboxEmulator
 
 /// The poster keeps its connections to listeners between posts, and keeps them bounded: a batch's runs each listen on a
 /// port of their own and are gone after it, and `sandbox serve` outlives them all.
@@ -18,14 +19,17 @@ import Testing
         for _ in 0..<(WebhookPoster.idleLimit * 2) {
             let listener = try HTTPServer { _ in .respond(HTTPResponse(status: 200)) }
             listener.start()
-            #expect(try WebhookPoster.post(url: listener.baseURL + "/hook", body: Data("{}".utf8), headers: [], timeout: 5) == 200)
+            #expect(
+                try WebhookPoster.post(url: listener.baseURL + "/hook", body: Data("{}".utf8), headers: [], timeout: 5)
+                    == 200)
             listener.shutdown()
         }
         // One more post, to a listener that stays: the pool lets go of the connections the others closed.
         let last = try HTTPServer { _ in .respond(HTTPResponse(status: 200)) }
         last.start()
         defer { last.shutdown() }
-        #expect(try WebhookPoster.post(url: last.baseURL + "/hook", body: Data("{}".utf8), headers: [], timeout: 5) == 200)
+        #expect(
+            try WebhookPoster.post(url: last.baseURL + "/hook", body: Data("{}".utf8), headers: [], timeout: 5) == 200)
         // The listener's own sockets and its kept connection; other tests may hold a few of their own meanwhile.
         #expect(Self.openDescriptors() - before < WebhookPoster.idleLimit, "kept: \(Self.openDescriptors() - before)")
     }

@@ -3,7 +3,8 @@ public enum FieldsOnCorrectTypeRule: ValidationRule {
     public static func validate(_ context: ValidationContext) -> [GraphQLError] {
         context.fields.compactMap { visit in
             guard let parent = visit.parentType, visit.definition == nil else { return nil }
-            return GraphQLError("Cannot query field \"\(visit.field.name)\" on type \"\(parent)\".", locations: [visit.field.location])
+            return GraphQLError(
+                "Cannot query field \"\(visit.field.name)\" on type \"\(parent)\".", locations: [visit.field.location])
         }
     }
 }

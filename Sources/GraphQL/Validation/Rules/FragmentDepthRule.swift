@@ -7,7 +7,9 @@ public enum FragmentDepthRule: ValidationRule {
         return context.operationIndices.compactMap { index, operation in
             let deepest = (context.spreads[index] ?? []).compactMap { depth[$0.spread.name] }.max() ?? 0
             return deepest > Parser.maxDepth
-                ? GraphQLError("Fragments nest deeper than \(Parser.maxDepth) levels (\(deepest)).", locations: [operation.location]) : nil
+                ? GraphQLError(
+                    "Fragments nest deeper than \(Parser.maxDepth) levels (\(deepest)).",
+                    locations: [operation.location]) : nil
         }
     }
 
@@ -32,7 +34,9 @@ public enum FragmentDepthRule: ValidationRule {
                 } else if !visiting.contains(name) {
                     visiting.insert(name)
                     stack.append((name, true))
-                    for child in children where depth[child] == nil && !visiting.contains(child) { stack.append((child, false)) }
+                    for child in children where depth[child] == nil && !visiting.contains(child) {
+                        stack.append((child, false))
+                    }
                 }
             }
         }

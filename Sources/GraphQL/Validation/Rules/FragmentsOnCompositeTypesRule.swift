@@ -4,14 +4,18 @@ public enum FragmentsOnCompositeTypesRule: ValidationRule {
         var errors: [GraphQLError] = []
         for fragment in context.document.fragments {
             if let type = context.schema[fragment.typeCondition], !type.isComposite {
-                errors.append(GraphQLError("Fragment \"\(fragment.name)\" cannot condition on non composite type \"\(type.name)\".",
-                                           locations: [fragment.location]))
+                errors.append(
+                    GraphQLError(
+                        "Fragment \"\(fragment.name)\" cannot condition on non composite type \"\(type.name)\".",
+                        locations: [fragment.location]))
             }
         }
         for visit in context.inlineFragments {
             if let condition = visit.fragment.typeCondition, let type = context.schema[condition], !type.isComposite {
-                errors.append(GraphQLError("Fragment cannot condition on non composite type \"\(type.name)\".",
-                                           locations: [visit.fragment.location]))
+                errors.append(
+                    GraphQLError(
+                        "Fragment cannot condition on non composite type \"\(type.name)\".",
+                        locations: [visit.fragment.location]))
             }
         }
         return errors

@@ -6,7 +6,8 @@ public enum KnownArgumentNamesRule: ValidationRule {
             return visit.arguments.filter { a in !definitions.contains { $0.name == a.name } }.map { a in
                 switch visit.owner {
                 case .field(let type, let field):
-                    GraphQLError("Unknown argument \"\(a.name)\" on field \"\(type).\(field)\".", locations: [a.location])
+                    GraphQLError(
+                        "Unknown argument \"\(a.name)\" on field \"\(type).\(field)\".", locations: [a.location])
                 case .directive(let name):
                     GraphQLError("Unknown argument \"\(a.name)\" on directive \"@\(name)\".", locations: [a.location])
                 }

@@ -4,7 +4,9 @@ public enum KnownRootTypeRule: ValidationRule {
     public static func validate(_ context: ValidationContext) -> [GraphQLError] {
         context.document.operations.compactMap { operation in
             context.schema.rootType(operation.operation) == nil
-                ? GraphQLError("Schema is not configured to execute \(operation.operation.rawValue) operation.", locations: [operation.location]) : nil
+                ? GraphQLError(
+                    "Schema is not configured to execute \(operation.operation.rawValue) operation.",
+                    locations: [operation.location]) : nil
         }
     }
 }

@@ -3,7 +3,9 @@ public enum KnownTypeNamesRule: ValidationRule {
     public static func validate(_ context: ValidationContext) -> [GraphQLError] {
         var errors: [GraphQLError] = []
         func check(_ name: String, at location: SourceLocation) {
-            if context.schema[name] == nil { errors.append(GraphQLError("Unknown type \"\(name)\".", locations: [location])) }
+            if context.schema[name] == nil {
+                errors.append(GraphQLError("Unknown type \"\(name)\".", locations: [location]))
+            }
         }
         for definition in context.document.definitions {
             switch definition {

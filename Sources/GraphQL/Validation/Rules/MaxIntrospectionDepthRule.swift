@@ -15,7 +15,9 @@ public enum MaxIntrospectionDepthRule: ValidationRule {
             for selection in selections {
                 switch selection {
                 case .field(let field):
-                    if field.name == "__schema" || field.name == "__type", checker.exceeds([selection], depth: 0, visited: [:]) {
+                    if field.name == "__schema" || field.name == "__type",
+                        checker.exceeds([selection], depth: 0, visited: [:])
+                    {
                         errors.append(GraphQLError("Maximum introspection depth exceeded", locations: [field.location]))
                     } else if let sub = field.selectionSet {
                         walk(sub)
@@ -55,7 +57,9 @@ public enum MaxIntrospectionDepthRule: ValidationRule {
                     if exceeds(inline.selectionSet, depth: depth, visited: visited) { return true }
                 case .fragmentSpread(let spread):
                     // Entered before at this depth or deeper (a cycle, or an answer already known): nothing new.
-                    if visited[spread.name, default: -1] >= depth || passed[spread.name, default: -1] >= depth { continue }
+                    if visited[spread.name, default: -1] >= depth || passed[spread.name, default: -1] >= depth {
+                        continue
+                    }
                     guard let fragment = context.fragments[spread.name] else { continue }
                     visited[spread.name] = depth
                     if exceeds(fragment.selectionSet, depth: depth, visited: visited) { return true }

@@ -14,7 +14,8 @@ public enum NoFragmentCyclesRule: ValidationRule {
             func enter(_ name: String) {
                 visited.insert(name)
                 pathIndex[name] = path.count
-                let spreads = context.definitionIndex(ofFragment: name).map { (context.spreads[$0] ?? []).map(\.spread) } ?? []
+                let spreads =
+                    context.definitionIndex(ofFragment: name).map { (context.spreads[$0] ?? []).map(\.spread) } ?? []
                 frames.append((name, spreads, 0))
             }
             enter(fragment.name)
@@ -30,8 +31,10 @@ public enum NoFragmentCyclesRule: ValidationRule {
                 if let cycleIndex = pathIndex[spread.name] {
                     let cycle = Array(path[cycleIndex...]) + [spread]
                     let via = cycle.dropLast().map { "\"\($0.name)\"" }
-                    errors.append(GraphQLError("Cannot spread fragment \"\(spread.name)\" within itself\(via.isEmpty ? "" : " via \(via.joined(separator: ", "))").",
-                                               locations: cycle.map(\.location)))
+                    errors.append(
+                        GraphQLError(
+                            "Cannot spread fragment \"\(spread.name)\" within itself\(via.isEmpty ? "" : " via \(via.joined(separator: ", "))").",
+                            locations: cycle.map(\.location)))
                 } else if !visited.contains(spread.name), context.fragments[spread.name] != nil {
                     path.append(spread)
                     enter(spread.name)

@@ -7,7 +7,8 @@ public enum NoUndefinedVariablesRule: ValidationRule {
             return context.recursiveVariableUsages(ofOperation: index).compactMap { usage in
                 guard !defined.contains(usage.name), reported.insert(usage.name).inserted else { return nil }
                 let by = operation.name.map { " by operation \"\($0)\"" } ?? ""
-                return GraphQLError("Variable \"$\(usage.name)\" is not defined\(by).", locations: [usage.location, operation.location])
+                return GraphQLError(
+                    "Variable \"$\(usage.name)\" is not defined\(by).", locations: [usage.location, operation.location])
             }
         }
     }

@@ -21,12 +21,15 @@ public enum OverlappingFieldsCanBeMergedRule: ValidationRule {
             // merge with (its own sub-selection is a set of its own).
             guard set.selections.count > 1 || set.selections.first.map(isInlineFragment) == true else { continue }
             for conflict in finder.conflicts(within: set.selections, parent: set.parentType) {
-                errors.append(GraphQLError("Fields \"\(conflict.responseKey)\" conflict because \(conflict.reason). "
-                                           + "Use different aliases on the fields to fetch both if this was intentional.",
-                                           locations: conflict.fields1 + conflict.fields2))
+                errors.append(
+                    GraphQLError(
+                        "Fields \"\(conflict.responseKey)\" conflict because \(conflict.reason). "
+                            + "Use different aliases on the fields to fetch both if this was intentional.",
+                        locations: conflict.fields1 + conflict.fields2))
             }
             if finder.remaining < 0 {
-                errors.append(GraphQLError("Validation aborted: the document needs more than \(budget) field comparisons."))
+                errors.append(
+                    GraphQLError("Validation aborted: the document needs more than \(budget) field comparisons."))
                 break
             }
         }
@@ -131,14 +134,17 @@ private final class ConflictFinder {
         return fields
     }
 
-    private func collect(_ selections: [Selection], parent: String?, into fields: CollectedFields, spread: inout Set<String>) {
+    private func collect(
+        _ selections: [Selection], parent: String?, into fields: CollectedFields, spread: inout Set<String>
+    ) {
         for selection in selections {
             switch selection {
             case .field(let field):
                 let type = parent.flatMap { schema[$0] }
                 let definition = type.flatMap { $0.isObject || $0.isInterface ? $0.fields[field.name] : nil }
                 if fields.entries[field.responseKey] == nil { fields.keys.append(field.responseKey) }
-                fields.entries[field.responseKey, default: []].append(.init(parentType: parent, field: field, definition: definition))
+                fields.entries[field.responseKey, default: []].append(
+                    .init(parentType: parent, field: field, definition: definition))
             case .fragmentSpread(let s):
                 // A fragment that does not exist is KnownFragmentNames' to report; it has no fields to compare.
                 if context.fragments[s.name] != nil, spread.insert(s.name).inserted { fields.spreads.append(s.name) }
@@ -157,7 +163,9 @@ private final class ConflictFinder {
     // MARK: Comparing
 
     /// The fields of a set against those of a fragment it meets, and of every fragment that fragment spreads.
-    private func collectBetween(_ fields: CollectedFields, andFragment name: String, parentsExclusive: Bool, into conflicts: inout [Conflict]) {
+    private func collectBetween(
+        _ fields: CollectedFields, andFragment name: String, parentsExclusive: Bool, into conflicts: inout [Conflict]
+    ) {
         remaining -= 1
         guard !fields.keys.isEmpty, remaining >= 0 else { return }
         let pair = FieldsAndFragment(fields: fields.id, fragment: name)
@@ -171,7 +179,9 @@ private final class ConflictFinder {
     }
 
     /// Two fragments against each other, and each against the fragments the other spreads.
-    private func collectBetween(fragment a: String, andFragment b: String, parentsExclusive: Bool, into conflicts: inout [Conflict]) {
+    private func collectBetween(
+        fragment a: String, andFragment b: String, parentsExclusive: Bool, into conflicts: inout [Conflict]
+    ) {
         remaining -= 2
         guard a != b, remaining >= 0 else { return }
         let pair = FragmentPair(a, b)
@@ -179,12 +189,18 @@ private final class ConflictFinder {
         comparedFragments[pair] = parentsExclusive
         guard let fieldsA = fields(ofFragment: a), let fieldsB = fields(ofFragment: b) else { return }
         collectBetween(fieldsA, fieldsB, parentsExclusive: parentsExclusive, into: &conflicts)
-        for nested in fieldsB.spreads { collectBetween(fragment: a, andFragment: nested, parentsExclusive: parentsExclusive, into: &conflicts) }
-        for nested in fieldsA.spreads { collectBetween(fragment: nested, andFragment: b, parentsExclusive: parentsExclusive, into: &conflicts) }
+        for nested in fieldsB.spreads {
+            collectBetween(fragment: a, andFragment: nested, parentsExclusive: parentsExclusive, into: &conflicts)
+        }
+        for nested in fieldsA.spreads {
+            collectBetween(fragment: nested, andFragment: b, parentsExclusive: parentsExclusive, into: &conflicts)
+        }
     }
 
     /// Every field of one collection against each field of the other under the same response key.
-    private func collectBetween(_ first: CollectedFields, _ second: CollectedFields, parentsExclusive: Bool, into conflicts: inout [Conflict]) {
+    private func collectBetween(
+        _ first: CollectedFields, _ second: CollectedFields, parentsExclusive: Bool, into conflicts: inout [Conflict]
+    ) {
         guard !first.keys.isEmpty, !second.keys.isEmpty else { return }
         for key in first.keys {
             remaining -= 1
@@ -199,47 +215,67 @@ private final class ConflictFinder {
 
     /// Sub-selections of two fields that share a response key: fields against fields, against each other's
     /// fragments, and fragments against fragments.
-    private func conflicts(between first: [Selection], _ parent1: String?, and second: [Selection], _ parent2: String?,
-                           parentsExclusive: Bool) -> [Conflict] {
+    private func conflicts(
+        between first: [Selection], _ parent1: String?, and second: [Selection], _ parent2: String?,
+        parentsExclusive: Bool
+    ) -> [Conflict] {
         var conflicts: [Conflict] = []
         let fields1 = collect(first, parent: parent1)
         let fields2 = collect(second, parent: parent2)
         collectBetween(fields1, fields2, parentsExclusive: parentsExclusive, into: &conflicts)
-        for fragment in fields2.spreads { collectBetween(fields1, andFragment: fragment, parentsExclusive: parentsExclusive, into: &conflicts) }
-        for fragment in fields1.spreads { collectBetween(fields2, andFragment: fragment, parentsExclusive: parentsExclusive, into: &conflicts) }
+        for fragment in fields2.spreads {
+            collectBetween(fields1, andFragment: fragment, parentsExclusive: parentsExclusive, into: &conflicts)
+        }
+        for fragment in fields1.spreads {
+            collectBetween(fields2, andFragment: fragment, parentsExclusive: parentsExclusive, into: &conflicts)
+        }
         for a in fields1.spreads {
-            for b in fields2.spreads { collectBetween(fragment: a, andFragment: b, parentsExclusive: parentsExclusive, into: &conflicts) }
+            for b in fields2.spreads {
+                collectBetween(fragment: a, andFragment: b, parentsExclusive: parentsExclusive, into: &conflicts)
+            }
         }
         return conflicts
     }
 
-    private func conflict(_ key: String, _ a: CollectedFields.Entry, _ b: CollectedFields.Entry, parentsExclusive: Bool) -> Conflict? {
+    private func conflict(
+        _ key: String, _ a: CollectedFields.Entry, _ b: CollectedFields.Entry, parentsExclusive: Bool
+    ) -> Conflict? {
         remaining -= 2
         guard remaining >= 0 else { return nil }
         // Two different object types are never the same object, so fields on them may differ freely; an interface or
         // union may be any of its types, now or in a later version of the schema.
-        let exclusive = parentsExclusive
+        let exclusive =
+            parentsExclusive
             || (a.parentType != b.parentType && isObject(a.parentType) && isObject(b.parentType))
         if !exclusive {
             if a.field.name != b.field.name {
-                return Conflict(responseKey: key, reason: "\"\(a.field.name)\" and \"\(b.field.name)\" are different fields",
-                                fields1: [a.field.location], fields2: [b.field.location])
+                return Conflict(
+                    responseKey: key, reason: "\"\(a.field.name)\" and \"\(b.field.name)\" are different fields",
+                    fields1: [a.field.location], fields2: [b.field.location])
             }
             if !Self.sameArguments(a.field.arguments, b.field.arguments) {
-                return Conflict(responseKey: key, reason: "they have differing arguments", fields1: [a.field.location], fields2: [b.field.location])
+                return Conflict(
+                    responseKey: key, reason: "they have differing arguments", fields1: [a.field.location],
+                    fields2: [b.field.location])
             }
         }
-        let type1 = a.definition?.type, type2 = b.definition?.type
+        let type1 = a.definition?.type
+        let type2 = b.definition?.type
         if let type1, let type2, typesConflict(type1, type2) {
-            return Conflict(responseKey: key, reason: "they return conflicting types \"\(type1)\" and \"\(type2)\"",
-                            fields1: [a.field.location], fields2: [b.field.location])
+            return Conflict(
+                responseKey: key, reason: "they return conflicting types \"\(type1)\" and \"\(type2)\"",
+                fields1: [a.field.location], fields2: [b.field.location])
         }
         if let sub1 = a.field.selectionSet, let sub2 = b.field.selectionSet {
-            let nested = conflicts(between: sub1, type1?.namedType, and: sub2, type2?.namedType, parentsExclusive: exclusive)
+            let nested = conflicts(
+                between: sub1, type1?.namedType, and: sub2, type2?.namedType, parentsExclusive: exclusive)
             guard !nested.isEmpty else { return nil }
-            return Conflict(responseKey: key,
-                            reason: nested.map { "subfields \"\($0.responseKey)\" conflict because \($0.reason)" }.joined(separator: " and "),
-                            fields1: [a.field.location] + nested.flatMap(\.fields1), fields2: [b.field.location] + nested.flatMap(\.fields2))
+            return Conflict(
+                responseKey: key,
+                reason: nested.map { "subfields \"\($0.responseKey)\" conflict because \($0.reason)" }.joined(
+                    separator: " and "),
+                fields1: [a.field.location] + nested.flatMap(\.fields1),
+                fields2: [b.field.location] + nested.flatMap(\.fields2))
         }
         return nil
     }
@@ -273,8 +309,9 @@ private final class ConflictFinder {
         switch value {
         case .list(let items): .list(items.map(canonical))
         case .object(let fields):
-            .object(fields.map { Value.ObjectField(name: $0.name, value: canonical($0.value)) }
-                .enumerated().sorted { ($0.element.name, $0.offset) < ($1.element.name, $1.offset) }.map(\.element))
+            .object(
+                fields.map { Value.ObjectField(name: $0.name, value: canonical($0.value)) }
+                    .enumerated().sorted { ($0.element.name, $0.offset) < ($1.element.name, $1.offset) }.map(\.element))
         default: value
         }
     }

@@ -8,11 +8,13 @@ public enum ProvidedRequiredArgumentsRule: ValidationRule {
             }.map { d in
                 switch visit.owner {
                 case .field(_, let field):
-                    GraphQLError("Field \"\(field)\" argument \"\(d.name)\" of type \"\(d.type)\" is required, but it was not provided.",
-                                 locations: [visit.location])
+                    GraphQLError(
+                        "Field \"\(field)\" argument \"\(d.name)\" of type \"\(d.type)\" is required, but it was not provided.",
+                        locations: [visit.location])
                 case .directive(let name):
-                    GraphQLError("Directive \"@\(name)\" argument \"\(d.name)\" of type \"\(d.type)\" is required, but it was not provided.",
-                                 locations: [visit.location])
+                    GraphQLError(
+                        "Directive \"@\(name)\" argument \"\(d.name)\" of type \"\(d.type)\" is required, but it was not provided.",
+                        locations: [visit.location])
                 }
             }
         }

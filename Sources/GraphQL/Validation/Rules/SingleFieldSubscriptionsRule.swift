@@ -13,20 +13,27 @@ public enum SingleFieldSubscriptionsRule: ValidationRule {
             var collector = RootFields(context: context, root: root)
             collector.collect(operation.selectionSet)
             if !collector.conditional.isEmpty {
-                errors.append(GraphQLError("\(who) must not use `@skip` or `@include` directives in the top level selection.",
-                                           locations: collector.conditional))
+                errors.append(
+                    GraphQLError(
+                        "\(who) must not use `@skip` or `@include` directives in the top level selection.",
+                        locations: collector.conditional))
                 continue
             }
             if collector.keys.isEmpty {
                 errors.append(GraphQLError("\(who) must select one top level field.", locations: [operation.location]))
             } else if collector.keys.count > 1 {
-                errors.append(GraphQLError("\(who) must select only one top level field.",
-                                           locations: collector.keys.dropFirst().flatMap { collector.fields[$0] ?? [] }.map(\.location)))
+                errors.append(
+                    GraphQLError(
+                        "\(who) must select only one top level field.",
+                        locations: collector.keys.dropFirst().flatMap { collector.fields[$0] ?? [] }.map(\.location)))
             }
             for key in collector.keys {
                 let fields = collector.fields[key] ?? []
                 if let first = fields.first, first.name.hasPrefix("__") {
-                    errors.append(GraphQLError("\(who) must not select an introspection top level field.", locations: fields.map(\.location)))
+                    errors.append(
+                        GraphQLError(
+                            "\(who) must not select an introspection top level field.",
+                            locations: fields.map(\.location)))
                 }
             }
         }
@@ -63,7 +70,8 @@ public enum SingleFieldSubscriptionsRule: ValidationRule {
                     if applies(inline.typeCondition) { collect(inline.selectionSet) }
                 case .fragmentSpread(let spread):
                     guard !visited.contains(spread.name), let fragment = context.fragments[spread.name],
-                          applies(fragment.typeCondition) else { continue }
+                        applies(fragment.typeCondition)
+                    else { continue }
                     visited.insert(spread.name)
                     collect(fragment.selectionSet)
                 }

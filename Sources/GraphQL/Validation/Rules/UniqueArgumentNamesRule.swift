@@ -6,7 +6,9 @@ public enum UniqueArgumentNamesRule: ValidationRule {
             var errors: [GraphQLError] = []
             for a in visit.arguments {
                 if let first = seen[a.name] {
-                    errors.append(GraphQLError("There can be only one argument named \"\(a.name)\".", locations: [first, a.location]))
+                    errors.append(
+                        GraphQLError(
+                            "There can be only one argument named \"\(a.name)\".", locations: [first, a.location]))
                 } else {
                     seen[a.name] = a.location
                 }

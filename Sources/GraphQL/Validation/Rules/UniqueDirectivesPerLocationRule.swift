@@ -6,7 +6,10 @@ public enum UniqueDirectivesPerLocationRule: ValidationRule {
             var seen: [String: SourceLocation] = [:]
             for d in directives where context.schema.directives[d.name]?.repeatable != true {
                 if let first = seen[d.name] {
-                    errors.append(GraphQLError("The directive \"@\(d.name)\" can only be used once at this location.", locations: [first, d.location]))
+                    errors.append(
+                        GraphQLError(
+                            "The directive \"@\(d.name)\" can only be used once at this location.",
+                            locations: [first, d.location]))
                 } else {
                     seen[d.name] = d.location
                 }
@@ -14,14 +17,18 @@ public enum UniqueDirectivesPerLocationRule: ValidationRule {
         }
         for definition in context.document.definitions {
             switch definition {
-            case .operation(let o): check(o.directives); for v in o.variables { check(v.directives) }
+            case .operation(let o):
+                check(o.directives)
+                for v in o.variables { check(v.directives) }
             case .fragment(let f): check(f.directives)
             default: break
             }
         }
         for visit in context.fields { check(visit.field.directives) }
         for visit in context.inlineFragments { check(visit.fragment.directives) }
-        for index in context.spreads.keys.sorted() { for visit in context.spreads[index]! { check(visit.spread.directives) } }
+        for index in context.spreads.keys.sorted() {
+            for visit in context.spreads[index]! { check(visit.spread.directives) }
+        }
         return errors
     }
 }

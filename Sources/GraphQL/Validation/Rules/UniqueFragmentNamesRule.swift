@@ -5,7 +5,10 @@ public enum UniqueFragmentNamesRule: ValidationRule {
         var errors: [GraphQLError] = []
         for fragment in context.document.fragments {
             if let first = seen[fragment.name] {
-                errors.append(GraphQLError("There can be only one fragment named \"\(fragment.name)\".", locations: [first, fragment.location]))
+                errors.append(
+                    GraphQLError(
+                        "There can be only one fragment named \"\(fragment.name)\".",
+                        locations: [first, fragment.location]))
             } else {
                 seen[fragment.name] = fragment.location
             }

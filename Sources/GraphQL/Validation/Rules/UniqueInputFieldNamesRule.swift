@@ -4,8 +4,10 @@ public enum UniqueInputFieldNamesRule: ValidationRule {
         context.objectValues.flatMap { object -> [GraphQLError] in
             var seen = Set<String>()
             return object.fields.compactMap { field in
-                seen.insert(field.name).inserted ? nil
-                    : GraphQLError("There can be only one input field named \"\(field.name)\".", locations: [object.location])
+                seen.insert(field.name).inserted
+                    ? nil
+                    : GraphQLError(
+                        "There can be only one input field named \"\(field.name)\".", locations: [object.location])
             }
         }
     }

@@ -6,7 +6,9 @@ public enum UniqueOperationNamesRule: ValidationRule {
         for (_, operation) in context.operationIndices {
             guard let name = operation.name else { continue }
             if let first = seen[name] {
-                errors.append(GraphQLError("There can be only one operation named \"\(name)\".", locations: [first, operation.location]))
+                errors.append(
+                    GraphQLError(
+                        "There can be only one operation named \"\(name)\".", locations: [first, operation.location]))
             } else {
                 seen[name] = operation.location
             }

@@ -6,7 +6,9 @@ public enum UniqueVariableNamesRule: ValidationRule {
             var errors: [GraphQLError] = []
             for v in operation.variables {
                 if let first = seen[v.name] {
-                    errors.append(GraphQLError("There can be only one variable named \"$\(v.name)\".", locations: [first, v.location]))
+                    errors.append(
+                        GraphQLError(
+                            "There can be only one variable named \"$\(v.name)\".", locations: [first, v.location]))
                 } else {
                     seen[v.name] = v.location
                 }

@@ -6,7 +6,10 @@ public enum ValuesOfCorrectTypeRule: ValidationRule {
         func check(_ value: Value, _ type: TypeReference, at location: SourceLocation) {
             do { _ = try InputCoercion.literal(value, to: type, variables: nil, in: context.schema) } catch {
                 let at = error.path.isEmpty ? "" : " at \"\(error.path.joined(separator: "."))\""
-                errors.append(GraphQLError("Expected value of type \"\(type)\"\(at), found \(value.text); \(error.message)", locations: [location]))
+                errors.append(
+                    GraphQLError(
+                        "Expected value of type \"\(type)\"\(at), found \(value.text); \(error.message)",
+                        locations: [location]))
             }
         }
         for visit in context.argumentLists {

@@ -3,7 +3,8 @@ public enum VariablesAreInputTypesRule: ValidationRule {
     public static func validate(_ context: ValidationContext) -> [GraphQLError] {
         context.document.operations.flatMap(\.variables).compactMap { v in
             guard let type = context.schema[v.type.namedType], !type.isInput else { return nil }
-            return GraphQLError("Variable \"$\(v.name)\" cannot be non-input type \"\(v.type)\".", locations: [v.location])
+            return GraphQLError(
+                "Variable \"$\(v.name)\" cannot be non-input type \"\(v.type)\".", locations: [v.location])
         }
     }
 }

@@ -6,7 +6,8 @@ public enum VariablesInAllowedPositionRule: ValidationRule {
             let definitions = Dictionary(operation.variables.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
             return context.recursiveVariableUsages(ofOperation: index).compactMap { usage in
                 guard let definition = definitions[usage.name], let expected = usage.type,
-                      context.schema[definition.type.namedType] != nil else { return nil }
+                    context.schema[definition.type.namedType] != nil
+                else { return nil }
                 var given = definition.type
                 if expected.isNonNull && !given.isNonNull {
                     let hasDefault = definition.defaultValue.map { $0 != .null } ?? false
@@ -15,14 +16,18 @@ public enum VariablesInAllowedPositionRule: ValidationRule {
                     }
                     given = .nonNull(given)
                 }
-                return Schema.isSubtype(given, of: expected, in: context.schema) ? nil : mismatch(usage, definition, expected)
+                return Schema.isSubtype(given, of: expected, in: context.schema)
+                    ? nil : mismatch(usage, definition, expected)
             }
         }
     }
 
-    private static func mismatch(_ usage: ValidationContext.VariableUsage, _ definition: VariableDefinition,
-                                 _ expected: TypeReference) -> GraphQLError {
-        GraphQLError("Variable \"$\(usage.name)\" of type \"\(definition.type)\" used in position expecting type \"\(expected)\".",
-                     locations: [definition.location, usage.location])
+    private static func mismatch(
+        _ usage: ValidationContext.VariableUsage, _ definition: VariableDefinition,
+        _ expected: TypeReference
+    ) -> GraphQLError {
+        GraphQLError(
+            "Variable \"$\(usage.name)\" of type \"\(definition.type)\" used in position expecting type \"\(expected)\".",
+            locations: [definition.location, usage.location])
     }
 }

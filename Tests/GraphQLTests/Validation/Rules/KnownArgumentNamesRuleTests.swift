@@ -1,4 +1,5 @@
 import Testing
+
 @testable import GraphQL
 
 /// KnownArgumentNamesRule: a document that breaks it gets the message a GraphQL server gives.

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import GraphQL
 
 /// KnownDirectivesRule: a document that breaks it gets the message a GraphQL server gives.

@@ -1,10 +1,11 @@
 import Testing
+
 @testable import GraphQL
 
 /// KnownFragmentNamesRule: a document that breaks it gets the message a GraphQL server gives.
 @Suite struct KnownFragmentNamesRuleTests {
     @Test(arguments: [
-        ("{ cart { ...Missing } }", #"Unknown fragment "Missing"."#),
+        ("{ cart { ...Missing } }", #"Unknown fragment "Missing"."#)
     ])
     func reportsItsError(query: String, message: String) throws {
         let errors = try TestSchema.validate(query)

@@ -1,10 +1,12 @@
 import Testing
+
 @testable import GraphQL
 
-/// KnownRootTypeRule (the test schema has no subscriptions): a document that breaks it gets the message a GraphQL server gives.
+/// KnownRootTypeRule (the test schema has no subscriptions): a document that breaks it gets the message a GraphQL
+/// server gives.
 @Suite struct KnownRootTypeRuleTests {
     @Test(arguments: [
-        ("subscription { cart { id } }", "Schema is not configured to execute subscription operation."),
+        ("subscription { cart { id } }", "Schema is not configured to execute subscription operation.")
     ])
     func reportsItsError(query: String, message: String) throws {
         let errors = try TestSchema.validate(query)

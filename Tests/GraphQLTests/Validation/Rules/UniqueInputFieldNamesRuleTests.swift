@@ -1,10 +1,14 @@
 import Testing
+
 @testable import GraphQL
 
 /// UniqueInputFieldNamesRule: a document that breaks it gets the message a GraphQL server gives.
 @Suite struct UniqueInputFieldNamesRuleTests {
     @Test(arguments: [
-        ("mutation { addLine(line: {product: \"a\", product: \"b\"}) { id } }", #"There can be only one input field named "product"."#),
+        (
+            "mutation { addLine(line: {product: \"a\", product: \"b\"}) { id } }",
+            #"There can be only one input field named "product"."#
+        )
     ])
     func reportsItsError(query: String, message: String) throws {
         let errors = try TestSchema.validate(query)
