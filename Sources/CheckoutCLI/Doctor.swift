@@ -135,13 +135,14 @@ struct Doctor {
                         + facts.joined(separator: " · "))
             }
             let state = serve["state"]?.stringValue ?? "none"
-            let where_ = "\(serve["url"]?.stringValue ?? "") (pid \(serve["pid"]?.interpolationText ?? "?"))"
+            let announced = "\(serve["url"]?.stringValue ?? "") (pid \(serve["pid"]?.interpolationText ?? "?"))"
             lines += [
                 "",
                 "sandbox serve:  "
                     + (state == "running"
-                        ? "running at \(where_)"
-                        : state == "stale" ? "STALE announcement of \(where_): its process is gone" : "none announced"),
+                        ? "running at \(announced)"
+                        : state == "stale"
+                            ? "STALE announcement of \(announced): its process is gone" : "none announced"),
             ]
             lines.append("libraries:      \(TLSProbe.curlVersion) · \(openSSLVersion)")
             lines.append("")

@@ -155,8 +155,8 @@ final class ParamBuilder {
 
     deinit {
         OSSL_PARAM_BLD_free(builder)
-        bignums.forEach { BN_free($0) }
-        owned.forEach { free($0) }
+        for bignum in bignums { BN_free(bignum) }
+        for pointer in owned { free(pointer) }
     }
 
     private func keep(_ string: String) -> UnsafeMutablePointer<CChar> {

@@ -53,8 +53,8 @@ public final class Emulator: Sendable {
         BraintreeEmulator.self,
     ]
 
-    /// The installed emulator of one provider.
-    public func provider<P: EmulatedProvider>(_ type: P.Type) -> P { installed[type.name] as! P }  // installed for every type listed
+    /// The installed emulator of one provider (every type listed is installed).
+    public func provider<P: EmulatedProvider>(_ type: P.Type) -> P { installed[type.name] as! P }
 
     /// The Bahn PaymentIntents emulator (its webhook URL can be changed at run time).
     public var bahn: BahnEmulator { provider(BahnEmulator.self) }

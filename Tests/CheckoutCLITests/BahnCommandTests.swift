@@ -352,7 +352,8 @@ import Testing
         }
         let now = Int(Date().timeIntervalSince1970)
         #expect(try post(secret: "whsec_listen_test_secret", t: now) == "200")
-        #expect(try post(secret: "whsec_listen_test_secret", t: now) == "200")  // duplicate: accepted, not printed again
+        // duplicate: accepted, not printed again
+        #expect(try post(secret: "whsec_listen_test_secret", t: now) == "200")
         #expect(try post(secret: "wrong_secret_value", t: now) == "400")
         #expect(try post(secret: "whsec_listen_test_secret", t: now - 301) == "400")  // stale
         usleep(300_000)  // the forward of the one new delivery completes
@@ -439,7 +440,8 @@ import Testing
             ],
             home: s.path, environment: env)
         #expect(second.status == 1)
-        #expect(second.stderr.contains("card_declined"), "\(second.all)")  // a real second attempt, not idempotency_key_reused
+        // a real second attempt, not idempotency_key_reused
+        #expect(second.stderr.contains("card_declined"), "\(second.all)")
         #expect(second.stderr.contains("new idempotency key, order-d-1-applepay-"))
         let keys = emulator.receivedRequests().filter { $0.path.hasSuffix("/confirm") }.compactMap {
             $0.headers["Bn-Idempotency-Key"]

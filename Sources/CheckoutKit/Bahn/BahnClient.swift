@@ -172,9 +172,8 @@ struct BahnResponse: Sendable {
         } else {
             // Not an answer to trust: what the request did is unknown (a call that moves money reads back).
             do { document = try JSON.parse(body) } catch {
-                throw .uncertain(
-                    "Bahn answered \(response.status) with a body that is not JSON: \(error)",
-                    hint: "check BAHN_API_URL points at Bahn's API")
+                let garbled = "Bahn answered \(response.status) with a body that is not JSON: \(error)"
+                throw .uncertain(garbled, hint: "check BAHN_API_URL points at Bahn's API")
             }
         }
     }

@@ -264,7 +264,8 @@ public enum BraintreeOperations {
                 }
                 let payload = try BraintreeClient.payload(response, field, what: action, movesMoney: true)
                 var accepted = try outcome(payload["transaction"] ?? .null, action: action, orderID: orderID)
-                accepted.document = JSONPath(components: [.key("nonce")]).setting(.string(nonce), in: accepted.document)  // masked in every output
+                // masked in every output
+                accepted.document = JSONPath(components: [.key("nonce")]).setting(.string(nonce), in: accepted.document)
                 return accepted
             }
             if singleUse && output.document["refused"] == nil {
@@ -417,9 +418,8 @@ public enum BraintreeOperations {
                 return try outcome(transaction, action: action, orderID: nil, accepted: done)
             }
             if action == "capture" {
-                try context.markSpent(
-                    id, kind: BraintreeProtocol.capturedKind,
-                    by: "its capture (\(output.document["summary"]?["status"]?.stringValue ?? "captured"))")
+                let status = output.document["summary"]?["status"]?.stringValue ?? "captured"
+                try context.markSpent(id, kind: BraintreeProtocol.capturedKind, by: "its capture (\(status))")
             }
             return output
         }

@@ -49,11 +49,11 @@ enum CashAppPayments {
         {
             return try await deferredCapture(order, args: args, section: section, client: client, state: state)
         }
-        if let order = section.orderID, let paymentState = section.paymentState,
-            CashAppProtocol.finalPaymentStates.contains(paymentState)
+        if let order = section.orderID, let finalState = section.paymentState,
+            CashAppProtocol.finalPaymentStates.contains(finalState)
         {
             throw .failure(
-                "refused before sending: order \(order) is already \(paymentState) (state file \(context.state?.path ?? "")); nothing more can be captured",
+                "refused before sending: order \(order) is already \(finalState) (state file \(context.state?.path ?? "")); nothing more can be captured",
                 hint:
                     "see it with `checkout-driver cashapp payment`; a new payment starts with `checkout-driver cashapp pay`"
             )

@@ -356,17 +356,17 @@ struct FlowDecoder {
         let everyStep = Set(all.map { $0.0.name })
         let everyCapture = Set(all.flatMap { $0.0.capture.keys })
         for (i, (step, isFinally)) in all.enumerated() {
-            let where_ =
+            let stepPath =
                 isFinally
                 ? path.appending("finally").appending(i - flow.steps.count) : path.appending("steps").appending(i)
-            for segment in try references(of: step, at: where_) {
+            for segment in try references(of: step, at: stepPath) {
                 guard case .reference(let ref, let fallback, let source) = segment, fallback == nil else { continue }
                 switch ref {
                 case .steps(let name, _):
                     let ok = isFinally ? everyStep.contains(name) : earlier.contains(name)
                     if !ok {
                         throw Problem(
-                            path: where_,
+                            path: stepPath,
                             message:
                                 "\(source) refers to step '\(name)', which \(everyStep.contains(name) ? "runs later" : "does not exist")"
                         )
@@ -378,7 +378,7 @@ struct FlowDecoder {
                     if !ok && !everyCapture.contains(name) { continue }
                     if !ok {
                         throw Problem(
-                            path: where_, message: "\(source) is captured by a later step",
+                            path: stepPath, message: "\(source) is captured by a later step",
                             hint: "move the step that captures '\(name)' before this one")
                     }
                 default: break

@@ -289,7 +289,8 @@ struct Executor {
     static func unwrap(_ value: Any?) -> Any? {
         guard let value else { return nil }
         switch value {
-        case is GraphQLValue, is String, is Int, is Bool, is Double, is ObjectValue: return value  // the common cases, cheaply
+        // the common cases, cheaply
+        case is GraphQLValue, is String, is Int, is Bool, is Double, is ObjectValue: return value
         default: break
         }
         let mirror = Mirror(reflecting: value)

@@ -213,8 +213,8 @@ enum Introspection {
         }
 
         private func fields(_ type: Schema.NamedType, _ info: ResolveInfo) -> [Any] {
-            type.orderedFields.filter {
-                Introspection.includeDeprecated(info) || Introspection.deprecation($0.directives) == nil
+            type.orderedFields.filter { field in
+                Introspection.includeDeprecated(info) || Introspection.deprecation(field.directives) == nil
             }
             .map { field -> [String: Any] in
                 let reason = Introspection.deprecation(field.directives)

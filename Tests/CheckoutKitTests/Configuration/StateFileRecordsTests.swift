@@ -21,7 +21,8 @@ import Testing
             (["a": 1, "b": ["x": 1, "y": 2]], ["b": ["y": 2]]),  // a section and a member removed
             (["a": "text"], ["a": ["now": "an object"]]),  // a section that becomes an object is set whole
             (["a": ["was": "an object"]], ["a": [1, 2]]),
-            (["a": ["k": ["deep": 1]]], ["a": ["k": ["deep": 2]], "c": JSON.null]),  // a member replaced whole; a null section
+            // a member replaced whole; a null section
+            (["a": ["k": ["deep": 1]]], ["a": ["k": ["deep": 2]], "c": JSON.null]),
             ([:], ["spent": ["t 1": ["at": "2026"]]]),
         ] as [(JSON, JSON)])
     func aRecordTurnsTheDocumentBeforeIntoTheDocumentAfter(before: JSON, after: JSON) throws {

@@ -108,7 +108,8 @@ import Testing
             !Redactor.isSensitiveKey("token_type") && !Redactor.isSensitiveKey("") && !Redactor.isSensitiveKey("amount")
         )
         #expect(!Redactor.isSensitiveKey("[oken") && !Redactor.isSensitiveKey("@pi_key"))  // the bytes beside A and Z
-        #expect(!Redactor.isSensitiveKey("api\u{7F}key") && !Redactor.isSensitiveKey("API\u{7F}KEY"))  // only A–Z fold: not "_" into DEL
+        // only A–Z fold: not "_" into DEL
+        #expect(!Redactor.isSensitiveKey("api\u{7F}key") && !Redactor.isSensitiveKey("API\u{7F}KEY"))
         #expect(Redactor.isSensitiveKey("to\u{212A}en"))  // the Kelvin sign's lowercase is "k"
         // Past the eighth byte (the second packed word), and past sixteen bytes.
         #expect(Redactor.isSensitiveKey("Shared_SecreT") && !Redactor.isSensitiveKey("shared_secrex"))
