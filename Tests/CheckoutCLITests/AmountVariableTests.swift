@@ -144,7 +144,8 @@ import Testing
                     ]).serialized())
                 loaded = try FlowFile.load(path: file, registry: Operations.registry)
             }
-            let given = try FlowCommands.variables(try Self.invocation(arguments), for: loaded)
+            let given = try FlowCommands.variables(
+                try FlowCommands.RunInput.read(try Self.invocation(arguments)).variables, for: loaded)
             var validation: Diagnostic?
             do {
                 try environment.session.makeRunner(

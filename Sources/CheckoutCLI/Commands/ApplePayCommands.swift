@@ -9,6 +9,39 @@ enum ApplePayCommands {
             name: "applepay", abstract: "Make Apple Pay test tokens for the sandbox emulator.", subcommands: [token])
     }
 
+    /// `applepay token`'s options. The amount is kept as typed and read in the body: it is read in the currency, which
+    /// help shows after it.
+    struct TokenInput: CommandInput {
+        var amount: String?
+        var currency: String?
+        var merchantID: String?
+        var pan: String?
+        var recipient: String?
+        var out: String?
+
+        static let inputs: [Input<TokenInput>] = [
+            .value(
+                "amount", \.amount, value: "N", help: "Amount in minor units (VND has none: 8000 is 8,000 ₫).",
+                required: true),
+            .value(
+                "currency", \.currency, value: "CODE",
+                help: "ISO 4217 numeric (704) or alphabetic (VND) currency code.",
+                default: "704"),
+            .value(
+                "merchant-id", \.merchantID, value: "ID", help: "Merchant identifier the key is derived for.",
+                default: TestCredentials.merchantIdentifier),
+            .value(
+                "pan", \.pan, value: "DPAN",
+                help: "Device PAN to encrypt; the one built in is a Luhn-valid, Visa-shaped test DPAN.",
+                default: PaymentTokenMaker.testDPAN),
+            .value(
+                "recipient", \.recipient, value: "FILE",
+                help: "PEM public key or certificate of the payment processing key [default: the emulator's]."),
+            .value(
+                "out", \.out, value: "FILE", help: "Write the token here (atomically, mode 0600) instead of stdout."),
+        ]
+    }
+
     static let token = CommandSpec(
         name: "token", abstract: "Make a single-use Apple Pay EC_v1 payment token for the emulator.",
         discussion: """
@@ -19,37 +52,23 @@ enum ApplePayCommands {
             The token goes to --out FILE (mode 0600) or stdout, byte for byte with no trailing newline, ready
             for --token-file; a one-line summary goes to stderr.
             """,
-        options: [
-            OptionSpec(
-                "amount", value: "N", help: "Amount in minor units (VND has none: 8000 is 8,000 ₫).", required: true),
-            OptionSpec(
-                "currency", value: "CODE", help: "ISO 4217 numeric (704) or alphabetic (VND) currency code.",
-                default: "704"),
-            OptionSpec(
-                "merchant-id", value: "ID", help: "Merchant identifier the key is derived for.",
-                default: TestCredentials.merchantIdentifier),
-            OptionSpec(
-                "pan", value: "DPAN",
-                help: "Device PAN to encrypt; the one built in is a Luhn-valid, Visa-shaped test DPAN.",
-                default: PaymentTokenMaker.testDPAN),
-            OptionSpec(
-                "recipient", value: "FILE",
-                help: "PEM public key or certificate of the payment processing key [default: the emulator's]."),
-            OptionSpec("out", value: "FILE", help: "Write the token here (atomically, mode 0600) instead of stdout."),
-        ]
-    ) { invocation throws(Diagnostic) in
+        input: TokenInput.self
+    ) { input, invocation throws(Diagnostic) in
         let settings = try GlobalSettings(invocation)
-        let money = try Currency.parse(invocation.string("currency") ?? "704")
-        let amount = try invocation.amount(notation: .minorUnits, currency: money) ?? 0
+        let money = try Currency.parse(input.currency ?? "704")
+        let amount =
+            try input.amount.map { (text) throws(Diagnostic) in
+                try Amount.parse(option: "--amount", text, notation: .minorUnits, currency: money)
+            } ?? 0
         let currency = money.numeric
         let request = PaymentTokenRequest(
             amount: amount, currencyNumeric: currency,
-            merchantIdentifier: invocation.string("merchant-id") ?? TestCredentials.merchantIdentifier,
-            pan: invocation.string("pan") ?? PaymentTokenMaker.testDPAN)
+            merchantIdentifier: input.merchantID ?? TestCredentials.merchantIdentifier,
+            pan: input.pan ?? PaymentTokenMaker.testDPAN)
 
         let recipientPEM: String
         let recipientSource: String
-        if let path = invocation.string("recipient") {
+        if let path = input.recipient {
             do {
                 recipientPEM = try String(contentsOfFile: path, encoding: .utf8)
             } catch {
@@ -65,7 +84,7 @@ enum ApplePayCommands {
         let made = try PaymentTokenMaker.make(request, recipient: recipient, signer: try ApplePayTestTokens.signer())
 
         let console = Console.shared
-        if let out = invocation.string("out") {
+        if let out = input.out {
             try FileIO.write(made.bytes, to: out)
             if settings.output.format != .text {
                 // With the token in a file, stdout is free for a machine-readable summary.
@@ -81,7 +100,7 @@ enum ApplePayCommands {
         }
         if settings.output.format == .text && !settings.output.quiet {
             let alphabetic = money.alphabetic.map { " (\($0))" } ?? ""
-            let destination = invocation.string("out").map { " → \($0)" } ?? ""
+            let destination = input.out.map { " → \($0)" } ?? ""
             console.err(
                 "applepay token: transaction \(made.transactionId), amount \(amount), currency \(currency)\(alphabetic)\(destination)"
             )

@@ -16,25 +16,66 @@ enum BahnCommands {
             subcommands: [createIntent, confirm, intent, capture, cancel, listen, events])
     }
 
+    /// `bahn create-intent`'s options. The amount is kept as typed and read in the body (`amount(_:currency:)`): it is
+    /// read in the currency, which help shows after it.
+    struct CreateIntentInput: CommandInput {
+        var amount: String?
+        var currency: String?
+        var description: String?
+        var orderID: String?
+        var metadata: [String: String] = [:]
+
+        static let inputs: [Input<CreateIntentInput>] = [
+            .value("amount", \.amount, value: "N", help: "Amount in minor units (VND has none).", required: true),
+            .value(
+                "currency", \.currency, value: "CODE", help: "ISO 4217 numeric (704) or alphabetic (VND).",
+                required: true),
+            .value("description", \.description, value: "TEXT", help: "Shown on the intent, e.g. \"Order #1234\"."),
+            .identifier(
+                "order-id", \.orderID, help: "Your order: stored as metadata.order_id and keys later confirms."),
+            .pairs("metadata", \.metadata, help: "A metadata entry."),
+        ]
+    }
+
     static let createIntent = CommandSpec(
-        name: "create-intent", abstract: "Create a PaymentIntent.",
-        options: [
-            OptionSpec("amount", value: "N", help: "Amount in minor units (VND has none).", required: true),
-            OptionSpec("currency", value: "CODE", help: "ISO 4217 numeric (704) or alphabetic (VND).", required: true),
-            OptionSpec("description", value: "TEXT", help: "Shown on the intent, e.g. \"Order #1234\"."),
-            OptionSpec(
-                "order-id", value: "ID", help: "Your order: stored as metadata.order_id and keys later confirms."),
-            OptionSpec("metadata", value: "K=V", help: "A metadata entry.", repeatable: true),
-        ]
-    ) { invocation throws(Diagnostic) in
+        name: "create-intent", abstract: "Create a PaymentIntent.", input: CreateIntentInput.self
+    ) { input, invocation throws(Diagnostic) in
         var with: [String: JSON?] = [
-            "amount": try amount(invocation), "currency": .string(invocation.string("currency")!),
+            "amount": try amount(input.amount, currency: input.currency), "currency": .string(input.currency!),
         ]
-        with["description"] = invocation.string("description").map(JSON.string)
-        with["orderId"] = try invocation.identifier("order-id").map(JSON.string)
-        let metadata = try invocation.pairs("metadata").mapValues(JSON.string)
+        with["description"] = input.description.map(JSON.string)
+        with["orderId"] = input.orderID.map(JSON.string)
+        let metadata = input.metadata.mapValues(JSON.string)
         if !metadata.isEmpty { with["metadata"] = .object(JSON.Object(metadata)) }
         return try await run(invocation, step: "create-intent", use: "bahn.createIntent", with: with)
+    }
+
+    /// `bahn confirm`'s options. The amount is kept as typed and read in the body, in the currency (given after it),
+    /// only when the intent must be created.
+    struct ConfirmInput: CommandInput {
+        enum CaptureMethod: String, CaseIterable, Sendable { case manual, automatic }
+
+        var intent: String?
+        var orderID: String?
+        var tokenFile: String?
+        var capture: CaptureMethod?
+        var idempotencyKey: String?
+        var wait = false
+        var amount: String?
+        var currency: String?
+
+        static let inputs: [Input<ConfirmInput>] = [
+            .identifier("intent", \.intent, help: "The PaymentIntent to confirm."),
+            .identifier("order-id", \.orderID, help: "Your order (instead of --intent)."),
+            .value(
+                "token-file", \.tokenFile, value: "FILE", help: "PKPaymentToken.paymentData, byte for byte.",
+                required: true),
+            .choice("capture", \.capture, value: "METHOD", help: "manual: authorise now, capture later."),
+            .identifier("idempotency-key", \.idempotencyKey, value: "KEY", help: "Override the idempotency key."),
+            .flag("wait", \.wait, help: "Poll until a terminal status (within --deadline, default 30 s)."),
+            .value("amount", \.amount, value: "N", help: "With --order-id, when the intent must be created."),
+            .value("currency", \.currency, value: "CODE", help: "With --order-id, when the intent must be created."),
+        ]
     }
 
     static let confirm = CommandSpec(
@@ -48,29 +89,18 @@ enum BahnCommands {
             spending the single-use token twice. With --order-id and no intent, the order's intent from the state file
             is used, or one is created (give --amount and --currency).
             """,
-        options: [
-            OptionSpec("intent", value: "ID", help: "The PaymentIntent to confirm."),
-            OptionSpec("order-id", value: "ID", help: "Your order (instead of --intent)."),
-            OptionSpec("token-file", value: "FILE", help: "PKPaymentToken.paymentData, byte for byte.", required: true),
-            OptionSpec(
-                "capture", value: "METHOD", help: "manual: authorise now, capture later.",
-                choices: ["manual", "automatic"]),
-            OptionSpec("idempotency-key", value: "KEY", help: "Override the idempotency key."),
-            OptionSpec("wait", help: "Poll until a terminal status (within --deadline, default 30 s)."),
-            OptionSpec("amount", value: "N", help: "With --order-id, when the intent must be created."),
-            OptionSpec("currency", value: "CODE", help: "With --order-id, when the intent must be created."),
-        ]
-    ) { invocation throws(Diagnostic) in
-        guard invocation.isGiven("intent") != invocation.isGiven("order-id") else {
+        input: ConfirmInput.self
+    ) { input, invocation throws(Diagnostic) in
+        guard (input.intent != nil) != (input.orderID != nil) else {
             throw invocation.usage("give exactly one of --intent ID or --order-id ID")
         }
-        var with: JSON.Object = ["tokenFile": .string(invocation.string("token-file")!)]
-        with["intent"] = try invocation.identifier("intent").map(JSON.string)
-        with["orderId"] = try invocation.identifier("order-id").map(JSON.string)
-        with["captureMethod"] = invocation.string("capture").map(JSON.string)
-        with["idempotencyKey"] = try invocation.identifier("idempotency-key").map(JSON.string)
-        if invocation.isGiven("amount") { with["amount"] = try amount(invocation) }
-        with["currency"] = invocation.string("currency").map(JSON.string)
+        var with: JSON.Object = ["tokenFile": .string(input.tokenFile!)]
+        with["intent"] = input.intent.map(JSON.string)
+        with["orderId"] = input.orderID.map(JSON.string)
+        with["captureMethod"] = input.capture.map { JSON.string($0.rawValue) }
+        with["idempotencyKey"] = input.idempotencyKey.map(JSON.string)
+        if input.amount != nil { with["amount"] = try amount(input.amount, currency: input.currency) }
+        with["currency"] = input.currency.map(JSON.string)
         var steps = [
             Step(
                 name: "confirm",
@@ -79,7 +109,7 @@ enum BahnCommands {
         ]
         // The wallet sheet gives the backend about 30 s; --deadline changes the budget.
         let budget = try GlobalSettings(invocation).time.deadline ?? 30
-        if invocation.flag("wait") {
+        if input.wait {
             // One polling mechanism: the engine's `until`, within the budget; a decline at the end is a failure.
             let status = JSONPath(components: [.key("payment_intent"), .key("status")])
             steps.append(
@@ -102,37 +132,46 @@ enum BahnCommands {
         return try await run(invocation, flow: flow)
     }
 
-    static let intent = CommandSpec(
-        name: "intent", abstract: "Show a PaymentIntent (its status).",
-        arguments: [
-            ArgumentSpec("ID", help: "The PaymentIntent id [default: the state file's last intent].", optional: true)
+    /// `bahn intent | capture | cancel ID`: the intent, or the state file's last one.
+    struct IntentIDInput: CommandInput {
+        var id: String?
+
+        static let inputs: [Input<IntentIDInput>] = [
+            .identifier(
+                argument: "ID", \.id, help: "The PaymentIntent id [default: the state file's last intent].",
+                optional: true)
         ]
-    ) { invocation throws(Diagnostic) in
-        try await run(
-            invocation, step: "intent", use: "bahn.getIntent",
-            with: ["intent": try invocation.identifier("ID").map(JSON.string)])
+    }
+
+    static let intent = CommandSpec(
+        name: "intent", abstract: "Show a PaymentIntent (its status).", input: IntentIDInput.self
+    ) { input, invocation throws(Diagnostic) in
+        try await run(invocation, step: "intent", use: "bahn.getIntent", with: ["intent": input.id.map(JSON.string)])
     }
 
     static let capture = CommandSpec(
         name: "capture", abstract: "Capture an authorised PaymentIntent (after --capture manual).",
-        arguments: [
-            ArgumentSpec("ID", help: "The PaymentIntent id [default: the state file's last intent].", optional: true)
-        ]
-    ) { invocation throws(Diagnostic) in
-        try await run(
-            invocation, step: "capture", use: "bahn.capture",
-            with: ["intent": try invocation.identifier("ID").map(JSON.string)])
+        input: IntentIDInput.self
+    ) { input, invocation throws(Diagnostic) in
+        try await run(invocation, step: "capture", use: "bahn.capture", with: ["intent": input.id.map(JSON.string)])
     }
 
     static let cancel = CommandSpec(
-        name: "cancel", abstract: "Cancel a PaymentIntent.",
-        arguments: [
-            ArgumentSpec("ID", help: "The PaymentIntent id [default: the state file's last intent].", optional: true)
+        name: "cancel", abstract: "Cancel a PaymentIntent.", input: IntentIDInput.self
+    ) { input, invocation throws(Diagnostic) in
+        try await run(invocation, step: "cancel", use: "bahn.cancel", with: ["intent": input.id.map(JSON.string)])
+    }
+
+    struct ListenInput: CommandInput {
+        var port: Int?
+        var forwardTo: String?
+
+        static let inputs: [Input<ListenInput>] = [
+            .integer(
+                "port", \.port, range: 0...65535,
+                help: "Port to listen on [default: BAHN_WEBHOOK_PORT, else any free port]."),
+            .url("forward-to", \.forwardTo, help: "Forward each verified, new delivery here."),
         ]
-    ) { invocation throws(Diagnostic) in
-        try await run(
-            invocation, step: "cancel", use: "bahn.cancel",
-            with: ["intent": try invocation.identifier("ID").map(JSON.string)])
     }
 
     static let listen = CommandSpec(
@@ -143,12 +182,9 @@ enum BahnCommands {
             Events are deduplicated by id and printed (text, or one JSON line each with --format jsonl);
             --forward-to sends each new delivery on unchanged.
             """,
-        options: [
-            OptionSpec("port", value: "N", help: "Port to listen on [default: BAHN_WEBHOOK_PORT, else any free port]."),
-            OptionSpec("forward-to", value: "URL", help: "Forward each verified, new delivery here."),
-        ]
-    ) { invocation throws(Diagnostic) in
-        let forwardTo = try invocation.url("forward-to")
+        input: ListenInput.self
+    ) { input, invocation throws(Diagnostic) in
+        let forwardTo = input.forwardTo
         if try GlobalSettings(invocation).output.format == .json {
             throw invocation.usage(
                 "bahn listen streams its deliveries, and one JSON document would never end: use --format jsonl (one JSON line each)"
@@ -157,9 +193,12 @@ enum BahnCommands {
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
         try environment.configuration.require(["BAHN_WEBHOOK_SECRET"], for: "bahn listen")
-        let port =
-            try invocation.isGiven("port")
-            ? UInt16(invocation.int("port", range: 0...65535) ?? 0) : BahnWebhookService.port(environment.configuration)
+        let port: UInt16
+        if let given = input.port {
+            port = UInt16(given)
+        } else {
+            port = try BahnWebhookService.port(environment.configuration)
+        }
         let console = environment.console
         let redactor = environment.redactor
         let format = environment.settings.output.format
@@ -244,9 +283,11 @@ enum BahnCommands {
 
     // MARK: -
 
-    private static func amount(_ invocation: Invocation) throws(Diagnostic) -> JSON {
-        let currency = try invocation.string("currency").map { (code) throws(Diagnostic) in try Currency.parse(code) }
-        return .number(try invocation.amount(notation: .minorUnits, currency: currency) ?? 0)
+    /// `--amount` as typed, read in minor units in `--currency` as typed (each checked here, the currency first).
+    private static func amount(_ amount: String?, currency code: String?) throws(Diagnostic) -> JSON {
+        let currency = try code.map { (code) throws(Diagnostic) in try Currency.parse(code) }
+        guard let amount else { return .number(0) }
+        return .number(try Amount.parse(option: "--amount", amount, notation: .minorUnits, currency: currency))
     }
 
     private static func run(

@@ -12,18 +12,57 @@ enum BraintreeCommands {
             subcommands: [config, applePay, capture, void, transaction, ping, clientToken])
     }
 
-    static let clientTokenOption = OptionSpec(
-        "client-token", value: "TOKEN",
-        help: "Authorise the client API with a client token instead of BRAINTREE_TOKENIZATION_KEY.")
+    /// `--client-token TOKEN`, which `config` and `apple-pay` take.
+    static func clientTokenInput<Root>(_ path: WritableKeyPath<Root, String?> & Sendable) -> Input<Root> {
+        .value(
+            "client-token", path, value: "TOKEN",
+            help: "Authorise the client API with a client token instead of BRAINTREE_TOKENIZATION_KEY.")
+    }
+
+    struct ConfigInput: CommandInput {
+        var clientToken: String?
+
+        static let inputs: [Input<Self>] = [clientTokenInput(\.clientToken)]
+    }
 
     static let config = CommandSpec(
         name: "config",
         abstract: "Show the gateway's Apple Pay configuration (status, country, currency, merchant id, networks).",
-        options: [clientTokenOption]
-    ) { invocation throws(Diagnostic) in
+        input: ConfigInput.self
+    ) { input, invocation throws(Diagnostic) in
         try await run(
             invocation, step: "config", use: "braintree.config",
-            with: ["clientToken": invocation.string("client-token").map(JSON.string)])
+            with: ["clientToken": input.clientToken.map(JSON.string)])
+    }
+
+    struct ApplePayInput: CommandInput {
+        var tokenFile: String?
+        var nonce: String?
+        /// Read in the body, in `--currency` (declared after it, and parsed as `Currency.parse` says).
+        var amount: String?
+        var authorizeOnly = false
+        var orderID: String?
+        /// The code as typed: nil when left out (the gateway's currency is then not checked; amounts are in USD).
+        var currency: String?
+        var network: String?
+        var clientToken: String?
+
+        static let inputs: [Input<Self>] = [
+            .value("token-file", \.tokenFile, value: "FILE", help: "PKPaymentToken.paymentData, byte for byte."),
+            .identifier("nonce", \.nonce, value: "NONCE", help: "A payment method nonce (skips tokenization)."),
+            .value(
+                "amount", \.amount, value: "DECIMAL",
+                help: "The amount in the currency's major units, e.g. 10.00 (10 is 10.00).", required: true),
+            .flag(
+                "authorize-only", \.authorizeOnly, help: "Authorize now; capture later with `braintree capture TXN`."),
+            .identifier("order-id", \.orderID, help: "The transaction's orderId [default: a new one]."),
+            .identifier(
+                "currency", \.currency, value: "CODE",
+                help: "The payment request's currency, checked against the gateway's [default: USD]."),
+            .identifier(
+                "network", \.network, value: "NAME", help: "The card network (paymentNetwork) [default: Visa]."),
+            clientTokenInput(\.clientToken),
+        ]
     }
 
     static let applePay = CommandSpec(
@@ -35,34 +74,21 @@ enum BraintreeCommands {
             --env local with neither, a test token is made for the amount. The driver always sets an orderId (a new one
             unless --order-id), so a charge whose answer is lost is found again instead of being repeated.
             """,
-        options: [
-            OptionSpec("token-file", value: "FILE", help: "PKPaymentToken.paymentData, byte for byte."),
-            OptionSpec("nonce", value: "NONCE", help: "A payment method nonce (skips tokenization)."),
-            OptionSpec(
-                "amount", value: "DECIMAL", help: "The amount in the currency's major units, e.g. 10.00 (10 is 10.00).",
-                required: true),
-            OptionSpec("authorize-only", help: "Authorize now; capture later with `braintree capture TXN`."),
-            OptionSpec("order-id", value: "ID", help: "The transaction's orderId [default: a new one]."),
-            OptionSpec(
-                "currency", value: "CODE",
-                help: "The payment request's currency, checked against the gateway's [default: USD]."),
-            OptionSpec("network", value: "NAME", help: "The card network (paymentNetwork) [default: Visa]."),
-            clientTokenOption,
-        ]
-    ) { invocation throws(Diagnostic) in
-        if invocation.isGiven("token-file") && invocation.isGiven("nonce") {
+        input: ApplePayInput.self
+    ) { input, invocation throws(Diagnostic) in
+        if input.tokenFile != nil && input.nonce != nil {
             throw invocation.usage("give --token-file FILE or --nonce NONCE, not both")
         }
-        let currency = try Currency.parse(try invocation.identifier("currency") ?? "USD")
+        let currency = try Currency.parse(input.currency ?? "USD")
         var options = CommandFlows.BraintreeApplePay(
-            amount: try invocation.amount(notation: .majorUnits, currency: currency) ?? 0)
-        options.authorizeOnly = invocation.flag("authorize-only")
-        options.currency = invocation.isGiven("currency") ? currency : nil
-        options.network = try invocation.identifier("network")
-        options.tokenFile = invocation.string("token-file")
-        options.nonce = try invocation.identifier("nonce")
-        options.clientToken = invocation.string("client-token")
-        options.orderID = try invocation.identifier("order-id")
+            amount: try amount(input.amount, in: currency) ?? 0)
+        options.authorizeOnly = input.authorizeOnly
+        options.currency = input.currency != nil ? currency : nil
+        options.network = input.network
+        options.tokenFile = input.tokenFile
+        options.nonce = input.nonce
+        options.clientToken = input.clientToken
+        options.orderID = input.orderID
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
         if options.nonce != nil {
@@ -81,49 +107,74 @@ enum BraintreeCommands {
         return try await show(environment, flow: flow)
     }
 
-    static let capture = CommandSpec(
-        name: "capture", abstract: "Capture an authorized transaction.",
-        arguments: [ArgumentSpec("TXN", help: "The transaction id.")],
-        options: [
-            OptionSpec(
-                "amount", value: "DECIMAL", help: "Less than authorized: a partial capture, in major units (10.00)."),
-            OptionSpec(
-                "currency", value: "CODE", help: "The merchant account's currency, how --amount is read [default: USD]."
-            ),
+    struct CaptureInput: CommandInput {
+        var transaction: String?
+        /// Read in the body, in `--currency` (declared after it, and parsed as `Currency.parse` says).
+        var amount: String?
+        var currency: String?
+
+        static let inputs: [Input<Self>] = [
+            .identifier(argument: "TXN", \.transaction, help: "The transaction id."),
+            .value(
+                "amount", \.amount, value: "DECIMAL",
+                help: "Less than authorized: a partial capture, in major units (10.00)."),
+            .identifier(
+                "currency", \.currency, value: "CODE",
+                help: "The merchant account's currency, how --amount is read [default: USD]."),
         ]
-    ) { invocation throws(Diagnostic) in
-        var with: [String: JSON?] = ["transaction": .string(try transactionID(invocation))]
-        let currency = try Currency.parse(try invocation.identifier("currency") ?? "USD")
-        if let minor = try invocation.amount(notation: .majorUnits, currency: currency) {
+    }
+
+    static let capture = CommandSpec(
+        name: "capture", abstract: "Capture an authorized transaction.", input: CaptureInput.self
+    ) { input, invocation throws(Diagnostic) in
+        var with: [String: JSON?] = ["transaction": .string(try transactionID(input.transaction, invocation))]
+        let currency = try Currency.parse(input.currency ?? "USD")
+        if let minor = try amount(input.amount, in: currency) {
             with["amount"] = .string(currency.decimal(minor))
             with["currency"] = .string(currency.code)
         }
         return try await run(invocation, step: "capture", use: "braintree.capture", with: with)
     }
 
+    struct VoidInput: CommandInput {
+        var transaction: String?
+
+        static let inputs: [Input<Self>] = [.identifier(argument: "TXN", \.transaction, help: "The transaction id.")]
+    }
+
     static let void = CommandSpec(
         name: "void", abstract: "Void an authorized or submitted transaction (reverseTransaction).",
-        arguments: [ArgumentSpec("TXN", help: "The transaction id.")]
-    ) { invocation throws(Diagnostic) in
+        input: VoidInput.self
+    ) { input, invocation throws(Diagnostic) in
         try await run(
             invocation, step: "void", use: "braintree.void",
-            with: ["transaction": .string(try transactionID(invocation))])
+            with: ["transaction": .string(try transactionID(input.transaction, invocation))])
+    }
+
+    struct TransactionInput: CommandInput {
+        var transaction: String?
+        var orderID: String?
+
+        static let inputs: [Input<Self>] = [
+            .identifier(argument: "TXN", \.transaction, help: "The transaction id.", optional: true),
+            .identifier("order-id", \.orderID, help: "Find the transactions of this orderId instead."),
+        ]
     }
 
     static let transaction = CommandSpec(
         name: "transaction",
         abstract: "Read a transaction, or find an order's transactions (to settle an unknown outcome).",
-        arguments: [ArgumentSpec("TXN", help: "The transaction id.", optional: true)],
-        options: [OptionSpec("order-id", value: "ID", help: "Find the transactions of this orderId instead.")]
-    ) { invocation throws(Diagnostic) in
-        guard invocation.argument("TXN") != nil || invocation.isGiven("order-id") else {
+        input: TransactionInput.self
+    ) { input, invocation throws(Diagnostic) in
+        guard input.transaction != nil || input.orderID != nil else {
             throw invocation.usage("give TXN or --order-id ID")
         }
         return try await run(
             invocation, step: "transaction", use: "braintree.transaction",
             with: [
-                "transaction": invocation.argument("TXN") != nil ? .string(try transactionID(invocation)) : nil,
-                "orderId": try invocation.identifier("order-id").map(JSON.string),
+                "transaction": input.transaction != nil
+                    ? .string(try transactionID(input.transaction, invocation)) : nil,
+                "orderId": input.orderID.map(JSON.string),
             ])
     }
 
@@ -132,16 +183,23 @@ enum BraintreeCommands {
         try await run(invocation, step: "ping", use: "braintree.ping", with: [:])
     }
 
+    struct ClientTokenInput: CommandInput {
+        var merchantAccount: String?
+        var customer: String?
+
+        static let inputs: [Input<Self>] = [
+            .identifier("merchant-account", \.merchantAccount, help: "The merchant account."),
+            .identifier("customer", \.customer, help: "A vaulted customer."),
+        ]
+    }
+
     static let clientToken = CommandSpec(
         name: "client-token", abstract: "Create a client token (createClientToken) and print it.",
-        options: [
-            OptionSpec("merchant-account", value: "ID", help: "The merchant account."),
-            OptionSpec("customer", value: "ID", help: "A vaulted customer."),
-        ]
-    ) { invocation throws(Diagnostic) in
+        input: ClientTokenInput.self
+    ) { input, invocation throws(Diagnostic) in
         let with: [String: JSON?] = [
-            "merchantAccountId": try invocation.identifier("merchant-account").map(JSON.string),
-            "customerId": try invocation.identifier("customer").map(JSON.string),
+            "merchantAccountId": input.merchantAccount.map(JSON.string),
+            "customerId": input.customer.map(JSON.string),
         ]
         let flow = Flow(
             name: "braintree-client-token",
@@ -166,8 +224,14 @@ enum BraintreeCommands {
 
     // MARK: -
 
-    private static func transactionID(_ invocation: Invocation) throws(Diagnostic) -> String {
-        guard let id = try invocation.identifier("TXN") ?? invocation.argument("TXN"), !id.isEmpty else {
+    /// `--amount`'s text read in `currency`'s major units.
+    private static func amount(_ text: String?, in currency: Currency) throws(Diagnostic) -> Int? {
+        guard let text else { return nil }
+        return try Amount.parse(option: "--amount", text, notation: .majorUnits, currency: currency)
+    }
+
+    private static func transactionID(_ id: String?, _ invocation: Invocation) throws(Diagnostic) -> String {
+        guard let id, !id.isEmpty else {
             throw invocation.usage("give the transaction id")
         }
         return id

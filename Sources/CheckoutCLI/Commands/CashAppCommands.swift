@@ -14,6 +14,43 @@ enum CashAppCommands {
             ])
     }
 
+    struct PayInput: CommandInput {
+        enum Kind: String, CaseIterable, Sendable { case server, button }
+        enum Scope: String, CaseIterable, Sendable { case brand, merchant }
+
+        var flow = Kind.server
+        /// Read in US dollars in the body: `.amount` has no default to show, and this one has 10.00.
+        var amount: String?
+        var email: String?
+        var scope = Scope.brand
+        var authorize = false
+        var approvalTimeout: Double?
+        var pollInterval: Double?
+        var cardOut: String?
+
+        static let inputs: [Input<Self>] = [
+            .choice("flow", \.flow, value: "KIND", help: "server or button.", default: .server),
+            .value(
+                "amount", \.amount, value: "DECIMAL", help: "The amount in US dollars: 10.00, or 10 for 10.00.",
+                default: "10.00"),
+            .identifier("email", \.email, value: "ADDRESS", help: "The consumer's e-mail."),
+            .choice(
+                "scope", \.scope, value: "ID",
+                help: "The customer request's scope_id: the brand id or the merchant id.",
+                default: .brand),
+            .flag(
+                "auth", \.authorize,
+                help: "Server flow: authorise instead of capturing (capture later with `cashapp capture`)."),
+            .seconds("approval-timeout", \.approvalTimeout, help: "How long to wait for the customer.", default: "120"),
+            .seconds(
+                "poll-interval", \.pollInterval,
+                help: "Between reads of the customer request (Pay Kit reads every second).", default: "1"),
+            .value(
+                "card-out", \.cardOut, value: "FILE",
+                help: "Button flow: write the full virtual card to this new file (mode 0600)."),
+        ]
+    }
+
     static let pay = CommandSpec(
         name: "pay",
         abstract:
@@ -25,43 +62,23 @@ enum CashAppCommands {
             The approval link is printed, and drawn as a QR code on a terminal for the Cash App sandbox app; against the
             emulator the customer approves by itself after a poll, or with `cashapp approve` from another terminal.
             """,
-        options: [
-            OptionSpec(
-                "flow", value: "KIND", help: "server or button.", default: "server", choices: ["server", "button"]),
-            OptionSpec(
-                "amount", value: "DECIMAL", help: "The amount in US dollars: 10.00, or 10 for 10.00.", default: "10.00"),
-            OptionSpec("email", value: "ADDRESS", help: "The consumer's e-mail."),
-            OptionSpec(
-                "scope", value: "ID", help: "The customer request's scope_id: the brand id or the merchant id.",
-                default: "brand",
-                choices: ["brand", "merchant"]),
-            OptionSpec(
-                "auth", help: "Server flow: authorise instead of capturing (capture later with `cashapp capture`)."),
-            OptionSpec(
-                "approval-timeout", value: "SECONDS", help: "How long to wait for the customer.", default: "120"),
-            OptionSpec(
-                "poll-interval", value: "SECONDS",
-                help: "Between reads of the customer request (Pay Kit reads every second).", default: "1"),
-            OptionSpec(
-                "card-out", value: "FILE",
-                help: "Button flow: write the full virtual card to this new file (mode 0600)."),
-        ]
-    ) { invocation throws(Diagnostic) in
-        let button = invocation.string("flow") == "button"
-        if button && invocation.flag("auth") {
+        input: PayInput.self
+    ) { input, invocation throws(Diagnostic) in
+        let button = input.flow == .button
+        if button && input.authorize {
             throw invocation.usage("--auth is for the server flow; the button flow ends with a virtual card")
         }
-        if !button && invocation.isGiven("card-out") {
+        if !button && input.cardOut != nil {
             throw invocation.usage("--card-out is for --flow button (the server flow has no card)")
         }
-        var options = CommandFlows.CashAppPay(amount: try amount(invocation, "amount")!)
+        var options = CommandFlows.CashAppPay(amount: try dollars(input.amount, option: "amount")!)
         options.button = button
-        options.authorize = invocation.flag("auth")
-        options.email = try invocation.identifier("email")
-        options.scope = invocation.string("scope") ?? "brand"
-        options.approvalTimeout = try seconds(invocation, "approval-timeout")
-        options.pollInterval = try seconds(invocation, "poll-interval")
-        if let cardOut = invocation.string("card-out") {
+        options.authorize = input.authorize
+        options.email = input.email
+        options.scope = input.scope.rawValue
+        options.approvalTimeout = try seconds(input.approvalTimeout, option: "approval-timeout", invocation)
+        options.pollInterval = try seconds(input.pollInterval, option: "poll-interval", invocation)
+        if let cardOut = input.cardOut {
             // Before anything is sent: a card must never be issued to a file that cannot take it.
             if FileManager.default.fileExists(atPath: cardOut) {
                 throw invocation.usage(
@@ -73,68 +90,99 @@ enum CashAppCommands {
         return try await run(invocation, flow: flow)
     }
 
+    struct CheckoutInput: CommandInput {
+        var amount: Int?
+        var email: String?
+        var reference: String?
+        /// Cash App Pay's one currency, which `--amount` is read in.
+        var currency: Currency? { .usd }
+
+        static let inputs: [Input<Self>] = [
+            .amount(
+                "amount", \.amount, .majorUnits, currency: \Self.currency, value: "DECIMAL",
+                help: "The amount as a decimal string, e.g. 19.99.", required: true),
+            .identifier("email", \.email, value: "ADDRESS", help: "The consumer's e-mail."),
+            .identifier("reference", \.reference, value: "REF", help: "The merchant reference (your order id)."),
+        ]
+    }
+
     static let checkout = CommandSpec(
         name: "checkout",
         abstract: "Create an Afterpay checkout for Cash App Pay (starts the state file's checkout over).",
-        options: [
-            OptionSpec("amount", value: "DECIMAL", help: "The amount as a decimal string, e.g. 19.99.", required: true),
-            OptionSpec("email", value: "ADDRESS", help: "The consumer's e-mail."),
-            OptionSpec("reference", value: "REF", help: "The merchant reference (your order id)."),
-        ]
-    ) { invocation throws(Diagnostic) in
+        input: CheckoutInput.self
+    ) { input, invocation throws(Diagnostic) in
         try await run(
             invocation, step: "checkout", use: "cashapp.checkout",
             with: [
-                "amount": .string(try amount(invocation, "amount")!),
-                "email": try invocation.identifier("email").map(JSON.string),
-                "merchantReference": try invocation.identifier("reference").map(JSON.string),
+                "amount": .string(Currency.usd.decimal(input.amount!)),
+                "email": input.email.map(JSON.string),
+                "merchantReference": input.reference.map(JSON.string),
             ])
+    }
+
+    struct SignInput: CommandInput {
+        var token: String?
+
+        static let inputs: [Input<Self>] = [
+            .identifier(
+                "token", \.token, value: "T", help: "A checkout token from elsewhere [default: the state file's].")
+        ]
     }
 
     static let sign = CommandSpec(
         name: "sign",
         abstract: "Sign the checkout token (sign-payment) and keep the signing data for the customer request.",
-        options: [OptionSpec("token", value: "T", help: "A checkout token from elsewhere [default: the state file's].")]
-    ) { invocation throws(Diagnostic) in
-        try await run(
-            invocation, step: "sign", use: "cashapp.sign",
-            with: ["token": try invocation.identifier("token").map(JSON.string)])
+        input: SignInput.self
+    ) { input, invocation throws(Diagnostic) in
+        try await run(invocation, step: "sign", use: "cashapp.sign", with: ["token": input.token.map(JSON.string)])
+    }
+
+    struct RequestInput: CommandInput {
+        var scope = PayInput.Scope.brand
+        var reference: String?
+
+        static let inputs: [Input<Self>] = [
+            .choice(
+                "scope", \.scope, value: "ID", help: "scope_id: the brand id or the merchant id.", default: .brand),
+            .identifier("reference", \.reference, value: "REF", help: "The request's reference_id."),
+        ]
     }
 
     static let request = CommandSpec(
         name: "request", abstract: "Create the Cash App customer request and show its approval link (and QR code).",
-        options: [
-            OptionSpec(
-                "scope", value: "ID", help: "scope_id: the brand id or the merchant id.", default: "brand",
-                choices: ["brand", "merchant"]),
-            OptionSpec("reference", value: "REF", help: "The request's reference_id."),
-        ]
-    ) { invocation throws(Diagnostic) in
+        input: RequestInput.self
+    ) { input, invocation throws(Diagnostic) in
         try await run(
             invocation, step: "request", use: "cashapp.request",
             with: [
-                "scope": invocation.string("scope").map(JSON.string),
-                "referenceId": try invocation.identifier("reference").map(JSON.string),
+                "scope": .string(input.scope.rawValue),
+                "referenceId": input.reference.map(JSON.string),
             ])
     }
 
-    static let poll = CommandSpec(
-        name: "poll", abstract: "Wait for the customer's decision on the customer request.",
-        arguments: [
-            ArgumentSpec(
-                "REQUEST_ID", help: "The customer request (GRR_…) [default: the state file's].", optional: true)
-        ],
-        options: [
-            OptionSpec("approval-timeout", value: "SECONDS", help: "How long to wait.", default: "120"),
-            OptionSpec("poll-interval", value: "SECONDS", help: "Between reads.", default: "1"),
+    struct PollInput: CommandInput {
+        var requestID: String?
+        var approvalTimeout: Double?
+        var pollInterval: Double?
+
+        static let inputs: [Input<Self>] = [
+            .argument(
+                "REQUEST_ID", \.requestID, help: "The customer request (GRR_…) [default: the state file's].",
+                optional: true),
+            .seconds("approval-timeout", \.approvalTimeout, help: "How long to wait.", default: "120"),
+            .seconds("poll-interval", \.pollInterval, help: "Between reads.", default: "1"),
         ]
-    ) { invocation throws(Diagnostic) in
+    }
+
+    static let poll = CommandSpec(
+        name: "poll", abstract: "Wait for the customer's decision on the customer request.", input: PollInput.self
+    ) { input, invocation throws(Diagnostic) in
         try await run(
             invocation, step: "approval", use: "cashapp.poll",
             with: [
-                "request": try requestID(invocation).map(JSON.string),
-                "timeout": .string(try seconds(invocation, "approval-timeout")),
-                "interval": .string(try seconds(invocation, "poll-interval")),
+                "request": try requestID(input.requestID, invocation).map(JSON.string),
+                "timeout": .string(try seconds(input.approvalTimeout, option: "approval-timeout", invocation)),
+                "interval": .string(try seconds(input.pollInterval, option: "poll-interval", invocation)),
             ])
     }
 
@@ -144,46 +192,78 @@ enum CashAppCommands {
         try await run(invocation, step: "validate", use: "cashapp.validate", with: [:])
     }
 
+    struct CaptureInput: CommandInput {
+        var amount: Int?
+        var reference: String?
+        /// Cash App Pay's one currency, which `--amount` is read in.
+        var currency: Currency? { .usd }
+
+        static let inputs: [Input<Self>] = [
+            .amount(
+                "amount", \.amount, .majorUnits, currency: \Self.currency, value: "DECIMAL",
+                help: "An authorised order: how much [default: all that is open]."),
+            .identifier("reference", \.reference, value: "REF", help: "The merchant reference."),
+        ]
+    }
+
     static let capture = CommandSpec(
         name: "capture", abstract: "Capture the validated checkout, or the order `cashapp auth` authorised.",
-        options: [
-            OptionSpec("amount", value: "DECIMAL", help: "An authorised order: how much [default: all that is open]."),
-            OptionSpec("reference", value: "REF", help: "The merchant reference."),
-        ]
-    ) { invocation throws(Diagnostic) in
+        input: CaptureInput.self
+    ) { input, invocation throws(Diagnostic) in
         try await run(
             invocation, step: "capture", use: "cashapp.capture",
             with: [
-                "amount": try amount(invocation, "amount").map(JSON.string),
-                "merchantReference": try invocation.identifier("reference").map(JSON.string),
+                "amount": input.amount.map(Currency.usd.decimal).map(JSON.string),
+                "merchantReference": input.reference.map(JSON.string),
             ])
     }
 
+    struct AuthInput: CommandInput {
+        var reference: String?
+
+        static let inputs: [Input<Self>] = [
+            .identifier("reference", \.reference, value: "REF", help: "The merchant reference.")
+        ]
+    }
+
     static let auth = CommandSpec(
-        name: "auth", abstract: "Authorise the validated checkout, to capture later.",
-        options: [OptionSpec("reference", value: "REF", help: "The merchant reference.")]
-    ) { invocation throws(Diagnostic) in
+        name: "auth", abstract: "Authorise the validated checkout, to capture later.", input: AuthInput.self
+    ) { input, invocation throws(Diagnostic) in
         try await run(
             invocation, step: "auth", use: "cashapp.auth",
-            with: ["merchantReference": try invocation.identifier("reference").map(JSON.string)])
+            with: ["merchantReference": input.reference.map(JSON.string)])
+    }
+
+    struct PaymentInput: CommandInput {
+        var order: String?
+
+        static let inputs: [Input<Self>] = [
+            .identifier("order", \.order, help: "The Afterpay order id [default: the state file's].")
+        ]
     }
 
     static let payment = CommandSpec(
         name: "payment", abstract: "Read the checkout's payment (to settle an unknown outcome).",
-        options: [OptionSpec("order", value: "ID", help: "The Afterpay order id [default: the state file's].")]
-    ) { invocation throws(Diagnostic) in
+        input: PaymentInput.self
+    ) { input, invocation throws(Diagnostic) in
         try await run(
-            invocation, step: "payment", use: "cashapp.payment",
-            with: ["order": try invocation.identifier("order").map(JSON.string)])
+            invocation, step: "payment", use: "cashapp.payment", with: ["order": input.order.map(JSON.string)])
+    }
+
+    struct ConfirmInput: CommandInput {
+        var cardOut: String?
+
+        static let inputs: [Input<Self>] = [
+            .value("card-out", \.cardOut, value: "FILE", help: "Write the full card to this new file (mode 0600).")
+        ]
     }
 
     static let confirm = CommandSpec(
         name: "confirm", abstract: "Afterpay Button: confirm the approved checkout and show the virtual card (masked).",
-        options: [OptionSpec("card-out", value: "FILE", help: "Write the full card to this new file (mode 0600).")]
-    ) { invocation throws(Diagnostic) in
+        input: ConfirmInput.self
+    ) { input, invocation throws(Diagnostic) in
         try await run(
-            invocation, step: "confirm", use: "cashapp.confirm",
-            with: ["cardOut": invocation.string("card-out").map(JSON.string)])
+            invocation, step: "confirm", use: "cashapp.confirm", with: ["cardOut": input.cardOut.map(JSON.string)])
     }
 
     static let approve = decision(
@@ -191,39 +271,53 @@ enum CashAppCommands {
     static let decline = decision(
         "decline", abstract: "Emulator only: decline a customer request, as the customer would in Cash App.")
 
+    /// `approve` and `decline`.
+    struct DecisionInput: CommandInput {
+        var requestID: String?
+
+        static let inputs: [Input<Self>] = [
+            .argument(
+                "REQUEST_ID", \.requestID, help: "The customer request (GRR_…) [default: the state file's].",
+                optional: true)
+        ]
+    }
+
     private static func decision(_ name: String, abstract: String) -> CommandSpec {
         CommandSpec(
             name: name, abstract: abstract,
             discussion:
                 "Run it in another terminal while `cashapp pay` waits, against a `sandbox serve` (an embedded emulator ends with its command). In the Cash App sandbox, scan the QR code with the sandbox app or open the approval link instead.",
-            arguments: [
-                ArgumentSpec(
-                    "REQUEST_ID", help: "The customer request (GRR_…) [default: the state file's].", optional: true)
-            ]
-        ) { invocation throws(Diagnostic) in
+            input: DecisionInput.self
+        ) { input, invocation throws(Diagnostic) in
             try await run(
                 invocation, step: name, use: "cashapp.decide",
-                with: ["decision": .string(name), "request": try requestID(invocation).map(JSON.string)],
+                with: [
+                    "decision": .string(name), "request": try requestID(input.requestID, invocation).map(JSON.string),
+                ],
                 emulatorOnly: true)
         }
     }
 
     // MARK: -
 
-    /// A decimal in US dollars, Cash App Pay's one currency, as Afterpay takes it.
-    private static func amount(_ invocation: Invocation, _ option: String) throws(Diagnostic) -> String? {
-        try invocation.amount(option, notation: .majorUnits, currency: .usd).map(Currency.usd.decimal)
+    /// `--option`'s text read as a decimal in US dollars, Cash App Pay's one currency, as Afterpay takes it.
+    private static func dollars(_ text: String?, option: String) throws(Diagnostic) -> String? {
+        guard let text else { return nil }
+        return Currency.usd.decimal(
+            try Amount.parse(option: "--\(option)", text, notation: .majorUnits, currency: .usd))
     }
 
-    private static func seconds(_ invocation: Invocation, _ option: String) throws(Diagnostic) -> String {
-        guard let value = try invocation.seconds(option), value > 0 else {
+    private static func seconds(
+        _ value: Double?, option: String, _ invocation: Invocation
+    ) throws(Diagnostic) -> String {
+        guard let value, value > 0 else {
             throw invocation.usage("--\(option) must be more than 0 seconds")
         }
         return "\(value)s"
     }
 
-    private static func requestID(_ invocation: Invocation) throws(Diagnostic) -> String? {
-        guard let id = invocation.argument("REQUEST_ID") else { return nil }
+    private static func requestID(_ id: String?, _ invocation: Invocation) throws(Diagnostic) -> String? {
+        guard let id else { return nil }
         guard id.hasPrefix("GRR_"),
             id.dropFirst(4).allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") })
         else {

@@ -16,24 +16,34 @@ enum CentraCommands {
             ])
     }
 
+    struct ExpressConfigInput: CommandInput {
+        var amount: Int?
+        var lines: [String] = []
+        var returnURL: String?
+
+        static let inputs: [Input<Self>] = [
+            // Minor units: the selection's currency, which a decimal would need, is not known before the request.
+            .amount(
+                "amount", \.amount, .minorUnits, value: "MINOR",
+                help: "Amount in minor units [default: the selection's grand total]."),
+            .values(
+                "line", \.lines, value: "NAME=PRICE",
+                help: "A line item (price as a decimal string) [default: the selection's lines]."),
+            .url("return-url", \.returnURL, help: "Where Adyen returns."),
+        ]
+    }
+
     static let expressConfig = CommandSpec(
         name: "express-config", abstract: "Fetch the Adyen express checkout config (expressCheckoutWidgets).",
         discussion:
             "Sends X-Shared-Secret (CENTRA_SHARED_SECRET) on this call only. Prints the Adyen config parsed out of the widget's contents.",
-        options: [
-            OptionSpec("amount", value: "MINOR", help: "Amount in minor units [default: the selection's grand total]."),
-            OptionSpec(
-                "line", value: "NAME=PRICE",
-                help: "A line item (price as a decimal string) [default: the selection's lines].", repeatable: true),
-            OptionSpec("return-url", value: "URL", help: "Where Adyen returns."),
-        ]
-    ) { invocation throws(Diagnostic) in
+        input: ExpressConfigInput.self
+    ) { input, invocation throws(Diagnostic) in
         var with: [String: JSON?] = [:]
-        // Minor units: the selection's currency, which a decimal would need, is not known before the request.
-        with["amount"] = try invocation.amount(notation: .minorUnits, currency: nil).map(JSON.number)
+        with["amount"] = input.amount.map(JSON.number)
         // In the order given (two lines may share a name); each price a decimal string, as Centra takes it.
         var items: [JSON] = []
-        for pair in invocation.strings("line") {
+        for pair in input.lines {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let price = parts.count == 2 ? String(parts[1]) : ""
             guard parts.count == 2, !parts[0].isEmpty,
@@ -45,7 +55,7 @@ enum CentraCommands {
             items.append(["name": .string(String(parts[0])), "price": .string(price)])
         }
         if !items.isEmpty { with["lineItems"] = .array(items) }
-        with["returnUrl"] = try invocation.url("return-url").map(JSON.string)
+        with["returnUrl"] = input.returnURL.map(JSON.string)
         return try await run(invocation, step: "express-config", use: "centra.expressConfig", with: with)
     }
 
@@ -60,13 +70,22 @@ enum CentraCommands {
         try await run(invocation, step: "order", use: "centra.order", with: [:])
     }
 
+    struct AddItemInput: CommandInput {
+        var item: String?
+        var quantity: Int?
+
+        static let inputs: [Input<Self>] = [
+            .identifier(argument: "ITEM", \.item, help: "The item id (a product's size), e.g. 1002-M."),
+            .integer("quantity", \.quantity, range: 1...999, help: "How many [default: 1]."),
+        ]
+    }
+
     static let addItem = CommandSpec(
         name: "add-item", abstract: "Add an item to the selection (PDP express); remembered for rollback.",
-        arguments: [ArgumentSpec("ITEM", help: "The item id (a product's size), e.g. 1002-M.")],
-        options: [OptionSpec("quantity", value: "N", help: "How many [default: 1].")]
-    ) { invocation throws(Diagnostic) in
-        var with: [String: JSON?] = ["item": .string(try invocation.identifier("ITEM")!)]
-        if let quantity = try invocation.int("quantity", range: 1...999) {
+        input: AddItemInput.self
+    ) { input, invocation throws(Diagnostic) in
+        var with: [String: JSON?] = ["item": .string(input.item!)]
+        if let quantity = input.quantity {
             with["quantity"] = .number(Double(quantity))
         }
         return try await run(invocation, step: "add-item", use: "centra.addItem", with: with)
@@ -82,46 +101,87 @@ enum CentraCommands {
         try await run(invocation, step: "rollback", use: "centra.rollback", with: ["evenIfPaymentStarted": true])
     }
 
+    struct ShippingInput: CommandInput {
+        var contact: String?
+        var address: String?
+        var country: String?
+        var city: String?
+        var zip: String?
+        var state: String?
+
+        static let inputs: [Input<Self>] = [
+            .value("contact", \.contact, value: "FILE", help: "A PKContact as JSON."),
+            .value("address", \.address, value: "FILE", help: "A Centra AddressInput as JSON."),
+            .identifier("country", \.country, value: "C", help: "ISO country code, instead of a file."),
+            .identifier("city", \.city, value: "X", help: "With --country."),
+            .identifier("zip", \.zip, value: "Z", help: "With --country."),
+            .identifier("state", \.state, value: "S", help: "With --country."),
+        ]
+    }
+
     static let shipping = CommandSpec(
         name: "shipping",
         abstract: "The shipping-contact callback: totals and shipping methods for what the sheet reveals.",
         discussion:
             "Sends paymentInstructions with paymentInitiateOnly: true and only country, city, state and zip (address1 empty).",
-        options: [
-            OptionSpec("contact", value: "FILE", help: "A PKContact as JSON."),
-            OptionSpec("address", value: "FILE", help: "A Centra AddressInput as JSON."),
-            OptionSpec("country", value: "C", help: "ISO country code, instead of a file."),
-            OptionSpec("city", value: "X", help: "With --country."),
-            OptionSpec("zip", value: "Z", help: "With --country."),
-            OptionSpec("state", value: "S", help: "With --country."),
-        ]
-    ) { invocation throws(Diagnostic) in
-        let given = ["contact", "address", "country"].filter(invocation.isGiven)
-        guard given.count == 1 else {
+        input: ShippingInput.self
+    ) { input, invocation throws(Diagnostic) in
+        guard [input.contact, input.address, input.country].compactMap({ $0 }).count == 1 else {
             throw invocation.usage("give exactly one of --contact FILE, --address FILE or --country C")
         }
         var address: JSON.Object
-        if let country = try invocation.identifier("country") {
+        if let country = input.country {
             address = ["country": .string(country.uppercased())]
-            for (option, field) in [("city", "city"), ("zip", "zipCode"), ("state", "state")] {
-                if let value = try invocation.identifier(option) { address[field] = .string(value) }
+            for (value, field) in [(input.city, "city"), (input.zip, "zipCode"), (input.state, "state")] {
+                if let value { address[field] = .string(value) }
             }
+        } else if input.contact != nil {
+            address = try contact(input.contact, option: "contact")!
         } else {
-            address = try contact(invocation, given[0])!
+            address = try contact(input.address, option: "address")!
         }
         return try await run(invocation, step: "shipping", use: "centra.shipping", with: ["address": .object(address)])
     }
 
+    struct ShippingMethodInput: CommandInput {
+        var id: String?
+
+        static let inputs: [Input<Self>] = [
+            .argument("ID", \.id, help: "The shipping method id (see `centra selection`).")
+        ]
+    }
+
     static let shippingMethod = CommandSpec(
         name: "shipping-method", abstract: "The shipping-method callback (setShippingMethod); prints the new total.",
-        arguments: [ArgumentSpec("ID", help: "The shipping method id (see `centra selection`).")]
-    ) { invocation throws(Diagnostic) in
-        guard let text = invocation.argument("ID"), let id = Int(text), id >= 0 else {
-            throw invocation.usage(
-                "ID must be a shipping method id (a whole number), got '\(invocation.argument("ID") ?? "")'")
+        input: ShippingMethodInput.self
+    ) { input, invocation throws(Diagnostic) in
+        guard let text = input.id, let id = Int(text), id >= 0 else {
+            throw invocation.usage("ID must be a shipping method id (a whole number), got '\(input.id ?? "")'")
         }
         return try await run(
             invocation, step: "shipping-method", use: "centra.setShippingMethod", with: ["id": .number(Double(id))])
+    }
+
+    struct PaymentInstructionsInput: CommandInput {
+        var contact: String?
+        var billing: String?
+        var tokenFile: String?
+        var paymentFields: String?
+        var open = false
+        var threeDSDetails: String?
+
+        static let inputs: [Input<Self>] = [
+            .value(
+                "contact", \.contact, value: "FILE",
+                help: "The shipping contact: a PKContact (or AddressInput) as JSON.", required: true),
+            .value("billing", \.billing, value: "FILE", help: "The billing contact, when it differs."),
+            .value("token-file", \.tokenFile, value: "FILE", help: "PKPaymentToken.paymentData, byte for byte."),
+            .value(
+                "payment-fields", \.paymentFields, value: "FILE",
+                help: "paymentMethodSpecificFields as JSON, instead of a token file."),
+            .flag("open", \.open, help: "Open a 3DS redirect in a browser."),
+            .value("3ds-details", \.threeDSDetails, value: "FILE", help: "The native 3DS2 result (details) as JSON."),
+        ]
     }
 
     static let paymentInstructions = CommandSpec(
@@ -133,45 +193,83 @@ enum CentraCommands {
             A redirect is printed (--open opens it with $BROWSER, else xdg-open) and its return goes to paymentResult; a
             native 3DS2 challenge is completed with --3ds-details FILE (against the emulator, by its challenge).
             """,
-        options: [
-            OptionSpec(
-                "contact", value: "FILE", help: "The shipping contact: a PKContact (or AddressInput) as JSON.",
-                required: true),
-            OptionSpec("billing", value: "FILE", help: "The billing contact, when it differs."),
-            OptionSpec("token-file", value: "FILE", help: "PKPaymentToken.paymentData, byte for byte."),
-            OptionSpec(
-                "payment-fields", value: "FILE", help: "paymentMethodSpecificFields as JSON, instead of a token file."),
-            OptionSpec("open", help: "Open a 3DS redirect in a browser."),
-            OptionSpec("3ds-details", value: "FILE", help: "The native 3DS2 result (details) as JSON."),
-        ]
-    ) { invocation throws(Diagnostic) in
-        guard invocation.isGiven("token-file") != invocation.isGiven("payment-fields") else {
+        input: PaymentInstructionsInput.self
+    ) { input, invocation throws(Diagnostic) in
+        guard (input.tokenFile != nil) != (input.paymentFields != nil) else {
             throw invocation.usage("give exactly one of --token-file FILE or --payment-fields FILE")
         }
-        var with: [String: JSON?] = ["shippingAddress": .object(try contact(invocation, "contact")!)]
-        with["billingAddress"] = try contact(invocation, "billing").map(JSON.object)
-        with["tokenFile"] = invocation.string("token-file").map(JSON.string)
-        if let path = invocation.string("payment-fields") {
+        var with: [String: JSON?] = ["shippingAddress": .object(try contact(input.contact, option: "contact")!)]
+        with["billingAddress"] = try contact(input.billing, option: "billing").map(JSON.object)
+        with["tokenFile"] = input.tokenFile.map(JSON.string)
+        if let path = input.paymentFields {
             with["paymentFields"] = .object(try FileIO.readJSONObject(path, what: "--payment-fields file"))
         }
-        if invocation.flag("open") { with["open"] = true }
-        with["threeDSDetails"] = invocation.string("3ds-details").map(JSON.string)
+        if input.open { with["open"] = true }
+        with["threeDSDetails"] = input.threeDSDetails.map(JSON.string)
         return try await run(invocation, step: "payment", use: "centra.paymentInstructions", with: with)
+    }
+
+    struct PaymentResultInput: CommandInput {
+        var fieldsFile: String?
+        var fields: [String: String] = [:]
+
+        static let inputs: [Input<Self>] = [
+            .value("fields", \.fieldsFile, value: "FILE", help: "The paymentMethodFields as a JSON object."),
+            .pairs("field", \.fields, value: "KEY=VALUE", help: "One field (e.g. redirectResult=…)."),
+        ]
     }
 
     static let paymentResult = CommandSpec(
         name: "payment-result", abstract: "paymentResult with the fields a 3DS step returned.",
-        options: [
-            OptionSpec("fields", value: "FILE", help: "The paymentMethodFields as a JSON object."),
-            OptionSpec("field", value: "KEY=VALUE", help: "One field (e.g. redirectResult=…).", repeatable: true),
-        ]
-    ) { invocation throws(Diagnostic) in
+        input: PaymentResultInput.self
+    ) { input, invocation throws(Diagnostic) in
         var fields: JSON.Object = [:]
-        if let path = invocation.string("fields") { fields = try FileIO.readJSONObject(path, what: "--fields file") }
-        for (key, value) in try invocation.pairs("field") { fields[key] = .string(value) }
+        if let path = input.fieldsFile { fields = try FileIO.readJSONObject(path, what: "--fields file") }
+        for (key, value) in input.fields { fields[key] = .string(value) }
         guard !fields.isEmpty else { throw invocation.usage("give the fields: --fields FILE or --field KEY=VALUE") }
         return try await run(
             invocation, step: "payment-result", use: "centra.paymentResult", with: ["fields": .object(fields)])
+    }
+
+    struct ExpressInput: CommandInput {
+        /// `--cancel-after STEP`: where a shopper dismisses the sheet.
+        enum CancelStep: String, CaseIterable, Sendable {
+            case expressConfig = "express-config"
+            case addItem = "add-item"
+            case shipping
+            case shippingMethod = "shipping-method"
+        }
+
+        var item: String?
+        var contact: String?
+        var billing: String?
+        var method: Int?
+        var tokenFile: String?
+        var ingrid = false
+        var cancelAfter: CancelStep?
+        var open = false
+        var threeDSDetails: String?
+
+        static let inputs: [Input<Self>] = [
+            .identifier(
+                "item", \.item, value: "ITEM",
+                help: "PDP express: add this item first (rolled back unless the order is placed)."),
+            .value(
+                "contact", \.contact, value: "FILE",
+                help: "The shipping contact (PKContact or AddressInput) [default under --env local: a test shopper]."),
+            .value("billing", \.billing, value: "FILE", help: "The billing contact, when it differs."),
+            .integer(
+                "method", \.method, value: "ID", range: 0...Int(Int32.max),
+                help: "The shipping method [default: the first offered]."),
+            .value("token-file", \.tokenFile, value: "FILE", help: "PKPaymentToken.paymentData, byte for byte."),
+            .flag(
+                "ingrid", \.ingrid, help: "Run the Ingrid workaround (handleWidgetEvent expressCheckout: true) first."),
+            .choice(
+                "cancel-after", \.cancelAfter, value: "STEP",
+                help: "Stop after this step, as a shopper dismissing the sheet."),
+            .flag("open", \.open, help: "Open a 3DS redirect in a browser."),
+            .value("3ds-details", \.threeDSDetails, value: "FILE", help: "The native 3DS2 result (details) as JSON."),
+        ]
     }
 
     static let express = CommandSpec(
@@ -181,34 +279,18 @@ enum CentraCommands {
             first offered), the final payment and its action, the order. With --item the added line is rolled back on
             cancel or failure. Under --env local without --token-file a token is made for the selection's grand total.
             """,
-        options: [
-            OptionSpec(
-                "item", value: "ITEM",
-                help: "PDP express: add this item first (rolled back unless the order is placed)."),
-            OptionSpec(
-                "contact", value: "FILE",
-                help: "The shipping contact (PKContact or AddressInput) [default under --env local: a test shopper]."),
-            OptionSpec("billing", value: "FILE", help: "The billing contact, when it differs."),
-            OptionSpec("method", value: "ID", help: "The shipping method [default: the first offered]."),
-            OptionSpec("token-file", value: "FILE", help: "PKPaymentToken.paymentData, byte for byte."),
-            OptionSpec("ingrid", help: "Run the Ingrid workaround (handleWidgetEvent expressCheckout: true) first."),
-            OptionSpec(
-                "cancel-after", value: "STEP", help: "Stop after this step, as a shopper dismissing the sheet.",
-                choices: ["express-config", "add-item", "shipping", "shipping-method"]),
-            OptionSpec("open", help: "Open a 3DS redirect in a browser."),
-            OptionSpec("3ds-details", value: "FILE", help: "The native 3DS2 result (details) as JSON."),
-        ]
-    ) { invocation throws(Diagnostic) in
+        input: ExpressInput.self
+    ) { input, invocation throws(Diagnostic) in
         var options = CommandFlows.CentraExpress()
-        options.item = try invocation.identifier("item")
-        options.contact = try contact(invocation, "contact")
-        options.billing = try contact(invocation, "billing")
-        options.shippingMethod = try invocation.int("method", range: 0...Int(Int32.max))
-        options.tokenFile = invocation.string("token-file")
-        options.threeDSDetails = invocation.string("3ds-details")
-        options.open = invocation.flag("open")
-        options.ingrid = invocation.flag("ingrid")
-        options.cancelAfter = invocation.string("cancel-after")
+        options.item = input.item
+        options.contact = try contact(input.contact, option: "contact")
+        options.billing = try contact(input.billing, option: "billing")
+        options.shippingMethod = input.method
+        options.tokenFile = input.tokenFile
+        options.threeDSDetails = input.threeDSDetails
+        options.open = input.open
+        options.ingrid = input.ingrid
+        options.cancelAfter = input.cancelAfter?.rawValue
         let flow = try CommandFlows.centraExpress(options, registry: Operations.registry)
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
@@ -220,13 +302,14 @@ enum CentraCommands {
             throw invocation.usage(
                 "--token-file FILE is needed outside --env local (a made token only works with the emulator)")
         }
-        return try await show(environment, flow: flow, cancelledAfter: invocation.string("cancel-after"))
+        return try await show(environment, flow: flow, cancelledAfter: input.cancelAfter?.rawValue)
     }
 
     // MARK: -
 
-    private static func contact(_ invocation: Invocation, _ option: String) throws(Diagnostic) -> JSON.Object? {
-        guard let path = invocation.string(option) else { return nil }
+    /// The address in the file at `path` (given to `--option`), or nil when the option was left out.
+    private static func contact(_ path: String?, option: String) throws(Diagnostic) -> JSON.Object? {
+        guard let path else { return nil }
         return try CentraAddress.read(path: path, option: "--\(option)")
     }
 

@@ -7,6 +7,12 @@ import Foundation
 enum CompletionCommands {
     static let shells = ["bash", "zsh", "fish"]
 
+    struct CompletionInput: CommandInput {
+        var shell: String?
+
+        static let inputs: [Input<CompletionInput>] = [.argument("SHELL", \.shell, help: "bash, zsh or fish.")]
+    }
+
     static let spec = CommandSpec(
         name: "completion", abstract: "Print a shell completion script (bash, zsh or fish).",
         discussion: """
@@ -15,9 +21,9 @@ enum CompletionCommands {
               zsh    checkout-driver completion zsh > "${fpath[1]}/_checkout-driver"
               fish   checkout-driver completion fish > ~/.config/fish/completions/checkout-driver.fish
             """,
-        arguments: [ArgumentSpec("SHELL", help: "bash, zsh or fish.")]
-    ) { invocation throws(Diagnostic) in
-        let shell = invocation.argument("SHELL")!
+        input: CompletionInput.self
+    ) { input, invocation throws(Diagnostic) in
+        let shell = input.shell!
         let model = CompletionModel(root: CheckoutDriver.root, globalOptions: GlobalOptions.specs)
         switch shell {
         case "bash": Console.shared.out(model.bash)

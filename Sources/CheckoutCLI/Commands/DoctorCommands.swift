@@ -4,6 +4,17 @@ import Foundation
 /// `checkout-driver doctor`: what stands between this machine and a run in the chosen environment — configuration,
 /// the services' base URLs (answer, TLS, clock), a `sandbox serve` announcement, the libraries — checked at once.
 enum DoctorCommands {
+    struct DoctorInput: CommandInput {
+        /// The providers named, in the order given; none for all.
+        var providers: [String] = []
+
+        static let inputs: [Input<DoctorInput>] = [
+            .values(
+                "provider", \.providers, value: "P", help: "Check only this provider (repeatable).",
+                choices: Providers.all.map(\.name))
+        ]
+    }
+
     static let spec = CommandSpec(
         name: "doctor",
         abstract: "Check the environment: configuration, services, TLS, clock skew, sandbox serve, libraries.",
@@ -14,13 +25,9 @@ enum DoctorCommands {
             are checked against the clock); whether a sandbox serve announcement is live or stale; libcurl and OpenSSL.
             Exit 0 when all is well, 78 when a required variable is missing, 69 when a required service does not answer.
             """,
-        options: [
-            OptionSpec(
-                "provider", value: "P", help: "Check only this provider (repeatable).",
-                choices: Providers.all.map(\.name), repeatable: true)
-        ]
-    ) { invocation throws(Diagnostic) in
-        let chosen = invocation.strings("provider")
+        input: DoctorInput.self
+    ) { input, invocation throws(Diagnostic) in
+        let chosen = input.providers
         let providers = chosen.isEmpty ? Providers.all : Providers.all.filter { chosen.contains($0.name) }
         // Read before the environment is prepared: preparing withdraws a stale announcement.
         let processEnvironment = ProcessInfo.processInfo.environment

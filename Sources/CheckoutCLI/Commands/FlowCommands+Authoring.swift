@@ -11,9 +11,9 @@ extension FlowCommands {
             Prints the flow file exactly as it ships; 'flow run' takes it unchanged:
               checkout-driver flow show centra-express > my-flow.json && checkout-driver flow run my-flow.json
             """,
-        arguments: [ArgumentSpec("NAME", help: "A built-in flow (see 'flow list').")]
-    ) { invocation throws(Diagnostic) in
-        let name = invocation.argument("NAME")!
+        input: ShowInput.self
+    ) { input, _ throws(Diagnostic) in
+        let name = input.name!
         if name.contains("/") || name.hasSuffix(".json") || FileManager.default.fileExists(atPath: name) {
             throw .usage(
                 "flow show prints a built-in flow, and \(name) is a flow file's path",
@@ -26,6 +26,16 @@ extension FlowCommands {
         return .ok
     }
 
+    /// `flow show`: the built-in flow to print.
+    struct ShowInput: CommandInput {
+        /// The `NAME` argument, which the parser requires.
+        var name: String?
+
+        static let inputs: [Input<ShowInput>] = [
+            .argument("NAME", \.name, help: "A built-in flow (see 'flow list').")
+        ]
+    }
+
     static let describe = CommandSpec(
         name: "describe", abstract: "List a flow's variables, steps and what each step outputs.",
         discussion: """
@@ -33,11 +43,11 @@ extension FlowCommands {
             captures, and the paths of its output that capture, expect and until (and later steps, as
             ${steps.<name>.<path>}) can read.
             """,
-        arguments: [ArgumentSpec("NAME|FILE", help: "A built-in flow or the path of a flow file.")]
-    ) { invocation throws(Diagnostic) in
+        input: DescribeInput.self
+    ) { input, invocation throws(Diagnostic) in
         let settings = try GlobalSettings(invocation)
         let registry = Operations.registry
-        let flow = try resolve(invocation.argument("NAME|FILE")!, registry: registry)
+        let flow = try resolve(input.flow!, registry: registry)
         let document = FlowCatalog.describe(flow, registry: registry)
         guard settings.output.format == .text else {
             Console.shared.out(document.serialized(pretty: settings.output.format == .json))
@@ -87,18 +97,28 @@ extension FlowCommands {
         return .ok
     }
 
+    /// `flow describe`: the flow to describe.
+    struct DescribeInput: CommandInput {
+        /// The `NAME|FILE` argument, which the parser requires.
+        var flow: String?
+
+        static let inputs: [Input<DescribeInput>] = [
+            .argument("NAME|FILE", \.flow, help: "A built-in flow or the path of a flow file.")
+        ]
+    }
+
     static let ops = CommandSpec(
         name: "ops", abstract: "List the operations a step can 'use': arguments and outputs.",
         discussion: """
             Each operation with its arguments (type, whether required, default, meaning) and the paths of what its step
             outputs. NAME picks one operation, or a provider's (bahn, centra, cashapp, braintree, applepay).
             """,
-        arguments: [ArgumentSpec("NAME", help: "An operation (bahn.confirm) or a provider (bahn).", optional: true)]
-    ) { invocation throws(Diagnostic) in
+        input: OpsInput.self
+    ) { input, invocation throws(Diagnostic) in
         let settings = try GlobalSettings(invocation)
         let registry = Operations.registry
         var operations = registry.all
-        if let name = invocation.argument("NAME") {
+        if let name = input.name {
             operations = operations.filter { $0.name == name || $0.name.hasPrefix(name + ".") }
             if operations.isEmpty {
                 let names = registry.names
@@ -151,6 +171,15 @@ extension FlowCommands {
         }
         Console.shared.out(lines.joined(separator: "\n"))
         return .ok
+    }
+
+    /// `flow ops`: the operation or provider to list, or every operation.
+    struct OpsInput: CommandInput {
+        var name: String?
+
+        static let inputs: [Input<OpsInput>] = [
+            .argument("NAME", \.name, help: "An operation (bahn.confirm) or a provider (bahn).", optional: true)
+        ]
     }
 
     static let schema = CommandSpec(

@@ -20,35 +20,19 @@ enum FlowCommands {
             document, and with --record DIR/ a HAR file per flow. Exit 0 when every flow passed, 75 when any outcome
             is unknown, else 1 when any failed.
             """,
-        arguments: [
-            ArgumentSpec(
-                "FLOW", help: "A built-in flow (see 'flow list'), a flow file, a directory of them, or a quoted glob.",
-                optional: true, repeats: true)
-        ],
-        options: variableOptions + [
-            OptionSpec("all", help: "Run every built-in flow that needs no person (under --env local, all of them)."),
-            OptionSpec("fail-fast", help: "Stop the suite at the first flow that does not pass."),
-            OptionSpec(
-                "repeat", value: "N", help: "Run each flow N times (a batch: a progress line, then the summary)."),
-            OptionSpec(
-                "parallel", value: "P",
-                help: "Run P flows at a time, each with its own state, connections and listeners [default: 1]."),
-            OptionSpec(
-                "shard", value: "i/n|auto",
-                help: "Run only shard i of n of the runs (auto: CI_NODE_INDEX/CI_NODE_TOTAL)."),
-        ]
-    ) { invocation throws(Diagnostic) in
+        input: RunInput.self
+    ) { input, invocation throws(Diagnostic) in
         let registry = Operations.registry
-        let words = invocation.arguments("FLOW")
-        if invocation.flag("all") && !words.isEmpty {
+        let words = input.flows
+        if input.all && !words.isEmpty {
             throw invocation.usage("--all runs every built-in flow; give flows or --all, not both")
         }
-        guard invocation.flag("all") || !words.isEmpty else {
+        guard input.all || !words.isEmpty else {
             throw invocation.usage("missing argument FLOW: give a built-in flow, a flow file or a directory, or --all")
         }
         let settings = try GlobalSettings(invocation)
         var flows: [Flow]
-        if invocation.flag("all") {
+        if input.all {
             // Whether the run is local is known once the configuration is: the emulator's flows all run unattended.
             let local =
                 try ConfigurationLoader().load(
@@ -67,9 +51,9 @@ enum FlowCommands {
             flows = try FlowSuite.flows(words, registry: registry)
         }
         warn(flows, settings)
-        let repeatCount = try invocation.int("repeat", range: 1...1_000_000) ?? 1
-        let parallel = try invocation.int("parallel", range: 1...256) ?? 1
-        let shard = try invocation.string("shard").map { (text) throws(Diagnostic) in
+        let repeatCount = input.repeatCount ?? 1
+        let parallel = input.parallel ?? 1
+        let shard = try input.shard.map { (text) throws(Diagnostic) in
             try FlowSuite.Shard.parse(text, environment: ProcessInfo.processInfo.environment)
         }
         // Refused whatever the number of runs: --parallel says they may overlap, and one checkout cannot be two runs'.
@@ -79,7 +63,7 @@ enum FlowCommands {
             )
         }
         if flows.count == 1 && !settings.output.recordsDirectory && repeatCount == 1 && parallel == 1 && shard == nil {
-            let given = try variables(invocation, for: flows[0])
+            let given = try variables(input.variables, for: flows[0])
             let environment = try RunEnvironment.prepare(invocation)
             defer { environment.shutdown() }
             let result = try await environment.session.run(
@@ -93,15 +77,49 @@ enum FlowCommands {
                 "--record \(record) names one file, and \(runCount) runs would each need their own: name a directory with a trailing slash, e.g. --record runs/, for a HAR file per run"
             )
         }
-        let members = try suiteVariables(invocation, for: flows).map {
+        let members = try suiteVariables(input.variables, for: flows).map {
             FlowSuite.Member(flow: $0.0, vars: $0.1.values, origins: $0.1.origins)
         }
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
         return try await FlowSuite(
-            members: members, failFast: invocation.flag("fail-fast"), repeatCount: repeatCount, parallel: parallel,
+            members: members, failFast: input.failFast, repeatCount: repeatCount, parallel: parallel,
             shard: shard
         ).run(in: environment, registry: registry)
+    }
+
+    /// `flow run`: flows by name, file, directory or glob, or --all; how many times, how many at once, which shard.
+    struct RunInput: FlowVariablesInput {
+        var flows: [String] = []
+        var variables = VariableOptions()
+        var all = false
+        var failFast = false
+        var repeatCount: Int?
+        var parallel: Int?
+        /// `--shard i/n|auto` as typed: `FlowSuite.Shard.parse` reads it once the flows are known.
+        var shard: String?
+
+        static let inputs: [Input<RunInput>] =
+            [
+                .arguments(
+                    "FLOW", \.flows,
+                    help: "A built-in flow (see 'flow list'), a flow file, a directory of them, or a quoted glob.")
+            ] + variableInputs()
+            + [
+                .flag(
+                    "all", \.all, help: "Run every built-in flow that needs no person (under --env local, all of them)."
+                ),
+                .flag("fail-fast", \.failFast, help: "Stop the suite at the first flow that does not pass."),
+                .integer(
+                    "repeat", \.repeatCount, range: 1...1_000_000,
+                    help: "Run each flow N times (a batch: a progress line, then the summary)."),
+                .integer(
+                    "parallel", \.parallel, value: "P", range: 1...256,
+                    help: "Run P flows at a time, each with its own state, connections and listeners [default: 1]."),
+                .value(
+                    "shard", \.shard, value: "i/n|auto",
+                    help: "Run only shard i of n of the runs (auto: CI_NODE_INDEX/CI_NODE_TOTAL)."),
+            ]
     }
 
     static let replay = CommandSpec(
@@ -114,18 +132,13 @@ enum FlowCommands {
             The first divergence is shown path by path and exits 1; exit 0 when every request matched and every step
             ended as recorded.
             """,
-        arguments: [ArgumentSpec("FILE.har", help: "A HAR file that --record wrote.")],
-        options: [
-            OptionSpec(
-                "flow", value: "NAME|FILE", help: "Run this flow against the recording instead of the recorded one.")
-        ]
-            + variableOptions
-    ) { invocation throws(Diagnostic) in
+        input: ReplayInput.self
+    ) { input, invocation throws(Diagnostic) in
         let registry = Operations.registry
-        let path = invocation.argument("FILE.har")!
+        let path = input.recording!
         let recording = try Recording.read(path: path)
         let flow: Flow
-        if let other = invocation.string("flow") {
+        if let other = input.flow {
             flow = try resolve(other, registry: registry)
         } else if let definition = recording.definition {
             flow = try FlowFile.decode(definition.data, source: "\(path): log._run.definition", registry: registry)
@@ -137,7 +150,7 @@ enum FlowCommands {
         // The recorded variables the flow still uses, then --vars-file and --var.
         var given = Given(values: recording.vars.filter { flow.variableNames.contains($0.key) }, origins: [:])
         for name in given.values.keys { given.origins[name] = .recording(path) }
-        let overrides = try variables(invocation, for: flow)
+        let overrides = try variables(input.variables, for: flow)
         given.values.merge(overrides.values) { _, new in new }
         given.origins.merge(overrides.origins) { _, new in new }
         let environment = try RunEnvironment.prepareReplay(invocation, recording: recording, source: path)
@@ -179,6 +192,22 @@ enum FlowCommands {
         return .ok
     }
 
+    /// `flow replay`: the recording, and the flow and variables that stand in for the recorded ones.
+    struct ReplayInput: FlowVariablesInput {
+        /// The `FILE.har` argument, which the parser requires.
+        var recording: String?
+        var flow: String?
+        var variables = VariableOptions()
+
+        static let inputs: [Input<ReplayInput>] =
+            [
+                .argument("FILE.har", \.recording, help: "A HAR file that --record wrote."),
+                .value(
+                    "flow", \.flow, value: "NAME|FILE",
+                    help: "Run this flow against the recording instead of the recorded one."),
+            ] + variableInputs()
+    }
+
     static let list = CommandSpec(name: "list", abstract: "List the built-in flows.") { invocation throws(Diagnostic) in
         let settings = try GlobalSettings(invocation)
         if settings.output.format == .text {
@@ -205,12 +234,11 @@ enum FlowCommands {
             variables (--var, --vars-file): the file's shape, unknown or cyclic variables, references to later steps,
             missing configuration, the state file, header values, a bodyFile that cannot be read.
             """,
-        arguments: [ArgumentSpec("NAME|FILE", help: "A built-in flow or the path of a flow file.")],
-        options: variableOptions
-    ) { invocation throws(Diagnostic) in
+        input: ValidateInput.self
+    ) { input, invocation throws(Diagnostic) in
         let registry = Operations.registry
-        let flow = try resolve(invocation.argument("NAME|FILE")!, registry: registry)
-        let given = try variables(invocation, for: flow)
+        let flow = try resolve(input.flow!, registry: registry)
+        let given = try variables(input.variables, for: flow)
         warn([flow], try GlobalSettings(invocation))
         let environment = try RunEnvironment.prepare(invocation, startingEmulator: false)
         defer { environment.shutdown() }
@@ -230,23 +258,30 @@ enum FlowCommands {
         return .ok
     }
 
+    /// `flow validate`: the flow, and the variables it would run with.
+    struct ValidateInput: FlowVariablesInput {
+        /// The `NAME|FILE` argument, which the parser requires.
+        var flow: String?
+        var variables = VariableOptions()
+
+        static let inputs: [Input<ValidateInput>] =
+            [.argument("NAME|FILE", \.flow, help: "A built-in flow or the path of a flow file.")] + variableInputs()
+    }
+
     static let junitMerge = CommandSpec(
         name: "junit-merge", abstract: "Merge JUnit reports (a CI job's shards) into one.",
         discussion:
             "Every <testsuite> of every input, in the order given, under one <testsuites> with the summed totals.",
-        arguments: [
-            ArgumentSpec("OUT.xml", help: "The merged report to write."),
-            ArgumentSpec("IN.xml", help: "The reports to merge (each shard's --junit file).", repeats: true),
-        ]
-    ) { invocation throws(Diagnostic) in
-        let out = invocation.argument("OUT.xml")!
-        if invocation.arguments("IN.xml").contains(where: { FileIO.samePath($0, out) }) {
+        input: JUnitMergeInput.self
+    ) { input, invocation throws(Diagnostic) in
+        let out = input.output!
+        if input.reports.contains(where: { FileIO.samePath($0, out) }) {
             throw .usage(
                 "\(out) is both the merged report and one of the reports to merge",
                 hint: "write the merged report elsewhere, e.g. junit.xml beside the shards' directory")
         }
         var inputs: [(file: String, text: String)] = []
-        for file in invocation.arguments("IN.xml") {
+        for file in input.reports {
             switch FileIO.read(file) {
             case .success(let bytes): inputs.append((file, String(decoding: bytes, as: UTF8.self)))
             case .failure(let error):
@@ -256,6 +291,19 @@ enum FlowCommands {
         try FileIO.checkWritable(out, option: "OUT.xml")
         try ReportFile.write(try JUnitMerge.merge(inputs), to: out, what: "merged JUnit report")
         return .ok
+    }
+
+    /// `flow junit-merge`: the report to write and the reports to merge.
+    struct JUnitMergeInput: CommandInput {
+        /// The `OUT.xml` argument, which the parser requires.
+        var output: String?
+        var reports: [String] = []
+
+        static let inputs: [Input<JUnitMergeInput>] = [
+            .argument("OUT.xml", \.output, help: "The merged report to write."),
+            // One report at least: the parser says "missing argument IN.xml", and help shows `IN.xml...`.
+            .arguments("IN.xml", \.reports, help: "The reports to merge (each shard's --junit file).", optional: false),
+        ]
     }
 
     /// What reading the flows found worth a word (`Flow.warnings`), on stderr unless -q.
@@ -268,12 +316,30 @@ enum FlowCommands {
         }
     }
 
-    static let variableOptions = [
-        OptionSpec(
-            "var", value: "KEY=VALUE", help: "Set a flow variable (a number or true/false keeps its type).",
-            repeatable: true),
-        OptionSpec("vars-file", value: "FILE", help: "Set flow variables from a JSON object; --var wins over it."),
-    ]
+    /// `--var` and `--vars-file`, as `flow run`, `replay` and `validate` take them.
+    struct VariableOptions: Sendable {
+        /// `--var NAME=VALUE`: a number or true/false keeps its type (`Invocation.variables`).
+        var values: JSON.Object = [:]
+        /// `--vars-file FILE`: a JSON object of names to values, read by `variables(_:for:subject:)`.
+        var file: String?
+    }
+
+    /// A command's input that takes the flow variable options.
+    protocol FlowVariablesInput: CommandInput {
+        var variables: VariableOptions { get set }
+    }
+
+    /// The flow variable options, declared once for each command that takes them.
+    static func variableInputs<Root: FlowVariablesInput>() -> [Input<Root>] {
+        [
+            .variables(
+                "var", \.variables.values, value: "KEY=VALUE",
+                help: "Set a flow variable (a number or true/false keeps its type)."),
+            .value(
+                "vars-file", \.variables.file, value: "FILE",
+                help: "Set flow variables from a JSON object; --var wins over it."),
+        ]
+    }
 
     /// Values for a flow's variables and where each came from (`VariableOrigin`), so that a bad one is blamed on it.
     struct Given {
@@ -290,8 +356,9 @@ enum FlowCommands {
     /// `--vars-file` then `--var`; a name the flow neither declares nor uses is a mistake (a misspelt `--var
     /// amout=5100` would otherwise run a test with the default amount), refused with the closest name — or, for a
     /// variable the flow once had, with what took its place.
-    static func variables(_ invocation: Invocation, for flow: Flow, subject: String? = nil) throws(Diagnostic) -> Given
-    {
+    static func variables(
+        _ options: VariableOptions, for flow: Flow, subject: String? = nil
+    ) throws(Diagnostic) -> Given {
         let used = flow.variableNames
         let missing = { (name: String) in
             flow.retiredVariables[name].map {
@@ -300,7 +367,7 @@ enum FlowCommands {
                 ?? "\(subject ?? "flow \(flow.name) has no variable") '\(name)'\(suggestion(name, used))"
         }
         var vars = Given(values: [:], origins: [:])
-        if let path = invocation.string("vars-file") {
+        if let path = options.file {
             let data: Data
             switch FileIO.read(path) {
             case .success(let bytes): data = bytes
@@ -327,7 +394,7 @@ enum FlowCommands {
                 vars.set(name, value, from: .varsFile(path))
             }
         }
-        for (name, value) in try invocation.variables("var").sorted(by: { $0.key < $1.key }) {
+        for (name, value) in options.values.sorted(by: { $0.key < $1.key }) {
             guard used.contains(name) else {
                 throw .usage(
                     "--var \(name): \(missing(name))",
@@ -340,11 +407,11 @@ enum FlowCommands {
     }
 
     /// For a suite, each flow gets the variables it uses; a name that no flow of the suite uses is still a mistake.
-    static func suiteVariables(_ invocation: Invocation, for flows: [Flow]) throws(Diagnostic) -> [(Flow, Given)] {
+    static func suiteVariables(_ options: VariableOptions, for flows: [Flow]) throws(Diagnostic) -> [(Flow, Given)] {
         let names = flows.reduce(into: Set<String>()) { $0.formUnion($1.variableNames) }
         var all = Flow(name: "suite", vars: JSON.Object(names.map { ($0, JSON.null) }), steps: [])
         for flow in flows { all.retiredVariables.merge(flow.retiredVariables) { first, _ in first } }
-        let given = try variables(invocation, for: all, subject: "no flow of the suite has a variable")
+        let given = try variables(options, for: all, subject: "no flow of the suite has a variable")
         return flows.map { flow in
             let own = given.values.filter { flow.variableNames.contains($0.key) }
             return (flow, Given(values: own, origins: given.origins.filter { own[$0.key] != nil }))

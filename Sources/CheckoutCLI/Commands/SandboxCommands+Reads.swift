@@ -5,15 +5,31 @@ import SandboxEmulator
 /// `checkout-driver sandbox ledger | requests | events | trigger`, and `bahn events resend`: a running emulator read
 /// and driven from the command line, instead of curl against its `/_sandbox/` routes.
 extension SandboxCommands {
-    static let urlOption = OptionSpec(
-        "url", value: "URL", help: "The emulator's base URL [default: the running sandbox serve, or EMULATOR_URL].")
+    /// A command's input that takes `--url`, the emulator to ask.
+    protocol EmulatorInput: CommandInput {
+        var url: String? { get set }
+    }
+
+    /// `--url`, declared once for every command that asks the running emulator.
+    static func urlInput<Root: EmulatorInput>() -> Input<Root> {
+        .url(
+            "url", \.url, help: "The emulator's base URL [default: the running sandbox serve, or EMULATOR_URL].",
+            schemes: ["http"])
+    }
+
+    /// `sandbox ledger`, `requests` and `events`: only the emulator to ask.
+    struct ReadInput: EmulatorInput {
+        var url: String?
+
+        static let inputs: [Input<ReadInput>] = [urlInput()]
+    }
 
     static let ledger = CommandSpec(
         name: "ledger", abstract: "Every authorisation, capture and void the running emulator recorded.",
-        options: [urlOption]
-    ) { invocation throws(Diagnostic) in
+        input: ReadInput.self
+    ) { input, invocation throws(Diagnostic) in
         try await show(
-            invocation, path: "/_sandbox/ledger", member: "entries", empty: "no money moved",
+            input, invocation, path: "/_sandbox/ledger", member: "entries", empty: "no money moved",
             header: ["id", "provider", "kind", "reference", "amount", "at"]
         ) { entry in
             let money = MoneyMovement(
@@ -28,10 +44,10 @@ extension SandboxCommands {
 
     static let requests = CommandSpec(
         name: "requests", abstract: "The requests the running emulator received (the latest it keeps).",
-        options: [urlOption]
-    ) { invocation throws(Diagnostic) in
+        input: ReadInput.self
+    ) { input, invocation throws(Diagnostic) in
         try await show(
-            invocation, path: "/_sandbox/requests", member: "requests", empty: "no requests",
+            input, invocation, path: "/_sandbox/requests", member: "requests", empty: "no requests",
             header: ["received", "method", "target", "status", "body", "connection"]
         ) { request in
             // The status it was answered, or how a fault cut the connection, or nothing yet (still being answered).
@@ -48,10 +64,10 @@ extension SandboxCommands {
 
     static let events = CommandSpec(
         name: "events", abstract: "The webhook events the running emulator emitted, with their deliveries.",
-        options: [urlOption]
-    ) { invocation throws(Diagnostic) in
+        input: ReadInput.self
+    ) { input, invocation throws(Diagnostic) in
         try await show(
-            invocation, path: "/_sandbox/bahn/events", member: "events", empty: "no events",
+            input, invocation, path: "/_sandbox/bahn/events", member: "events", empty: "no events",
             header: ["id", "type", "intent", "status", "deliveries"]
         ) { event in
             let deliveries = (event["deliveries"]?.arrayValue ?? []).map { d in
@@ -73,26 +89,37 @@ extension SandboxCommands {
             retried like any other. Without --intent it carries an intent made up for it, in the state its type
             announces. Types: \(eventTypes.joined(separator: ", ")).
             """,
-        arguments: [ArgumentSpec("EVENT", help: "The event type, e.g. payment_intent.status.succeeded.")],
-        options: [
-            OptionSpec("intent", value: "ID", help: "An intent of the emulator's for the event to carry."), urlOption,
-        ]
-    ) { invocation throws(Diagnostic) in
-        let type = invocation.argument("EVENT")!
+        input: TriggerInput.self
+    ) { input, invocation throws(Diagnostic) in
+        let type = input.event!
         guard eventTypes.contains(type) else {
             let suggestion = Suggest.closest(to: type, in: eventTypes).map { "; did you mean '\($0)'?" } ?? ""
             throw invocation.usage(
                 "no event type '\(type)'\(suggestion) (types: \(eventTypes.joined(separator: ", ")))")
         }
         var body: JSON.Object = ["type": .string(type)]
-        if let intent = try invocation.identifier("intent") { body["payment_intent"] = .string(intent) }
+        if let intent = input.intent { body["payment_intent"] = .string(intent) }
         let answer = CheckoutDriver.redactor.json(
-            try await call(invocation, method: "POST", path: "/_sandbox/bahn/events", body: .object(body)))
+            try await call(input, invocation, method: "POST", path: "/_sandbox/bahn/events", body: .object(body)))
         try say(
             invocation, answer,
             "sent \(answer["id"]?.interpolationText ?? "?") \(type) for \(answer["payment_intent_id"]?.interpolationText ?? "?") to \(targets(answer))"
         )
         return .ok
+    }
+
+    /// `sandbox trigger`: the event type, the intent it carries, and the emulator to ask.
+    struct TriggerInput: EmulatorInput {
+        /// The `EVENT` argument, which the parser requires.
+        var event: String?
+        var intent: String?
+        var url: String?
+
+        static let inputs: [Input<TriggerInput>] = [
+            .argument("EVENT", \.event, help: "The event type, e.g. payment_intent.status.succeeded."),
+            .identifier("intent", \.intent, help: "An intent of the emulator's for the event to carry."),
+            urlInput(),
+        ]
     }
 
     static let resend = CommandSpec(
@@ -102,17 +129,28 @@ extension SandboxCommands {
             The same event (its id and bytes), signed afresh, to every target registered now. Bahn's own API has no such
             call: this asks the emulator (the running sandbox serve, --url, or EMULATOR_URL). `sandbox events` lists the ids.
             """,
-        arguments: [ArgumentSpec("ID", help: "The event's id (evt_…).")],
-        options: [urlOption]
-    ) { invocation throws(Diagnostic) in
-        let id = invocation.argument("ID")!
+        input: ResendInput.self
+    ) { input, invocation throws(Diagnostic) in
+        let id = input.id!
         guard id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
             throw invocation.usage("'\(id)' is not an event id (evt_…)")
         }
         let answer = try await call(
-            invocation, method: "POST", path: "/_sandbox/bahn/events/\(id)/resend", body: .object([:]))
+            input, invocation, method: "POST", path: "/_sandbox/bahn/events/\(id)/resend", body: .object([:]))
         try say(invocation, answer, "resent \(id) to \(targets(answer))")
         return .ok
+    }
+
+    /// `bahn events resend`: the event to deliver again, and the emulator to ask.
+    struct ResendInput: EmulatorInput {
+        /// The `ID` argument, which the parser requires.
+        var id: String?
+        var url: String?
+
+        static let inputs: [Input<ResendInput>] = [
+            .argument("ID", \.id, help: "The event's id (evt_…)."),
+            urlInput(),
+        ]
     }
 
     static var eventTypes: [String] { BahnEmulator.eventTypes }
@@ -132,7 +170,8 @@ extension SandboxCommands {
 
     /// A list of the emulator's as a table (text), one document (json) or a line per item (jsonl).
     private static func show(
-        _ invocation: Invocation, path: String, member: String, empty: String, header: [String],
+        _ input: some EmulatorInput, _ invocation: Invocation, path: String, member: String, empty: String,
+        header: [String],
         row: (JSON) -> [String]
     ) async throws(Diagnostic) -> ExitCode {
         let settings = try GlobalSettings(invocation)
@@ -141,7 +180,7 @@ extension SandboxCommands {
         let answer = redactor.json(
             .object([
                 member: .array(
-                    try await items(invocation, path: path, member: member)
+                    try await items(input, invocation, path: path, member: member)
                         .map { masked($0, redactor: redactor) })
             ]))
         let items = answer[member]?.arrayValue ?? []
@@ -159,13 +198,14 @@ extension SandboxCommands {
     }
 
     /// Every item of a list route, page by page (`ListPage`: `?limit=`, `?since=` the last id, `hasMore`).
-    private static func items(_ invocation: Invocation, path: String, member: String) async throws(Diagnostic) -> [JSON]
-    {
+    private static func items(
+        _ input: some EmulatorInput, _ invocation: Invocation, path: String, member: String
+    ) async throws(Diagnostic) -> [JSON] {
         var all: [JSON] = []
         var since: String?
         while true {
             let page = try await call(
-                invocation, method: "GET",
+                input, invocation, method: "GET",
                 path: path + "?limit=\(ListPage.maxLimit)" + (since.map { "&since=\($0)" } ?? ""), body: nil)
             let items = page[member]?.arrayValue ?? []
             all += items
@@ -190,7 +230,7 @@ extension SandboxCommands {
 
     /// The emulator to ask: --url, else the running `sandbox serve` (under --env local), else EMULATOR_URL. The
     /// environment's secrets (under --env local, the emulator's test credentials) are taught to the redactor.
-    static func emulatorURL(_ invocation: Invocation) throws(Diagnostic) -> String {
+    static func emulatorURL(_ input: some EmulatorInput, _ invocation: Invocation) throws(Diagnostic) -> String {
         let settings = try GlobalSettings(invocation)
         let configuration = try ConfigurationLoader().load(
             environmentFlag: settings.config.environment, configPath: settings.config.configPath,
@@ -199,7 +239,7 @@ extension SandboxCommands {
             LocalEnvironment.values(baseURL: "http://127.0.0.1:0")
         }
         for secret in configuration.secretValues { CheckoutDriver.redactor.register(secret) }
-        if let url = try invocation.url("url", schemes: ["http"]) { return url }
+        if let url = input.url { return url }
         if configuration.kind != .local, let url = configuration.value("EMULATOR_URL") { return url }
         if let running = LocalEmulatorFile.running(processEnvironment: ProcessInfo.processInfo.environment) {
             return running.url
@@ -213,9 +253,9 @@ extension SandboxCommands {
     }
 
     private static func call(
-        _ invocation: Invocation, method: String, path: String, body: JSON?
+        _ input: some EmulatorInput, _ invocation: Invocation, method: String, path: String, body: JSON?
     ) async throws(Diagnostic) -> JSON {
-        let base = try emulatorURL(invocation)
+        let base = try emulatorURL(input, invocation)
         let request = HTTPClientRequest(
             method: method, url: base + path, headers: body == nil ? [:] : ["Content-Type": "application/json"],
             body: body?.data, timeout: 5, readOnly: method == "GET")

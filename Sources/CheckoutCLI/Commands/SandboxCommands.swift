@@ -25,34 +25,21 @@ enum SandboxCommands {
             FAULT INJECTION (--faults):
             \(FaultSpec.help)
             """,
-        options: [
-            OptionSpec("host", value: "ADDRESS", help: "Address to listen on.", default: "127.0.0.1"),
-            OptionSpec("port", value: "N", help: "Port to listen on; 0 picks a free one.", default: "0"),
-            OptionSpec("faults", value: "SPEC", help: "Inject faults (see below)."),
-            OptionSpec("webhook-url", value: "URL", help: "Where emulated providers POST their webhooks."),
-            OptionSpec("no-announce", help: "Do not offer this emulator to --env local runs."),
-            OptionSpec(
-                "cashapp-approval", value: "MODE",
-                help:
-                    "How Cash App customer requests are decided: auto (on the 2nd poll) or manual (`cashapp approve|decline`).",
-                default: "auto", choices: ["auto", "manual"]),
-        ]
-    ) { invocation throws(Diagnostic) in
-        let port = try invocation.int("port", range: 0...65535) ?? 0
-        // The emulator posts webhooks with a plain HTTP/1.1 client of its own (it never uses libcurl): http:// only.
-        let webhookURL = try invocation.url("webhook-url", schemes: ["http"])
+        input: ServeInput.self
+    ) { input, invocation throws(Diagnostic) in
+        let port = input.port ?? 0
         var faults = FaultSpec.none
-        if let text = invocation.string("faults") {
+        if let text = input.faults {
             do { faults = try FaultSpec(parsing: text) } catch {
                 throw invocation.usage("--faults: \(error)")
             }
         }
         let settings = try GlobalSettings(invocation)
-        let host = invocation.string("host") ?? "127.0.0.1"
+        let host = input.host ?? "127.0.0.1"
         let environment = ProcessInfo.processInfo.environment
         // On loopback it announces itself: `--env local` runs then use this emulator, and chain through its state. Two
         // at once would leave runs guessing which one chains: a second one refuses while the first is alive.
-        let announcing = host == "127.0.0.1" && !invocation.flag("no-announce")
+        let announcing = host == "127.0.0.1" && !input.noAnnounce
         if announcing, let other = LocalEmulatorFile.running(processEnvironment: environment) {
             throw .unavailable(
                 "another sandbox serve is announced for --env local runs: \(other.url) (pid \(other.pid))",
@@ -65,12 +52,12 @@ enum SandboxCommands {
         }
         let emulator: Emulator
         do {
-            emulator = try Emulator(host: host, port: UInt16(port), faults: faults, webhookURL: webhookURL)
+            emulator = try Emulator(host: host, port: UInt16(port), faults: faults, webhookURL: input.webhookURL)
         } catch {
             throw .unavailable(
                 "cannot start the emulator: \(error)", hint: "pick another --port, or 0 for any free port")
         }
-        if invocation.string("cashapp-approval") == "manual" { emulator.cashapp.setApproval(.manual) }
+        if input.cashAppApproval == .manual { emulator.cashapp.setApproval(.manual) }
         emulator.start()
         onTerminationSignals { emulator.shutdown() }
         Console.shared.whenReaderGone { emulator.shutdown() }
@@ -88,5 +75,33 @@ enum SandboxCommands {
         emulator.waitUntilShutdown()
         if announced { LocalEmulatorFile.withdraw(processEnvironment: environment) }
         return .ok
+    }
+
+    /// `sandbox serve`: where to listen, what faults to inject, where webhooks go, and how Cash App decides.
+    struct ServeInput: CommandInput {
+        /// `--cashapp-approval`, as `CashAppRules.Approval` names its cases.
+        enum CashAppApproval: String, CaseIterable, Sendable { case auto, manual }
+
+        var host: String?
+        var port: Int?
+        /// `--faults SPEC` as typed: `FaultSpec(parsing:)` reads it.
+        var faults: String?
+        var webhookURL: String?
+        var noAnnounce = false
+        var cashAppApproval = CashAppApproval.auto
+
+        static let inputs: [Input<ServeInput>] = [
+            .value("host", \.host, value: "ADDRESS", help: "Address to listen on.", default: "127.0.0.1"),
+            .integer("port", \.port, range: 0...65535, help: "Port to listen on; 0 picks a free one.", default: "0"),
+            .value("faults", \.faults, value: "SPEC", help: "Inject faults (see below)."),
+            // The emulator posts webhooks with its own plain HTTP/1.1 client (never libcurl): http:// only.
+            .url("webhook-url", \.webhookURL, help: "Where emulated providers POST their webhooks.", schemes: ["http"]),
+            .flag("no-announce", \.noAnnounce, help: "Do not offer this emulator to --env local runs."),
+            .choice(
+                "cashapp-approval", \.cashAppApproval, value: "MODE",
+                help:
+                    "How Cash App customer requests are decided: auto (on the 2nd poll) or manual (`cashapp approve|decline`).",
+                default: .auto),
+        ]
     }
 }

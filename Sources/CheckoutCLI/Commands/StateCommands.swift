@@ -9,20 +9,28 @@ enum StateCommands {
             subcommands: [show, clear])
     }
 
-    static let providerOption = OptionSpec(
-        "provider", value: "P", help: "Only this provider's sections.", choices: Providers.all.map(\.name))
+    /// `state show | clear`: all providers, or `--provider P`'s sections only.
+    struct ProviderInput: CommandInput {
+        var provider: String?
+
+        static let inputs: [Input<ProviderInput>] = [
+            .value(
+                "provider", \.provider, value: "P", help: "Only this provider's sections.",
+                choices: Providers.all.map(\.name))
+        ]
+    }
 
     static let show = CommandSpec(
         name: "show", abstract: "Print what the state file holds, credentials masked.",
         discussion:
             "The chain's sections, each run's, the open outcomes of money calls and the spent single-use values.",
-        options: [providerOption]
-    ) { invocation throws(Diagnostic) in
+        input: ProviderInput.self
+    ) { input, invocation throws(Diagnostic) in
         let environment = try RunEnvironment.prepare(invocation, startingEmulator: false)
         defer { environment.shutdown() }
         let store = environment.state
         var document = try store.masked()
-        if let provider = invocation.string("provider") {
+        if let provider = input.provider {
             var only: JSON.Object = [:]
             only[provider] = document[provider]
             let runs = (document["runs"]?.objectValue ?? [:]).compactMapValues { $0[provider] }
@@ -33,7 +41,7 @@ enum StateCommands {
             if !open.isEmpty { only["openOutcomes"] = .object(open) }
             document = .object(only)
         }
-        let open = try store.openOutcomes(provider: invocation.string("provider")).count
+        let open = try store.openOutcomes(provider: input.provider).count
         if environment.settings.output.format == .text {
             let exists = FileManager.default.fileExists(atPath: store.path)
             Console.shared.out(
@@ -57,8 +65,8 @@ enum StateCommands {
             call is unknown (exit 75 left it open) the reset is refused with 75 and the commands that settle it; a run
             still going is refused with 64. --force clears anyway, open outcomes included (you settled them yourself).
             """,
-        options: [providerOption]
-    ) { invocation throws(Diagnostic) in
+        input: ProviderInput.self
+    ) { input, invocation throws(Diagnostic) in
         let environment = try RunEnvironment.prepare(invocation, startingEmulator: false)
         defer { environment.shutdown() }
         let store = environment.state
@@ -77,7 +85,7 @@ enum StateCommands {
         // --force.
         let chain = environment.settings.state.force ? nil : try store.holdChain(wait: 0, command: "state clear")
         let removed = try withExtendedLifetime(chain) { () throws(Diagnostic) -> [String] in
-            try store.clear(provider: invocation.string("provider"), force: environment.settings.state.force)
+            try store.clear(provider: input.provider, force: environment.settings.state.force)
         }
         if environment.settings.output.format == .text {
             Console.shared.out(

@@ -93,7 +93,8 @@ struct Input<Root>: Sendable {
 
     /// `--long URL`: http(s) (`Invocation.url`).
     static func url(
-        _ long: String, _ path: WritableKeyPath<Root, String?> & Sendable, help: String, schemes: Set<String> = ["http", "https"]
+        _ long: String, _ path: WritableKeyPath<Root, String?> & Sendable, help: String,
+        schemes: Set<String> = ["http", "https"]
     ) -> Input {
         Input(place: .option(OptionSpec(long, value: "URL", help: help))) { invocation, root throws(Diagnostic) in
             root[keyPath: path] = try invocation.url(long, schemes: schemes)
@@ -132,11 +133,13 @@ struct Input<Root>: Sendable {
         }
     }
 
-    /// `--long VALUE`, any number of times, in the order given.
+    /// `--long VALUE`, any number of times, in the order given; each one of `choices` when there are some.
     static func values(
-        _ long: String, _ path: WritableKeyPath<Root, [String]> & Sendable, value placeholder: String, help: String
+        _ long: String, _ path: WritableKeyPath<Root, [String]> & Sendable, value placeholder: String, help: String,
+        choices: [String]? = nil
     ) -> Input {
-        Input(place: .option(OptionSpec(long, value: placeholder, help: help, repeatable: true))) { invocation, root in
+        let spec = OptionSpec(long, value: placeholder, help: help, choices: choices, repeatable: true)
+        return Input(place: .option(spec)) { invocation, root in
             root[keyPath: path] = invocation.strings(long)
         }
     }
@@ -162,17 +165,27 @@ struct Input<Root>: Sendable {
         }
     }
 
-    /// `--amount N` read exactly into minor units by `notation`, in the currency `currency` holds by then (an option
-    /// declared before this one), or in none.
+    /// `--amount N` read exactly into minor units by `notation`, in no currency (digits alone, in minor units).
     static func amount(
         _ long: String = "amount", _ path: WritableKeyPath<Root, Int?> & Sendable, _ notation: AmountNotation,
-        currency: (KeyPath<Root, Currency?> & Sendable)? = nil, value placeholder: String = "N", help: String,
+        value placeholder: String = "N", help: String, required: Bool = false
+    ) -> Input {
+        Input(place: .option(OptionSpec(long, value: placeholder, help: help, required: required))) {
+            invocation, root throws(Diagnostic) in
+            root[keyPath: path] = try invocation.amount(long, notation: notation, currency: nil)
+        }
+    }
+
+    /// `--amount N` read exactly into minor units by `notation`, in the currency `currency` holds by then (an option
+    /// declared before this one).
+    static func amount(
+        _ long: String = "amount", _ path: WritableKeyPath<Root, Int?> & Sendable, _ notation: AmountNotation,
+        currency: KeyPath<Root, Currency?> & Sendable, value placeholder: String = "N", help: String,
         required: Bool = false
     ) -> Input {
         Input(place: .option(OptionSpec(long, value: placeholder, help: help, required: required))) {
             invocation, root throws(Diagnostic) in
-            root[keyPath: path] = try invocation.amount(
-                long, notation: notation, currency: currency.flatMap { root[keyPath: $0] })
+            root[keyPath: path] = try invocation.amount(long, notation: notation, currency: root[keyPath: currency])
         }
     }
 
@@ -212,9 +225,11 @@ struct Input<Root>: Sendable {
         }
     }
 
-    /// The last argument, taking every remaining word.
-    static func arguments(_ name: String, _ path: WritableKeyPath<Root, [String]> & Sendable, help: String) -> Input {
-        Input(place: .argument(ArgumentSpec(name, help: help, optional: true, repeats: true))) { invocation, root in
+    /// The last argument, taking every remaining word (one at least, unless `optional`).
+    static func arguments(
+        _ name: String, _ path: WritableKeyPath<Root, [String]> & Sendable, help: String, optional: Bool = true
+    ) -> Input {
+        Input(place: .argument(ArgumentSpec(name, help: help, optional: optional, repeats: true))) { invocation, root in
             root[keyPath: path] = invocation.arguments(name)
         }
     }
