@@ -4,14 +4,16 @@ import Foundation
 /// `applepay.makeToken`: a fresh single-use test token in a file, for flows that play the phone's part.
 public enum ApplePayOperations {
     /// `applepay.makeToken`'s arguments.
-    struct MakeToken: OperationArguments {
-        var amount: Int?
-        var total: Int?
-        var currency: Currency = .usd  // required: read before the body runs
-        var out: String?
-        var pan = PaymentTokenMaker.testDPAN
+    public struct MakeToken: OperationArguments {
+        public var amount: Int?
+        public var total: Int?
+        public var currency: Currency = .usd  // required: read before the body runs
+        public var out: String?
+        public var pan = PaymentTokenMaker.testDPAN
 
-        static let arguments: [Argument<MakeToken>] = [
+        public init() {}
+
+        public static let arguments: [Argument<MakeToken>] = [
             // The token's amount as it carries it (`transactionAmount`): minor units, or a decimal in major units.
             .amount(
                 "amount", \.amount, .minorUnits, currency: "currency",

@@ -20,14 +20,16 @@ public enum BahnOperations {
     static let amountHelp = "digits are minor units (8000), a decimal is major units (80.00 USD)"
 
     /// `bahn.createIntent`'s arguments.
-    struct CreateIntent: OperationArguments {
-        var amount = 0  // required: read before the body runs
-        var currency: Currency = .usd  // required: read before the body runs
-        var description: String?
-        var orderID: String?
-        var metadata: JSON.Object?
+    public struct CreateIntent: OperationArguments {
+        public var amount = 0  // required: read before the body runs
+        public var currency: Currency = .usd  // required: read before the body runs
+        public var description: String?
+        public var orderID: String?
+        public var metadata: JSON.Object?
 
-        static let arguments: [Argument<CreateIntent>] = [
+        public init() {}
+
+        public static let arguments: [Argument<CreateIntent>] = [
             .amount("amount", \.amount, .minorUnits, currency: "currency", help: amountHelp),
             .currency("currency", \.currency, help: "numeric (704) or alphabetic (VND)"),
             .string("description", \.description, multiline: true), .string("orderId", \.orderID),
@@ -35,7 +37,7 @@ public enum BahnOperations {
         ]
     }
 
-    static let createIntent = FlowOperation(
+    public static let createIntent = FlowOperation(
         name: "bahn.createIntent", summary: "Create a PaymentIntent (amount in minor units, currency ISO 4217).",
         arguments: CreateIntent.self,
         requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check,
@@ -68,18 +70,20 @@ public enum BahnOperations {
     }
 
     /// `bahn.confirm`'s arguments.
-    struct Confirm: OperationArguments {
-        enum CaptureMethod: String, CaseIterable, Sendable { case manual, automatic }
-        var intent: String?
-        var orderID: String?
-        var tokenFile = ""  // required: read before the body runs
-        var captureMethod: CaptureMethod?
-        var idempotencyKey: String?
-        var amount: Int?
-        var currency: Currency?
-        var description: String?
+    public struct Confirm: OperationArguments {
+        public enum CaptureMethod: String, CaseIterable, Sendable { case manual, automatic }
+        public var intent: String?
+        public var orderID: String?
+        public var tokenFile = ""  // required: read before the body runs
+        public var captureMethod: CaptureMethod?
+        public var idempotencyKey: String?
+        public var amount: Int?
+        public var currency: Currency?
+        public var description: String?
 
-        static let arguments: [Argument<Confirm>] = [
+        public init() {}
+
+        public static let arguments: [Argument<Confirm>] = [
             .string("intent", \.intent, help: "the PaymentIntent id; or give orderId"),
             .string(
                 "orderId", \.orderID,
@@ -96,7 +100,7 @@ public enum BahnOperations {
         ]
     }
 
-    static let confirm = FlowOperation(
+    public static let confirm = FlowOperation(
         name: "bahn.confirm",
         summary: "Confirm a PaymentIntent with an Apple Pay token file (sent byte for byte) under an idempotency key.",
         arguments: Confirm.self, requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check,
@@ -263,15 +267,17 @@ public enum BahnOperations {
     }
 
     /// The arguments of the operations on one intent: which.
-    struct OnIntent: OperationArguments {
-        var intent: String?
+    public struct OnIntent: OperationArguments {
+        public var intent: String?
 
-        static let arguments: [Argument<OnIntent>] = [
+        public init() {}
+
+        public static let arguments: [Argument<OnIntent>] = [
             .string("intent", \.intent, default: "the state file's last intent", help: "the intent id")
         ]
     }
 
-    static let getIntent = FlowOperation(
+    public static let getIntent = FlowOperation(
         name: "bahn.getIntent", summary: "Read a PaymentIntent (the status poll).", arguments: OnIntent.self,
         requiredConfiguration: BahnClient.requiredConfiguration, stateCheck: BahnState.check,
         argumentCheck: BahnClient.keysCheck,
@@ -296,11 +302,11 @@ public enum BahnOperations {
         return StepOutput(document: document, status: response.status)
     }
 
-    static let capture = intentAction(
+    public static let capture = intentAction(
         name: "bahn.capture", summary: "Capture an authorised PaymentIntent (manual capture).",
         path: BahnProtocol.capturePath, key: BahnProtocol.captureIdempotencyKey,
         readBack: BahnReadBack.capture)
-    static let cancel = intentAction(
+    public static let cancel = intentAction(
         name: "bahn.cancel", summary: "Cancel a PaymentIntent.",
         path: BahnProtocol.cancelPath, key: BahnProtocol.cancelIdempotencyKey,
         readBack: BahnReadBack.cancel)
@@ -332,19 +338,21 @@ public enum BahnOperations {
     }
 
     /// `bahn.awaitWebhook`'s arguments.
-    struct AwaitWebhook: OperationArguments {
-        var type = ""  // required: read before the body runs
-        var intent: String?
-        var timeout: Double?
+    public struct AwaitWebhook: OperationArguments {
+        public var type = ""  // required: read before the body runs
+        public var intent: String?
+        public var timeout: Double?
 
-        static let arguments: [Argument<AwaitWebhook>] = [
+        public init() {}
+
+        public static let arguments: [Argument<AwaitWebhook>] = [
             .string("type", \.type, help: BahnProtocol.eventTypes.joined(separator: ", ")),
             .string("intent", \.intent),
             .duration("timeout", \.timeout, default: "30s", help: "seconds or a duration (\"2m\")"),
         ]
     }
 
-    static let awaitWebhook = FlowOperation(
+    public static let awaitWebhook = FlowOperation(
         name: "bahn.awaitWebhook", summary: "Wait for a webhook event of a type (for an intent) to arrive, verified.",
         arguments: AwaitWebhook.self, requiredConfiguration: ["BAHN_WEBHOOK_SECRET"],
         outputs: [

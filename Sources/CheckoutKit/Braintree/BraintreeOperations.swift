@@ -10,13 +10,15 @@ public enum BraintreeOperations {
     }
 
     /// `braintree.config`'s arguments: what the payment request will say, checked against the gateway's settings.
-    struct Config: OperationArguments {
-        var clientToken: String?
+    public struct Config: OperationArguments {
+        public var clientToken: String?
         /// As the step wrote it: only compared with the gateway's code, never read as a currency.
-        var currency: String?
-        var network: String?
+        public var currency: String?
+        public var network: String?
 
-        static let arguments: [Argument<Config>] = [
+        public init() {}
+
+        public static let arguments: [Argument<Config>] = [
             .string(
                 "clientToken", \.clientToken,
                 help: "authorise with a client token instead of BRAINTREE_TOKENIZATION_KEY"),
@@ -25,7 +27,7 @@ public enum BraintreeOperations {
         ]
     }
 
-    static let config = FlowOperation(
+    public static let config = FlowOperation(
         name: "braintree.config",
         summary: "Read the gateway's Apple Pay configuration; warn when the payment request disagrees with it.",
         arguments: Config.self,
@@ -78,15 +80,17 @@ public enum BraintreeOperations {
     }
 
     /// `braintree.tokenize`'s arguments.
-    struct Tokenize: OperationArguments {
-        var tokenFile = ""  // required: read before the body runs
+    public struct Tokenize: OperationArguments {
+        public var tokenFile = ""  // required: read before the body runs
         /// Nil: the one the gateway's configuration names.
-        var clientAPIURL: String?
-        var clientToken: String?
-        var paymentInstrumentName = "Apple Pay"
-        var paymentNetwork = "Visa"
+        public var clientAPIURL: String?
+        public var clientToken: String?
+        public var paymentInstrumentName = "Apple Pay"
+        public var paymentNetwork = "Visa"
 
-        static let arguments: [Argument<Tokenize>] = [
+        public init() {}
+
+        public static let arguments: [Argument<Tokenize>] = [
             .string(
                 "tokenFile", \.tokenFile, input: .paymentToken,
                 help: "PKPaymentToken.paymentData, exactly as PassKit produced it"),
@@ -99,7 +103,7 @@ public enum BraintreeOperations {
         ]
     }
 
-    static let tokenize = FlowOperation(
+    public static let tokenize = FlowOperation(
         name: "braintree.tokenize",
         summary: "Tokenize an Apple Pay token into a single-use nonce (the file's exact bytes, base64).",
         arguments: Tokenize.self,
@@ -148,22 +152,24 @@ public enum BraintreeOperations {
     }
 
     /// `braintree.charge`'s and `braintree.authorize`'s arguments.
-    struct Transact: OperationArguments {
+    public struct Transact: OperationArguments {
         /// Which outcome the step is for.
-        enum Expectation: String, CaseIterable, Sendable {
+        public enum Expectation: String, CaseIterable, Sendable {
             case accepted, declined
         }
 
-        var nonce = ""  // required: read before the body runs
-        var amount = 0  // minor units; required: read before the body runs
+        public var nonce = ""  // required: read before the body runs
+        public var amount = 0  // minor units; required: read before the body runs
         /// As the step wrote it: the money movement records it so.
-        var currency = "USD"
+        public var currency = "USD"
         /// Nil: the driver makes one.
-        var orderID: String?
-        var merchantAccountID: String?
-        var expect = Expectation.accepted
+        public var orderID: String?
+        public var merchantAccountID: String?
+        public var expect = Expectation.accepted
 
-        static let arguments: [Argument<Transact>] = [
+        public init() {}
+
+        public static let arguments: [Argument<Transact>] = [
             .string("nonce", \.nonce, help: "a nonce from tokenize, or a sandbox fake nonce"),
             // Braintree's `Amount` is a decimal in the merchant account's currency, so an amount is read in major
             // units.
@@ -191,10 +197,10 @@ public enum BraintreeOperations {
         .init("summary.last4", "the card's last 4"), .init("summary.origin", "APPLE_PAY"),
     ]
 
-    static let charge = transact(
+    public static let charge = transact(
         name: "braintree.charge", summary: "Charge the nonce (chargePaymentMethod): SUBMITTED_FOR_SETTLEMENT.",
         document: BraintreeDocuments.charge, field: "chargePaymentMethod", action: "charge")
-    static let authorize = transact(
+    public static let authorize = transact(
         name: "braintree.authorize", summary: "Authorize the nonce (authorizePaymentMethod); capture later.",
         document: BraintreeDocuments.authorize, field: "authorizePaymentMethod", action: "authorize")
 
@@ -339,12 +345,14 @@ public enum BraintreeOperations {
     }
 
     /// `braintree.capture`'s arguments.
-    struct Capture: TransactionActionArguments {
-        var transaction = ""  // required: read before the body runs
-        var amount: Int?
-        var currency: String?
+    public struct Capture: TransactionActionArguments {
+        public var transaction = ""  // required: read before the body runs
+        public var amount: Int?
+        public var currency: String?
 
-        static let arguments: [Argument<Capture>] = [
+        public init() {}
+
+        public static let arguments: [Argument<Capture>] = [
             .string("transaction", \.transaction, help: "the transaction id"),
             .amount(
                 "amount", \.amount, .majorUnits, currency: "currency", defaultCurrency: "USD",
@@ -354,21 +362,23 @@ public enum BraintreeOperations {
     }
 
     /// `braintree.void`'s arguments (not named `Void`, which would hide Swift's): a void takes the whole transaction.
-    struct VoidTransaction: TransactionActionArguments {
-        var transaction = ""  // required: read before the body runs
-        var amount: Int? { nil }
-        var currency: String? { nil }
+    public struct VoidTransaction: TransactionActionArguments {
+        public var transaction = ""  // required: read before the body runs
+        public var amount: Int? { nil }
+        public var currency: String? { nil }
 
-        static let arguments: [Argument<VoidTransaction>] = [
+        public init() {}
+
+        public static let arguments: [Argument<VoidTransaction>] = [
             .string("transaction", \.transaction, help: "the transaction id")
         ]
     }
 
-    static let capture = transactionAction(
+    public static let capture = transactionAction(
         name: "braintree.capture", summary: "Capture an authorized transaction (captureTransaction).",
         arguments: Capture.self, document: BraintreeDocuments.capture, field: "captureTransaction",
         action: "capture", done: BraintreeProtocol.capturedStatuses)
-    static let void = transactionAction(
+    public static let void = transactionAction(
         name: "braintree.void", summary: "Void an authorized or submitted transaction (reverseTransaction).",
         arguments: VoidTransaction.self, document: BraintreeDocuments.void, field: "reverseTransaction",
         action: "void", done: BraintreeProtocol.voidedStatuses)
@@ -425,7 +435,7 @@ public enum BraintreeOperations {
         }
     }
 
-    static let ping = FlowOperation(
+    public static let ping = FlowOperation(
         name: "braintree.ping", summary: "query { ping }: the API keys work.", arguments: NoArguments.self,
         requiredConfiguration: BraintreeClient.serverConfiguration,
         outputs: [.init("ping", "pong"), .init("requestId", "Braintree's request id")]
@@ -437,16 +447,18 @@ public enum BraintreeOperations {
     }
 
     /// `braintree.clientToken`'s arguments.
-    struct ClientToken: OperationArguments {
-        var merchantAccountID: String?
-        var customerID: String?
+    public struct ClientToken: OperationArguments {
+        public var merchantAccountID: String?
+        public var customerID: String?
 
-        static let arguments: [Argument<ClientToken>] = [
+        public init() {}
+
+        public static let arguments: [Argument<ClientToken>] = [
             .string("merchantAccountId", \.merchantAccountID), .string("customerId", \.customerID),
         ]
     }
 
-    static let clientToken = FlowOperation(
+    public static let clientToken = FlowOperation(
         name: "braintree.clientToken", summary: "Create a client token (createClientToken) for the client API.",
         arguments: ClientToken.self,
         requiredConfiguration: BraintreeClient.serverConfiguration,
@@ -464,16 +476,18 @@ public enum BraintreeOperations {
     }
 
     /// `braintree.transaction`'s arguments: a transaction id, else an order id (the step fails without either).
-    struct Transaction: OperationArguments {
-        var transaction: String?
-        var orderID: String?
+    public struct Transaction: OperationArguments {
+        public var transaction: String?
+        public var orderID: String?
 
-        static let arguments: [Argument<Transaction>] = [
+        public init() {}
+
+        public static let arguments: [Argument<Transaction>] = [
             .string("transaction", \.transaction), .string("orderId", \.orderID),
         ]
     }
 
-    static let transaction = FlowOperation(
+    public static let transaction = FlowOperation(
         name: "braintree.transaction", summary: "Read a transaction by id, or find the transactions of an orderId.",
         arguments: Transaction.self,
         requiredConfiguration: BraintreeClient.serverConfiguration,

@@ -4,17 +4,19 @@ import Foundation
 /// under a timeout the integrator sets (Pay Kit has none; the integration guide says to set one, see
 /// docs/protocols/cashapp-afterpay.md). A rotated approval link (`refreshes_at` passed) is shown again. APPROVED
 /// without a grant counts as declined, as in Pay Kit.
-enum CashAppApproval {
-    enum Expectation: String, CaseIterable, Sendable { case approved, declined }
+public enum CashAppApproval {
+    public enum Expectation: String, CaseIterable, Sendable { case approved, declined }
 
     /// `cashapp.poll`'s arguments.
-    struct Poll: OperationArguments {
-        var request: String?
-        var timeout: Double?  // seconds
-        var interval: Double?  // seconds
-        var expect = Expectation.approved
+    public struct Poll: OperationArguments {
+        public var request: String?
+        public var timeout: Double?  // seconds
+        public var interval: Double?  // seconds
+        public var expect = Expectation.approved
 
-        static let arguments: [Argument<Poll>] = [
+        public init() {}
+
+        public static let arguments: [Argument<Poll>] = [
             .string("request", \.request, default: "the state file's", help: "the customer request id"),
             .duration("timeout", \.timeout, default: "120s", help: "seconds or a duration (\"2m\")"),
             .duration("interval", \.interval, default: "1s, as Pay Kit", help: "between reads"),
@@ -24,7 +26,7 @@ enum CashAppApproval {
         ]
     }
 
-    static let poll = FlowOperation(
+    public static let poll = FlowOperation(
         name: "cashapp.poll", summary: "Wait for the customer's decision on the customer request (GET every second).",
         arguments: Poll.self, requiredConfiguration: CashAppClient.requiredConfiguration,
         stateCheck: CashAppState.check,

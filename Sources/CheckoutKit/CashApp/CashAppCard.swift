@@ -3,17 +3,19 @@ import Foundation
 /// The Afterpay Button's last step: `button/confirm` with the approval's grant yields a one-time virtual card, which
 /// the merchant must authorise before `cardValidUntil`. Its number and CVC are secrets: output shows the type, last 4
 /// and expiry; `cardOut` writes the whole card to a new 0600 file instead (never over an existing one).
-enum CashAppCard {
+public enum CashAppCard {
     /// `cashapp.confirm`'s arguments.
-    struct Confirm: OperationArguments {
-        var cardOut: String?
+    public struct Confirm: OperationArguments {
+        public var cardOut: String?
 
-        static let arguments: [Argument<Confirm>] = [
+        public init() {}
+
+        public static let arguments: [Argument<Confirm>] = [
             .string("cardOut", \.cardOut, help: "write the full card (number, CVC) to this new file, mode 0600")
         ]
     }
 
-    static let confirm = FlowOperation(
+    public static let confirm = FlowOperation(
         name: "cashapp.confirm",
         summary: "Confirm the Afterpay Button checkout with the Cash App grant; get the virtual card.",
         arguments: Confirm.self, requiredConfiguration: AfterpayClient.plusConfiguration,

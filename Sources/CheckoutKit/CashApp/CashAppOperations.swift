@@ -33,22 +33,24 @@ public enum CashAppOperations {
     ]
 
     /// `cashapp.checkout`'s arguments.
-    struct Checkout: OperationArguments {
-        var amount = 0  // required: read before the body runs
-        var currency = Currency.usd
-        var email: String?
-        var confirmUrl: String?
-        var cancelUrl: String?
-        var merchantReference: String?
+    public struct Checkout: OperationArguments {
+        public var amount = 0  // required: read before the body runs
+        public var currency = Currency.usd
+        public var email: String?
+        public var confirmUrl: String?
+        public var cancelUrl: String?
+        public var merchantReference: String?
 
-        static let arguments: [Argument<Checkout>] = [
+        public init() {}
+
+        public static let arguments: [Argument<Checkout>] = [
             amountArgument(\.amount), currencyArgument(\.currency), .string("email", \.email),
             .string("confirmUrl", \.confirmUrl),
             .string("cancelUrl", \.cancelUrl), .string("merchantReference", \.merchantReference),
         ]
     }
 
-    static let checkout = FlowOperation(
+    public static let checkout = FlowOperation(
         name: "cashapp.checkout",
         summary: "Create an Afterpay checkout for Cash App Pay (POST /v2/checkouts, isCashAppPay: true).",
         arguments: Checkout.self, requiredConfiguration: AfterpayClient.serverConfiguration,
@@ -94,14 +96,16 @@ public enum CashAppOperations {
     }
 
     /// `cashapp.button`'s arguments.
-    struct Button: OperationArguments {
-        var amount = 0  // required: read before the body runs
-        var currency = Currency.usd
-        var shipping: Int?
-        var tax: Int?
-        var email: String?
+    public struct Button: OperationArguments {
+        public var amount = 0  // required: read before the body runs
+        public var currency = Currency.usd
+        public var shipping: Int?
+        public var tax: Int?
+        public var email: String?
 
-        static let arguments: [Argument<Button>] = [
+        public init() {}
+
+        public static let arguments: [Argument<Button>] = [
             amountArgument(\.amount), currencyArgument(\.currency),
             .amount(
                 "shipping", \.shipping, .majorUnits, currency: "currency", defaultCurrency: "USD", allowingZero: true,
@@ -113,7 +117,7 @@ public enum CashAppOperations {
         ]
     }
 
-    static let button = FlowOperation(
+    public static let button = FlowOperation(
         name: "cashapp.button", summary: "Create an Afterpay Button (v3) checkout for Cash App Pay (POST /v3/button).",
         arguments: Button.self, requiredConfiguration: AfterpayClient.buttonConfiguration,
         stateCheck: CashAppState.check,
@@ -176,15 +180,17 @@ public enum CashAppOperations {
     }
 
     /// `cashapp.sign`'s arguments.
-    struct Sign: OperationArguments {
-        var token: String?
+    public struct Sign: OperationArguments {
+        public var token: String?
 
-        static let arguments: [Argument<Sign>] = [
+        public init() {}
+
+        public static let arguments: [Argument<Sign>] = [
             .string("token", \.token, default: "the state file's", help: "a checkout or button token")
         ]
     }
 
-    static let sign = FlowOperation(
+    public static let sign = FlowOperation(
         name: "cashapp.sign", summary: "Sign the checkout token for Cash App (sign-payment) and keep the signing data.",
         arguments: Sign.self, requiredConfiguration: AfterpayClient.plusConfiguration, stateCheck: CashAppState.check,
         outputs: [
@@ -296,12 +302,14 @@ public enum CashAppOperations {
     }
 
     /// `cashapp.request`'s arguments.
-    struct Request: OperationArguments {
-        var scope = CashAppProtocol.Scope.brand
-        var redirectUrl: String?
-        var referenceId: String?
+    public struct Request: OperationArguments {
+        public var scope = CashAppProtocol.Scope.brand
+        public var redirectUrl: String?
+        public var referenceId: String?
 
-        static let arguments: [Argument<Request>] = [
+        public init() {}
+
+        public static let arguments: [Argument<Request>] = [
             .choice(
                 "scope", \.scope, default: "brand", help: "brand or merchant: which id goes into scope_id (UNCONFIRMED)"
             ),
@@ -309,7 +317,7 @@ public enum CashAppOperations {
         ]
     }
 
-    static let request = FlowOperation(
+    public static let request = FlowOperation(
         name: "cashapp.request",
         summary: "Create the Cash App customer request (ONE_TIME_PAYMENT) and show its approval link.",
         arguments: Request.self, requiredConfiguration: CashAppClient.requiredConfiguration,
@@ -357,7 +365,7 @@ public enum CashAppOperations {
             status: created.status)
     }
 
-    static let validate = FlowOperation(
+    public static let validate = FlowOperation(
         name: "cashapp.validate",
         summary: "Validate the approved order with Afterpay (validate-payment): only SUCCESS passes.",
         arguments: NoArguments.self, requiredConfiguration: AfterpayClient.plusConfiguration,
@@ -403,20 +411,22 @@ public enum CashAppOperations {
     }
 
     /// `cashapp.decide`'s arguments.
-    struct Decide: OperationArguments {
+    public struct Decide: OperationArguments {
         /// The word is the emulator's path segment and the command's name (`cashapp approve`, `cashapp decline`).
-        enum Decision: String, CaseIterable, Sendable { case approve, decline }
+        public enum Decision: String, CaseIterable, Sendable { case approve, decline }
 
-        var decision = Decision.approve  // required: read before the body runs
-        var request: String?
+        public var decision = Decision.approve  // required: read before the body runs
+        public var request: String?
 
-        static let arguments: [Argument<Decide>] = [
+        public init() {}
+
+        public static let arguments: [Argument<Decide>] = [
             .choice("decision", \.decision, help: "approve or decline"),
             .string("request", \.request, default: "the state file's", help: "the customer request id"),
         ]
     }
 
-    static let decide = FlowOperation(
+    public static let decide = FlowOperation(
         name: "cashapp.decide", summary: "Play the customer on the emulator: approve or decline a customer request.",
         arguments: Decide.self, requiredConfiguration: ["EMULATOR_URL"], stateCheck: CashAppState.check,
         outputs: requestOutputs

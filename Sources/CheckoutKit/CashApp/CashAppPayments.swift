@@ -4,7 +4,7 @@ import Foundation
 /// payment that settles them when an answer is lost. Capture of a checkout is idempotent on its token and auth and
 /// a deferred capture on their `requestId` (kept in the state file before the request goes out), so the engine may
 /// repeat them; when it cannot tell what happened, the payment is read back by token or order id.
-enum CashAppPayments {
+public enum CashAppPayments {
     /// What a step outputs that answers with the Afterpay payment.
     static let paymentOutputs: [FlowOperation.Output] = [
         .init("payment", "the payment as Afterpay returned it"), .init("summary.orderId", "the Afterpay order id"),
@@ -15,12 +15,14 @@ enum CashAppPayments {
     ]
 
     /// `cashapp.capture`'s arguments.
-    struct Capture: OperationArguments {
+    public struct Capture: OperationArguments {
         /// How much of an authorised order to capture, in the order's currency (known once the order is read).
-        var amount: PendingAmount?
-        var merchantReference: String?
+        public var amount: PendingAmount?
+        public var merchantReference: String?
 
-        static let arguments: [Argument<Capture>] = [
+        public init() {}
+
+        public static let arguments: [Argument<Capture>] = [
             .amount(
                 "amount", \.amount, .majorUnits, default: "all that is open",
                 help: "for an authorised order: how much to capture, in its currency's major units (19.99)"),
@@ -28,7 +30,7 @@ enum CashAppPayments {
         ]
     }
 
-    static let capture = FlowOperation(
+    public static let capture = FlowOperation(
         name: "cashapp.capture",
         summary:
             "Capture the payment: the whole checkout (POST /v2/payments/capture), or an authorised order (deferred capture).",
@@ -89,13 +91,15 @@ enum CashAppPayments {
     }
 
     /// `cashapp.auth`'s arguments.
-    struct Auth: OperationArguments {
-        var merchantReference: String?
+    public struct Auth: OperationArguments {
+        public var merchantReference: String?
 
-        static let arguments: [Argument<Auth>] = [.string("merchantReference", \.merchantReference)]
+        public init() {}
+
+        public static let arguments: [Argument<Auth>] = [.string("merchantReference", \.merchantReference)]
     }
 
-    static let auth = FlowOperation(
+    public static let auth = FlowOperation(
         name: "cashapp.auth",
         summary: "Authorise the payment (POST /v2/payments/auth), to capture later with cashapp.capture.",
         arguments: Auth.self, requiredConfiguration: AfterpayClient.serverConfiguration, stateCheck: CashAppState.check,
@@ -128,15 +132,17 @@ enum CashAppPayments {
     }
 
     /// `cashapp.payment`'s arguments.
-    struct Payment: OperationArguments {
-        var order: String?
+    public struct Payment: OperationArguments {
+        public var order: String?
 
-        static let arguments: [Argument<Payment>] = [
+        public init() {}
+
+        public static let arguments: [Argument<Payment>] = [
             .string("order", \.order, default: "the state file's", help: "the Afterpay order id")
         ]
     }
 
-    static let payment = FlowOperation(
+    public static let payment = FlowOperation(
         name: "cashapp.payment", summary: "Read the checkout's payment (by order id, or by checkout token).",
         arguments: Payment.self, requiredConfiguration: AfterpayClient.serverConfiguration,
         stateCheck: CashAppState.check,

@@ -34,7 +34,7 @@ public enum CashAppProtocol {
 
     /// UNCONFIRMED (the iOS docs say brandId, the Android docs merchantId): the customer request's `scope_id`.
     /// Default brand; `--scope merchant` sends the merchant id.
-    enum Scope: String, CaseIterable { case brand, merchant }
+    public enum Scope: String, CaseIterable, Sendable { case brand, merchant }
 
     /// Pay Kit polls the customer request every second.
     static let pollInterval: Double = 1

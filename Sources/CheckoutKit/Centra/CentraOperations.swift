@@ -46,7 +46,7 @@ public enum CentraOperations {
 
     // MARK: Reads
 
-    static let selection = operation(
+    public static let selection = operation(
         "centra.selection", "Read the session's selection (the cart, totals, shipping).",
         arguments: NoArguments.self
     ) { _, context throws(Diagnostic) in
@@ -55,7 +55,7 @@ public enum CentraOperations {
         return output(selection: try CentraClient.payload(response, "selection", what: "selection"), response)
     }
 
-    static let order = operation(
+    public static let order = operation(
         "centra.order", "Read the session's latest order.", arguments: NoArguments.self,
         outputs: orderOutputs
     ) { _, context throws(Diagnostic) in
@@ -96,12 +96,14 @@ public enum CentraOperations {
     }
 
     /// `centra.expressConfig`'s arguments.
-    struct ExpressConfig: OperationArguments {
-        var amount: PendingAmount?
-        var lineItems: [JSON]?
-        var returnUrl = CentraProtocol.defaultReturnURL
+    public struct ExpressConfig: OperationArguments {
+        public var amount: PendingAmount?
+        public var lineItems: [JSON]?
+        public var returnUrl = CentraProtocol.defaultReturnURL
 
-        static let arguments: [Argument<ExpressConfig>] = [
+        public init() {}
+
+        public static let arguments: [Argument<ExpressConfig>] = [
             // Adyen takes minor units; a decimal is read in the selection's currency, which the operation reads as it
             // runs.
             .amount(
@@ -112,7 +114,7 @@ public enum CentraOperations {
         ]
     }
 
-    static let expressConfig = operation(
+    public static let expressConfig = operation(
         "centra.expressConfig", "Fetch the Adyen express checkout config (expressCheckoutWidgets).",
         arguments: ExpressConfig.self,
         outputs: [
@@ -177,16 +179,18 @@ public enum CentraOperations {
     // MARK: The cart
 
     /// `centra.addItem`'s arguments.
-    struct AddItem: OperationArguments {
-        var item = ""  // required: read before the body runs
-        var quantity: Int?
+    public struct AddItem: OperationArguments {
+        public var item = ""  // required: read before the body runs
+        public var quantity: Int?
 
-        static let arguments: [Argument<AddItem>] = [
+        public init() {}
+
+        public static let arguments: [Argument<AddItem>] = [
             .string("item", \.item), .integer("quantity", \.quantity, range: 1...999, default: "1"),
         ]
     }
 
-    static let addItem = operation(
+    public static let addItem = operation(
         "centra.addItem", "Add an item to the selection (PDP express); the line is remembered for rollback.",
         arguments: AddItem.self,
         outputs: selectionOutputs + [.init("line.id", "the line added (rolled back by centra.rollback)")]
@@ -207,17 +211,19 @@ public enum CentraOperations {
     }
 
     /// `centra.rollback`'s arguments.
-    struct Rollback: OperationArguments {
-        var evenIfPaymentStarted = false
+    public struct Rollback: OperationArguments {
+        public var evenIfPaymentStarted = false
 
-        static let arguments: [Argument<Rollback>] = [
+        public init() {}
+
+        public static let arguments: [Argument<Rollback>] = [
             .boolean(
                 "evenIfPaymentStarted", \.evenIfPaymentStarted,
                 help: "roll back although a payment's outcome is not known yet")
         ]
     }
 
-    static let rollback = operation(
+    public static let rollback = operation(
         "centra.rollback", "Remove the line a PDP express checkout added (updateLine quantity 0).",
         arguments: Rollback.self,
         outputs: [
@@ -248,15 +254,17 @@ public enum CentraOperations {
     // MARK: Sheet callbacks
 
     /// `centra.shipping`'s arguments.
-    struct Shipping: OperationArguments {
-        var address: JSON.Object = [:]  // required: read before the body runs
+    public struct Shipping: OperationArguments {
+        public var address: JSON.Object = [:]  // required: read before the body runs
 
-        static let arguments: [Argument<Shipping>] = [
+        public init() {}
+
+        public static let arguments: [Argument<Shipping>] = [
             .object("address", \.address, help: "an AddressInput; only country, city, state and zipCode are sent")
         ]
     }
 
-    static let shipping = operation(
+    public static let shipping = operation(
         "centra.shipping",
         "The shipping-contact callback: paymentInstructions (initiate only) with what the sheet reveals.",
         arguments: Shipping.self
@@ -274,15 +282,17 @@ public enum CentraOperations {
     }
 
     /// `centra.setShippingMethod`'s arguments.
-    struct SetShippingMethod: OperationArguments {
-        var id: Int?
+    public struct SetShippingMethod: OperationArguments {
+        public var id: Int?
 
-        static let arguments: [Argument<SetShippingMethod>] = [
+        public init() {}
+
+        public static let arguments: [Argument<SetShippingMethod>] = [
             .integer("id", \.id, range: 0...Int(Int32.max), default: "the first method offered")
         ]
     }
 
-    static let setShippingMethod = operation(
+    public static let setShippingMethod = operation(
         "centra.setShippingMethod",
         "The shipping-method callback: setShippingMethod (default: the first method offered).",
         arguments: SetShippingMethod.self
@@ -307,13 +317,15 @@ public enum CentraOperations {
     }
 
     /// `centra.handleWidgetEvent`'s arguments.
-    struct HandleWidgetEvent: OperationArguments {
-        var payload: JSON.Object?
+    public struct HandleWidgetEvent: OperationArguments {
+        public var payload: JSON.Object?
 
-        static let arguments: [Argument<HandleWidgetEvent>] = [.object("payload", \.payload)]
+        public init() {}
+
+        public static let arguments: [Argument<HandleWidgetEvent>] = [.object("payload", \.payload)]
     }
 
-    static let handleWidgetEvent = operation(
+    public static let handleWidgetEvent = operation(
         "centra.handleWidgetEvent", "Ingrid workaround: handleWidgetEvent(payload: {expressCheckout: true}).",
         arguments: HandleWidgetEvent.self
     ) { args, context throws(Diagnostic) in
@@ -327,15 +339,17 @@ public enum CentraOperations {
     // MARK: Payment
 
     /// `centra.paymentInstructions`'s arguments.
-    struct PaymentInstructions: OperationArguments {
-        var shippingAddress: JSON.Object = [:]  // required: read before the body runs
-        var billingAddress: JSON.Object?
-        var tokenFile: String?
-        var paymentFields: JSON.Object?
-        var open = false
-        var threeDSDetails: String?
+    public struct PaymentInstructions: OperationArguments {
+        public var shippingAddress: JSON.Object = [:]  // required: read before the body runs
+        public var billingAddress: JSON.Object?
+        public var tokenFile: String?
+        public var paymentFields: JSON.Object?
+        public var open = false
+        public var threeDSDetails: String?
 
-        static let arguments: [Argument<PaymentInstructions>] = [
+        public init() {}
+
+        public static let arguments: [Argument<PaymentInstructions>] = [
             .object("shippingAddress", \.shippingAddress), .object("billingAddress", \.billingAddress),
             .string(
                 "tokenFile", \.tokenFile, input: .paymentToken,
@@ -350,7 +364,7 @@ public enum CentraOperations {
         ]
     }
 
-    static let paymentInstructions = operation(
+    public static let paymentInstructions = operation(
         "centra.paymentInstructions",
         "The final submission: addresses and the Apple Pay token as Adyen state data; then the action.",
         arguments: PaymentInstructions.self,
@@ -366,13 +380,15 @@ public enum CentraOperations {
     }
 
     /// `centra.paymentResult`'s arguments.
-    struct PaymentResult: OperationArguments {
-        var fields: JSON.Object = [:]  // required: read before the body runs
+    public struct PaymentResult: OperationArguments {
+        public var fields: JSON.Object = [:]  // required: read before the body runs
 
-        static let arguments: [Argument<PaymentResult>] = [.object("fields", \.fields)]
+        public init() {}
+
+        public static let arguments: [Argument<PaymentResult>] = [.object("fields", \.fields)]
     }
 
-    static let paymentResult = operation(
+    public static let paymentResult = operation(
         "centra.paymentResult", "paymentResult with the fields a 3DS step returned.",
         arguments: PaymentResult.self, outputs: orderOutputs
     ) { args, context throws(Diagnostic) in

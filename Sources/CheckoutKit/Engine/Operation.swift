@@ -132,6 +132,8 @@ public struct FlowOperation: Sendable {
     /// Sets of arguments of which a step gives exactly one (an Apple Pay token's `amount` or `total`).
     public var alternatives: [[String]]
     let body: Body
+    /// The type its arguments are read into.
+    let argumentsType: ObjectIdentifier
     /// The arguments' reading, as a check: the first problem, nil when the operation would take them all.
     private let reader: @Sendable (_ arguments: JSON.Object, _ templates: JSON.Object?) -> ArgumentProblem?
 
@@ -149,6 +151,7 @@ public struct FlowOperation: Sendable {
         self.summary = summary
         self.alternatives = alternatives
         self.parameters = Arguments.arguments.map(\.parameter)
+        self.argumentsType = ObjectIdentifier(Arguments.self)
         self.outputs = outputs
         self.requiredConfiguration = requiredConfiguration
         self.stateCheck = stateCheck

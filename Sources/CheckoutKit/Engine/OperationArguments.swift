@@ -29,37 +29,47 @@ public struct Argument<Root>: Sendable {
     /// Reads the argument's value into `root`, or says why the operation would refuse it; `arguments` are all the
     /// step's, as far as they are known.
     let read: @Sendable (_ value: JSON, _ arguments: JSON.Object, _ root: inout Root) -> FlowOperation.ArgumentProblem?
+    /// The argument's value in `root` as a step's `with` object gives it (reading it gives it back); nil when it is the
+    /// value of `defaults`, as if left out. `others`: the arguments written so far (an amount's currency).
+    let write: @Sendable (_ root: Root, _ defaults: Root, _ others: JSON.Object) -> JSON?
 
     init(
         _ parameter: FlowOperation.Parameter, readWith: String? = nil,
-        read: @escaping @Sendable (JSON, JSON.Object, inout Root) -> FlowOperation.ArgumentProblem?
+        read: @escaping @Sendable (JSON, JSON.Object, inout Root) -> FlowOperation.ArgumentProblem?,
+        write: @escaping @Sendable (Root, Root, JSON.Object) -> JSON?
     ) {
         self.parameter = parameter
         self.readWith = readWith
         self.read = read
+        self.write = write
     }
 
     /// The same argument, required.
     public var asRequired: Argument {
         var p = parameter
         p.required = true
-        return Argument(p, readWith: readWith, read: read)
+        return Argument(p, readWith: readWith, read: read, write: write)
     }
 
-    /// An argument read by `parse` into `path` (nil from `parse`: refused, with its problem).
-    private static func reading<Value>(
+    /// An argument read by `parse` into `path` (refused: its problem), and written back by `written`.
+    private static func reading<Value: Equatable & Sendable>(
         _ parameter: FlowOperation.Parameter, into path: WritableKeyPath<Root, Value> & Sendable,
-        readWith: String? = nil,
+        readWith: String? = nil, written: @escaping @Sendable (_ value: Value, _ others: JSON.Object) -> JSON?,
         _ parse: @escaping @Sendable (JSON, JSON.Object) -> Result<Value, FlowOperation.ArgumentProblem>
     ) -> Argument {
-        Argument(parameter, readWith: readWith) { value, arguments, root in
-            switch parse(value, arguments) {
-            case .success(let read):
-                root[keyPath: path] = read
-                return nil
-            case .failure(let problem): return problem
-            }
-        }
+        Argument(
+            parameter, readWith: readWith,
+            read: { value, arguments, root in
+                switch parse(value, arguments) {
+                case .success(let read):
+                    root[keyPath: path] = read
+                    return nil
+                case .failure(let problem): return problem
+                }
+            },
+            write: { root, defaults, others in
+                root[keyPath: path] == defaults[keyPath: path] ? nil : written(root[keyPath: path], others)
+            })
     }
 
     // MARK: Kinds
@@ -73,7 +83,9 @@ public struct Argument<Root>: Sendable {
         let p = FlowOperation.Parameter(
             name, .string, required: required, multiline: multiline, choices: choices, input: input,
             default: defaultValue, help: help)
-        return reading(p, into: path) { value, _ in ArgumentReader.text(value, for: p).map(Optional.some) }
+        return reading(p, into: path, written: { value, _ in value.map(JSON.string) }) { value, _ in
+            ArgumentReader.text(value, for: p).map(Optional.some)
+        }
     }
 
     /// Text that always has a value: the step's, else `defaultValue` — or, without one, the step must give it (the
@@ -86,11 +98,13 @@ public struct Argument<Root>: Sendable {
         let p = FlowOperation.Parameter(
             name, .string, required: defaultValue == nil, multiline: multiline, choices: choices, input: input,
             default: defaultValue, help: help)
-        return reading(p, into: path) { value, _ in ArgumentReader.text(value, for: p) }
+        return reading(p, into: path, written: { value, _ in .string(value) }) { value, _ in
+            ArgumentReader.text(value, for: p)
+        }
     }
 
     /// One of a fixed set of words, as a Swift enum.
-    public static func choice<Value: RawRepresentable & CaseIterable & Sendable>(
+    public static func choice<Value: RawRepresentable & CaseIterable & Equatable & Sendable>(
         _ name: String, _ path: WritableKeyPath<Root, Value?> & Sendable, required: Bool = false,
         default defaultValue: String? = nil,
         help: String = ""
@@ -99,19 +113,23 @@ public struct Argument<Root>: Sendable {
             name, .string, required: required, choices: Value.allCases.map(\.rawValue), default: defaultValue,
             help: help)
         // A text that passed the choices is a case's raw value.
-        return reading(p, into: path) { value, _ in ArgumentReader.text(value, for: p).map { Value(rawValue: $0)! } }
+        return reading(p, into: path, written: { value, _ in value.map { .string($0.rawValue) } }) { value, _ in
+            ArgumentReader.text(value, for: p).map { Value(rawValue: $0)! }
+        }
     }
 
     /// One of a fixed set of words that always has a value: the step's, else the property's initial one, which
     /// `defaultValue` names — or, without it, the step must give it.
-    public static func choice<Value: RawRepresentable & CaseIterable & Sendable>(
+    public static func choice<Value: RawRepresentable & CaseIterable & Equatable & Sendable>(
         _ name: String, _ path: WritableKeyPath<Root, Value> & Sendable, default defaultValue: String? = nil,
         help: String = ""
     ) -> Argument where Value.RawValue == String {
         let p = FlowOperation.Parameter(
             name, .string, required: defaultValue == nil, choices: Value.allCases.map(\.rawValue),
             default: defaultValue, help: help)
-        return reading(p, into: path) { value, _ in ArgumentReader.text(value, for: p).map { Value(rawValue: $0)! } }
+        return reading(p, into: path, written: { value, _ in .string(value.rawValue) }) { value, _ in
+            ArgumentReader.text(value, for: p).map { Value(rawValue: $0)! }
+        }
     }
 
     /// An ISO 4217 currency, alphabetic (USD) or numeric (840).
@@ -120,7 +138,9 @@ public struct Argument<Root>: Sendable {
         default defaultValue: String? = nil, help: String = ""
     ) -> Argument {
         let p = FlowOperation.Parameter(name, .string, required: required, default: defaultValue, help: help)
-        return reading(p, into: path) { value, _ in ArgumentReader.currency(value, argument: name).map(Optional.some) }
+        return reading(p, into: path, written: { value, _ in value.map { .string($0.code) } }) { value, _ in
+            ArgumentReader.currency(value, argument: name).map(Optional.some)
+        }
     }
 
     /// A currency that always has a value: the step's, else the property's initial one, which `defaultValue` names —
@@ -130,7 +150,9 @@ public struct Argument<Root>: Sendable {
         help: String
     ) -> Argument {
         let p = FlowOperation.Parameter(name, .string, required: defaultValue == nil, default: defaultValue, help: help)
-        return reading(p, into: path) { value, _ in ArgumentReader.currency(value, argument: name) }
+        return reading(p, into: path, written: { value, _ in .string(value.code) }) { value, _ in
+            ArgumentReader.currency(value, argument: name)
+        }
     }
 
     /// A whole number, in `range` when one is given.
@@ -140,7 +162,7 @@ public struct Argument<Root>: Sendable {
     ) -> Argument {
         let p = FlowOperation.Parameter(
             name, .integer, required: required, range: range, default: defaultValue, help: help)
-        return reading(p, into: path) { value, _ in
+        return reading(p, into: path, written: { value, _ in value.map { .number(JSON.Number($0)) } }) { value, _ in
             guard let i = value.intValue else {
                 let hint =
                     range.map { "give a whole number from \($0.lowerBound) to \($0.upperBound)" }
@@ -164,12 +186,10 @@ public struct Argument<Root>: Sendable {
         _ name: String, _ path: WritableKeyPath<Root, Bool> & Sendable, help: String = ""
     ) -> Argument {
         let p = FlowOperation.Parameter(name, .boolean, help: help)
-        return reading(p, into: path) { value, _ in
-            value.boolValue.map(Result.success)
-                ?? .failure(
-                    .init(
-                        argument: name, value: value, problem: "is \(value.kindName), not true or false",
-                        hint: "give true or false"))
+        return reading(p, into: path, written: { value, _ in .bool(value) }) { value, _ in
+            ArgumentReader.kind(
+                value.boolValue, of: value, argument: name, problem: "is \(value.kindName), not true or false",
+                hint: "give true or false")
         }
     }
 
@@ -178,12 +198,10 @@ public struct Argument<Root>: Sendable {
         _ name: String, _ path: WritableKeyPath<Root, JSON.Object> & Sendable, help: String = ""
     ) -> Argument {
         let p = FlowOperation.Parameter(name, .object, required: true, help: help)
-        return reading(p, into: path) { value, _ in
-            value.objectValue.map(Result.success)
-                ?? .failure(
-                    .init(
-                        argument: name, value: value, problem: "is \(value.kindName), not an object",
-                        hint: "give a JSON object"))
+        return reading(p, into: path, written: { value, _ in .object(value) }) { value, _ in
+            ArgumentReader.kind(
+                value.objectValue, of: value, argument: name, problem: "is \(value.kindName), not an object",
+                hint: "give a JSON object")
         }
     }
 
@@ -193,12 +211,11 @@ public struct Argument<Root>: Sendable {
         help: String = ""
     ) -> Argument {
         let p = FlowOperation.Parameter(name, .object, required: required, help: help)
-        return reading(p, into: path) { value, _ in
-            value.objectValue.map(Result.success)
-                ?? .failure(
-                    .init(
-                        argument: name, value: value, problem: "is \(value.kindName), not an object",
-                        hint: "give a JSON object"))
+        return reading(p, into: path, written: { value, _ in value.map(JSON.object) }) { value, _ in
+            ArgumentReader.kind(
+                value.objectValue, of: value, argument: name, problem: "is \(value.kindName), not an object",
+                hint: "give a JSON object"
+            ).map(Optional.some)
         }
     }
 
@@ -208,12 +225,11 @@ public struct Argument<Root>: Sendable {
         help: String = ""
     ) -> Argument {
         let p = FlowOperation.Parameter(name, .array, default: defaultValue, help: help)
-        return reading(p, into: path) { value, _ in
-            value.arrayValue.map(Result.success)
-                ?? .failure(
-                    .init(
-                        argument: name, value: value, problem: "is \(value.kindName), not an array",
-                        hint: "give a JSON array"))
+        return reading(p, into: path, written: { value, _ in value.map(JSON.array) }) { value, _ in
+            ArgumentReader.kind(
+                value.arrayValue, of: value, argument: name, problem: "is \(value.kindName), not an array",
+                hint: "give a JSON array"
+            ).map(Optional.some)
         }
     }
 
@@ -223,12 +239,11 @@ public struct Argument<Root>: Sendable {
         help: String = ""
     ) -> Argument {
         let p = FlowOperation.Parameter(name, .duration, default: defaultValue, help: help)
-        return reading(p, into: path) { value, _ in
-            ArgumentReader.seconds(value).map(Result.success)
-                ?? .failure(
-                    .init(
-                        argument: name, value: value, problem: ArgumentReader.durationProblem,
-                        hint: ArgumentReader.durationHint))
+        return reading(p, into: path, written: { value, _ in value.map { .number(JSON.Number($0)) } }) { value, _ in
+            ArgumentReader.kind(
+                ArgumentReader.seconds(value), of: value, argument: name, problem: ArgumentReader.durationProblem,
+                hint: ArgumentReader.durationHint
+            ).map(Optional.some)
         }
     }
 
@@ -241,7 +256,12 @@ public struct Argument<Root>: Sendable {
     ) -> Argument {
         let p = amountParameter(
             name, notation, currencyArgument, defaultCurrency, allowingZero, required: false, defaultValue, help)
-        return reading(p, into: path, readWith: currencyArgument) { value, arguments in
+        return reading(
+            p, into: path, readWith: currencyArgument,
+            written: { value, others in
+                value.map { written($0, of: p, with: others) }
+            }
+        ) { value, arguments in
             minorUnits(value, of: p, in: arguments).map(Optional.some)
         }
     }
@@ -252,7 +272,10 @@ public struct Argument<Root>: Sendable {
         currency currencyArgument: String, defaultCurrency: String? = nil, help: String
     ) -> Argument {
         let p = amountParameter(name, notation, currencyArgument, defaultCurrency, false, required: true, nil, help)
-        return reading(p, into: path, readWith: currencyArgument) { value, arguments in
+        return reading(
+            p, into: path, readWith: currencyArgument, written: { value, others in written(value, of: p, with: others) }
+        ) {
+            value, arguments in
             minorUnits(value, of: p, in: arguments)
         }
     }
@@ -266,6 +289,16 @@ public struct Argument<Root>: Sendable {
             notation: notation, currencyArgument: currencyArgument, defaultCurrency: defaultCurrency,
             allowsZero: allowingZero)
         return p
+    }
+
+    /// `minor` as a step gives an amount argument by `parameter`'s rule: minor units as digits, or in major units a
+    /// decimal in the currency `others` give it (or its default), which reading gives back exactly.
+    private static func written(_ minor: Int, of parameter: FlowOperation.Parameter, with others: JSON.Object) -> JSON {
+        guard let rule = parameter.amount, rule.notation == .majorUnits,
+            let code = rule.currencyArgument.flatMap({ others[$0]?.interpolationText }) ?? rule.defaultCurrency,
+            let currency = try? Currency.parse(code)
+        else { return .number(JSON.Number(minor)) }
+        return .string(currency.decimal(minor))
     }
 
     /// `value`'s minor units by the rule of the amount argument `parameter`, in the currency `arguments` give it.
@@ -298,7 +331,7 @@ public struct Argument<Root>: Sendable {
         allowingZero: Bool = false, default defaultValue: String? = nil, help: String
     ) -> Argument {
         let p = amountParameter(name, notation, nil, nil, allowingZero, required: false, defaultValue, help)
-        return reading(p, into: path) { value, _ in
+        return reading(p, into: path, written: { value, _ in value.map(\.value) }) { value, _ in
             if let refusal = Amount.formRefusal(value) {
                 return .failure(
                     .init(
@@ -342,6 +375,25 @@ public struct PendingAmount: Sendable, Equatable {
 }
 
 extension OperationArguments {
+    /// The value as a step's `with` object gives it — each argument that is not as `init()` leaves it — which reading
+    /// gives back: what a command hands the engine for the step it builds.
+    public var stepArguments: JSON.Object {
+        let defaults = Self()
+        var plain = JSON.Object()
+        for argument in Self.arguments where argument.readWith == nil {
+            if let value = argument.write(self, defaults, [:]) { plain[argument.parameter.name] = value }
+        }
+        // In the declared order, an amount written in the currency the others give it.
+        var written = JSON.Object()
+        for argument in Self.arguments {
+            let name = argument.parameter.name
+            if let value = argument.readWith == nil ? plain[name] : argument.write(self, defaults, plain) {
+                written[name] = value
+            }
+        }
+        return written
+    }
+
     /// `arguments` read into a value, or the first the operation would refuse. An argument read with another whose
     /// value is still a template in `templates` (not known before the run) is left to the run.
     static func read(
@@ -354,6 +406,19 @@ extension OperationArguments {
             if let problem = argument.read(value, arguments, &root) { return .failure(problem) }
         }
         return .success(root)
+    }
+}
+
+extension Step.Action {
+    /// A step of `operation` given `arguments`, as a flow file gives them (`OperationArguments.stepArguments`): a
+    /// command builds its steps so, each value typed from the option it came from to the operation that reads it.
+    public static func operation<Arguments: OperationArguments>(
+        _ operation: FlowOperation, _ arguments: Arguments
+    ) -> Self {
+        precondition(
+            operation.argumentsType == ObjectIdentifier(Arguments.self),
+            "\(operation.name) takes other arguments than \(Arguments.self)")
+        return .operation(name: operation.name, arguments: .object(arguments.stepArguments))
     }
 }
 
@@ -381,6 +446,14 @@ enum ArgumentReader {
                     hint: "give \(choices.joined(separator: " or "))"))
         }
         return .success(text)
+    }
+
+    /// `read`, else the problem that `value` is not of the kind the argument takes. (Into an optional property: map the
+    /// result to `Optional.some` — an optional `Value` would take a nil `read` for a value.)
+    static func kind<Value>(
+        _ read: Value?, of value: JSON, argument: String, problem: String, hint: String
+    ) -> Result<Value, FlowOperation.ArgumentProblem> {
+        read.map(Result.success) ?? .failure(.init(argument: argument, value: value, problem: problem, hint: hint))
     }
 
     static func currency(_ value: JSON, argument: String) -> Result<Currency, FlowOperation.ArgumentProblem> {

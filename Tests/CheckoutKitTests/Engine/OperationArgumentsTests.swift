@@ -17,6 +17,7 @@ private struct Everything: OperationArguments {
     var lines: [JSON]?
     var wait: Double?
     var amount: Int?
+    var price: Int?
     var later: PendingAmount?
 
     static let arguments: [Argument<Everything>] = [
@@ -25,6 +26,7 @@ private struct Everything: OperationArguments {
         .currency("currency", \.currency, default: "USD", help: "ISO 4217"), .integer("count", \.count, range: 1...9),
         .boolean("open", \.open), .object("payload", \.payload), .array("lines", \.lines), .duration("wait", \.wait),
         .amount("amount", \.amount, .minorUnits, currency: "currency", defaultCurrency: "USD", help: "minor units"),
+        .amount("price", \.price, .majorUnits, currency: "currency", defaultCurrency: "USD", help: "major units"),
         .amount("later", \.later, .majorUnits, help: "in a currency learnt later"),
     ]
 }
@@ -112,7 +114,7 @@ private let everything = FlowOperation(name: "test.everything", summary: "", arg
         #expect(
             everything.parameters.map(\.name) == [
                 "id", "name", "mode", "flavour", "currency", "count", "open", "payload", "lines", "wait", "amount",
-                "later",
+                "price", "later",
             ])
         // A value that is not optional and has no default must be given; with a default, or optional, it may be left
         // out.
@@ -121,6 +123,37 @@ private let everything = FlowOperation(name: "test.everything", summary: "", arg
         #expect(everything.parameters.first { $0.name == "count" }?.range == 1...9)
         #expect(everything.parameters.first { $0.name == "amount" }?.amount?.currencyArgument == "currency")
         #expect(everything.parameters.first { $0.name == "flavour" }?.defaultValue == "automatic")
+    }
+
+    /// What a command builds a step from: the value written as a flow file gives it, and read back the same.
+    @Test func aValueIsWrittenAsAStepGivesItAndReadBackTheSame() throws {
+        var v = Everything()
+        (v.id, v.name, v.mode, v.flavour) = ("o-1", "n", .manual, .manual)
+        (v.currency, v.count, v.open, v.payload, v.lines, v.wait) = (
+            try Currency.parse("KWD"), 3, true, ["a": 1], [1], 90
+        )
+        (v.amount, v.price) = (1234, 1234)
+        v.later = try Everything.read(["later": "19.99"]).get().later
+        let written = v.stepArguments
+        #expect(written["amount"] == 1234, "digits: minor units")
+        #expect(written["price"] == "1.234", "major units in the currency given: KWD has 3 decimals")
+        #expect(written["currency"] == "KWD" && written["count"] == 3 && written["later"] == "19.99")
+        #expect(
+            Set(written.keys) == [
+                "id", "name", "mode", "flavour", "currency", "count", "open", "payload", "lines", "wait", "amount",
+                "price", "later",
+            ])
+        let back = try Everything.read(written).get()
+        #expect(back.id == v.id && back.name == v.name && back.mode == v.mode && back.flavour == v.flavour)
+        #expect(back.currency == v.currency && back.count == v.count && back.open && back.payload == v.payload)
+        #expect(
+            back.lines == v.lines && back.wait == 90 && back.amount == 1234 && back.price == 1234
+                && back.later == v.later)
+        // What is as `init()` leaves it is left out, as a flow file leaves it out.
+        #expect(Everything().stepArguments.isEmpty)
+        var usd = Everything()
+        usd.price = 8000
+        #expect(usd.stepArguments == ["price": "80.00"], "the default currency's decimals")
     }
 
     /// The body gets the typed value; a variable the operation would refuse stops the run before its first request.
