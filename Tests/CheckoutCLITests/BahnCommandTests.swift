@@ -535,6 +535,10 @@ import Testing
                 && captured.stderr.contains(
                     "hint: check the intent's status with `checkout-driver bahn intent \(intent)`"),
             "\(captured.all)")
+        // The currency a typed step starts with (USD) is still sent when it is the one given: a required argument.
+        let dollars = try await BinaryRunner.run(
+            ["bahn", "create-intent", "--amount", "12", "--currency", "USD"], home: s.path)
+        #expect(dollars.status == 0 && dollars.stdout.contains("amount          12 840 (USD)"), "\(dollars.all)")
         let wrong = try await BinaryRunner.run(
             ["bahn", "create-intent", "--amount", "80.5", "--currency", "VND"], home: s.path)
         #expect(

@@ -40,25 +40,24 @@ enum BahnCommands {
     static let createIntent = CommandSpec(
         name: "create-intent", abstract: "Create a PaymentIntent.", input: CreateIntentInput.self
     ) { input, invocation throws(Diagnostic) in
-        var with: [String: JSON?] = [
-            "amount": try amount(input.amount, currency: input.currency), "currency": .string(input.currency!),
-        ]
-        with["description"] = input.description.map(JSON.string)
-        with["orderId"] = input.orderID.map(JSON.string)
-        let metadata = input.metadata.mapValues(JSON.string)
-        if !metadata.isEmpty { with["metadata"] = .object(JSON.Object(metadata)) }
-        return try await run(invocation, step: "create-intent", use: "bahn.createIntent", with: with)
+        var arguments = BahnOperations.CreateIntent()
+        // Both options are required, so the parser has refused a missing one: both are read here.
+        let (amount, currency) = try amount(input.amount, currency: input.currency)
+        (arguments.amount, arguments.currency) = (amount!, currency!)
+        arguments.description = input.description
+        arguments.orderID = input.orderID
+        // No --metadata leaves the argument out rather than giving an empty object.
+        if !input.metadata.isEmpty { arguments.metadata = JSON.Object(input.metadata.mapValues(JSON.string)) }
+        return try await run(invocation, step: "create-intent", .operation(BahnOperations.createIntent, arguments))
     }
 
-    /// `bahn confirm`'s options. The amount is kept as typed and read in the body, in the currency (given after it),
-    /// only when the intent must be created.
+    /// `bahn confirm`'s options. The amount is kept as typed and read in the body, in the currency (given after it);
+    /// the operation uses them only when the intent must be created.
     struct ConfirmInput: CommandInput {
-        enum CaptureMethod: String, CaseIterable, Sendable { case manual, automatic }
-
         var intent: String?
         var orderID: String?
         var tokenFile: String?
-        var capture: CaptureMethod?
+        var capture: BahnOperations.Confirm.CaptureMethod?
         var idempotencyKey: String?
         var wait = false
         var amount: String?
@@ -94,17 +93,18 @@ enum BahnCommands {
         guard (input.intent != nil) != (input.orderID != nil) else {
             throw invocation.usage("give exactly one of --intent ID or --order-id ID")
         }
-        var with: JSON.Object = ["tokenFile": .string(input.tokenFile!)]
-        with["intent"] = input.intent.map(JSON.string)
-        with["orderId"] = input.orderID.map(JSON.string)
-        with["captureMethod"] = input.capture.map { JSON.string($0.rawValue) }
-        with["idempotencyKey"] = input.idempotencyKey.map(JSON.string)
-        if input.amount != nil { with["amount"] = try amount(input.amount, currency: input.currency) }
-        with["currency"] = input.currency.map(JSON.string)
+        var arguments = BahnOperations.Confirm()
+        arguments.tokenFile = input.tokenFile!
+        arguments.intent = input.intent
+        arguments.orderID = input.orderID
+        arguments.captureMethod = input.capture
+        arguments.idempotencyKey = input.idempotencyKey
+        // The argument takes a Currency, so --currency is read here even without --amount: a bad one is refused as the
+        // option it is, before anything runs.
+        (arguments.amount, arguments.currency) = try amount(input.amount, currency: input.currency)
         var steps = [
             Step(
-                name: "confirm",
-                action: .operation(name: "bahn.confirm", arguments: .object(JSON.Object(with.compactMapValues { $0 }))),
+                name: "confirm", action: .operation(BahnOperations.confirm, arguments),
                 capture: ["intent": JSONPath(components: [.key("payment_intent"), .key("id")])])
         ]
         // The wallet sheet gives the backend about 30 s; --deadline changes the budget.
@@ -114,7 +114,7 @@ enum BahnCommands {
             let status = JSONPath(components: [.key("payment_intent"), .key("status")])
             steps.append(
                 Step(
-                    name: "wait", action: .operation(name: "bahn.getIntent", arguments: ["intent": "${vars.intent}"]),
+                    name: "wait", action: .operation(BahnOperations.getIntent, onIntent("${vars.intent}")),
                     expect: Expectation(conditions: [
                         Condition(path: status, test: .oneOf(["succeeded", "requires_capture"]))
                     ]),
@@ -146,20 +146,20 @@ enum BahnCommands {
     static let intent = CommandSpec(
         name: "intent", abstract: "Show a PaymentIntent (its status).", input: IntentIDInput.self
     ) { input, invocation throws(Diagnostic) in
-        try await run(invocation, step: "intent", use: "bahn.getIntent", with: ["intent": input.id.map(JSON.string)])
+        try await run(invocation, step: "intent", .operation(BahnOperations.getIntent, onIntent(input.id)))
     }
 
     static let capture = CommandSpec(
         name: "capture", abstract: "Capture an authorised PaymentIntent (after --capture manual).",
         input: IntentIDInput.self
     ) { input, invocation throws(Diagnostic) in
-        try await run(invocation, step: "capture", use: "bahn.capture", with: ["intent": input.id.map(JSON.string)])
+        try await run(invocation, step: "capture", .operation(BahnOperations.capture, onIntent(input.id)))
     }
 
     static let cancel = CommandSpec(
         name: "cancel", abstract: "Cancel a PaymentIntent.", input: IntentIDInput.self
     ) { input, invocation throws(Diagnostic) in
-        try await run(invocation, step: "cancel", use: "bahn.cancel", with: ["intent": input.id.map(JSON.string)])
+        try await run(invocation, step: "cancel", .operation(BahnOperations.cancel, onIntent(input.id)))
     }
 
     struct ListenInput: CommandInput {
@@ -283,25 +283,28 @@ enum BahnCommands {
 
     // MARK: -
 
-    /// `--amount` as typed, read in minor units in `--currency` as typed (each checked here, the currency first).
-    private static func amount(_ amount: String?, currency code: String?) throws(Diagnostic) -> JSON {
+    /// `--amount` as typed, read in minor units in `--currency` as typed (each checked here, the currency first); nil
+    /// for an option left out.
+    private static func amount(
+        _ amount: String?, currency code: String?
+    ) throws(Diagnostic) -> (minorUnits: Int?, currency: Currency?) {
         let currency = try code.map { (code) throws(Diagnostic) in try Currency.parse(code) }
-        guard let amount else { return .number(0) }
-        return .number(try Amount.parse(option: "--amount", amount, notation: .minorUnits, currency: currency))
+        guard let amount else { return (nil, currency) }
+        return (try Amount.parse(option: "--amount", amount, notation: .minorUnits, currency: currency), currency)
+    }
+
+    /// The arguments of `bahn.getIntent`, `bahn.capture` and `bahn.cancel`: the intent (an id, or a template), or
+    /// none for the state file's last one.
+    private static func onIntent(_ intent: String?) -> BahnOperations.OnIntent {
+        var arguments = BahnOperations.OnIntent()
+        arguments.intent = intent
+        return arguments
     }
 
     private static func run(
-        _ invocation: Invocation, step: String, use operation: String, with arguments: [String: JSON?]
+        _ invocation: Invocation, step: String, _ action: Step.Action
     ) async throws(Diagnostic) -> ExitCode {
-        let flow = Flow(
-            name: "bahn-\(step)",
-            steps: [
-                Step(
-                    name: step,
-                    action: .operation(
-                        name: operation, arguments: .object(JSON.Object(arguments.compactMapValues { $0 }))))
-            ])
-        return try await run(invocation, flow: flow)
+        try await run(invocation, flow: Flow(name: "bahn-\(step)", steps: [Step(name: step, action: action)]))
     }
 
     /// Runs the command's flow and, in text mode, prints what a person wants to see of the intent.

@@ -30,9 +30,9 @@ enum BraintreeCommands {
         abstract: "Show the gateway's Apple Pay configuration (status, country, currency, merchant id, networks).",
         input: ConfigInput.self
     ) { input, invocation throws(Diagnostic) in
-        try await run(
-            invocation, step: "config", use: "braintree.config",
-            with: ["clientToken": input.clientToken.map(JSON.string)])
+        var arguments = BraintreeOperations.Config()
+        arguments.clientToken = input.clientToken
+        return try await run(invocation, step: "config", .operation(BraintreeOperations.config, arguments))
     }
 
     struct ApplePayInput: CommandInput {
@@ -127,13 +127,16 @@ enum BraintreeCommands {
     static let capture = CommandSpec(
         name: "capture", abstract: "Capture an authorized transaction.", input: CaptureInput.self
     ) { input, invocation throws(Diagnostic) in
-        var with: [String: JSON?] = ["transaction": .string(try transactionID(input.transaction, invocation))]
+        var arguments = BraintreeOperations.Capture()
+        arguments.transaction = try transactionID(input.transaction, invocation)
         let currency = try Currency.parse(input.currency ?? "USD")
         if let minor = try amount(input.amount, in: currency) {
-            with["amount"] = .string(currency.decimal(minor))
-            with["currency"] = .string(currency.code)
+            // The step reads the amount in its currency's text, which the money movement records: the code, not the
+            // option as typed (840 is USD). A whole capture leaves both out.
+            arguments.amount = minor
+            arguments.currency = currency.code
         }
-        return try await run(invocation, step: "capture", use: "braintree.capture", with: with)
+        return try await run(invocation, step: "capture", .operation(BraintreeOperations.capture, arguments))
     }
 
     struct VoidInput: CommandInput {
@@ -146,9 +149,9 @@ enum BraintreeCommands {
         name: "void", abstract: "Void an authorized or submitted transaction (reverseTransaction).",
         input: VoidInput.self
     ) { input, invocation throws(Diagnostic) in
-        try await run(
-            invocation, step: "void", use: "braintree.void",
-            with: ["transaction": .string(try transactionID(input.transaction, invocation))])
+        var arguments = BraintreeOperations.VoidTransaction()
+        arguments.transaction = try transactionID(input.transaction, invocation)
+        return try await run(invocation, step: "void", .operation(BraintreeOperations.void, arguments))
     }
 
     struct TransactionInput: CommandInput {
@@ -169,18 +172,15 @@ enum BraintreeCommands {
         guard input.transaction != nil || input.orderID != nil else {
             throw invocation.usage("give TXN or --order-id ID")
         }
-        return try await run(
-            invocation, step: "transaction", use: "braintree.transaction",
-            with: [
-                "transaction": input.transaction != nil
-                    ? .string(try transactionID(input.transaction, invocation)) : nil,
-                "orderId": input.orderID.map(JSON.string),
-            ])
+        var arguments = BraintreeOperations.Transaction()
+        if input.transaction != nil { arguments.transaction = try transactionID(input.transaction, invocation) }
+        arguments.orderID = input.orderID
+        return try await run(invocation, step: "transaction", .operation(BraintreeOperations.transaction, arguments))
     }
 
     static let ping = CommandSpec(name: "ping", abstract: "query { ping }: check the API keys and the endpoint.") {
         invocation throws(Diagnostic) in
-        try await run(invocation, step: "ping", use: "braintree.ping", with: [:])
+        try await run(invocation, step: "ping", .operation(BraintreeOperations.ping, NoArguments()))
     }
 
     struct ClientTokenInput: CommandInput {
@@ -197,18 +197,12 @@ enum BraintreeCommands {
         name: "client-token", abstract: "Create a client token (createClientToken) and print it.",
         input: ClientTokenInput.self
     ) { input, invocation throws(Diagnostic) in
-        let with: [String: JSON?] = [
-            "merchantAccountId": input.merchantAccount.map(JSON.string),
-            "customerId": input.customer.map(JSON.string),
-        ]
+        var arguments = BraintreeOperations.ClientToken()
+        arguments.merchantAccountID = input.merchantAccount
+        arguments.customerID = input.customer
         let flow = Flow(
             name: "braintree-client-token",
-            steps: [
-                Step(
-                    name: "client-token",
-                    action: .operation(
-                        name: "braintree.clientToken", arguments: .object(JSON.Object(with.compactMapValues { $0 }))))
-            ])
+            steps: [Step(name: "client-token", action: .operation(BraintreeOperations.clientToken, arguments))])
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
         let result = try await environment.session.run(flow, vars: [:], registry: Operations.registry)
@@ -237,17 +231,11 @@ enum BraintreeCommands {
         return id
     }
 
+    /// Runs the one-step flow `braintree-<step>` whose step does `action`.
     private static func run(
-        _ invocation: Invocation, step: String, use operation: String, with arguments: [String: JSON?]
+        _ invocation: Invocation, step: String, _ action: Step.Action
     ) async throws(Diagnostic) -> ExitCode {
-        let flow = Flow(
-            name: "braintree-\(step)",
-            steps: [
-                Step(
-                    name: step,
-                    action: .operation(
-                        name: operation, arguments: .object(JSON.Object(arguments.compactMapValues { $0 }))))
-            ])
+        let flow = Flow(name: "braintree-\(step)", steps: [Step(name: step, action: action)])
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
         return try await show(environment, flow: flow)

@@ -111,13 +111,12 @@ enum CashAppCommands {
         abstract: "Create an Afterpay checkout for Cash App Pay (starts the state file's checkout over).",
         input: CheckoutInput.self
     ) { input, invocation throws(Diagnostic) in
-        try await run(
-            invocation, step: "checkout", use: "cashapp.checkout",
-            with: [
-                "amount": .string(Currency.usd.decimal(input.amount!)),
-                "email": input.email.map(JSON.string),
-                "merchantReference": input.reference.map(JSON.string),
-            ])
+        // The step's currency is left at its USD, which `--amount` was read in.
+        var arguments = CashAppOperations.Checkout()
+        arguments.amount = input.amount!
+        arguments.email = input.email
+        arguments.merchantReference = input.reference
+        return try await run(invocation, step: "checkout", .operation(CashAppOperations.checkout, arguments))
     }
 
     struct SignInput: CommandInput {
@@ -134,11 +133,13 @@ enum CashAppCommands {
         abstract: "Sign the checkout token (sign-payment) and keep the signing data for the customer request.",
         input: SignInput.self
     ) { input, invocation throws(Diagnostic) in
-        try await run(invocation, step: "sign", use: "cashapp.sign", with: ["token": input.token.map(JSON.string)])
+        var arguments = CashAppOperations.Sign()
+        arguments.token = input.token
+        return try await run(invocation, step: "sign", .operation(CashAppOperations.sign, arguments))
     }
 
     struct RequestInput: CommandInput {
-        var scope = PayInput.Scope.brand
+        var scope = CashAppProtocol.Scope.brand
         var reference: String?
 
         static let inputs: [Input<Self>] = [
@@ -152,12 +153,10 @@ enum CashAppCommands {
         name: "request", abstract: "Create the Cash App customer request and show its approval link (and QR code).",
         input: RequestInput.self
     ) { input, invocation throws(Diagnostic) in
-        try await run(
-            invocation, step: "request", use: "cashapp.request",
-            with: [
-                "scope": .string(input.scope.rawValue),
-                "referenceId": input.reference.map(JSON.string),
-            ])
+        var arguments = CashAppOperations.Request()
+        arguments.scope = input.scope
+        arguments.referenceId = input.reference
+        return try await run(invocation, step: "request", .operation(CashAppOperations.request, arguments))
     }
 
     struct PollInput: CommandInput {
@@ -177,19 +176,17 @@ enum CashAppCommands {
     static let poll = CommandSpec(
         name: "poll", abstract: "Wait for the customer's decision on the customer request.", input: PollInput.self
     ) { input, invocation throws(Diagnostic) in
-        try await run(
-            invocation, step: "approval", use: "cashapp.poll",
-            with: [
-                "request": try requestID(input.requestID, invocation).map(JSON.string),
-                "timeout": .string(try seconds(input.approvalTimeout, option: "approval-timeout", invocation)),
-                "interval": .string(try seconds(input.pollInterval, option: "poll-interval", invocation)),
-            ])
+        var arguments = CashAppApproval.Poll()
+        arguments.request = try requestID(input.requestID, invocation)
+        arguments.timeout = try positiveSeconds(input.approvalTimeout, option: "approval-timeout", invocation)
+        arguments.interval = try positiveSeconds(input.pollInterval, option: "poll-interval", invocation)
+        return try await run(invocation, step: "approval", .operation(CashAppApproval.poll, arguments))
     }
 
     static let validate = CommandSpec(
         name: "validate", abstract: "Validate the approved order with Afterpay (only SUCCESS passes)."
     ) { invocation throws(Diagnostic) in
-        try await run(invocation, step: "validate", use: "cashapp.validate", with: [:])
+        try await run(invocation, step: "validate", .operation(CashAppOperations.validate, NoArguments()))
     }
 
     struct CaptureInput: CommandInput {
@@ -210,12 +207,14 @@ enum CashAppCommands {
         name: "capture", abstract: "Capture the validated checkout, or the order `cashapp auth` authorised.",
         input: CaptureInput.self
     ) { input, invocation throws(Diagnostic) in
-        try await run(
-            invocation, step: "capture", use: "cashapp.capture",
-            with: [
-                "amount": input.amount.map(Currency.usd.decimal).map(JSON.string),
-                "merchantReference": input.reference.map(JSON.string),
-            ])
+        var arguments = CashAppPayments.Capture()
+        // The operation reads the amount in the order's currency, which it learns as it runs: Cash App Pay's is always
+        // USD, so the dollars `--amount` was read in are given as they were read.
+        if let minor = input.amount {
+            arguments.amount = try PendingAmount(Currency.usd.decimal(minor), notation: .majorUnits)
+        }
+        arguments.merchantReference = input.reference
+        return try await run(invocation, step: "capture", .operation(CashAppPayments.capture, arguments))
     }
 
     struct AuthInput: CommandInput {
@@ -229,9 +228,9 @@ enum CashAppCommands {
     static let auth = CommandSpec(
         name: "auth", abstract: "Authorise the validated checkout, to capture later.", input: AuthInput.self
     ) { input, invocation throws(Diagnostic) in
-        try await run(
-            invocation, step: "auth", use: "cashapp.auth",
-            with: ["merchantReference": input.reference.map(JSON.string)])
+        var arguments = CashAppPayments.Auth()
+        arguments.merchantReference = input.reference
+        return try await run(invocation, step: "auth", .operation(CashAppPayments.auth, arguments))
     }
 
     struct PaymentInput: CommandInput {
@@ -246,8 +245,9 @@ enum CashAppCommands {
         name: "payment", abstract: "Read the checkout's payment (to settle an unknown outcome).",
         input: PaymentInput.self
     ) { input, invocation throws(Diagnostic) in
-        try await run(
-            invocation, step: "payment", use: "cashapp.payment", with: ["order": input.order.map(JSON.string)])
+        var arguments = CashAppPayments.Payment()
+        arguments.order = input.order
+        return try await run(invocation, step: "payment", .operation(CashAppPayments.payment, arguments))
     }
 
     struct ConfirmInput: CommandInput {
@@ -262,14 +262,15 @@ enum CashAppCommands {
         name: "confirm", abstract: "Afterpay Button: confirm the approved checkout and show the virtual card (masked).",
         input: ConfirmInput.self
     ) { input, invocation throws(Diagnostic) in
-        try await run(
-            invocation, step: "confirm", use: "cashapp.confirm", with: ["cardOut": input.cardOut.map(JSON.string)])
+        var arguments = CashAppCard.Confirm()
+        arguments.cardOut = input.cardOut
+        return try await run(invocation, step: "confirm", .operation(CashAppCard.confirm, arguments))
     }
 
     static let approve = decision(
-        "approve", abstract: "Emulator only: approve a customer request, as the customer would in Cash App.")
+        .approve, abstract: "Emulator only: approve a customer request, as the customer would in Cash App.")
     static let decline = decision(
-        "decline", abstract: "Emulator only: decline a customer request, as the customer would in Cash App.")
+        .decline, abstract: "Emulator only: decline a customer request, as the customer would in Cash App.")
 
     /// `approve` and `decline`.
     struct DecisionInput: CommandInput {
@@ -282,19 +283,20 @@ enum CashAppCommands {
         ]
     }
 
-    private static func decision(_ name: String, abstract: String) -> CommandSpec {
+    /// The command is named by its decision (`cashapp approve`, `cashapp decline`), as is its step.
+    private static func decision(_ decision: CashAppOperations.Decide.Decision, abstract: String) -> CommandSpec {
         CommandSpec(
-            name: name, abstract: abstract,
+            name: decision.rawValue, abstract: abstract,
             discussion:
                 "Run it in another terminal while `cashapp pay` waits, against a `sandbox serve` (an embedded emulator ends with its command). In the Cash App sandbox, scan the QR code with the sandbox app or open the approval link instead.",
             input: DecisionInput.self
         ) { input, invocation throws(Diagnostic) in
-            try await run(
-                invocation, step: name, use: "cashapp.decide",
-                with: [
-                    "decision": .string(name), "request": try requestID(input.requestID, invocation).map(JSON.string),
-                ],
-                emulatorOnly: true)
+            var arguments = CashAppOperations.Decide()
+            arguments.decision = decision
+            arguments.request = try requestID(input.requestID, invocation)
+            return try await run(
+                invocation, step: decision.rawValue, .operation(CashAppOperations.decide, arguments), emulatorOnly: true
+            )
         }
     }
 
@@ -307,13 +309,20 @@ enum CashAppCommands {
             try Amount.parse(option: "--\(option)", text, notation: .majorUnits, currency: .usd))
     }
 
+    /// `--option`'s seconds as `cashapp pay`'s flow takes them: a duration's text.
     private static func seconds(
         _ value: Double?, option: String, _ invocation: Invocation
     ) throws(Diagnostic) -> String {
+        "\(try positiveSeconds(value, option: option, invocation))s"
+    }
+
+    private static func positiveSeconds(
+        _ value: Double?, option: String, _ invocation: Invocation
+    ) throws(Diagnostic) -> Double {
         guard let value, value > 0 else {
             throw invocation.usage("--\(option) must be more than 0 seconds")
         }
-        return "\(value)s"
+        return value
     }
 
     private static func requestID(_ id: String?, _ invocation: Invocation) throws(Diagnostic) -> String? {
@@ -326,18 +335,11 @@ enum CashAppCommands {
         return id
     }
 
+    /// Runs the one-step flow `cashapp-<step>` whose step does `action`.
     private static func run(
-        _ invocation: Invocation, step: String, use operation: String, with arguments: [String: JSON?],
-        emulatorOnly: Bool = false
+        _ invocation: Invocation, step: String, _ action: Step.Action, emulatorOnly: Bool = false
     ) async throws(Diagnostic) -> ExitCode {
-        let flow = Flow(
-            name: "cashapp-\(step)",
-            steps: [
-                Step(
-                    name: step,
-                    action: .operation(
-                        name: operation, arguments: .object(JSON.Object(arguments.compactMapValues { $0 }))))
-            ])
+        let flow = Flow(name: "cashapp-\(step)", steps: [Step(name: step, action: action)])
         return try await run(invocation, flow: flow, emulatorOnly: emulatorOnly)
     }
 

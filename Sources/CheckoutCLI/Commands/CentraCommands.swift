@@ -39,8 +39,7 @@ enum CentraCommands {
             "Sends X-Shared-Secret (CENTRA_SHARED_SECRET) on this call only. Prints the Adyen config parsed out of the widget's contents.",
         input: ExpressConfigInput.self
     ) { input, invocation throws(Diagnostic) in
-        var with: [String: JSON?] = [:]
-        with["amount"] = input.amount.map(JSON.number)
+        var arguments = CentraOperations.ExpressConfig()
         // In the order given (two lines may share a name); each price a decimal string, as Centra takes it.
         var items: [JSON] = []
         for pair in input.lines {
@@ -54,20 +53,26 @@ enum CentraCommands {
             }
             items.append(["name": .string(String(parts[0])), "price": .string(price)])
         }
-        if !items.isEmpty { with["lineItems"] = .array(items) }
-        with["returnUrl"] = input.returnURL.map(JSON.string)
-        return try await run(invocation, step: "express-config", use: "centra.expressConfig", with: with)
+        // None given: the operation takes the selection's lines.
+        if !items.isEmpty { arguments.lineItems = items }
+        if let url = input.returnURL { arguments.returnUrl = url }
+        // Minor units, already checked by the option; the step reads them in the selection's currency as it runs.
+        arguments.amount = try input.amount.map { minor throws(Diagnostic) in
+            try PendingAmount(String(minor), notation: .minorUnits)
+        }
+        return try await run(
+            invocation, step: "express-config", .operation(CentraOperations.expressConfig, arguments))
     }
 
     static let selection = CommandSpec(
         name: "selection", abstract: "Show the session's selection (cart, totals, shipping methods)."
     ) { invocation throws(Diagnostic) in
-        try await run(invocation, step: "selection", use: "centra.selection", with: [:])
+        try await run(invocation, step: "selection", .operation(CentraOperations.selection, NoArguments()))
     }
 
     static let order = CommandSpec(name: "order", abstract: "Show the session's latest order.") {
         invocation throws(Diagnostic) in
-        try await run(invocation, step: "order", use: "centra.order", with: [:])
+        try await run(invocation, step: "order", .operation(CentraOperations.order, NoArguments()))
     }
 
     struct AddItemInput: CommandInput {
@@ -84,11 +89,11 @@ enum CentraCommands {
         name: "add-item", abstract: "Add an item to the selection (PDP express); remembered for rollback.",
         input: AddItemInput.self
     ) { input, invocation throws(Diagnostic) in
-        var with: [String: JSON?] = ["item": .string(input.item!)]
-        if let quantity = input.quantity {
-            with["quantity"] = .number(Double(quantity))
-        }
-        return try await run(invocation, step: "add-item", use: "centra.addItem", with: with)
+        var arguments = CentraOperations.AddItem()
+        arguments.item = input.item!
+        // Left out: the operation's default (1).
+        arguments.quantity = input.quantity
+        return try await run(invocation, step: "add-item", .operation(CentraOperations.addItem, arguments))
     }
 
     static let rollback = CommandSpec(
@@ -98,7 +103,9 @@ enum CentraCommands {
         discussion:
             "Run by hand it rolls back even when a payment's outcome was left unknown (check `centra order` first); the express checkout's own rollback waits in that case."
     ) { invocation throws(Diagnostic) in
-        try await run(invocation, step: "rollback", use: "centra.rollback", with: ["evenIfPaymentStarted": true])
+        var arguments = CentraOperations.Rollback()
+        arguments.evenIfPaymentStarted = true
+        return try await run(invocation, step: "rollback", .operation(CentraOperations.rollback, arguments))
     }
 
     struct ShippingInput: CommandInput {
@@ -140,7 +147,9 @@ enum CentraCommands {
         } else {
             address = try contact(input.address, option: "address")!
         }
-        return try await run(invocation, step: "shipping", use: "centra.shipping", with: ["address": .object(address)])
+        var arguments = CentraOperations.Shipping()
+        arguments.address = address
+        return try await run(invocation, step: "shipping", .operation(CentraOperations.shipping, arguments))
     }
 
     struct ShippingMethodInput: CommandInput {
@@ -158,8 +167,10 @@ enum CentraCommands {
         guard let text = input.id, let id = Int(text), id >= 0 else {
             throw invocation.usage("ID must be a shipping method id (a whole number), got '\(input.id ?? "")'")
         }
+        var arguments = CentraOperations.SetShippingMethod()
+        arguments.id = id
         return try await run(
-            invocation, step: "shipping-method", use: "centra.setShippingMethod", with: ["id": .number(Double(id))])
+            invocation, step: "shipping-method", .operation(CentraOperations.setShippingMethod, arguments))
     }
 
     struct PaymentInstructionsInput: CommandInput {
@@ -198,15 +209,18 @@ enum CentraCommands {
         guard (input.tokenFile != nil) != (input.paymentFields != nil) else {
             throw invocation.usage("give exactly one of --token-file FILE or --payment-fields FILE")
         }
-        var with: [String: JSON?] = ["shippingAddress": .object(try contact(input.contact, option: "contact")!)]
-        with["billingAddress"] = try contact(input.billing, option: "billing").map(JSON.object)
-        with["tokenFile"] = input.tokenFile.map(JSON.string)
+        var arguments = CentraOperations.PaymentInstructions()
+        // The files read in this order: the first unreadable one is the one blamed.
+        arguments.shippingAddress = try contact(input.contact, option: "contact")!
+        arguments.billingAddress = try contact(input.billing, option: "billing")
+        arguments.tokenFile = input.tokenFile
         if let path = input.paymentFields {
-            with["paymentFields"] = .object(try FileIO.readJSONObject(path, what: "--payment-fields file"))
+            arguments.paymentFields = try FileIO.readJSONObject(path, what: "--payment-fields file")
         }
-        if input.open { with["open"] = true }
-        with["threeDSDetails"] = input.threeDSDetails.map(JSON.string)
-        return try await run(invocation, step: "payment", use: "centra.paymentInstructions", with: with)
+        arguments.open = input.open
+        arguments.threeDSDetails = input.threeDSDetails
+        return try await run(
+            invocation, step: "payment", .operation(CentraOperations.paymentInstructions, arguments))
     }
 
     struct PaymentResultInput: CommandInput {
@@ -227,8 +241,10 @@ enum CentraCommands {
         if let path = input.fieldsFile { fields = try FileIO.readJSONObject(path, what: "--fields file") }
         for (key, value) in input.fields { fields[key] = .string(value) }
         guard !fields.isEmpty else { throw invocation.usage("give the fields: --fields FILE or --field KEY=VALUE") }
+        var arguments = CentraOperations.PaymentResult()
+        arguments.fields = fields
         return try await run(
-            invocation, step: "payment-result", use: "centra.paymentResult", with: ["fields": .object(fields)])
+            invocation, step: "payment-result", .operation(CentraOperations.paymentResult, arguments))
     }
 
     struct ExpressInput: CommandInput {
@@ -313,17 +329,11 @@ enum CentraCommands {
         return try CentraAddress.read(path: path, option: "--\(option)")
     }
 
+    /// Runs the one-step flow `centra-<step>` whose step is `action` (built from an operation's typed arguments).
     private static func run(
-        _ invocation: Invocation, step: String, use operation: String, with arguments: [String: JSON?]
+        _ invocation: Invocation, step: String, _ action: Step.Action
     ) async throws(Diagnostic) -> ExitCode {
-        let flow = Flow(
-            name: "centra-\(step)",
-            steps: [
-                Step(
-                    name: step,
-                    action: .operation(
-                        name: operation, arguments: .object(JSON.Object(arguments.compactMapValues { $0 }))))
-            ])
+        let flow = Flow(name: "centra-\(step)", steps: [Step(name: step, action: action)])
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
         return try await show(environment, flow: flow)

@@ -29,26 +29,23 @@ public struct Argument<Root>: Sendable {
     /// Reads the argument's value into `root`, or says why the operation would refuse it; `arguments` are all the
     /// step's, as far as they are known.
     let read: @Sendable (_ value: JSON, _ arguments: JSON.Object, _ root: inout Root) -> FlowOperation.ArgumentProblem?
-    /// The argument's value in `root` as a step's `with` object gives it (reading it gives it back); nil when it is the
-    /// value of `defaults`, as if left out. `others`: the arguments written so far (an amount's currency).
-    let write: @Sendable (_ root: Root, _ defaults: Root, _ others: JSON.Object) -> JSON?
+    /// The argument's value in `root` as a step's `with` object gives it (reading it gives it back); nil for none.
+    /// `others`: the arguments written so far (an amount's currency).
+    let write: @Sendable (_ root: Root, _ others: JSON.Object) -> JSON?
+    /// Whether its value in `root` is the one in `defaults` (then a step leaves it out, unless it is required).
+    let isDefault: @Sendable (_ root: Root, _ defaults: Root) -> Bool
 
     init(
         _ parameter: FlowOperation.Parameter, readWith: String? = nil,
         read: @escaping @Sendable (JSON, JSON.Object, inout Root) -> FlowOperation.ArgumentProblem?,
-        write: @escaping @Sendable (Root, Root, JSON.Object) -> JSON?
+        write: @escaping @Sendable (Root, JSON.Object) -> JSON?,
+        isDefault: @escaping @Sendable (Root, Root) -> Bool
     ) {
         self.parameter = parameter
         self.readWith = readWith
         self.read = read
         self.write = write
-    }
-
-    /// The same argument, required.
-    public var asRequired: Argument {
-        var p = parameter
-        p.required = true
-        return Argument(p, readWith: readWith, read: read, write: write)
+        self.isDefault = isDefault
     }
 
     /// An argument read by `parse` into `path` (refused: its problem), and written back by `written`.
@@ -67,9 +64,8 @@ public struct Argument<Root>: Sendable {
                 case .failure(let problem): return problem
                 }
             },
-            write: { root, defaults, others in
-                root[keyPath: path] == defaults[keyPath: path] ? nil : written(root[keyPath: path], others)
-            })
+            write: { root, others in written(root[keyPath: path], others) },
+            isDefault: { root, defaults in root[keyPath: path] == defaults[keyPath: path] })
     }
 
     // MARK: Kinds
@@ -350,6 +346,24 @@ public struct PendingAmount: Sendable, Equatable {
     let notation: AmountNotation
     let allowsZero: Bool
 
+    init(argument: String, value: JSON, notation: AmountNotation, allowsZero: Bool) {
+        (self.argument, self.value, self.notation, self.allowsZero) = (argument, value, notation, allowsZero)
+    }
+
+    /// An amount a command was given (`--amount 19.99`) for an operation that reads it in a currency it learns as it
+    /// runs, by the operation's `notation`: refused now when it is no amount in any currency.
+    public init(
+        _ text: String, notation: AmountNotation, option: String = "--amount", allowingZero: Bool = false
+    ) throws(Diagnostic) {
+        // Digits stay a number, as a flow file would give them; other text (a decimal) is kept as typed.
+        let value = JSON.Number(literal: text).map(JSON.number) ?? .string(text)
+        if let refusal = Amount.formRefusal(value) {
+            throw .usage(
+                "\(option) \(value.shownInMessage) \(refusal.problem)", hint: Amount.forms(notation, currency: nil))
+        }
+        self.init(argument: option, value: value, notation: notation, allowsZero: allowingZero)
+    }
+
     /// Its minor units when no currency is needed to read them — digits alone, in minor-units notation — refused as any
     /// amount argument is (zero, too large); nil when they need the currency.
     public func minorUnitsInAnyCurrency() throws(Diagnostic) -> Int? {
@@ -375,21 +389,20 @@ public struct PendingAmount: Sendable, Equatable {
 }
 
 extension OperationArguments {
-    /// The value as a step's `with` object gives it — each argument that is not as `init()` leaves it — which reading
-    /// gives back: what a command hands the engine for the step it builds.
+    /// The value as a step's `with` object gives it — each argument that is required or not as `init()` leaves it —
+    /// which reading gives back: what a command hands the engine for the step it builds.
     public var stepArguments: JSON.Object {
         let defaults = Self()
+        // A required argument is always written: its initial value is a placeholder, not a default.
+        let given = Self.arguments.filter { $0.parameter.required || !$0.isDefault(self, defaults) }
         var plain = JSON.Object()
-        for argument in Self.arguments where argument.readWith == nil {
-            if let value = argument.write(self, defaults, [:]) { plain[argument.parameter.name] = value }
+        for argument in given where argument.readWith == nil {
+            if let value = argument.write(self, [:]) { plain[argument.parameter.name] = value }
         }
-        // In the declared order, an amount written in the currency the others give it.
-        var written = JSON.Object()
-        for argument in Self.arguments {
-            let name = argument.parameter.name
-            if let value = argument.readWith == nil ? plain[name] : argument.write(self, defaults, plain) {
-                written[name] = value
-            }
+        // An amount written in the currency the others give it.
+        var written = plain
+        for argument in given where argument.readWith != nil {
+            if let value = argument.write(self, plain) { written[argument.parameter.name] = value }
         }
         return written
     }
