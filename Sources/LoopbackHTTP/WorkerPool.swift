@@ -14,14 +14,14 @@ import Threads
 /// served by whichever worker is free first, never held behind a handler that blocks.
 ///
 /// A handler may block (an injected latency sleeps, a slow client's send waits), and a blocked worker cannot wait on
-/// the set. So a monitor checks every `tick`: when nothing finished since the last tick while no worker is waiting, or
-/// while sockets wait in the backlog (the free workers sleep on the set and do not see it), it starts one more worker
-/// (up to `maximum`), which serves what is still ready. The pool therefore stays at its minimum under a steady
-/// CPU-bound load and grows only with the number of handlers blocked at once; a worker beyond the minimum that finds
-/// nothing to do for `retireAfter` ends. Every connection is registered one-shot, so exactly one worker owns a ready
-/// connection (or the backlog holds it) until it arms it again. The same monitor calls `sweep` about four times a
-/// second, to wake connections whose deadline passed (see `HTTPServer.sweep`). Described in docs/architecture.md
-/// ("The emulator's server").
+/// the set. So a monitor checks every `tick`: when nothing finished since the last tick while no worker is waiting and
+/// a request taken before that tick is still being served, or while sockets wait in the backlog (the free workers sleep
+/// on the set and do not see it), it starts one more worker (up to `maximum`), which serves what is still ready. The
+/// pool therefore stays at its minimum under a steady CPU-bound load and grows only with the number of handlers blocked
+/// at once; a worker beyond the minimum that finds nothing to do for `retireAfter` ends. Every connection is registered
+/// one-shot, so exactly one worker owns a ready connection (or the backlog holds it) until it arms it again. The same
+/// monitor calls `sweep` about four times a second, to wake connections whose deadline passed (see `HTTPServer.sweep`).
+/// Described in docs/architecture.md ("The emulator's server").
 final class WorkerPool: @unchecked Sendable {
     // @unchecked: the descriptors are set once in init; the counters are atomics; `monitorThread`'s state lives under
     // `monitorWake`.
@@ -35,6 +35,7 @@ final class WorkerPool: @unchecked Sendable {
 
     private let waiting = Atomic<Int>(0)
     private let running = Atomic<Int>(0)
+    private let started = Atomic<Int>(0)
     private let finished = Atomic<Int>(0)
     private let stopping = Atomic<Bool>(false)
     /// Ready sockets one worker's wait returned beyond the one it serves; served before anyone waits again.
@@ -140,6 +141,7 @@ final class WorkerPool: @unchecked Sendable {
             }
             // The stop event is level-triggered: every worker sees it, whatever else its wait returned.
             if token == Self.stopToken { break }
+            started.add(1, ordering: .relaxed)
             serve(token, scratch)
             finished.add(1, ordering: .relaxed)
             lastServed = monotonicSeconds()
@@ -161,18 +163,22 @@ final class WorkerPool: @unchecked Sendable {
 
     private func monitorLoop() {
         var lastFinished = finished.load(ordering: .relaxed)
+        var lastStarted = started.load(ordering: .relaxed)
         var ticks = 0
         while !stopping.load(ordering: .acquiring) {
             monitorWake.withLock { _ = monitorWake.wait(until: Date(timeIntervalSinceNow: Self.tick)) }
             if stopping.load(ordering: .acquiring) { return }
             let done = finished.load(ordering: .relaxed)
-            // Nothing finished for a whole tick while nobody waits (every worker is blocked in a handler or a send) or
-            // while ready sockets wait in the backlog (the free workers sleep on the set).
-            let stalled = waiting.load(ordering: .acquiring) == 0 || !backlog.withLock { $0.isEmpty }
+            // Nothing finished for a whole tick while nobody waits and a request taken before the last tick is still
+            // being served (a worker blocked in a handler or a send — not one that has just taken a request after
+            // idling), or while ready sockets wait in the backlog (the free workers sleep on the set).
+            let blocked = waiting.load(ordering: .acquiring) == 0 && done < lastStarted
+            let stalled = blocked || !backlog.withLock { $0.isEmpty }
             if stalled && done == lastFinished && running.load(ordering: .acquiring) < maximum {
                 startWorker()
             }
             lastFinished = done
+            lastStarted = started.load(ordering: .relaxed)
             ticks += 1
             if ticks % Self.sweepEvery == 0 { sweep() }
         }

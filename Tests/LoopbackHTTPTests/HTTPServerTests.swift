@@ -301,6 +301,23 @@ private func connectionID(_ response: RawClient.Response) -> String? {
         #expect(try clients[1].readResponse().text.hasPrefix("GET /again "))
     }
 
+    /// A request taken after an idle spell is not a blocked worker: a short handler (shorter than the monitor's tick)
+    /// that a tick falls into, after a tick in which nothing finished because nothing came, starts no worker.
+    @Test func aRequestAfterIdlingStartsNoWorker() throws {
+        let server = try startServer { _ in
+            usleep(12_000)  // most of a tick (20 ms): one falls into most of these handlers
+            return .respond(.text(200, "ok"))
+        }
+        defer { server.shutdown() }
+        let client = try RawClient(port: server.port)
+        for i in 0..<15 {
+            usleep(30_000)  // idle for more than a tick
+            client.send("GET /\(i) HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+        }
+        #expect(server.workerCount == server.minimumWorkers)
+    }
+
     /// Handlers that block (an injected latency sleeps) hold a worker each, and the pool starts more: a request that
     /// arrives while more handlers are blocked than there are workers is still answered at once.
     @Test func blockedHandlersStarveNobody() throws {
