@@ -296,7 +296,9 @@ private func connectionID(_ response: RawClient.Response) -> String? {
             if i % 2 == 0 { client.send("GET /half-way HTTP/1.1\r\nHo") }
             clients.append(client)
         }
-        #expect(server.workerCount == server.minimumWorkers)
+        // Not one thread per connection (200 are open): at the pool's minimum, or one more when the machine held a
+        // worker off its core for a whole tick mid-request, which the monitor rightly takes for a blocked handler.
+        #expect(server.workerCount <= server.minimumWorkers + 1, "\(server.workerCount) workers for 200 connections")
         clients[1].send("GET /again HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(try clients[1].readResponse().text.hasPrefix("GET /again "))
     }
@@ -305,12 +307,12 @@ private func connectionID(_ response: RawClient.Response) -> String? {
     /// that a tick falls into, after a tick in which nothing finished because nothing came, starts no worker.
     @Test func aRequestAfterIdlingStartsNoWorker() throws {
         let server = try startServer { _ in
-            usleep(12_000)  // most of a tick (20 ms): one falls into most of these handlers
+            usleep(5_000)  // a quarter of a tick (20 ms): one falls into a quarter of these handlers
             return .respond(.text(200, "ok"))
         }
         defer { server.shutdown() }
         let client = try RawClient(port: server.port)
-        for i in 0..<15 {
+        for i in 0..<30 {
             usleep(30_000)  // idle for more than a tick
             client.send("GET /\(i) HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(try client.readResponse().status == 200)
