@@ -22,9 +22,12 @@ def _source(path: Path) -> str:
 def swift_string(path: Path, name: str) -> str:
     """The value of `static let <name> = "..."`, or of a multi-line (triple-quoted) literal, in a Swift file."""
     text = _source(path)
-    multi = re.search(r'static let ' + re.escape(name) + r'\s*=\s*"""\n(.*?)\n"""', text, re.S)
+    multi = re.search(r'static let ' + re.escape(name) + r'\s*=\s*"""\n(.*?)\n([ \t]*)"""', text, re.S)
     if multi:
-        return multi.group(1) + "\n"
+        # As Swift reads it: the closing delimiter's indentation is not part of any line.
+        indent = multi.group(2)
+        lines = multi.group(1).split("\n")
+        return "\n".join(line[len(indent):] if line.startswith(indent) else line for line in lines) + "\n"
     single = re.search(r'static let ' + re.escape(name) + r'\s*=\s*"([^"\\]*)"', text)
     if single:
         return single.group(1)
