@@ -274,8 +274,20 @@ import Testing
         let replayed = try await BinaryRunner.run(["flow", "replay", har], home: s.path)
         #expect(replayed.status == 0, "\(replayed.all)")
         #expect(replayed.stdout.contains("replay: matched all 3 recorded requests"), "\(replayed.stdout)")
-        // The amount came from the recorded flow, not a default: another one diverges.
-        let other = try await BinaryRunner.run(["flow", "replay", har, "--var", "amount=10.00"], home: s.path)
+        // The amount came from the recorded flow's charge step, where the option put it, not through a variable …
+        let variable = try await BinaryRunner.run(["flow", "replay", har, "--var", "amount=10.00"], home: s.path)
+        #expect(variable.status == 64 && variable.stderr.contains("has no variable 'amount'"), "\(variable.all)")
+        // … and a flow that charges another amount diverges from the recording.
+        let flow = try ReplayTests.changedFlow(har, in: s) { definition in
+            var steps = definition["steps"]?.arrayValue ?? []
+            let charge = steps.firstIndex { $0["name"] == "charge" }!
+            var step = steps[charge].objectValue!
+            #expect(step["with"]?["amount"] == "12.34")
+            step["with"] = .object((step["with"]?.objectValue ?? [:]).merging(["amount": "10.00"]) { $1 })
+            steps[charge] = .object(step)
+            definition["steps"] = .array(steps)
+        }
+        let other = try await BinaryRunner.run(["flow", "replay", har, "--flow", flow], home: s.path)
         #expect(other.status == 1, "\(other.all)")
     }
 

@@ -83,8 +83,8 @@ enum BraintreeCommands {
         var options = CommandFlows.BraintreeApplePay(
             amount: try amount(input.amount, in: currency) ?? 0)
         options.authorizeOnly = input.authorizeOnly
-        options.currency = input.currency != nil ? currency : nil
-        options.network = input.network
+        options.currency = currency
+        if let network = input.network { options.network = network }
         options.tokenFile = input.tokenFile
         options.nonce = input.nonce
         options.clientToken = input.clientToken
@@ -103,7 +103,7 @@ enum BraintreeCommands {
                 "give --token-file FILE (a token from the phone) or --nonce NONCE outside --env local (a made token only works with the emulator)"
             )
         }
-        let flow = try CommandFlows.braintreeApplePay(options, registry: Operations.registry)
+        let flow = CommandFlows.braintreeApplePay(options)
         return try await show(environment, flow: flow)
     }
 

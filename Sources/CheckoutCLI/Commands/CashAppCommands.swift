@@ -16,13 +16,12 @@ enum CashAppCommands {
 
     struct PayInput: CommandInput {
         enum Kind: String, CaseIterable, Sendable { case server, button }
-        enum Scope: String, CaseIterable, Sendable { case brand, merchant }
 
         var flow = Kind.server
         /// Read in US dollars in the body: `.amount` has no default to show, and this one has 10.00.
         var amount: String?
         var email: String?
-        var scope = Scope.brand
+        var scope = CashAppProtocol.Scope.brand
         var authorize = false
         var approvalTimeout: Double?
         var pollInterval: Double?
@@ -71,13 +70,14 @@ enum CashAppCommands {
         if !button && input.cardOut != nil {
             throw invocation.usage("--card-out is for --flow button (the server flow has no card)")
         }
-        var options = CommandFlows.CashAppPay(amount: try dollars(input.amount, option: "amount")!)
+        var options = CommandFlows.CashAppPay(
+            amount: try Amount.parse(option: "--amount", input.amount!, notation: .majorUnits, currency: .usd))
         options.button = button
         options.authorize = input.authorize
-        options.email = input.email
-        options.scope = input.scope.rawValue
-        options.approvalTimeout = try seconds(input.approvalTimeout, option: "approval-timeout", invocation)
-        options.pollInterval = try seconds(input.pollInterval, option: "poll-interval", invocation)
+        if let email = input.email { options.email = email }
+        options.scope = input.scope
+        options.approvalTimeout = try positiveSeconds(input.approvalTimeout, option: "approval-timeout", invocation)
+        options.pollInterval = try positiveSeconds(input.pollInterval, option: "poll-interval", invocation)
         if let cardOut = input.cardOut {
             // Before anything is sent: a card must never be issued to a file that cannot take it.
             if FileManager.default.fileExists(atPath: cardOut) {
@@ -86,7 +86,7 @@ enum CashAppCommands {
             }
             options.cardOut = cardOut
         }
-        let flow = try CommandFlows.cashAppPay(options, registry: Operations.registry)
+        let flow = try CommandFlows.cashAppPay(options)
         return try await run(invocation, flow: flow)
     }
 
@@ -301,20 +301,6 @@ enum CashAppCommands {
     }
 
     // MARK: -
-
-    /// `--option`'s text read as a decimal in US dollars, Cash App Pay's one currency, as Afterpay takes it.
-    private static func dollars(_ text: String?, option: String) throws(Diagnostic) -> String? {
-        guard let text else { return nil }
-        return Currency.usd.decimal(
-            try Amount.parse(option: "--\(option)", text, notation: .majorUnits, currency: .usd))
-    }
-
-    /// `--option`'s seconds as `cashapp pay`'s flow takes them: a duration's text.
-    private static func seconds(
-        _ value: Double?, option: String, _ invocation: Invocation
-    ) throws(Diagnostic) -> String {
-        "\(try positiveSeconds(value, option: option, invocation))s"
-    }
 
     private static func positiveSeconds(
         _ value: Double?, option: String, _ invocation: Invocation

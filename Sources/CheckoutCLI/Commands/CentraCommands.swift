@@ -248,21 +248,13 @@ enum CentraCommands {
     }
 
     struct ExpressInput: CommandInput {
-        /// `--cancel-after STEP`: where a shopper dismisses the sheet.
-        enum CancelStep: String, CaseIterable, Sendable {
-            case expressConfig = "express-config"
-            case addItem = "add-item"
-            case shipping
-            case shippingMethod = "shipping-method"
-        }
-
         var item: String?
         var contact: String?
         var billing: String?
         var method: Int?
         var tokenFile: String?
         var ingrid = false
-        var cancelAfter: CancelStep?
+        var cancelAfter: CommandFlows.CentraExpress.Stop?
         var open = false
         var threeDSDetails: String?
 
@@ -299,18 +291,20 @@ enum CentraCommands {
     ) { input, invocation throws(Diagnostic) in
         var options = CommandFlows.CentraExpress()
         options.item = input.item
-        options.contact = try contact(input.contact, option: "contact")
+        // Nil: the emulator's test shopper, which only the emulator knows.
+        let shopper = try contact(input.contact, option: "contact")
+        if let shopper { options.contact = shopper }
         options.billing = try contact(input.billing, option: "billing")
         options.shippingMethod = input.method
         options.tokenFile = input.tokenFile
         options.threeDSDetails = input.threeDSDetails
         options.open = input.open
         options.ingrid = input.ingrid
-        options.cancelAfter = input.cancelAfter?.rawValue
-        let flow = try CommandFlows.centraExpress(options, registry: Operations.registry)
+        options.cancelAfter = input.cancelAfter
+        let flow = try CommandFlows.centraExpress(options)
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
-        if options.contact == nil && environment.configuration.kind != .local {
+        if shopper == nil && environment.configuration.kind != .local {
             throw invocation.usage(
                 "--contact FILE is needed outside --env local (the test shopper is for the emulator)")
         }
@@ -318,7 +312,7 @@ enum CentraCommands {
             throw invocation.usage(
                 "--token-file FILE is needed outside --env local (a made token only works with the emulator)")
         }
-        return try await show(environment, flow: flow, cancelledAfter: input.cancelAfter?.rawValue)
+        return try await show(environment, flow: flow, cancelledAfter: input.cancelAfter)
     }
 
     // MARK: -
@@ -342,7 +336,7 @@ enum CentraCommands {
     /// Runs the flow and, in text mode, prints what a person wants to see of its last answer — after a cancel, that
     /// the checkout was cancelled, and the cart as the rollback left it.
     private static func show(
-        _ environment: RunEnvironment, flow: Flow, cancelledAfter: String? = nil
+        _ environment: RunEnvironment, flow: Flow, cancelledAfter: CommandFlows.CentraExpress.Stop? = nil
     ) async throws(Diagnostic) -> ExitCode {
         let result = try await environment.session.run(flow, vars: [:], registry: Operations.registry)
         // The answer worth showing is the last main step's (a finally rollback's when nothing else ran, or after a
@@ -353,7 +347,7 @@ enum CentraCommands {
         if environment.settings.output.format == .text {
             if let stop = cancelledAfter, result.failure == nil {
                 environment.console.out(
-                    "cancelled         after \(stop), as a shopper dismissing the sheet: nothing was paid")
+                    "cancelled         after \(stop.rawValue), as a shopper dismissing the sheet: nothing was paid")
             }
             for line in summary(shown?.output ?? .null) { environment.console.out(environment.redactor.text(line)) }
         }

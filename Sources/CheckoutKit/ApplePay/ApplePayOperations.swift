@@ -35,12 +35,15 @@ public enum ApplePayOperations {
         ]
     }
 
+    /// The name `makeToken` is registered under: a flow's steps name it so.
+    static let makeTokenName = "applepay.makeToken"
+
     /// - Parameters: the signing chain and recipient key the tokens are made with (the emulator's test PKI).
     public static func makeToken(
         signer: PaymentTokenSigner, recipient: P256PublicKey, merchantIdentifier: String
     ) -> FlowOperation {
         FlowOperation(
-            name: "applepay.makeToken",
+            name: makeTokenName,
             summary: "Make a single-use EC_v1 test token (for the emulator's keys) into a file.",
             arguments: MakeToken.self,
             alternatives: [["amount", "total"]],

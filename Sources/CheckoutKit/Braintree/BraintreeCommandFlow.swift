@@ -1,11 +1,15 @@
-/// The flow `braintree apple-pay` runs, built from its typed options (see `CommandFlows`).
+/// The flow `braintree apple-pay` runs, built from its typed options (see `CommandFlows`): the steps of the built-in
+/// flows `braintree-apple-pay` and (up to its authorisation) `braintree-apple-pay-auth-capture`.
 extension CommandFlows {
     public struct BraintreeApplePay: Sendable {
         /// Minor units.
         public var amount: Int
+        /// Authorize only: the capture is a later command.
         public var authorizeOnly = false
-        public var currency: Currency?
-        public var network: String?
+        public var currency = Currency.usd
+        /// The card network of the Apple Pay payment.
+        public var network = "Visa"
+        /// A token to tokenize; nil: one is made for the amount.
         public var tokenFile: String?
         /// A nonce to charge instead of tokenizing a token.
         public var nonce: String?
@@ -17,33 +21,52 @@ extension CommandFlows {
         public init(amount: Int) { self.amount = amount }
     }
 
-    public static func braintreeApplePay(
-        _ options: BraintreeApplePay, registry: OperationRegistry
-    ) throws(Diagnostic) -> Flow {
-        let name = options.authorizeOnly ? "braintree-apple-pay-auth-capture" : "braintree-apple-pay"
-        var flow = try BuiltinFlows.load(BuiltinFlows.named(name)!, registry: registry)
-        flow.name = "braintree-apple-pay"
-        if let currency = options.currency { flow.vars["currency"] = .string(currency.code) }
-        flow.vars["amount"] = .string((options.currency ?? .usd).decimal(options.amount))
-        if let network = options.network { flow.vars["network"] = .string(network) }
-        // Authorize only: the capture is a later command.
-        if options.authorizeOnly { try flow.remove(.capture) }
-        let payment: BuiltinStep = options.authorizeOnly ? .authorize : .charge
+    public static func braintreeApplePay(_ options: BraintreeApplePay) -> Flow {
+        var steps: [Step] = []
+        if options.nonce == nil && options.tokenFile == nil {
+            var token = ApplePayOperations.MakeToken()
+            token.total = options.amount
+            token.currency = options.currency
+            steps.append(madeToken(token))
+        }
+        if options.nonce == nil || !options.skipConfiguration {
+            var config = BraintreeOperations.Config()
+            config.clientToken = options.clientToken
+            config.currency = options.currency.code
+            config.network = options.network
+            steps.append(Step(name: "config", action: .operation(BraintreeOperations.config, config)))
+        }
+        var payment = BraintreeOperations.Transact()
+        payment.amount = options.amount
+        payment.currency = options.currency.code
+        payment.orderID = options.orderID
+        var paymentLater: [LaterArgument<BraintreeOperations.Transact>] = []
         if let nonce = options.nonce {
-            try flow.remove(.makeToken, .tokenize)
-            if options.skipConfiguration { try flow.remove(.config) }
-            flow.vars["nonce"] = .string(nonce)
-            try flow.setArguments(of: payment) { $0["nonce"] = "${vars.nonce}" }
-        } else if let path = options.tokenFile {
-            try flow.remove(.makeToken)
-            flow.vars["token_file"] = .string(path)
-        }
-        if let clientToken = options.clientToken {
-            for step in [BuiltinStep.config, .tokenize] where flow.steps.contains(where: { $0.name == step.rawValue }) {
-                try flow.setArguments(of: step) { $0["clientToken"] = .string(clientToken) }
+            payment.nonce = nonce
+        } else {
+            var tokenize = BraintreeOperations.Tokenize()
+            tokenize.clientToken = options.clientToken
+            tokenize.paymentNetwork = options.network
+            var later: [LaterArgument<BraintreeOperations.Tokenize>] = [
+                .bind(\.clientAPIURL, to: .output(step: "config", path: "summary.clientApiUrl"))
+            ]
+            if let path = options.tokenFile {
+                tokenize.tokenFile = path
+            } else {
+                later.append(.bind(\.tokenFile, to: .captured(madeTokenFile)))
             }
+            steps.append(
+                Step(name: "tokenize", action: .operation(BraintreeOperations.tokenize, tokenize, later: later)))
+            paymentLater.append(.bind(\.nonce, to: .output(step: "tokenize", path: "nonce")))
         }
-        if let orderID = options.orderID { try flow.setArguments(of: payment) { $0["orderId"] = .string(orderID) } }
-        return flow
+        let (step, operation, status) =
+            options.authorizeOnly
+            ? ("authorize", BraintreeOperations.authorize, "AUTHORIZED")
+            : ("charge", BraintreeOperations.charge, "SUBMITTED_FOR_SETTLEMENT")
+        steps.append(
+            Step(
+                name: step, action: .operation(operation, payment, later: paymentLater),
+                expect: expecting(equals: ["transaction", "status"], .string(status))))
+        return checkout("braintree-apple-pay", steps, deadline: 60)
     }
 }

@@ -1,54 +1,118 @@
-/// The flow `centra express` runs, built from its typed options (see `CommandFlows`).
+/// The flow `centra express` runs, built from its typed options (see `CommandFlows`): the steps of the built-in flows
+/// `centra-express`, `centra-express-pdp` and `centra-express-ingrid`.
 extension CommandFlows {
     public struct CentraExpress: Sendable {
+        /// The steps a shopper can dismiss the sheet after.
+        public enum Stop: String, CaseIterable, Sendable {
+            case expressConfig = "express-config"
+            case addItem = "add-item"
+            case shipping
+            case shippingMethod = "shipping-method"
+        }
+
+        /// PDP express: the product added first, rolled back unless the order is placed.
         public var item: String?
-        public var contact: JSON.Object?
+        /// The shipping contact the Apple Pay sheet reveals.
+        public var contact = testShopper
         public var billing: JSON.Object?
+        /// The shipping method; nil: the first offered.
         public var shippingMethod: Int?
+        /// A token to pay with; nil: one is made for the selection's grand total.
         public var tokenFile: String?
         public var threeDSDetails: String?
         public var open = false
+        /// Ingrid's `handleWidgetEvent(expressCheckout: true)` first.
         public var ingrid = false
         /// Stop after this step, as a shopper dismissing the sheet.
-        public var cancelAfter: String?
+        public var cancelAfter: Stop?
 
         public init() {}
+
+        /// The shopper of the emulator's test store (the built-in flows' `contact`).
+        public static let testShopper: JSON.Object = [
+            "name": ["givenName": "Ada", "familyName": "Lovelace"],
+            "postalAddress": [
+                "street": "Storgatan 1", "city": "Stockholm", "state": "", "postalCode": "11122",
+                "isoCountryCode": "se",
+            ],
+            "emailAddress": "ada@example.com", "phoneNumber": "+46701234567",
+        ]
     }
 
-    public static func centraExpress(_ options: CentraExpress, registry: OperationRegistry) throws(Diagnostic) -> Flow {
+    public static func centraExpress(_ options: CentraExpress) throws(Diagnostic) -> Flow {
         if options.ingrid, options.item != nil {
             throw .usage(
                 "--ingrid checks out the cart as it is; it has no product step for --item",
                 hint: "leave one of them out")
         }
-        let name =
-            options.ingrid ? "centra-express-ingrid" : options.item == nil ? "centra-express" : "centra-express-pdp"
-        var flow = try BuiltinFlows.load(BuiltinFlows.named(name)!, registry: registry)
-        flow.name = "centra-express"
-        if let item = options.item { flow.vars["item"] = .string(item) }
-        if let contact = options.contact { flow.vars["contact"] = .object(contact) }
-        if options.open { flow.vars["open"] = true }
-        if let method = options.shippingMethod {
-            try flow.setArguments(of: .shippingMethod) { $0["id"] = .number(JSON.Number(method)) }
+        var steps: [Step] = []
+        if options.ingrid {
+            var event = CentraOperations.HandleWidgetEvent()
+            event.payload = ["expressCheckout": true]
+            steps.append(Step(name: "widget-event", action: .operation(CentraOperations.handleWidgetEvent, event)))
         }
+        steps.append(
+            Step(
+                name: CentraExpress.Stop.expressConfig.rawValue,
+                action: .operation(CentraOperations.expressConfig, CentraOperations.ExpressConfig()),
+                expect: expecting(equals: ["summary", "applePay"], true)))
+        if let item = options.item {
+            var add = CentraOperations.AddItem()
+            add.item = item
+            steps.append(
+                Step(name: CentraExpress.Stop.addItem.rawValue, action: .operation(CentraOperations.addItem, add)))
+        }
+        var shipping = CentraOperations.Shipping()
+        shipping.address = options.contact
+        steps.append(
+            Step(name: CentraExpress.Stop.shipping.rawValue, action: .operation(CentraOperations.shipping, shipping)))
+        var method = CentraOperations.SetShippingMethod()
+        method.id = options.shippingMethod
+        steps.append(
+            Step(
+                name: CentraExpress.Stop.shippingMethod.rawValue,
+                action: .operation(CentraOperations.setShippingMethod, method)))
+        var payment = CentraOperations.PaymentInstructions()
+        payment.shippingAddress = options.contact
+        payment.billingAddress = options.billing
+        payment.open = options.open
+        payment.threeDSDetails = options.threeDSDetails
         if let path = options.tokenFile {
-            try flow.remove(.makeToken)
-            flow.vars["token_file"] = .string(path)
-        }
-        if options.billing != nil || options.threeDSDetails != nil {
-            try flow.setArguments(of: .payment) { arguments in
-                if let billing = options.billing { arguments["billingAddress"] = .object(billing) }
-                if let details = options.threeDSDetails { arguments["threeDSDetails"] = .string(details) }
+            payment.tokenFile = path
+            steps.append(Step(name: "payment", action: .operation(CentraOperations.paymentInstructions, payment)))
+        } else {
+            let total = { (path: String) in
+                RunValue.output(step: CentraExpress.Stop.shippingMethod.rawValue, path: path)
             }
+            steps.append(
+                madeToken(
+                    ApplePayOperations.MakeToken(),
+                    later: [
+                        .bind(\.amount, to: total("summary.grandTotal")),
+                        .bind(\.currency, to: total("summary.currency")),
+                    ]))
+            steps.append(
+                Step(
+                    name: "payment",
+                    action: .operation(
+                        CentraOperations.paymentInstructions, payment,
+                        later: [.bind(\.tokenFile, to: .captured(madeTokenFile))])))
         }
+        steps.append(
+            Step(
+                name: "order", action: .operation(CentraOperations.order, NoArguments()),
+                expect: expecting(exist: ["order", "id"], ["order", "status"])))
         if let stop = options.cancelAfter {
-            guard let index = flow.steps.firstIndex(where: { $0.name == stop }) else {
+            guard let index = steps.firstIndex(where: { $0.name == stop.rawValue }) else {
                 throw .usage(
-                    "--cancel-after \(stop): this checkout has no step \(stop) (its steps: \(flow.steps.map(\.name).joined(separator: ", ")))"
-                )
+                    "--cancel-after \(stop.rawValue): this checkout adds no item (its steps: \(steps.map(\.name).joined(separator: ", ")))",
+                    hint: "give --item ITEM, or stop after another step")
             }
-            flow.steps = Array(flow.steps[...index])
+            steps = Array(steps[...index])
         }
-        return flow
+        // An added item is rolled back unless the order is placed: on a cancel, a failure, an interruption.
+        let rollback = Step(
+            name: "rollback", action: .operation(CentraOperations.rollback, CentraOperations.Rollback()))
+        return checkout("centra-express", steps, finally: options.item == nil ? [] : [rollback], deadline: 120)
     }
 }

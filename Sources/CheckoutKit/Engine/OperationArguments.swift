@@ -34,14 +34,17 @@ public struct Argument<Root>: Sendable {
     let write: @Sendable (_ root: Root, _ others: JSON.Object) -> JSON?
     /// Whether its value in `root` is the one in `defaults` (then a step leaves it out, unless it is required).
     let isDefault: @Sendable (_ root: Root, _ defaults: Root) -> Bool
+    /// The property it is read into: what a value known only as the flow runs is bound to (`RunValue`).
+    let property: AnyKeyPath & Sendable
 
     init(
-        _ parameter: FlowOperation.Parameter, readWith: String? = nil,
+        _ parameter: FlowOperation.Parameter, property: AnyKeyPath & Sendable, readWith: String? = nil,
         read: @escaping @Sendable (JSON, JSON.Object, inout Root) -> FlowOperation.ArgumentProblem?,
         write: @escaping @Sendable (Root, JSON.Object) -> JSON?,
         isDefault: @escaping @Sendable (Root, Root) -> Bool
     ) {
         self.parameter = parameter
+        self.property = property
         self.readWith = readWith
         self.read = read
         self.write = write
@@ -55,7 +58,7 @@ public struct Argument<Root>: Sendable {
         _ parse: @escaping @Sendable (JSON, JSON.Object) -> Result<Value, FlowOperation.ArgumentProblem>
     ) -> Argument {
         Argument(
-            parameter, readWith: readWith,
+            parameter, property: path, readWith: readWith,
             read: { value, arguments, root in
                 switch parse(value, arguments) {
                 case .success(let read):
@@ -423,15 +426,58 @@ extension OperationArguments {
 }
 
 extension Step.Action {
-    /// A step of `operation` given `arguments`, as a flow file gives them (`OperationArguments.stepArguments`): a
-    /// command builds its steps so, each value typed from the option it came from to the operation that reads it.
+    /// A step of `operation` given `arguments`, as a flow file gives them (`OperationArguments.stepArguments`), and the
+    /// arguments known only as the flow runs (`later`): a command builds its steps so, each value typed from the option
+    /// it came from to the operation that reads it.
     public static func operation<Arguments: OperationArguments>(
-        _ operation: FlowOperation, _ arguments: Arguments
+        _ operation: FlowOperation, _ arguments: Arguments, later: [LaterArgument<Arguments>] = []
     ) -> Self {
         precondition(
             operation.argumentsType == ObjectIdentifier(Arguments.self),
             "\(operation.name) takes other arguments than \(Arguments.self)")
-        return .operation(name: operation.name, arguments: .object(arguments.stepArguments))
+        return .operation(named: operation.name, arguments, later: later)
+    }
+
+    /// A step of the operation registered as `name`, which takes `Arguments`: for one made where it is registered
+    /// (Apple Pay's token maker, which holds the keys it signs with).
+    static func operation<Arguments: OperationArguments>(
+        named name: String, _ arguments: Arguments, later: [LaterArgument<Arguments>] = []
+    ) -> Self {
+        var with = arguments.stepArguments
+        for bound in later {
+            guard let argument = Arguments.arguments.first(where: { $0.property == bound.property }) else {
+                preconditionFailure("\(name) reads no argument into \(bound.property)")
+            }
+            with[argument.parameter.name] = .string(bound.value.template)
+        }
+        return .operation(name: name, arguments: .object(with))
+    }
+}
+
+/// A value a step's argument takes only as the flow runs.
+public enum RunValue: Sendable {
+    /// A path into what an earlier step output: the selection's total the token is made for.
+    case output(step: String, path: String)
+    /// A variable an earlier step captured (`Step.capture`): the made token's file.
+    case captured(String)
+
+    /// As a flow file writes it.
+    var template: String {
+        switch self {
+        case .output(let step, let path): "${steps.\(step).\(path)}"
+        case .captured(let name): "${vars.\(name)}"
+        }
+    }
+}
+
+/// An argument of `Root` known only as the flow runs, bound to the property the operation reads it into — by key path,
+/// so that a property the arguments do not have is a compile error, not a misspelt key.
+public struct LaterArgument<Root: OperationArguments>: Sendable {
+    let property: AnyKeyPath & Sendable
+    let value: RunValue
+
+    public static func bind<Value>(_ property: WritableKeyPath<Root, Value> & Sendable, to value: RunValue) -> Self {
+        LaterArgument(property: property, value: value)
     }
 }
 
