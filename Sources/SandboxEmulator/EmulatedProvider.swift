@@ -13,10 +13,13 @@ public protocol EmulatedProvider: AnyObject, Sendable {
     static var scenariosHelp: String { get }
     /// Who receives its webhooks; nil when it sends none.
     var webhookSender: (any WebhookSender)? { get }
+    /// The webhook event types it sends, which `sandbox trigger` can make it send; none when it sends no webhooks.
+    static var eventTypes: [String] { get }
 }
 
 extension EmulatedProvider {
     public var webhookSender: (any WebhookSender)? { nil }
+    public static var eventTypes: [String] { [] }
 }
 
 /// What a provider's emulator is installed with.

@@ -45,6 +45,11 @@ public final class Emulator: Sendable {
             router: router, ledger: ledger, baseURL: { server.baseURL }, webhookURL: webhookURL)
         installed = Dictionary(uniqueKeysWithValues: Self.providers.map { ($0.name, $0.install(context)) })
         router.register(BuiltinRoutes.make(ledger: ledger, recorder: recorder))
+        for provider in Self.providers {
+            guard let sender = installed[provider.name]?.webhookSender else { continue }
+            router.register(
+                WebhookRoutes.make(provider: provider.name, eventTypes: provider.eventTypes, sender: sender))
+        }
     }
 
     /// Every emulated provider, in the order help lists them: the one list a new provider joins.
@@ -214,11 +219,3 @@ final class RequestRecorder: Sendable {
 
     func all() -> [HTTPRequest] { entries().map(\.request) }
 }
-
-/// A provider emulator that delivers webhooks to the targets registered with it (runs' and `bahn listen`'s listeners).
-public protocol WebhookSender: Sendable {
-    func addWebhookTarget(id: String, url: String)
-    @discardableResult func removeWebhookTarget(id: String) -> Bool
-}
-
-extension BahnEmulator: WebhookSender {}

@@ -7,6 +7,9 @@ import Foundation
 /// 1.2.840.113635.100.6.29; valid for 30 years from 2026-11-29).
 ///
 /// NOT SECRET: these keys are published in this repository on purpose. Never use them outside the emulator.
+///
+/// Apple Pay's test PKI, which every wallet provider's token goes through, is here; each provider's own credentials
+/// are in its folder (`Bahn/BahnTestCredentials.swift`, …): adding a provider touches only its own folders.
 public enum TestCredentials {
     // MARK: Apple Pay
 
@@ -94,78 +97,4 @@ public enum TestCredentials {
 
     /// The merchant identifier the emulator's processing key belongs to.
     public static let merchantIdentifier = "merchant.dev.checkout-driver.emulator"
-
-    // MARK: Bahn
-
-    /// The emulator's `Bn-Api-Key`.
-    public static let bahnAPIKey = "bn_test_emulator_5c1f0e9a7d3b42c8"
-
-    /// The registered client key that JWS bodies are signed with (private half, for `--env local`).
-    public static let bahnClientPrivateKeyPEM = """
-        -----BEGIN PRIVATE KEY-----
-        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg+vvRLoz6ysdZ25I+
-        MR1DZJhEzHfGcyoNq2dHUFrxqJKhRANCAAQQYmKnPnnf9yihoCJ3G/0oMVLTPv8G
-        +67UWae+lWXElxOPy+hyNQyvOvnrcysfPJHo2Y86TaoA5iBuDomugIAj
-        -----END PRIVATE KEY-----
-        """
-
-    /// The registered client public key the emulator verifies JWS bodies against.
-    public static let bahnClientPublicKeyPEM = """
-        -----BEGIN PUBLIC KEY-----
-        MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEEGJipz553/cooaAidxv9KDFS0z7/
-        Bvuu1FmnvpVlxJcTj8vocjUMrzr563MrHzyR6NmPOk2qAOYgbg6JroCAIw==
-        -----END PUBLIC KEY-----
-        """
-
-    /// The JWS `kid` of the registered client key.
-    public static let bahnKeyID = "emulator-client-key-1"
-
-    /// The secret the emulator signs Bahn webhooks with.
-    public static let bahnWebhookSecret = "whsec_emulator_8a4d2f61b0c9e7a3"
-
-    // MARK: Afterpay + Cash App
-
-    /// The Afterpay v2 merchant id (the user half of Basic auth).
-    public static let afterpayMerchantID = "100101382"
-    /// The Afterpay v2 secret key (the password half of Basic auth).
-    public static let afterpaySecretKey = "ap_test_emulator_7c2e9b41d5a8f603"
-    /// The v3 button's `shopDirectoryMerchantId`.
-    public static let afterpayShopMerchantID = "emulator-shop-1"
-    /// The public v3 `shopDirectoryId` constant (Afterpay's US sandbox value).
-    public static let afterpayShopDirectoryID = "cd6b7914412b407d80aaf81d855d1105"
-    /// The Pay Kit client id: fixed per environment (this is the sandbox one), sent as `Authorization: Client <id>`.
-    public static let cashAppClientID = "CAS-CI_AFTERPAY"
-    /// What sign-payment hands out as the JWT's `externalMerchantId` and as `externalBrandId`: the Cash App scope ids.
-    public static let afterpayExternalMerchantID = "MMI_emulator0001"
-    public static let afterpayExternalBrandID = "BRAND_emulator0001"
-
-    /// The key api-plus signs sign-payment JWTs with (ES256) and verifies them against at validate-payment.
-    public static let afterpayJWTPrivateKeyPEM = """
-        -----BEGIN PRIVATE KEY-----
-        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgU4qeNUcdYG1OiPcE
-        TzE/H/ayq+IlNp1aASxgyeZT1P+hRANCAAQ6JSnf1nzi+pkB0OvwJpYVvxZcw5uU
-        4bgFtLk8KhMo8oz1wKdwSJIwsgZeUxdexpy2TxS8DupkDC3dEQShebV1
-        -----END PRIVATE KEY-----
-        """
-
-    /// The public half: a client may check a sign-payment JWT with it.
-    public static let afterpayJWTPublicKeyPEM = """
-        -----BEGIN PUBLIC KEY-----
-        MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEOiUp39Z84vqZAdDr8CaWFb8WXMOb
-        lOG4BbS5PCoTKPKM9cCncEiSMLIGXlMXXsactk8UvA7qZAwt3REEoXm1dQ==
-        -----END PUBLIC KEY-----
-        """
-
-    /// The JWT header's `kid`.
-    public static let afterpayJWTKeyID = "emulator-sign-1"
-
-    // MARK: Braintree
-
-    /// The sandbox merchant the client API and GraphQL API belong to.
-    public static let braintreeMerchantID = "emulatormerchant01"
-    /// The client API's tokenization key (`<environment>_<random>_<merchant id>`), sent as `Client-Key`.
-    public static let braintreeTokenizationKey = "sandbox_emu7k2q9_emulatormerchant01"
-    /// The GraphQL API's key pair: `Authorization: Basic base64(public:private)`.
-    public static let braintreePublicKey = "emulatorpublic0001"
-    public static let braintreePrivateKey = "bt_private_emulator_4c9e1a7f3d2b8e60"
 }

@@ -94,6 +94,7 @@ import Testing
             "\(eventsOutput.prefix(2000))")
         let events = try JSON.parse(Data(eventsOutput.utf8))
         let record = try #require(events["events"]?.arrayValue?.first { $0["id"]?.stringValue == event })
+        #expect(record["provider"] == "bahn" && record["subject"]?.stringValue == String(sent.2), "\(record)")
         let deliveries = record["deliveries"]?.arrayValue ?? []
         #expect(deliveries.count >= 2 && deliveries.allSatisfy { $0["status"] == "delivered" }, "\(deliveries)")
         let text = try await BinaryRunner.run(["sandbox", "events"], home: s.path)
@@ -112,6 +113,20 @@ import Testing
         let type = try await BinaryRunner.run(["sandbox", "trigger", "payment_intent.status.succeded"], home: s.path)
         #expect(
             type.status == 64 && type.stderr.contains("did you mean 'payment_intent.status.succeeded'?"), "\(type.all)")
+        // The generic spelling: which provider's emulator, and what the event is about (the flow's intent).
+        let paid = try #require(entries?.arrayValue?.first?["reference"]?.stringValue)
+        let subject = try await BinaryRunner.run(
+            ["sandbox", "trigger", "payment_intent.canceled", "--provider", "bahn", "--subject", paid], home: s.path)
+        #expect(
+            subject.status == 0 && subject.stdout.contains("payment_intent.canceled for \(paid) to "), "\(subject.all)")
+        let both = try await BinaryRunner.run(
+            ["sandbox", "trigger", "payment_intent.canceled", "--subject", "pi_1", "--intent", "pi_2"], home: s.path)
+        #expect(both.status == 64 && both.stderr.contains("not both"), "\(both.all)")
+        // Only a provider whose emulator sends webhooks has events.
+        let quiet = try await BinaryRunner.run(["sandbox", "events", "--provider", "centra"], home: s.path)
+        #expect(quiet.status == 64 && quiet.stderr.contains("bahn"), "\(quiet.all)")
+        let bahnOnly = try await BinaryRunner.run(["sandbox", "events", "--provider", "bahn"], home: s.path)
+        #expect(bahnOnly.status == 0 && bahnOnly.stdout.contains(event), "\(bahnOnly.all)")
 
         // A reader that closed the pipe ends the command quietly, with SIGPIPE's status (141): no "Broken pipe", no 74.
         let piped = try BinaryRunner.runWithItsReaderGone(["sandbox", "ledger", "--format", "jsonl"], home: s.path)

@@ -1,7 +1,7 @@
 """The emulator's published test credentials, read from the Swift sources that define them.
 
 `--env local` configures checkout-driver with these same values (Sources/SandboxEmulator/TestCredentials.swift,
-Sources/SandboxEmulator/Centra/CentraRules.swift). Reading them from there, rather than pasting copies here, keeps
+Sources/SandboxEmulator/Bahn/BahnTestCredentials.swift, Sources/SandboxEmulator/Centra/CentraRules.swift). Reading them from there, rather than pasting copies here, keeps
 one source of truth: if the emulator's keys change, the Tavern flows follow, or fail loudly naming what is missing.
 """
 
@@ -11,6 +11,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 TEST_CREDENTIALS = REPO / "Sources/SandboxEmulator/TestCredentials.swift"
+BAHN_CREDENTIALS = REPO / "Sources/SandboxEmulator/Bahn/BahnTestCredentials.swift"
 CENTRA_RULES = REPO / "Sources/SandboxEmulator/Centra/CentraRules.swift"
 
 
@@ -42,10 +43,10 @@ PAYMENT_PROCESSING_PUBLIC_KEY_PEM = swift_string(TEST_CREDENTIALS, "paymentProce
 MERCHANT_IDENTIFIER = swift_string(TEST_CREDENTIALS, "merchantIdentifier")
 
 # Bahn: API key, the registered client key that signs JWS bodies, its kid, and the webhook secret.
-BAHN_API_KEY = swift_string(TEST_CREDENTIALS, "bahnAPIKey")
-BAHN_SIGNING_KEY_PEM = swift_string(TEST_CREDENTIALS, "bahnClientPrivateKeyPEM")
-BAHN_KEY_ID = swift_string(TEST_CREDENTIALS, "bahnKeyID")
-BAHN_WEBHOOK_SECRET = swift_string(TEST_CREDENTIALS, "bahnWebhookSecret")
+BAHN_API_KEY = swift_string(BAHN_CREDENTIALS, "bahnAPIKey")
+BAHN_SIGNING_KEY_PEM = swift_string(BAHN_CREDENTIALS, "bahnClientPrivateKeyPEM")
+BAHN_KEY_ID = swift_string(BAHN_CREDENTIALS, "bahnKeyID")
+BAHN_WEBHOOK_SECRET = swift_string(BAHN_CREDENTIALS, "bahnWebhookSecret")
 
 # Centra: the plugin (Session-mode) token that starts a shopper session, and the shared secret.
 CENTRA_PLUGIN_TOKEN = swift_string(CENTRA_RULES, "pluginToken")

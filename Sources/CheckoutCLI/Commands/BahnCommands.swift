@@ -1,5 +1,6 @@
 import CheckoutKit
 import Foundation
+import SandboxEmulator
 
 /// `checkout-driver bahn …`: each subcommand is a one-step built-in flow on the shared engine, so retries,
 /// recording, reports and the state file work exactly as in `flow run`.
@@ -7,7 +8,7 @@ enum BahnCommands {
     /// `bahn events resend ID`: a webhook event delivered again by the emulator (Bahn's API has no such call).
     static let events = CommandSpec(
         name: "events", abstract: "Bahn webhook events on the emulator: resend one.",
-        subcommands: [SandboxCommands.resend])
+        subcommands: [SandboxCommands.resend(provider: BahnEmulator.name)])
 
     static var spec: CommandSpec {
         CommandSpec(

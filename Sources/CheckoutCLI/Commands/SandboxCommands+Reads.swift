@@ -2,8 +2,9 @@ import CheckoutKit
 import Foundation
 import SandboxEmulator
 
-/// `checkout-driver sandbox ledger | requests | events | trigger`, and `bahn events resend`: a running emulator read
-/// and driven from the command line, instead of curl against its `/_sandbox/` routes.
+/// `checkout-driver sandbox ledger | requests | events | trigger`, and `<provider> events resend`: a running emulator
+/// read and driven from the command line, instead of curl against its `/_sandbox/` routes — the webhook commands for
+/// every provider whose emulator sends webhooks (`EmulatedProvider.eventTypes`, `WebhookRoutes`).
 extension SandboxCommands {
     /// A command's input that takes `--url`, the emulator to ask.
     protocol EmulatorInput: CommandInput {
@@ -17,7 +18,7 @@ extension SandboxCommands {
             schemes: ["http"])
     }
 
-    /// `sandbox ledger`, `requests` and `events`: only the emulator to ask.
+    /// `sandbox ledger` and `requests`: only the emulator to ask.
     struct ReadInput: EmulatorInput {
         var url: String?
 
@@ -62,20 +63,50 @@ extension SandboxCommands {
         }
     }
 
+    /// The providers whose emulators send webhook events, each with the types it sends (`EmulatedProvider.eventTypes`).
+    static var eventSenders: [(name: String, types: [String])] {
+        Emulator.providers.compactMap { $0.eventTypes.isEmpty ? nil : ($0.name, $0.eventTypes) }
+    }
+
+    /// `--provider NAME`, one of the providers whose emulators send webhooks.
+    static func providerInput<Root: EmulatorInput>(
+        _ path: WritableKeyPath<Root, String?> & Sendable, help: String
+    ) -> Input<Root> {
+        .value("provider", path, value: "NAME", help: help, choices: eventSenders.map(\.name))
+    }
+
+    /// `sandbox events`: whose events, and the emulator to ask.
+    struct EventsInput: EmulatorInput {
+        var provider: String?
+        var url: String?
+
+        static let inputs: [Input<EventsInput>] = [
+            providerInput(
+                \.provider, help: "Only this provider's events [default: every provider that sends webhooks]."),
+            urlInput(),
+        ]
+    }
+
     static let events = CommandSpec(
         name: "events", abstract: "The webhook events the running emulator emitted, with their deliveries.",
-        input: ReadInput.self
+        input: EventsInput.self
     ) { input, invocation throws(Diagnostic) in
-        try await show(
-            input, invocation, path: "/_sandbox/bahn/events", member: "events", empty: "no events",
-            header: ["id", "type", "intent", "status", "deliveries"]
+        var events: [JSON] = []
+        for provider in input.provider.map({ [$0] }) ?? eventSenders.map(\.name) {
+            for event in try await items(input, invocation, path: "/_sandbox/\(provider)/events", member: "events") {
+                events.append(.object((event.objectValue ?? [:]).merging(["provider": .string(provider)]) { $1 }))
+            }
+        }
+        return try present(
+            invocation, events, member: "events", empty: "no events",
+            header: ["provider", "id", "type", "subject", "status", "deliveries"]
         ) { event in
             let deliveries = (event["deliveries"]?.arrayValue ?? []).map { d in
                 let attempts = d["attempts"]?.arrayValue?.count ?? 0
                 return
                     "\(d["target"]?.interpolationText ?? "?"): \(d["status"]?.interpolationText ?? "?") (\(attempts) attempt\(attempts == 1 ? "" : "s"))"
             }
-            return [event["id"], event["type"], event["payment_intent_id"], event["status"]].map {
+            return [event["provider"], event["id"], event["type"], event["subject"], event["status"]].map {
                 $0?.interpolationText ?? ""
             }
                 + [deliveries.isEmpty ? "no target" : deliveries.joined(separator: ", ")]
@@ -83,65 +114,84 @@ extension SandboxCommands {
     }
 
     static let trigger = CommandSpec(
-        name: "trigger", abstract: "Have the running emulator send a Bahn webhook event, as `stripe trigger` does.",
+        name: "trigger", abstract: "Have the running emulator send a webhook event, as `stripe trigger` does.",
         discussion: """
-            The event goes to every registered target (`bahn listen`, a run awaiting webhooks, --webhook-url), signed and
-            retried like any other. Without --intent it carries an intent made up for it, in the state its type
-            announces. Types: \(eventTypes.joined(separator: ", ")).
+            The event goes to every registered target (a listener such as `bahn listen`, a run awaiting webhooks,
+            --webhook-url), signed and retried like any other. Without --subject it is about an object made up for it,
+            in the state its type announces. Types: \(eventSenders.map { "\($0.types.joined(separator: ", ")) (\($0.name))" }.joined(separator: "; ")).
             """,
         input: TriggerInput.self
     ) { input, invocation throws(Diagnostic) in
         let type = input.event!
-        guard eventTypes.contains(type) else {
-            let suggestion = Suggest.closest(to: type, in: eventTypes).map { "; did you mean '\($0)'?" } ?? ""
-            throw invocation.usage(
-                "no event type '\(type)'\(suggestion) (types: \(eventTypes.joined(separator: ", ")))")
+        let senders = eventSenders.filter { input.provider == nil || $0.name == input.provider }
+        let types = senders.flatMap(\.types)
+        guard let sender = senders.first(where: { $0.types.contains(type) }) else {
+            let suggestion = Suggest.closest(to: type, in: types).map { "; did you mean '\($0)'?" } ?? ""
+            throw invocation.usage("no event type '\(type)'\(suggestion) (types: \(types.joined(separator: ", ")))")
+        }
+        if input.subject != nil && input.intent != nil {
+            throw invocation.usage("give --subject ID or --intent ID (its name for a Bahn event), not both")
         }
         var body: JSON.Object = ["type": .string(type)]
-        if let intent = input.intent { body["payment_intent"] = .string(intent) }
+        if let subject = input.subject ?? input.intent { body["subject"] = .string(subject) }
         let answer = CheckoutDriver.redactor.json(
-            try await call(input, invocation, method: "POST", path: "/_sandbox/bahn/events", body: .object(body)))
+            try await call(
+                input, invocation, method: "POST", path: "/_sandbox/\(sender.name)/events", body: .object(body)))
         try say(
             invocation, answer,
-            "sent \(answer["id"]?.interpolationText ?? "?") \(type) for \(answer["payment_intent_id"]?.interpolationText ?? "?") to \(targets(answer))"
+            "sent \(answer["id"]?.interpolationText ?? "?") \(type) for \(answer["subject"]?.interpolationText ?? "?") to \(targets(answer, provider: sender.name))"
         )
         return .ok
     }
 
-    /// `sandbox trigger`: the event type, the intent it carries, and the emulator to ask.
+    /// `sandbox trigger`: the event type, whose emulator sends it, what it is about, and the emulator to ask.
     struct TriggerInput: EmulatorInput {
         /// The `EVENT` argument, which the parser requires.
         var event: String?
+        var provider: String?
+        var subject: String?
+        /// Bahn's name for the subject, which the command took before it took other providers' events.
         var intent: String?
         var url: String?
 
         static let inputs: [Input<TriggerInput>] = [
             .argument("EVENT", \.event, help: "The event type, e.g. payment_intent.status.succeeded."),
-            .identifier("intent", \.intent, help: "An intent of the emulator's for the event to carry."),
+            providerInput(\.provider, help: "The provider whose emulator sends it [default: the one that has EVENT]."),
+            .identifier(
+                "subject", \.subject,
+                help:
+                    "What the event is about, an object of the emulator's (a Bahn payment intent) [default: a new one]."
+            ),
+            .identifier("intent", \.intent, help: "For a Bahn event, the same as --subject: the payment intent."),
             urlInput(),
         ]
     }
 
-    static let resend = CommandSpec(
-        name: "resend",
-        abstract: "Have the running emulator deliver a webhook event again, as `stripe events resend` does.",
-        discussion: """
-            The same event (its id and bytes), signed afresh, to every target registered now. Bahn's own API has no such
-            call: this asks the emulator (the running sandbox serve, --url, or EMULATOR_URL). `sandbox events` lists the ids.
-            """,
-        input: ResendInput.self
-    ) { input, invocation throws(Diagnostic) in
-        let id = input.id!
-        guard id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
-            throw invocation.usage("'\(id)' is not an event id (evt_…)")
+    /// `<provider> events resend ID`: an event the provider's emulator sent, delivered again.
+    static func resend(provider: String) -> CommandSpec {
+        CommandSpec(
+            name: "resend",
+            abstract: "Have the running emulator deliver a webhook event again, as `stripe events resend` does.",
+            discussion: """
+                The same event (its id and bytes), signed afresh, to every target registered now. The provider's own API
+                has no such call: this asks the emulator (the running sandbox serve, --url, or EMULATOR_URL). `sandbox
+                events` lists the ids.
+                """,
+            input: ResendInput.self
+        ) { input, invocation throws(Diagnostic) in
+            let id = input.id!
+            guard id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
+                throw invocation.usage("'\(id)' is not an event id (evt_…)")
+            }
+            let answer = try await call(
+                input, invocation, method: "POST", path: "/_sandbox/\(provider)/events/\(id)/resend",
+                body: .object([:]))
+            try say(invocation, answer, "resent \(id) to \(targets(answer, provider: provider))")
+            return .ok
         }
-        let answer = try await call(
-            input, invocation, method: "POST", path: "/_sandbox/bahn/events/\(id)/resend", body: .object([:]))
-        try say(invocation, answer, "resent \(id) to \(targets(answer))")
-        return .ok
     }
 
-    /// `bahn events resend`: the event to deliver again, and the emulator to ask.
+    /// `<provider> events resend`: the event to deliver again, and the emulator to ask.
     struct ResendInput: EmulatorInput {
         /// The `ID` argument, which the parser requires.
         var id: String?
@@ -153,12 +203,10 @@ extension SandboxCommands {
         ]
     }
 
-    static var eventTypes: [String] { BahnEmulator.eventTypes }
-
-    private static func targets(_ answer: JSON) -> String {
+    private static func targets(_ answer: JSON, provider: String) -> String {
         let count = answer["targets"]?.intValue ?? 0
         return count == 0
-            ? "no target (start `checkout-driver bahn listen` to receive it)"
+            ? "no target (start `checkout-driver \(provider) listen` to receive it)"
             : count == 1 ? "1 target" : "\(count) targets"
     }
 
@@ -174,15 +222,20 @@ extension SandboxCommands {
         header: [String],
         row: (JSON) -> [String]
     ) async throws(Diagnostic) -> ExitCode {
+        try present(
+            invocation, try await items(input, invocation, path: path, member: member), member: member, empty: empty,
+            header: header, row: row)
+    }
+
+    /// `items` as a table (text), one document under `member` (json) or a line per item (jsonl).
+    private static func present(
+        _ invocation: Invocation, _ items: [JSON], member: String, empty: String, header: [String],
+        row: (JSON) -> [String]
+    ) throws(Diagnostic) -> ExitCode {
         let settings = try GlobalSettings(invocation)
         // What the emulator recorded holds credentials (headers, tokens, client secrets): masked like any output.
         let redactor = CheckoutDriver.redactor
-        let answer = redactor.json(
-            .object([
-                member: .array(
-                    try await items(input, invocation, path: path, member: member)
-                        .map { masked($0, redactor: redactor) })
-            ]))
+        let answer = redactor.json(.object([member: .array(items.map { masked($0, redactor: redactor) })]))
         let items = answer[member]?.arrayValue ?? []
         switch settings.output.format {
         case .json: Console.shared.out(answer.serialized(pretty: true))
@@ -275,7 +328,7 @@ extension SandboxCommands {
                 throw .failure(
                     message,
                     hint:
-                        "`checkout-driver sandbox events` lists the events, `sandbox ledger` the intents that moved money"
+                        "`checkout-driver sandbox events` lists the events, `sandbox ledger` what moved money"
                 )
             case 400: throw .usage(message, hint: "`checkout-driver sandbox trigger --help` says what it takes")
             default: throw .unavailable("the emulator at \(base) answered \(response.status): \(message)")

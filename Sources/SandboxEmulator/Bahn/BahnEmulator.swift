@@ -8,7 +8,7 @@ import WireTypes
 /// The Bahn PaymentIntents API as docs/protocols/bahn.md describes it: JWS-signed requests, idempotent replay, Apple
 /// Pay token confirmation, magic-amount scenarios, the ledger and signed webhooks. Choices the documents leave open are
 /// in `BahnRules`.
-public final class BahnEmulator: EmulatedProvider {
+public final class BahnEmulator: EmulatedProvider, WebhookSender {
     public static let name = "bahn"
 
     struct Intent {
@@ -106,9 +106,30 @@ public final class BahnEmulator: EmulatedProvider {
     /// Every webhook event emitted so far, with its delivery attempts.
     public func events() -> [BahnWebhookEvent] { webhooks.events() }
 
+    public let subjectName = "payment_intent"
+
+    public func events(_ page: ListPage) -> (events: [JSON], hasMore: Bool)? {
+        webhooks.page(page).map { ($0.events.map(\.json), $0.hasMore) }
+    }
+
+    public func trigger(type: String, subject: String?) -> (event: String, subject: String)? {
+        let paymentIntent: JSON
+        let id: String
+        if let named = subject {
+            guard let intent = store.withLock({ $0.intents[named] }) else { return nil }
+            (paymentIntent, id) = (intent.json, named)
+        } else {
+            id = BahnRules.newID("pi_")
+            paymentIntent = BahnRules.triggerFixture(id: id, type: type)
+        }
+        return (webhooks.emit(type: type, paymentIntent: paymentIntent, intentID: id), id)
+    }
+
+    public func resend(id: String) -> Bool { webhooks.resend(id: id) }
+
     /// The magic-amount scenarios, for `sandbox serve --help`.
     public static let scenariosHelp = BahnRules.scenariosHelp
-    /// The webhook event types it emits, and `POST /_sandbox/bahn/events` (`sandbox trigger`) takes.
+    /// The webhook event types it emits, and `POST /_sandbox/bahn/events` (`sandbox trigger`) takes (`WebhookRoutes`).
     public static let eventTypes = BahnRules.eventTypes
 
     // MARK: Routes
@@ -137,75 +158,6 @@ public final class BahnEmulator: EmulatedProvider {
                     }
                     return method.json
                 }
-            },
-            Route("GET", "/_sandbox/bahn/events") { [self] request in
-                ListPage.serve(request, member: "events", sinceExample: "evt_…") { page in
-                    webhooks.page(page).map { .init(items: $0.events.map(\.json), hasMore: $0.hasMore) }
-                }
-            },
-            // `sandbox trigger`: an event of a type for an intent of this emulator or, when none is named, for one made
-            // up on the spot (as `stripe trigger` makes its fixtures), delivered like any other.
-            Route("POST", "/_sandbox/bahn/events") { [self] request in
-                let type = request.json?.string("type") ?? ""
-                guard BahnRules.eventTypes.contains(type) else {
-                    return EmulatorResponse.error(
-                        400, code: "parameter_invalid",
-                        message: "unknown event type '\(type)'; types: \(BahnRules.eventTypes.joined(separator: ", "))",
-                        param: "type")
-                }
-                let paymentIntent: JSON
-                let id: String
-                if let named = request.json?.string("payment_intent") {
-                    guard let intent = store.withLock({ $0.intents[named] }) else {
-                        return EmulatorResponse.error(
-                            404, code: "resource_missing", message: "No such payment_intent: \(named)",
-                            param: "payment_intent")
-                    }
-                    (paymentIntent, id) = (intent.json, named)
-                } else {
-                    id = BahnRules.newID("pi_")
-                    paymentIntent = BahnRules.triggerFixture(id: id, type: type)
-                }
-                let event = webhooks.emit(type: type, paymentIntent: paymentIntent, intentID: id)
-                return EmulatorResponse.json(
-                    200,
-                    [
-                        "id": .string(event), "type": .string(type), "payment_intent_id": .string(id),
-                        "targets": JSON(webhookTargets.count),
-                    ])
-            },
-            // `bahn events resend`: Bahn's API has no such call; the emulator's does.
-            Route("POST", "/_sandbox/bahn/events/:id/resend") { [self] request in
-                let id = request.params["id"] ?? ""
-                guard webhooks.resend(id: id) else {
-                    return EmulatorResponse.error(
-                        404, code: "resource_missing", message: "No such event: \(id)", param: "id")
-                }
-                return EmulatorResponse.json(
-                    200, ["id": .string(id), "resent": true, "targets": JSON(webhookTargets.count)])
-            },
-            // Control routes of the emulator itself (not Bahn's API): a client run or `bahn listen` registers a target
-            // of its own under an id it chose (PUT, so a repeat is harmless) and removes it when it ends.
-            Route("GET", "/_sandbox/bahn/webhook-targets") { [self] _ in
-                EmulatorResponse.json(
-                    200, ["targets": .array(webhookTargets.map { ["id": .string($0.id), "url": .string($0.url)] })])
-            },
-            Route("PUT", "/_sandbox/bahn/webhook-targets/:id") { [self] request in
-                let id = request.params["id"] ?? ""
-                guard let url = request.json?.string("url"), url.hasPrefix("http://") else {
-                    return EmulatorResponse.error(
-                        400, code: "parameter_invalid", message: "expected {\"url\": \"http://…\"}", param: "url")
-                }
-                addWebhookTarget(id: id, url: url)
-                return EmulatorResponse.json(200, ["id": .string(id), "url": .string(url)])
-            },
-            Route("DELETE", "/_sandbox/bahn/webhook-targets/:id") { [self] request in
-                let id = request.params["id"] ?? ""
-                guard removeWebhookTarget(id: id) else {
-                    return EmulatorResponse.error(
-                        404, code: "resource_missing", message: "No webhook target \(id)", param: "id")
-                }
-                return EmulatorResponse.json(200, ["id": .string(id), "removed": true])
             },
         ]
     }

@@ -50,7 +50,7 @@ public struct BahnWebhookEvent: Sendable {
     var json: JSON {
         [
             "id": .string(id), "type": .string(type), "created": JSON(created),
-            "payment_intent_id": .string(paymentIntentID),
+            "payment_intent_id": .string(paymentIntentID), "subject": .string(paymentIntentID),
             "status": .string(status.rawValue), "payload": (try? JSON.parse(body)) ?? .null,
             "deliveries": .array(
                 deliveries.map { delivery in
