@@ -86,7 +86,9 @@ let package = Package(
             dependencies: ["CheckoutCLI", "SandboxEmulator", "LoopbackHTTP", "Crypto", "TestSupport"]),
         .testTarget(
             name: "CheckoutKitTests",
-            dependencies: ["CheckoutKit", "SandboxEmulator", "LoopbackHTTP", "Crypto", "GraphQL", "TestSupport"]),
+            dependencies: [
+                "CheckoutKit", "SandboxEmulator", "LoopbackHTTP", "Crypto", "GraphQL", "WireTypes", "TestSupport",
+            ]),
         .testTarget(
             name: "SandboxEmulatorTests",
             dependencies: [

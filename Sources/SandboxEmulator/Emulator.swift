@@ -17,9 +17,11 @@ public final class Emulator: Sendable {
     public var baseURL: String { server.baseURL }
     public var port: UInt16 { server.port }
 
-    /// Binds immediately (port 0 picks a free port); call `start()` to serve.
+    /// Binds immediately (port 0 picks a free port); call `start()` to serve. `providers`: the emulated providers it
+    /// installs, `Emulator.providers` unless a test adds one of its own.
     public init(
-        host: String = "127.0.0.1", port: UInt16 = 0, faults: FaultSpec = .none, webhookURL: String? = nil
+        host: String = "127.0.0.1", port: UInt16 = 0, faults: FaultSpec = .none, webhookURL: String? = nil,
+        providers: [any EmulatedProvider.Type] = Emulator.providers
     ) throws {
         let router = Router()
         let recorder = RequestRecorder(limit: 10_000)
@@ -43,9 +45,9 @@ public final class Emulator: Sendable {
         self.server = server
         let context = EmulatorContext(
             router: router, ledger: ledger, baseURL: { server.baseURL }, webhookURL: webhookURL)
-        installed = Dictionary(uniqueKeysWithValues: Self.providers.map { ($0.name, $0.install(context)) })
+        installed = Dictionary(uniqueKeysWithValues: providers.map { ($0.name, $0.install(context)) })
         router.register(BuiltinRoutes.make(ledger: ledger, recorder: recorder))
-        for provider in Self.providers {
+        for provider in providers {
             guard let sender = installed[provider.name]?.webhookSender else { continue }
             router.register(
                 WebhookRoutes.make(provider: provider.name, eventTypes: provider.eventTypes, sender: sender))

@@ -27,15 +27,8 @@ import Testing
         var readRoute: String?
     }
 
-    enum Mode: String, CaseIterable, Sendable {
-        case first, every
-        case everyReadDown = "every+read-down"
-    }
-
-    static let faults = [
-        "status=503", "html=500", "reset", "drop", "truncate=10", "malformed", "latency=2500ms",
-        "status=429:Retry-After=0",
-    ]
+    typealias Mode = MoneyFaults.Mode
+    static let faults = MoneyFaults.faults
 
     static let bahnManual = #"""
         {"name": "bahn-manual", "vars": {"order_id": "${uuid}"}, "steps": [
