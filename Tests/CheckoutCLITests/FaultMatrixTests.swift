@@ -1,3 +1,4 @@
+import CheckoutKit
 import Foundation
 import SandboxEmulator
 import Synchronization
@@ -180,6 +181,14 @@ import Testing
             return (label, r.status, problem.map { "\($0)\n\(r.all)" })
         } catch {
             return (label, -1, "the case could not run: \(error)")
+        }
+    }
+
+    /// A provider left out of the matrix would have its money calls untried: each provider's command group has its
+    /// calls here (by their names, which start with the provider's, or the API's it pays through: Cash App's Afterpay).
+    @Test func everyProviderHasItsMoneyCallsHere() {
+        for provider in Providers.all {
+            #expect(Self.calls.contains { $0.name.hasPrefix(provider.name + " ") }, "\(provider.name)")
         }
     }
 
