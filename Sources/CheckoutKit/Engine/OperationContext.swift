@@ -213,3 +213,32 @@ public final class MadeFiles: Sendable {
         return FileIO.read(path)
     }
 }
+
+/// What a step's requests did, as its context counts them: how many exchanges, the last answer's status and headers,
+/// and the step's account of money.
+final class ExchangeCounter: @unchecked Sendable {
+    // @unchecked: a step runs sequentially in one task; the lock only guards against misuse.
+    private let lock = NSLock()
+    private var value = 0
+    private var status: Int?
+    private var headers: HTTPHeaders?
+    private var movements: [MoneyMovement] = []
+    /// Counts an exchange and remembers its HTTP status and headers (when it got an answer).
+    func record(_ response: HTTPClientResponse?) {
+        lock.withLock {
+            value += 1
+            if let response {
+                status = response.status
+                headers = response.headers
+            }
+        }
+    }
+    var count: Int { lock.withLock { value } }
+    /// The status of the step's last answered exchange: what a failed step shows.
+    var lastStatus: Int? { lock.withLock { status } }
+    /// The headers of the step's last answer, for `expect.headers`.
+    var lastHeaders: HTTPHeaders? { lock.withLock { headers } }
+    /// The step's account of money (`OperationContext.account`).
+    func account(_ movement: MoneyMovement) { lock.withLock { movements.append(movement) } }
+    var money: [MoneyMovement] { lock.withLock { movements } }
+}

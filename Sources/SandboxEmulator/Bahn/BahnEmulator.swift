@@ -8,7 +8,7 @@ import WireTypes
 /// The Bahn PaymentIntents API as docs/protocols/bahn.md describes it: JWS-signed requests, idempotent replay, Apple
 /// Pay token confirmation, magic-amount scenarios, the ledger and signed webhooks. Choices the documents leave open are
 /// in `BahnRules`.
-public final class BahnEmulator: EmulatedProvider, WebhookSender {
+public final class BahnEmulator: EmulatedProvider {
     public static let name = "bahn"
 
     struct Intent {
@@ -64,17 +64,17 @@ public final class BahnEmulator: EmulatedProvider, WebhookSender {
         }
     }
 
-    private struct Store {
+    struct Store {
         var intents: [String: Intent] = [:]
         var paymentMethods: [String: PaymentMethod] = [:]
         /// Apple Pay transaction ids already consumed by a confirm: tokens are single-use.
         var usedTransactions: Set<String> = []
     }
 
-    private let store = Mutex(Store())
+    let store = Mutex(Store())
     private let ledger: Ledger
     private let idempotency = BahnIdempotency()
-    private let webhooks: BahnWebhooks
+    let webhooks: BahnWebhooks
     private let verifier: ApplePayTokenVerifier
 
     init(ledger: Ledger, webhookURL: String?, verifier: ApplePayTokenVerifier = .emulator) {
@@ -89,43 +89,6 @@ public final class BahnEmulator: EmulatedProvider, WebhookSender {
         context.router.register(bahn.routes())
         return bahn
     }
-
-    /// Bahn sends its webhooks to the targets `bahn listen`, `sandbox serve --webhook-url` and flows add.
-    public var webhookSender: (any WebhookSender)? { self }
-
-    /// Adds a webhook target (or points an existing id at a new URL): every event from now on is delivered to it.
-    public func addWebhookTarget(id: String, url: String) { webhooks.add(.init(id: id, url: url)) }
-
-    /// Removes a webhook target; false when there was none with that id.
-    @discardableResult
-    public func removeWebhookTarget(id: String) -> Bool { webhooks.remove(id: id) }
-
-    /// The registered webhook targets, id and URL, in registration order.
-    public var webhookTargets: [(id: String, url: String)] { webhooks.targets.map { ($0.id, $0.url) } }
-
-    /// Every webhook event emitted so far, with its delivery attempts.
-    public func events() -> [BahnWebhookEvent] { webhooks.events() }
-
-    public let subjectName = "payment_intent"
-
-    public func events(_ page: ListPage) -> (events: [JSON], hasMore: Bool)? {
-        webhooks.page(page).map { ($0.events.map(\.json), $0.hasMore) }
-    }
-
-    public func trigger(type: String, subject: String?) -> (event: String, subject: String)? {
-        let paymentIntent: JSON
-        let id: String
-        if let named = subject {
-            guard let intent = store.withLock({ $0.intents[named] }) else { return nil }
-            (paymentIntent, id) = (intent.json, named)
-        } else {
-            id = BahnRules.newID("pi_")
-            paymentIntent = BahnRules.triggerFixture(id: id, type: type)
-        }
-        return (webhooks.emit(type: type, paymentIntent: paymentIntent, intentID: id), id)
-    }
-
-    public func resend(id: String) -> Bool { webhooks.resend(id: id) }
 
     /// The magic-amount scenarios, for `sandbox serve --help`.
     public static let scenariosHelp = BahnRules.scenariosHelp
