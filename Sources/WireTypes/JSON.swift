@@ -190,12 +190,16 @@ public enum JSON: Sendable, Equatable, Hashable {
         out.append(UInt8(ascii: "\""))
         var s = s
         s.withUTF8 { bytes in
-            // Runs of bytes that need no escape are copied whole; UTF-8 beyond ASCII is copied as it is.
+            // Runs of bytes that need no escape are copied whole (found eight bytes at a time); UTF-8 beyond ASCII is
+            // copied as it is.
             var start = 0
-            for (i, byte) in bytes.enumerated()
-            where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<i]))
-                start = i + 1
+            var nonASCII = false
+            while true {
+                let end = JSONStringScan.plainEnd(in: bytes, from: start, nonASCII: &nonASCII)
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<end]))
+                guard end < bytes.count else { break }
+                let byte = bytes[end]
+                start = end + 1
                 out.append(UInt8(ascii: "\\"))
                 switch byte {
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
@@ -210,7 +214,6 @@ public enum JSON: Sendable, Equatable, Hashable {
                     ])
                 }
             }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
         }
         out.append(UInt8(ascii: "\""))
     }

@@ -22,6 +22,11 @@ struct JSONParser {
 
     private init(bytes: [UInt8]) { self.bytes = bytes }
 
+    /// Where the plain run of a string's bytes from `start` ends (`JSONStringScan.plainEnd`).
+    private func plainEnd(from start: Int, nonASCII: inout Bool) -> Int {
+        bytes.withUnsafeBufferPointer { JSONStringScan.plainEnd(in: $0, from: start, nonASCII: &nonASCII) }
+    }
+
     private func error(_ message: String) -> JSON.ParseError {
         var line = 1
         var column = 1
@@ -145,21 +150,20 @@ struct JSONParser {
     private mutating func string() throws(JSON.ParseError) -> String {
         index += 1
         let start = index
-        // Fast path: no escapes.
-        var ascii = true
-        while index < bytes.count {
+        // Fast path: no escapes. The plain run is found eight bytes at a time (`JSONStringScan`).
+        var nonASCII = false
+        index = plainEnd(from: index, nonASCII: &nonASCII)
+        if index < bytes.count {
             let b = bytes[index]
             if b == UInt8(ascii: "\"") {
-                let s = Self.text(bytes[start..<index], ascii: ascii)
+                let s = Self.text(bytes[start..<index], ascii: !nonASCII)
                 index += 1
                 guard let s else { throw error("invalid UTF-8 in a string") }
                 return s
             }
-            if b == UInt8(ascii: "\\") { break }
             if b < 0x20 { throw error("control character in a string") }
-            if b >= 0x80 { ascii = false }
-            index += 1
         }
+        var ascii = !nonASCII
         var out = Array(bytes[start..<index])
         while index < bytes.count {
             let b = bytes[index]
@@ -193,14 +197,12 @@ struct JSONParser {
                 // A run of plain bytes up to the next quote or escape, copied at once: a GraphQL document sent as a
                 // string has an escaped line break every few dozen bytes, and byte-by-byte appends were most of its
                 // parse.
+                // (What a \u escape writes is valid UTF-8 by construction; only bytes as given need checking.)
                 let run = index
-                while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") {
-                    let plain = bytes[index]
-                    if plain < 0x20 { throw error("control character in a string") }
-                    // (What a \u escape writes is valid UTF-8 by construction; only bytes as given need checking.)
-                    if plain >= 0x80 { ascii = false }
-                    index += 1
-                }
+                var nonASCII = false
+                index = plainEnd(from: index, nonASCII: &nonASCII)
+                if nonASCII { ascii = false }
+                if index < bytes.count, bytes[index] < 0x20 { throw error("control character in a string") }
                 out.append(contentsOf: bytes[run..<index])
             }
         }
