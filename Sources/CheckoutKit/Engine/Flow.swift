@@ -1,7 +1,8 @@
 import Foundation
 
-/// A flow: an ordered list of steps run by the one engine. Built-in flows and users' flow files are the
-/// same thing; every subcommand is a built-in flow plus parameters from its flags.
+/// A flow: an ordered list of steps run by the one engine. Built-in flows and users' flow files are the same thing;
+/// every command runs one — a step of its own (a single step), or a whole checkout built from typed steps that is the
+/// built-in flow `flow show` prints (`CommandFlows`).
 public struct Flow: Sendable {
     public var name: String
     public var description: String
