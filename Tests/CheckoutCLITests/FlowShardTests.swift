@@ -59,18 +59,69 @@ import Testing
 
     @Test func shardOptionAndAuto() throws {
         #expect(try FlowSuite.Shard.parse("2/4", environment: [:]) == .init(index: 2, total: 4))
-        #expect(
-            try FlowSuite.Shard.parse("auto", environment: ["CI_NODE_INDEX": "3", "CI_NODE_TOTAL": "5"])
-                == .init(index: 3, total: 5))
-        for bad in ["0/4", "5/4", "2", "a/b", "2/0", "1/2/3"] {
+        for bad in ["0/4", "5/4", "2", "a/b", "2/0", "1/2/3", "auto/0", "auto/x", "autox"] {
             #expect(throws: Diagnostic.self) { try FlowSuite.Shard.parse(bad, environment: [:]) }
         }
+    }
+
+    /// Each CI system's variables, 0- or 1-based, give the same shard i of n.
+    @Test(arguments: [
+        ("auto", ["CI_NODE_INDEX": "3", "CI_NODE_TOTAL": "5"], 3, 5),  // GitLab: 1-based
+        ("auto", ["CI_NODE_INDEX": "1", "CI_NODE_TOTAL": "5"], 1, 5),
+        ("auto", ["CIRCLE_NODE_INDEX": "0", "CIRCLE_NODE_TOTAL": "4"], 1, 4),  // CircleCI: 0-based
+        ("auto", ["CIRCLE_NODE_INDEX": "3", "CIRCLE_NODE_TOTAL": "4"], 4, 4),
+        ("auto", ["BUILDKITE_PARALLEL_JOB": "2", "BUILDKITE_PARALLEL_JOB_COUNT": "3"], 3, 3),  // Buildkite: 0-based
+        ("auto/6", ["JOB_COMPLETION_INDEX": "0"], 1, 6),  // Kubernetes: 0-based, the total given
+        ("auto/6", ["JOB_COMPLETION_INDEX": "5"], 6, 6),
+        // A system that says 1 does not count against one that splits.
+        ("auto", ["CI_NODE_TOTAL": "1", "CIRCLE_NODE_INDEX": "1", "CIRCLE_NODE_TOTAL": "2"], 2, 2),
+        (
+            "auto",
+            [
+                "CI_NODE_INDEX": "1", "CI_NODE_TOTAL": "1", "BUILDKITE_PARALLEL_JOB": "0",
+                "BUILDKITE_PARALLEL_JOB_COUNT": "2",
+            ], 1, 2
+        ),
+        ("auto/3", ["JOB_COMPLETION_INDEX": "1", "CIRCLE_NODE_INDEX": "0", "CIRCLE_NODE_TOTAL": "1"], 2, 3),
+        // Only systems that say 1: the whole.
+        ("auto", ["CI_NODE_INDEX": "1", "CI_NODE_TOTAL": "1"], 1, 1),
+        ("auto", ["CI_NODE_TOTAL": "1"], 1, 1),  // GitLab's job that is not split
+        ("auto/1", ["JOB_COMPLETION_INDEX": "0"], 1, 1),
+    ])
+    func autoReadsEachCISystem(text: String, environment: [String: String], index: Int, total: Int) throws {
+        #expect(try FlowSuite.Shard.parse(text, environment: environment) == .init(index: index, total: total))
+    }
+
+    /// What `--shard auto` cannot use is refused with the variables named.
+    @Test(arguments: [
+        ("auto", [:], ["found no CI system", "CI_NODE_INDEX", "CIRCLE_NODE_INDEX", "JOB_COMPLETION_INDEX"]),
+        ("auto", ["CI_NODE_TOTAL": "4"], ["GitLab", "CI_NODE_INDEX=unset CI_NODE_TOTAL=4"]),
+        ("auto", ["CI_NODE_INDEX": "0", "CI_NODE_TOTAL": "4"], ["GitLab", "1-based"]),  // GitLab counts from 1
+        ("auto", ["CIRCLE_NODE_INDEX": "4", "CIRCLE_NODE_TOTAL": "4"], ["CircleCI", "0-based"]),
+        ("auto", ["BUILDKITE_PARALLEL_JOB": "x", "BUILDKITE_PARALLEL_JOB_COUNT": "2"], ["Buildkite"]),
+        ("auto", ["JOB_COMPLETION_INDEX": "2"], ["Kubernetes", "auto/N"]),
+        ("auto/4", [:], ["JOB_COMPLETION_INDEX", "unset"]),
+        ("auto/4", ["JOB_COMPLETION_INDEX": "4"], ["Kubernetes", "0-based"]),
+        (
+            "auto", ["CI_NODE_INDEX": "1", "CI_NODE_TOTAL": "2", "CIRCLE_NODE_INDEX": "0", "CIRCLE_NODE_TOTAL": "3"],
+            [
+                "two CI systems", "GitLab (CI_NODE_INDEX=1 CI_NODE_TOTAL=2)",
+                "CircleCI (CIRCLE_NODE_INDEX=0 CIRCLE_NODE_TOTAL=3)",
+            ]
+        ),
+        (
+            "auto/2",
+            ["JOB_COMPLETION_INDEX": "0", "BUILDKITE_PARALLEL_JOB": "1", "BUILDKITE_PARALLEL_JOB_COUNT": "2"],
+            ["two CI systems", "Buildkite", "Kubernetes"]
+        ),
+    ])
+    func autoRefusesWhatItCannotUse(text: String, environment: [String: String], named: [String]) {
         do {
-            _ = try FlowSuite.Shard.parse("auto", environment: ["CI_NODE_TOTAL": "4"])
-            Issue.record("auto without CI_NODE_INDEX was taken")
+            let shard = try FlowSuite.Shard.parse(text, environment: environment)
+            Issue.record("\(text) with \(environment) was taken as \(shard)")
         } catch {
-            #expect(error.message.contains("CI_NODE_INDEX and CI_NODE_TOTAL"))
-            #expect(error.message.contains("unset and 4"))
+            #expect(error.code == .usage)
+            for part in named { #expect(error.message.contains(part), "\(error.message)") }
         }
     }
 
@@ -105,6 +156,38 @@ import Testing
         }
         #expect(root.attribute(forName: "tests")?.stringValue == String(steps))
         #expect(root.attribute(forName: "failures")?.stringValue == "0")
+    }
+
+    /// A Kubernetes Indexed Job's copy and CircleCI's run the same runs as `--shard i/n` does; two systems that each
+    /// split are refused before anything runs.
+    @Test func autoShardsFromOtherCISystemsEndToEnd() async throws {
+        let s = try Scratch()
+        func testcases(_ shard: String, _ environment: [String: String], _ name: String) async throws -> [String] {
+            let file = s.path + "/\(name).xml"
+            let r = try await BinaryRunner.run(
+                ["flow", "run", "emulator-orders", "--repeat", "7", "--shard", shard, "--junit", file], home: s.path,
+                environment: environment)
+            #expect(r.status == 0, "\(r.all)")
+            return try XMLDocument(contentsOf: URL(fileURLWithPath: file)).nodes(forXPath: "//testcase")
+                .compactMap { ($0 as? XMLElement)?.attribute(forName: "classname")?.stringValue }
+        }
+        let third = try await testcases("3/3", [:], "plain")
+        #expect(!third.isEmpty)
+        #expect(try await testcases("auto/3", ["JOB_COMPLETION_INDEX": "2"], "kubernetes") == third)
+        #expect(try await testcases("auto", ["CIRCLE_NODE_INDEX": "2", "CIRCLE_NODE_TOTAL": "3"], "circle") == third)
+        #expect(try await testcases("1/3", [:], "first") != third)
+
+        let both = try await BinaryRunner.run(
+            ["flow", "run", "emulator-orders", "--shard", "auto"], home: s.path,
+            environment: [
+                "CI_NODE_INDEX": "1", "CI_NODE_TOTAL": "2", "BUILDKITE_PARALLEL_JOB": "0",
+                "BUILDKITE_PARALLEL_JOB_COUNT": "2",
+            ])
+        #expect(both.status == 64)
+        #expect(
+            both.stderr.contains("two CI systems") && both.stderr.contains("GitLab")
+                && both.stderr.contains("Buildkite"))
+        #expect(!both.stdout.contains("passed"))
     }
 
     @Test func junitMergeSumsAndRefusesWhatIsNotJUnit() async throws {

@@ -96,7 +96,7 @@ enum FlowCommands {
         var failFast = false
         var repeatCount: Int?
         var parallel: Int?
-        /// `--shard i/n|auto` as typed: `FlowSuite.Shard.parse` reads it once the flows are known.
+        /// `--shard i/n|auto|auto/N` as typed: `FlowSuite.Shard.parse` reads it once the flows are known.
         var shard: String?
 
         static let inputs: [Input<RunInput>] =
@@ -117,8 +117,10 @@ enum FlowCommands {
                     "parallel", \.parallel, value: "P", range: 1...256,
                     help: "Run P flows at a time, each with its own state, connections and listeners [default: 1]."),
                 .value(
-                    "shard", \.shard, value: "i/n|auto",
-                    help: "Run only shard i of n of the runs (auto: CI_NODE_INDEX/CI_NODE_TOTAL)."),
+                    "shard", \.shard, value: "i/n|auto|auto/N",
+                    help:
+                        "Run only shard i of n of the runs; auto reads the CI's own variables (GitLab, CircleCI, Buildkite), auto/N a Kubernetes Indexed Job's of N."
+                ),
             ]
     }
 
