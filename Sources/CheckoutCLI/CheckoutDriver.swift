@@ -87,6 +87,15 @@ public enum CheckoutDriver {
             }
         } catch {
             report(error, console: console)
+            // In GitHub Actions the error is also an annotation on the run's page (a flow's stand at its step: the
+            // suite's report made them).
+            if CIService(rawValue: requestedOption("ci", arguments) ?? "auto")?.resolved(
+                ProcessInfo.processInfo.environment) == .github
+            {
+                console.err(
+                    GitHubActions(redactor: redactor).commandError(
+                        error, title: "checkout-driver: exit \(error.code.rawValue)"))
+            }
             // Asked for JSON, a script reads stdout: the error comes there too, as a document, unless the run's own
             // document (which carries its error) already went out.
             if let format = requestedFormat(arguments), format != .text, !console.wroteOutcome {
@@ -105,13 +114,18 @@ public enum CheckoutDriver {
 
     /// `--format` as written, even when the rest of the command line did not parse (a usage error in JSON mode).
     static func requestedFormat(_ arguments: [String]) -> OutputFormat? {
-        var format: OutputFormat?
+        requestedOption("format", arguments).flatMap(OutputFormat.init(rawValue:))
+    }
+
+    /// A global option's value as written (the last one), whether or not the rest of the command line parsed.
+    static func requestedOption(_ long: String, _ arguments: [String]) -> String? {
+        var value: String?
         for (i, argument) in arguments.enumerated() {
             if argument == "--" { break }
-            if argument.hasPrefix("--format=") { format = OutputFormat(rawValue: String(argument.dropFirst(9))) }
-            if argument == "--format", i + 1 < arguments.count { format = OutputFormat(rawValue: arguments[i + 1]) }
+            if argument.hasPrefix("--\(long)=") { value = String(argument.dropFirst(long.count + 3)) }
+            if argument == "--\(long)", i + 1 < arguments.count { value = arguments[i + 1] }
         }
-        return format
+        return value
     }
 
     static func report(_ error: Diagnostic, console: Console) {

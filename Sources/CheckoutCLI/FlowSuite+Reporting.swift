@@ -24,6 +24,17 @@ extension FlowSuite {
                 outcomes.map { HTMLReport.Section(result: $0.result, exchanges: $0.exchanges) }, batch: batch, to: path,
                 redactor: redactor)
         }
+        if settings.output.github {
+            let actions = GitHubActions(redactor: redactor)
+            // Beside a JSON document, on standard error (the runner reads both), so that stdout stays one document.
+            for line in actions.annotations(outcomes) {
+                if settings.output.format == .text { console.out(line) } else { console.err(line) }
+            }
+            try GitHubActions.appendSummary(
+                actions.summary(
+                    outcomes, line: summary.line(batch: !live), table: live ? runRows(outcomes) : flowRows(outcomes)),
+                environment: ProcessInfo.processInfo.environment)
+        }
         switch settings.output.format {
         case .json:
             console.outOutcome(Self.document(flows: outcomes.map { $0.rendered ?? [] }, summary: summary.json))

@@ -29,6 +29,8 @@ struct FlowSuite: Sendable {
         /// For JSON and JSONL output: the run as they print it (redacted), made when it ended, so that the run's
         /// answers need not be kept until the batch ends.
         var rendered: [UInt8]?
+        /// The flow that ran: where it came from, for a CI annotation pointing at its failing step.
+        var flow: Flow?
         var requests: Int { result.steps.reduce(0) { $0 + $1.requests } }
         var verdict: Verdict {
             switch result.exitCode {
@@ -145,6 +147,9 @@ struct FlowSuite: Sendable {
             let page = settings.output.htmlPath.map { _ in HTMLReporter(path: nil, redactor: redactor) }
             if let page { reporters.all.append(page) }
             let begun = Date()
+            // GitHub Actions folds each run's output; one run at a time shows it as it comes, inside its group.
+            let groupedLive = live && settings.output.github && settings.output.format == .text
+            if groupedLive { console.out("::group::\(GitHubActions.escapedData(member.flow.name))") }
             // The run's secrets are its own (`Redactor.run`), forgotten once everything the run prints is written — but
             // for the HTML page, which masks every run's answers at the end.
             let secretsOf = settings.output.htmlPath == nil ? "run \(index)" : nil
@@ -170,6 +175,15 @@ struct FlowSuite: Sendable {
             if settings.output.htmlPath == nil { result.forgetAnswers() }
             var outcome = Outcome(result: result, retries: retries.count)
             outcome.rendered = rendered
+            outcome.flow = member.flow
+            if groupedLive { console.out("::endgroup::") }
+            // Runs at once: each one's group written whole as it ends (one write, so never interleaved), while its
+            // secrets are still known.
+            if !live && settings.output.github && settings.output.format == .text
+                && (!settings.output.quiet || outcome.verdict != .passed)
+            {
+                console.out(GitHubActions(redactor: redactor).group(outcome, console: console))
+            }
             if let secretsOf {
                 // What the summary and JUnit print of the run at the end is masked now, while its secrets are known.
                 outcome.result.maskMessages(redactor)

@@ -32,7 +32,7 @@ struct GlobalSettings: CommandInput {
         var force = false
     }
 
-    /// `--format`, `-v`, `-q`, `--record`, `--junit`, `--html`.
+    /// `--format`, `-v`, `-q`, `--record`, `--junit`, `--html`, `--ci`.
     struct OutputOptions: Sendable {
         var format = OutputFormat.text
         var verbose = false
@@ -44,6 +44,11 @@ struct GlobalSettings: CommandInput {
         var junitPath: String?
         /// `--html FILE`: the page a person attaches to a ticket.
         var htmlPath: String?
+        /// `--ci NAME`: a CI service's own annotations, groups and summary besides the output (`GitHubActions`).
+        var ci = CIService.auto
+
+        /// Whether the run speaks GitHub Actions' workflow commands.
+        var github: Bool { ci.resolved(ProcessInfo.processInfo.environment) == .github }
     }
 
     /// `--timeout`, `--deadline`.
@@ -87,6 +92,11 @@ struct GlobalSettings: CommandInput {
         .value(
             "html", \.output.htmlPath, value: "FILE",
             help: "Write one self-contained HTML page of the run: steps, timeline, redacted exchanges, money."),
+        .choice(
+            "ci", \.output.ci, value: "NAME",
+            help:
+                "Also speak a CI service's language: github (annotations, groups, job summary; auto when GITHUB_ACTIONS=true) or none.",
+            default: .auto),
         .flag(
             "continue", \.state.continueChain,
             help:

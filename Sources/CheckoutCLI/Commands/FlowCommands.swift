@@ -62,7 +62,11 @@ enum FlowCommands {
                 "--\(settings.state.continueChain ? "continue" : "run") makes every run work on one checkout, and --parallel runs them at once: drop one of the two"
             )
         }
-        if flows.count == 1 && !settings.output.recordsDirectory && repeatCount == 1 && parallel == 1 && shard == nil {
+        // One flow runs on its own, its error printed as any command's; in GitHub Actions it runs as a suite of one, so
+        // that it has its group, its annotation at the failing step and its job summary.
+        if flows.count == 1 && !settings.output.recordsDirectory && repeatCount == 1 && parallel == 1 && shard == nil
+            && !settings.output.github
+        {
             let given = try variables(input.variables, for: flows[0])
             let environment = try RunEnvironment.prepare(invocation)
             defer { environment.shutdown() }

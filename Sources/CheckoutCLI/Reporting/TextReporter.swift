@@ -40,19 +40,7 @@ struct TextReporter: Reporter {
             break  // where a 3DS return comes back to is said with the link the person opens
         case .stepFinished(let r):
             guard !quiet || r.outcome == .failed else { return }
-            let mark =
-                switch r.outcome {
-                case .passed: console.paint("✓", "32")
-                case .failed: r.optional ? console.paint("!", "33") : console.paint("✗", "31")
-                case .skipped: console.paint("-", "2")
-                }
-            var line = "\(mark) \(r.isFinally ? "finally " : "")\(r.name)"
-            if let status = r.status { line += "  \(status)" }
-            if r.outcome != .skipped { line += "  \(Format.milliseconds(r.duration))" } else { line += "  skipped" }
-            if r.requests > 1 { line += "  (\(r.requests) requests)" }
-            if r.polls > 0 { line += "  (\(r.polls) polls)" }
-            if r.optional && r.outcome == .failed, let m = r.message { line += "  optional step failed: \(m)" }
-            console.out(line)
+            console.out(Self.stepLine(r, console: console))
         case .flowFinished(let r):
             // A flow stopped before its first step (the error line says why) has nothing to sum up.
             guard !r.steps.isEmpty else { return }
@@ -73,6 +61,23 @@ struct TextReporter: Reporter {
         case .exchange:
             break
         }
+    }
+
+    /// A finished step's line: its mark, name, HTTP status, time, requests and polls.
+    static func stepLine(_ r: StepResult, console: Console) -> String {
+        let mark =
+            switch r.outcome {
+            case .passed: console.paint("✓", "32")
+            case .failed: r.optional ? console.paint("!", "33") : console.paint("✗", "31")
+            case .skipped: console.paint("-", "2")
+            }
+        var line = "\(mark) \(r.isFinally ? "finally " : "")\(r.name)"
+        if let status = r.status { line += "  \(status)" }
+        if r.outcome != .skipped { line += "  \(Format.milliseconds(r.duration))" } else { line += "  skipped" }
+        if r.requests > 1 { line += "  (\(r.requests) requests)" }
+        if r.polls > 0 { line += "  (\(r.polls) polls)" }
+        if r.optional && r.outcome == .failed, let m = r.message { line += "  optional step failed: \(m)" }
+        return line
     }
 
     /// "5 steps in 45 ms", "1 step in 3 ms", "3 of 5 steps ran in 12 ms, 2 failed", "4 steps in 9 ms, 1 optional

@@ -79,7 +79,14 @@ public struct FlowResult: Sendable {
             failure.hint = failure.hint.map(redactor.text)
             self.failure = failure
         }
-        for i in steps.indices { steps[i].message = steps[i].message.map(redactor.text) }
+        for i in steps.indices {
+            steps[i].message = steps[i].message.map(redactor.text)
+            for j in steps[i].money.indices {
+                steps[i].money[j].status = redactor.text(steps[i].money[j].status)
+                steps[i].money[j].reference = steps[i].money[j].reference.map(redactor.text)
+                steps[i].money[j].settle = steps[i].money[j].settle.map(redactor.text)
+            }
+        }
     }
 
     public mutating func forgetAnswers() {

@@ -45,3 +45,70 @@ public enum FlowFile {
         }
     }
 }
+
+extension FlowFile {
+    /// The line (from 1) where a step's object starts in its flow file, for a location as `Step.location` gives it
+    /// (`$.steps[2]`, `$.finally[0]`); nil for any other location or a file that cannot be read. What a CI annotation
+    /// points at: the file's text is scanned once, strings and nesting minded, without parsing it again.
+    public static func line(of location: String, in path: String) -> Int? {
+        let parts = location.split(whereSeparator: { "[].".contains($0) })
+        guard parts.count == 3, parts[0] == "$", let index = Int(parts[2]), index >= 0,
+            case .success(let data) = FileIO.read(path)
+        else { return nil }
+        return line(ofElement: index, inArray: String(parts[1]), of: Array(data))
+    }
+
+    /// The line where element `index` of the root object's array `key` starts.
+    static func line(ofElement index: Int, inArray key: String, of bytes: [UInt8]) -> Int? {
+        var line = 1
+        var depth = 0
+        var inString = false
+        var escaped = false
+        var string: [UInt8] = []
+        var lastKey: [UInt8] = []
+        // Inside the array wanted (at depth 2): the element count so far, and whether the next value starts one.
+        var inArray = false
+        var element = -1
+        var expectingElement = false
+        for byte in bytes {
+            if byte == UInt8(ascii: "\n") { line += 1 }
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                    if depth == 1 { lastKey = string }
+                } else if depth == 1 {
+                    string.append(byte)
+                }
+                continue
+            }
+            let isSpace = byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+            if inArray && depth == 2 && expectingElement && !isSpace && byte != UInt8(ascii: "]") {
+                element += 1
+                expectingElement = false
+                if element == index { return line }
+            }
+            switch byte {
+            case UInt8(ascii: "\""):
+                inString = true
+                string = []
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                if depth == 2 && byte == UInt8(ascii: "[") && lastKey == Array(key.utf8) {
+                    inArray = true
+                    expectingElement = true
+                }
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                if depth == 2 && inArray { return nil }
+                depth -= 1
+            case UInt8(ascii: ","):
+                if inArray && depth == 2 { expectingElement = true }
+            default: break
+            }
+        }
+        return nil
+    }
+}

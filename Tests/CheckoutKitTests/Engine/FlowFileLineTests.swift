@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+
+@testable import CheckoutKit
+
+/// `FlowFile.line(of:in:)`: the line a step's object starts on, which a CI annotation points at.
+@Suite struct FlowFileLineTests {
+    static let text = """
+        {
+          "name": "x", "note": "steps: [ {\\"a\\": 1}, ] and a } brace",
+          "vars": { "steps": [1, 2, 3] },
+          "steps": [
+            { "name": "one", "request": { "url": "http://h/[x]", "headers": { "a": "{" } } },
+            {
+              "name": "two\\"s",
+              "request": { "url": "http://h/\\\\" }
+            },
+
+            {"name": "three", "expect": { "status": [200, 201] }}
+          ],
+          "finally": [
+            { "name": "last" }
+          ]
+        }
+        """
+
+    @Test(arguments: [
+        ("$.steps[0]", 5), ("$.steps[1]", 6), ("$.steps[2]", 11), ("$.finally[0]", 14),
+    ])
+    func aStepsLineIsWhereItsObjectStarts(location: String, line: Int) throws {
+        let bytes = Array(Self.text.utf8)
+        let parts = location.split(whereSeparator: { "[].".contains($0) })
+        #expect(FlowFile.line(ofElement: Int(parts[2])!, inArray: String(parts[1]), of: bytes) == line)
+    }
+
+    @Test func whatIsNotThereHasNoLine() throws {
+        let bytes = Array(Self.text.utf8)
+        #expect(FlowFile.line(ofElement: 3, inArray: "steps", of: bytes) == nil)
+        #expect(FlowFile.line(ofElement: 0, inArray: "vars", of: bytes) == nil)
+        #expect(FlowFile.line(ofElement: 0, inArray: "name", of: bytes) == nil)
+        #expect(FlowFile.line(of: "$.steps[0]", in: "/nonexistent/flow.json") == nil)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("line-\(UUID()).json").path
+        try Data(Self.text.utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(FlowFile.line(of: "$.steps[2]", in: path) == 11)
+        #expect(FlowFile.line(of: "$.steps[2].request", in: path) == nil)
+        #expect(FlowFile.line(of: "steps", in: path) == nil)
+    }
+}
