@@ -116,7 +116,8 @@ extension FlowSuite {
         [["flow", "result", "duration", "requests", "retries"]]
             + outcomes.map { o in
                 [
-                    o.result.label, o.verdict.rawValue, Format.milliseconds(o.result.duration), String(o.requests),
+                    o.result.label, o.result.expectedFailure == nil ? o.verdict.rawValue : "failed as expected",
+                    Format.milliseconds(o.result.duration), String(o.requests),
                     String(o.retries),
                 ]
             }

@@ -9,6 +9,12 @@ struct FlowSuite: Sendable {
         var flow: Flow
         var vars: JSON.Object
         var origins: [String: VariableOrigin] = [:]
+        /// The `--data` row the run takes its values from.
+        var row: DataRow?
+
+        /// What shards rank a run by, with its repetition: the flow, and the row's id (so a row's runs go to the same
+        /// shards on every machine whatever the file's order).
+        var shardKey: String { flow.name + (row.map { "[\($0.id)]" } ?? "") }
     }
 
     var members: [Member]
@@ -101,7 +107,7 @@ struct FlowSuite: Sendable {
     func run(in environment: RunEnvironment, registry: OperationRegistry) async throws(Diagnostic) -> ExitCode {
         // Each run keeps its place in the whole suite (its HAR file is numbered by it, the same on every shard).
         let all = members.flatMap { Array(repeating: $0, count: repeatCount) }
-        let places = shard.map { Self.offsets(of: all.map(\.flow.name), shard: $0) } ?? Array(all.indices)
+        let places = shard.map { Self.offsets(of: all.map(\.shardKey), shard: $0) } ?? Array(all.indices)
         let runs = places.map { all[$0] }
         // A member's repeats are next to each other in `all`: a place's repetition is its offset among them.
         let repetitions = places.map { repeatCount > 1 ? $0 % repeatCount + 1 : nil }
@@ -165,6 +171,9 @@ struct FlowSuite: Sendable {
                         duration: Date().timeIntervalSince(begun), steps: [], failure: error, captures: [:])
                 }
             }
+            result.row = member.row?.id
+            if let expected = member.row?.expected { result.judge(expectingFailure: expected == .failed) }
+            recording?.note("row", member.row.map { .string($0.id) })
             do throws(Diagnostic) { try recording?.finish() } catch {
                 if result.failure == nil { result.failure = error }
             }

@@ -64,8 +64,13 @@ enum FlowCommands {
         }
         // One flow runs on its own, its error printed as any command's; in GitHub Actions it runs as a suite of one, so
         // that it has its group, its annotation at the failing step and its job summary.
+        if let data = input.data, flows.count != 1 {
+            throw .usage(
+                "--data \(data) runs one flow once per row, and \(input.all ? "--all names" : "the command names") \(flows.count) flows",
+                hint: "give one flow with --data")
+        }
         if flows.count == 1 && !settings.output.recordsDirectory && repeatCount == 1 && parallel == 1 && shard == nil
-            && !settings.output.github
+            && !settings.output.github && input.data == nil
         {
             let given = try variables(input.variables, for: flows[0])
             let environment = try RunEnvironment.prepare(invocation)
@@ -81,15 +86,38 @@ enum FlowCommands {
                 "--record \(record) names one file, and \(runCount) runs would each need their own: name a directory with a trailing slash, e.g. --record runs/, for a HAR file per run"
             )
         }
-        let members = try suiteVariables(input.variables, for: flows).map {
+        var members = try suiteVariables(input.variables, for: flows).map {
             FlowSuite.Member(flow: $0.0, vars: $0.1.values, origins: $0.1.origins)
+        }
+        if let data = input.data {
+            members = try dataMembers(data, for: members[0])
         }
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
+        if input.data != nil {
+            // Every row is checked as its run will check it before anything is sent for any of them: a bad cell stops
+            // the batch whole, naming its row and column.
+            let runner = environment.session.makeRunner(
+                registry: registry, reporters: Reporters(all: []), services: RunServices())
+            for member in members { try runner.preflight(member.flow, vars: member.vars, origins: member.origins) }
+        }
         return try await FlowSuite(
             members: members, failFast: input.failFast, repeatCount: repeatCount, parallel: parallel,
             shard: shard
         ).run(in: environment, registry: registry)
+    }
+
+    /// A run of `member` per row of `--data FILE`: the row's values over the flow's defaults, `--var`'s over the row's.
+    static func dataMembers(_ path: String, for member: FlowSuite.Member) throws(Diagnostic) -> [FlowSuite.Member] {
+        try FlowSuite.dataRows(path, for: member.flow).map { row in
+            var run = member
+            run.row = row
+            for (name, value) in row.values where member.origins[name] != .commandLine {
+                run.vars[name] = value
+                run.origins[name] = .dataRow(file: path, row: row.number, id: row.id)
+            }
+            return run
+        }
     }
 
     /// `flow run`: flows by name, file, directory or glob, or --all; how many times, how many at once, which shard.
@@ -102,6 +130,8 @@ enum FlowCommands {
         var parallel: Int?
         /// `--shard i/n|auto|auto/N` as typed: `FlowSuite.Shard.parse` reads it once the flows are known.
         var shard: String?
+        /// `--data FILE`: the flow once per row.
+        var data: String?
 
         static let inputs: [Input<RunInput>] =
             [
@@ -120,6 +150,11 @@ enum FlowCommands {
                 .integer(
                     "parallel", \.parallel, value: "P", range: 1...256,
                     help: "Run P flows at a time, each with its own state, connections and listeners [default: 1]."),
+                .value(
+                    "data", \.data, value: "FILE",
+                    help:
+                        "Run the flow once per row of a CSV (a header row), JSON Lines or JSON file, the row's values as its variables."
+                ),
                 .value(
                     "shard", \.shard, value: "i/n|auto|auto/N",
                     help:

@@ -222,11 +222,14 @@ public struct Invocation: Sendable {
     /// `k=v` flow variables: a value written as a JSON number or boolean keeps its type (`amount=8000` is a number),
     /// and a number keeps its text (`amount=12.00` stays 12.00: `JSON.Number`); anything else is the string as typed.
     public func variables(_ name: String) throws(Diagnostic) -> JSON.Object {
-        JSON.Object(
-            try pairs(name).mapValues { value -> JSON in
-                if let number = JSON.Number(literal: value) { return .number(number) }
-                return value == "true" || value == "false" ? .bool(value == "true") : .string(value)
-            })
+        JSON.Object(try pairs(name).mapValues(Self.variableValue))
+    }
+
+    /// A variable's value written as text (`--var`, a CSV cell): a JSON number or boolean keeps its type, anything else
+    /// is the string as written.
+    static func variableValue(_ text: String) -> JSON {
+        if let number = JSON.Number(literal: text) { return .number(number) }
+        return text == "true" || text == "false" ? .bool(text == "true") : .string(text)
     }
 
     /// An amount option (`--amount`), read by the one rule of amounts (`Amount.minorUnits`) as `notation` in

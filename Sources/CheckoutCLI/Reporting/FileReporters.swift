@@ -26,6 +26,12 @@ struct HARReporter: Reporter {
         self.inDirectory = inDirectory
     }
 
+    /// Adds what the events do not carry to `log._run` (a data row's id), before `finish`.
+    func note(_ key: String, _ value: JSON?) {
+        guard let value else { return }
+        run.mutate { $0[key] = value }
+    }
+
     func handle(_ event: FlowEvent) {
         switch event {
         case .flowStarted(let name, let environment, _, _):
@@ -104,20 +110,29 @@ struct JUnitReporter: Reporter {
     func finish() throws(Diagnostic) {
         let results = flows.current
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        let failures = results.flatMap(\.steps).filter { $0.outcome == .failed && !$0.optional }.count
-        let total = results.reduce(0) { $0 + $1.steps.count }
+        // A run that failed as its data row expects fails no test: its failed steps are told, not counted.
+        func failing(_ flow: FlowResult) -> [StepResult] {
+            flow.expectedFailure == nil ? flow.steps.filter { $0.outcome == .failed && !$0.optional } : []
+        }
+        // A run that failed with no step to show it (before its first step, or passing where its row expects a
+        // failure) has one testcase more, `outcome`, which fails with its error: CI must not see it green.
+        func outcomeCase(_ flow: FlowResult) -> Diagnostic? { failing(flow).isEmpty ? flow.failure : nil }
+        let failures = results.reduce(0) { $0 + failing($1).count + (outcomeCase($1) == nil ? 0 : 1) }
+        let total = results.reduce(0) { $0 + $1.steps.count + (outcomeCase($1) == nil ? 0 : 1) }
         let time = results.reduce(0) { $0 + $1.duration }
         xml +=
             "<testsuites name=\"checkout-driver\" tests=\"\(total)\" failures=\"\(failures)\" time=\(attr(seconds(time)))>\n"
         for flow in results {
-            let f = flow.steps.filter { $0.outcome == .failed && !$0.optional }.count
+            let outcome = outcomeCase(flow)
+            let f = failing(flow).count + (outcome == nil ? 0 : 1)
             let skipped = flow.steps.filter { $0.outcome == .skipped }.count
             // A batch's repetitions each have a testsuite of their own name (flow#3), so CI can tell them apart.
             xml +=
-                "  <testsuite name=\(attr(flow.label)) tests=\"\(flow.steps.count)\" failures=\"\(f)\" errors=\"0\" skipped=\"\(skipped)\" time=\(attr(seconds(flow.duration))) timestamp=\(attr(Timestamp.iso8601(flow.startedAt)))>\n"
+                "  <testsuite name=\(attr(flow.label)) tests=\"\(flow.steps.count + (outcome == nil ? 0 : 1))\" failures=\"\(f)\" errors=\"0\" skipped=\"\(skipped)\" time=\(attr(seconds(flow.duration))) timestamp=\(attr(Timestamp.iso8601(flow.startedAt)))>\n"
             xml +=
                 "    <properties><property name=\"environment\" value=\(attr(flow.environment))/>"
-                + (flow.repetition.map { "<property name=\"repetition\" value=\"\($0)\"/>" } ?? "") + "</properties>\n"
+                + (flow.repetition.map { "<property name=\"repetition\" value=\"\($0)\"/>" } ?? "")
+                + (flow.row.map { "<property name=\"row\" value=\(attr($0))/>" } ?? "") + "</properties>\n"
             for step in flow.steps {
                 let name = (step.isFinally ? "finally " : "") + step.name
                 xml +=
@@ -128,15 +143,19 @@ struct JUnitReporter: Reporter {
                     xml += ">\n      <skipped message=\(attr(step.message ?? "skipped"))/>\n    </testcase>\n"
                 case .failed:
                     let message = redactor.text(step.message ?? "failed")
-                    let tag = step.optional ? "system-out" : "failure"
-                    if step.optional {
-                        xml +=
-                            ">\n      <\(tag)>\(escape("optional step failed: " + message))</\(tag)>\n    </testcase>\n"
+                    if step.optional || flow.expectedFailure != nil {
+                        let why = step.optional ? "optional step failed: " : "failed as its data row expects: "
+                        xml += ">\n      <system-out>\(escape(why + message))</system-out>\n    </testcase>\n"
                     } else {
                         xml +=
                             ">\n      <failure message=\(attr(message)) type=\"StepFailed\">\(escape(message))</failure>\n    </testcase>\n"
                     }
                 }
+            }
+            if let outcome {
+                let message = redactor.text(outcome.message)
+                xml +=
+                    "    <testcase classname=\(attr(flow.label)) name=\"outcome\" time=\"0.000\">\n      <failure message=\(attr(message)) type=\"FlowFailed\">\(escape(message))</failure>\n    </testcase>\n"
             }
             xml += "  </testsuite>\n"
         }

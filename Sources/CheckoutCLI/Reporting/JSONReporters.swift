@@ -26,6 +26,8 @@ enum EventJSON {
             "captures": redactor.json(.object(r.captures)),
         ]
         if let repetition = r.repetition { o["repetition"] = JSON(repetition) }
+        if let row = r.row { o["row"] = .string(row) }
+        if let expected = r.expectedFailure { o["expectedFailure"] = .string(redactor.text(expected)) }
         if let f = r.failure {
             o["error"] = .object([
                 "message": .string(redactor.text(f.message)),

@@ -65,9 +65,32 @@ public struct FlowResult: Sendable {
     public var captures: JSON.Object
     /// Which run of the flow this was in a batch (`--repeat`), from 1; nil for a flow that ran once.
     public var repetition: Int?
+    /// The id of the `--data` row this run took its variables from.
+    public var row: String?
+    /// A run whose data row expects it to fail, and it failed: what it failed with (its `failure` then nil).
+    public var expectedFailure: String?
 
-    /// How reports tell this run from the flow's others: `bahn-apple-pay#3` in a batch, else the flow's name.
-    public var label: String { repetition.map { "\(name)#\($0)" } ?? name }
+    /// How reports tell this run from the flow's others: `bahn-apple-pay[decline]` for a data row, `#3` after it in a
+    /// batch, else the flow's name.
+    public var label: String {
+        name + (row.map { "[\($0)]" } ?? "") + (repetition.map { "#\($0)" } ?? "")
+    }
+
+    /// Judges the run by what its data row expects: a run that failed (exit 1) as the row expects it to has passed the
+    /// row, its failure kept as `expectedFailure`; one that passed where the row expects a failure has failed it. An
+    /// unknown money outcome or an interruption stays what it is: no row can expect money in doubt.
+    public mutating func judge(expectingFailure: Bool) {
+        guard expectingFailure else { return }
+        if let failure {
+            guard failure.code == .failure else { return }
+            expectedFailure = failure.message
+            self.failure = nil
+        } else {
+            failure = Diagnostic(
+                .failure, "row \(row ?? "?") expects the run to fail, and it passed",
+                hint: "check the row's values, or set its outcome to passed")
+        }
+    }
 
     /// Drops what the run's steps answered and what it captured, keeping how each step and the run ended: all a
     /// summary needs of a run that is over.

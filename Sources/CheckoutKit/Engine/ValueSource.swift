@@ -15,6 +15,8 @@ public enum VariableOrigin: Sendable, Equatable {
     case sameAs(String)
     /// Captured from a step's output as the flow ran.
     case captured(step: String)
+    /// A cell of `--data FILE`: its row (counted from 1, the header apart) and the row's id.
+    case dataRow(file: String, row: Int, id: String)
 }
 
 /// A value a step cannot use, said once in the words of where it came from. The one place that blames a value on its
@@ -71,6 +73,10 @@ struct ValueBlame {
                 return .data(
                     "\(shown.map { "flow variable \(name)=\($0)" } ?? "flow variable '\(name)'") (\(location)) \(problem) \(place)",
                     hint: hint)
+            case .dataRow(let file, let row, let id)?:
+                return .data(
+                    "--data \(file) row \(row) (id \(id)), column \(named(name)) \(problem) \(place)",
+                    hint: "\(hint); fix that cell")
             case .recording(let path)?:
                 return .data(
                     "\(shown.map { "recorded variable \(name)=\($0)" } ?? "recorded variable '\(name)'") (\(path)) \(problem) \(place)",

@@ -47,3 +47,33 @@ import Testing
         #expect(FlowFile.line(of: "steps", in: path) == nil)
     }
 }
+
+/// `FlowResult.judge`: what a data row's expected outcome makes of a run.
+@Suite struct FlowResultJudgeTests {
+    static func result(_ failure: Diagnostic?) -> FlowResult {
+        var r = FlowResult(
+            name: "f", environment: "local", startedAt: Date(), duration: 0, steps: [], failure: failure, captures: [:])
+        r.row = "r1"
+        return r
+    }
+
+    @Test func aFailureTheRowExpectsPassesAndNothingElseChanges() {
+        var failed = Self.result(Diagnostic(.failure, "declined"))
+        failed.judge(expectingFailure: true)
+        #expect(failed.passed && failed.expectedFailure == "declined")
+
+        var passed = Self.result(nil)
+        passed.judge(expectingFailure: true)
+        #expect(passed.failure?.code == .failure && passed.failure?.message.contains("row r1 expects") == true)
+
+        // Money in doubt, an interruption, a usage error: never what a row expects.
+        for code in [ExitCode.outcomeUnknown, .interrupted, .usage, .dataError] {
+            var other = Self.result(Diagnostic(code, "x"))
+            other.judge(expectingFailure: true)
+            #expect(other.failure?.code == code && other.expectedFailure == nil)
+        }
+        var asked = Self.result(Diagnostic(.failure, "declined"))
+        asked.judge(expectingFailure: false)
+        #expect(asked.failure?.message == "declined" && asked.expectedFailure == nil)
+    }
+}
