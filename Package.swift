@@ -34,7 +34,8 @@ let package = Package(
             name: "checkout-driver", dependencies: ["CheckoutCLI", "CMalloc"], exclude: ["FunctionOrder.txt"],
             swiftSettings: releaseSwift, linkerSettings: releaseLink),
         .target(
-            name: "CheckoutCLI", dependencies: ["CheckoutKit", "SandboxEmulator", "CQRencode"],
+            name: "CheckoutCLI",
+            dependencies: ["CheckoutKit", "SandboxEmulator", "LoopbackHTTP", "CQRencode", "WireTypes"],
             swiftSettings: releaseSwift),
         // The built-in flows are flow files, embedded in the binary (`flow show` prints them as they ship).
         .target(

@@ -24,7 +24,7 @@ public enum CheckoutDriver {
             subcommands: [FlowCommands.spec] + providerCommands.map(\.commands)
                 + [
                     ApplePayCommands.spec, SandboxCommands.spec, StateCommands.spec, DoctorCommands.spec,
-                    CompletionCommands.spec,
+                    MonitorCommands.spec, CompletionCommands.spec,
                 ])
     }
 

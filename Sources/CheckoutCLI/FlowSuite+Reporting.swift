@@ -24,6 +24,11 @@ extension FlowSuite {
                 outcomes.map { HTMLReport.Section(result: $0.result, exchanges: $0.exchanges) }, batch: batch, to: path,
                 redactor: redactor)
         }
+        if let path = settings.output.metricsPath {
+            var metrics = Metrics()
+            for outcome in outcomes { metrics.add(outcome) }
+            try Metrics.write(redactor.text(metrics.text), to: path)
+        }
         if settings.output.github {
             let actions = GitHubActions(redactor: redactor)
             // Beside a JSON document, on standard error (the runner reads both), so that stdout stays one document.

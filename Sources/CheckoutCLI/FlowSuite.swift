@@ -37,6 +37,8 @@ struct FlowSuite: Sendable {
         var rendered: [UInt8]?
         /// The flow that ran: where it came from, for a CI annotation pointing at its failing step.
         var flow: Flow?
+        /// The HTTP answers the run got, by status code ("error": none, a transport failure), for `--metrics`.
+        var statuses: [String: Int] = [:]
         var requests: Int { result.steps.reduce(0) { $0 + $1.requests } }
         var verdict: Verdict {
             switch result.exitCode {
@@ -135,9 +137,9 @@ struct FlowSuite: Sendable {
         /// failure, never the batch's: the other runs' outcomes, an unknown one above all, are still reported.
         @Sendable func one(_ index: Int) async {
             let member = runs[index]
-            let retries = RetryTally()
+            let tally = RunTally()
             var reporters = shared
-            reporters.all.append(retries)
+            reporters.all.append(tally)
             var recording: HARReporter?
             if let path = settings.output.recordPath {
                 let file =
@@ -182,7 +184,8 @@ struct FlowSuite: Sendable {
             // The summaries and JUnit read a run's steps, never what they answered, and JSON output has the run as text
             // already: a long batch keeps no run's documents (the HTML page shows them, so it keeps them).
             if settings.output.htmlPath == nil { result.forgetAnswers() }
-            var outcome = Outcome(result: result, retries: retries.count)
+            var outcome = Outcome(result: result, retries: tally.retries)
+            outcome.statuses = tally.statuses
             outcome.rendered = rendered
             outcome.flow = member.flow
             if groupedLive { console.out("::endgroup::") }
@@ -249,13 +252,20 @@ struct FlowSuite: Sendable {
     }
 }
 
-/// Counts one run's retries (the suite's summary column).
-struct RetryTally: Reporter {
-    private let tally = Collector(0)
+/// Counts one run's retries (the suite's summary column) and its HTTP answers by status (`--metrics`).
+struct RunTally: Reporter {
+    private let tally = Collector((retries: 0, statuses: [String: Int]()))
 
     func handle(_ event: FlowEvent) {
-        if case .retrying = event { tally.mutate { $0 += 1 } }
+        switch event {
+        case .retrying: tally.mutate { $0.retries += 1 }
+        case .exchange(let x):
+            let status = (try? x.outcome.get()).map { String($0.status) } ?? "error"
+            tally.mutate { $0.statuses[status, default: 0] += 1 }
+        default: break
+        }
     }
 
-    var count: Int { tally.current }
+    var retries: Int { tally.current.retries }
+    var statuses: [String: Int] { tally.current.statuses }
 }

@@ -32,7 +32,7 @@ struct GlobalSettings: CommandInput {
         var force = false
     }
 
-    /// `--format`, `-v`, `-q`, `--record`, `--junit`, `--html`, `--ci`.
+    /// `--format`, `-v`, `-q`, `--record`, `--junit`, `--html`, `--metrics`, `--ci`.
     struct OutputOptions: Sendable {
         var format = OutputFormat.text
         var verbose = false
@@ -44,6 +44,8 @@ struct GlobalSettings: CommandInput {
         var junitPath: String?
         /// `--html FILE`: the page a person attaches to a ticket.
         var htmlPath: String?
+        /// `--metrics FILE.prom`: the run's figures in Prometheus' text format (`Metrics`).
+        var metricsPath: String?
         /// `--ci NAME`: a CI service's own annotations, groups and summary besides the output (`GitHubActions`).
         var ci = CIService.auto
 
@@ -92,6 +94,9 @@ struct GlobalSettings: CommandInput {
         .value(
             "html", \.output.htmlPath, value: "FILE",
             help: "Write one self-contained HTML page of the run: steps, timeline, redacted exchanges, money."),
+        .value(
+            "metrics", \.output.metricsPath, value: "FILE.prom",
+            help: "Write the run's figures in Prometheus' text format, at once (node_exporter's textfile collector)."),
         .choice(
             "ci", \.output.ci, value: "NAME",
             help:

@@ -62,15 +62,15 @@ enum FlowCommands {
                 "--\(settings.state.continueChain ? "continue" : "run") makes every run work on one checkout, and --parallel runs them at once: drop one of the two"
             )
         }
-        // One flow runs on its own, its error printed as any command's; in GitHub Actions it runs as a suite of one, so
-        // that it has its group, its annotation at the failing step and its job summary.
+        // One flow runs on its own, its error printed as any command's; in GitHub Actions, with --data or --metrics it
+        // runs as a suite of one, so that it has its group, annotation and job summary, its rows, its metrics file.
         if let data = input.data, flows.count != 1 {
             throw .usage(
                 "--data \(data) runs one flow once per row, and \(input.all ? "--all names" : "the command names") \(flows.count) flows",
                 hint: "give one flow with --data")
         }
         if flows.count == 1 && !settings.output.recordsDirectory && repeatCount == 1 && parallel == 1 && shard == nil
-            && !settings.output.github && input.data == nil
+            && !settings.output.github && input.data == nil && settings.output.metricsPath == nil
         {
             let given = try variables(input.variables, for: flows[0])
             let environment = try RunEnvironment.prepare(invocation)
