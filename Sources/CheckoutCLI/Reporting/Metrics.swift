@@ -140,10 +140,9 @@ struct Metrics: Sendable {
     static func rendered(_ labels: Labels) -> String {
         guard !labels.isEmpty else { return "" }
         let pairs = labels.map { name, value in
-            let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(
-                of: "\"", with: "\\\""
-            )
-            .replacingOccurrences(of: "\n", with: "\\n")
+            var escaped = value.replacingOccurrences(of: "\\", with: "\\\\")
+            escaped = escaped.replacingOccurrences(of: "\"", with: "\\\"")
+            escaped = escaped.replacingOccurrences(of: "\n", with: "\\n")
             return "\(name)=\"\(escaped)\""
         }
         return "{" + pairs.joined(separator: ",") + "}"
