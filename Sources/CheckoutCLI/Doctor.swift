@@ -27,6 +27,8 @@ struct Doctor {
         var skew: Int?
         var tls: TLSProbe.Report?
         var tlsError: String?
+        /// The proxy requests to it go through (its credentials masked), nil when they go direct.
+        var proxy: String?
     }
 
     struct Report {
@@ -72,6 +74,7 @@ struct Doctor {
                             "variable": .string(s.variable), "url": .string(s.url), "required": .bool(s.required),
                             "answered": .bool(s.status != nil),
                         ]
+                        o["proxy"] = s.proxy.map(JSON.string) ?? .null
                         if let status = s.status { o["status"] = JSON(status) }
                         if let error = s.error { o["error"] = .string(error) }
                         if let ms = s.milliseconds { o["milliseconds"] = JSON(ms) }
@@ -109,7 +112,7 @@ struct Doctor {
             lines += ["", "services:"]
             if services.isEmpty { lines.append("  none configured") }
             for s in services {
-                var facts: [String] = []
+                var facts: [String] = [s.proxy.map { "via proxy \($0)" } ?? "direct"]
                 if let status = s.status {
                     facts.append("answers \(status) in \(s.milliseconds ?? 0) ms")
                 } else {
@@ -176,9 +179,17 @@ struct Doctor {
         }
         // Each service probed at once, in parallel: a silent one costs its 5 s once, not once per service.
         let urls = services.map { configuration.value($0.variable)! }
+        let options = NetworkOptions(configuration: configuration)
+        for index in services.indices {
+            services[index].proxy = options.proxies.proxy(for: urls[index]).map {
+                redactor.text(ProxySettings.masked($0))
+            }
+        }
         let probed = await withTaskGroup(of: (Int, Service).self) { group in
             for (index, service) in services.enumerated() {
-                group.addTask { (index, await Self.probe(service, url: urls[index], redactor: redactor)) }
+                group.addTask {
+                    (index, await Self.probe(service, url: urls[index], options: options, redactor: redactor))
+                }
             }
             var all = services
             for await (index, service) in group { all[index] = service }
@@ -189,11 +200,11 @@ struct Doctor {
 
     /// A GET of the base URL: any HTTP answer counts (a base URL often answers 404 or 401); its Date header gives the
     /// skew. An HTTPS one has its certificate looked at too.
-    static func probe(_ service: Service, url: String, redactor: Redactor) async -> Service {
+    static func probe(_ service: Service, url: String, options: NetworkOptions, redactor: Redactor) async -> Service {
         var service = service
         let started = Date()
         do {
-            let response = try await CurlTransport().send(
+            let response = try await CurlTransport(options: options).send(
                 HTTPClientRequest(method: "GET", url: url, timeout: timeout, readOnly: true))
             let finished = Date()
             service.status = response.status
@@ -207,7 +218,7 @@ struct Doctor {
             service.error = redactor.text(error.description)
         }
         if url.lowercased().hasPrefix("https://") {
-            switch TLSProbe.check(url, timeout: timeout) {
+            switch TLSProbe.check(url, timeout: timeout, options: options) {
             case .success(let report): service.tls = report
             case .failure(let error): service.tlsError = redactor.text(error.description)
             }

@@ -19,6 +19,8 @@ struct GlobalSettings: CommandInput {
         var envFile: String?
         /// `--set NAME=VALUE`: configuration from the command line.
         var configurationFlags: [String: String] = [:]
+        /// `--cacert FILE`: `--set CHECKOUT_DRIVER_CACERT=FILE` by its curl name.
+        var caBundle: String?
     }
 
     /// `--session`, `--continue`, `--run`, `--force`.
@@ -80,6 +82,11 @@ struct GlobalSettings: CommandInput {
             "set", \.config.configurationFlags, value: "NAME=VALUE",
             help: "Set a configuration variable (beats the environment, .env and profiles)."),
         .value(
+            "cacert", \.config.caBundle, value: "FILE",
+            help:
+                "Trust the CA certificates in FILE (PEM) instead of the system's, as curl's --cacert (a proxy's, a private sandbox's)."
+        ),
+        .value(
             "session", \.state.sessionPath, value: "FILE",
             help: "State file chaining invocations [default: $XDG_STATE_HOME/checkout-driver/<env>/state.json]."),
         .choice("format", \.output.format, value: "FORMAT", help: "Output format.", default: .text),
@@ -120,6 +127,7 @@ struct GlobalSettings: CommandInput {
 
     init(_ invocation: Invocation) throws(Diagnostic) {
         self = try Self.read(invocation)
+        if let bundle = config.caBundle { config.configurationFlags[NetworkOptions.caBundleVariable] = bundle }
         if let recordPath = output.recordPath {
             var isDirectory: ObjCBool = false
             output.recordsDirectory =

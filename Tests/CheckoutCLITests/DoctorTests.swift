@@ -26,7 +26,7 @@ import Testing
             #expect(
                 r.stdout.range(
                     of:
-                        "\(service) +http://127\\.0\\.0\\.1:[0-9]+[^ ]*  answers [0-9]{3} in [0-9]+ ms · clock skew [+-][01] s",
+                        "\(service) +http://127\\.0\\.0\\.1:[0-9]+[^ ]*  direct · answers [0-9]{3} in [0-9]+ ms · clock skew [+-][01] s",
                     options: .regularExpression) != nil, "\(service): \(r.stdout)")
         }
         #expect(r.stdout.contains("sandbox serve:  none announced"))

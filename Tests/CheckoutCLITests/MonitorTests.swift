@@ -8,24 +8,6 @@ import Testing
 /// `checkout-driver monitor`: flows on a schedule, scraped by a real Prometheus server (Debian's `prometheus`,
 /// installed by Scripts/bootstrap) whose HTTP API is then asked for the series.
 @Suite(.serialized) struct MonitorTests {
-    /// A port nobody listens on now (the kernel's pick for a socket bound to port 0, closed again).
-    static func freePort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        try withUnsafeMutablePointer(to: &address) { pointer in
-            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                guard bind(fd, $0, length) == 0, getsockname(fd, $0, &length) == 0 else {
-                    throw CocoaError(.fileWriteUnknown)
-                }
-            }
-        }
-        return UInt16(bigEndian: address.sin_port)
-    }
-
     /// The URL the monitor printed on its first line.
     static func metricsURL(_ monitor: LiveProcess) throws -> String {
         #expect(monitor.waitFor("/metrics\n"), "\(monitor.stdout)\(monitor.stderr)")
@@ -44,7 +26,7 @@ import Testing
         #expect(try curl(["-s", url.replacingOccurrences(of: "/metrics", with: "/healthz")]) == "ok\n")
         #expect(try curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", url + "x"]) == "404")
 
-        let port = try Self.freePort()
+        let port = try freePort()
         let config = s.path + "/prometheus.yml"
         try Data(
             """

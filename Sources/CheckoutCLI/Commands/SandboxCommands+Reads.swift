@@ -313,7 +313,7 @@ extension SandboxCommands {
             method: method, url: base + path, headers: body == nil ? [:] : ["Content-Type": "application/json"],
             body: body?.data, timeout: 5, readOnly: method == "GET")
         let response: HTTPClientResponse
-        do { response = try await CurlTransport().send(request) } catch {
+        do { response = try await CurlTransport(options: .direct).send(request) } catch {
             throw .unavailable(
                 "the emulator at \(base) does not answer: \(error.description)",
                 hint: "is sandbox serve still running? `checkout-driver doctor` says")

@@ -49,7 +49,7 @@ struct EmulatorControl: Sendable {
     /// 404 when `goneIsFine`: a DELETE whose first answer was lost finds the target already removed), else what went
     /// wrong.
     private func control(_ method: String, _ url: String, body: JSON?, goneIsFine: Bool = false) async -> String? {
-        let client = CurlTransport()
+        let client = CurlTransport(options: .direct)
         let timeout = timeout
         // --timeout is each attempt's, as for any request: the retry policy gets the room to repeat one that timed out.
         let policy = RetryPolicy.default

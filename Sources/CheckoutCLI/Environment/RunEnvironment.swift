@@ -155,6 +155,16 @@ final class RunEnvironment: RunServiceHost {
         if let standalone { described.summary = "local (sandbox serve at \(standalone.url), pid \(standalone.pid))" }
         let redactor = CheckoutDriver.redactor
         for secret in configuration.secretValues { redactor.register(secret) }
+        // A proxy's password is a secret like any other, wherever its URL shows.
+        for secret in ProxySettings(environment: processEnvironment).passwords { redactor.register(secret) }
+        if let bundle = configuration.value(NetworkOptions.caBundleVariable),
+            case .failure(let error) = FileIO.read(bundle)
+        {
+            throw .configuration(
+                "the CA bundle \(bundle) (--cacert or \(NetworkOptions.caBundleVariable)) cannot be read: \(error.reason)",
+                hint: "give a PEM file of the certificates to trust (it replaces the system's, as curl's --cacert does)"
+            )
+        }
         // An embedded emulator forgets everything when this process ends, so its state must too: by default a
         // throwaway state file, never one that a later run would read stale intents from.
         let statePath =

@@ -23,7 +23,8 @@ struct RunSession: Sendable {
         interruption: Interruption? = nil, state: StateStore? = nil
     ) -> FlowRunner {
         FlowRunner(
-            client: replay?.transport ?? CurlTransport(), registry: registry,
+            client: replay?.transport ?? CurlTransport(options: NetworkOptions(configuration: configuration)),
+            registry: registry,
             settings: RunSettings(
                 environment: configuration.environment, requestTimeout: settings.time.timeout,
                 deadline: settings.time.deadline,

@@ -210,7 +210,8 @@ public struct BahnForwardResult: Sendable {
 private struct Forwarder: Sendable {
     let url: String
     let onResult: @Sendable (BahnForwardResult) -> Void
-    let transport = CurlTransport()
+    // The forward target is the developer's own server, reached directly.
+    let transport = CurlTransport(options: .direct)
 
     func forward(_ request: HTTPRequest, eventID: String) {
         var headers: HTTPHeaders = ["Content-Type": request.headers["Content-Type"] ?? "application/json"]

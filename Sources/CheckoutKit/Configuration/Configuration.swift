@@ -37,6 +37,11 @@ public struct Configuration: Sendable {
             .init(
                 name: "EMULATOR_URL", meaning: "a standalone `sandbox serve` (raw emulator flows)", defaultValue: nil,
                 isSecret: false),
+            .init(
+                name: NetworkOptions.caBundleVariable,
+                meaning:
+                    "a CA bundle (PEM) trusted instead of the system's, as --cacert (a proxy's or a private sandbox's CA)",
+                defaultValue: nil, isSecret: false),
         ] + Providers.all.flatMap(\.variables)
 
     /// The environment or profile name the user chose.

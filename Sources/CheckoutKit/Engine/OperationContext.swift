@@ -179,6 +179,18 @@ public struct OperationContext: Sendable {
             return interrupted
         case .invalidRequest(let m):
             return .data("\(what): \(redactor.text(m))")
+        case .proxyRefused(let m):
+            return .unavailable(
+                "\(what): the proxy refused it, so it never reached the service: \(redactor.text(m))",
+                hint:
+                    "check the proxy and the credentials in its variable's URL, as curl takes them (`doctor` shows the proxy each base URL goes through), or exempt the host in no_proxy"
+            )
+        case .tlsRefused(let m):
+            return .unavailable(
+                "\(what): the TLS handshake failed, so nothing was sent: \(redactor.text(m))",
+                hint:
+                    "a certificate signed by a private CA (a company proxy's, a private sandbox's) is trusted with --cacert FILE or \(NetworkOptions.caBundleVariable)"
+            )
         }
     }
 }

@@ -12,8 +12,11 @@ public final class CurlTransport: HTTPClient, @unchecked Sendable {
     // @unchecked: `handle` is only touched on `worker`, which runs one transfer at a time.
     private let handle: UnsafeMutableRawPointer
     private let worker = WorkerThread(name: "checkout-driver.curl")
+    /// The proxy and the certificates each transfer uses.
+    private let options: NetworkOptions
 
-    public init() {
+    public init(options: NetworkOptions) {
+        self.options = options
         _ = CurlGlobal.initialized
         guard let h = curl_easy_init() else { fatalError("curl_easy_init failed: out of memory") }
         handle = h
@@ -66,6 +69,7 @@ public final class CurlTransport: HTTPClient, @unchecked Sendable {
         return body.withUnsafeBytes { bodyBytes -> Result<HTTPClientResponse, TransportError> in
             errorBuffer.withUnsafeMutableBufferPointer { errorPointer in
                 ccurl_setopt_string(h, CURLOPT_URL, request.url)
+                let proxy = options.apply(to: h, url: request.url)
                 ccurl_setopt_long(h, CURLOPT_NOSIGNAL, 1)
                 ccurl_setopt_share(h, CurlGlobal.share.handle)
                 // The shared connection cache holds every parallel runner's connection; with libcurl's default
@@ -117,10 +121,21 @@ public final class CurlTransport: HTTPClient, @unchecked Sendable {
                     }
                     let detail = String(cString: errorPointer.baseAddress!)
                     let message = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+                    // A tunnel the proxy would not open: the request never reached the service.
+                    var connect = 0
+                    ccurl_getinfo_long(h, CURLINFO_HTTP_CONNECTCODE, &connect)
+                    if proxy != nil && (code == CURLE_PROXY || connect >= 300) {
+                        return .failure(
+                            .proxyRefused(connect > 0 ? "CONNECT answered \(connect): \(message)" : message))
+                    }
                     return .failure(CurlTransport.classify(code, message: message))
                 }
                 var status = 0
                 ccurl_getinfo_long(h, CURLINFO_RESPONSE_CODE, &status)
+                // Only a proxy answers 407: the request went no further than it.
+                if proxy != nil && status == 407 {
+                    return .failure(.proxyRefused("407 Proxy Authentication Required"))
+                }
                 var connects = 0
                 ccurl_getinfo_long(h, CURLINFO_NUM_CONNECTS, &connects)
                 return .success(
@@ -163,6 +178,10 @@ public final class CurlTransport: HTTPClient, @unchecked Sendable {
             .timedOut(message)
         case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
             .invalidRequest(message)
+        // The handshake comes before the request: a certificate refused or a TLS failure sent nothing.
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CACERT_BADFILE,
+            CURLE_SSL_CERTPROBLEM:
+            .tlsRefused(message)
         case CURLE_ABORTED_BY_CALLBACK:
             .cancelled(sent: true)
         default:

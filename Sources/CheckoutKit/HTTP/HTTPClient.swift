@@ -114,6 +114,10 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
     /// server may or may not have acted on it).
     case cancelled(sent: Bool)
     case invalidRequest(String)
+    /// The proxy refused the request (407, a CONNECT it would not open): it never reached the service.
+    case proxyRefused(String)
+    /// The TLS handshake failed (a certificate that does not verify, a protocol error): nothing was sent.
+    case tlsRefused(String)
 
     public var description: String {
         switch self {
@@ -122,13 +126,15 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
         case .connectionLost(let m): "connection lost: \(m)"
         case .cancelled: "cancelled: the run was interrupted"
         case .invalidRequest(let m): "invalid request: \(m)"
+        case .proxyRefused(let m): "the proxy refused it: \(m)"
+        case .tlsRefused(let m): "TLS: \(m)"
         }
     }
 
     /// A request that provably never reached the server can be retried whatever its method.
     public var requestNeverSent: Bool {
         switch self {
-        case .unreachable, .cancelled(sent: false): true
+        case .unreachable, .cancelled(sent: false), .proxyRefused, .tlsRefused: true
         default: false
         }
     }

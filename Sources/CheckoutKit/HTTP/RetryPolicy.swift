@@ -86,8 +86,12 @@ public struct RetryPolicy: Sendable, Equatable {
             return Self.transientStatuses.contains(response.status)
                 && (Self.isSafeToRepeat(request) || response.status == 429)
         case .failure(let error):
-            if case .invalidRequest = error { return false }
-            return error.requestNeverSent || Self.isSafeToRepeat(request)
+            switch error {
+            // Asking again changes none of these: a malformed request, a proxy that wants credentials or will not
+            // open the tunnel, a certificate this machine does not trust.
+            case .invalidRequest, .proxyRefused, .tlsRefused: return false
+            default: return error.requestNeverSent || Self.isSafeToRepeat(request)
+            }
         }
     }
 

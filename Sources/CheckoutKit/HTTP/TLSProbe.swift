@@ -14,13 +14,14 @@ public enum TLSProbe {
     }
 
     /// The report, or why no TLS handshake took place (the host does not answer, it does not speak TLS).
-    public static func check(_ url: String, timeout: Double) -> Result<Report, TransportError> {
+    public static func check(_ url: String, timeout: Double, options: NetworkOptions) -> Result<Report, TransportError>
+    {
         _ = CurlGlobal.initialized
-        switch handshake(url, verifying: true, timeout: timeout) {
+        switch handshake(url, verifying: true, timeout: timeout, options: options) {
         case .success(let expires): return .success(Report(problem: nil, expires: expires))
         case .failure(let refused):
             guard refused.isCertificateProblem else { return .failure(refused.error) }
-            switch handshake(url, verifying: false, timeout: timeout) {
+            switch handshake(url, verifying: false, timeout: timeout, options: options) {
             case .success(let expires): return .success(Report(problem: refused.reason, expires: expires))
             case .failure(let other): return .failure(other.error)
             }
@@ -39,7 +40,9 @@ public enum TLSProbe {
         }
     }
 
-    private static func handshake(_ url: String, verifying: Bool, timeout: Double) -> Result<Date?, Refusal> {
+    private static func handshake(
+        _ url: String, verifying: Bool, timeout: Double, options: NetworkOptions
+    ) -> Result<Date?, Refusal> {
         guard let h = curl_easy_init() else {
             return .failure(Refusal(error: .unreachable("libcurl could not start"), isCertificateProblem: false))
         }
@@ -47,6 +50,7 @@ public enum TLSProbe {
         var errors = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         let code: CURLcode = errors.withUnsafeMutableBufferPointer { buffer in
             ccurl_setopt_string(h, CURLOPT_URL, url)
+            options.apply(to: h, url: url)
             ccurl_setopt_long(h, CURLOPT_NOSIGNAL, 1)
             ccurl_setopt_long(h, CURLOPT_CONNECT_ONLY, 1)
             ccurl_setopt_long(h, CURLOPT_CERTINFO, 1)

@@ -52,7 +52,7 @@ final class BahnRig: Sendable {
     /// A runner; `env` entries override the defaults (an empty value unsets one).
     func runner(
         env overrides: [String: String] = [:], state: StateStore? = nil, services: RunServices = .init(),
-        requestTimeout: Double = 5, client: any HTTPClient = CurlTransport()
+        requestTimeout: Double = 5, client: any HTTPClient = CurlTransport(options: .direct)
     ) -> FlowRunner {
         let values = env.merging(overrides) { $1 }
         let configuration = Configuration(environment: "sandbox", kind: .sandbox, values: values)
@@ -68,7 +68,8 @@ final class BahnRig: Sendable {
     /// Runs a flow made of `steps` (a JSON array's contents).
     func run(
         _ steps: String, env overrides: [String: String] = [:], state: StateStore? = nil,
-        services: RunServices = .init(), requestTimeout: Double = 5, client: any HTTPClient = CurlTransport()
+        services: RunServices = .init(), requestTimeout: Double = 5,
+        client: any HTTPClient = CurlTransport(options: .direct)
     ) async throws -> FlowResult {
         let json = #"{"name":"bahn-test","steps":[\#(steps)]}"#
         let flow = try FlowFile.decode(Data(json.utf8), source: "test.json", registry: Self.registry)

@@ -97,7 +97,7 @@ import Testing
             method: "POST", url: inbox.url,
             headers: ["Content-Type": "application/json", "Bn-Signature": "t=\(t),v1=\(signature)"],
             body: body, timeout: 5)
-        let response = try await CurlTransport().send(request)
+        let response = try await CurlTransport(options: .direct).send(request)
         return (response.status, try? JSON.parse(response.body))
     }
 

@@ -38,7 +38,7 @@ import Testing
         let registry = OperationRegistry(CentraOperations.all)
         let events = EventLog()
         let runner = FlowRunner(
-            client: CurlTransport(), registry: registry,
+            client: CurlTransport(options: .direct), registry: registry,
             settings: RunSettings(
                 environment: "sandbox", requestTimeout: 5,
                 retry: RetryPolicy(attempts: 3, interval: 0.05, backoff: 1, jitter: 0)),

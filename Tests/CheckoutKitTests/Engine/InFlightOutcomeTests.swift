@@ -14,7 +14,7 @@ import Testing
         let path: String
         /// The file's bytes as each confirm left.
         let seen = Mutex<[Data]>([])
-        private let inner = CurlTransport()
+        private let inner = CurlTransport(options: .direct)
 
         init(path: String) { self.path = path }
 

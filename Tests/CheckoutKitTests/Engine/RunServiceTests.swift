@@ -89,7 +89,7 @@ import Testing
 
     /// The status an unsigned delivery to `url` is answered with.
     private func post(to url: String) async throws -> Int {
-        try await CurlTransport().send(
+        try await CurlTransport(options: .direct).send(
             HTTPClientRequest(method: "POST", url: url, headers: [:], body: Data("{}".utf8), timeout: 2)
         ).status
     }

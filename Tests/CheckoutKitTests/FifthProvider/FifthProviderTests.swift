@@ -51,7 +51,7 @@ import Testing
             let flow = try BuiltinFlows.load(Tally.provider.flows[0], registry: FifthProviderTests.registry)
             let scope = state.ownRun(run)
             let runner = FlowRunner(
-                client: CurlTransport(), registry: FifthProviderTests.registry,
+                client: CurlTransport(options: .direct), registry: FifthProviderTests.registry,
                 settings: RunSettings(
                     environment: "local", requestTimeout: requestTimeout,
                     retry: RetryPolicy(attempts: 3, interval: 0.05, backoff: 1, jitter: 0)),

@@ -17,7 +17,7 @@ import Testing
 
     @Test func keepAliveReusesTheConnection() async throws {
         let server = try TestServer { _, _ in .json(200, ["ok": true]) }
-        let transport = CurlTransport()
+        let transport = CurlTransport(options: .direct)
         let first = try await transport.send(HTTPClientRequest(method: "GET", url: server.url("/a")))
         let second = try await transport.send(HTTPClientRequest(method: "GET", url: server.url("/b")))
         #expect(first.status == 200)
@@ -36,7 +36,7 @@ import Testing
                     status: 201, headers: ["X-Reply": "yes", "Content-Type": "application/octet-stream"],
                     body: request.body))
         }
-        let transport = CurlTransport()
+        let transport = CurlTransport(options: .direct)
         let body = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7) } + [0, 0, 255, 13, 10])
         let response = try await transport.send(
             HTTPClientRequest(
@@ -63,7 +63,7 @@ import Testing
         let server = try TestServer { request, _ in
             .json(200, ["method": .string(request.method), "length": .number(Double(request.body.count))])
         }
-        let transport = CurlTransport()
+        let transport = CurlTransport(options: .direct)
         for method in ["POST", "PUT", "PATCH", "DELETE", "GET"] {
             let response = try await transport.send(HTTPClientRequest(method: method, url: server.url("/m")))
             #expect(response.json == ["method": .string(method), "length": 0])
@@ -80,7 +80,7 @@ import Testing
             Thread.sleep(forTimeInterval: 0.05)
             return .json(200, ["ok": true])
         }
-        let transport = CurlTransport()
+        let transport = CurlTransport(options: .direct)
         let response = try await transport.send(HTTPClientRequest(method: "GET", url: server.url("/t")))
         let t = response.timings
         for phase in [t.dns, t.connect, t.tls, t.send, t.wait, t.receive, t.total] { #expect(phase >= 0) }
@@ -91,7 +91,7 @@ import Testing
 
     @Test func connectionRefusedIsUnreachable() async throws {
         let closed = try ClosedPort()
-        let result = await send(CurlTransport(), "GET", "http://127.0.0.1:\(closed.port)/x")
+        let result = await send(CurlTransport(options: .direct), "GET", "http://127.0.0.1:\(closed.port)/x")
         guard case .failure(.unreachable) = result else {
             Issue.record("expected unreachable, got \(result)")
             return
@@ -101,7 +101,7 @@ import Testing
 
     @Test func resetIsConnectionLost() async throws {
         let server = try TestServer { _, _ in .reset }
-        let result = await send(CurlTransport(), "GET", server.url("/reset"))
+        let result = await send(CurlTransport(options: .direct), "GET", server.url("/reset"))
         guard case .failure(.connectionLost) = result else {
             Issue.record("expected connectionLost, got \(result)")
             return
@@ -111,7 +111,7 @@ import Testing
     @Test func truncatedBodyIsConnectionLost() async throws {
         let server = try TestServer { _, _ in .truncate(.text(200, String(repeating: "x", count: 1000)), bodyBytes: 10)
         }
-        let result = await send(CurlTransport(), "GET", server.url("/short"))
+        let result = await send(CurlTransport(options: .direct), "GET", server.url("/short"))
         guard case .failure(.connectionLost) = result else {
             Issue.record("expected connectionLost, got \(result)")
             return
@@ -124,7 +124,7 @@ import Testing
         let server = try TestServer { request, attempt in
             request.path == "/charge" && attempt == 1 ? .reset : .json(200, ["ok": true])
         }
-        let transport = CurlTransport()
+        let transport = CurlTransport(options: .direct)
         _ = try await transport.send(HTTPClientRequest(method: "GET", url: server.url("/warm")))
         let result = await send(transport, "POST", server.url("/charge"), body: Data("{}".utf8))
         guard case .failure(.connectionLost) = result else {
@@ -138,7 +138,7 @@ import Testing
     /// (`RetryPolicy.mayReuseConnection`).
     @Test func keyedWritesAndReadsReuseTheConnectionAndOtherWritesDoNot() async throws {
         let server = try TestServer { _, _ in .json(200, ["ok": true]) }
-        let transport = CurlTransport()
+        let transport = CurlTransport(options: .direct)
         _ = try await transport.send(HTTPClientRequest(method: "GET", url: server.url("/warm")))
         let keyed = try await transport.send(
             HTTPClientRequest(
@@ -167,7 +167,7 @@ import Testing
         let server = try TestServer { request, attempt in
             request.path == "/charge" && attempt == 1 ? .reset : .json(200, ["ok": true])
         }
-        let transport = CurlTransport()
+        let transport = CurlTransport(options: .direct)
         _ = try await transport.send(HTTPClientRequest(method: "GET", url: server.url("/warm")))
         let result = await send(
             transport, method, server.url("/charge"), headers: keyed ? ["Idempotency-Key": "k-1"] : [:],
@@ -190,7 +190,7 @@ import Testing
             return .json(200, [:])
         }
         let started = ContinuousClock.now
-        let result = await send(CurlTransport(), "GET", server.url("/slow"), timeout: 0.3)
+        let result = await send(CurlTransport(options: .direct), "GET", server.url("/slow"), timeout: 0.3)
         guard case .failure(.timedOut) = result else {
             Issue.record("expected timedOut, got \(result)")
             return
@@ -200,7 +200,7 @@ import Testing
     }
 
     @Test func malformedURLIsInvalidRequest() async {
-        let result = await send(CurlTransport(), "GET", "htp:/nonsense")
+        let result = await send(CurlTransport(options: .direct), "GET", "htp:/nonsense")
         guard case .failure(let error) = result else {
             Issue.record("a malformed URL succeeded")
             return
@@ -213,7 +213,7 @@ import Testing
         let results = await withTaskGroup(of: Bool.self) { group in
             for i in 0..<16 {
                 group.addTask {
-                    let transport = CurlTransport()
+                    let transport = CurlTransport(options: .direct)
                     for j in 0..<5 {
                         guard
                             let r = try? await transport.send(

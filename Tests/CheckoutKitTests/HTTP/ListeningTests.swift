@@ -15,7 +15,7 @@ import Testing
             return .respond(.text(200, "here"))
         }
         defer { listener.stop() }
-        let transport = CurlTransport()
+        let transport = CurlTransport(options: .direct)
         let url = listener.baseURL + "/return"
         let answer = Task { try await transport.send(HTTPClientRequest(method: "GET", url: url, timeout: 10)) }
         try await Task.sleep(for: .milliseconds(300))
@@ -31,7 +31,7 @@ import Testing
         let url = listener.baseURL + "/return"
         listener.stop()
         await #expect(throws: TransportError.self) {
-            _ = try await CurlTransport().send(HTTPClientRequest(method: "GET", url: url, timeout: 2))
+            _ = try await CurlTransport(options: .direct).send(HTTPClientRequest(method: "GET", url: url, timeout: 2))
         }
     }
 }

@@ -146,7 +146,7 @@ struct Harness {
     func runner() -> FlowRunner {
         let configuration = Configuration(environment: "test", kind: .local, values: env)
         return FlowRunner(
-            client: CurlTransport(), registry: registry,
+            client: CurlTransport(options: .direct), registry: registry,
             settings: RunSettings(
                 environment: "test", requestTimeout: requestTimeout, deadline: deadline, retry: retry),
             configuration: configuration, state: state, redactor: Redactor(secrets: configuration.secretValues),
