@@ -26,7 +26,7 @@ import Testing
         #expect(try curl(["-s", url.replacingOccurrences(of: "/metrics", with: "/healthz")]) == "ok\n")
         #expect(try curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", url + "x"]) == "404")
 
-        let port = try freePort()
+        let port = try FreePort.take()
         let config = s.path + "/prometheus.yml"
         try Data(
             """

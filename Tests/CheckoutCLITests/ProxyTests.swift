@@ -81,7 +81,7 @@ import Testing
 
     /// tinyproxy on a free port, logging each request; with `credentials` ("user pass") it wants them (407 without).
     static func tinyproxy(_ s: Scratch, credentials: String? = nil) async throws -> (TestProcess, UInt16, String) {
-        let port = try freePort()
+        let port = try FreePort.take()
         let log = s.path + "/tinyproxy-\(port).log"
         let config = s.path + "/tinyproxy-\(port).conf"
         try Data(
@@ -109,7 +109,7 @@ import Testing
 
     /// `openssl s_server -www` with that certificate: a GET gets a 200 page.
     static func tlsServer(_ s: Scratch) async throws -> (TestProcess, UInt16) {
-        let port = try freePort()
+        let port = try FreePort.take()
         let process = try TestProcess(
             "/usr/bin/openssl",
             [
@@ -237,7 +237,7 @@ import Testing
         try Self.testPKI(s)
         let (tls, tlsPort) = try await Self.tlsServer(s)
         defer { _ = tls.stop() }
-        let port = try freePort()
+        let port = try FreePort.take()
         let mitm = try TestProcess(
             Self.repository + "/.build/venv-mitmproxy/bin/mitmdump",
             [
