@@ -43,3 +43,40 @@ enum JSONStringScan {
         return (control | quoted | escaped) & highBits != 0
     }
 }
+
+/// Tells, byte by byte, which bytes of JSON text are inside strings: what a look at the text's structure needs (is it
+/// cut short, where does an element start) without parsing it.
+public struct JSONTextScan {
+    public enum Byte: Equatable {
+        /// Outside any string: structure, numbers, literals, white space.
+        case structure
+        /// The quote that opens a string.
+        case opening
+        /// Inside a string, its escapes included.
+        case inString
+        /// The quote that closes a string.
+        case closing
+    }
+
+    public private(set) var inString = false
+    private var escaped = false
+
+    public init() {}
+
+    public mutating func read(_ byte: UInt8) -> Byte {
+        guard inString else {
+            guard byte == UInt8(ascii: "\"") else { return .structure }
+            inString = true
+            return .opening
+        }
+        if escaped {
+            escaped = false
+        } else if byte == UInt8(ascii: "\\") {
+            escaped = true
+        } else if byte == UInt8(ascii: "\"") {
+            inString = false
+            return .closing
+        }
+        return .inString
+    }
+}

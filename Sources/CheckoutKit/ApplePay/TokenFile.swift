@@ -186,26 +186,14 @@ private struct Reader {
     func looksTruncated(_ text: String) -> Bool {
         guard text.hasPrefix("{") || text.hasPrefix("[") else { return false }
         var depth = 0
-        var inString = false
-        var escaped = false
-        for byte in text.utf8 {
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
-                continue
-            }
+        var scan = JSONTextScan()
+        for byte in text.utf8 where scan.read(byte) == .structure {
             switch byte {
-            case UInt8(ascii: "\""): inString = true
             case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
             case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
             default: break
             }
         }
-        return inString || depth > 0
+        return scan.inString || depth > 0
     }
 }

@@ -62,8 +62,7 @@ extension FlowFile {
     static func line(ofElement index: Int, inArray key: String, of bytes: [UInt8]) -> Int? {
         var line = 1
         var depth = 0
-        var inString = false
-        var escaped = false
+        var scan = JSONTextScan()
         var string: [UInt8] = []
         var lastKey: [UInt8] = []
         // Inside the array wanted (at depth 2): the element count so far, and whether the next value starts one.
@@ -72,18 +71,14 @@ extension FlowFile {
         var expectingElement = false
         for byte in bytes {
             if byte == UInt8(ascii: "\n") { line += 1 }
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                    if depth == 1 { lastKey = string }
-                } else if depth == 1 {
-                    string.append(byte)
-                }
+            switch scan.read(byte) {
+            case .inString:
+                if depth == 1 { string.append(byte) }
                 continue
+            case .closing:
+                if depth == 1 { lastKey = string }
+                continue
+            case .opening, .structure: break
             }
             let isSpace = byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
             if inArray && depth == 2 && expectingElement && !isSpace && byte != UInt8(ascii: "]") {
@@ -93,7 +88,6 @@ extension FlowFile {
             }
             switch byte {
             case UInt8(ascii: "\""):
-                inString = true
                 string = []
             case UInt8(ascii: "{"), UInt8(ascii: "["):
                 depth += 1
