@@ -24,22 +24,6 @@ extension FlowSuite {
                 outcomes.map { HTMLReport.Section(result: $0.result, exchanges: $0.exchanges) }, batch: batch, to: path,
                 redactor: redactor)
         }
-        if let path = settings.output.metricsPath {
-            var metrics = Metrics()
-            for outcome in outcomes { metrics.add(outcome) }
-            try Metrics.write(redactor.text(metrics.text), to: path)
-        }
-        if settings.output.github {
-            let actions = GitHubActions(redactor: redactor)
-            // Beside a JSON document, on standard error (the runner reads both), so that stdout stays one document.
-            for line in actions.annotations(outcomes) {
-                if settings.output.format == .text { console.out(line) } else { console.err(line) }
-            }
-            try GitHubActions.appendSummary(
-                actions.summary(
-                    outcomes, line: summary.line(batch: !live), table: live ? runRows(outcomes) : flowRows(outcomes)),
-                environment: ProcessInfo.processInfo.environment)
-        }
         switch settings.output.format {
         case .json:
             console.outOutcome(Self.document(flows: outcomes.map { $0.rendered ?? [] }, summary: summary.json))
@@ -52,11 +36,44 @@ extension FlowSuite {
             console.outOutcome(JSON.object(line).serialized())
         case .text:
             // -q: a suite that passed says nothing, as a flow that passed says nothing.
-            if settings.output.quiet && summary.passed == planned { return }
-            console.out("")
-            for row in Self.table(live ? runRows(outcomes) : flowRows(outcomes)) { console.out(row) }
-            console.out(summary.line(batch: !live))
-            for line in Self.whyNotPassed(outcomes, redactor: redactor) { console.out(line) }
+            if !(settings.output.quiet && summary.passed == planned) {
+                console.out("")
+                for row in Self.table(live ? runRows(outcomes) : flowRows(outcomes)) { console.out(row) }
+                console.out(summary.line(batch: !live))
+                for line in Self.whyNotPassed(outcomes, redactor: redactor) { console.out(line) }
+            }
+        }
+        // After the output a person or a script reads first, so that a metrics file or a job summary that cannot be
+        // written loses none of it; an open outcome's 75 still wins over their 74 (the error is said, not thrown).
+        do throws(Diagnostic) {
+            try writeCIOutputs(
+                outcomes, summary: summary, live: live, settings: settings, console: console, redactor: redactor)
+        } catch {
+            guard outcomes.contains(where: \.leftMoneyOpen) else { throw error }
+            CheckoutDriver.report(error, console: console)
+        }
+    }
+
+    /// GitHub Actions' annotations, then the files: `--metrics` and the job summary.
+    private func writeCIOutputs(
+        _ outcomes: [Outcome], summary: Summary, live: Bool, settings: GlobalSettings, console: Console,
+        redactor: Redactor
+    ) throws(Diagnostic) {
+        let actions = settings.output.github ? GitHubActions(redactor: redactor) : nil
+        // Beside a JSON document, on standard error (the runner reads both), so that stdout stays one document.
+        for line in actions?.annotations(outcomes) ?? [] {
+            if settings.output.format == .text { console.out(line) } else { console.err(line) }
+        }
+        if let path = settings.output.metricsPath {
+            var metrics = Metrics()
+            for outcome in outcomes { metrics.add(outcome) }
+            try Metrics.write(redactor.text(metrics.text), to: path)
+        }
+        if let actions {
+            try GitHubActions.appendSummary(
+                actions.summary(
+                    outcomes, line: summary.line(batch: !live), table: live ? runRows(outcomes) : flowRows(outcomes)),
+                environment: ProcessInfo.processInfo.environment)
         }
     }
 

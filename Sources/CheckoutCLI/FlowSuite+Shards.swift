@@ -74,8 +74,8 @@ extension FlowSuite {
             // GitLab sets CI_NODE_TOTAL=1 and no index in a job that is not split: the whole suite.
             if indexText == nil && totalText == "1" { return Shard(index: 1, total: 1) }
             let total = totalVariable == nil ? jobTotal : totalText.flatMap { Int($0) }
-            guard let total, total >= 1, let index = indexText.flatMap({ Int($0) }),
-                (firstIndex..<(firstIndex + total)).contains(index)
+            guard let total, total >= 1, let index = indexText.flatMap({ Int($0) }), index >= firstIndex,
+                index - firstIndex < total
             else {
                 let range = "\(firstIndex)-based, \(firstIndex) to total\(firstIndex == 0 ? " - 1" : "")"
                 throw .usage(

@@ -25,6 +25,9 @@ struct FlowSuite: Sendable {
     var parallel = 1
     /// `--shard i/n`: only this shard's runs (after the repeats).
     var shard: Shard?
+    /// One flow run once, as a suite only for its reports (GitHub Actions, `--metrics`): its exit code is the run's
+    /// own, as a single flow's is anywhere.
+    var singleRun = false
 
     /// What one flow of the suite did, for the summary.
     struct Outcome: Sendable {
@@ -40,6 +43,9 @@ struct FlowSuite: Sendable {
         /// The HTTP answers the run got, by status code ("error": none, a transport failure), for `--metrics`.
         var statuses: [String: Int] = [:]
         var requests: Int { result.steps.reduce(0) { $0 + $1.requests } }
+        /// Money in doubt after the run: its exit code says so, or a step left a movement unknown before another
+        /// failure decided the code.
+        var leftMoneyOpen: Bool { verdict == .unknown || result.leftMoneyOpen }
         var verdict: Verdict {
             switch result.exitCode {
             case .ok: .passed
@@ -113,7 +119,10 @@ struct FlowSuite: Sendable {
         let runs = places.map { all[$0] }
         // A member's repeats are next to each other in `all`: a place's repetition is its offset among them.
         let repetitions = places.map { repeatCount > 1 ? $0 % repeatCount + 1 : nil }
-        let live = parallel == 1 && repeatCount == 1 && shard == nil
+        // A data file's rows are judged when each ends: JSON and JSONL print them then, as a batch's.
+        let live =
+            parallel == 1 && repeatCount == 1 && shard == nil
+            && (environment.settings.output.format == .text || !members.contains { $0.row != nil })
         let settings = environment.settings
         let console = environment.console
         let redactor = environment.redactor
@@ -157,7 +166,10 @@ struct FlowSuite: Sendable {
             let begun = Date()
             // GitHub Actions folds each run's output; one run at a time shows it as it comes, inside its group.
             let groupedLive = live && settings.output.github && settings.output.format == .text
-            if groupedLive { console.out("::group::\(GitHubActions.escapedData(member.flow.name))") }
+            if groupedLive {
+                let label = member.flow.name + (member.row.map { "[\($0.id)]" } ?? "")
+                console.out("::group::\(GitHubActions.escapedData(label))")
+            }
             // The run's secrets are its own (`Redactor.run`), forgotten once everything the run prints is written — but
             // for the HTML page, which masks every run's answers at the end.
             let secretsOf = settings.output.htmlPath == nil ? "run \(index)" : nil
@@ -188,7 +200,6 @@ struct FlowSuite: Sendable {
             outcome.statuses = tally.statuses
             outcome.rendered = rendered
             outcome.flow = member.flow
-            if groupedLive { console.out("::endgroup::") }
             // Runs at once: each one's group written whole as it ends (one write, so never interleaved), while its
             // secrets are still known.
             if !live && settings.output.github && settings.output.format == .text
@@ -206,6 +217,8 @@ struct FlowSuite: Sendable {
             if live, let failure = outcome.result.failure, settings.output.format == .text {
                 CheckoutDriver.report(failure, console: console)
             }
+            // The run's error is in its group: the group ends after it.
+            if groupedLive { console.out("::endgroup::") }
             if failFast && !result.passed { stop.mutate { $0 = true } }
             if !live && !settings.output.quiet { console.progress(progress.record(outcome, since: started)) }
         }
@@ -239,6 +252,7 @@ struct FlowSuite: Sendable {
         let done = outcomes.current.sorted { $0.key < $1.key }.map(\.value)
         try report(done, planned: runs.count, elapsed: elapsed, live: live, environment: environment)
         var codes = done.map(\.result.exitCode)
+        if singleRun, codes.count == 1 { return codes[0] }
         // A signal that came between two runs stopped none of them, yet the suite did not finish.
         if let signal = interruption.caught { codes.append(Interruption.exitCode(for: signal)) }
         return Self.exitCode(codes)

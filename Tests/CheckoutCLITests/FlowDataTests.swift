@@ -195,6 +195,21 @@ import Testing
         #expect(junit.contains("name=\"outcome\" time=\"0.000\">\n      <failure message=\"row must-fail expects"))
         #expect(junit.contains("tests=\"6\" failures=\"1\""), "\(junit)")
 
+        // JSON Lines of rows are printed when each row is judged: the failure it expects, with its row.
+        try Data("id,amount,outcome\ndeclined,5100,failed\n".utf8).write(to: URL(fileURLWithPath: data))
+        let lines = try await BinaryRunner.run(
+            ["flow", "run", "bahn-apple-pay", "--data", data, "--format", "jsonl"], home: s.path)
+        #expect(lines.status == 0, "\(lines.all)")
+        #expect(lines.stdout.contains("\"row\":\"declined\""), "\(lines.stdout)")
+        #expect(lines.stdout.contains("\"expectedFailure\":\"confirm failed"))
+        let oneFile = try await BinaryRunner.run(
+            ["flow", "run", "bahn-apple-pay", "--data", data, "--record", s.path + "/one.har"], home: s.path)
+        #expect(oneFile.status == 0, "one row, one file: \(oneFile.all)")
+        try Data("id,amount\na,8000\nb,9000\n".utf8).write(to: URL(fileURLWithPath: data))
+        let twoRows = try await BinaryRunner.run(
+            ["flow", "run", "bahn-apple-pay", "--data", data, "--record", s.path + "/one.har"], home: s.path)
+        #expect(twoRows.status == 64 && twoRows.stderr.contains("2 runs would each need their own"), "\(twoRows.all)")
+
         let two = try await BinaryRunner.run(
             ["flow", "run", "bahn-apple-pay", "emulator-orders", "--data", data], home: s.path)
         #expect(two.status == 64 && two.stderr.contains("runs one flow once per row"), "\(two.all)")

@@ -103,6 +103,10 @@ import Testing
         ("auto/4", [:], ["JOB_COMPLETION_INDEX", "unset"]),
         ("auto/4", ["JOB_COMPLETION_INDEX": "4"], ["Kubernetes", "0-based"]),
         (
+            "auto", ["CIRCLE_NODE_INDEX": "9223372036854775807", "CIRCLE_NODE_TOTAL": "9223372036854775807"],
+            ["CircleCI"]
+        ),
+        (
             "auto", ["CI_NODE_INDEX": "1", "CI_NODE_TOTAL": "2", "CIRCLE_NODE_INDEX": "0", "CIRCLE_NODE_TOTAL": "3"],
             [
                 "two CI systems", "GitLab (CI_NODE_INDEX=1 CI_NODE_TOTAL=2)",

@@ -120,6 +120,8 @@ import Testing
         let s = try Scratch()
         let noEvery = try await BinaryRunner.run(["monitor", "emulator-orders"], home: s.path)
         #expect(noEvery.status == 64 && noEvery.stderr.contains("--every"), "\(noEvery.all)")
+        let forever = try await BinaryRunner.run(["monitor", "emulator-orders", "--every", "1e300"], home: s.path)
+        #expect(forever.status == 64 && forever.stderr.contains("from a second to a day"), "\(forever.all)")
         let badListen = try await BinaryRunner.run(
             ["monitor", "emulator-orders", "--every", "1m", "--listen", "nowhere"], home: s.path)
         #expect(badListen.status == 64 && badListen.stderr.contains("HOST:PORT"), "\(badListen.all)")

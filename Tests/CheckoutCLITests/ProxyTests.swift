@@ -64,7 +64,12 @@ import Testing
         #expect(sandbox.proxies.proxy(for: "http://127.0.0.1:9/") == "http://u:s3cret-pw@p:1")
         #expect(sandbox.caBundle == "/ca.pem")
         #expect(ProxySettings.masked("http://u:s3cret-pw@p:1") == "http://u:***@p:1")
-        #expect(ProxySettings(environment: env).passwords == ["s3cret-pw", "s3cret-pw"])
+        #expect(ProxySettings(environment: env).passwords.contains("s3cret-pw"))
+        // curl takes a proxy with no scheme as http://, its password too; a percent-encoded one is masked both ways.
+        #expect(ProxySettings.masked("u:s3cret-pw@p:1") == "u:***@p:1")
+        let encoded = ProxySettings(environment: ["https_proxy": "u:p%40ss-w0rd@p:1"])
+        #expect(Set(encoded.passwords) == ["p%40ss-w0rd", "p@ss-w0rd"])
+        #expect(ProxySettings.masked("u:p%40ss-w0rd@p:1") == "u:***@p:1")
     }
 }
 

@@ -69,9 +69,10 @@ enum FlowCommands {
                 "--data \(data) runs one flow once per row, and \(input.all ? "--all names" : "the command names") \(flows.count) flows",
                 hint: "give one flow with --data")
         }
-        if flows.count == 1 && !settings.output.recordsDirectory && repeatCount == 1 && parallel == 1 && shard == nil
-            && !settings.output.github && input.data == nil && settings.output.metricsPath == nil
-        {
+        let single =
+            flows.count == 1 && !settings.output.recordsDirectory && repeatCount == 1 && parallel == 1 && shard == nil
+            && input.data == nil
+        if single && !settings.output.github && settings.output.metricsPath == nil {
             let given = try variables(input.variables, for: flows[0])
             let environment = try RunEnvironment.prepare(invocation)
             defer { environment.shutdown() }
@@ -80,17 +81,17 @@ enum FlowCommands {
             if let failure = result.failure { throw failure }
             return .ok
         }
-        let runCount = flows.count * repeatCount
-        if let record = settings.output.recordPath, !settings.output.recordsDirectory, runCount > 1 {
-            throw invocation.usage(
-                "--record \(record) names one file, and \(runCount) runs would each need their own: name a directory with a trailing slash, e.g. --record runs/, for a HAR file per run"
-            )
-        }
         var members = try suiteVariables(input.variables, for: flows).map {
             FlowSuite.Member(flow: $0.0, vars: $0.1.values, origins: $0.1.origins)
         }
         if let data = input.data {
             members = try dataMembers(data, for: members[0])
+        }
+        let runCount = members.count * repeatCount
+        if let record = settings.output.recordPath, !settings.output.recordsDirectory, runCount > 1 {
+            throw invocation.usage(
+                "--record \(record) names one file, and \(runCount) runs would each need their own: name a directory with a trailing slash, e.g. --record runs/, for a HAR file per run"
+            )
         }
         let environment = try RunEnvironment.prepare(invocation)
         defer { environment.shutdown() }
@@ -103,7 +104,7 @@ enum FlowCommands {
         }
         return try await FlowSuite(
             members: members, failFast: input.failFast, repeatCount: repeatCount, parallel: parallel,
-            shard: shard
+            shard: shard, singleRun: single
         ).run(in: environment, registry: registry)
     }
 

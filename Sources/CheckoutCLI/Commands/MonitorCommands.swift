@@ -23,9 +23,9 @@ enum MonitorCommands {
     ) { input, invocation throws(Diagnostic) in
         let registry = Operations.registry
         let flows = try FlowSuite.flows(input.flows, registry: registry)
-        guard let every = input.every, every >= 1 else {
+        guard let every = input.every, (1...86_400).contains(every) else {
             throw .usage(
-                "monitor needs --every DURATION of a second or more\(input.every.map { ", got \($0) s" } ?? "")",
+                "monitor needs --every DURATION from a second to a day\(input.every.map { ", got \($0) s" } ?? "")",
                 hint: "e.g. --every 5m: each flow runs at once, then every five minutes")
         }
         let listen = input.listen ?? defaultListen
@@ -64,23 +64,24 @@ enum MonitorCommands {
         defer { interruption.stop() }
         let openOutcome = Collector(false)
         await withTaskGroup(of: Void.self) { group in
-            for member in members {
+            for (index, member) in members.enumerated() {
                 group.addTask {
                     var run = 0
                     while interruption.caught == nil {
                         run += 1
                         let began = ContinuousClock.now
-                        let outcome = await once(member, run: run, environment: environment, interruption: interruption)
+                        let outcome = await once(
+                            member, run: "\(index).\(run)", environment: environment, interruption: interruption)
                         let ended = Date().timeIntervalSince1970
                         let flow = member.flow.name
                         metrics.mutate {
                             $0.add(outcome)
                             $0.lastRun[flow] = ended
                             if outcome.verdict == .passed { $0.lastSuccess[flow] = ended }
-                            $0.stopped[flow] = outcome.verdict == .unknown
+                            $0.stopped[flow] = outcome.leftMoneyOpen
                         }
                         report(outcome, console: console, redactor: environment.redactor)
-                        if outcome.verdict == .unknown {
+                        if outcome.leftMoneyOpen {
                             openOutcome.mutate { $0 = true }
                             console.err(
                                 "monitor: \(flow)'s schedule stopped: its run left a money outcome open, and every later payment would be refused until it is settled; settle it as said above, then start the monitor again"
@@ -102,11 +103,12 @@ enum MonitorCommands {
 
     /// One run of a flow in a state scope of its own, its secrets forgotten once its line is printed.
     static func once(
-        _ member: FlowSuite.Member, run: Int, environment: RunEnvironment, interruption: Interruption
+        _ member: FlowSuite.Member, run: String, environment: RunEnvironment, interruption: Interruption
     ) async -> FlowSuite.Outcome {
         let tally = RunTally()
         let begun = Date()
-        let secrets = "monitor \(member.flow.name) \(run)"
+        // The member's place and the run's number: two members may run the same flow.
+        let secrets = "monitor \(run)"
         var result: FlowResult = await Redactor.$run.withValue(secrets) {
             do throws(Diagnostic) {
                 return try await environment.session.run(

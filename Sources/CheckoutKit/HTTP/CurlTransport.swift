@@ -132,8 +132,9 @@ public final class CurlTransport: HTTPClient, @unchecked Sendable {
                 }
                 var status = 0
                 ccurl_getinfo_long(h, CURLINFO_RESPONSE_CODE, &status)
-                // Only a proxy answers 407: the request went no further than it.
-                if proxy != nil && status == 407 {
+                // Only a proxy answers 407: a plain-HTTP request went no further than it (inside an https tunnel, a 407
+                // would be the service's own answer).
+                if proxy != nil && status == 407 && request.url.lowercased().hasPrefix("http://") {
                     return .failure(.proxyRefused("407 Proxy Authentication Required"))
                 }
                 var connects = 0
@@ -178,10 +179,12 @@ public final class CurlTransport: HTTPClient, @unchecked Sendable {
             .timedOut(message)
         case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
             .invalidRequest(message)
-        // The handshake comes before the request: a certificate refused or a TLS failure sent nothing.
-        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CACERT_BADFILE,
-            CURLE_SSL_CERTPROBLEM:
+        // The handshake comes before the request: a certificate refused sent nothing, and asking again changes nothing.
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM:
             .tlsRefused(message)
+        // Nor did a handshake that failed otherwise (a reset, a protocol error), which may pass: asked again.
+        case CURLE_SSL_CONNECT_ERROR:
+            .unreachable("TLS handshake failed: \(message)")
         case CURLE_ABORTED_BY_CALLBACK:
             .cancelled(sent: true)
         default:

@@ -76,16 +76,22 @@ public struct ProxySettings: Sendable, Equatable {
         }.filter { !$0.isEmpty }
     }
 
-    /// A proxy URL as messages show it: a password in it replaced (the user name stays, to say whose).
-    public static func masked(_ proxy: String) -> String {
-        guard var parts = URLComponents(string: proxy), parts.password != nil else { return proxy }
-        parts.password = "***"
-        return parts.string ?? proxy
+    /// A proxy variable's URL read as curl reads it: `http://` when it names no scheme (`user:pass@proxy:3128`).
+    static func components(_ proxy: String) -> URLComponents? {
+        URLComponents(string: proxy.contains("://") ? proxy : "http://" + proxy)
     }
 
-    /// Every password the proxy variables hold, for the redactor.
+    /// A proxy URL as messages show it: a password in it replaced (the user name stays, to say whose).
+    public static func masked(_ proxy: String) -> String {
+        guard let parts = components(proxy), let password = parts.percentEncodedPassword else { return proxy }
+        return proxy.replacingOccurrences(of: ":" + password + "@", with: ":***@")
+    }
+
+    /// Every password the proxy variables hold, for the redactor: as written, and decoded.
     public var passwords: [String] {
-        [https, http, all].compactMap { $0.flatMap { URLComponents(string: $0)?.password } }
+        [https, http, all].compactMap { $0.flatMap(Self.components) }.flatMap {
+            [$0.percentEncodedPassword, $0.password].compactMap { $0 }
+        }
     }
 
     /// The proxy a request to `url` goes through, nil for none.

@@ -228,6 +228,15 @@ import Testing
         let summary = try String(contentsOfFile: s.path + "/summary.md", encoding: .utf8)
         #expect(summary.components(separatedBy: "## checkout-driver").count == 3, "appended twice: \(summary)")
 
+        // One flow exits with its own code in GitHub Actions too: a service that does not answer is 69, not 1.
+        try Data(
+            #"{"name": "down", "steps": [{"name": "get", "request": {"url": "http://127.0.0.1:9/x"}}]}"#.utf8
+        ).write(to: URL(fileURLWithPath: s.path + "/down.json"))
+        let down = try await BinaryRunner.run(
+            ["flow", "run", "down.json", "--env", "sandbox"], home: s.path, environment: env, directory: s.path)
+        #expect(down.status == 69, "\(down.all)")
+        #expect(down.stdout.contains("::error file=down.json,line=1,title=down › get::failed: "), "\(down.stdout)")
+
         let missing = try await BinaryRunner.run(["flow", "run", "nothere.json"], home: s.path, environment: env)
         #expect(missing.status == 65)
         #expect(missing.stderr.contains("::error title=checkout-driver%3A exit 65::cannot read flow file nothere.json"))

@@ -72,6 +72,22 @@ import Testing
             other.judge(expectingFailure: true)
             #expect(other.failure?.code == code && other.expectedFailure == nil)
         }
+        // A failure after money went into doubt (an optional step's lost answer, a `finally` void) passes no row.
+        var doubt = Self.result(Diagnostic(.failure, "declined"))
+        doubt.steps = [
+            StepResult(
+                name: "void", isFinally: true, optional: false, outcome: .failed, startedAt: Date(), duration: 0,
+                requests: 1, polls: 0, status: nil, message: nil, output: nil,
+                money: [MoneyMovement(provider: "bahn", kind: .void, outcome: .unknown)])
+        ]
+        doubt.judge(expectingFailure: true)
+        #expect(!doubt.passed && doubt.expectedFailure == nil && doubt.leftMoneyOpen)
+        var uncertain = Diagnostic(.failure, "lost")
+        uncertain.outcomeUncertain = true
+        var marked = Self.result(uncertain)
+        marked.judge(expectingFailure: true)
+        #expect(!marked.passed)
+
         var asked = Self.result(Diagnostic(.failure, "declined"))
         asked.judge(expectingFailure: false)
         #expect(asked.failure?.message == "declined" && asked.expectedFailure == nil)
