@@ -51,8 +51,9 @@ struct GlobalSettings: CommandInput {
         /// `--ci NAME`: a CI service's own annotations, groups and summary besides the output (`GitHubActions`).
         var ci = CIService.auto
 
-        /// Whether the run speaks GitHub Actions' workflow commands.
-        var github: Bool { ci.resolved(ProcessInfo.processInfo.environment) == .github }
+        /// Whether the run speaks GitHub Actions' workflow commands: read once (the environment is a dictionary made
+        /// afresh on each read of it, and a batch asks for each run).
+        var github = false
     }
 
     /// `--timeout`, `--deadline`.
@@ -128,6 +129,7 @@ struct GlobalSettings: CommandInput {
     init(_ invocation: Invocation) throws(Diagnostic) {
         self = try Self.read(invocation)
         if let bundle = config.caBundle { config.configurationFlags[NetworkOptions.caBundleVariable] = bundle }
+        output.github = output.ci.resolved(ProcessInfo.processInfo.environment) == .github
         if let recordPath = output.recordPath {
             var isDirectory: ObjCBool = false
             output.recordsDirectory =

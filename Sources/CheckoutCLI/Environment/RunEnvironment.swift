@@ -20,6 +20,8 @@ final class RunEnvironment: RunServiceHost {
     /// Where files a later command needs are kept (the copies a settle command re-sends): next to the environment's
     /// default state file. Worked out once: it reads the whole process environment.
     let keepDirectory: String
+    /// The proxy and certificates every request of the invocation uses, read once.
+    let network: NetworkOptions
 
     /// The invocation's state file.
     var state: StateStore { scoping.state }
@@ -28,7 +30,8 @@ final class RunEnvironment: RunServiceHost {
     var session: RunSession {
         RunSession(
             settings: settings, configuration: configuration, redactor: redactor, console: console, replay: replay,
-            scoping: scoping, keepDirectory: keepDirectory, emulatorEndsWithRun: emulator != nil, host: self)
+            scoping: scoping, keepDirectory: keepDirectory, emulatorEndsWithRun: emulator != nil, host: self,
+            network: network)
     }
 
     private init(
@@ -41,6 +44,7 @@ final class RunEnvironment: RunServiceHost {
         self.emulator = emulator
         self.console = console
         self.replay = replay
+        network = NetworkOptions(configuration: configuration)
         scoping = StateScoping(
             state: state, throwawayState: throwawayState, runScope: settings.state.runScope,
             continueChain: settings.state.continueChain, console: console)

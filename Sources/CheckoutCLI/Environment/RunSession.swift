@@ -17,13 +17,15 @@ struct RunSession: Sendable {
     let emulatorEndsWithRun: Bool
     /// What providers' services register with (the local emulator's webhook targets).
     let host: any RunServiceHost
+    /// The proxy and certificates each transport uses.
+    let network: NetworkOptions
 
     func makeRunner(
         registry: OperationRegistry, reporters: Reporters, services: RunServices,
         interruption: Interruption? = nil, state: StateStore? = nil
     ) -> FlowRunner {
         FlowRunner(
-            client: replay?.transport ?? CurlTransport(options: NetworkOptions(configuration: configuration)),
+            client: replay?.transport ?? CurlTransport(options: network),
             registry: registry,
             settings: RunSettings(
                 environment: configuration.environment, requestTimeout: settings.time.timeout,

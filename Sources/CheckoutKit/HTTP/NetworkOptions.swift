@@ -96,6 +96,8 @@ public struct ProxySettings: Sendable, Equatable {
 
     /// The proxy a request to `url` goes through, nil for none.
     public func proxy(for url: String) -> String? {
+        // No variable set (and always under --env local): no URL to read, on every request of a batch.
+        guard https != nil || http != nil || all != nil else { return nil }
         guard let parts = URLComponents(string: url), let scheme = parts.scheme?.lowercased(),
             let host = parts.host?.lowercased()
         else { return nil }
