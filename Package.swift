@@ -2,9 +2,12 @@
 import PackageDescription
 
 // Dependency direction (see docs/architecture.md, "Targets and dependency direction"):
-//   checkout-driver → CheckoutCLI (→ CQRencode) → CheckoutKit → Crypto / CCurl / LoopbackHTTP / Spawn / Threads /
-//   WireTypes SandboxEmulator → Crypto / LoopbackHTTP / GraphQL / Threads / WireTypes (never CheckoutKit: it is the
-//   other side of the wire) LoopbackHTTP → Threads / WireTypes GraphQL → WireTypes
+//   checkout-driver → CheckoutCLI (→ CQRencode) → CheckoutKit → Crypto / CBuildStamp / CCurl / LoopbackHTTP / Spawn /
+//     Threads / WireTypes
+//   SandboxEmulator → Crypto / LoopbackHTTP / GraphQL / Threads / WireTypes (never CheckoutKit: it is the other side of
+//     the wire)
+//   LoopbackHTTP → Threads / WireTypes
+//   GraphQL → WireTypes
 
 // Release builds put each function in a section of its own, so that the linker drops what nothing calls and lays out
 // first, in one block, the functions a checkout runs (Sources/checkout-driver/FunctionOrder.txt, written by
@@ -39,7 +42,8 @@ let package = Package(
             swiftSettings: releaseSwift),
         // The built-in flows are flow files, embedded in the binary (`flow show` prints them as they ship).
         .target(
-            name: "CheckoutKit", dependencies: ["CCurl", "Crypto", "LoopbackHTTP", "Spawn", "Threads", "WireTypes"],
+            name: "CheckoutKit",
+            dependencies: ["CBuildStamp", "CCurl", "Crypto", "LoopbackHTTP", "Spawn", "Threads", "WireTypes"],
             resources: [.embedInCode("Flows/Builtin")], swiftSettings: releaseSwift),
         .target(
             name: "SandboxEmulator", dependencies: ["Crypto", "LoopbackHTTP", "GraphQL", "Threads", "WireTypes"],
@@ -62,6 +66,8 @@ let package = Package(
         // browser `--open` starts, and every process the tests start.
         .target(name: "Spawn", dependencies: ["CSpawn"], swiftSettings: releaseSwift),
         .target(name: "CSpawn"),
+        // The version and commit Scripts/package gives the compiler (-D…), read by `--version`.
+        .target(name: "CBuildStamp"),
         // Every reader of hostile input behind one entry per reader: Scripts/fuzz runs them under libFuzzer, the
         // regression tests run the corpora in Fuzz/ through them.
         .target(

@@ -3,7 +3,8 @@ import Foundation
 
 /// The command line's entry point. The executable hands it the arguments and exits with its code.
 public enum CheckoutDriver {
-    public static let version = DriverVersion.current
+    /// The build's version (stamped by Scripts/package), else the release's.
+    public static let version = DriverVersion.stamped ?? DriverVersion.current
 
     /// The process's one redactor: the run environment teaches it the configured secrets, the token reader
     /// the token's, and every output — reporters, files, the error printer below — masks through it.
@@ -24,7 +25,7 @@ public enum CheckoutDriver {
             subcommands: [FlowCommands.spec] + providerCommands.map(\.commands)
                 + [
                     ApplePayCommands.spec, SandboxCommands.spec, StateCommands.spec, DoctorCommands.spec,
-                    MonitorCommands.spec, CompletionCommands.spec,
+                    MonitorCommands.spec, CompletionCommands.spec, ManualCommands.spec,
                 ])
     }
 
@@ -72,11 +73,14 @@ public enum CheckoutDriver {
             switch try parser.parse(arguments) {
             case .version:
                 if let format = requestedFormat(arguments), format != .text {
-                    console.out(
-                        JSON.object(["name": "checkout-driver", "version": .string(version)]).serialized(
-                            pretty: format == .json))
+                    // (commit null: a development build, which nobody stamped, or one built outside git.)
+                    let document: JSON = [
+                        "name": "checkout-driver", "version": .string(version),
+                        "commit": DriverVersion.commit.map(JSON.string) ?? .null,
+                    ]
+                    console.out(document.serialized(pretty: format == .json))
                 } else {
-                    console.out("checkout-driver \(version)")
+                    console.out("checkout-driver \(DriverVersion.described)")
                 }
                 return 0
             case .help(let command, let path):

@@ -1,3 +1,4 @@
+import CheckoutKit
 import Foundation
 import TestSupport
 import Testing
@@ -126,6 +127,7 @@ import Testing
         let r = try await BinaryRunner.run(["--version", "--format", "json"])
         #expect(r.status == 0)
         let doc = try document(r.stdout)
-        #expect(doc["name"] as? String == "checkout-driver" && (doc["version"] as? String)?.isEmpty == false)
+        #expect(doc["name"] as? String == "checkout-driver" && doc["version"] as? String == DriverVersion.current)
+        #expect(doc["commit"] is NSNull, "a development build has no commit: \(doc)")
     }
 }

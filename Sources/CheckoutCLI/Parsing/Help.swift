@@ -29,7 +29,7 @@ enum Help {
     }
 
     /// `--help` and `--version`, which every command takes.
-    private static let standardOptions = [
+    static let standardOptions = [
         OptionSpec("help", short: "h", help: "Show help for this command."),
         OptionSpec("version", help: "Print the version."),
     ]
@@ -37,12 +37,7 @@ enum Help {
     /// A command's help; `globalOptions` nil leaves their section out (the reference lists them once).
     static func render(_ command: CommandSpec, path: [String], globalOptions: [OptionSpec]?) -> String {
         var out = "\(path.joined(separator: " ")) — \(command.abstract)\n\n"
-        var usage = "USAGE: \(path.joined(separator: " "))"
-        if !command.subcommands.isEmpty { usage += " <command>" }
-        for a in command.arguments { usage += " " + a.usage }
-        // (No global options given: they are listed elsewhere, and still taken.)
-        if !command.options.isEmpty || globalOptions.map({ !$0.isEmpty }) ?? true { usage += " [options]" }
-        out += usage + "\n"
+        out += "USAGE: " + usage(command, path: path, globalOptions: globalOptions) + "\n"
         if !command.discussion.isEmpty { out += "\n" + command.discussion + "\n" }
         if !command.subcommands.isEmpty {
             out += "\nCOMMANDS:\n"
@@ -66,16 +61,31 @@ enum Help {
         return out
     }
 
+    /// The command line a command takes: `flow run [FLOW...] [options]`.
+    static func usage(_ command: CommandSpec, path: [String], globalOptions: [OptionSpec]?) -> String {
+        var usage = path.joined(separator: " ")
+        if !command.subcommands.isEmpty { usage += " <command>" }
+        for a in command.arguments { usage += " " + a.usage }
+        // (No global options given: they are listed elsewhere, and still taken.)
+        if !command.options.isEmpty || globalOptions.map({ !$0.isEmpty }) ?? true { usage += " [options]" }
+        return usage
+    }
+
+    /// What an option does, with its choices, default and whether it repeats.
+    static func optionHelp(_ o: OptionSpec) -> String {
+        var help = o.help
+        if let choices = o.choices { help += " (\(choices.joined(separator: "|")))" }
+        if let d = o.defaultValue { help += " [default: \(d)]" }
+        if o.repeatable { help += " (repeatable)" }
+        return help
+    }
+
     private static func table(_ options: [OptionSpec]) -> String {
         let rows = options.map { o -> (String, String) in
             var left = o.short.map { "-\($0), " } ?? "    "
             left += "--\(o.long)"
             if let v = o.valueName { left += " \(v)" }
-            var right = o.help
-            if let choices = o.choices { right += " (\(choices.joined(separator: "|")))" }
-            if let d = o.defaultValue { right += " [default: \(d)]" }
-            if o.repeatable { right += " (repeatable)" }
-            return (left, right)
+            return (left, optionHelp(o))
         }
         let width = min(rows.map(\.0.count).max() ?? 0, 32)
         return rows.map { left, right in

@@ -1,5 +1,5 @@
 /// Exit codes follow sysexits(3), as docs/architecture.md, "Exit codes", lists them.
-public enum ExitCode: Int32, Sendable, Codable {
+public enum ExitCode: Int32, Sendable, Codable, CaseIterable {
     case ok = 0
     /// The flow ran and failed: a decline, an expectation not met.
     case failure = 1
@@ -20,6 +20,29 @@ public enum ExitCode: Int32, Sendable, Codable {
     /// Standard output's reader closed the pipe (`… | head -1`): the command ended quietly, with the status of a
     /// process SIGPIPE ends (128 + 13), as other tools do.
     case readerGone = 141
+
+    /// What the code tells a script, in a line: the manual's EXIT STATUS (`checkout-driver manual`) lists them all.
+    public var meaning: String {
+        switch self {
+        case .ok:
+            "Success; also a server (sandbox serve, bahn listen, monitor) stopped by SIGINT or SIGTERM."
+        case .failure:
+            "The flow ran and failed: an expectation not met, a decline, an object the service does not have."
+        case .usage: "Usage: an unknown command or option, a bad value."
+        case .dataError: "Bad input data: a malformed flow, token, data, .env, config or state file."
+        case .unavailable: "A service unreachable or timing out, or the flow's deadline passed."
+        case .internalError: "An internal error."
+        case .ioError: "An output could not be written: no space, a read-only file, standard output closed."
+        case .outcomeUnknown:
+            "The outcome of a step that moves money is unknown (it may have gone through): the message gives the "
+                + "commands that settle it. Also a payment refused while an earlier one's outcome is still open."
+        case .configuration:
+            "Configuration missing or wrong: a credential the environment needs (each named), an unknown --env."
+        case .interrupted: "Interrupted by SIGINT (Ctrl-C); finally steps and reports still ran."
+        case .terminated: "Terminated by SIGTERM; finally steps and reports still ran."
+        case .readerGone: "Standard output's reader closed the pipe (| head): the command stopped writing, quietly."
+        }
+    }
 }
 
 /// The one error type that reaches the user. Everything below the command line throws it (or something
