@@ -37,9 +37,14 @@ enum Manual {
         }
         walk(root, [root.name])
         out += ".SH EXIT STATUS\n"
-        for code in ExitCode.allCases { out += ".TP\n.B \(code.rawValue)\n\(text(code.meaning))\n" }
+        for code in ExitCode.allCases.sorted(by: { $0.rawValue < $1.rawValue }) {
+            out += ".TP\n.B \(code.rawValue)\n\(text(code.meaning))\n"
+        }
         out += """
             .SH FILES
+            .TP
+            .I ~/.config/checkout\\-driver/config.json
+            \(text("Profiles (--config names another; $XDG_CONFIG_HOME moves it)."))
             .TP
             .I ~/.local/state/checkout\\-driver/
             \(text("State files (one per environment; --session names another), mode 0600, and a running emulator's announcement."))
@@ -82,16 +87,22 @@ enum Manual {
     }
 
     /// Plain text made safe for roff: a backslash written as one, every hyphen a hyphen (not a break point that
-    /// hyphenation may move), and a line that would start with a control character (`.` or `'`) protected.
+    /// hyphenation may move), a line that would start with a control character (`.` or `'`) protected, and what help
+    /// quotes in backticks (a command, an option) in bold.
     static func text(_ s: String) -> String {
         var out = ""
+        var quoting = false
         for c in s {
             switch c {
             case "\\": out += "\\e"
             case "-": out += "\\-"
+            case "`":
+                out += quoting ? "\\fR" : "\\fB"
+                quoting.toggle()
             default: out.append(c)
             }
         }
+        if quoting { out += "\\fR" }
         if out.first == "." || out.first == "'" { out = "\\&" + out }
         return out
     }

@@ -33,6 +33,11 @@ import Testing
         for code in ExitCode.allCases {
             #expect(exitStatus.contains(".TP\n.B \(code.rawValue)\n\(Manual.text(code.meaning))\n"), "\(code)")
         }
+        // In order: a reader looks a code up.
+        let listed = exitStatus.split(separator: "\n").filter { $0.hasPrefix(".B ") }.compactMap {
+            Int($0.dropFirst(3))
+        }
+        #expect(listed == ExitCode.allCases.map { Int($0.rawValue) }.sorted(), "\(listed)")
         #expect(
             Self.page.hasPrefix(".TH CHECKOUT\\-DRIVER 1 \"\" \"checkout\\-driver 1.2.3\\-test\" \"User Commands\"\n"))
     }
@@ -45,6 +50,8 @@ import Testing
         #expect(Manual.text("'quoted'") == #"\&'quoted'"#)
         #expect(Manual.text("--env") == #"\-\-env"#)
         #expect(Manual.text("a.b 'c'") == "a.b 'c'")
+        #expect(Manual.text("run `flow list` first") == #"run \fBflow list\fR first"#)
+        #expect(Manual.text("an open `quote") == #"an open \fBquote\fR"#)
     }
 
     /// The binary prints the page, and man renders it with groff's warnings on without one, showing every command and
