@@ -61,7 +61,9 @@ let package = Package(
         // A GraphQL engine (lexer, parser, validation, execution, introspection): the emulator serves Centra's and
         // Braintree's published schemas through it.
         .target(name: "GraphQL", dependencies: ["WireTypes"], swiftSettings: releaseSwift),
-        .target(name: "Crypto", dependencies: ["COpenSSL"], swiftSettings: releaseSwift),
+        .target(name: "Crypto", dependencies: ["COpenSSL", "COpenSSLSetup"], swiftSettings: releaseSwift),
+        // OpenSSL told, before anything else calls it, to leave its memory to the OS when the process exits.
+        .target(name: "COpenSSLSetup", dependencies: ["COpenSSL"]),
         // Programs started as a shell starts them (default signals, nothing blocked, no stray descriptors): the
         // browser `--open` starts, and every process the tests start.
         .target(name: "Spawn", dependencies: ["CSpawn"], swiftSettings: releaseSwift),
@@ -105,7 +107,7 @@ let package = Package(
         // Helpers shared by test targets: a raw socket client that shows exactly what a server wrote, `eventually`,
         // temporary directories.
         .target(name: "TestSupport", dependencies: ["Spawn"], path: "Tests/TestSupport"),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "COpenSSLSetup", "TestSupport"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "TestSupport"]),
         .testTarget(name: "WireTypesTests", dependencies: ["WireTypes"]),
         .testTarget(name: "SpawnTests", dependencies: ["Spawn", "TestSupport"]),
