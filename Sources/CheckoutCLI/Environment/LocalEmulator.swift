@@ -80,7 +80,6 @@ enum LocalEmulatorFile {
     }
 
     static func throwawayStatePath() -> String {
-        FileManager.default.temporaryDirectory
-            .appendingPathComponent("checkout-driver-\(getpid())-\(UInt32.random(in: 0...UInt32.max))/state.json").path
+        FileIO.temporaryDirectory + "/checkout-driver-\(getpid())-\(UInt32.random(in: 0...UInt32.max))/state.json"
     }
 }

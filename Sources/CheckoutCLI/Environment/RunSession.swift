@@ -116,9 +116,7 @@ struct RunSession: Sendable {
         var services = try await startServices(for: flow, run: store.run)
         // Files a run makes for itself (test tokens) live and die with it, in its memory (`MadeFiles`), under a
         // directory name of its own that is never created: nothing of a run's own is written to the disk.
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "checkout-driver-run-\(UUID.random().uuidString.prefix(8))"
-        ).path
+        let scratch = FileIO.temporaryDirectory + "/checkout-driver-run-\(UUID.random().uuidString.prefix(8))"
         services.scratchDirectory = scratch
         let interruption = shared ?? makeInterruption(stopping: "the current step")
         let runner = makeRunner(

@@ -69,7 +69,7 @@ public enum ApplePayOperations {
                 path = "\(scratch)/token-\(made.transactionId.prefix(16)).json"
                 context.services.madeFiles.keep(made.bytes, at: path)
             } else {
-                path = "\(FileManager.default.temporaryDirectory.path)/token-\(made.transactionId.prefix(16)).json"
+                path = "\(FileIO.temporaryDirectory)/token-\(made.transactionId.prefix(16)).json"
                 try FileIO.write(made.bytes, to: path)
             }
             if context.configuration.kind != .local {

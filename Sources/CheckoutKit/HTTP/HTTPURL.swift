@@ -54,5 +54,13 @@ public enum HTTPURL {
     }
 
     /// A configured base URL without its trailing slashes, so that `base + "/path"` has exactly one between them.
-    public static func base(_ url: String) -> String { String(url.reversed().drop { $0 == "/" }.reversed()) }
+    /// (Read as bytes: reversing the string by characters cost more than the rest of making a client, every run.)
+    public static func base(_ url: String) -> String {
+        let bytes = url.utf8
+        var end = bytes.endIndex
+        while end > bytes.startIndex, bytes[bytes.index(before: end)] == UInt8(ascii: "/") {
+            end = bytes.index(before: end)
+        }
+        return end == bytes.endIndex ? url : String(url[..<end])
+    }
 }

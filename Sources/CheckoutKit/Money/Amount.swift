@@ -88,6 +88,22 @@ public enum Amount {
 
     /// What is wrong with the shape of `text`, or nil when it is digits with at most one point between digits.
     static func formProblem(_ text: String) -> String? {
+        // Nearly every amount is digits with perhaps one point between digits: said so from the bytes, before the
+        // checks below, which look at each character's Unicode properties, name what else it is.
+        var (before, points, after) = (0, 0, 0)
+        plain: for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                if points == 0 { before += 1 } else { after += 1 }
+            case UInt8(ascii: "."):
+                points += 1
+            default:
+                break plain
+            }
+        }
+        if before + points + after == text.utf8.count, before > 0, points == 0 || (points == 1 && after > 0) {
+            return nil
+        }
         let ascii = { (c: Character) in c.isASCII && c.isNumber }
         if text.isEmpty { return "is empty" }
         if text.contains(where: \.isWhitespace) { return "has spaces" }

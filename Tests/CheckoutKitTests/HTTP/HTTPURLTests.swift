@@ -31,4 +31,12 @@ import Testing
         )
         #expect(HTTPURL.problem("http://example.com", schemes: ["http"]) == nil)
     }
+
+    @Test(arguments: [
+        ("http://host", "http://host"), ("http://host/", "http://host"), ("http://host/v1///", "http://host/v1"),
+        ("https://bücher.example/ä/", "https://bücher.example/ä"), ("///", ""), ("", ""), ("/a/b", "/a/b"),
+    ])
+    func aBaseURLLosesItsTrailingSlashesOnly(url: String, base: String) {
+        #expect(HTTPURL.base(url) == base)
+    }
 }
