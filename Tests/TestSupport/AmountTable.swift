@@ -24,7 +24,8 @@ public enum AmountTable {
         (" 12", .refused("has spaces")), ("١٢", .refused("has digits other than 0-9")),
         ("abc", .refused("is not a number")),
         ("12.", .refused("is not a number")), (".5", .refused("is not a number")), ("", .refused("is empty")),
-        ("1.2.3", .refused("is not a number")), ("12..0", .refused("is not a number")), (".", .refused("is not a number")),
+        ("1.2.3", .refused("is not a number")), ("12..0", .refused("is not a number")),
+        (".", .refused("is not a number")),
     ]
 
     /// Digits are minor units; a decimal point means the currency's major units (Bahn, Apple Pay tokens).
