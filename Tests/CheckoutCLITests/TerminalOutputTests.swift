@@ -23,6 +23,14 @@ import Testing
         #expect(shown.contains("\(Self.escape)32m✓\(Self.escape)0m health"))  // green tick
     }
 
+    /// A batch's live line counts its runs as they end (made only for a terminal, where it is shown).
+    @Test func aBatchOnATerminalCountsItsRunsOnTheLiveLine() async throws {
+        let s = try Scratch()
+        let shown = try await onTerminal(
+            "flow run emulator-orders --repeat 3 --parallel 1", noColor: true, home: s.path)
+        for done in 1...3 { #expect(shown.contains("\(done)/3 done, 0 failed, "), "\(shown.debugDescription)") }
+    }
+
     @Test func noColorKeepsProgressButDropsColour() async throws {
         let s = try Scratch()
         let shown = try await onTerminal("flow run emulator-orders", noColor: true, home: s.path)

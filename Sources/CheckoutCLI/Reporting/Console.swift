@@ -79,11 +79,12 @@ final class Console: @unchecked Sendable {
         }
     }
 
-    /// A transient status line on a terminal's stderr, replaced by the next line written.
-    func progress(_ text: String) {
+    /// A transient status line on a terminal's stderr, replaced by the next line written. Made only when shown: a
+    /// batch's line after each run, formatted for a stderr that is not a terminal, cost more than reading its amount.
+    func progress(_ text: @autoclosure () -> String) {
         guard stderrTakesCursorControl else { return }
         lock.withLock {
-            write(2, "\r\u{1B}[2K" + text)
+            write(2, "\r\u{1B}[2K" + text())
             progressShown = true
         }
     }

@@ -37,7 +37,7 @@ public enum BahnWebhookSignature {
         var timestamp: Int?
         var signatures: [String] = []
         for part in header.split(separator: ",") {
-            let kv = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            let kv = part.split(separator: "=", maxSplits: 1).map { $0.trimmingSpaces() }
             guard kv.count == 2 else { continue }
             if kv[0] == "t" { timestamp = Int(kv[1]) } else if kv[0] == "v1" { signatures.append(kv[1].lowercased()) }
         }

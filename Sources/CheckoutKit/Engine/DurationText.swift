@@ -5,10 +5,7 @@ extension Duration {
     /// Seconds from "1.5" (a bare number is seconds), "250ms", "2s", "1m", "5h", or a sequence of those from the
     /// largest unit down: "1m30s", "2h15m", "1s500ms". Nil for anything else (a sign, a unit twice, "1s1m").
     public static func seconds(from text: String) -> Double? {
-        // (Printable ASCII, as durations nearly always are, has no white space to trim: Foundation's trimming cost more
-        // than the rest of reading one.)
-        let printable = text.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
-        let t = (printable ? text : text.trimmingCharacters(in: .whitespaces)).lowercased()
+        let t = text.trimmingSpaces().lowercased()
         if let plain = Double(t) { return plain >= 0 && plain.isFinite && !t.hasPrefix("+") ? plain : nil }
         let units: [(suffix: String, seconds: Double)] = [("h", 3600), ("ms", 0.001), ("m", 60), ("s", 1)]
         let order = ["h", "m", "s", "ms"]

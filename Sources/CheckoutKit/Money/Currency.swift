@@ -23,7 +23,7 @@ public struct Currency: Sendable, Hashable {
     /// `code` given as a numeric code (any three digits, kept as they are) or an alphabetic one the table knows, in any
     /// case; anything else is a usage error listing what is known.
     public static func parse(_ code: String) throws(Diagnostic) -> Currency {
-        let trimmed = code.trimmingCharacters(in: .whitespaces)
+        let trimmed = code.trimmingSpaces()
         let allDigits = trimmed.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
         if trimmed.utf8.count == 3, allDigits {
             return byNumeric[trimmed] ?? Currency(alphabetic: nil, numeric: trimmed, minorDigits: nil)

@@ -57,7 +57,7 @@ enum BahnRequestAuth {
     /// Checks the POST framing and returns the verified JWS payload bytes.
     static func verifiedPayload(_ request: EmulatorRequest) throws(BahnFailure) -> Data {
         let mediaType = request.headers["Content-Type"]?.split(separator: ";").first?
-            .trimmingCharacters(in: .whitespaces).lowercased()
+            .trimmingSpaces().lowercased()
         guard mediaType == "application/jose" else {
             throw BahnFailure(
                 415, code: BahnRules.Code.invalidContentType,
