@@ -88,8 +88,8 @@ public enum Amount {
 
     /// What is wrong with the shape of `text`, or nil when it is digits with at most one point between digits.
     static func formProblem(_ text: String) -> String? {
-        // Nearly every amount is digits with perhaps one point between digits: said so from the bytes, before the
-        // checks below, which look at each character's Unicode properties, name what else it is.
+        // Nearly every amount is digits with perhaps one point between digits, which the bytes tell at once; the checks
+        // below, which read each character's Unicode properties, name what else a text is.
         var (before, points, after) = (0, 0, 0)
         plain: for byte in text.utf8 {
             switch byte {
