@@ -30,7 +30,7 @@ import TestSupport
         }
     }
 
-    /// The child's side: three threads sign, verify and parse keys without pause while this one calls exit(3).
+    /// The child's side: three threads sign, verify and parse keys without pause while this one calls `exit(0)`.
     private static func exitWhileSigning() -> Never {
         for _ in 0..<3 {
             Thread.detachNewThread {
