@@ -7,12 +7,12 @@ import Synchronization
 
 /// Files the driver reads and writes (state, tokens, flows, reports), with the system's own reasons on failure.
 public enum FileIO {
-    /// The system's folder for temporary files (`TMPDIR`, else /tmp), without a trailing slash. Read once: Foundation
-    /// builds its URL anew on every ask, and a batch asked once per run (more than the rest of starting the run).
+    /// The system's folder for temporary files (`TMPDIR`, else /tmp), without a trailing slash (Foundation's path has
+    /// one only for the root). Read once: Foundation builds its URL anew on every ask, and a batch asked once per run
+    /// (more than the rest of starting the run).
     public static let temporaryDirectory: String = {
-        var path = Substring(FileManager.default.temporaryDirectory.path)
-        while path.utf8.last == UInt8(ascii: "/") { path = path.dropLast() }
-        return String(path)
+        let path = FileManager.default.temporaryDirectory.path
+        return path == "/" ? "" : path
     }()
 
     /// The one way the driver writes a file the user pointed it at (`--out`, `--record`, `--junit`, `--session`, …),
