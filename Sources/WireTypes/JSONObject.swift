@@ -59,6 +59,22 @@ extension JSON {
                 i += 1
             }
             if ordered { return }
+            // A few members (a response's objects come in the order their query asked for them) are sorted in place by
+            // insertion, with no index array, closure or second array made; stable, so that of a key given twice the
+            // last stays last.
+            if members.count <= Self.sortedInPlace {
+                for unsorted in 1..<members.count {
+                    var at = unsorted
+                    while at > 0 && Self.compare(members[at - 1].key, members[at].key) > 0 {
+                        members.swapAt(at - 1, at)
+                        at -= 1
+                    }
+                }
+                // No key twice, as nearly always: done.
+                guard (1..<members.count).contains(where: { Self.same(members[$0 - 1].key, members[$0].key) }) else {
+                    return
+                }
+            }
             // A stable sort keeps members with the same key in the order given, so the last of each is the one kept.
             let sorted = members.indices.sorted { a, b in
                 let order = Self.compare(members[a].key, members[b].key)
@@ -76,6 +92,9 @@ extension JSON {
             }
             members = kept
         }
+
+        /// Up to how many members an object out of order is sorted by insertion.
+        static let sortedInPlace = 16
 
         // MARK: Reading by key
 
@@ -174,6 +193,18 @@ extension JSON {
             var copy = self
             for i in copy.members.indices {
                 copy.members[i].value = try transform(copy.members[i].key, copy.members[i].value)
+            }
+            return copy
+        }
+
+        /// Each member's value made anew where `transform` gives one (nil: it stays as it is), in one pass; nil when it
+        /// gave none, so that an object in which nothing changed keeps its storage rather than being copied whole.
+        public func replacingMembers(_ transform: (String, JSON) throws -> JSON?) rethrows -> Object? {
+            var copy: Object?
+            for i in members.indices {
+                guard let value = try transform(members[i].key, members[i].value) else { continue }
+                if copy == nil { copy = self }
+                copy!.members[i].value = value
             }
             return copy
         }

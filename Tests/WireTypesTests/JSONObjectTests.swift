@@ -52,6 +52,36 @@ import Testing
         #expect(JSON.Object([("a", 1), ("b", 2)]).keys == ["a", "b"])
     }
 
+    /// Either side of the size sorted in place by insertion: members in a shuffled order, some keys given two or three
+    /// times, come out sorted with the last of each counting — parsed or made — as a `Dictionary` fed the same would.
+    @Test(arguments: [2, 5, JSON.Object.sortedInPlace, JSON.Object.sortedInPlace + 1, 40])
+    func shuffledMembersWithRepeatsSettleAsADictionaryWould(size: Int) throws {
+        var keys = Keys(state: UInt64(size) &* 31)
+        var pairs: [(String, JSON)] = []
+        var model: [String: JSON] = [:]
+        for step in 0..<size {
+            // Most keys once, now and then one given again.
+            let key = step % 4 == 3 ? pairs[step / 2].0 : keys.next(among: size * 5) + "-\(step)"
+            pairs.append((key, .number(step)))
+            model[key] = .number(step)
+        }
+        let made = JSON.Object(pairs)
+        #expect(made.keys == model.keys.sorted { JSON.Object.precedes($0, $1) })
+        #expect(made == JSON.Object(model))
+        let text = "{" + pairs.map { "\"\($0.0)\":\($0.1.serialized())" }.joined(separator: ",") + "}"
+        #expect(try JSON.parse(text) == .object(JSON.Object(model)), "\(text)")
+    }
+
+    /// An object whose members a transform left alone is not copied: `replacingMembers` answers nil, and a changed
+    /// member changes only itself.
+    @Test func replacingMembersChangesOnlyWhatTheTransformGives() {
+        let object: JSON.Object = ["a": 1, "b": "two", "c": [3]]
+        #expect(object.replacingMembers { _, _ in nil } == nil)
+        let changed = object.replacingMembers { key, _ in key == "b" ? "2" : nil }
+        #expect(changed == ["a": 1, "b": "2", "c": [3]])
+        #expect(object == ["a": 1, "b": "two", "c": [3]], "the original stays as it was")
+    }
+
     @Test func equalityComparesValuesNotJustKeys() {
         let a: JSON.Object = ["x": 1, "y": "z"]
         #expect(a == ["y": "z", "x": 1])

@@ -42,17 +42,15 @@ public final class Redactor: Sendable {
     /// each. Outside of one, or registered by another scope too, it is kept.
     public func register(_ secret: String) {
         let run = Self.run
-        // A value registered before costs one lookup: a state file's kept credentials are registered on each read.
-        guard !secrets.withLock({ $0.covers(secret, for: run) }) else { return }
+        // A value registered before costs one lookup (a state file's kept credentials are registered on each read), and
+        // for another holder, the forms made of it then.
+        guard !secrets.withLock({ $0.registerAgain(secret, for: run) }) else { return }
         let trimmed = Self.trimmed(secret)
         // (Six characters or more, told without counting them all: a token's count walks its every character.)
         let forms =
             !trimmed.dropFirst(5).isEmpty
             ? Self.encodedForms(of: trimmed).filter { $0.count >= SecretIndex.prefixLength } : []
-        secrets.withLock { index in
-            index.register(secret, for: run)
-            for form in forms { index.insert(form, for: run) }
-        }
+        secrets.withLock { $0.register(secret, forms: forms, for: run) }
     }
 
     /// The run of a batch whose secrets `register` is given (nil: the process's, kept for good).
@@ -73,90 +71,6 @@ public final class Redactor: Sendable {
         return String(scalars[first...last])
     }
 
-    /// `bytes` with each byte written as `spell` writes it (at most `widest` bytes, the count returned) into one buffer
-    /// sized up front: appending byte by byte to an array cost more than all the rest of registering a secret.
-    @inline(__always)
-    private static func respelled(
-        _ bytes: [UInt8], widest: Int, _ spell: (UInt8, UnsafeMutablePointer<UInt8>) -> Int
-    ) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: max(1, bytes.count * widest)) { buffer, count in
-            let start = buffer.baseAddress!
-            var at = start
-            for byte in bytes { at += spell(byte, at) }
-            count = at - start
-        }
-    }
-
-    /// The value as it may appear in an output: as it is, and as JSON, a URL or base64 would carry it.
-    static func encodedForms(of secret: String) -> [[UInt8]] {
-        let bytes = Array(secret.utf8)
-        var forms = [bytes]
-        // Most secrets are spelled alike in several of these (a token of letters and digits is its own JSON and
-        // percent-encoded form): each spelling is listed once, so the index is not asked about it again.
-        func add(_ form: [UInt8]) { if !forms.contains(form) { forms.append(form) } }
-        var json: [UInt8] = []
-        JSON.appendQuoted(secret, to: &json)
-        json.removeLast()
-        json.removeFirst()
-        add(json)
-        // Foundation's JSONSerialization also escapes "/".
-        if json.contains(UInt8(ascii: "/")) {
-            add(
-                respelled(json, widest: 2) { byte, out in
-                    guard byte == UInt8(ascii: "/") else {
-                        out[0] = byte
-                        return 1
-                    }
-                    (out[0], out[1]) = (UInt8(ascii: "\\"), byte)
-                    return 2
-                })
-        }
-        let encoded = PercentEncoding.encoded(bytes, keeping: PercentEncoding.unreserved)
-        add(encoded)
-        // Only a secret with a space has a form-encoded spelling of its own: "%20" as "+".
-        if bytes.contains(0x20) {
-            var form: [UInt8] = []
-            form.reserveCapacity(encoded.count)
-            var i = 0
-            while i < encoded.count {
-                if encoded[i] == UInt8(ascii: "%"), i + 2 < encoded.count, encoded[i + 1] == UInt8(ascii: "2"),
-                    encoded[i + 2] == UInt8(ascii: "0")
-                {
-                    form.append(UInt8(ascii: "+"))
-                    i += 3
-                } else {
-                    form.append(encoded[i])
-                    i += 1
-                }
-            }
-            add(form)
-        }
-        add(PercentEncoding.encoded(bytes, keeping: PercentEncoding.query))
-        // base64, and base64url from it: the same digits but two, without the padding.
-        let base64 = [UInt8](Data(bytes).base64EncodedData())
-        add(base64)
-        add(
-            respelled(base64, widest: 1) { byte, out in
-                switch byte {
-                case UInt8(ascii: "+"): out[0] = UInt8(ascii: "-")
-                case UInt8(ascii: "/"): out[0] = UInt8(ascii: "_")
-                case UInt8(ascii: "="): return 0
-                default: out[0] = byte
-                }
-                return 1
-            })
-        // A multi-line secret (a PEM) may be shown line by line; its `-----BEGIN …-----` lines and lines shorter than
-        // 16 characters say nothing.
-        // Only a secret with a line-breaking byte (or bytes beyond ASCII, which may be one) has lines to look at.
-        if bytes.contains(where: { (0x0A...0x0D).contains($0) || $0 >= 0x80 }) {
-            let lines = secret.split(whereSeparator: \.isNewline).map(String.init).filter {
-                $0.count >= 16 && !$0.hasPrefix("-----")
-            }
-            if lines.count > 1 { for line in lines { add(Array(line.utf8)) } }
-        }
-        return forms
-    }
-
     public var knownSecrets: [String] { secrets.withLock { $0.all } }
 
     /// Grows each time a new secret form is learned: what was masked at one generation is masked alike at the next
@@ -168,10 +82,16 @@ public final class Redactor: Sendable {
     func forms(since generation: Int) -> [[UInt8]] { secrets.withLock { $0.forms(since: generation) } }
 
     /// Masks every known secret value in free text (messages, URLs, bodies that are not JSON).
-    public func text(_ input: String) -> String {
+    public func text(_ input: String) -> String { maskedText(input) ?? input }
+
+    /// `input` with every known secret masked; nil when there was nothing to mask.
+    private func maskedText(_ input: String) -> String? {
         // Shorter than any secret: nothing to look up (most strings of a document are ids, codes and words).
         guard input.utf8.count >= SecretIndex.prefixLength else { return maskURLCredentials(input) }
-        return maskURLCredentials(secrets.withLock { $0.masking(input, with: Self.mask) })
+        guard let masked = secrets.withLock({ $0.masking(input, with: Self.mask) }) else {
+            return maskURLCredentials(input)
+        }
+        return maskURLCredentials(masked) ?? masked
     }
 
     public func headers(_ headers: HTTPHeaders) -> HTTPHeaders {
@@ -302,13 +222,25 @@ public final class Redactor: Sendable {
         return try? JSON.parse(s)
     }
 
-    private func mask(_ value: JSON) -> JSON {
+    private func mask(_ value: JSON) -> JSON { masking(value) ?? value }
+
+    /// `value` masked; nil when nothing in it is a secret, so that what holds none keeps its storage (a report's step
+    /// outputs are kilobytes of ids, names and amounts, and copying each of their objects cost more than looking).
+    private func masking(_ value: JSON) -> JSON? {
         switch value {
         case .object(let o):
-            return .object(o.mapMembers { k, v in Self.isSensitive(k, in: o) ? masked(v, key: k, in: o) : mask(v) })
-        case .array(let a): return .array(a.map(mask))
-        case .string(let s): return .string(text(s))
-        default: return value
+            return o.replacingMembers { k, v in Self.isSensitive(k, in: o) ? masked(v, key: k, in: o) : masking(v) }
+                .map(JSON.object)
+        case .array(let a):
+            var copy: [JSON]?
+            for i in a.indices {
+                guard let masked = masking(a[i]) else { continue }
+                if copy == nil { copy = a }
+                copy![i] = masked
+            }
+            return copy.map(JSON.array)
+        case .string(let s): return maskedText(s).map(JSON.string)
+        default: return nil
         }
     }
 
@@ -375,10 +307,19 @@ public final class Redactor: Sendable {
         }.joined(separator: "&")
     }
 
+    /// Whether `byte` occurs in `s`: `memchr` over its UTF-8, where the generic `contains` took a call per byte.
+    private static func holds(_ byte: UInt8, _ s: String) -> Bool {
+        let found = s.utf8.withContiguousStorageIfAvailable {
+            !$0.isEmpty && memchr($0.baseAddress!, Int32(byte), $0.count) != nil
+        }
+        return found ?? s.utf8.contains(byte)
+    }
+
     /// `https://user:pass@host` → `https://user:[REDACTED]@host`.
-    private func maskURLCredentials(_ s: String) -> String {
+    /// Nil when `s` has no such URL.
+    private func maskURLCredentials(_ s: String) -> String? {
         // Most text has no `@` at all: one byte scan, not Foundation's substring search, says so.
-        guard s.utf8.contains(UInt8(ascii: "@")), s.contains("://") else { return s }
+        guard Self.holds(UInt8(ascii: "@"), s), s.contains("://") else { return nil }
         var out = ""
         var rest = Substring(s)
         while let scheme = rest.range(of: "://") {

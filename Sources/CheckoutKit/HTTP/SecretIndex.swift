@@ -61,9 +61,10 @@ struct SecretIndex {
 
     /// Every form known, who holds it, and the generation it was learned at (its place in `ordered`).
     private var known: [SecretBytes: (holders: Holders, generation: Int)] = [:]
-    /// The values `Redactor.register` was given, as given (so that registering one again costs nothing), and who holds
-    /// them.
-    private var registered: [SecretText: Holders] = [:]
+    /// The values `Redactor.register` was given, as given, who holds each, and the forms made of it: registering one
+    /// again costs a lookup, and for another holder (a run's rotated session token, which the state file then keeps for
+    /// the process) its forms as they were made, not made again.
+    private var registered: [SecretText: (holders: Holders, forms: [[UInt8]])] = [:]
     /// What each run registered, values and forms, so that forgetting a run costs what it registered, not what the
     /// whole batch did.
     private var byRun: [String: (values: [String], forms: [SecretBytes])] = [:]
@@ -102,16 +103,23 @@ struct SecretIndex {
         return low
     }
 
-    /// Whether `value` was given to `Redactor.register` for `run` (nil: the process) already.
-    func covers(_ value: String, for run: String?) -> Bool {
-        registered[SecretText(text: value)]?.covers(run) ?? false
+    /// Registers `value` for `run` (nil: the process) when it was given to `Redactor.register` before, by anyone, with
+    /// the forms made of it then: false when it never was, and its forms must be made.
+    mutating func registerAgain(_ value: String, for run: String?) -> Bool {
+        guard let known = registered[SecretText(text: value)] else { return false }
+        if !known.holders.covers(run) { register(value, forms: known.forms, for: run) }
+        return true
     }
 
-    /// Notes a value as given to `Redactor.register`, for `run` (nil: the process).
-    mutating func register(_ value: String, for run: String?) {
+    /// Notes a value as given to `Redactor.register`, for `run` (nil: the process), and adds its forms.
+    mutating func register(_ value: String, forms: [[UInt8]], for run: String?) {
         let key = SecretText(text: value)
-        if let run, !(registered[key]?.covers(run) ?? false) { byRun[run, default: ([], [])].values.append(value) }
-        registered[key, default: .runs([])].add(run)
+        let known = registered[key]
+        if let run, !(known?.holders.covers(run) ?? false) { byRun[run, default: ([], [])].values.append(value) }
+        var holders = known?.holders ?? .runs([])
+        holders.add(run)
+        registered[key] = (holders, known?.forms ?? forms)
+        for form in forms { insert(form, for: run) }
     }
 
     mutating func insert(_ bytes: [UInt8], for run: String? = nil) {
@@ -140,8 +148,10 @@ struct SecretIndex {
         guard let mine = byRun.removeValue(forKey: run) else { return }
         for value in mine.values {
             let key = SecretText(text: value)
-            guard case .runs(let runs)? = registered[key], runs.contains(run) else { continue }
-            registered[key] = runs.count == 1 ? nil : .runs(runs.subtracting([run]))
+            guard let known = registered[key], case .runs(let runs) = known.holders, runs.contains(run) else {
+                continue
+            }
+            registered[key] = runs.count == 1 ? nil : (.runs(runs.subtracting([run])), known.forms)
         }
         var gone = 0
         for form in mine.forms {
@@ -167,18 +177,26 @@ struct SecretIndex {
         }
     }
 
-    /// `text` with each occurrence of a known secret replaced by `mask`, the longest match at each position first.
-    func masking(_ text: String, with mask: String) -> String {
-        guard !byPrefix.isEmpty, text.utf8.count >= Self.prefixLength else { return text }
-        let bytes = Array(text.utf8)
+    /// `text` with each occurrence of a known secret replaced by `mask`, the longest match at each position first; nil
+    /// when none occurs in it.
+    func masking(_ text: String, with mask: String) -> String? {
+        guard !byPrefix.isEmpty, text.utf8.count >= Self.prefixLength else { return nil }
+        // Read where the string keeps its bytes (a copy of each string of a report cost a fifth of masking it).
+        if let masked = text.utf8.withContiguousStorageIfAvailable({ masking($0, with: mask) }) { return masked }
+        return Array(text.utf8).withUnsafeBufferPointer { masking($0, with: mask) }
+    }
+
+    private func masking(_ bytes: UnsafeBufferPointer<UInt8>, with mask: String) -> String? {
+        let last = bytes.count - Self.prefixLength
         var out: [UInt8] = []
         var copiedUpTo = 0
         var i = 0
-        while i + Self.prefixLength <= bytes.count {
-            let key = PrefixFilter.key(bytes, at: i)
+        // The key of the bytes at `i`, rolled on by one byte at each step rather than read anew.
+        var key = PrefixFilter.key(bytes, at: 0)
+        while true {
             if maybe.mayContain(key), let candidates = byPrefix[key],
                 let match = candidates.first(where: {
-                    i + $0.count <= bytes.count && bytes[i..<(i + $0.count)].elementsEqual($0)
+                    i + $0.count <= bytes.count && memcmp(bytes.baseAddress! + i, $0, $0.count) == 0
                 })
             {
                 if out.isEmpty { out.reserveCapacity(bytes.count) }
@@ -186,11 +204,15 @@ struct SecretIndex {
                 out.append(contentsOf: mask.utf8)
                 i += match.count
                 copiedUpTo = i
+                guard i <= last else { break }
+                key = PrefixFilter.key(bytes, at: i)
             } else {
                 i += 1
+                guard i <= last else { break }
+                key = (key << 8 | UInt64(bytes[i + Self.prefixLength - 1])) & PrefixFilter.keyBits
             }
         }
-        guard copiedUpTo > 0 else { return text }
+        guard copiedUpTo > 0 else { return nil }
         out.append(contentsOf: bytes[copiedUpTo...])
         return String(decoding: out, as: UTF8.self)
     }
@@ -211,11 +233,15 @@ struct PrefixFilter {
     }
 
     /// The first `SecretIndex.prefixLength` bytes from `start`, as one number.
-    static func key(_ bytes: [UInt8], at start: Int) -> UInt64 {
+    static func key<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at start: Int) -> UInt64
+    where Bytes.Index == Int {
         var key: UInt64 = 0
         for offset in 0..<SecretIndex.prefixLength { key = key << 8 | UInt64(bytes[start + offset]) }
         return key
     }
+
+    /// The bits a key has: `SecretIndex.prefixLength` bytes' worth.
+    static let keyBits: UInt64 = 1 << UInt64(8 * SecretIndex.prefixLength) - 1
 
     mutating func insert(_ key: UInt64) {
         let bit = self.bit(key)

@@ -175,6 +175,56 @@ import Testing
         #expect(!r.body(Data("k=sk_test_SECRET42".utf8), contentType: "text/plain").contains("SECRET42"))
     }
 
+    /// The search rolls its key on byte by byte: a secret is found at every offset, at the very end, right after
+    /// another one and after a near miss that shares its first bytes.
+    @Test func secretsAreFoundAtEveryOffset() {
+        let r = Redactor(secrets: ["sk_test_SECRET42", "tok_live_77"])
+        for offset in 0..<10 {
+            let pad = String(repeating: "x", count: offset)
+            #expect(r.text(pad + "sk_test_SECRET42") == pad + mask, "at the end after \(offset)")
+            #expect(r.text(pad + "sk_test_SECRET42" + pad) == pad + mask + pad)
+        }
+        #expect(r.text("sk_test_SECRET42tok_live_77") == mask + mask)
+        #expect(r.text("sk_test_SECRETsk_test_SECRET42.") == "sk_test_SECRET" + mask + ".")
+        #expect(r.text("sk_test_SECRET4") == "sk_test_SECRET4", "one byte short")
+    }
+
+    /// A document in which nothing is a secret comes back as the very value given (no object of it copied), and one
+    /// with a secret deep inside changes there only.
+    @Test func aDocumentWithoutSecretsKeepsItsStorage() throws {
+        let r = Redactor(secrets: ["sk_test_SECRET42"])
+        let document = try JSON.parse(
+            #"{"order":{"id":"ord_1","lines":[{"name":"Linen shirt","price":"799.00"},{"name":"Socks"}]},"n":[1,2]}"#)
+        #expect(r.json(document).isIdentical(to: document))
+        let note = JSONPath(components: [.key("order"), .key("lines"), .index(1), .key("note")])
+        let first = JSONPath(components: [.key("order"), .key("lines"), .index(0)])
+        let shown = r.json(note.setting("key sk_test_SECRET42", in: document))
+        #expect(note.evaluate(shown) == .string("key \(mask)"))
+        #expect(first.evaluate(shown) == first.evaluate(document))
+        #expect(shown["n"] == [1, 2] && shown["order"]?["id"] == "ord_1")
+    }
+
+    /// A value registered again for another holder takes the forms made of it the first time: once the first holder
+    /// is forgotten, every form is still masked for the second.
+    @Test func aValueRegisteredAgainKeepsEveryFormForItsNewHolder() {
+        let value = "cst_rotated/session token+1"
+        let forms = Redactor.encodedForms(of: value).map { String(decoding: $0, as: UTF8.self) }
+        #expect(forms.count >= 6, "\(forms)")
+        for laterHolder in ["run 2", nil] {
+            let r = Redactor()
+            Redactor.$run.withValue("run 1") { r.register(value) }
+            Redactor.$run.withValue(laterHolder) { r.register(value) }
+            r.forget(run: "run 1")
+            for form in forms {
+                #expect(r.text("<\(form)>") == "<\(mask)>", "\(form), held by \(laterHolder ?? "the process")")
+            }
+            if let laterHolder {
+                r.forget(run: laterHolder)
+                #expect(r.text(value) == value)
+            }
+        }
+    }
+
     @Test func longerSecretsAreMaskedWhole() {
         let r = Redactor(secrets: ["abcdef", "abcdef-ghijkl"])
         #expect(r.text("x abcdef-ghijkl y") == "x \(mask) y")
@@ -287,7 +337,7 @@ import Testing
     @Test(arguments: [
         "sk_test/secret value+1", "a b&c=d?e#f", "ünïcødé 🔑 key", "~-._ unreserved!$'()*,;:@", "%41 already",
         "\t tabbed \n",
-        "\u{3000}ideographic space\u{00A0}", "",
+        "\u{3000}ideographic space\u{00A0}", "", "sk_test/slash_only",
     ])
     func encodedFormsAreFoundationsOnBytes(_ secret: String) {
         let unreserved = CharacterSet(
@@ -302,6 +352,9 @@ import Testing
         #expect(
             Redactor.encodedForms(of: secret).contains(
                 Array(secret.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!.utf8)))
+        #expect(
+            Redactor.encodedForms(of: secret).contains(
+                Array(secret.addingPercentEncoding(withAllowedCharacters: unreserved)!.utf8)))
         // The rest of Foundation's spellings: JSON (and with "/" escaped), form encoding, base64 and base64url.
         let forms = Redactor.encodedForms(of: secret)
         let json = String(
