@@ -3,17 +3,31 @@
 /// because of one bad entry; the user fixes that entry and keeps the rest (it may hold idempotency keys).
 struct StateField {
     let value: JSON?
-    let path: JSONPath
     let file: String
+    /// Where the value sits: its parent's path and its own key (none: `parent` is its path), put together only when
+    /// asked — for a message about a wrong type. A section's decoder reads a few fields on every read of a run's state,
+    /// and a path made for each cost more than reading the field.
+    private let parent: JSONPath
+    private let key: String?
 
     init(_ value: JSON?, at path: JSONPath, in file: String) {
         self.value = value
-        self.path = path
+        parent = path
+        key = nil
         self.file = file
     }
 
+    private init(_ value: JSON?, key: String, of parent: JSONPath, in file: String) {
+        self.value = value
+        self.parent = parent
+        self.key = key
+        self.file = file
+    }
+
+    var path: JSONPath { key.map(parent.appending) ?? parent }
+
     subscript(key: String) -> StateField {
-        StateField(value?[key], at: path.appending(key), in: file)
+        StateField(value?[key], key: key, of: path, in: file)
     }
 
     private var present: JSON? { value == .null ? nil : value }
@@ -45,7 +59,8 @@ struct StateField {
     func members() throws(Diagnostic) -> [(key: String, field: StateField)] {
         guard let present else { return [] }
         guard case .object(let o) = present else { throw wrong("an object") }
-        return o.map { ($0.key, StateField($0.value, at: path.appending($0.key), in: file)) }
+        let path = path
+        return o.map { ($0.key, StateField($0.value, key: $0.key, of: path, in: file)) }
     }
 
     func string() throws(Diagnostic) -> String? {
