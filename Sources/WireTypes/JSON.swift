@@ -99,21 +99,26 @@ public enum JSON: Sendable, Equatable, Hashable {
     // Written as UTF-8 bytes, never through `String` appends: a state file of a long batch is rewritten many times a
     // second, and byte appends cost a tenth of scalar-by-scalar string appends.
     private func bytes(pretty: Bool, newline: Bool) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(256)
+        var out = ByteWriter()
         write(to: &out, pretty: pretty, indent: 0)
         if newline { out.append(UInt8(ascii: "\n")) }
-        return out
+        return out.bytes
     }
 
     /// Appends the serialized value as it stands `indent` levels deep in a pretty document: a document can be put
     /// together from parts serialized apart, byte for byte the same as serialized whole.
     public func write(into out: inout [UInt8], pretty: Bool, indent: Int) {
-        write(to: &out, pretty: pretty, indent: indent)
+        var writer = ByteWriter()
+        write(to: &writer, pretty: pretty, indent: indent)
+        writer.append(to: &out)
     }
 
     /// Appends `s` as a JSON string literal.
-    public static func appendQuoted(_ s: String, to out: inout [UInt8]) { quote(s, into: &out) }
+    public static func appendQuoted(_ s: String, to out: inout [UInt8]) {
+        var writer = ByteWriter(capacity: s.utf8.count + 8)
+        quote(s, into: &writer)
+        writer.append(to: &out)
+    }
 
     /// What a one-character escape after a backslash stands for in a JSON string (RFC 8259 §7) — and in a GraphQL
     /// string, which has the same ones: `\" \\ \/ \b \f \n \r \t`. Nil for any other character (`u` begins a `\uXXXX`).
@@ -129,27 +134,27 @@ public enum JSON: Sendable, Equatable, Hashable {
         }
     }
 
-    private static func newline(_ out: inout [UInt8], indent: Int) {
+    private static func newline(_ out: inout ByteWriter, indent: Int) {
         out.append(UInt8(ascii: "\n"))
         // Copied in runs, not appended a space at a time: a report's step outputs nest ten levels deep.
         var left = indent * 2
         while left > 0 {
             let run = min(left, spaces.count)
-            out.append(contentsOf: spaces[..<run])
+            spaces.withUnsafeBufferPointer { out.append(UnsafeBufferPointer(rebasing: $0[..<run])) }
             left -= run
         }
     }
     private static let spaces = [UInt8](repeating: UInt8(ascii: " "), count: 64)
 
-    private func write(to out: inout [UInt8], pretty: Bool, indent: Int) {
+    private func write(to out: inout ByteWriter, pretty: Bool, indent: Int) {
         switch self {
-        case .null: out.append(contentsOf: "null".utf8)
-        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
-        case .number(let n): out.append(contentsOf: n.literal.utf8)
+        case .null: out.append("null")
+        case .bool(let b): out.append(b ? "true" : "false")
+        case .number(let n): out.append(n.literal)
         case .string(let s): JSON.quote(s, into: &out)
         case .array(let a):
             if a.isEmpty {
-                out.append(contentsOf: "[]".utf8)
+                out.append("[]")
                 return
             }
             out.append(UInt8(ascii: "["))
@@ -162,7 +167,7 @@ public enum JSON: Sendable, Equatable, Hashable {
             out.append(UInt8(ascii: "]"))
         case .object(let o):
             if o.isEmpty {
-                out.append(contentsOf: "{}".utf8)
+                out.append("{}")
                 return
             }
             out.append(UInt8(ascii: "{"))
@@ -186,7 +191,7 @@ public enum JSON: Sendable, Equatable, Hashable {
         return "\(n)"
     }
 
-    static func quote(_ s: String, into out: inout [UInt8]) {
+    static func quote(_ s: String, into out: inout ByteWriter) {
         out.append(UInt8(ascii: "\""))
         var s = s
         s.withUTF8 { bytes in
@@ -196,7 +201,7 @@ public enum JSON: Sendable, Equatable, Hashable {
             var nonASCII = false
             while true {
                 let end = JSONStringScan.plainEnd(in: bytes, from: start, nonASCII: &nonASCII)
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<end]))
+                out.append(UnsafeBufferPointer(rebasing: bytes[start..<end]))
                 guard end < bytes.count else { break }
                 let byte = bytes[end]
                 start = end + 1
@@ -207,11 +212,10 @@ public enum JSON: Sendable, Equatable, Hashable {
                 case UInt8(ascii: "\r"): out.append(UInt8(ascii: "r"))
                 case UInt8(ascii: "\t"): out.append(UInt8(ascii: "t"))
                 default:
-                    let hex = Array("0123456789abcdef".utf8)
-                    out.append(contentsOf: [
-                        UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)],
-                        hex[Int(byte & 0xf)],
-                    ])
+                    let hex: StaticString = "0123456789abcdef"
+                    out.append("u00")
+                    out.append(hex.utf8Start[Int(byte >> 4)])
+                    out.append(hex.utf8Start[Int(byte & 0xf)])
                 }
             }
         }

@@ -4,6 +4,30 @@ import Testing
 @testable import WireTypes
 
 @Suite struct JSONTests {
+    /// A document far larger than the serializer's first buffer — a string longer than all written before it, then
+    /// hundreds of short members, a control character escaped — comes out whole: byte for byte the text put together
+    /// by hand, parsed back equal, and the same when appended after other bytes.
+    @Test func largeDocumentsAreWrittenWhole() throws {
+        let long = String(repeating: "abcdefghij", count: 500) + "\u{1}"
+        var members: [String: String] = ["a-long": long]
+        for i in 0..<300 { members["k\(i)"] = "value \(i)" }
+        let document = JSON.object(JSON.Object(members.map { ($0.key, JSON.string($0.value)) }))
+        let quotedLong = "\"" + String(repeating: "abcdefghij", count: 500) + "\\u0001\""
+        let expected =
+            "{"
+            + members.keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.map { key in
+                "\"\(key)\":" + (key == "a-long" ? quotedLong : "\"\(members[key]!)\"")
+            }.joined(separator: ",") + "}"
+        #expect(document.serialized() == expected)
+        #expect(try JSON.parse(document.serialized(pretty: true)) == document)
+        var appended = Array("prefix ".utf8)
+        document.write(into: &appended, pretty: false, indent: 0)
+        #expect(String(decoding: appended, as: UTF8.self) == "prefix " + expected)
+        var quoted: [UInt8] = []
+        JSON.appendQuoted(long, to: &quoted)
+        #expect(String(decoding: quoted, as: UTF8.self) == quotedLong)
+    }
+
     @Test func roundTripIsStableWithSortedKeys() throws {
         let text = #"{"b":[1,2.5,-3,true,false,null],"a":{"z":"x","y":{}},"c":[]}"#
         let value = try JSON.parse(text)

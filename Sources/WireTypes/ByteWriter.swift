@@ -1,0 +1,56 @@
+/// Bytes written into memory of its own, for the serializer: `Array.append(contentsOf:)` costs about a hundred
+/// instructions a call whatever it copies, and a JSON document is written in thousands of short runs — keys, words,
+/// indentation. Here an append is a capacity check and a copy.
+struct ByteWriter: ~Copyable {
+    private var base: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    private(set) var count = 0
+
+    init(capacity: Int = 256) {
+        self.capacity = max(16, capacity)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    @inline(__always)
+    mutating func append(_ byte: UInt8) {
+        if count == capacity { grow(toHold: count + 1) }
+        base[count] = byte
+        count += 1
+    }
+
+    @inline(__always)
+    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        if count + bytes.count > capacity { grow(toHold: count + bytes.count) }
+        assert(count + bytes.count <= capacity, "grown too little")
+        (base + count).initialize(from: source, count: bytes.count)
+        count += bytes.count
+    }
+
+    mutating func append(_ text: StaticString) {
+        append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    mutating func append(_ text: String) {
+        var text = text
+        text.withUTF8 { append($0) }
+    }
+
+    /// Room for at least `needed` bytes, the capacity at least doubled so that appends stay amortised constant time.
+    private mutating func grow(toHold needed: Int) {
+        let grownCapacity = max(capacity * 2, needed)
+        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: grownCapacity)
+        grown.initialize(from: base, count: count)
+        base.deallocate()
+        base = grown
+        capacity = grownCapacity
+    }
+
+    /// What was written, appended to `out` in one copy.
+    func append(to out: inout [UInt8]) { out.append(contentsOf: UnsafeBufferPointer(start: base, count: count)) }
+
+    /// What was written, as an array of its own.
+    var bytes: [UInt8] { [UInt8](UnsafeBufferPointer(start: base, count: count)) }
+}
