@@ -14,7 +14,11 @@ import Foundation
 /// and processes wrote meanwhile). A change that touches anything else is written at once.
 final class StateJournal: @unchecked Sendable {
     private let lock = NSLock()
-    private var pending = StateDelta()
+    private var pending = StateDelta() { didSet { lastView = nil } }
+    /// The last view made of a file (`view(of:run:)`), until the changes move on: a run reads its state a few dozen
+    /// times between two of its changes, mostly from the very same document, and putting the changes on top of it made
+    /// a new document each time.
+    private var lastView: (file: JSON, run: String, view: JSON)?
     /// Whether the run is one of a batch's, whose finish is appended to the file like its other writes (see
     /// `StateStore.ownRun`).
     let batched: Bool
@@ -26,7 +30,17 @@ final class StateJournal: @unchecked Sendable {
 
     /// The file as the run sees it: `file` with the pending changes on top.
     func view(of file: JSON, run: String) -> JSON {
-        lock.withLock { pending.isEmpty ? file : pending.applied(to: file, run: run) }
+        lock.withLock { applied(to: file, run: run) }
+    }
+
+    /// The pending changes on top of `file`, made once for each document and version of the changes. (With the lock
+    /// held.)
+    private func applied(to file: JSON, run: String) -> JSON {
+        guard !pending.isEmpty else { return file }
+        if let last = lastView, last.run == run, last.file.isIdentical(to: file) { return last.view }
+        let view = pending.applied(to: file, run: run)
+        lastView = (file, run, view)
+        return view
     }
 
     /// Applies `change` to the run's view of `file` and keeps what it set; answers the change's result and the run's
@@ -37,7 +51,7 @@ final class StateJournal: @unchecked Sendable {
     ) throws(Diagnostic) -> (result: T, scope: JSON?)? {
         lock.lock()
         defer { lock.unlock() }
-        let before = StateDelta.reach(of: pending.applied(to: file, run: run), run: run)
+        let before = StateDelta.reach(of: applied(to: file, run: run), run: run)
         var after = before
         let result = try change(&after)
         guard let delta = StateDelta(from: before, to: after, run: run) else { return nil }

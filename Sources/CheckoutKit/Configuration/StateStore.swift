@@ -390,12 +390,20 @@ public struct StateStore: Sendable {
     private func learnCredentials(in document: JSON) {
         guard redactor != nil else { return }
         learnCredentials(inScope: document)
-        let runs = document["runs"]?.objectValue ?? [:]
+        let section = document["runs"] ?? .null
+        // The runs as they were when last learned, the very same storage: nothing in them is new (most of a run's reads
+        // are of a document its own last write handed back).
+        guard !learnedScopes.holds(Self.allRunsLearned, section) else { return }
+        let runs = section.objectValue ?? [:]
         // Each run's scope once per value: a batch's runs read and write a file in which one scope changed, and the
         // other nineteen kept would each cost a walk and a locked lookup per credential, on every read and write.
         for (run, scope) in runs { learnedScopes.result(run, of: scope) { learnCredentials(inScope: scope) } }
         learnedScopes.trim(current: runs.count) { runs[$0] != nil }
+        learnedScopes.keep(Self.allRunsLearned, section, ())
     }
+
+    /// The memo's key for the whole `runs` section (no run's id is empty).
+    private static let allRunsLearned = ""
 
     /// The kept credentials of one scope (the chain's sections or a run's).
     private func learnCredentials(inScope scope: JSON) {

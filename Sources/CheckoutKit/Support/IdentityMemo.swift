@@ -21,6 +21,16 @@ final class IdentityMemo<Result: Sendable>: Sendable {
         }
     }
 
+    /// Whether `key` was last kept with this very `value` (by `result` or `keep`).
+    func holds(_ key: String, _ value: JSON) -> Bool {
+        entries.withLock { $0[key]?.value.isIdentical(to: value) ?? false }
+    }
+
+    /// Keeps `result` for `key`, worked out from `value`.
+    func keep(_ key: String, _ value: JSON, _ result: Result) {
+        entries.withLock { $0[key] = (value, result) }
+    }
+
     /// Forgets the keys `isCurrent` refuses once the memo holds more than twice as many as are current (and a few):
     /// members come and go with runs, and a long batch would otherwise keep every one it saw.
     func trim(current count: Int, _ isCurrent: (String) -> Bool) {
