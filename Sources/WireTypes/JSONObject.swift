@@ -42,8 +42,8 @@ extension JSON {
         }
 
         /// Members as a parser read them, in the order written.
-        init(parsed: ArraySlice<Member>) {
-            members = Array(parsed)
+        init(parsed: [Member]) {
+            members = parsed
             settle()
         }
 

@@ -7,9 +7,6 @@ struct JSONParser {
     private let bytes: [UInt8]
     private var index = 0
     private var depth = 0
-    /// The members read so far of the objects being parsed, the innermost last: an object is made once its members are
-    /// all read, in one pass when they come in key order.
-    private var members: [JSON.Object.Member] = []
 
     static func parse(_ bytes: [UInt8]) throws(JSON.ParseError) -> JSON {
         var parser = JSONParser(bytes: bytes)
@@ -91,7 +88,10 @@ struct JSONParser {
             index += 1
             return .object([:])
         }
-        let first = members.count
+        // Each object's members read into an array of its own, which becomes the object: members kept on one stack for
+        // all open objects were copied out and dropped again through generic code, a few hundred instructions an object.
+        var members: [JSON.Object.Member] = []
+        members.reserveCapacity(8)
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a quoted key") }
@@ -115,9 +115,7 @@ struct JSONParser {
             }
             throw error("expected ',' or '}'")
         }
-        let result = JSON.Object(parsed: members[first...])  // a repeated key: the last one counts
-        members.removeSubrange(first...)
-        return .object(result)
+        return .object(JSON.Object(parsed: members))  // a repeated key: the last one counts
     }
 
     private mutating func array() throws(JSON.ParseError) -> JSON {
