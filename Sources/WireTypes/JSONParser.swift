@@ -89,7 +89,8 @@ struct JSONParser {
             return .object([:])
         }
         // Each object's members read into an array of its own, which becomes the object: members kept on one stack for
-        // all open objects were copied out and dropped again through generic code, a few hundred instructions an object.
+        // all open objects were copied out and dropped again through generic code, a few hundred instructions an
+        // object.
         var members: [JSON.Object.Member] = []
         members.reserveCapacity(8)
         while true {
