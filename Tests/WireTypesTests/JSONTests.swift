@@ -36,7 +36,8 @@ import Testing
     }
 
     /// Objects inside objects and arrays each get exactly their own members (each open object reads into an array of
-    /// its own while the ones inside it are read), and a key given twice keeps its last value, as JSONSerialization does.
+    /// its own while the ones inside it are read), and a key given twice keeps its last value, as JSONSerialization
+    /// does.
     @Test func eachObjectGetsItsOwnMembersAndARepeatedKeyItsLastValue() throws {
         let text =
             #"{"a":{"b":1,"c":{"d":2,"e":[{"f":3},{},{"g":{"h":4}}]},"i":5},"j":[{"k":6,"k":7}],"a2":{},"l":8,"l":9}"#
