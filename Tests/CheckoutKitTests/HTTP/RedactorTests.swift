@@ -225,6 +225,19 @@ import Testing
         }
     }
 
+    /// A form two values share is one form: registering a value whose spellings are all known already (the same secret
+    /// read with a line break) learns nothing new, so that nothing masked before is masked again for it.
+    @Test func spellingsAlreadyKnownAreNotLearnedAgain() {
+        let r = Redactor()
+        Redactor.$run.withValue("run 1") { r.register("sk_test_SECRET42/x") }
+        let learned = r.generation
+        Redactor.$run.withValue("run 2") { r.register(" sk_test_SECRET42/x\n") }
+        #expect(r.generation == learned)
+        #expect(r.forms(since: learned).isEmpty)
+        r.forget(run: "run 1")
+        #expect(r.text("k=sk_test_SECRET42%2Fx") == "k=\(mask)", "run 2 holds every form still")
+    }
+
     @Test func longerSecretsAreMaskedWhole() {
         let r = Redactor(secrets: ["abcdef", "abcdef-ghijkl"])
         #expect(r.text("x abcdef-ghijkl y") == "x \(mask) y")
