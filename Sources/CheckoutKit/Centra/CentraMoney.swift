@@ -22,12 +22,17 @@ enum CentraMoney {
     }
 
     /// The number as Centra wrote it, without the zeros that end its fraction ("799.50" → "799.5", "799.0" → "799");
-    /// nil for an exponent, which money is never written with.
+    /// nil for an exponent, which money is never written with. (On bytes: every shipping method's price of every
+    /// selection is read through here, and the same walk by `Character` cost thousands of instructions a price.)
     static func decimalText(_ value: JSON) -> String? {
-        guard case .number(let n) = value, !n.literal.contains(where: { $0 == "e" || $0 == "E" }) else { return nil }
-        guard n.literal.contains(".") else { return n.literal }
-        let trimmed = n.literal.reversed().drop { $0 == "0" }.drop { $0 == "." }
-        return String(trimmed.reversed())
+        guard case .number(let n) = value else { return nil }
+        let utf8 = n.literal.utf8
+        guard !utf8.contains(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) else { return nil }
+        guard let point = utf8.firstIndex(of: UInt8(ascii: ".")) else { return n.literal }
+        var end = utf8.endIndex
+        while end > point, utf8[utf8.index(before: end)] == UInt8(ascii: "0") { end = utf8.index(before: end) }
+        if end == utf8.index(after: point) { end = point }
+        return String(n.literal[..<end])
     }
 
     /// `{value, currency{denominator}}` in minor units, read digit by digit (never multiplied as a double).
@@ -38,21 +43,27 @@ enum CentraMoney {
                 "Centra sent an amount that is not a plain non-negative number: \(money["value"]?.serialized() ?? "nothing")",
                 hint: "check CENTRA_API_URL points at the Storefront API")
         }
-        let digits = String(denominator).count - 1
-        guard denominator > 0, String(denominator) == "1" + String(repeating: "0", count: digits) else {
+        var digits = 0
+        var power = 1
+        while power < denominator, power <= Int.max / 10 {
+            power *= 10
+            digits += 1
+        }
+        guard denominator > 0, power == denominator else {
             throw .failure(
                 "Centra sent a currency denominator that is not a power of ten: \(denominator)",
                 hint: "check the store's currency settings")
         }
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        let fraction = parts.count > 1 ? String(parts[1]) : ""
-        guard fraction.count <= digits, let whole = Int(parts[0]) else {
+        let point = text.utf8.firstIndex(of: UInt8(ascii: "."))
+        let fraction = point.map { text[text.utf8.index(after: $0)...] } ?? ""
+        guard fraction.utf8.count <= digits, let whole = Int(text[..<(point ?? text.endIndex)]) else {
             throw .failure(
                 "Centra sent \(text), which has more decimals than its currency (\(digits))",
                 hint: "check the store's currency settings")
         }
-        let padded = fraction + String(repeating: "0", count: digits - fraction.count)
-        return whole * denominator + (padded.isEmpty ? 0 : Int(padded) ?? 0)
+        var scale = 1
+        for _ in fraction.utf8.count..<digits { scale *= 10 }
+        return whole * denominator + (fraction.isEmpty ? 0 : (Int(fraction) ?? 0) * scale)
     }
 
     /// Minor units as the decimal string of `money`'s currency: 79900 → "799.00".

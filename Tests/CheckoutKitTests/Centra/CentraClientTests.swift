@@ -59,6 +59,17 @@ import Testing
         #expect(try CentraMoney.minor(money(8000, denominator: 1)) == 8000)
     }
 
+    /// Amounts as Centra writes them — their text, trailing zeros and all — in currencies of 0 to 3 decimals.
+    @Test(arguments: [
+        ("799.50", 100, 79950), ("799.500", 100, 79950), ("49.000", 100, 4900), ("100.0", 100, 10000),
+        ("5", 1000, 5000),
+        ("0.125", 1000, 125), ("1.5", 1000, 1500), ("0.10", 10, 1), ("8000.0", 1, 8000), ("0", 100, 0),
+    ])
+    func writtenAmountsBecomeExactMinorUnits(text: String, denominator: Int, minor: Int) throws {
+        let money = try JSON.parse(#"{"value": \#(text), "currency": {"denominator": \#(denominator)}}"#)
+        #expect(try CentraMoney.minor(money) == minor)
+    }
+
     @Test func minorUnitsBecomeTheCurrencysDecimalString() {
         #expect(CentraMoney.decimal(79900, of: money(0)) == "799.00")
         #expect(CentraMoney.decimal(7, of: money(0)) == "0.07")
@@ -71,6 +82,12 @@ import Testing
         #expect(throws: Diagnostic.self) { try CentraMoney.minor(money(-1)) }
         #expect(throws: Diagnostic.self) { try CentraMoney.minor(money(1, denominator: 3)) }
         #expect(throws: Diagnostic.self) { try CentraMoney.minor(["value": "12.00"]) }
+        #expect(throws: Diagnostic.self) { try CentraMoney.minor(try JSON.parse(#"{"value": 1e3}"#)) }
+        #expect(throws: Diagnostic.self) { try CentraMoney.minor(money(1, denominator: 0)) }
+        #expect(throws: Diagnostic.self) { try CentraMoney.minor(money(1, denominator: 1001)) }
+        #expect(throws: Diagnostic.self) {
+            try CentraMoney.minor(try JSON.parse(#"{"value": 1, "currency": {"denominator": 999999999999999}}"#))
+        }
     }
 }
 
