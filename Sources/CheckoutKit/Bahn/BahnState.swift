@@ -13,23 +13,25 @@ struct BahnState: Sendable {
     let store: StateStore?
 
     private static let root = JSONPath(components: [.key("bahn")])
+    /// The section as last decoded or written, by its very value (`DecodedSections`).
+    private static let sections = DecodedSections<BahnSection>()
 
     /// The operations' state check: the section decodes, or the run stops before its first request.
     static let check: FlowOperation.StateCheck = { (document: JSON, file: String) throws(Diagnostic) in
-        _ = try BahnSection(StateField(document["bahn"], at: root, in: file))
+        _ = try sections.decode(document["bahn"], at: root, in: file)
     }
 
     private func read() throws(Diagnostic) -> BahnSection {
         guard let store else { return BahnSection() }
-        return try BahnSection(StateField(try store.read()["bahn"], at: Self.root, in: store.path))
+        return try Self.sections.decode(try store.read()["bahn"], at: Self.root, in: store.path)
     }
 
     private func update(_ change: (inout BahnSection) throws(Diagnostic) -> Void) throws(Diagnostic) {
         guard let store else { return }
         try store.update { (doc: inout JSON) throws(Diagnostic) in
-            var section = try BahnSection(StateField(doc["bahn"], at: Self.root, in: store.path))
+            var section = try Self.sections.decode(doc["bahn"], at: Self.root, in: store.path)
             try change(&section)
-            doc = Self.root.setting(section.json, in: doc)
+            doc = Self.sections.encode(section, at: Self.root, in: doc)
         }
     }
 
@@ -166,7 +168,7 @@ struct BahnState: Sendable {
 }
 
 /// The `bahn` section of the state file, typed. Unknown members (from a newer version) are kept as they are.
-struct BahnSection: Sendable {
+struct BahnSection: StateSection {
     struct Intent: Sendable {
         var orderId: String?
         var amount: Int?

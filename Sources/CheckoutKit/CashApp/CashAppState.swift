@@ -16,22 +16,24 @@ struct CashAppState: Sendable {
     let store: StateStore?
 
     static let root = JSONPath(components: [.key("cashapp")])
+    /// The section as last decoded or written, by its very value (`DecodedSections`).
+    private static let sections = DecodedSections<CashAppSection>()
 
     static let check: FlowOperation.StateCheck = { (document: JSON, file: String) throws(Diagnostic) in
-        _ = try CashAppSection(StateField(document["cashapp"], at: root, in: file))
+        _ = try sections.decode(document["cashapp"], at: root, in: file)
     }
 
     func read() throws(Diagnostic) -> CashAppSection {
         guard let store else { return CashAppSection() }
-        return try CashAppSection(StateField(try store.read()["cashapp"], at: Self.root, in: store.path))
+        return try Self.sections.decode(try store.read()["cashapp"], at: Self.root, in: store.path)
     }
 
     func update(_ change: (inout CashAppSection) throws(Diagnostic) -> Void) throws(Diagnostic) {
         guard let store else { return }
         try store.update { (doc: inout JSON) throws(Diagnostic) in
-            var section = try CashAppSection(StateField(doc["cashapp"], at: Self.root, in: store.path))
+            var section = try Self.sections.decode(doc["cashapp"], at: Self.root, in: store.path)
             try change(&section)
-            doc = Self.root.setting(section.json, in: doc)
+            doc = Self.sections.encode(section, at: Self.root, in: doc)
         }
     }
 
@@ -60,7 +62,7 @@ struct CashAppState: Sendable {
 }
 
 /// The `cashapp` section, typed. Unknown members (from a newer version) are kept as they are.
-struct CashAppSection: Sendable {
+struct CashAppSection: StateSection {
     enum FlowKind: String, Sendable { case server, button }
 
     var flow: FlowKind?

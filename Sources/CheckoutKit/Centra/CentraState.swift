@@ -10,27 +10,29 @@ struct CentraState: Sendable {
     let store: StateStore?
 
     private static let root = JSONPath(components: [.key("centra")])
+    /// The section as last decoded or written, by its very value (`DecodedSections`).
+    private static let sections = DecodedSections<CentraSection>()
 
     static let check: FlowOperation.StateCheck = { (document: JSON, file: String) throws(Diagnostic) in
-        _ = try CentraSection(StateField(document["centra"], at: root, in: file))
+        _ = try sections.decode(document["centra"], at: root, in: file)
     }
 
     func read() throws(Diagnostic) -> CentraSection {
         guard let store else { return CentraSection() }
-        return try CentraSection(StateField(try store.read()["centra"], at: Self.root, in: store.path))
+        return try Self.sections.decode(try store.read()["centra"], at: Self.root, in: store.path)
     }
 
     func update(_ change: (inout CentraSection) throws(Diagnostic) -> Void) throws(Diagnostic) {
         guard let store else { return }
         try store.update { (doc: inout JSON) throws(Diagnostic) in
-            var section = try CentraSection(StateField(doc["centra"], at: Self.root, in: store.path))
+            var section = try Self.sections.decode(doc["centra"], at: Self.root, in: store.path)
             try change(&section)
-            doc = Self.root.setting(section.json, in: doc)
+            doc = Self.sections.encode(section, at: Self.root, in: doc)
         }
     }
 }
 
-struct CentraSection: Sendable {
+struct CentraSection: StateSection {
     var session: String?
     var addedLine: String?
     /// A final payment was sent and its outcome is not known yet (lost, or waiting for 3DS): the cart must stay.
