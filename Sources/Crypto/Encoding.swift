@@ -45,20 +45,29 @@ extension Data {
         // `Data`'s iterator (tens of instructions a byte): JWS signing and the redactor's registration of every token
         // do this on each run of a batch.
         base64EncodedData().withUnsafeBytes { encoded in
-            String(unsafeUninitializedCapacity: encoded.count) { out in
-                var count = 0
-                for byte in encoded {
-                    switch byte {
-                    case UInt8(ascii: "+"): out[count] = UInt8(ascii: "-")
-                    case UInt8(ascii: "/"): out[count] = UInt8(ascii: "_")
-                    case UInt8(ascii: "="): continue
-                    default: out[count] = byte
-                    }
-                    count += 1
-                }
-                return count
-            }
+            String(unsafeUninitializedCapacity: encoded.count) { Data.base64URLDigits(of: encoded, into: $0) }
         }
+    }
+
+    /// base64's digits (`encoded`) written into `out` as base64url's — the same but two, without the padding —
+    /// answering how many were written (at most as many as given). The one respelling: JOSE's encoder and the
+    /// redactor's spellings of a secret both go through it.
+    public static func base64URLDigits(
+        of encoded: UnsafeRawBufferPointer, into out: UnsafeMutableBufferPointer<UInt8>
+    )
+        -> Int
+    {
+        var count = 0
+        for byte in encoded {
+            switch byte {
+            case UInt8(ascii: "+"): out[count] = UInt8(ascii: "-")
+            case UInt8(ascii: "/"): out[count] = UInt8(ascii: "_")
+            case UInt8(ascii: "="): continue
+            default: out[count] = byte
+            }
+            count += 1
+        }
+        return count
     }
 
     /// Decodes unpadded base64url. Standard-alphabet characters ("+", "/") and padding

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import WireTypes
 
@@ -134,16 +135,7 @@ extension Redactor {
             written = count
         }
         let url = [UInt8](unsafeUninitializedCapacity: count) { out, written in
-            written = 0
-            for byte in padded {
-                switch byte {
-                case UInt8(ascii: "+"): out[written] = UInt8(ascii: "-")
-                case UInt8(ascii: "/"): out[written] = UInt8(ascii: "_")
-                case UInt8(ascii: "="): continue
-                default: out[written] = byte
-                }
-                written += 1
-            }
+            written = padded.withUnsafeBytes { Data.base64URLDigits(of: $0, into: out) }
         }
         return (padded, url)
     }
