@@ -30,7 +30,8 @@ struct ByteWriter: ~Copyable {
     }
 
     mutating func append(_ text: StaticString) {
-        append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        // (Through its buffer: a one-character `StaticString` may be kept as a scalar, with no bytes to point at.)
+        text.withUTF8Buffer { append($0) }
     }
 
     mutating func append(_ text: String) {

@@ -44,6 +44,10 @@ private struct SecretText: Hashable {
         var text = text
         text.withUTF8 { SecretBytes.combineEnds(of: UnsafeRawBufferPointer($0), into: &hasher) }
     }
+
+    /// The same bytes, as it is hashed: `String`'s `==` takes two normal forms of one text for the same, and a value
+    /// written in the other would be taken for registered, its own spellings never made.
+    static func == (a: SecretText, b: SecretText) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
 }
 
 /// The secret values a redactor knows, indexed by their first bytes: masking is one pass over the text, looking up each

@@ -238,6 +238,19 @@ import Testing
         #expect(r.text("k=sk_test_SECRET42%2Fx") == "k=\(mask)", "run 2 holds every form still")
     }
 
+    /// Two normal forms of one text are two secrets, each registered and masked in its own bytes (`String`'s `==`
+    /// takes them for the same).
+    @Test func eachNormalFormOfASecretIsItsOwn() {
+        let r = Redactor()
+        let composed = "caf\u{E9}-secret-value"
+        let decomposed = "cafe\u{301}-secret-value"
+        r.register(composed)
+        r.register(decomposed)
+        #expect(r.text("a \(composed) b") == "a \(mask) b")
+        #expect(r.text("a \(decomposed) b") == "a \(mask) b")
+        #expect(r.knownSecrets.contains { $0.utf8.elementsEqual(decomposed.utf8) })
+    }
+
     @Test func longerSecretsAreMaskedWhole() {
         let r = Redactor(secrets: ["abcdef", "abcdef-ghijkl"])
         #expect(r.text("x abcdef-ghijkl y") == "x \(mask) y")
