@@ -13,7 +13,7 @@ struct BahnState: Sendable {
     let store: StateStore?
 
     private static let root = JSONPath(components: [.key("bahn")])
-    /// The sections as last decoded, by their very values (`DecodedSections`).
+    /// The section as last decoded or written, by its very value (`DecodedSections`).
     private static let sections = DecodedSections<BahnSection>()
 
     /// The operations' state check: the section decodes, or the run stops before its first request.
@@ -31,7 +31,7 @@ struct BahnState: Sendable {
         try store.update { (doc: inout JSON) throws(Diagnostic) in
             var section = try Self.sections.decode(doc["bahn"], at: Self.root, in: store.path)
             try change(&section)
-            doc = Self.root.setting(section.json, in: doc)
+            doc = Self.sections.encode(section, at: Self.root, in: doc)
         }
     }
 

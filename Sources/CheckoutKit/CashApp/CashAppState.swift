@@ -16,7 +16,7 @@ struct CashAppState: Sendable {
     let store: StateStore?
 
     static let root = JSONPath(components: [.key("cashapp")])
-    /// The sections as last decoded, by their very values (`DecodedSections`).
+    /// The section as last decoded or written, by its very value (`DecodedSections`).
     private static let sections = DecodedSections<CashAppSection>()
 
     static let check: FlowOperation.StateCheck = { (document: JSON, file: String) throws(Diagnostic) in
@@ -33,7 +33,7 @@ struct CashAppState: Sendable {
         try store.update { (doc: inout JSON) throws(Diagnostic) in
             var section = try Self.sections.decode(doc["cashapp"], at: Self.root, in: store.path)
             try change(&section)
-            doc = Self.root.setting(section.json, in: doc)
+            doc = Self.sections.encode(section, at: Self.root, in: doc)
         }
     }
 

@@ -10,7 +10,7 @@ struct CentraState: Sendable {
     let store: StateStore?
 
     private static let root = JSONPath(components: [.key("centra")])
-    /// The sections as last decoded, by their very values (`DecodedSections`).
+    /// The section as last decoded or written, by its very value (`DecodedSections`).
     private static let sections = DecodedSections<CentraSection>()
 
     static let check: FlowOperation.StateCheck = { (document: JSON, file: String) throws(Diagnostic) in
@@ -27,7 +27,7 @@ struct CentraState: Sendable {
         try store.update { (doc: inout JSON) throws(Diagnostic) in
             var section = try Self.sections.decode(doc["centra"], at: Self.root, in: store.path)
             try change(&section)
-            doc = Self.root.setting(section.json, in: doc)
+            doc = Self.sections.encode(section, at: Self.root, in: doc)
         }
     }
 }

@@ -8,14 +8,13 @@ protocol StateSection: Sendable {
     var json: JSON { get }
 }
 
-/// A provider's sections as decoded, by the very JSON value they were decoded from (the same storage): a run reads its
-/// section a dozen times a checkout, mostly as it last read it, and decoding it each time — walking, checking and
-/// hashing every member — cost more than the reads themselves. Only sections that decoded are kept, the most recent
-/// first: a few, as each of a batch's runs has its own. A section a run writes is decoded when it is next read, not
-/// kept as written: its value must pass the decoder's checks as any other (an integer too long to be exact does not).
+/// A provider's sections as decoded, by the very JSON value they were decoded from or written as (the same storage):
+/// a run reads its section and writes it back a dozen times a checkout, and decoding it each time — walking, checking
+/// and hashing every member — cost more than the reads themselves. What a run writes is found again typed on its next
+/// read. Only sections that decoded are kept, the most recent first: a few, as each of a batch's runs has its own.
 final class DecodedSections<Section: StateSection>: Sendable {
     private let recent = Locked<[(value: JSON, section: Section)]>([])
-    /// How many are kept: a batch's parallel runs, each with its section as last read, and room.
+    /// How many are kept: a batch's parallel runs, each with its section as last read and as last written, and room.
     private let kept = 32
 
     init() {}
@@ -30,6 +29,14 @@ final class DecodedSections<Section: StateSection>: Sendable {
         let section = try Section(StateField(value, at: path, in: file))
         if let value { keep(section, as: value) }
         return section
+    }
+
+    /// `document` with `section` written at `path`, kept as the very value written there. (What the run holds typed is
+    /// what it wrote; the file's text is checked by the decoder when another process reads it, as ever.)
+    func encode(_ section: Section, at path: JSONPath, in document: JSON) -> JSON {
+        let value = section.json
+        keep(section, as: value)
+        return path.setting(value, in: document)
     }
 
     private func keep(_ section: Section, as value: JSON) {
