@@ -115,6 +115,18 @@ public enum JSON: Sendable, Equatable, Hashable {
 
     /// Appends `s` as a JSON string literal.
     public static func appendQuoted(_ s: String, to out: inout [UInt8]) {
+        // Most strings need no escape: copied as they are, with no buffer of the writer's made for each (the GraphQL
+        // engine writes every key and string of an answer through here).
+        var text = s
+        let plain = text.withUTF8 { bytes in
+            var nonASCII = false
+            guard JSONStringScan.plainEnd(in: bytes, from: 0, nonASCII: &nonASCII) == bytes.count else { return false }
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: bytes)
+            out.append(UInt8(ascii: "\""))
+            return true
+        }
+        if plain { return }
         var writer = ByteWriter(capacity: s.utf8.count + 8)
         quote(s, into: &writer)
         writer.append(to: &out)

@@ -282,7 +282,7 @@ struct PrefixFilter {
         guard text.count >= length else { return }
         var key: UInt64 = 0
         for (i, byte) in text.enumerated() {
-            key = (key << 8 | UInt64(byte)) & (1 << UInt64(8 * length) - 1)
+            key = (key << 8 | UInt64(byte)) & Self.keyBits
             if i >= length - 1 { insert(key) }
         }
     }
