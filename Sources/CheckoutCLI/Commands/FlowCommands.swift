@@ -360,7 +360,7 @@ enum FlowCommands {
 enum Operations {
     static let registry: OperationRegistry = {
         var registry = OperationRegistry(Providers.all.flatMap(\.operations))
-        if let tokens = try? ApplePayTestTokens.makeTokenOperation() { registry.register(tokens) }
+        registry.register(ApplePayTestTokens.makeTokenOperation())
         return registry
     }()
 }
@@ -374,12 +374,18 @@ enum ApplePayTestTokens {
             intermediatePEMs: [TestCredentials.applePayIntermediateCertificatePEM])
     }
 
-    static func makeTokenOperation() throws(Diagnostic) -> FlowOperation {
+    /// The keys a flow's tokens are made with, parsed at the first token the process makes: a third of a one-step
+    /// run's instructions went to parsing them at every start, for runs that make no token.
+    static let flowKeys = Result { () throws(Diagnostic) -> ApplePayOperations.TokenKeys in
         let recipient = try PaymentTokenMaker.recipientKey(
             pem: TestCredentials.paymentProcessingPublicKeyPEM,
             source: "the emulator's payment processing key")
-        return ApplePayOperations.makeToken(
-            signer: try signer(), recipient: recipient,
+        return (try signer(), recipient)
+    }
+
+    static func makeTokenOperation() -> FlowOperation {
+        ApplePayOperations.makeToken(
+            keys: { () throws(Diagnostic) in try flowKeys.get() },
             merchantIdentifier: TestCredentials.merchantIdentifier)
     }
 }

@@ -35,12 +35,17 @@ public enum ApplePayOperations {
         ]
     }
 
+    /// What a token is made with: the signing chain, and the key of the payment processor it is encrypted to.
+    public typealias TokenKeys = (signer: PaymentTokenSigner, recipient: P256PublicKey)
+
     /// The name `makeToken` is registered under: a flow's steps name it so.
     static let makeTokenName = "applepay.makeToken"
 
     /// - Parameters: the signing chain and recipient key the tokens are made with (the emulator's test PKI).
+    ///   `keys` is asked at each token, so that a process that makes none never parses them (the caller keeps them).
     public static func makeToken(
-        signer: PaymentTokenSigner, recipient: P256PublicKey, merchantIdentifier: String
+        keys: @escaping @Sendable () throws(Diagnostic) -> TokenKeys,
+        merchantIdentifier: String
     ) -> FlowOperation {
         FlowOperation(
             name: makeTokenName,
@@ -59,6 +64,7 @@ public enum ApplePayOperations {
             let request = PaymentTokenRequest(
                 amount: minor, currencyNumeric: currency.numeric, merchantIdentifier: merchantIdentifier,
                 pan: args.pan)
+            let (signer, recipient) = try keys()
             let made = try PaymentTokenMaker.make(request, recipient: recipient, signer: signer)
             let path: String
             if let out = args.out {

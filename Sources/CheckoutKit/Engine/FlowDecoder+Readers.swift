@@ -4,7 +4,7 @@ import Foundation
 /// path and what was expected.
 extension FlowDecoder {
     /// The flow file's own text in a header or a one-line argument — literal parts and `|fallback`s — must be one line.
-    static func checkOneLine(_ template: String, at path: JSONPath, into target: String) throws {
+    static func checkOneLine(_ template: String, at path: @autoclosure () -> JSONPath, into target: String) throws {
         let segments = (try? Template.parse(template)) ?? [.literal(template)]
         for segment in segments {
             let text: String? =
@@ -14,80 +14,81 @@ extension FlowDecoder {
                 }
             if let text, let problem = HeaderSafety.problem(text) {
                 throw Problem(
-                    path: path, message: "the value \(problem), which cannot go into \(target)",
+                    path: path(), message: "the value \(problem), which cannot go into \(target)",
                     hint: "a header value is one line")
             }
         }
     }
 
-    func checkTemplate(_ value: JSON, at path: JSONPath) throws {
-        do { _ = try Template.references(in: value) } catch { throw Problem(path: path, message: error.description) }
+    func checkTemplate(_ value: JSON, at path: @autoclosure () -> JSONPath) throws {
+        do { _ = try Template.references(in: value) } catch { throw Problem(path: path(), message: error.description) }
     }
 
-    func object(_ json: JSON, at path: JSONPath, allowed: Set<String>?) throws -> JSON.Object {
+    func object(_ json: JSON, at path: @autoclosure () -> JSONPath, allowed: Set<String>?) throws -> JSON.Object {
         guard case .object(let o) = json else {
-            throw Problem(path: path, message: "expected an object, found \(json.kindName)")
+            throw Problem(path: path(), message: "expected an object, found \(json.kindName)")
         }
-        if let allowed {
+        // Sorted only to name the first unknown key the same way each time: most objects have none.
+        if let allowed, !o.allSatisfy({ allowed.contains($0.key) }) {
             for key in o.keys.sorted() where !allowed.contains(key) {
                 let suggestion = Suggest.closest(to: key, in: Array(allowed)).map { "; did you mean '\($0)'?" } ?? ""
                 throw Problem(
-                    path: path.appending(key), message: "unknown key '\(key)'\(suggestion)",
+                    path: path().appending(key), message: "unknown key '\(key)'\(suggestion)",
                     hint: "allowed here: \(allowed.filter { !$0.hasPrefix("$") }.sorted().joined(separator: ", "))")
             }
         }
         return o
     }
 
-    func string(_ json: JSON?, at path: JSONPath, required: Bool = false) throws -> String? {
+    func string(_ json: JSON?, at path: @autoclosure () -> JSONPath, required: Bool = false) throws -> String? {
         guard let json else {
-            if required { throw Problem(path: path, message: "missing required string") }
+            if required { throw Problem(path: path(), message: "missing required string") }
             return nil
         }
         guard case .string(let s) = json else {
-            throw Problem(path: path, message: "expected a string, found \(json.kindName)")
+            throw Problem(path: path(), message: "expected a string, found \(json.kindName)")
         }
-        if required && s.isEmpty { throw Problem(path: path, message: "must not be empty") }
+        if required && s.isEmpty { throw Problem(path: path(), message: "must not be empty") }
         return s
     }
 
-    func bool(_ json: JSON?, at path: JSONPath) throws -> Bool? {
+    func bool(_ json: JSON?, at path: @autoclosure () -> JSONPath) throws -> Bool? {
         guard let json else { return nil }
         guard case .bool(let b) = json else {
-            throw Problem(path: path, message: "expected true or false, found \(json.kindName)")
+            throw Problem(path: path(), message: "expected true or false, found \(json.kindName)")
         }
         return b
     }
 
-    func int(_ json: JSON, at path: JSONPath, range: ClosedRange<Int>) throws -> Int {
+    func int(_ json: JSON, at path: @autoclosure () -> JSONPath, range: ClosedRange<Int>) throws -> Int {
         guard let i = json.intValue, range.contains(i) else {
             throw Problem(
-                path: path, message: "expected an integer in \(range.lowerBound)…\(range.upperBound), found \(json)")
+                path: path(), message: "expected an integer in \(range.lowerBound)…\(range.upperBound), found \(json)")
         }
         return i
     }
 
-    func seconds(_ json: JSON, at path: JSONPath) throws -> Double {
+    func seconds(_ json: JSON, at path: @autoclosure () -> JSONPath) throws -> Double {
         if let d = json.doubleValue, d >= 0 { return d }
         if let s = json.stringValue, let d = Duration.seconds(from: s) { return d }
         throw Problem(
-            path: path,
+            path: path(),
             message: "expected seconds (a number, or a string like \"500ms\", \"2s\", \"1m\"), found \(json)")
     }
 
-    func jsonPath(_ json: JSON, at path: JSONPath) throws -> JSONPath {
+    func jsonPath(_ json: JSON, at path: @autoclosure () -> JSONPath) throws -> JSONPath {
         guard case .string(let s) = json else {
-            throw Problem(path: path, message: "expected a JSON path string, found \(json.kindName)")
+            throw Problem(path: path(), message: "expected a JSON path string, found \(json.kindName)")
         }
-        do { return try JSONPath(s) } catch { throw Problem(path: path, message: "\(error)") }
+        do { return try JSONPath(s) } catch { throw Problem(path: path(), message: "\(error)") }
     }
 
-    func regex(_ json: JSON, at path: JSONPath) throws -> String {
+    func regex(_ json: JSON, at path: @autoclosure () -> JSONPath) throws -> String {
         guard case .string(let s) = json else {
-            throw Problem(path: path, message: "expected a regular expression string")
+            throw Problem(path: path(), message: "expected a regular expression string")
         }
         do { _ = try NSRegularExpression(pattern: s) } catch {
-            throw Problem(path: path, message: "invalid regular expression '\(s)'")
+            throw Problem(path: path(), message: "invalid regular expression '\(s)'")
         }
         return s
     }

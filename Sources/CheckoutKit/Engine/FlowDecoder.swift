@@ -106,7 +106,8 @@ struct FlowDecoder {
         flow.varDescriptions = varDescriptions
         // Variables are shared: a step's capture replaces a value another part of the flow declared — this flow's
         // own step capturing an included flow's variable, or an included step capturing one declared elsewhere.
-        for step in steps + finallySteps {
+        // Only with includes: a step of a flow without them is not included, and no include declares anything.
+        for step in included.declaredAt.isEmpty ? [] : steps + finallySteps where !step.capture.isEmpty {
             let include = step.includedAt
             for name in step.capture.keys.sorted() {
                 var declarers =
@@ -243,7 +244,7 @@ struct FlowDecoder {
         let o = try object(json, at: path, allowed: Keys.step)
         let name = try string(o["name"], at: path.appending("name"), required: true)!
         let description = try string(o["description"], at: path.appending("description"))
-        guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) else {
+        guard JSONPath.isPlainKey(name) else {
             throw Problem(
                 path: path.appending("name"), message: "step name '\(name)' may hold only letters, digits, '-' and '_'",
                 hint: "the name is used in ${steps.<name>.…} references")
@@ -294,7 +295,8 @@ struct FlowDecoder {
     private func request(_ json: JSON, at path: JSONPath) throws -> RequestTemplate {
         let o = try object(json, at: path, allowed: Keys.request)
         let method = (try string(o["method"], at: path.appending("method")) ?? "GET").uppercased()
-        guard method.allSatisfy({ $0.isLetter }) else {
+        // A method is a token of ASCII letters on the wire (RFC 9110: in practice, letters).
+        guard method.utf8.allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else {
             throw Problem(path: path.appending("method"), message: "'\(method)' is not an HTTP method")
         }
         let url = try string(o["url"], at: path.appending("url"), required: true)!
@@ -335,58 +337,66 @@ struct FlowDecoder {
     /// Step names are unique, and references only point backwards: a step can use what earlier steps
     /// produced, `finally` steps can use anything.
     private func checkNames(_ flow: Flow, at path: JSONPath) throws {
-        var seen: [String: Step] = [:]
-        for step in flow.steps + flow.finally {
-            if let first = seen[step.name] {
-                // With includes, both may come from other files: say where each is, by the include steps of this file.
-                let included = first.includedAt != nil || step.includedAt != nil
-                let places = included ? " (\(first.location) and \(step.location))" : ""
-                throw Problem(
-                    path: (step.includedAt ?? (try? JSONPath(step.location)) ?? .root).appending("name"),
-                    message: "duplicate step name '\(step.name)'\(places)",
-                    hint: included
-                        ? "steps of included flows keep their names: rename the including flow's step, or include the flow once"
-                        : nil)
+        // The two lists are walked in place (a step is a large value: copies of them were most of the decoder's cost
+        // for a long flow), and what an error shows is worked out only when there is one.
+        var everyStep = Set<String>(minimumCapacity: flow.steps.count + flow.finally.count)
+        var everyCapture: Set<String> = []
+        for list in [flow.steps, flow.finally] {
+            for step in list {
+                guard everyStep.insert(step.name).inserted else { throw duplicate(step, in: flow) }
+                everyCapture.formUnion(step.capture.keys)
             }
-            seen[step.name] = step
         }
         var known = Set(flow.vars.keys)
         var earlier: Set<String> = []
-        let all = flow.steps.map { ($0, false) } + flow.finally.map { ($0, true) }
-        let everyStep = Set(all.map { $0.0.name })
-        let everyCapture = Set(all.flatMap { $0.0.capture.keys })
-        for (i, (step, isFinally)) in all.enumerated() {
-            let stepPath =
-                isFinally
-                ? path.appending("finally").appending(i - flow.steps.count) : path.appending("steps").appending(i)
-            for segment in try references(of: step, at: stepPath) {
-                guard case .reference(let ref, let fallback, let source) = segment, fallback == nil else { continue }
-                switch ref {
-                case .steps(let name, _):
-                    let ok = isFinally ? everyStep.contains(name) : earlier.contains(name)
-                    if !ok {
-                        throw Problem(
-                            path: stepPath,
-                            message:
-                                "\(source) refers to step '\(name)', which \(everyStep.contains(name) ? "runs later" : "does not exist")"
-                        )
+        for (isFinally, list) in [(false, flow.steps), (true, flow.finally)] {
+            for (index, step) in list.enumerated() {
+                func stepPath() -> JSONPath { path.appending(isFinally ? "finally" : "steps").appending(index) }
+                for segment in try references(of: step, at: stepPath()) {
+                    guard case .reference(let ref, let fallback, let source) = segment, fallback == nil else {
+                        continue
                     }
-                case .vars(let name, _):
-                    // Variables may also come from the command line (--var), so an undeclared name is only
-                    // an error here when nothing could define it; the runner re-checks with the real values.
-                    let ok = known.contains(name) || (isFinally && everyCapture.contains(name))
-                    if !ok && !everyCapture.contains(name) { continue }
-                    if !ok {
-                        throw Problem(
-                            path: stepPath, message: "\(source) is captured by a later step",
-                            hint: "move the step that captures '\(name)' before this one")
+                    switch ref {
+                    case .steps(let name, _):
+                        let ok = isFinally ? everyStep.contains(name) : earlier.contains(name)
+                        if !ok {
+                            throw Problem(
+                                path: stepPath(),
+                                message:
+                                    "\(source) refers to step '\(name)', which \(everyStep.contains(name) ? "runs later" : "does not exist")"
+                            )
+                        }
+                    case .vars(let name, _):
+                        // Variables may also come from the command line (--var), so an undeclared name is only
+                        // an error here when nothing could define it; the runner re-checks with the real values.
+                        let ok = known.contains(name) || (isFinally && everyCapture.contains(name))
+                        if !ok && !everyCapture.contains(name) { continue }
+                        if !ok {
+                            throw Problem(
+                                path: stepPath(), message: "\(source) is captured by a later step",
+                                hint: "move the step that captures '\(name)' before this one")
+                        }
+                    default: break
                     }
-                default: break
                 }
+                earlier.insert(step.name)
+                known.formUnion(step.capture.keys)
             }
-            earlier.insert(step.name)
-            known.formUnion(step.capture.keys)
         }
+    }
+
+    /// Two steps of one name: with includes, both may come from other files, so say where each is, by the include
+    /// steps of this file.
+    private func duplicate(_ step: Step, in flow: Flow) -> Problem {
+        let first = (flow.steps + flow.finally).first { $0.name == step.name }!
+        let included = first.includedAt != nil || step.includedAt != nil
+        let places = included ? " (\(first.location) and \(step.location))" : ""
+        return Problem(
+            path: (step.includedAt ?? (try? JSONPath(step.location)) ?? .root).appending("name"),
+            message: "duplicate step name '\(step.name)'\(places)",
+            hint: included
+                ? "steps of included flows keep their names: rename the including flow's step, or include the flow once"
+                : nil)
     }
 
     /// The flow's variables in an order where each default comes after the variables it refers to, so that
@@ -420,7 +430,7 @@ struct FlowDecoder {
         return order
     }
 
-    func references(of step: Step, at path: JSONPath) throws -> [Template.Segment] {
+    func references(of step: Step, at path: @autoclosure () -> JSONPath) throws -> [Template.Segment] {
         do {
             switch step.action {
             case .request(let r):
@@ -436,7 +446,7 @@ struct FlowDecoder {
                 return try Template.references(in: args)
             }
         } catch {
-            throw Problem(path: path, message: error.description)
+            throw Problem(path: path(), message: error.description)
         }
     }
 }

@@ -188,7 +188,7 @@ public enum ReplayMatch {
     }
 
     private static func child(_ path: String, _ key: String) -> String {
-        key.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) && !key.isEmpty
+        JSONPath.isPlainKey(key)
             ? "\(path).\(key)" : "\(path)[\(JSON.string(key).serialized())]"
     }
 

@@ -18,14 +18,33 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
     /// Worked out when asked, not when the path is made: most paths (a state file's, looked up on every write) are
     /// never shown.
     public var description: String {
-        components.reduce("$") { text, c in
+        var text = "$"
+        for c in components {
             switch c {
-            case .key(let k) where !k.isEmpty && k.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }):
-                text + "." + k
-            case .key(let k): text + "[\"" + k + "\"]"
-            case .index(let i): text + "[\(i)]"
+            case .key(let k) where Self.isPlainKey(k): text += "." + k
+            case .key(let k): text += "[\"" + k + "\"]"
+            case .index(let i): text += "[" + String(i) + "]"
             }
         }
+        return text
+    }
+
+    /// A key the dotted form reads as it is, and a name a `${steps.<name>}` reference can hold: letters, digits, `_`
+    /// and `-`. Read on bytes while they are ASCII: `Character`'s Unicode properties cost a thousand instructions a
+    /// name, and a flow's decoder asks for every step.
+    public static func isPlainKey(_ key: some StringProtocol) -> Bool {
+        var ascii = true
+        for byte in key.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                continue
+            case 0x80...: ascii = false
+            default: return false
+            }
+        }
+        if ascii { return !key.isEmpty }
+        return key.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" })
     }
 
     public struct SyntaxError: Error, CustomStringConvertible {

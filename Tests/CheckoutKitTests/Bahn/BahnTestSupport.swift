@@ -34,7 +34,7 @@ final class BahnRig: Sendable {
         var registry = OperationRegistry(BahnOperations.all)
         registry.register(
             ApplePayOperations.makeToken(
-                signer: signer, recipient: recipient,
+                keys: { (signer, recipient) },
                 merchantIdentifier: TestCredentials.merchantIdentifier))
         return registry
     }()

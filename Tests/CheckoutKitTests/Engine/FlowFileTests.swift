@@ -156,6 +156,28 @@ import Testing
         #expect(m.contains("duplicate step name 'a'"))
     }
 
+    @Test func stepNamesAreLettersDigitsDashesAndUnderscores() throws {
+        // Letters of any script are letters; ASCII is read on bytes, anything else by its Unicode properties.
+        let flow = try decode(
+            #"{"name":"f","steps":[{"name":"get-1_a","request":{"url":"http://x"}},{"name":"größe2","request":{"url":"http://x"}}]}"#
+        )
+        #expect(flow.steps.map(\.name) == ["get-1_a", "größe2"])
+        for bad in ["a.b", "a b", "größe.x", "a$"] {
+            let m = problem(#"{"name":"f","steps":[{"name":"\#(bad)","request":{"url":"http://x"}}]}"#)
+            #expect(m.contains("$.steps[0].name: step name '\(bad)' may hold only letters"), "\(bad): \(m)")
+        }
+    }
+
+    @Test func aMethodIsASCIILetters() throws {
+        let flow = try decode(#"{"name":"f","steps":[{"name":"a","request":{"method":"patch","url":"http://x"}}]}"#)
+        guard case .request(let r) = flow.steps[0].action else { Issue.record("not a request"); return }
+        #expect(r.method == "PATCH")
+        for bad in ["GÉT", "GE T", "POST1"] {
+            let m = problem(#"{"name":"f","steps":[{"name":"a","request":{"method":"\#(bad)","url":"http://x"}}]}"#)
+            #expect(m.contains("$.steps[0].request.method:") && m.contains("is not an HTTP method"), "\(bad): \(m)")
+        }
+    }
+
     @Test func referenceToALaterStep() {
         let m = problem(
             #"""
@@ -166,6 +188,14 @@ import Testing
         #expect(m.contains("runs later"))
         let unknown = problem(#"{"name":"f","steps":[{"name":"a","request":{"url":"http://x/${steps.zz.id}"}}]}"#)
         #expect(unknown.contains("does not exist"))
+        // A finally step is named by its place in its own list.
+        let inFinally = problem(
+            #"""
+            {"name":"f","steps":[{"name":"a","request":{"url":"http://x"}},{"name":"b","request":{"url":"http://x"}}],
+             "finally":[{"name":"c","request":{"url":"http://x"}},{"name":"d","request":{"url":"http://x/${steps.zz.id}"}}]}
+            """#)
+        #expect(
+            inFinally.contains("$.finally[1]: ") && inFinally.contains("'zz', which does not exist"), "\(inFinally)")
     }
 
     @Test func referenceToAVariableCapturedLater() {
@@ -264,10 +294,10 @@ import Testing
         let signer = try PaymentTokenSigner(
             leafPEM: TestCredentials.applePayLeafCertificatePEM, leafKeyPEM: TestCredentials.applePayLeafPrivateKeyPEM,
             intermediatePEMs: [TestCredentials.applePayIntermediateCertificatePEM])
+        let recipient = try P256PublicKey(pem: TestCredentials.paymentProcessingPublicKeyPEM)
         real.register(
             ApplePayOperations.makeToken(
-                signer: signer, recipient: try P256PublicKey(pem: TestCredentials.paymentProcessingPublicKeyPEM),
-                merchantIdentifier: TestCredentials.merchantIdentifier))
+                keys: { (signer, recipient) }, merchantIdentifier: TestCredentials.merchantIdentifier))
         for entry in BuiltinFlows.all {
             let flow = try BuiltinFlows.load(entry, registry: real)
             #expect(flow.name == entry.name)

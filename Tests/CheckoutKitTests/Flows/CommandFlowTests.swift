@@ -11,7 +11,7 @@ import Testing
             BahnOperations.all + CentraOperations.all + CashAppOperations.all + BraintreeOperations.all)
         r.register(
             ApplePayOperations.makeToken(
-                signer: BahnRig.signer, recipient: BahnRig.recipient,
+                keys: { (BahnRig.signer, BahnRig.recipient) },
                 merchantIdentifier: TestCredentials.merchantIdentifier))
         return r
     }()

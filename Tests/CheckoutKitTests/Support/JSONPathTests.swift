@@ -11,6 +11,18 @@ import Testing
         #expect(try JSONPath("items[12]").description == "$.items[12]")
     }
 
+    @Test func aKeyIsDottedOnlyWhenItReadsBackSo() throws {
+        let path = JSONPath(components: [
+            .key("a-b_1"), .key("größe"), .key("odd key"), .key("x.y"), .key(""), .index(3), .key("ü."),
+        ])
+        #expect(path.description == #"$.a-b_1.größe["odd key"]["x.y"][""][3]["ü."]"#)
+        #expect(try JSONPath(path.description) == path)
+        for plain in ["a", "A9", "_-", "größe", "日本"] { #expect(JSONPath.isPlainKey(plain), "\(plain)") }
+        for odd in ["", " ", "a.b", "a[0]", "größe!", "$", "price€", "no\u{A0}break"] {
+            #expect(!JSONPath.isPlainKey(odd), "\(odd)")
+        }
+    }
+
     @Test(arguments: ["a..b", "a.", "a[", "a[x]", "a[-1]", #"a["unterminated]"#])
     func rejectsBadSyntax(_ text: String) {
         #expect(throws: JSONPath.SyntaxError.self) { try JSONPath(text) }
