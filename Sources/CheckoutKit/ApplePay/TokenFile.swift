@@ -37,7 +37,7 @@ public struct PaymentTokenFile: Sendable {
             for key in ["data", "signature"] {
                 if let value = token[key]?.stringValue { redactor.register(value) }
             }
-            redactor.register(String(decoding: bytes, as: UTF8.self))
+            redactor.register(document: String(decoding: bytes, as: UTF8.self))
         }
         return PaymentTokenFile(path: path, bytes: bytes, transactionId: transactionId, version: version)
     }

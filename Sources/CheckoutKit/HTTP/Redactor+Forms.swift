@@ -34,15 +34,21 @@ extension Redactor {
         }
     }
 
-    /// The value as it may appear in an output: as it is, and as JSON, a URL or base64 would carry it.
-    static func encodedForms(of secret: String) -> [[UInt8]] {
+    /// The value as it may appear in an output: as it is, and as JSON, a URL or base64 would carry it (`escaped`: as
+    /// JSON or a URL would; a document whose secrets are registered on their own is not, `register(document:)`).
+    static func encodedForms(of secret: String, escaped: Bool = true) -> [[UInt8]] {
         let bytes = Array(secret.utf8)
-        var kinds: ByteKinds = []
-        bytes.withUnsafeBufferPointer { for byte in $0 { kinds.formUnion(ByteKinds.table[Int(byte)]) } }
         var forms = [bytes]
         // Most secrets are spelled alike in several of these (a token of letters and digits is its own JSON and
         // percent-encoded form): a spelling is made only where the bytes say it differs, and listed once.
         func add(_ form: [UInt8]) { if !forms.contains(form) { forms.append(form) } }
+        guard escaped else {
+            let (base64, base64URL) = Self.base64(bytes)
+            for form in [base64, base64URL] { add(form) }
+            return forms
+        }
+        var kinds: ByteKinds = []
+        bytes.withUnsafeBufferPointer { for byte in $0 { kinds.formUnion(ByteKinds.table[Int(byte)]) } }
         var json = bytes
         if kinds.contains(.jsonEscaped) {
             json = []

@@ -165,6 +165,37 @@ import Testing
         #expect(r.json(["data": "visible"])["data"] == "visible")
     }
 
+    /// A token file's document is masked whole as written and in base64 (Adyen's `applepay.token`); escaped into a
+    /// JSON string or a URL, by its secret parts, which are registered in every spelling of their own.
+    @Test func aTokenDocumentIsMaskedWholeOrByItsParts() {
+        let data = "c2VjcmV0IGNpcGhlcnRleHQ/+rest=="
+        let signature = "MIAGCSqGSIb3DQEHAqCAMIACAQEx/+sig="
+        let document =
+            #"{"data":"\#(data)","header":{"ephemeralPublicKey":"MFkwEwYH","transactionId":"abc1234"},"signature":"\#(signature)","version":"EC_v1"}"#
+        let r = Redactor()
+        r.register(data)
+        r.register(signature)
+        r.register(document: document)
+        let base64 = Data(document.utf8).base64EncodedString()
+        let base64URL = base64.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        #expect(
+            Redactor.encodedForms(of: document, escaped: false).map { String(decoding: $0, as: UTF8.self) }
+                == [document, base64, base64URL])
+        #expect(r.text("token \(document) sent") == "token \(mask) sent")
+        #expect(base64.hasSuffix("="), "padded, so that base64 and base64url differ: \(base64)")
+        #expect(r.text("applepay.token=\(base64)") == "applepay.token=\(mask)")
+        // Inside a serialized GraphQL body (a JSON string holding the document) and a query string.
+        let escaped = JSON.string(document).serialized()
+        let inBody = r.text(#"{"variables":{"applePayToken":\#(escaped)}}"#)
+        let inQuery = r.text(
+            "https://h/x?token=" + PercentEncoding.encoded(document, keeping: PercentEncoding.unreserved))
+        for masked in [inBody, inQuery] {
+            #expect(!masked.contains("c2VjcmV0") && !masked.contains("MIAGCSqG"), "\(masked)")
+            #expect(masked.contains("abc123"), "the header is not a secret: \(masked)")
+        }
+    }
+
     @Test func registeredSecretsAreMaskedEverywhere() {
         let r = Redactor(secrets: ["sk_test_SECRET42"])
         #expect(r.text("failed with key sk_test_SECRET42 here") == "failed with key \(mask) here")
