@@ -28,6 +28,9 @@ public struct Flow: Sendable {
     /// A whole checkout (a flow file or a built-in flow), which runs in a scope of the state file of its own
     /// (`StateStore.run`); a command's single step continues the chain instead.
     public var ownsState = false
+    /// Every operation step's arguments passed the operation's own check when the flow was read (`FlowDecoder`); a
+    /// flow built in code (a command's steps) has its checked before each run instead.
+    var argumentsChecked = false
 
     /// Every variable the flow declares or refers to: a `--var` outside this set is a mistake (a misspelt name).
     public var variableNames: Set<String> {

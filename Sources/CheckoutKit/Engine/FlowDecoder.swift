@@ -123,6 +123,7 @@ struct FlowDecoder {
         }
         flow.varSources = included.sources.filter { ownVars[$0.key] == nil }
         flow.ownsState = true
+        flow.argumentsChecked = true  // each `use` step's `with`, in `step`
         try checkNames(flow, at: path)
         return flow
     }

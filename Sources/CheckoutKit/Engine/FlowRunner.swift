@@ -128,10 +128,14 @@ public struct FlowRunner: Sendable {
             if case .operation(let name, let arguments) = step.action, let op = registry[name] {
                 // The one argument check a flow file gets when it is read, for flows built in code too (a command's
                 // steps): an argument a command names and the operation does not declare fails here, never silently.
-                do { try op.validate(arguments: arguments, at: .root) } catch let p as FlowDecoder.Problem {
-                    throw .data(
-                        "step '\(step.name)': \(p.message)\(p.path == .root ? "" : " (at \(p.path))")", hint: p.hint)
-                } catch { throw .internalError("\(error)") }
+                // (Not again for each run of a batch of a flow read from a file: a quarter of this check's cost.)
+                if !flow.argumentsChecked {
+                    do { try op.validate(arguments: arguments, at: .root) } catch let p as FlowDecoder.Problem {
+                        throw .data(
+                            "step '\(step.name)': \(p.message)\(p.path == .root ? "" : " (at \(p.path))")",
+                            hint: p.hint)
+                    } catch { throw .internalError("\(error)") }
+                }
                 for variable in op.requiredConfiguration where configuration.value(variable) == nil {
                     need(variable, by: "step '\(step.name)' (\(name))")
                 }
