@@ -34,10 +34,17 @@ public struct PaymentTokenFile: Sendable {
 
         // The token is a payment credential: from here on no output path may print it.
         if let redactor {
-            for key in ["data", "signature"] {
-                if let value = token[key]?.stringValue { redactor.register(value) }
+            let parts = ["data", "signature"].compactMap { token[$0]?.stringValue }
+            for part in parts { redactor.register(part) }
+            // Escaped or percent-encoded, the file is masked by those parts wherever it spells them as they are
+            // registered, so it is registered itself as written and in base64 only. A file that writes them otherwise
+            // (data's "/" as "\/", as PHP and NSJSONSerialization do) is registered in every spelling, as any secret.
+            let text = String(decoding: bytes, as: UTF8.self)
+            if parts.allSatisfy({ bytes.range(of: Data($0.utf8)) != nil }) {
+                redactor.register(document: text)
+            } else {
+                redactor.register(text)
             }
-            redactor.register(document: String(decoding: bytes, as: UTF8.self))
         }
         return PaymentTokenFile(path: path, bytes: bytes, transactionId: transactionId, version: version)
     }

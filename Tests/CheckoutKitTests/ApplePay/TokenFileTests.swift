@@ -156,6 +156,24 @@ import Testing
         #expect(redactor.text(Data(Self.goodToken.utf8).base64EncodedString()) == Redactor.mask)
     }
 
+    /// A file that writes its data's "/" as "\/" (PHP, NSJSONSerialization) does not spell its parts as they are
+    /// registered: it is masked in every escaped copy by its own spellings.
+    @Test func aTokenFileThatEscapesItsSlashesIsMaskedInEveryCopy() throws {
+        let text = Self.goodToken.replacingOccurrences(
+            of: "c2VjcmV0LXBheW1lbnQtZGF0YQ==", with: #"c2VjcmV0\/L3BheW1lbnQ\/ZGF0YT4+\/d2l0aCBzbGFzaGVz"#)
+        let redactor = Redactor()
+        _ = try PaymentTokenFile.read(path: try file(text), redactor: redactor)
+        let copies = [
+            text, String(JSON.string(text).serialized().dropFirst().dropLast()),
+            PercentEncoding.encoded(text, keeping: PercentEncoding.unreserved),
+            Data(text.utf8).base64EncodedString(),
+        ]
+        for copy in copies {
+            let shown = redactor.text("sent \(copy) here")
+            #expect(shown == "sent \(Redactor.mask) here", "\(shown)")
+        }
+    }
+
     @Test func missingFile() throws {
         let path = "/nonexistent/token.json"
         #expect(throws: Diagnostic.self) { try PaymentTokenFile.read(path: path, redactor: nil) }
