@@ -40,7 +40,8 @@ public struct PaymentTokenFile: Sendable {
             // registered, so it is registered itself as written and in base64 only. A file that writes them otherwise
             // (data's "/" as "\/", as PHP and NSJSONSerialization do) is registered in every spelling, as any secret.
             let text = String(decoding: bytes, as: UTF8.self)
-            if parts.allSatisfy({ bytes.range(of: Data($0.utf8)) != nil }) {
+            let written = Array(bytes)
+            if parts.allSatisfy({ Bytes.occurs(Array($0.utf8), in: written) }) {
                 redactor.register(document: text)
             } else {
                 redactor.register(text)

@@ -50,7 +50,7 @@ final class RenderedSection {
         self.text = bytes
         self.depth = depth
         self.inputBytes = inputBytes
-        holdsEncodedJSON = StateStore.occurs(StateStore.encodedJSON, in: inputBytes)
+        holdsEncodedJSON = Bytes.occurs(StateStore.encodedJSON, in: inputBytes)
         self.generation = generation
         self.keys = keys
         self.ordered = ordered
@@ -345,7 +345,7 @@ extension StateStore {
             // are the same or more than those since this part was.)
             if !known.holdsEncodedJSON,
                 !(mayOccur ?? learned.since(checked, current: generation)).contains(where: {
-                    Self.occurs($0, in: known.inputBytes)
+                    Bytes.occurs($0, in: known.inputBytes)
                 })
             {
                 return (known, true)
@@ -390,20 +390,4 @@ extension StateStore {
 
     /// `{"` in base64: the start of encoded JSON.
     static let encodedJSON = Array("eyJ".utf8)
-
-    static func occurs(_ needle: [UInt8], in haystack: [UInt8]) -> Bool {
-        guard let first = needle.first, needle.count <= haystack.count else { return needle.isEmpty }
-        return needle.withUnsafeBytes { n in
-            haystack.withUnsafeBytes { h in
-                // memchr to each candidate first byte, memcmp for the rest (glibc's memmem is not in the module).
-                var offset = 0
-                let last = h.count - n.count
-                while offset <= last, let hit = memchr(h.baseAddress! + offset, Int32(first), last - offset + 1) {
-                    if memcmp(hit, n.baseAddress!, n.count) == 0 { return true }
-                    offset = UnsafeRawPointer(hit) - h.baseAddress! + 1
-                }
-                return false
-            }
-        }
-    }
 }
