@@ -42,10 +42,11 @@ public final class Redactor: Sendable {
     /// each. Outside of one, or registered by another scope too, it is kept.
     public func register(_ secret: String) { register(secret, escaped: true) }
 
-    /// Registers a JSON document whose secret parts were registered on their own (a payment token: its `data` and
-    /// `signature`): as it is and in base64, not escaped. JSON or URL escaping leaves those parts spelled as they are
-    /// registered, so an escaped copy of the document is masked where it holds a secret; its escaped spellings of
-    /// kilobytes each were a twentieth of a Centra checkout's instructions.
+    /// Registers a JSON document whose secret parts were registered on their own and appear in it exactly as
+    /// registered (a payment token file's `data` and `signature`, which `PaymentTokenFile.read` checks): as it is and
+    /// in base64, not escaped. Escaping a text escapes each of its characters alike, so an escaped copy of the document
+    /// holds its parts escaped as they are registered, masked by them; the document's own escaped spellings, kilobytes
+    /// each, were 2% of a Centra checkout's instructions.
     public func register(document: String) { register(document, escaped: false) }
 
     private func register(_ secret: String, escaped: Bool) {
