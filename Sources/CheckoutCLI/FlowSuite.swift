@@ -11,6 +11,8 @@ struct FlowSuite: Sendable {
         var origins: [String: VariableOrigin] = [:]
         /// The `--data` row the run takes its values from.
         var row: DataRow?
+        /// What the member's first run learnt of its checks, shared by its repeats (a copy shares it).
+        var preflight = PreflightRecord()
 
         /// What shards rank a run by, with its repetition: the flow, and the row's id (so a row's runs go to the same
         /// shards on every machine whatever the file's order).
@@ -178,7 +180,7 @@ struct FlowSuite: Sendable {
                     return try await environment.session.run(
                         member.flow, vars: member.vars, origins: member.origins, registry: registry,
                         reporters: reporters,
-                        interruption: interruption, separate: true)
+                        interruption: interruption, separate: true, preflightRecord: member.preflight)
                 } catch {
                     return FlowResult(
                         name: member.flow.name, environment: environment.configuration.environment, startedAt: begun,

@@ -22,9 +22,9 @@ struct RunSession: Sendable {
 
     func makeRunner(
         registry: OperationRegistry, reporters: Reporters, services: RunServices,
-        interruption: Interruption? = nil, state: StateStore? = nil
+        interruption: Interruption? = nil, state: StateStore? = nil, preflightRecord: PreflightRecord? = nil
     ) -> FlowRunner {
-        FlowRunner(
+        var runner = FlowRunner(
             client: replay?.transport ?? CurlTransport(options: network),
             registry: registry,
             settings: RunSettings(
@@ -33,6 +33,8 @@ struct RunSession: Sendable {
                 interruptedExitCode: { interruption?.caught.map(Interruption.exitCode(for:)) ?? .interrupted }),
             configuration: configuration, state: state ?? scoping.state, redactor: redactor, services: services,
             events: { reporters.handle($0) })
+        runner.preflightRecord = preflightRecord
+        return runner
     }
 
     /// The reporters the invocation asked for; without the HAR recorder when `recording` is false (a suite records
@@ -103,7 +105,7 @@ struct RunSession: Sendable {
     func run(
         _ flow: Flow, vars: JSON.Object, origins: [String: VariableOrigin] = [:], registry: OperationRegistry,
         reporters given: Reporters? = nil,
-        interruption shared: Interruption? = nil, separate: Bool = false
+        interruption shared: Interruption? = nil, separate: Bool = false, preflightRecord: PreflightRecord? = nil
     ) async throws(Diagnostic) -> FlowResult {
         let reporters = given ?? makeReporters()
         let (store, hold) = try scoping.scope(for: flow, separate: separate)
@@ -120,7 +122,8 @@ struct RunSession: Sendable {
         services.scratchDirectory = scratch
         let interruption = shared ?? makeInterruption(stopping: "the current step")
         let runner = makeRunner(
-            registry: registry, reporters: reporters, services: services, interruption: interruption, state: store)
+            registry: registry, reporters: reporters, services: services, interruption: interruption, state: store,
+            preflightRecord: preflightRecord)
         let result = await interruption.run { await runner.run(flow, vars: vars, origins: origins) }
         if shared == nil { interruption.stop() }
         await services.stop()
