@@ -38,12 +38,15 @@ final class RenderedSection {
     /// How many parts of it are written otherwise than given (masked, or a kept credential restored): none, and the
     /// written form is the value given, the very same storage.
     let masked: Int
+    /// For an object kept member by member: how many of its members' texts hold encoded JSON (`holdsEncodedJSON`),
+    /// which are masked again whenever secrets were learned since.
+    let encoded: Int
     /// How deep the part lies in the document (0: the document itself), for the indentation of its text.
     let depth: Int
 
     init(
         input: JSON, output: JSON, bytes: [UInt8]?, inputBytes: [UInt8], generation: Int, keys: [String] = [],
-        ordered: [RenderedSection?]? = nil, keyBytes: [UInt8], masked: Int, depth: Int = 0
+        ordered: [RenderedSection?]? = nil, keyBytes: [UInt8], masked: Int, encoded: Int = 0, depth: Int = 0
     ) {
         self.input = input
         self.output = output
@@ -56,6 +59,7 @@ final class RenderedSection {
         self.ordered = ordered
         self.keyBytes = keyBytes
         self.masked = masked
+        self.encoded = encoded
     }
 
     /// The part's text as the document's pretty serialization has it, its members' put together the first time it is
@@ -192,12 +196,46 @@ extension StateStore {
         known?.ordered = nil
         known?.keys = []
         var masked = known?.masked ?? 0
+        var encoded = known?.encoded ?? 0
         // The written members where any is written otherwise than given; taken up only then.
         var outputs = masked > 0 ? known?.output.objectValue : nil
         var changed = known == nil
+        var filter = known?.filter
+        known?.filter = nil
         // Each member's value: the one each part holds when the object is the very one rendered last time.
-        var values: [JSON?]
-        if let known, value.isIdentical(to: known.input) {
+        var values: [JSON?] = []
+        // The members to render again; nil: every one, each reused where it can be.
+        var visit: [Int]?
+        if let known, let filter, encoded == 0, case .object(let before) = known.input,
+            !learned.since(known.generation, current: generation).contains(where: filter.mayHold)
+        {
+            // An object of many members (the record of spent values) of which no secret learned since may occur in any
+            // member: only the members its changes name are rendered, found by one walk of the object as it was and as
+            // it is (or none, given the very same); the others stay as they are, not looked at one by one (a walk of
+            // each member's parts was a checkout's largest cost in the state file's writes).
+            var marked: [Int] = []
+            for (key, member) in value.isIdentical(to: known.input) ? [] : before.changes(to: members) {
+                // The changes come in key order, so a member added or removed moves only those after it.
+                let (at, found) = Self.place(of: key, in: keys)
+                if member != nil {
+                    if !found {
+                        keys.insert(key, at: at)
+                        parts.insert(nil, at: at)
+                    }
+                    marked.append(at)
+                } else if found {
+                    if let gone = parts[at] {
+                        if gone.masked > 0 { masked -= 1 }
+                        if gone.holdsEncodedJSON { encoded -= 1 }
+                    }
+                    outputs?[key] = nil
+                    keys.remove(at: at)
+                    parts.remove(at: at)
+                }
+                changed = true
+            }
+            visit = marked
+        } else if let known, value.isIdentical(to: known.input) {
             values = parts.map { $0?.input }
         } else {
             let looked = members.values(ofOrdered: keys)
@@ -208,7 +246,10 @@ extension StateStore {
                 var kept = 0
                 for i in keys.indices {
                     guard let member = values[i] else {
-                        if let gone = parts[i], gone.masked > 0 { masked -= 1 }
+                        if let gone = parts[i] {
+                            if gone.masked > 0 { masked -= 1 }
+                            if gone.holdsEncodedJSON { encoded -= 1 }
+                        }
                         outputs?[keys[i]] = nil
                         continue
                     }
@@ -228,17 +269,16 @@ extension StateStore {
         }
         // An object of many members (the record of spent values) is looked at through its filter: of the secrets
         // learned since it was last checked, only those that may occur in a member are looked for, member by member.
-        var filter = known?.filter
-        known?.filter = nil
         if filter == nil, keys.count >= Self.filteredMembers {
-            var made = PrefixFilter(bits: 20)
+            // (A record of spent values grows to hundreds of members; the runs kept stay at a few dozen.)
+            var made = PrefixFilter(bits: keys.count >= 32 ? 20 : 16)
             for case let part? in parts { made.insertEvery(in: part.inputBytes) }
             filter = made
         }
         var candidates: (generation: Int, forms: [[UInt8]])?
-        for i in keys.indices {
+        for i in visit ?? Array(keys.indices) {
             let key = keys[i]
-            let value = values[i] ?? members[key]!
+            let value = visit == nil ? values[i] ?? members[key]! : members[key]!
             var mayOccur: [[UInt8]]?
             if let filter, let since = known?.generation {
                 let current = redactor?.generation ?? 0
@@ -256,6 +296,7 @@ extension StateStore {
             parts[i] = part
             changed = true
             masked += (part.masked > 0 ? 1 : 0) - ((before?.masked ?? 0) > 0 ? 1 : 0)
+            encoded += (part.holdsEncodedJSON ? 1 : 0) - (before?.holdsEncodedJSON == true ? 1 : 0)
             if masked > 0 && outputs == nil {
                 // The first member written otherwise than given: from now on the written form is every member's.
                 outputs = JSON.Object(zip(keys, parts).compactMap { key, part in part.map { (key, $0.output) } })
@@ -268,15 +309,27 @@ extension StateStore {
         let text: [UInt8]? = !changed ? known?.textIfAny : keys.isEmpty ? Array("{}".utf8) : nil
         let rendered = RenderedSection(
             input: value, output: outputs.map(JSON.object) ?? value, bytes: text, inputBytes: [],
-            generation: generation, keys: keys, ordered: parts, keyBytes: keyBytes, masked: masked,
+            generation: generation, keys: keys, ordered: parts, keyBytes: keyBytes, masked: masked, encoded: encoded,
             depth: path.count)
         rendered.filter = filter
         return rendered
     }
 
-    /// From how many members an object is looked at through a filter: below it, looking in each member costs less
-    /// than the filter's 128 KB.
-    static let filteredMembers = 32
+    /// From how many members an object is looked at through a filter (and rendered by its changes alone): below it,
+    /// looking in each member costs less than making the filter. The runs kept (twenty, and those running) pass it:
+    /// each write changes one or two of them while secrets are learned all the time.
+    static let filteredMembers = 8
+
+    /// Where `key` is in `keys` (sorted, as an object's are), or where it would go to keep the order.
+    private static func place(of key: String, in keys: [String]) -> (index: Int, found: Bool) {
+        var low = 0
+        var high = keys.count
+        while low < high {
+            let middle = (low + high) / 2
+            if JSON.Object.precedes(keys[middle], key) { low = middle + 1 } else { high = middle }
+        }
+        return (low, low < keys.count && !JSON.Object.precedes(key, keys[low]))
+    }
 
     /// Two lists sorted by key, with distinct keys, as one sorted list.
     private static func merging<A, B>(_ a: ([String], [A], [B]), _ b: [(String, A, B)]) -> ([String], [A], [B]) {

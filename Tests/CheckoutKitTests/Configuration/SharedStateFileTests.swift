@@ -355,6 +355,48 @@ import Testing
         #expect(rendered(["note": "c"]) == whole(["note": "c"]), "a section gone")
     }
 
+    /// A large section whose members only change between writes (nothing learned meanwhile) is rendered by its changes
+    /// alone: members changed, added at either end and in the middle, and removed, each text the whole document's — and
+    /// a member holding encoded JSON is masked again once what it hides is learned, though no search of its text can
+    /// see it.
+    @Test func aLargeSectionIsRenderedByItsChangesAsTheWholeWouldBe() throws {
+        let redactor = Redactor()
+        let store = StateStore(path: "/unused", redactor: redactor)
+        var cache = RenderCache()
+        func rendered(_ document: JSON) -> String {
+            let (written, bytes) = store.render(document, reusing: &cache)
+            #expect(written == redactor.json(document))
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        func whole(_ document: JSON) -> String { redactor.json(document).serialized(pretty: true) + "\n" }
+        var spent: JSON.Object = [:]
+        for n in 10..<60 { spent["k\(n)"] = ["by": .string("run \(n)"), "at": "now"] }
+        let payload = Data(#"{"ref":"hidden-in-jws-4242"}"#.utf8).base64URLEncodedString()
+        spent["k33"] = ["jwt": .string("eyJhbGciOiJIUzI1NiJ9.\(payload).c2ln"), "at": "now"]
+        var document: JSON = ["note": "a", "spent": .object(spent)]
+        #expect(rendered(document) == whole(document))
+        let steps: [(String, JSON?)] = [
+            ("k20", ["by": "run 20 again", "at": "later"]), ("k05", ["by": "first", "at": "now"]),
+            ("k99", ["by": "last", "at": "now"]), ("k345", ["by": "middle", "at": "now"]), ("k21", nil), ("k10", nil),
+            ("k59", nil),
+        ]
+        for (key, value) in steps {
+            spent[key] = value
+            document = ["note": "a", "spent": .object(spent)]
+            #expect(rendered(document) == whole(document), "after \(key)")
+            #expect(cache.document?.members?["spent"]?.keys == spent.keys.sorted())
+        }
+        let shown = rendered(document)
+        #expect(shown == whole(document), "the very same again")
+        #expect(shown.contains(payload), "not a secret yet")
+        redactor.register("hidden-in-jws-4242")
+        spent["k98"] = ["by": "another", "at": "now"]
+        document = ["note": "a", "spent": .object(spent)]
+        let text = rendered(document)
+        #expect(text == whole(document))
+        #expect(!text.contains(payload), "the payload shown redacted")
+    }
+
     /// A part written before is checked against what the redactor learned since — including what a changed part just
     /// before it in the same writing taught it.
     @Test func aSecretTaughtByAnEarlierPartOfTheSameWriteIsMaskedInALaterOne() throws {
