@@ -73,12 +73,22 @@ public final class Redactor: Sendable {
 
     /// The value without the white space (Unicode's, line breaks included) around it.
     static func trimmed(_ value: String) -> String {
+        // Nearly every secret starts and ends with an ASCII letter or digit: nothing to trim, no Unicode property
+        // asked.
+        if let first = value.utf8.first, let last = value.utf8.last, Self.isASCIIGraphic(first),
+            Self.isASCIIGraphic(last)
+        {
+            return value
+        }
         let scalars = value.unicodeScalars
         guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
             let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
         else { return "" }
         return String(scalars[first...last])
     }
+
+    /// A printable ASCII byte other than the space: never white space, nor part of a character that is.
+    private static func isASCIIGraphic(_ byte: UInt8) -> Bool { byte > 0x20 && byte < 0x7F }
 
     public var knownSecrets: [String] { secrets.withLock { $0.all } }
 

@@ -435,6 +435,16 @@ import Testing
         #expect(Redactor.trimmed(secret) == secret.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
+    /// A secret is registered without the white space around it — Unicode's, line breaks and no-break spaces included —
+    /// and as it is when it starts and ends with a printable ASCII character.
+    @Test(arguments: [
+        "tok_123", "a", "  spaced  ", "\tx y\n", "\u{00A0}no-break\u{00A0}", "em\u{2003}", "\u{2028}line", "é-accent-é",
+        "~tilde~", " ", "",
+    ])
+    func aSecretIsTrimmedOfWhiteSpaceOnly(_ secret: String) {
+        #expect(Redactor.trimmed(secret) == secret.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
     /// A configured secret is masked in the forms it takes on the way: JSON-escaped, percent-encoded, base64, and
     /// line by line for a PEM.
     @Test func encodedFormsOfASecretAreMaskedToo() {
