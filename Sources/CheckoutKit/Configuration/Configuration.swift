@@ -75,14 +75,19 @@ public struct Configuration: Sendable {
     /// The values of every secret variable, for the redactor. Values of variables the driver doesn't know
     /// are treated as secrets too unless they look like URLs.
     public var secretValues: [String] {
-        let known = Dictionary(uniqueKeysWithValues: Self.variables.map { ($0.name, $0) })
-        return values.compactMap { name, value in
+        values.compactMap { name, value in
+            let known = Self.variablesByName[name]
             // A key's path is no secret (its file is): an error that cannot read it names it.
-            if let variable = known[name], variable.pemOrPath, !value.contains("-----BEGIN") { return nil }
-            let secret = known[name]?.isSecret ?? !(value.hasPrefix("http://") || value.hasPrefix("https://"))
+            if let known, known.pemOrPath, !Bytes.occurs(Self.pemBegin, in: Array(value.utf8)) { return nil }
+            let secret = known?.isSecret ?? !(value.hasPrefix("http://") || value.hasPrefix("https://"))
             return secret ? value : nil
         }
     }
+
+    /// (Asked for each run's settle commands: the table made once, the PEM looked for as bytes, not through
+    /// `NSString`.)
+    private static let variablesByName = Dictionary(uniqueKeysWithValues: variables.map { ($0.name, $0) })
+    private static let pemBegin = Array("-----BEGIN".utf8)
 
     /// The values that are not secrets (base URLs, the environment selector): what a recording keeps of the
     /// configuration, so that a replay sends its requests to the same places.

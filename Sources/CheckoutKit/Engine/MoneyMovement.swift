@@ -54,7 +54,7 @@ public struct MoneyMovement: Sendable, Equatable {
     /// capture".
     public static func words(_ statuses: String?...) -> String {
         statuses.compactMap { $0 }.filter { !$0.isEmpty }.map {
-            $0.lowercased().replacingOccurrences(of: "_", with: " ")
+            String($0.lowercased().map { $0 == "_" ? " " : $0 })
         }.joined(separator: ", ")
     }
 

@@ -99,9 +99,12 @@ public struct RetryPolicy: Sendable, Equatable {
     /// passing fault, and a read is safe to ask again — an approval poll must not end a run the customer approved.
     static func isGarbledRead(_ request: HTTPClientRequest, _ response: HTTPClientResponse) -> Bool {
         (request.readOnly || request.method == "GET")
-            && request.headers["Accept"]?.lowercased().contains("json") == true
+            && request.headers["Accept"].map { Bytes.occurs(Self.json, in: Array($0.lowercased().utf8)) } == true
             && !response.body.isEmpty && (try? response.parsedBody().get()) == nil
     }
+
+    /// (Looked for as bytes: Foundation's `contains` went through `NSString` for every answer to a read.)
+    private static let json = Array("json".utf8)
 
     /// Seconds to wait after attempt number `attempt` (1-based).
     public func delay(after attempt: Int, response: HTTPClientResponse?) -> Double {

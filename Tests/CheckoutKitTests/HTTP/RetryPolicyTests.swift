@@ -152,4 +152,15 @@ import Testing
         response.body = Data()
         #expect(response.json == nil && !RetryPolicy.isGarbledRead(request, response), "an empty body is not garbled")
     }
+
+    /// A read is garbled when it asked for JSON — however the header spells it — and got a body that is not JSON.
+    @Test(arguments: [
+        ("application/json", true), ("Application/JSON; charset=utf-8", true), ("application/problem+json", true),
+        ("text/html", false), ("*/*", false),
+    ])
+    func aGarbledReadIsOneThatAskedForJSON(accept: String, garbled: Bool) {
+        let request = HTTPClientRequest(method: "GET", url: "http://127.0.0.1/x", headers: ["Accept": accept])
+        let response = HTTPClientResponse(status: 200, body: Data("<html>a proxy's page</html>".utf8))
+        #expect(RetryPolicy.isGarbledRead(request, response) == garbled)
+    }
 }
