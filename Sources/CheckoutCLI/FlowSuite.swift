@@ -11,7 +11,8 @@ struct FlowSuite: Sendable {
         var origins: [String: VariableOrigin] = [:]
         /// The `--data` row the run takes its values from.
         var row: DataRow?
-        /// What the member's first run learnt of its checks, shared by its repeats (a copy shares it).
+        /// What the member's first run learnt of its checks, shared by its repeats (a copy shares it; a `--data` row,
+        /// whose variables are its own, gets one of its own).
         var preflight = PreflightRecord()
 
         /// What shards rank a run by, with its repetition: the flow, and the row's id (so a row's runs go to the same

@@ -114,6 +114,7 @@ extension FlowCommands {
         try FlowSuite.dataRows(path, for: member.flow).map { row in
             var run = member
             run.row = row
+            run.preflight = PreflightRecord()  // its own variables: a record of its own, shared by its repeats only
             for (name, value) in row.values where member.origins[name] != .commandLine {
                 run.vars[name] = value
                 run.origins[name] = .dataRow(file: path, row: row.number, id: row.id)

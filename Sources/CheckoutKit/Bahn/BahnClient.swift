@@ -27,8 +27,10 @@ struct BahnClient: Sendable {
         responseKey = try config.value("BAHN_RESPONSE_KEY").map(Self.loadResponseKey)
     }
 
-    /// `BAHN_RESPONSE_KEY` is a path to Bahn's public key (or a certificate holding it) in PEM, or the PEM itself.
+    /// `BAHN_RESPONSE_KEY` is a path to Bahn's public key (or a certificate holding it) in PEM, or the PEM itself. Read
+    /// once per process.
     static func loadResponseKey(_ value: String) throws(Diagnostic) -> VerifyingKey {
+        if let known = responseKeys.withLock({ $0[value] }) { return known }
         var pem = value
         if !value.contains("-----BEGIN") {
             guard let text = try? String(contentsOfFile: value, encoding: .utf8) else {
@@ -38,12 +40,18 @@ struct BahnClient: Sendable {
             }
             pem = text
         }
-        do { return try VerifyingKey(pem: pem) } catch {
+        let key: VerifyingKey
+        do { key = try VerifyingKey(pem: pem) } catch {
             throw .configuration(
                 "BAHN_RESPONSE_KEY is not a usable public key: \(error)",
                 hint: "use Bahn's P-256 (ES256) or RSA (RS256) public key in PEM")
         }
+        responseKeys.withLock { if $0.count < 16 { $0[value] = key } }
+        return key
     }
+
+    /// Response keys by the configuration value they were read from, as `signingKeys`.
+    private static let responseKeys = Mutex<[String: VerifyingKey]>([:])
 
     /// `BAHN_SIGNING_KEY` is a path to a PEM file, or (handy for CI secrets) the PEM text itself. A path is named in an
     /// error (it is no secret); a PEM given inline never is. Read once per process.

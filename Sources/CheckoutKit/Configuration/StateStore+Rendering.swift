@@ -206,13 +206,14 @@ extension StateStore {
         var values: [JSON?] = []
         // The members to render again; nil: every one, each reused where it can be.
         var visit: [Int]?
-        if let known, let filter, encoded == 0, case .object(let before) = known.input,
+        if !path.isEmpty, let known, let filter, encoded == 0, case .object(let before) = known.input,
             !learned.since(known.generation, current: generation).contains(where: filter.mayHold)
         {
-            // An object of many members (the record of spent values) of which no secret learned since may occur in any
-            // member: only the members its changes name are rendered, found by one walk of the object as it was and as
-            // it is (or none, given the very same); the others stay as they are, not looked at one by one (a walk of
-            // each member's parts was a checkout's largest cost in the state file's writes).
+            // A section of many members in none of which a secret learned since may occur: only the members its changes
+            // name are rendered, found by one walk of the object as it was and as it is (or none, given the very same);
+            // the others stay as they are, not looked at one by one (a walk of each member's parts was a checkout's
+            // largest cost in the state file's writes). Not the document itself: its sections that are objects are
+            // kept member by member, their texts in no filter but their own.
             var marked: [Int] = []
             for (key, member) in value.isIdentical(to: known.input) ? [] : before.changes(to: members) {
                 // The changes come in key order, so a member added or removed moves only those after it.
@@ -269,9 +270,12 @@ extension StateStore {
         }
         // An object of many members (the record of spent values) is looked at through its filter: of the secrets
         // learned since it was last checked, only those that may occur in a member are looked for, member by member.
-        if filter == nil, keys.count >= Self.filteredMembers {
-            // (A record of spent values grows to hundreds of members; the runs kept stay at a few dozen.)
-            var made = PrefixFilter(bits: keys.count >= 32 ? 20 : 16)
+        // The filter is made again, larger, once the object has grown past a few dozen members (the record of spent
+        // values grows by one a run; the runs kept stay at a few dozen).
+        if keys.count >= Self.filteredMembers,
+            filter.map({ $0.bits < Self.largeFilterBits && keys.count >= 32 }) ?? true
+        {
+            var made = PrefixFilter(bits: keys.count >= 32 ? Self.largeFilterBits : 16)
             for case let part? in parts { made.insertEvery(in: part.inputBytes) }
             filter = made
         }
@@ -319,6 +323,7 @@ extension StateStore {
     /// looking in each member costs less than making the filter. The runs kept (twenty, and those running) pass it:
     /// each write changes one or two of them while secrets are learned all the time.
     static let filteredMembers = 8
+    static let largeFilterBits = 20
 
     /// Where `key` is in `keys` (sorted, as an object's are), or where it would go to keep the order.
     private static func place(of key: String, in keys: [String]) -> (index: Int, found: Bool) {

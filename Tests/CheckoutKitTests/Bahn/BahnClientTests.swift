@@ -3,11 +3,28 @@ import Foundation
 import LoopbackHTTP
 import SandboxEmulator
 import Testing
+import TestSupport
 
 @testable import CheckoutKit
 
 /// What goes on the wire to Bahn: JWS bodies, the documented headers, and the token's exact bytes.
 @Suite struct BahnClientTests {
+    /// Bahn's response key is read once per process, from a file as from a PEM given inline: the runs of a batch do not
+    /// each parse it again (a file gone since is no matter), and a value that cannot be read is refused every time.
+    @Test func theResponseKeyIsReadOncePerProcess() throws {
+        let scratch = try TestSupport.Scratch()
+        let key = P256PrivateKey().publicKey.pemRepresentation
+        let path = try scratch.write("bahn-response.pem", key)
+        let first = try BahnClient.loadResponseKey(path)
+        #expect(first == (try VerifyingKey(pem: key)))
+        try FileManager.default.removeItem(atPath: path)
+        #expect(try BahnClient.loadResponseKey(path) == first)
+        let missing = scratch.path + "/never.pem"
+        for _ in 0..<2 {
+            #expect(throws: Diagnostic.self) { try BahnClient.loadResponseKey(missing) }
+        }
+    }
+
     @Test func createAndConfirmBodiesAreES256CompactJWSVerifyingWithTheRegisteredKey() async throws {
         let rig = try BahnRig()
         let result = try await rig.run(BahnRig.paySteps(order: "1234"))
