@@ -30,7 +30,10 @@ struct BahnClient: Sendable {
     /// `BAHN_RESPONSE_KEY` is a path to Bahn's public key (or a certificate holding it) in PEM, or the PEM itself. Read
     /// once per process.
     static func loadResponseKey(_ value: String) throws(Diagnostic) -> VerifyingKey {
-        if let known = responseKeys.withLock({ $0[value] }) { return known }
+        try readOnce(value, in: responseKeys) { () throws(Diagnostic) in try readResponseKey(value) }
+    }
+
+    private static func readResponseKey(_ value: String) throws(Diagnostic) -> VerifyingKey {
         var pem = value
         if !value.contains("-----BEGIN") {
             guard let text = try? String(contentsOfFile: value, encoding: .utf8) else {
@@ -40,23 +43,20 @@ struct BahnClient: Sendable {
             }
             pem = text
         }
-        let key: VerifyingKey
-        do { key = try VerifyingKey(pem: pem) } catch {
+        do { return try VerifyingKey(pem: pem) } catch {
             throw .configuration(
                 "BAHN_RESPONSE_KEY is not a usable public key: \(error)",
                 hint: "use Bahn's P-256 (ES256) or RSA (RS256) public key in PEM")
         }
-        responseKeys.withLock { if $0.count < 16 { $0[value] = key } }
-        return key
     }
-
-    /// Response keys by the configuration value they were read from, as `signingKeys`.
-    private static let responseKeys = Mutex<[String: VerifyingKey]>([:])
 
     /// `BAHN_SIGNING_KEY` is a path to a PEM file, or (handy for CI secrets) the PEM text itself. A path is named in an
     /// error (it is no secret); a PEM given inline never is. Read once per process.
     static func loadSigningKey(_ value: String) throws(Diagnostic) -> SigningKey {
-        if let known = signingKeys.withLock({ $0[value] }) { return known }
+        try readOnce(value, in: signingKeys) { () throws(Diagnostic) in try readSigningKey(value) }
+    }
+
+    private static func readSigningKey(_ value: String) throws(Diagnostic) -> SigningKey {
         let pem: String
         if value.contains("-----BEGIN") {
             pem = value
@@ -71,19 +71,28 @@ struct BahnClient: Sendable {
                 )
             }
         }
-        let key: SigningKey
-        do { key = try SigningKey(pem: pem) } catch {
+        do { return try SigningKey(pem: pem) } catch {
             let which = value.contains("-----BEGIN") ? "BAHN_SIGNING_KEY" : "BAHN_SIGNING_KEY's file \(value)"
             throw .configuration(
                 "\(which) is not a usable private key: \(error)",
                 hint: "use a PEM P-256 (ES256) or RSA (RS256) private key")
         }
-        signingKeys.withLock { if $0.count < 16 { $0[value] = key } }
-        return key
     }
 
-    /// Signing keys by the configuration value they were read from: parsed once per process, not once per request.
+    /// Keys by the configuration value they were read from: parsed once per process, not once per request.
     private static let signingKeys = Mutex<[String: SigningKey]>([:])
+    private static let responseKeys = Mutex<[String: VerifyingKey]>([:])
+
+    /// The key `value` names: from `cache` when it was read before, else `read` (kept unless it fails, and while the
+    /// cache holds fewer than 16).
+    private static func readOnce<Key: Sendable>(
+        _ value: String, in cache: borrowing Mutex<[String: Key]>, _ read: () throws(Diagnostic) -> Key
+    ) throws(Diagnostic) -> Key {
+        if let known = cache.withLock({ $0[value] }) { return known }
+        let key = try read()
+        cache.withLock { if $0.count < 16 { $0[value] = key } }
+        return key
+    }
 
     /// The operations' check before a flow's first request: the keys the configuration names can be read and used, so
     /// that a bad one stops the run before a token is made or anything is sent.
