@@ -147,7 +147,7 @@ struct FlowSuite: Sendable {
 
         /// One run; whatever it throws (a listener that cannot start, a report that cannot be written) is that run's
         /// failure, never the batch's: the other runs' outcomes, an unknown one above all, are still reported.
-        @Sendable func one(_ index: Int) async {
+        @Sendable func one(_ index: Int, with transport: CurlTransport?) async {
             let member = runs[index]
             let tally = RunTally()
             var reporters = shared
@@ -181,7 +181,8 @@ struct FlowSuite: Sendable {
                     return try await environment.session.run(
                         member.flow, vars: member.vars, origins: member.origins, registry: registry,
                         reporters: reporters,
-                        interruption: interruption, separate: true, preflightRecord: member.preflight)
+                        interruption: interruption, separate: true, preflightRecord: member.preflight,
+                        transport: transport)
                 } catch {
                     return FlowResult(
                         name: member.flow.name, environment: environment.configuration.environment, startedAt: begun,
@@ -230,13 +231,14 @@ struct FlowSuite: Sendable {
         // own: what a run does besides its steps (its place in the state file, its finish, which waits for the group
         // commit that makes it durable; its JSON) then blocks only its worker, not Swift's cooperative pool — one
         // thread per core, which every other run needs between its steps (x1000 --parallel 8: 6-7% more flows/s, Bahn
-        // and Centra, with a thread each).
+        // and Centra, with a thread each). Its runs' transfers use the same thread, through one transport.
         let next = Collector(0)
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<min(parallel, runs.count) {
                 group.addTask {
                     let thread = WorkerThread(name: "checkout-driver.run")
                     defer { thread.stop() }
+                    let transport = environment.session.workerTransport(on: thread)
                     await withTaskExecutorPreference(thread) {
                         while true {
                             var index = 0
@@ -245,7 +247,7 @@ struct FlowSuite: Sendable {
                                 $0 += 1
                             }
                             guard index < runs.count, !stop.current, interruption.caught == nil else { return }
-                            await one(index)
+                            await one(index, with: transport)
                         }
                     }
                 }

@@ -36,9 +36,13 @@ final class Interruption: Sendable {
     var caught: Int32? { state.withLock { $0.caught } }
 
     /// Runs `body` as a task the first signal cancels (at once, if a signal already came); several may run at once.
-    func run(_ body: @escaping @Sendable () async -> FlowResult) async -> FlowResult {
-        let task = Task { await body() }
-        let id = UUID()
+    /// The task runs on `executor` when given (the thread the caller's run works on), not on the cooperative pool, from
+    /// where its steps would hop back to that thread.
+    func run(
+        on executor: (any TaskExecutor)? = nil, _ body: @escaping @Sendable () async -> FlowResult
+    ) async -> FlowResult {
+        let task = Task(executorPreference: executor) { await body() }
+        let id = UUID.random()
         let early = state.withLock { s -> Bool in
             s.tasks[id] = task
             return s.caught != nil

@@ -22,10 +22,11 @@ struct RunSession: Sendable {
 
     func makeRunner(
         registry: OperationRegistry, reporters: Reporters, services: RunServices,
-        interruption: Interruption? = nil, state: StateStore? = nil, preflightRecord: PreflightRecord? = nil
+        interruption: Interruption? = nil, state: StateStore? = nil, preflightRecord: PreflightRecord? = nil,
+        transport: CurlTransport? = nil
     ) -> FlowRunner {
         var runner = FlowRunner(
-            client: replay?.transport ?? CurlTransport(options: network),
+            client: replay?.transport ?? transport ?? CurlTransport(options: network),
             registry: registry,
             settings: RunSettings(
                 environment: configuration.environment, requestTimeout: settings.time.timeout,
@@ -101,11 +102,13 @@ struct RunSession: Sendable {
     /// SIGINT or SIGTERM while it runs stops the current step; `finally` steps, the reports and the state still get
     /// their turn, and the result fails with 130 or 143 (see `Interruption`).
     /// `reporters` and `interruption`, when given, are the caller's to finish and stop (a suite reports all its flows
-    /// as one, stops them all on one Ctrl-C, and runs each in a state scope of its own: `separate`).
+    /// as one, stops them all on one Ctrl-C, and runs each in a state scope of its own: `separate`); `transport`, the
+    /// caller's for its runs one after another (`workerTransport(on:)`), else the run makes its own.
     func run(
         _ flow: Flow, vars: JSON.Object, origins: [String: VariableOrigin] = [:], registry: OperationRegistry,
         reporters given: Reporters? = nil,
-        interruption shared: Interruption? = nil, separate: Bool = false, preflightRecord: PreflightRecord? = nil
+        interruption shared: Interruption? = nil, separate: Bool = false, preflightRecord: PreflightRecord? = nil,
+        transport: CurlTransport? = nil
     ) async throws(Diagnostic) -> FlowResult {
         let reporters = given ?? makeReporters()
         let (store, hold) = try scoping.scope(for: flow, separate: separate)
@@ -123,8 +126,10 @@ struct RunSession: Sendable {
         let interruption = shared ?? makeInterruption(stopping: "the current step")
         let runner = makeRunner(
             registry: registry, reporters: reporters, services: services, interruption: interruption, state: store,
-            preflightRecord: preflightRecord)
-        let result = await interruption.run { await runner.run(flow, vars: vars, origins: origins) }
+            preflightRecord: preflightRecord, transport: transport)
+        let result = await interruption.run(on: runner.client.preferredExecutor) {
+            await runner.run(flow, vars: vars, origins: origins)
+        }
         if shared == nil { interruption.stop() }
         await services.stop()
         // The state first: a report that cannot be written must not leave the run unfinished.
@@ -138,6 +143,13 @@ struct RunSession: Sendable {
         if given == nil { try reporters.finish() }
         do { try recorded.get() } catch { throw StateScoping.leftOpen(by: error, in: store) ?? error }
         return result
+    }
+
+    /// A transport for one batch worker's runs, one after another, on the worker's own thread: no transport (its libcurl
+    /// handle, which makes a socket pair of its own on the first transfer) nor thread made and ended per run, and no hop
+    /// between two threads at a run's start and end. Nil in a replay, whose recording answers.
+    func workerTransport(on thread: WorkerThread) -> CurlTransport? {
+        replay == nil ? CurlTransport(options: network, on: thread) : nil
     }
 
     /// Runs a command's flow and, in text mode, prints the lines `summary` makes of each step that passed (what a

@@ -6,24 +6,31 @@ import Synchronization
 ///
 /// One easy handle per transport (a flow runner owns one), so a flow's requests reuse their connection;
 /// a process-wide share handle lends connection and DNS caches to parallel runners. Transfers are blocking
-/// curl calls, so each transport runs them on a thread of its own — never on Swift's cooperative pool, and
+/// curl calls, so each transport runs them on a worker thread — never on Swift's cooperative pool, and
 /// never waiting for a shared dispatch thread that other blocking work may be holding.
 public final class CurlTransport: HTTPClient, @unchecked Sendable {
-    // @unchecked: `handle` is only touched on `worker`, which runs one transfer at a time.
+    // @unchecked: `handle` is only touched on `worker`, which runs one job at a time.
     private let handle: UnsafeMutableRawPointer
-    private let worker = WorkerThread(name: "checkout-driver.curl")
+    private let worker: WorkerThread
+    /// Whether `worker` is this transport's own, stopped with it (else a batch worker's, lent for one run).
+    private let ownsWorker: Bool
     /// The proxy and the certificates each transfer uses.
     private let options: NetworkOptions
 
-    public init(options: NetworkOptions) {
+    /// `thread`: a worker thread the caller already runs on and keeps (a batch's worker, for one run), so that the
+    /// run's steps, its transfers and what the batch does between runs share one thread — no thread started and
+    /// stopped per run, no hop between two at its start and end. Without one the transport starts its own.
+    public init(options: NetworkOptions, on thread: WorkerThread? = nil) {
         self.options = options
+        worker = thread ?? WorkerThread(name: "checkout-driver.curl")
+        ownsWorker = thread == nil
         _ = CurlGlobal.initialized
         guard let h = curl_easy_init() else { fatalError("curl_easy_init failed: out of memory") }
         handle = h
     }
 
     deinit {
-        worker.stop()
+        if ownsWorker { worker.stop() }
         curl_easy_cleanup(handle)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import CheckoutKit
@@ -27,6 +28,29 @@ import Testing
         #expect(seen.count == 2)
         #expect(seen[0].connectionID == seen[1].connectionID)
         #expect(seen[1].indexOnConnection == 1)
+    }
+
+    /// A batch worker lends its thread to the transport its runs share: the runs' steps prefer it, and the transport
+    /// leaves it running when it goes (the worker stops it, after its last run).
+    @Test func aLentThreadIsPreferredAndOutlivesTheTransport() async throws {
+        let server = try TestServer { _, _ in .json(200, ["ok": true]) }
+        let thread = WorkerThread(name: "test.lent")
+        defer { thread.stop() }
+        var transport: CurlTransport? = CurlTransport(options: .direct, on: thread)
+        #expect(transport?.preferredExecutor as AnyObject? === thread)
+        let status = try await withTaskExecutorPreference(thread) { () async throws -> Int in
+            #expect(thread.isCurrent)
+            return try await transport!.send(HTTPClientRequest(method: "GET", url: server.url("/a"))).status
+        }
+        #expect(status == 200)
+        transport = nil
+        // Time for a thread told to stop to end, then work for it: a stopped thread never runs it.
+        try await Task.sleep(for: .milliseconds(100))
+        let ran = Mutex(false)
+        thread.submit { ran.withLock { $0 = thread.isCurrent } }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !ran.withLock({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(ran.withLock { $0 })
     }
 
     @Test func headersAndBinaryBodyArriveExactly() async throws {
