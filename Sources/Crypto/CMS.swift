@@ -5,7 +5,9 @@ import Synchronization
 /// Detached CMS (PKCS#7) SignedData, the signature format of Apple Pay payment tokens.
 public enum CMS {
     /// Signs `content` with SHA-256 and returns the DER of a detached SignedData that
-    /// carries the signer certificate, `extraCertificates` (intermediates) and a signingTime.
+    /// carries the signer certificate, `extraCertificates` (intermediates) and the signed attributes content type,
+    /// signing time and message digest. No S/MIME capabilities, which a real token's signature does not carry either
+    /// (docs/providers.md) and which OpenSSL adds unless told not to: a dozen algorithms looked up by name each time.
     public static func signDetached(
         content: Data, signer: Certificate, key: P256PrivateKey,
         extraCertificates: [Certificate] = []
@@ -26,7 +28,8 @@ public enum CMS {
             throw CryptoError(openSSL: "CMS_sign failed")
         }
         defer { CMS_ContentInfo_free(cms) }
-        guard CMS_add1_signer(cms, signer.box.x509, key.box.pkey, EVP_sha256(), flags) != nil else {
+        guard CMS_add1_signer(cms, signer.box.x509, key.box.pkey, EVP_sha256(), flags | UInt32(CMS_NOSMIMECAP)) != nil
+        else {
             throw CryptoError(openSSL: "CMS_add1_signer failed")
         }
         try withMemoryBIO(content) { bio in

@@ -303,6 +303,22 @@ struct Chain {
         #expect(CMS.signingTime(of: Data([1, 2, 3])) == nil)
     }
 
+    /// Apple's token signatures sign content type, signing time and message digest (and CMS algorithm protection), no
+    /// S/MIME capabilities; OpenSSL adds those unless told not to, looking a dozen algorithms up by name each time.
+    @Test func signedAttributesHoldNoSMIMECapabilities() throws {
+        let chain = try Chain()
+        let signature = try CMS.signDetached(content: content, signer: chain.leaf, key: chain.leafKey)
+        func oid(_ last: UInt8) -> [UInt8] { [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x09, last] }
+        let bytes = [UInt8](signature)
+        func carries(_ needle: [UInt8]) -> Bool {
+            bytes.indices.contains { bytes[$0...].starts(with: needle) }
+        }
+        #expect(carries(oid(0x03)))  // contentType
+        #expect(carries(oid(0x05)))  // signingTime
+        #expect(carries(oid(0x04)))  // messageDigest
+        #expect(!carries(oid(0x0F)))  // smimeCapabilities
+    }
+
     @Test func verifiesSignatureMadeByOpenSSLCommandLine() throws {
         let root = try Certificate(pem: OpenSSLFixture.rootPEM)
         let leaf = try Certificate(pem: OpenSSLFixture.leafPEM)
