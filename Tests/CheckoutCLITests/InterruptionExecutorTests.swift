@@ -7,8 +7,8 @@ import Testing
 
 /// Where the task a run's Ctrl-C handling cancels starts (`Interruption.run(on:)`).
 @Suite struct InterruptionExecutorTests {
-    /// A batch worker's run starts on the worker's thread, where its steps and transfers run, not on Swift's cooperative
-    /// pool, from where it would hop to that thread (two wake-ups a run).
+    /// A batch worker's run starts on the worker's thread, where its steps and transfers run, not on Swift's
+    /// cooperative pool, from where it would hop to that thread (two wake-ups a run).
     @Test func theRunStartsOnTheThreadItIsGiven() async {
         let interruption = Interruption { _ in }
         defer { interruption.stop() }

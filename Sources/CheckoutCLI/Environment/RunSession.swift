@@ -145,9 +145,9 @@ struct RunSession: Sendable {
         return result
     }
 
-    /// A transport for one batch worker's runs, one after another, on the worker's own thread: no transport (its libcurl
-    /// handle, which makes a socket pair of its own on the first transfer) nor thread made and ended per run, and no hop
-    /// between two threads at a run's start and end. Nil in a replay, whose recording answers.
+    /// A transport for one batch worker's runs, one after another, on the worker's own thread: no transport (its
+    /// libcurl handle, which makes a socket pair of its own on the first transfer) nor thread made and ended per run,
+    /// and no hop between two threads at a run's start and end. Nil in a replay, whose recording answers.
     func workerTransport(on thread: WorkerThread) -> CurlTransport? {
         replay == nil ? CurlTransport(options: network, on: thread) : nil
     }
