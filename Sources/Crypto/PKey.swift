@@ -38,9 +38,9 @@ final class PKeyBox: @unchecked Sendable {
     /// The P-256 key `pem`'s first block holds, when it is an unencrypted "PRIVATE KEY" (PKCS#8) or "EC PRIVATE KEY"
     /// (SEC1) — `label` "PRIVATE KEY" — or a "PUBLIC KEY" with an uncompressed point: built from its scalar
     /// (`copenssl_p256_private_scalar`, OpenSSL's ASN.1 templates) or its point, as `P256PrivateKey(rawScalar:)` and
-    /// `P256PublicKey(x963:)` build keys. OpenSSL 3.0 reads a key PEM by assembling a decoder chain over every provider:
-    /// about 0.7 ms a key, and a one-step Bahn run reads three (a fifth of its instructions). Nil for anything else,
-    /// which the decoders read (or refuse) as they always did.
+    /// `P256PublicKey(x963:)` build keys. OpenSSL 3.0 reads a key PEM by assembling a decoder chain over every
+    /// provider: about 0.7 ms a key, and a one-step Bahn run reads three (a fifth of its instructions). Nil for
+    /// anything else, which the decoders read (or refuse) as they always did.
     static func p256(pem: String, label: String) -> PKeyBox? {
         guard let block = firstPEMBlock(pem) else { return nil }
         switch (label, block.label) {
