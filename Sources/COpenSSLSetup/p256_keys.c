@@ -1,5 +1,6 @@
 #include "p256_keys.h"
 #include <openssl/asn1.h>
+#include <openssl/err.h>
 #include <openssl/objects.h>
 #include <openssl/x509.h>
 #include <string.h>
@@ -12,6 +13,9 @@ int copenssl_p256_private_scalar(const unsigned char *der, long length, int pkcs
     int named = 0, ok = 0;
     PKCS8_PRIV_KEY_INFO *info = NULL;
     ASN1_SEQUENCE_ANY *fields = NULL;
+    // What a refused parse records is dropped: the caller's fallback reports its own errors, and the thread (a batch
+    // worker's, which lives for the batch) keeps no stale ones.
+    ERR_set_mark();
     if (pkcs8) {
         const unsigned char *p = der;
         const ASN1_OBJECT *algorithm = NULL;
@@ -48,7 +52,7 @@ int copenssl_p256_private_scalar(const unsigned char *der, long length, int pkcs
                 if (count != (int)sizeof named_p256 || memcmp(bytes, named_p256, sizeof named_p256) != 0) goto done;
                 named = 1;
             } else if (bytes[0] != 0xA1) {
-                goto done;  // [1] is the public key, made again from the scalar; nothing else belongs here
+                goto done;  // [1] is the public key, not read: the key's point is made again from the scalar
             }
         }
         if (!named) goto done;
@@ -58,5 +62,6 @@ int copenssl_p256_private_scalar(const unsigned char *der, long length, int pkcs
 done:
     sk_ASN1_TYPE_pop_free(fields, ASN1_TYPE_free);
     PKCS8_PRIV_KEY_INFO_free(info);
+    ERR_pop_to_mark();
     return ok;
 }

@@ -190,11 +190,19 @@ public struct P256PublicKey: Sendable, Equatable {
     /// point: OpenSSL 3.0 decodes an SPKI by assembling a decoder chain over every provider, which costs more than
     /// the ECDH the key is for. Any other encoding goes through that decoder.
     public init(spkiDER: Data) throws {
-        if spkiDER.count == Self.uncompressedSPKIPrefix.count + 65, spkiDER.starts(with: Self.uncompressedSPKIPrefix) {
-            try self.init(x963: spkiDER.dropFirst(Self.uncompressedSPKIPrefix.count))
+        if let point = Self.uncompressedPoint(ofSPKI: spkiDER) {
+            try self.init(x963: point)
         } else {
             try self.init(checking: PKeyBox.publicKey(spkiDER: spkiDER))
         }
+    }
+
+    /// The point of a P-256 SPKI in the usual form (the fixed prefix, then the uncompressed point); nil for any other.
+    static func uncompressedPoint(ofSPKI der: Data) -> Data? {
+        guard der.count == uncompressedSPKIPrefix.count + 65, der.starts(with: uncompressedSPKIPrefix) else {
+            return nil
+        }
+        return der.dropFirst(uncompressedSPKIPrefix.count)
     }
 
     /// SEQUENCE { SEQUENCE { id-ecPublicKey, prime256v1 }, BIT STRING (65 bytes, no unused bits) }, up to the point

@@ -42,10 +42,15 @@ final class PKeyBox: @unchecked Sendable {
     /// provider: about 0.7 ms a key, and a one-step Bahn run reads three (a fifth of its instructions). Nil for
     /// anything else, which the decoders read (or refuse) as they always did.
     static func p256(pem: String, label: String) -> PKeyBox? {
-        guard let block = firstPEMBlock(pem) else { return nil }
+        guard var block = firstPEMBlock(pem) else { return nil }
         switch (label, block.label) {
         case ("PRIVATE KEY", "PRIVATE KEY"), ("PRIVATE KEY", "EC PRIVATE KEY"):
             var scalar = Data(count: 32)
+            // A private key's bytes are wiped once the key is made (OpenSSL keeps its own copy).
+            defer {
+                scalar.resetBytes(in: 0..<scalar.count)
+                block.der.resetBytes(in: 0..<block.der.count)
+            }
             let read = block.der.withUnsafeBytes { der in
                 scalar.withUnsafeMutableBytes { out in
                     copenssl_p256_private_scalar(
@@ -56,9 +61,7 @@ final class PKeyBox: @unchecked Sendable {
             guard read == 1 else { return nil }
             return try? P256PrivateKey(rawScalar: scalar).box
         case ("PUBLIC KEY", "PUBLIC KEY"):
-            let prefix = P256PublicKey.uncompressedSPKIPrefix
-            guard block.der.count == prefix.count + 65, block.der.starts(with: prefix) else { return nil }
-            return try? P256PublicKey(x963: block.der.dropFirst(prefix.count)).box
+            return P256PublicKey.uncompressedPoint(ofSPKI: block.der).flatMap { try? P256PublicKey(x963: $0).box }
         default:
             return nil
         }
@@ -72,14 +75,18 @@ final class PKeyBox: @unchecked Sendable {
             var header: UnsafeMutablePointer<CChar>?
             var data: UnsafeMutablePointer<UInt8>?
             var length = 0
+            // No block: what the reader recorded is dropped, the caller's fallback reports its own.
+            ERR_set_mark()
             guard PEM_read_bio(bio, &name, &header, &data, &length) == 1 else {
-                ERR_clear_error()
+                ERR_pop_to_mark()
                 return nil
             }
+            ERR_pop_to_mark()
             defer {
                 copenssl_free(name)
                 copenssl_free(header)
-                copenssl_free(data)
+                // A private key's DER: wiped before it is freed.
+                CRYPTO_clear_free(data, length, nil, 0)
             }
             guard let name, let data, header?.pointee ?? 0 == 0 else { return nil }
             return (String(cString: name), Data(bytes: data, count: length))

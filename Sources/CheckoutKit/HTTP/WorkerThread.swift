@@ -21,11 +21,19 @@ public final class WorkerThread: TaskExecutor, @unchecked Sendable {
     }
 
     func submit(_ job: @escaping @Sendable () -> Void) {
-        condition.withLock {
+        let taken = condition.withLock { () -> Bool in
+            guard !stopped else { return false }
             jobs.append(job)
             condition.signal()
+            return true
         }
+        // A stopped thread has ended, or ends once its jobs are done, and would never run this one: it runs on a thread
+        // of its own rather than be dropped (whoever waits for it would wait for ever).
+        if !taken { SpareThreads.run(named: "checkout-driver.late") { job() } }
     }
+
+    /// Whether `stop()` was called.
+    var isStopped: Bool { condition.withLock { stopped } }
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
