@@ -1,4 +1,4 @@
-#include "p256_keys.h"
+#include "openssl_setup.h"
 #include <openssl/asn1.h>
 #include <openssl/err.h>
 #include <openssl/objects.h>
