@@ -96,7 +96,8 @@ let package = Package(
         .testTarget(
             name: "CheckoutKitTests",
             dependencies: [
-                "CheckoutKit", "SandboxEmulator", "LoopbackHTTP", "Crypto", "GraphQL", "WireTypes", "TestSupport",
+                "CheckoutKit", "SandboxEmulator", "LoopbackHTTP", "Crypto", "GraphQL", "WireTypes", "Threads",
+                "TestSupport",
             ]),
         .testTarget(
             name: "SandboxEmulatorTests",

@@ -60,6 +60,8 @@ public final class WorkerThread: TaskExecutor, @unchecked Sendable {
             condition.lock()
             while jobs.isEmpty && !stopped { condition.wait() }
             if jobs.isEmpty && stopped {
+                // The thread goes back to SpareThreads and may run other work: it is this worker no more.
+                threadID = nil
                 condition.unlock()
                 return
             }

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import Threads
 
 @testable import CheckoutKit
 
@@ -57,13 +58,18 @@ import Testing
         thread.stop()
         #expect(thread.isStopped)
         // Polled, not awaited: a job dropped would leave an await hanging.
-        let ran = Mutex<Bool?>(nil)
-        thread.submit { ran.withLock { $0 = thread.isCurrent } }
-        let deadline = ContinuousClock.now + .seconds(5)
-        while ran.withLock({ $0 }) == nil, ContinuousClock.now < deadline {
+        let ran = Mutex(false)
+        thread.submit { ran.withLock { $0 = true } }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !ran.withLock({ $0 }), ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }
-        #expect(ran.withLock { $0 } == false)
+        #expect(ran.withLock { $0 })
+        // The thread it had went back to SpareThreads, where other work may run on it: it is the worker's no more.
+        let elsewhere = await withCheckedContinuation { continuation in
+            SpareThreads.run(named: "test.after") { continuation.resume(returning: !thread.isCurrent) }
+        }
+        #expect(elsewhere)
     }
 
     @Test func headersAndBinaryBodyArriveExactly() async throws {
