@@ -96,8 +96,7 @@ let package = Package(
         .testTarget(
             name: "CheckoutKitTests",
             dependencies: [
-                "CheckoutKit", "SandboxEmulator", "LoopbackHTTP", "Crypto", "GraphQL", "WireTypes", "Threads",
-                "TestSupport",
+                "CheckoutKit", "SandboxEmulator", "LoopbackHTTP", "Crypto", "GraphQL", "WireTypes", "TestSupport",
             ]),
         .testTarget(
             name: "SandboxEmulatorTests",

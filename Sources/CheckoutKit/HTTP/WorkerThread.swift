@@ -35,6 +35,9 @@ public final class WorkerThread: TaskExecutor, @unchecked Sendable {
     /// Whether `stop()` was called.
     var isStopped: Bool { condition.withLock { stopped } }
 
+    /// Whether a thread runs this worker now (false before it starts and once it ended).
+    var hasThread: Bool { condition.withLock { threadID != nil } }
+
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         submit { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
