@@ -4,22 +4,23 @@ import Synchronization
 
 /// The production `HTTPClient`: libcurl bound directly.
 ///
-/// One easy handle per transport (a flow runner owns one), so a flow's requests reuse their connection;
-/// a process-wide share handle lends connection and DNS caches to parallel runners. Transfers are blocking
-/// curl calls, so each transport runs them on a worker thread — never on Swift's cooperative pool, and
-/// never waiting for a shared dispatch thread that other blocking work may be holding.
+/// One easy handle per transport (a flow runner's own, or a batch worker's for its runs one after another), so a
+/// flow's requests reuse their connection; a process-wide share handle lends connection and DNS caches to parallel
+/// runners. Transfers are blocking curl calls, so each transport runs them on a worker thread — never on Swift's
+/// cooperative pool, and never waiting for a shared dispatch thread that other blocking work may be holding.
 public final class CurlTransport: HTTPClient, @unchecked Sendable {
     // @unchecked: `handle` is only touched on `worker`, which runs one job at a time.
     private let handle: UnsafeMutableRawPointer
     private let worker: WorkerThread
-    /// Whether `worker` is this transport's own, stopped with it (else a batch worker's, lent for one run).
+    /// Whether `worker` is this transport's own, stopped with it (else a batch worker's, lent for the worker's runs).
     private let ownsWorker: Bool
     /// The proxy and the certificates each transfer uses.
     private let options: NetworkOptions
 
-    /// `thread`: a worker thread the caller already runs on and keeps (a batch's worker, for one run), so that the
-    /// run's steps, its transfers and what the batch does between runs share one thread — no thread started and
-    /// stopped per run, no hop between two at its start and end. Without one the transport starts its own.
+    /// `thread`: a worker thread the caller already runs on and keeps (a batch's worker, for its runs one after
+    /// another), so that the runs' steps, their transfers and what the batch does between runs share one thread — no
+    /// thread started and stopped per run, no hop between two at its start and end. Without one the transport starts
+    /// its own.
     public init(options: NetworkOptions, on thread: WorkerThread? = nil) {
         self.options = options
         worker = thread ?? WorkerThread(name: "checkout-driver.curl")
