@@ -139,13 +139,21 @@ extension JSON {
 
         /// Where `key` is, or where it would go to keep the order.
         private func slot(_ key: String) -> (index: Int, found: Bool) {
+            Self.slot(of: key, among: members.count) { members[$0].key }
+        }
+
+        /// Where `key` is among `count` keys in an object's order (`keyAt(i)` the i-th), or where it would go to keep
+        /// the order: an object's own members, or a list of keys kept beside one (the state file's rendered sections).
+        @inline(__always)
+        public static func slot(of key: String, among count: Int, _ keyAt: (Int) -> String) -> (index: Int, found: Bool)
+        {
             var low = 0
-            var high = members.count
+            var high = count
             while low < high {
                 let middle = (low + high) / 2
-                if Self.precedes(members[middle].key, key) { low = middle + 1 } else { high = middle }
+                if precedes(keyAt(middle), key) { low = middle + 1 } else { high = middle }
             }
-            return (low, low < members.count && Self.same(members[low].key, key))
+            return (low, low < count && same(keyAt(low), key))
         }
 
         public subscript(key: String) -> JSON? {

@@ -217,7 +217,7 @@ extension StateStore {
             var marked: [Int] = []
             for (key, member) in value.isIdentical(to: known.input) ? [] : before.changes(to: members) {
                 // The changes come in key order, so a member added or removed moves only those after it.
-                let (at, found) = Self.place(of: key, in: keys)
+                let (at, found) = JSON.Object.slot(of: key, among: keys.count) { keys[$0] }
                 if member != nil {
                     if !found {
                         keys.insert(key, at: at)
@@ -324,17 +324,6 @@ extension StateStore {
     /// each write changes one or two of them while secrets are learned all the time.
     static let filteredMembers = 8
     static let largeFilterBits = 20
-
-    /// Where `key` is in `keys` (sorted, as an object's are), or where it would go to keep the order.
-    private static func place(of key: String, in keys: [String]) -> (index: Int, found: Bool) {
-        var low = 0
-        var high = keys.count
-        while low < high {
-            let middle = (low + high) / 2
-            if JSON.Object.precedes(keys[middle], key) { low = middle + 1 } else { high = middle }
-        }
-        return (low, low < keys.count && !JSON.Object.precedes(key, keys[low]))
-    }
 
     /// Two lists sorted by key, with distinct keys, as one sorted list.
     private static func merging<A, B>(_ a: ([String], [A], [B]), _ b: [(String, A, B)]) -> ([String], [A], [B]) {
