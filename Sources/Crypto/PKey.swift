@@ -19,8 +19,8 @@ final class PKeyBox: @unchecked Sendable {
 
     // MARK: Loading
 
-    /// A P-256 key, the kind nearly every key this tool reads is, is made from its scalar or point (`p256(pem:)`);
-    /// any other PEM goes through OpenSSL's decoders.
+    /// A P-256 key, the kind nearly every key this tool reads is, is made from its scalar or point
+    /// (`p256(pem:label:)`); any other PEM goes through OpenSSL's decoders.
     static func privateKey(pem: String) throws -> PKeyBox {
         if let key = p256(pem: pem, label: "PRIVATE KEY") { return key }
         let key = try withMemoryBIO(Data(pem.utf8)) { PEM_read_bio_PrivateKey($0, nil, refusePassword, nil) }
