@@ -27,6 +27,7 @@ static const int cepoll_modify = EPOLL_CTL_MOD;
 static const int cepoll_delete = EPOLL_CTL_DEL;
 static const uint32_t cepoll_in = EPOLLIN;
 static const uint32_t cepoll_one_shot = EPOLLONESHOT;
+static const uint32_t cepoll_edge_triggered = EPOLLET;
 static const uint32_t cepoll_read_hangup = EPOLLRDHUP;
 
 static inline int cepoll_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }

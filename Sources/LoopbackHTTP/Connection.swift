@@ -14,9 +14,11 @@ private let connectionCounter = Atomic<Int>(0)
 /// slow client costs a worker nothing between its bytes. Only the worker holding the socket touches the connection's
 /// state; the server's sweep reads just the two atomics.
 final class Connection: @unchecked Sendable {
-    // @unchecked: the buffer and the reading state belong to the one worker that took the socket from the epoll set
-    // (it is registered one-shot); other threads read only the atomics and `fd`.
+    // @unchecked: the buffer and the reading state belong to the one worker that holds the connection
+    // (`ConnectionSlots`); other threads read only the atomics, `fd` and `token`.
     let fd: Int32
+    /// What the socket is registered with in the server's epoll set: its slot and generation (0: not in the set).
+    let token: UInt64
     private let server: HTTPServer
     private let limits: ServerLimits
     private let id: Int
@@ -42,8 +44,13 @@ final class Connection: @unchecked Sendable {
     /// connection cap the longest idle one is closed to make room.
     let idleSince = Atomic<Int64>(0)
 
-    init(fd: Int32, server: HTTPServer) {
+    /// The last read filled the worker's buffer: more bytes may wait, and with an edge-triggered registration no
+    /// report will say so.
+    private(set) var mayHaveMore = false
+
+    init(fd: Int32, server: HTTPServer, token: UInt64) {
         self.fd = fd
+        self.token = token
         self.server = server
         self.limits = server.limits
         self.id = connectionCounter.add(1, ordering: .relaxed).newValue
@@ -63,7 +70,7 @@ final class Connection: @unchecked Sendable {
     /// Starts the wait for the first request.
     func startIdle() { waitForMore(now: monotonicSeconds()) }
 
-    /// Serves what the socket has for us. True: wait for more (the caller arms the socket again); false: closed.
+    /// Serves what the socket has for us. True: wait for more (the caller lets the connection go); false: closed.
     func serveReady(scratch: UnsafeMutableRawBufferPointer) -> Bool {
         deadlineMilliseconds.store(0, ordering: .releasing)
         swept.store(false, ordering: .releasing)
@@ -156,7 +163,7 @@ final class Connection: @unchecked Sendable {
                 if n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN) { break }
             }
         }
-        server.forget(fd) { _ = close(fd) }
+        server.forget(self) { _ = close(fd) }
         return false
     }
 
@@ -168,6 +175,7 @@ final class Connection: @unchecked Sendable {
     private func receive(into scratch: UnsafeMutableRawBufferPointer) -> Received {
         while true {
             let n = recv(fd, scratch.baseAddress, scratch.count, 0)
+            mayHaveMore = n == scratch.count
             if n > 0 {
                 buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[0..<n]))
                 return .data

@@ -17,6 +17,8 @@ public final class HTTPServer: Sendable {
     let handler: HTTPHandler
     private let listenFD: Int32
     private let pool: WorkerPool
+    /// Which worker holds each open connection (registered edge-triggered, so a socket stays in the set while served).
+    private let slots: ConnectionSlots
     private let box: ServerBox
 
     private struct State {
@@ -24,7 +26,7 @@ public final class HTTPServer: Sendable {
         var stopping = false
         /// Open connections by socket, so that shutdown() can wake them and the connection cap can find the longest
         /// idle one (closed to make room, so idle keep-alive sockets cannot lock other clients out). A connection in
-        /// the epoll set is reached through the token registered with it, which stays valid while it is listed here.
+        /// the epoll set is reached through its slot's token (`ConnectionSlots`).
         var connections: [Int32: Connection] = [:]
         /// Connections closed to make room whose workers have not closed them yet.
         var evicting: Set<Int32> = []
@@ -44,9 +46,17 @@ public final class HTTPServer: Sendable {
     /// Binds and listens immediately (so the port is known and a busy port fails here); `start()` begins accepting.
     /// `workers` are kept however quiet the server is: one for a run's own listener (a webhook inbox, a 3DS return
     /// page), a few for the emulator, where handlers block in injected latencies while others serve.
-    public init(
+    public convenience init(
         host: String = "127.0.0.1", port: UInt16 = 0, limits: ServerLimits = .init(), workers: Int = 1,
         handler: @escaping HTTPHandler
+    ) throws {
+        try self.init(
+            host: host, port: port, limits: limits, workers: workers, readSize: WorkerPool.readSize, handler: handler)
+    }
+
+    /// `readSize`: the bytes a worker reads from a socket at once (smaller in tests, so that a request takes reads).
+    init(
+        host: String, port: UInt16, limits: ServerLimits, workers: Int, readSize: Int, handler: @escaping HTTPHandler
     ) throws {
         // A peer that goes away mid-write must not kill the process; send() also passes MSG_NOSIGNAL.
         signal(SIGPIPE, SIG_IGN)
@@ -93,7 +103,7 @@ public final class HTTPServer: Sendable {
         self.box = box
         do {
             pool = try WorkerPool(
-                minimum: max(1, workers), maximum: limits.maxConnections + max(1, workers),
+                minimum: max(1, workers), maximum: limits.maxConnections + max(1, workers), readSize: readSize,
                 serve: { token, scratch in box.server?.serve(token: token, scratch: scratch) },
                 sweep: { box.server?.sweep() })
         } catch {
@@ -101,6 +111,9 @@ public final class HTTPServer: Sendable {
             throw error
         }
         self.listenFD = fd
+        // Room for the cap and for as many again closed to make room but not yet closed by their workers (beyond that,
+        // a new connection gets the cap's 503).
+        self.slots = ConnectionSlots(capacity: 2 * limits.maxConnections + 16)
         self.port = UInt16(bigEndian: actual.sin_port)
         self.host = host
         self.limits = limits
@@ -145,6 +158,8 @@ public final class HTTPServer: Sendable {
             return Array(s.connections.values)
         }
         for connection in left { connection.closeUnregistered() }
+        // A slot keeps its connection, and a connection its server: emptied, so the server can go.
+        for connection in left { slots.empty(connection.token) }
         pool.close()
         close(listenFD)
         box.running = nil
@@ -176,10 +191,12 @@ public final class HTTPServer: Sendable {
             arm(listener: cepoll_modify)
             return
         }
-        guard let pointer = UnsafeRawPointer(bitPattern: UInt(token)) else { return }
-        // Valid: the connection stays listed (and retained) until its owner — this worker, now — closes it.
-        let connection = Unmanaged<Connection>.fromOpaque(pointer).takeUnretainedValue()
-        if connection.serveReady(scratch: scratch) { rearm(connection) }
+        guard let connection = slots.claim(token) else { return }
+        // Edge-triggered: a report comes when bytes arrive, not while some wait unread. So the holder reads until a
+        // read comes back short, and again when bytes were reported while it held the connection.
+        repeat {
+            guard connection.serveReady(scratch: scratch) else { return }
+        } while connection.mayHaveMore || !slots.release(token)
     }
 
     private func arm(listener operation: Int32) {
@@ -187,15 +204,9 @@ public final class HTTPServer: Sendable {
     }
 
     private func register(_ connection: Connection) {
-        let token = UInt64(UInt(bitPattern: Unmanaged.passUnretained(connection).toOpaque()))
         _ = cepoll_control(
-            pool.epoll, cepoll_add, connection.fd, cepoll_in | cepoll_read_hangup | cepoll_one_shot, token)
-    }
-
-    private func rearm(_ connection: Connection) {
-        let token = UInt64(UInt(bitPattern: Unmanaged.passUnretained(connection).toOpaque()))
-        _ = cepoll_control(
-            pool.epoll, cepoll_modify, connection.fd, cepoll_in | cepoll_read_hangup | cepoll_one_shot, token)
+            pool.epoll, cepoll_add, connection.fd, cepoll_in | cepoll_read_hangup | cepoll_edge_triggered,
+            connection.token)
     }
 
     /// Wakes each connection whose deadline passed (idle too long, or a request arriving too slowly): a read
@@ -220,32 +231,34 @@ public final class HTTPServer: Sendable {
                 return
             }
             // Register under the lock so that a concurrent shutdown() either sees this fd or we see `stopping`.
-            let connection = Connection(fd: fd, server: self)
-            let verdict = state.withLock { s -> Int in
-                if s.stopping { return 0 }
+            let verdict = state.withLock { s -> Admission in
+                if s.stopping { return .stopping }
                 if s.connections.count - s.evicting.count >= limits.maxConnections {
                     let idle = s.connections.compactMap { fd, connection -> (Int32, Int64)? in
                         let since = connection.idleSince.load(ordering: .acquiring)
                         return since > 0 && !s.evicting.contains(fd) ? (fd, since) : nil
                     }
-                    guard let oldest = idle.min(by: { $0.1 < $1.1 })?.0 else { return 1 }
+                    guard let oldest = idle.min(by: { $0.1 < $1.1 })?.0 else { return .refused }
                     Glibc.shutdown(oldest, Int32(SHUT_RDWR))
                     s.evicting.insert(oldest)
                 }
+                guard let connection = slots.fill({ Connection(fd: fd, server: self, token: $0) }) else {
+                    return .refused
+                }
                 s.connections[fd] = connection
-                return 2
+                return .accepted(connection)
             }
             switch verdict {
-            case 0:
+            case .stopping:
                 close(fd)
                 return
-            case 1:
+            case .refused:
                 // Over the limit: a tiny 503 so the client knows why, then close. No worker waits on it.
                 let reply = Array(
                     "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
                 _ = reply.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 close(fd)
-            default:
+            case .accepted(let connection):
                 _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
                 var one: Int32 = 1
                 // Responses are written in one send; without NODELAY small writes could wait for delayed ACKs.
@@ -256,16 +269,24 @@ public final class HTTPServer: Sendable {
         }
     }
 
+    /// What becomes of an accepted socket.
+    private enum Admission {
+        case stopping
+        /// Over the connection cap with no idle connection to close: a 503, then closed.
+        case refused
+        case accepted(Connection)
+    }
+
     /// Serves one socket already connected (one end of a socketpair, an inherited socket) on the calling thread, until
     /// the peer is done or the connection must close: the same reading, request limits and replies as an accepted
     /// connection, outside the epoll set (what the fuzzer drives the parser through). The connection cap and the
     /// socket options the accept loop sets (no delay) are the caller's. Closed when it returns.
     public func serve(connected fd: Int32) {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        let connection = Connection(fd: fd, server: self)
+        let connection = Connection(fd: fd, server: self, token: 0)
         state.withLock { $0.connections[fd] = connection }
         connection.startIdle()
-        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: WorkerPool.readSize, alignment: 16)
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: pool.readSize, alignment: 16)
         defer { scratch.deallocate() }
         while true {
             let wait = max(0, connection.deadline - monotonicSeconds())
@@ -276,13 +297,16 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    /// Called by a connection's owner just before it closes its socket.
-    func forget(_ fd: Int32, _ closeIt: () -> Void) {
+    /// Called by a connection's holder to close its socket.
+    func forget(_ connection: Connection, _ closeIt: () -> Void) {
         // Close under the lock so that shutdown() and the sweep never call shutdown(2) on a recycled fd number.
         state.withLock { s in
-            s.connections[fd] = nil
-            s.evicting.remove(fd)
+            s.connections[connection.fd] = nil
+            s.evicting.remove(connection.fd)
             closeIt()
+            // Closed, the socket has left the epoll set: only reports taken before are left, and they name the slot's
+            // old generation.
+            slots.empty(connection.token)
         }
     }
 }

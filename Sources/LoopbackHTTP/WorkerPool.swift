@@ -18,8 +18,8 @@ import Threads
 /// a request taken before that tick is still being served, or while sockets wait in the backlog (the free workers sleep
 /// on the set and do not see it), it starts one more worker (up to `maximum`), which serves what is still ready. The
 /// pool therefore stays at its minimum under a steady CPU-bound load and grows only with the number of handlers blocked
-/// at once; a worker beyond the minimum that finds nothing to do for `retireAfter` ends. Every connection is registered
-/// one-shot, so exactly one worker owns a ready connection (or the backlog holds it) until it arms it again. The same
+/// at once; a worker beyond the minimum that finds nothing to do for `retireAfter` ends. Connections are registered
+/// edge-triggered and one worker at a time holds each (`ConnectionSlots`); the listener is one-shot. The same
 /// monitor calls `sweep` about four times a second, to wake connections whose deadline passed (see `HTTPServer.sweep`).
 /// Described in docs/architecture.md ("The emulator's server").
 final class WorkerPool: @unchecked Sendable {
@@ -30,6 +30,8 @@ final class WorkerPool: @unchecked Sendable {
     private let stopEvent: Int32
     private let minimum: Int
     private let maximum: Int
+    /// Bytes a worker reads from a socket at once (`WorkerPool.readSize` but in tests).
+    let readSize: Int
     private let serve: @Sendable (_ token: UInt64, _ scratch: UnsafeMutableRawBufferPointer) -> Void
     private let sweep: @Sendable () -> Void
 
@@ -53,7 +55,8 @@ final class WorkerPool: @unchecked Sendable {
     static let batch = 16
 
     init(
-        minimum: Int, maximum: Int, serve: @escaping @Sendable (UInt64, UnsafeMutableRawBufferPointer) -> Void,
+        minimum: Int, maximum: Int, readSize: Int = WorkerPool.readSize,
+        serve: @escaping @Sendable (UInt64, UnsafeMutableRawBufferPointer) -> Void,
         sweep: @escaping @Sendable () -> Void
     ) throws(HTTPServerError) {
         let epoll = cepoll_create()
@@ -71,6 +74,7 @@ final class WorkerPool: @unchecked Sendable {
         self.stopEvent = stopEvent
         self.minimum = max(1, minimum)
         self.maximum = max(self.minimum, maximum)
+        self.readSize = readSize
         self.serve = serve
         self.sweep = sweep
     }
@@ -117,7 +121,7 @@ final class WorkerPool: @unchecked Sendable {
 
     private func workerLoop() {
         // Each worker reads into a buffer of its own; a connection keeps only the bytes it received.
-        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readSize, alignment: 16)
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: readSize, alignment: 16)
         defer { scratch.deallocate() }
         var tokens = [UInt64](repeating: 0, count: Self.batch)
         var lastServed = monotonicSeconds()

@@ -135,12 +135,45 @@ final class RequestRecorder: Sendable {
         }
     }
 
+    /// The kept entries: a ring, so that dropping the oldest moves nothing, and what it drops is released after the
+    /// lock (a request's strings and body, released inside it, kept the other workers waiting).
     private struct Log {
-        var entries: [Entry] = []
-        /// Index of the oldest entry still kept: dropping from the front stays O(1), compacted now and then.
-        var head = 0
+        /// The i-th kept entry, oldest first, is `slots[(first + i) % slots.count]`; the ring grows to `limit`.
+        var slots: [Entry?] = []
+        var first = 0
+        var count = 0
         var bytes = 0
         var received = 0
+
+        /// The sequence number of the oldest kept entry (kept entries are the last `count` received).
+        var oldestSequence: Int { received - count + 1 }
+
+        func slot(_ i: Int) -> Int { (first + i) % slots.count }
+        func entry(_ i: Int) -> Entry { slots[slot(i)]! }
+
+        /// Drops the oldest entry and hands it back, to be released outside the lock.
+        mutating func dropOldest() -> Entry {
+            let oldest = slots[first].take()!
+            first = (first + 1) % slots.count
+            count -= 1
+            bytes -= oldest.bytes
+            return oldest
+        }
+
+        /// Appends `entry` to a ring with room for it, growing it (up to `limit`) when it is full.
+        mutating func append(_ entry: Entry, limit: Int) {
+            if count == slots.count {
+                var grown: [Entry?] = []
+                grown.reserveCapacity(min(limit, max(16, slots.count * 2)))
+                for i in 0..<count { grown.append(slots[slot(i)].take()) }
+                grown.append(contentsOf: repeatElement(nil, count: grown.capacity - count))
+                slots = grown
+                first = 0
+            }
+            slots[slot(count)] = entry
+            count += 1
+            bytes += entry.bytes
+        }
     }
 
     private let limit: Int
@@ -149,7 +182,7 @@ final class RequestRecorder: Sendable {
     private let log = Locked(Log())
 
     init(limit: Int = 10_000, bodyLimit: Int = 16 * 1024, byteLimit: Int = 8 * 1024 * 1024) {
-        self.limit = limit
+        self.limit = max(1, limit)
         self.bodyLimit = bodyLimit
         self.byteLimit = byteLimit
     }
@@ -164,43 +197,42 @@ final class RequestRecorder: Sendable {
             kept.body.count + kept.target.utf8.count
             + kept.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
         let now = Date()
-        return log.withLock { log in
+        var dropped: [Entry] = []
+        let sequence = log.withLock { log in
+            // The newest is always kept, however large; the oldest go first to make room.
+            while log.count > 0 && (log.count >= limit || log.bytes + bytes > byteLimit) {
+                dropped.append(log.dropOldest())
+            }
             log.received += 1
-            log.entries.append(
+            log.append(
                 Entry(
-                    request: kept, bodyLength: request.body.count, bytes: bytes, sequence: log.received, receivedAt: now
-                ))
-            log.bytes += bytes
-            while log.entries.count - log.head > limit || log.bytes > byteLimit, log.head < log.entries.count - 1 {
-                log.bytes -= log.entries[log.head].bytes
-                log.head += 1
-            }
-            if log.head > 1024 && log.head * 2 > log.entries.count {
-                log.entries.removeFirst(log.head)
-                log.head = 0
-            }
+                    request: kept, bodyLength: request.body.count, bytes: bytes, sequence: log.received,
+                    receivedAt: now),
+                limit: limit)
             return log.received
         }
+        dropped.removeAll()
+        return sequence
     }
 
     /// What the request `sequence` was answered, when it is still kept.
     func answered(_ sequence: Int, _ reply: HTTPReply) {
         log.withLock { log in
-            guard let first = log.entries.first?.sequence else { return }
-            let index = sequence - first
-            guard index >= log.head, index < log.entries.count, log.entries[index].sequence == sequence else { return }
+            let index = sequence - log.oldestSequence
+            guard index >= 0, index < log.count else { return }
+            let slot = log.slot(index)
             switch reply {
-            case .respond(let response): log.entries[index].status = response.status
-            case .reset: log.entries[index].cut = "reset"
+            case .respond(let response): log.slots[slot]?.status = response.status
+            case .reset: log.slots[slot]?.cut = "reset"
             case .truncate(let response, _):
-                log.entries[index].status = response.status
-                log.entries[index].cut = "truncated"
+                log.slots[slot]?.status = response.status
+                log.slots[slot]?.cut = "truncated"
             }
         }
     }
 
     func entries() -> [Entry] {
-        log.withLock { Array($0.entries[$0.head...]) }
+        log.withLock { log in (0..<log.count).map { log.entry($0) } }
     }
 
     /// A page of the kept requests (`ListPage`), oldest first; nil when `since` is not a request's id. After an id
@@ -213,9 +245,9 @@ final class RequestRecorder: Sendable {
         }
         return log.withLock { log in
             // Kept entries are consecutive in sequence, so an id finds its place by subtraction.
-            let after = afterSequence.map { $0 - (log.entries.first?.sequence ?? 1) }
-            let (slice, hasMore) = ListPage.slice(log.entries[log.head...], after: after, limit: page.limit)
-            return (Array(slice), hasMore)
+            let after = afterSequence.map { $0 - log.oldestSequence }
+            let (window, hasMore) = ListPage.window(0..<log.count, after: after, limit: page.limit)
+            return (window.map { log.entry($0) }, hasMore)
         }
     }
 

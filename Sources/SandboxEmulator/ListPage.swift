@@ -49,9 +49,16 @@ public struct ListPage: Sendable {
     /// The page of a list kept oldest first, from the index after the one `since` resolves to (`after`; nil when it
     /// names nothing kept).
     static func slice<T>(_ items: ArraySlice<T>, after: Int?, limit: Int) -> (items: ArraySlice<T>, hasMore: Bool) {
-        let start = max(items.startIndex, after.map { $0 + 1 } ?? items.startIndex)
-        guard start < items.endIndex else { return (items[items.endIndex...], false) }
-        let end = min(items.endIndex, start + limit)
-        return (items[start..<end], end < items.endIndex)
+        let (window, hasMore) = window(items.indices, after: after, limit: limit)
+        return (items[window], hasMore)
+    }
+
+    /// The indices of that page among `kept`, the indices of the items kept (an `after` before them starts the page
+    /// at the first).
+    static func window(_ kept: Range<Int>, after: Int?, limit: Int) -> (indices: Range<Int>, hasMore: Bool) {
+        let start = max(kept.lowerBound, after.map { $0 + 1 } ?? kept.lowerBound)
+        guard start < kept.upperBound else { return (kept.upperBound..<kept.upperBound, false) }
+        let end = min(kept.upperBound, start + limit)
+        return (start..<end, end < kept.upperBound)
     }
 }

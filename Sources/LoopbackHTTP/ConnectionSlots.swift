@@ -1,0 +1,104 @@
+import Synchronization
+
+/// Which worker serves each open connection, with connections registered edge-triggered in the shared `epoll` set.
+///
+/// Edge-triggered, a socket stays in the set while it is served and needs no re-arming system call after each
+/// request (a one-shot registration cost one `epoll_ctl` a request). But then a socket can be reported again while a
+/// worker serves it — more bytes came — and a report taken from the set may be handled after its connection closed.
+/// So a connection's token names a slot here and the slot's generation, and the slot's state says who holds it:
+///
+/// - `claim(_:)`: a worker with a reported token takes the connection when nobody holds it. When another worker
+///   holds it, it marks the slot `again` and leaves it to the holder; a token of an earlier generation (its connection
+///   closed since) is ignored.
+/// - `release(_:)`: the holder lets go once it read everything that arrived, unless the slot was marked `again`
+///   meanwhile — then it clears the mark and reads once more (the bytes that arrived after its last read).
+/// - `empty(_:)`: the holder closed the connection; the slot's next generation may hold another.
+///
+/// So one worker at a time touches a connection, and no report of new bytes is lost between a holder's last read and
+/// its letting go. Described in docs/architecture.md ("The emulator's server").
+final class ConnectionSlots: @unchecked Sendable {
+    // @unchecked: a slot's connection is written by whoever fills or empties the slot and read by the worker that
+    // claimed it; the state's acquire and release order those accesses. The free list is under its lock.
+    let capacity: Int
+    /// Per slot: the generation in the high 32 bits, `held` and `again` in the low two.
+    private let states: UnsafeMutablePointer<Atomic<UInt64>>
+    private let connections: UnsafeMutablePointer<Connection?>
+    private let free: Mutex<[UInt32]>
+
+    private static let held: UInt64 = 1
+    private static let again: UInt64 = 2
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        states = .allocate(capacity: capacity)
+        connections = .allocate(capacity: capacity)
+        for i in 0..<capacity {
+            // Generation 1 first: every token is at least 2^32, apart from the pool's own small tokens.
+            (states + i).initialize(to: Atomic(1 << 32))
+            (connections + i).initialize(to: nil)
+        }
+        free = Mutex((0..<UInt32(capacity)).reversed())
+    }
+
+    deinit {
+        connections.deinitialize(count: capacity)
+        connections.deallocate()
+        states.deinitialize(count: capacity)
+        states.deallocate()
+    }
+
+    /// Puts the connection `make` builds from its token in a free slot; nil when every slot is taken.
+    func fill(_ make: (_ token: UInt64) -> Connection) -> Connection? {
+        guard let slot = free.withLock({ $0.popLast() }) else { return nil }
+        let index = Int(slot)
+        let state = states[index].load(ordering: .relaxed)
+        let connection = make((state & ~0xFFFF_FFFF) | UInt64(slot))
+        connections[index] = connection
+        // Published: a worker that claims the token sees the connection.
+        states[index].store(state, ordering: .releasing)
+        return connection
+    }
+
+    /// The connection `token` names, now held by the caller; nil when another worker holds it (it will read again) or
+    /// it closed since.
+    func claim(_ token: UInt64) -> Connection? {
+        let index = Int(token & 0xFFFF_FFFF)
+        guard index < capacity else { return nil }
+        var state = states[index].load(ordering: .acquiring)
+        while true {
+            guard state >> 32 == token >> 32 else { return nil }
+            let wanted = state & Self.held == 0 ? state | Self.held : state | Self.again
+            let (exchanged, actual) = states[index].compareExchange(
+                expected: state, desired: wanted, ordering: .acquiringAndReleasing)
+            if exchanged { return state & Self.held == 0 ? connections[index] : nil }
+            state = actual
+        }
+    }
+
+    /// Lets go of the connection `token` names: true when released, false when new bytes were reported meanwhile (the
+    /// caller still holds it and reads again).
+    func release(_ token: UInt64) -> Bool {
+        let index = Int(token & 0xFFFF_FFFF)
+        var state = states[index].load(ordering: .relaxed)
+        while true {
+            let releasing = state & Self.again == 0
+            let wanted = releasing ? state & ~Self.held : state & ~Self.again
+            let (exchanged, actual) = states[index].compareExchange(
+                expected: state, desired: wanted, ordering: .acquiringAndReleasing)
+            if exchanged { return releasing }
+            state = actual
+        }
+    }
+
+    /// Frees the slot of a connection its holder closed: reports still carrying the token are ignored from now on. A
+    /// connection served outside the set (token 0) has no slot.
+    func empty(_ token: UInt64) {
+        guard token >> 32 != 0 else { return }
+        let index = Int(token & 0xFFFF_FFFF)
+        connections[index] = nil
+        var generation = (token >> 32) &+ 1
+        if generation > 0xFFFF_FFFF { generation = 1 }
+        states[index].store(generation << 32, ordering: .releasing)
+        free.withLock { $0.append(UInt32(index)) }
+    }
+}
