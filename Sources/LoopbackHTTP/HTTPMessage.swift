@@ -77,8 +77,13 @@ public struct HTTPRequest: Sendable {
 
     /// The path part of the target, without the query.
     public var path: String {
-        guard let question = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return target }
-        return String(target[..<question])
+        // Searched as a buffer: the string's UTF-8 view, walked index by index, cost 500 instructions a request.
+        var target = target
+        return target.withUTF8 { bytes in
+            bytes.firstIndex(of: UInt8(ascii: "?")).map {
+                String(decoding: UnsafeBufferPointer(rebasing: bytes[..<$0]), as: UTF8.self)
+            }
+        } ?? target
     }
 
     /// Decoded query parameters (later duplicates win), read as a form is (`FormEncoding`).
