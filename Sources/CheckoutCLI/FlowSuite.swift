@@ -233,6 +233,7 @@ struct FlowSuite: Sendable {
         // thread per core, which every other run needs between its steps (x1000 --parallel 8: 6-7% more flows/s, Bahn
         // and Centra, with a thread each). Its runs' transfers use the same thread, through one transport.
         let next = Collector(0)
+        let held = runs.count > 1 ? await environment.session.holdSharedServices(for: runs.map(\.flow)) : []
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<min(parallel, runs.count) {
                 group.addTask {
@@ -254,6 +255,7 @@ struct FlowSuite: Sendable {
             }
         }
         let elapsed = ContinuousClock.now - started
+        for service in held { await service.stop() }
         let done = outcomes.current.sorted { $0.key < $1.key }.map(\.value)
         try report(done, planned: runs.count, elapsed: elapsed, live: live, environment: environment)
         var codes = done.map(\.result.exitCode)

@@ -197,11 +197,15 @@ final class RequestRecorder: Sendable {
             kept.body.count + kept.target.utf8.count
             + kept.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
         let now = Date()
-        var dropped: [Entry] = []
-        let sequence = log.withLock { log in
+        // What makes room is released after the lock: one request at a time, an array only when the byte limit drops
+        // more than one.
+        var alsoDropped: [Entry] = []
+        let (sequence, _) = log.withLock { log -> (Int, Entry?) in
+            var dropped: Entry?
             // The newest is always kept, however large; the oldest go first to make room.
             while log.count > 0 && (log.count >= limit || log.bytes + bytes > byteLimit) {
-                dropped.append(log.dropOldest())
+                if let earlier = dropped.take() { alsoDropped.append(earlier) }
+                dropped = log.dropOldest()
             }
             log.received += 1
             log.append(
@@ -209,9 +213,8 @@ final class RequestRecorder: Sendable {
                     request: kept, bodyLength: request.body.count, bytes: bytes, sequence: log.received,
                     receivedAt: now),
                 limit: limit)
-            return log.received
+            return (log.received, dropped)
         }
-        dropped.removeAll()
         return sequence
     }
 

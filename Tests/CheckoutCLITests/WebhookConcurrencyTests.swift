@@ -60,6 +60,27 @@ import Testing
         #expect(try targets(server).isEmpty, "bahn listen removed its own target")
     }
 
+    /// Runs one after another share the batch's inbox: a batch at --parallel 1 registers one webhook target for all its
+    /// runs and removes it once, when the batch is over — not a target registered and removed for each run.
+    @Test func aSequentialBatchRegistersOneTargetForAllItsRuns() async throws {
+        let s = try Scratch()
+        let server = try ServeProcess(home: s.path)
+        defer { server.stop() }
+        let r = try await BinaryRunner.run(
+            ["flow", "run", "bahn-apple-pay", "--repeat", "3", "--parallel", "1", "--format", "json"], home: s.path)
+        #expect(r.status == 0, "\(r.all)")
+        let log = try JSONSerialization.jsonObject(
+            with: Data(curl(["-s", server.url + "/_sandbox/requests?limit=1000"]).utf8))
+        let calls = (((log as? [String: Any])?["requests"] as? [[String: Any]]) ?? []).compactMap { request in
+            (request["method"] as? String).flatMap { method in (request["target"] as? String).map { method + " " + $0 }
+            }
+        }
+        #expect(calls.filter { $0.hasPrefix("POST /api/payment_intents/") && $0.hasSuffix("/confirm") }.count == 3)
+        #expect(calls.filter { $0.hasPrefix("PUT /_sandbox/bahn/webhook-targets/") }.count == 1, "\(calls)")
+        #expect(calls.filter { $0.hasPrefix("DELETE /_sandbox/bahn/webhook-targets/") }.count == 1, "\(calls)")
+        #expect(try targets(server).isEmpty, "removed when the batch was over")
+    }
+
     @Test func aRunThatCannotRegisterItsListenerFailsFastAndSaysWhy() async throws {
         let s = try Scratch()
         // An announced sandbox serve that answers its control route with a 404: it is not the emulator it claims to be.

@@ -96,6 +96,21 @@ struct RunSession: Sendable {
         return services
     }
 
+    /// The services a batch's runs share (a Bahn webhook inbox and its target with the emulator), started once and held
+    /// from the batch's first run to its last: each run still starts its own and gets the one already open, so runs one
+    /// after another (`--parallel 1`) no longer open an inbox, register its target, then remove it and close it each.
+    /// Stop them when the batch is over. None in a replay (its services open nothing); one that cannot start is left
+    /// for each run to start, and to report.
+    func holdSharedServices(for flows: [Flow]) async -> [any RunService] {
+        guard replay == nil else { return [] }
+        var held: [any RunService] = []
+        var seen: Set<String> = []
+        for flow in flows where seen.insert(flow.name).inserted {
+            if let started = try? await RunServiceRecipe.startAll(for: flow, host: host) { held += started }
+        }
+        return held
+    }
+
     /// Runs one flow with the reporters this invocation asked for, records captures in the state file,
     /// and turns the outcome into an exit code.
     ///
