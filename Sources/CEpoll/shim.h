@@ -13,12 +13,20 @@ static inline int cepoll_control(int epoll, int operation, int fd, uint32_t even
     return epoll_ctl(epoll, operation, fd, &event);
 }
 
+/// Set in a stored token of 2^32 or more (a connection's) when its event says the peer hung up or the socket failed:
+/// edge-triggered, a close that comes with the last bytes is reported once, with them.
+static const uint64_t cepoll_hangup_bit = 1ull << 31;
+
 /// Waits for up to `max` events (at most 64) and stores their tokens. The number stored, 0 on timeout, -1 on error
 /// (errno set).
 static inline int cepoll_wait_tokens(int epoll, int timeout_ms, uint64_t *tokens, int max) {
     struct epoll_event events[64];
     int n = epoll_wait(epoll, events, max < 64 ? max : 64, timeout_ms);
-    for (int i = 0; i < n; i++) tokens[i] = events[i].data.u64;
+    for (int i = 0; i < n; i++) {
+        uint64_t token = events[i].data.u64;
+        if ((token >> 32) != 0 && (events[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))) token |= cepoll_hangup_bit;
+        tokens[i] = token;
+    }
     return n;
 }
 

@@ -44,9 +44,11 @@ final class Connection: @unchecked Sendable {
     /// connection cap the longest idle one is closed to make room.
     let idleSince = Atomic<Int64>(0)
 
-    /// The last read filled the worker's buffer: more bytes may wait, and with an edge-triggered registration no
-    /// report will say so.
+    /// The last read filled the worker's buffer, or brought bytes after the peer hung up: more may wait (bytes, or the
+    /// close), and with an edge-triggered registration no report will say so.
     private(set) var mayHaveMore = false
+    /// A report said the peer closed its side (or the socket failed): the holder reads on until it sees the close.
+    var peerHungUp = false
 
     init(fd: Int32, server: HTTPServer, token: UInt64) {
         self.fd = fd
@@ -176,7 +178,7 @@ final class Connection: @unchecked Sendable {
     private func receive(into scratch: UnsafeMutableRawBufferPointer) -> Received {
         while true {
             let n = recv(fd, scratch.baseAddress, scratch.count, 0)
-            mayHaveMore = n == scratch.count
+            mayHaveMore = n == scratch.count || (peerHungUp && n > 0)
             if n > 0 {
                 buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[0..<n]))
                 return .data

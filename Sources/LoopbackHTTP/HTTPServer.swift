@@ -193,10 +193,17 @@ public final class HTTPServer: Sendable {
         }
         guard let connection = slots.claim(token) else { return }
         // Edge-triggered: a report comes when bytes arrive, not while some wait unread. So the holder reads until a
-        // read comes back short, and again when bytes were reported while it held the connection.
-        repeat {
+        // read comes back short, again when bytes were reported while it held the connection, and on to the close
+        // when the peer hung up (the close that comes with the last bytes is not reported again).
+        if token & ConnectionSlots.hangupBit != 0 { connection.peerHungUp = true }
+        while true {
             guard connection.serveReady(scratch: scratch) else { return }
-        } while connection.mayHaveMore || !slots.release(token)
+            if connection.mayHaveMore { continue }
+            switch slots.release(token) {
+            case .released: return
+            case .readAgain(let hungUp): if hungUp { connection.peerHungUp = true }
+            }
+        }
     }
 
     private func arm(listener operation: Int32) {
@@ -233,6 +240,7 @@ public final class HTTPServer: Sendable {
             // Register under the lock so that a concurrent shutdown() either sees this fd or we see `stopping`.
             let verdict = state.withLock { s -> Admission in
                 if s.stopping { return .stopping }
+                guard slots.hasRoom else { return .refused }
                 if s.connections.count - s.evicting.count >= limits.maxConnections {
                     let idle = s.connections.compactMap { fd, connection -> (Int32, Int64)? in
                         let since = connection.idleSince.load(ordering: .acquiring)

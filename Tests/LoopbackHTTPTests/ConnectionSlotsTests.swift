@@ -20,10 +20,12 @@ import Testing
         #expect(filled.token >= 1 << 32, "never the pool's own tokens (1 and 2)")
         #expect(slots.claim(filled.token) === filled)
         #expect(slots.claim(filled.token) == nil, "held: the second report is left to the holder")
-        #expect(!slots.release(filled.token), "the holder reads once more")
-        #expect(slots.release(filled.token), "nothing new: let go")
+        #expect(slots.release(filled.token) == .readAgain(hungUp: false), "the holder reads once more")
+        #expect(slots.release(filled.token) == .released, "nothing new: let go")
         #expect(slots.claim(filled.token) === filled, "free again for the next report")
-        #expect(slots.release(filled.token))
+        #expect(slots.claim(filled.token | ConnectionSlots.hangupBit) == nil, "a close reported while held")
+        #expect(slots.release(filled.token) == .readAgain(hungUp: true), "the holder reads on to the close")
+        #expect(slots.release(filled.token) == .released)
     }
 
     @Test func aReportOfAClosedConnectionIsIgnoredEvenWhenItsSlotServesAnother() throws {
@@ -81,6 +83,24 @@ import Testing
         #expect(try client.readResponse().text.hasPrefix("GET /next "), "the pipelined request after it too")
     }
 
+    /// A close that comes with the last bytes is reported once, with them: the holder reads on to the close and closes
+    /// at once — a whole request answered, a half one dropped — not at the idle timeout or with a 408 ten seconds on.
+    @Test func aCloseThatComesWithTheLastBytesIsSeen() throws {
+        let server = try startServer()
+        defer { server.shutdown() }
+        let whole = try RawClient(port: server.port, receiveTimeout: 3)
+        whole.send("GET /last HTTP/1.1\r\nHost: t\r\n\r\n")
+        whole.closeWriting()
+        let started = monotonicSeconds()
+        #expect(try whole.readResponse().text.hasPrefix("GET /last "))
+        #expect(try whole.readToEnd().isEmpty)
+        let half = try RawClient(port: server.port, receiveTimeout: 3)
+        half.send("GET /half HTTP/1.1\r\nHo")
+        half.closeWriting()
+        #expect(try half.readToEnd().isEmpty, "closed without an answer")
+        #expect(monotonicSeconds() - started < 2, "closed when the client closed, not at a timeout")
+    }
+
     /// Bytes that arrive while a handler runs are reported to another worker, which leaves them to the holder: once
     /// the handler returns, the holder reads them instead of letting go.
     @Test func bytesThatArriveWhileAHandlerRunsAreRead() throws {
@@ -95,9 +115,11 @@ import Testing
         client.send("GET /wait HTTP/1.1\r\nHost: t\r\n\r\n")
         usleep(100_000)  // the first handler is running
         client.send("GET /after HTTP/1.1\r\nHost: t\r\n\r\n")
-        usleep(100_000)  // the other worker took the report and left it to the holder
+        client.closeWriting()
+        usleep(100_000)  // the other worker took the report (bytes and the close) and left it to the holder
         gate.signal()
         #expect(try client.readResponse().text == "/wait")
         #expect(try client.readResponse().text == "/after")
+        #expect(try client.readToEnd().isEmpty, "and the close after them")
     }
 }

@@ -49,6 +49,9 @@ public final class RawClient {
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
+    /// Closes the sending side (a FIN), as a client does once it has sent all it will.
+    public func closeWriting() { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
+
     /// Reads more bytes; returns how many, or throws reset / timeout. 0 means the server closed.
     private func fill() throws(Failure) -> Int {
         var chunk = [UInt8](repeating: 0, count: 65536)

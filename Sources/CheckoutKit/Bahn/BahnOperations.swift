@@ -374,7 +374,7 @@ public enum BahnOperations {
             timeout = max(0, remaining)
             cutByDeadline = true
         }
-        let found = await listener.events.wait(for: type, intent: intent, timeout: timeout)
+        let found = await listener.events.wait(for: type, intent: intent, timeout: timeout, from: listener.firstEvent)
         if Task.isCancelled { throw .interrupted(during: context.step) }
         guard let event = found else {
             // The runs of a batch share the inbox: the latest few of what it received, and how many more.

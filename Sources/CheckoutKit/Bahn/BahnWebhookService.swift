@@ -10,12 +10,16 @@ public final class BahnWebhookService: RunService {
     public let events: BahnWebhookEvents
     /// Where the events come in; nil in a replay, whose events come from its recording.
     public let url: String?
+    /// Where this run's events begin in the shared inbox: what came before it started (an earlier run's events, in a
+    /// batch that holds the inbox from run to run) is never taken for its own.
+    public let firstEvent: Int
     /// Lets go of the inbox (the last run to let go removes its target and shuts it down); nil in a replay.
     private let release: (@Sendable () async -> Void)?
 
     init(inbox: BahnWebhookInbox, release: @escaping @Sendable () async -> Void) {
         self.events = inbox.events
         self.url = inbox.url
+        self.firstEvent = inbox.events.count
         self.release = release
     }
 
@@ -33,6 +37,7 @@ public final class BahnWebhookService: RunService {
     public init(replaying events: [BahnWebhookEvent]) {
         self.events = BahnWebhookEvents(events, complete: true)
         self.url = nil
+        self.firstEvent = 0
         self.release = nil
     }
 

@@ -154,6 +154,9 @@ public final class BahnWebhookEvents: Sendable {
 
     public var received: [BahnWebhookEvent] { state.withLock { $0.list } }
 
+    /// How many events came so far: where a run that starts now begins to look (`wait(…, from:)`).
+    public var count: Int { state.withLock { $0.list.count } }
+
     /// Keeps the event unless one with its id came before; whether it was new.
     @discardableResult
     public func add(_ event: BahnWebhookEvent) -> Bool {
@@ -165,11 +168,11 @@ public final class BahnWebhookEvents: Sendable {
         }
     }
 
-    /// The first event of `type` received (for `intent`, when given).
-    func first(_ type: String, intent: String?) -> BahnWebhookEvent? {
+    /// The first event of `type` received (for `intent`, when given) at position `start` or later.
+    func first(_ type: String, intent: String?, from start: Int = 0) -> BahnWebhookEvent? {
         state.withLock { state in
-            guard let intent else { return state.list.first { $0.type == type } }
-            for position in state.byIntent[intent] ?? [] where state.list[position].type == type {
+            guard let intent else { return state.list[min(start, state.list.count)...].first { $0.type == type } }
+            for position in state.byIntent[intent] ?? [] where position >= start && state.list[position].type == type {
                 return state.list[position]
             }
             return nil
@@ -177,11 +180,13 @@ public final class BahnWebhookEvents: Sendable {
     }
 
     /// Waits for an event of `type` (for `intent`, when given), up to `timeout` seconds; nil when none came, or
-    /// when the waiting task was cancelled (an interrupted run).
-    public func wait(for type: String, intent: String?, timeout: Double) async -> BahnWebhookEvent? {
+    /// when the waiting task was cancelled (an interrupted run). Only events from position `start` on count: a run
+    /// sharing its batch's inbox looks at what came since it started, never at an earlier run's events.
+    public func wait(for type: String, intent: String?, timeout: Double, from start: Int = 0) async -> BahnWebhookEvent?
+    {
         let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
         while true {
-            if let found = first(type, intent: intent) { return found }
+            if let found = first(type, intent: intent, from: start) { return found }
             if complete || ContinuousClock.now >= deadline { return nil }
             do { try await Task.sleep(for: .milliseconds(25)) } catch { return nil }
         }

@@ -153,3 +153,33 @@ import Testing
         #expect(inbox.received.isEmpty)
     }
 }
+
+/// A batch holds one inbox from run to run: a run looks at the events that came since it started, never at an earlier
+/// run's, with or without an intent to wait for.
+@Suite struct BahnWebhookEventsTests {
+    @Test func aRunLooksOnlyAtEventsSinceItStarted() async {
+        let events = BahnWebhookEvents()
+        let earlier = BahnWebhookEvent(body: [
+            "id": "evt_1", "type": "payment_intent.status.succeeded",
+            "data": ["payment_intent": ["id": "pi_1", "status": "succeeded"]],
+        ])!
+        events.add(earlier)
+        let start = events.count
+        #expect(start == 1)
+        #expect(await events.wait(for: "payment_intent.status.succeeded", intent: nil, timeout: 0, from: start) == nil)
+        #expect(
+            await events.wait(for: "payment_intent.status.succeeded", intent: "pi_1", timeout: 0, from: start) == nil)
+        #expect(await events.wait(for: "payment_intent.status.succeeded", intent: nil, timeout: 0)?.id == "evt_1")
+        events.add(
+            BahnWebhookEvent(body: [
+                "id": "evt_2", "type": "payment_intent.status.succeeded",
+                "data": ["payment_intent": ["id": "pi_2", "status": "succeeded"]],
+            ])!)
+        #expect(
+            await events.wait(for: "payment_intent.status.succeeded", intent: nil, timeout: 0, from: start)?.id
+                == "evt_2")
+        #expect(
+            await events.wait(for: "payment_intent.status.succeeded", intent: "pi_2", timeout: 0, from: start)?.id
+                == "evt_2")
+    }
+}
