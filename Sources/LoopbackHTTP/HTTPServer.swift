@@ -280,7 +280,7 @@ public final class HTTPServer: Sendable {
     /// What becomes of an accepted socket.
     private enum Admission {
         case stopping
-        /// Over the connection cap with no idle connection to close: a 503, then closed.
+        /// Over the connection cap with no idle connection to close, or no slot free: a 503, then closed.
         case refused
         case accepted(Connection)
     }
